@@ -1,0 +1,96 @@
+/// The objects whose link property points at this object: the automatically kept inverse of a
+/// to-one link or a `List`.
+///
+/// ```swift
+/// final class Dog: Object {
+///     @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
+/// }
+/// ```
+///
+/// It always holds exactly the objects (with repetition, if a list links twice) whose origin
+/// property links here, served from a backlink index: reading it costs the number of links, not
+/// the size of the origin table. On an unmanaged object it is empty.
+public final class LinkingObjects<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+    /// The name of the link property on `Element` that this inverts.
+    public let propertyName: String
+    private var context: _AccessContext?
+
+    /// Declares the inverse of `property` on `type`.
+    public init(fromType type: Element.Type, property: String) {
+        self.propertyName = property
+    }
+
+    init(property: String, context: _AccessContext) {
+        self.propertyName = property
+        self.context = context
+    }
+
+    private var rows: [Int32] {
+        guard let context, context.handle.isValid,
+            let source = context.handle.table.linkingObjectsSources[context.property]
+        else { return [] }
+        return source.rows[Int(context.handle.row)]
+    }
+
+    public var startIndex: Int { 0 }
+
+    /// - Complexity: O(1).
+    public var endIndex: Int { rows.count }
+
+    /// - Complexity: O(1).
+    public subscript(position: Int) -> Element {
+        let context = context!
+        let source = context.handle.table.linkingObjectsSources[context.property]!
+        let row = source.rows[Int(context.handle.row)][position]
+        return Element._decode(.object(source.source.key(row)), context)
+    }
+
+    public var description: String {
+        "LinkingObjects<\(Element.className)>[" + map { "\($0)" }.joined(separator: ", ") + "]"
+    }
+}
+
+/// Lets schema discovery read a `LinkingObjects` declaration.
+public protocol _LinkingObjectsProtocol {
+    var _originProperty: String { get }
+    init(_originProperty: String)
+}
+
+extension LinkingObjects: _LinkingObjectsProtocol {
+    public var _originProperty: String { propertyName }
+    public convenience init(_originProperty: String) {
+        self.init(fromType: Element.self, property: _originProperty)
+    }
+}
+
+extension LinkingObjects: _Persistable {
+    public static var _propertyTemplate: _PropertyTemplate {
+        _PropertyTemplate(type: .linkingObjects, isList: true, objectType: Element.className)
+    }
+    public static var _defaultValue: LinkingObjects<Element> {
+        LinkingObjects(fromType: Element.self, property: "")
+    }
+    public static func _decode(_ value: PropertyValue, _ context: _AccessContext)
+        -> LinkingObjects<Element>
+    {
+        LinkingObjects(property: context.schema.originProperty ?? "", context: context)
+    }
+    public static func _get(_ context: _AccessContext) -> LinkingObjects<Element> {
+        LinkingObjects(property: context.schema.originProperty ?? "", context: context)
+    }
+    public static func _set(_ value: LinkingObjects<Element>, _ context: _AccessContext)
+        throws(LiveObjectsError)
+    {
+        throw LiveObjectsError(
+            .invalidOperation, "LinkingObjects is computed and cannot be set",
+            objectType: context.handle.table.name, property: context.schema.name)
+    }
+    public func _encode() -> _Input { _Input(.value(.list([]))) }
+}
+
+extension Persisted where Value: _LinkingObjectsProtocol {
+    /// Declares the inverse of the link property `originProperty` of `Value`'s element type.
+    public init(originProperty: String) {
+        self.init(wrappedValue: Value(_originProperty: originProperty))
+    }
+}

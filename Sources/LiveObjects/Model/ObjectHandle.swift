@@ -1,0 +1,84 @@
+/// Where a managed object lives: its store, table, slot and generation.
+package struct ObjectHandle {
+    package let store: Store
+    package let table: Table
+    package let row: Int32
+    package let generation: UInt32
+
+    package init(store: Store, table: Table, row: Int32, generation: UInt32) {
+        self.store = store
+        self.table = table
+        self.row = row
+        self.generation = generation
+    }
+
+    /// Whether the object still exists.
+    @inline(__always)
+    package var isValid: Bool { table.isValid(row, generation: generation) }
+
+    /// The row, if the object still exists.
+    package var validRow: Int32? { isValid ? row : nil }
+
+    /// The object's key.
+    package var key: ObjectKey { ObjectKey(row: UInt32(bitPattern: row), generation: generation) }
+
+    /// The error for using a deleted object.
+    package func invalidated(property: String? = nil) -> LiveObjectsError {
+        LiveObjectsError(
+            .objectInvalidated, "the object was deleted or its creation was rolled back",
+            objectType: table.name, property: property)
+    }
+}
+
+/// Where a property of a managed object lives; handed to `_Persistable` conformances.
+///
+/// Not for direct use.
+public struct _AccessContext {
+    package let handle: ObjectHandle
+    package let property: Int
+
+    package init(handle: ObjectHandle, property: Int) {
+        self.handle = handle
+        self.property = property
+    }
+
+    /// The stored value of the property.
+    package var storedValue: PropertyValue { handle.table.value(handle.row, property) }
+
+    /// The table that a link property points to.
+    package var targetTable: Table? {
+        switch handle.table.columns[property] {
+        case let c as LinkColumn: c.target
+        case let c as LinkListColumn: c.target
+        default: handle.table.linkingObjectsSources[property]?.source
+        }
+    }
+
+    /// The schema of the property.
+    package var schema: Property { handle.table.schema.properties[property] }
+}
+
+/// A value on its way into a realm; made by `_Persistable` conformances.
+///
+/// Not for direct use.
+public struct _Input {
+    package let input: Input
+    package init(_ input: Input) { self.input = input }
+}
+
+/// The stored shape of a Swift property type; made by `_Persistable` conformances.
+///
+/// Not for direct use.
+public struct _PropertyTemplate: Sendable {
+    package var type: PropertyType
+    package var isOptional: Bool
+    package var isList: Bool
+    package var objectType: String?
+
+    package init(type: PropertyType, isOptional: Bool = false, isList: Bool = false, objectType: String? = nil) {
+        self.type = type
+        self.isOptional = isOptional
+        self.isList = isList
+        self.objectType = objectType
+    }
+}

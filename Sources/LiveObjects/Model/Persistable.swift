@@ -1,0 +1,161 @@
+import Foundation
+
+/// A type that a `@Persisted` property can hold: the supported primitives, optionals of them,
+/// model objects (as optional links), `List` and `LinkingObjects`.
+///
+/// The requirements are implementation details; do not conform your own types.
+public protocol _Persistable {
+    /// The stored shape of the type.
+    static var _propertyTemplate: _PropertyTemplate { get }
+    /// The value a property of this type takes when no default is written.
+    static var _defaultValue: Self { get }
+    /// Makes a value from its stored form.
+    static func _decode(_ value: PropertyValue, _ context: _AccessContext) -> Self
+    /// Reads the property of a managed object.
+    static func _get(_ context: _AccessContext) -> Self
+    /// Writes the property of a managed object.
+    static func _set(_ value: Self, _ context: _AccessContext) throws(LiveObjectsError)
+    /// The value as input for a realm.
+    func _encode() -> _Input
+}
+
+extension _Persistable {
+    public static func _get(_ context: _AccessContext) -> Self {
+        _decode(context.storedValue, context)
+    }
+
+    public static func _set(_ value: Self, _ context: _AccessContext) throws(LiveObjectsError) {
+        let h = context.handle
+        try h.store.set(
+            value._encode().input, h.table, h.row, context.property,
+            context: AddContext(update: .error), force: false)
+    }
+}
+
+/// A primitive that converts to and from ``PropertyValue`` on its own.
+public protocol _PrimitivePersistable: _Persistable {
+    static var _type: PropertyType { get }
+    init?(_propertyValue value: PropertyValue)
+    var _propertyValue: PropertyValue { get }
+}
+
+extension _PrimitivePersistable {
+    public static var _propertyTemplate: _PropertyTemplate { _PropertyTemplate(type: _type) }
+    public static func _decode(_ value: PropertyValue, _ context: _AccessContext) -> Self {
+        Self(_propertyValue: value) ?? _defaultValue
+    }
+    public func _encode() -> _Input { _Input(.value(_propertyValue)) }
+}
+
+extension Bool: _PrimitivePersistable {
+    public static var _type: PropertyType { .bool }
+    public static var _defaultValue: Bool { false }
+    public init?(_propertyValue value: PropertyValue) {
+        guard case .bool(let v) = value else { return nil }
+        self = v
+    }
+    public var _propertyValue: PropertyValue { .bool(self) }
+}
+
+/// Integer types share one stored form.
+public protocol _IntegerPersistable: _PrimitivePersistable, FixedWidthInteger {}
+
+extension _IntegerPersistable {
+    public static var _defaultValue: Self { 0 }
+    public init?(_propertyValue value: PropertyValue) {
+        guard case .int(let v) = value, let i = Self(exactly: v) else { return nil }
+        self = i
+    }
+    public var _propertyValue: PropertyValue { .int(Int64(self)) }
+}
+
+extension Int: _IntegerPersistable { public static var _type: PropertyType { .int } }
+extension Int8: _IntegerPersistable { public static var _type: PropertyType { .int8 } }
+extension Int16: _IntegerPersistable { public static var _type: PropertyType { .int16 } }
+extension Int32: _IntegerPersistable { public static var _type: PropertyType { .int32 } }
+extension Int64: _IntegerPersistable { public static var _type: PropertyType { .int64 } }
+
+extension Float: _PrimitivePersistable {
+    public static var _type: PropertyType { .float }
+    public static var _defaultValue: Float { 0 }
+    public init?(_propertyValue value: PropertyValue) {
+        guard case .float(let v) = value else { return nil }
+        self = v
+    }
+    public var _propertyValue: PropertyValue { .float(self) }
+}
+
+extension Double: _PrimitivePersistable {
+    public static var _type: PropertyType { .double }
+    public static var _defaultValue: Double { 0 }
+    public init?(_propertyValue value: PropertyValue) {
+        guard case .double(let v) = value else { return nil }
+        self = v
+    }
+    public var _propertyValue: PropertyValue { .double(self) }
+}
+
+extension String: _PrimitivePersistable {
+    public static var _type: PropertyType { .string }
+    public static var _defaultValue: String { "" }
+    public init?(_propertyValue value: PropertyValue) {
+        guard case .string(let v) = value else { return nil }
+        self = v
+    }
+    public var _propertyValue: PropertyValue { .string(self) }
+}
+
+extension Date: _PrimitivePersistable {
+    public static var _type: PropertyType { .date }
+    public static var _defaultValue: Date { .zero }
+    public init?(_propertyValue value: PropertyValue) {
+        guard case .date(let v) = value else { return nil }
+        self = v
+    }
+    public var _propertyValue: PropertyValue { .date(self) }
+}
+
+extension Data: _PrimitivePersistable {
+    public static var _type: PropertyType { .data }
+    public static var _defaultValue: Data { Data() }
+    public init?(_propertyValue value: PropertyValue) {
+        guard case .data(let v) = value else { return nil }
+        self = v
+    }
+    public var _propertyValue: PropertyValue { .data(self) }
+}
+
+extension UUID: _PrimitivePersistable {
+    public static var _type: PropertyType { .uuid }
+    public static var _defaultValue: UUID { .zero }
+    public init?(_propertyValue value: PropertyValue) {
+        guard case .uuid(let v) = value else { return nil }
+        self = v
+    }
+    public var _propertyValue: PropertyValue { .uuid(self) }
+}
+
+extension Date {
+    /// The stored default of a non-optional `Date`: 2001-01-01T00:00:00Z.
+    static let zero = Date(timeIntervalSinceReferenceDate: 0)
+}
+
+extension UUID {
+    /// The all-zero UUID, the stored default of a non-optional `UUID`.
+    static let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+}
+
+extension Optional: _Persistable where Wrapped: _Persistable {
+    public static var _propertyTemplate: _PropertyTemplate {
+        var t = Wrapped._propertyTemplate
+        t.isOptional = true
+        return t
+    }
+    public static var _defaultValue: Wrapped? { nil }
+    public static func _decode(_ value: PropertyValue, _ context: _AccessContext) -> Wrapped? {
+        value.isNull ? nil : Wrapped._decode(value, context)
+    }
+    public func _encode() -> _Input {
+        self?._encode() ?? _Input(.value(.null))
+    }
+}

@@ -1,0 +1,219 @@
+/// Marks a stored property of a model object.
+///
+/// ```swift
+/// @Persisted(primaryKey: true) var id = 0
+/// @Persisted(indexed: true) var name = ""
+/// @Persisted var nickname: String?
+/// @Persisted(deleteRule: .cascade) var toys: List<DogToy>
+/// @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
+/// ```
+///
+/// On an unmanaged object the wrapper keeps the value; on a managed object every read and write
+/// goes to the realm's storage.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+    var storage: Value
+    var flags: UInt8
+
+    static var primaryKeyFlag: UInt8 { 1 }
+    static var indexedFlag: UInt8 { 2 }
+    static var markerFlag: UInt8 { 0x80 }
+
+    /// Declares a stored property with a default value.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default value.
+    ///   - primaryKey: Whether this is the type's primary key (Int, String or UUID).
+    ///   - indexed: Whether to keep a secondary index (faster queries, slower writes).
+    ///   - deleteRule: For links and lists of links, what deletions do (see ``DeleteRule``).
+    public init(
+        wrappedValue: Value, primaryKey: Bool = false, indexed: Bool = false,
+        deleteRule: DeleteRule = .nullify
+    ) {
+        storage = wrappedValue
+        flags = Self.flags(primaryKey, indexed, deleteRule)
+    }
+
+    /// Declares a stored property whose default is the type's own (0, "", nil, an empty list…).
+    public init(primaryKey: Bool = false, indexed: Bool = false, deleteRule: DeleteRule = .nullify) {
+        storage = Value._defaultValue
+        flags = Self.flags(primaryKey, indexed, deleteRule)
+    }
+
+    private static func flags(_ primaryKey: Bool, _ indexed: Bool, _ deleteRule: DeleteRule) -> UInt8 {
+        var f: UInt8 = 0
+        if primaryKey { f |= primaryKeyFlag }
+        if indexed { f |= indexedFlag }
+        switch deleteRule {
+        case .nullify: break
+        case .cascade: f |= 4
+        case .deny: f |= 8
+        }
+        return f
+    }
+
+    var deleteRule: DeleteRule {
+        if flags & 4 != 0 { return .cascade }
+        if flags & 8 != 0 { return .deny }
+        return .nullify
+    }
+
+    @available(*, unavailable, message: "@Persisted can only be used on properties of Object subclasses")
+    public var wrappedValue: Value {
+        get { fatalError() }
+        set { fatalError() }
+    }
+
+    public static subscript<EnclosingSelf: Object>(
+        _enclosingInstance object: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        get {
+            guard let handle = object._handle else { return object[keyPath: storageKeyPath].storage }
+            let p = propertyIndex(object, handle, storageKeyPath)
+            guard handle.isValid else {
+                handle.store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
+                return Value._defaultValue
+            }
+            return Value._get(_AccessContext(handle: handle, property: p))
+        }
+        set {
+            guard let handle = object._handle else {
+                object[keyPath: storageKeyPath].storage = newValue
+                return
+            }
+            let p = propertyIndex(object, handle, storageKeyPath)
+            let store = handle.store
+            guard handle.isValid else {
+                store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
+                return
+            }
+            let savepoint = store.savepoint
+            do {
+                try Value._set(newValue, _AccessContext(handle: handle, property: p))
+            } catch {
+                if store.isInWrite { store.rollback(to: savepoint) }
+                store.recordError(error)
+            }
+        }
+    }
+
+    /// Finds the property a wrapper stores, once per type and property: the wrapper is marked
+    /// through its key path and found among the type's fields.
+    private static func propertyIndex<EnclosingSelf: Object>(
+        _ object: EnclosingSelf, _ handle: ObjectHandle,
+        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Int {
+        let id = ObjectIdentifier(storageKeyPath)
+        if let p = handle.table.storageKeyPaths[id] { return p }
+        let info = try! ModelInfo.info(for: EnclosingSelf.self)
+        object[keyPath: storageKeyPath].flags |= markerFlag
+        defer { object[keyPath: storageKeyPath].flags &= ~markerFlag }
+        let flagsOffset = MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>.flags)!
+        let name: String = withExtendedLifetime(object) {
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            for field in info.fields {
+                let flags = (base + field.offset + field.accessor._flagsOffset).load(as: UInt8.self)
+                if field.accessor == Persisted<Value>.self && flags & markerFlag != 0
+                    && field.accessor._flagsOffset == flagsOffset
+                {
+                    return field.property.name
+                }
+            }
+            preconditionFailure("a @Persisted property of \(EnclosingSelf.self) was not found")
+        }
+        let p = handle.table.propertyIndex[name]!
+        handle.table.storageKeyPaths[id] = p
+        return p
+    }
+}
+
+/// The type-erased view of a `Persisted<Value>` field, used by schema discovery and `add`.
+protocol PersistedField {
+    static var _template: _PropertyTemplate { get }
+    static var _flagsOffset: Int { get }
+    static func _flags(at pointer: UnsafeRawPointer) -> UInt8
+    static func _originProperty(at pointer: UnsafeRawPointer) -> String?
+    static func _input(at pointer: UnsafeRawPointer) -> Input
+    static func _unmanagedValue(at pointer: UnsafeRawPointer) -> PropertyValue
+    static func _detach(
+        from source: Object, field: ModelInfo.Field, into pointer: UnsafeMutableRawPointer,
+        copies: inout [Object: Object])
+}
+
+extension Persisted: PersistedField {
+    static var _template: _PropertyTemplate { Value._propertyTemplate }
+    static var _flagsOffset: Int { MemoryLayout<Self>.offset(of: \Self.flags)! }
+
+    static func _flags(at pointer: UnsafeRawPointer) -> UInt8 {
+        pointer.assumingMemoryBound(to: Self.self).pointee.flags
+    }
+
+    static func _originProperty(at pointer: UnsafeRawPointer) -> String? {
+        (pointer.assumingMemoryBound(to: Self.self).pointee.storage as? any _LinkingObjectsProtocol)?
+            ._originProperty
+    }
+
+    static func _input(at pointer: UnsafeRawPointer) -> Input {
+        pointer.assumingMemoryBound(to: Self.self).pointee.storage._encode().input
+    }
+
+    static func _unmanagedValue(at pointer: UnsafeRawPointer) -> PropertyValue {
+        switch pointer.assumingMemoryBound(to: Self.self).pointee.storage._encode().input {
+        case .value(let v): v
+        case .array(let items):
+            .list(items.map { if case .value(let v) = $0 { v } else { .null } })
+        default: .null
+        }
+    }
+
+    static func _detach(
+        from source: Object, field: ModelInfo.Field, into pointer: UnsafeMutableRawPointer,
+        copies: inout [Object: Object]
+    ) {
+        let value: Value
+        if let handle = source._handle {
+            guard handle.isValid, let p = handle.table.propertyIndex[field.property.name] else { return }
+            value = Value._get(_AccessContext(handle: handle, property: p))
+        } else {
+            value = withExtendedLifetime(source) {
+                let base = UnsafeRawPointer(Unmanaged.passUnretained(source).toOpaque())
+                return (base + field.offset).assumingMemoryBound(to: Self.self).pointee.storage
+            }
+        }
+        pointer.assumingMemoryBound(to: Self.self).pointee.storage = value._detached(&copies)
+    }
+}
+
+extension _Persistable {
+    /// An unmanaged copy of a value (objects and lists copied deeply).
+    public func _detached(_ copies: inout [Object: Object]) -> Self {
+        switch self {
+        case let object as Object:
+            return Object.detachedLink(object, copies: &copies) as! Self
+        case let value as any _DetachableCollection:
+            return value._detachedCollection(&copies) as! Self
+        case let optional as any _OptionalObject:
+            return optional._detachedOptional(&copies) as! Self
+        default:
+            return self
+        }
+    }
+}
+
+/// Lists detach element by element.
+public protocol _DetachableCollection {
+    func _detachedCollection(_ copies: inout [Object: Object]) -> Any
+}
+
+/// Optional links detach their object.
+public protocol _OptionalObject {
+    func _detachedOptional(_ copies: inout [Object: Object]) -> Any
+}
+
+extension Optional: _OptionalObject where Wrapped: _Persistable {
+    public func _detachedOptional(_ copies: inout [Object: Object]) -> Any {
+        self.map { $0._detached(&copies) } as Any
+    }
+}

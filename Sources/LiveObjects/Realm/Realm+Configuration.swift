@@ -1,0 +1,69 @@
+extension Realm {
+    /// Where a realm keeps its data.
+    public enum Storage: Sendable, Hashable {
+        /// In memory only: the data lives while the realm is open. Opening the same identifier
+        /// again while it is open gives the same data.
+        case inMemory
+    }
+
+    /// Everything needed to open a realm.
+    ///
+    /// ```swift
+    /// let pets = try await Realm.open(.init(identifier: "pets", objectTypes: [Dog.self, Person.self]))
+    /// ```
+    public struct Configuration: Sendable {
+        /// The realm's name. Realms with different identifiers are fully independent; opening an
+        /// identifier that is already open returns the open realm.
+        public var identifier: String
+        /// The model classes the realm holds. Every class a model links to must be listed.
+        /// Empty for a realm opened with ``schema`` only (the dynamic API).
+        public var objectTypes: [Object.Type]
+        /// The schema, for realms opened without model classes. Ignored when ``objectTypes`` is
+        /// not empty (the schema is then discovered from the classes).
+        public var schema: Schema?
+        /// The schema version. Default: 0.
+        public var schemaVersion: UInt64
+        /// Where the data lives. Default: ``Storage/inMemory``.
+        public var storage: Storage
+
+        /// A configuration for model classes.
+        public init(
+            identifier: String, objectTypes: [Object.Type], schemaVersion: UInt64 = 0,
+            storage: Storage = .inMemory
+        ) {
+            self.identifier = identifier
+            self.objectTypes = objectTypes
+            self.schema = nil
+            self.schemaVersion = schemaVersion
+            self.storage = storage
+        }
+
+        /// A configuration for a schema given as data (no model classes).
+        public init(
+            identifier: String, schema: Schema, schemaVersion: UInt64 = 0,
+            storage: Storage = .inMemory
+        ) {
+            self.identifier = identifier
+            self.objectTypes = []
+            self.schema = schema
+            self.schemaVersion = schemaVersion
+            self.storage = storage
+        }
+
+        /// The schema this configuration describes.
+        ///
+        /// - Throws: `invalidSchema` naming the type and property at fault.
+        public func resolvedSchema() throws(LiveObjectsError) -> Schema {
+            if objectTypes.isEmpty {
+                let schema = schema ?? Schema([])
+                try schema.validate()
+                return schema
+            }
+            var schemas: [ObjectSchema] = []
+            for type in objectTypes { schemas.append(try ModelInfo.info(for: type).schema) }
+            let schema = Schema(schemas)
+            try schema.validate()
+            return schema
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+
+extension Realm {
+    // MARK: Adding and creating
+
+    /// Adds an unmanaged object, and the unmanaged objects it links to, inside a write. The
+    /// object (and they) become managed.
+    ///
+    /// Adding an object that is already managed by this realm does nothing.
+    ///
+    /// - Parameters:
+    ///   - object: The object to add.
+    ///   - update: What to do when an object with the same primary key exists.
+    /// - Throws: `notInWriteTransaction`, `duplicatePrimaryKey` (with `.error`), `typeMismatch`,
+    ///   `unknownType` for a class that is not in the configuration, `invalidOperation` for an
+    ///   embedded object (add it through its parent). On error nothing is added.
+    public func add(_ object: Object, update: UpdatePolicy = .error) throws(LiveObjectsError) {
+        try store.requireWrite()
+        let table = try store.table(for: type(of: object))
+        guard !table.schema.isEmbedded else {
+            throw LiveObjectsError(
+                .invalidOperation, "an embedded object is added by setting it on its parent",
+                objectType: table.name)
+        }
+        try atomically { () throws(LiveObjectsError) in
+            _ = try store.create(table, from: .object(object), context: AddContext(update: update))
+        }
+    }
+
+    /// Adds a sequence of objects; see ``add(_:update:)``. Either all are added or none.
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws(LiveObjectsError)
+    where S.Element: Object {
+        try store.requireWrite()
+        try atomically { () throws(LiveObjectsError) in
+            for object in objects { try add(object, update: update) }
+        }
+    }
+
+    /// Creates an object from a value, inside a write, and returns it managed.
+    ///
+    /// The value can be a dictionary of property values by name (missing properties take their
+    /// defaults), an array of values in property order, or another object, managed or not
+    /// (copying it and the objects it links to). Links can be given as objects, as
+    /// dictionaries or arrays (creating the target), or as the target's primary key.
+    ///
+    /// ```swift
+    /// let rex = try realm.create(Dog.self, value: ["id": 1, "name": "Rex", "owner": ["id": 7, "name": "Ann"]])
+    /// try realm.create(Dog.self, value: ["id": 1, "age": 4], update: .modified)  // upsert
+    /// ```
+    ///
+    /// - Throws: `notInWriteTransaction`, `duplicatePrimaryKey` (with `.error`), `missingValue`
+    ///   (no primary key), `unknownProperty`, `typeMismatch`, `invalidOperation` for an
+    ///   embedded type. On error nothing is created.
+    @discardableResult
+    public func create<T: Object>(
+        _ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error
+    ) throws(LiveObjectsError) -> T {
+        try store.requireWrite()
+        let table = try store.table(for: type)
+        guard !table.schema.isEmbedded else {
+            throw LiveObjectsError(
+                .invalidOperation, "an embedded object is created by setting it on its parent",
+                objectType: table.name)
+        }
+        let input = try Input(any: value, objectType: table.name)
+        let row = try atomically { () throws(LiveObjectsError) in
+            try store.create(table, from: input, context: AddContext(update: update))
+        }
+        let object = T()
+        object._handle = ObjectHandle(
+            store: store, table: table, row: row, generation: table.generations[Int(row)])
+        return object
+    }
+
+    // MARK: Deleting
+
+    /// Deletes an object, applying delete rules (see ``DeleteRule``): embedded children and
+    /// cascade targets go too, links to it are removed.
+    ///
+    /// - Throws: `notInWriteTransaction`, `objectInvalidated`, `wrongRealm`, `deleteDenied`
+    ///   (nothing is deleted), `invalidOperation` for an unmanaged object.
+    public func delete(_ object: Object) throws(LiveObjectsError) {
+        try delete([object])
+    }
+
+    /// Deletes a sequence of objects at once (delete rules see them as one deletion).
+    public func delete<S: Sequence>(_ objects: S) throws(LiveObjectsError) where S.Element: Object {
+        try store.requireWrite()
+        var rows: [(Table, Int32)] = []
+        for object in objects { rows.append(try managedRow(object)) }
+        try atomically { () throws(LiveObjectsError) in try store.delete(rows) }
+    }
+
+    /// Deletes every object of a type.
+    public func deleteAll<T: Object>(_ type: T.Type) throws(LiveObjectsError) {
+        try store.requireWrite()
+        let table = try store.table(for: type)
+        try atomically { () throws(LiveObjectsError) in try store.deleteAll(table) }
+    }
+
+    /// Deletes every object of every type.
+    public func deleteAll() throws(LiveObjectsError) {
+        try store.requireWrite()
+        try atomically { () throws(LiveObjectsError) in try store.deleteAll() }
+    }
+
+    // MARK: Reading
+
+    /// All objects of a type, as a lazy, live collection.
+    ///
+    /// For a type that is not part of the realm the result is empty and the enclosing
+    /// ``read(_:)`` or ``write(_:)`` throws `unknownType`.
+    public func objects<T: Object>(_ type: T.Type) -> Results<T> {
+        do {
+            return Results(store: store, table: try store.table(for: type))
+        } catch {
+            store.recordError(error)
+            return Results(store: store, table: nil)
+        }
+    }
+
+    /// The object with a primary key, or nil.
+    ///
+    /// - Complexity: O(1) (hash index).
+    public func object<T: Object, Key: _PrimitivePersistable>(ofType type: T.Type, forPrimaryKey key: Key)
+        -> T?
+    {
+        guard let table = try? store.table(for: type) else {
+            store.recordError(
+                LiveObjectsError(.unknownType, "the type is not part of this realm", objectType: T.className))
+            return nil
+        }
+        guard let row = table.row(forPrimaryKey: key._propertyValue) else { return nil }
+        let object = T()
+        object._handle = ObjectHandle(
+            store: store, table: table, row: row, generation: table.generations[Int(row)])
+        return object
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body`; if it throws, undoes what it changed.
+    func atomically<R>(_ body: () throws(LiveObjectsError) -> R) throws(LiveObjectsError) -> R {
+        let savepoint = store.savepoint
+        do {
+            return try body()
+        } catch {
+            store.rollback(to: savepoint)
+            throw error
+        }
+    }
+
+    func managedRow(_ object: Object) throws(LiveObjectsError) -> (Table, Int32) {
+        guard let handle = object._handle else {
+            throw LiveObjectsError(
+                .invalidOperation, "the object is not managed by a realm",
+                objectType: type(of: object).className)
+        }
+        guard handle.store === store else {
+            throw LiveObjectsError(
+                .wrongRealm, "the object belongs to another realm", objectType: handle.table.name)
+        }
+        guard let row = handle.validRow else { throw handle.invalidated() }
+        return (handle.table, row)
+    }
+}
+
+extension Input {
+    /// Converts a loosely typed value (dictionaries, arrays, Swift primitives, objects) to input.
+    init(any value: Any, objectType: String) throws(LiveObjectsError) {
+        switch value {
+        case let v as PropertyValue: self = .value(v)
+        case let v as Object: self = .object(v)
+        case let v as [String: Any]:
+            var dict: [String: Input] = [:]
+            for (k, item) in v { dict[k] = try Input(any: item, objectType: objectType) }
+            self = .dictionary(dict)
+        case let v as [Any]:
+            var items: [Input] = []
+            for item in v { items.append(try Input(any: item, objectType: objectType)) }
+            self = .array(items)
+        case let v as Bool: self = .value(.bool(v))
+        case let v as Int: self = .value(.int(Int64(v)))
+        case let v as Int8: self = .value(.int(Int64(v)))
+        case let v as Int16: self = .value(.int(Int64(v)))
+        case let v as Int32: self = .value(.int(Int64(v)))
+        case let v as Int64: self = .value(.int(v))
+        case let v as Float: self = .value(.float(v))
+        case let v as Double: self = .value(.double(v))
+        case let v as String: self = .value(.string(v))
+        case let v as Date: self = .value(.date(v))
+        case let v as Data: self = .value(.data(v))
+        case let v as UUID: self = .value(.uuid(v))
+        case is NSNull: self = .value(.null)
+        case let v as any _Persistable: self = v._encode().input
+        default:
+            let mirror = Mirror(reflecting: value)
+            if mirror.displayStyle == .optional {
+                if let wrapped = mirror.children.first?.value {
+                    self = try Input(any: wrapped, objectType: objectType)
+                } else {
+                    self = .value(.null)
+                }
+                return
+            }
+            throw LiveObjectsError(
+                .typeMismatch, "cannot store a value of type \(type(of: value))",
+                objectType: objectType)
+        }
+    }
+}

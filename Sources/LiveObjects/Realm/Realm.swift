@@ -1,0 +1,154 @@
+import Synchronization
+
+/// A realm: an actor that owns an object graph and runs every read and write inside its
+/// isolation.
+///
+/// ```swift
+/// let realm = try await Realm.open(.init(identifier: "pets", objectTypes: [Dog.self, Person.self]))
+/// try await realm.write { realm in
+///     let rex = try realm.create(Dog.self, value: ["id": 1, "name": "Rex"])
+///     rex.age = 3
+/// }
+/// let count = try await realm.read { $0.objects(Dog.self).count }
+/// ```
+///
+/// Live objects never leave the realm's isolation: the closures given to ``write(_:)`` and
+/// ``read(_:)`` run inside it, and the compiler refuses to return a live object from them.
+/// Return values, primary keys, or ``Object/detached()`` copies instead.
+public actor Realm {
+    /// The configuration the realm was opened with.
+    public nonisolated let configuration: Configuration
+    /// The realm's schema.
+    public nonisolated let schema: Schema
+    package let store: Store
+
+    private static let openRealms = Mutex<[String: WeakRealm]>([:])
+
+    private init(configuration: Configuration, schema: Schema) throws(LiveObjectsError) {
+        self.configuration = configuration
+        self.schema = schema
+        self.store = try Store(schema: schema)
+        for type in configuration.objectTypes {
+            let info = try ModelInfo.info(for: type)
+            store.register(type, defaults: info.defaults)
+        }
+    }
+
+    /// Opens a realm, or returns the open realm with the same identifier.
+    ///
+    /// - Throws: `invalidSchema` when the schema breaks a rule (the error names the type and
+    ///   property); `schemaMismatch` when the identifier is open with another schema or
+    ///   schema version.
+    public static func open(_ configuration: Configuration) async throws(LiveObjectsError) -> Realm {
+        let schema = try configuration.resolvedSchema()
+        return try openRealms.withLock { (realms) throws(LiveObjectsError) -> Realm in
+            if let realm = realms[configuration.identifier]?.realm {
+                guard realm.schema == schema,
+                    realm.configuration.schemaVersion == configuration.schemaVersion
+                else {
+                    throw LiveObjectsError(
+                        .schemaMismatch,
+                        "the realm '\(configuration.identifier)' is already open with another schema or schema version")
+                }
+                return realm
+            }
+            let realm = try Realm(configuration: configuration, schema: schema)
+            realms = realms.filter { $0.value.realm != nil }
+            realms[configuration.identifier] = WeakRealm(realm: realm)
+            return realm
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a write transaction and commits it.
+    ///
+    /// All or nothing: if `body` throws, or an accessor inside it failed (a setter outside the
+    /// write's realm, a deleted object), every change it made is rolled back and the error is
+    /// thrown.
+    ///
+    /// - Returns: What `body` returns. It cannot be a live object; return a value, a key or a
+    ///   detached copy.
+    /// - Throws: `alreadyInWriteTransaction` if a write is open, or the error that ended `body`.
+    public func write<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {
+        try store.beginWrite()
+        do {
+            let result = try body(self)
+            if let error = store.takePendingError() { throw error }
+            store.commitWrite()
+            return result
+        } catch {
+            store.cancelWrite()
+            throw error
+        }
+    }
+
+    /// Runs `body` inside the realm's isolation without opening a write.
+    ///
+    /// - Throws: the error `body` throws, or the first error an accessor inside it recorded
+    ///   (`notInWriteTransaction` for a setter, `objectInvalidated` for a deleted object).
+    public func read<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {
+        let outer = store.takePendingError()
+        let result = try body(self)
+        if let error = store.takePendingError() ?? outer { throw error }
+        return result
+    }
+
+    /// Adds unmanaged objects in a write of their own: the way to hand objects made outside the
+    /// realm to it.
+    ///
+    /// - Throws: the errors of ``add(_:update:)``.
+    public func write(adding objects: sending [Object], update: UpdatePolicy = .error) throws {
+        try store.beginWrite()
+        do {
+            for object in objects { try add(object, update: update) }
+            store.commitWrite()
+        } catch {
+            store.cancelWrite()
+            throw error
+        }
+    }
+
+    /// Opens a write that stays open until ``commitWrite()`` or ``cancelWrite()``.
+    ///
+    /// - Throws: `alreadyInWriteTransaction`.
+    public func beginWrite() throws(LiveObjectsError) {
+        try store.beginWrite()
+    }
+
+    /// Commits the write opened by ``beginWrite()``.
+    ///
+    /// - Throws: `notInWriteTransaction`; or, when an accessor failed during the write, its
+    ///   error, after rolling the write back.
+    public func commitWrite() throws(LiveObjectsError) {
+        try store.requireWrite()
+        if let error = store.takePendingError() {
+            store.cancelWrite()
+            throw error
+        }
+        store.commitWrite()
+    }
+
+    /// Rolls back the write opened by ``beginWrite()``.
+    public func cancelWrite() {
+        if store.isInWrite { store.cancelWrite() }
+    }
+
+    /// Whether a write is open.
+    public var isInWriteTransaction: Bool { store.isInWrite }
+
+    /// The version of the last commit; 0 for a new realm.
+    public var version: UInt64 { store.version }
+
+    // MARK: Hooks for other modules
+
+    /// Calls `observer` after every commit that changed something.
+    package func addCommitObserver(_ observer: @escaping (ChangeSet, Store) -> Void) {
+        store.commitObservers.append(observer)
+    }
+}
+
+/// A weak reference to an open realm, for the registry of open identifiers.
+private struct WeakRealm {
+    weak var realm: Realm?
+}

@@ -1,0 +1,80 @@
+@_spi(Reflection) import Swift
+import Synchronization
+
+/// What a model class looks like: its schema, and where each `@Persisted` field sits in an
+/// instance. Discovered once per class (field names, offsets and types from the runtime's
+/// reflection metadata; defaults from a prototype made with `init()`), then cached.
+final class ModelInfo: @unchecked Sendable {
+    // @unchecked: every stored property is immutable after init; metatypes are immutable.
+
+    struct Field: @unchecked Sendable {
+        let property: Property
+        let propertyIndex: Int
+        let offset: Int
+        let accessor: any PersistedField.Type
+    }
+
+    let type: Object.Type
+    let schema: ObjectSchema
+    let fields: [Field]
+    let defaults: [PropertyValue]
+
+    private static let cache = Mutex<[ObjectIdentifier: ModelInfo]>([:])
+
+    /// The cached info of a class, if it was discovered before.
+    static func cached(_ type: Object.Type) -> ModelInfo? {
+        cache.withLock { $0[ObjectIdentifier(type)] }
+    }
+
+    /// The info of a class, discovering it on first use.
+    static func info(for type: Object.Type) throws(LiveObjectsError) -> ModelInfo {
+        if let info = cached(type) { return info }
+        let info = try ModelInfo(type)
+        return cache.withLock { cache in
+            if let existing = cache[ObjectIdentifier(type)] { return existing }
+            cache[ObjectIdentifier(type)] = info
+            return info
+        }
+    }
+
+    private init(_ type: Object.Type) throws(LiveObjectsError) {
+        self.type = type
+        let name = type.className
+        var raw: [(String, Int, any PersistedField.Type)] = []
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { cName, offset, fieldType, _ in
+            if let accessor = fieldType as? any PersistedField.Type {
+                raw.append((String(cString: cName), offset, accessor))
+            }
+            return true
+        }
+        let prototype = type.init()
+        var properties: [Property] = []
+        var fields: [Field] = []
+        var defaults: [PropertyValue] = []
+        withExtendedLifetime(prototype) {
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+            for (fieldName, offset, accessor) in raw {
+                let propertyName = fieldName.hasPrefix("_") ? String(fieldName.dropFirst()) : fieldName
+                let template = accessor._template
+                let flags = accessor._flags(at: base + offset)
+                var property = Property(
+                    name: propertyName, type: template.type, isOptional: template.isOptional,
+                    isList: template.isList, objectType: template.objectType,
+                    isPrimaryKey: flags & 1 != 0, isIndexed: flags & 2 != 0,
+                    deleteRule: flags & 4 != 0 ? .cascade : flags & 8 != 0 ? .deny : .nullify)
+                if template.type == .linkingObjects {
+                    property.originProperty = accessor._originProperty(at: base + offset)
+                }
+                fields.append(
+                    Field(property: property, propertyIndex: properties.count, offset: offset, accessor: accessor))
+                properties.append(property)
+                let value = accessor._unmanagedValue(at: base + offset)
+                defaults.append(property.type == .object ? property.zeroValue : value)
+            }
+        }
+        self.schema = ObjectSchema(
+            name: name, properties: properties, isEmbedded: type is EmbeddedObject.Type)
+        self.fields = fields
+        self.defaults = defaults
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// A stable reference to an object inside one table of one realm.
+///
+/// A key stays the same for the whole life of the object. Once the object is deleted, its key no
+/// longer resolves, even if the storage slot is later reused: keys carry a generation.
+public struct ObjectKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The storage slot of the object in its table.
+    public var row: UInt32
+    /// How many times the slot had been freed when this object was created.
+    public var generation: UInt32
+
+    /// Creates a key from its slot and generation.
+    public init(row: UInt32, generation: UInt32) {
+        self.row = row
+        self.generation = generation
+    }
+
+    public static func < (lhs: ObjectKey, rhs: ObjectKey) -> Bool {
+        (lhs.row, lhs.generation) < (rhs.row, rhs.generation)
+    }
+
+    public var description: String { generation == 0 ? "#\(row)" : "#\(row).\(generation)" }
+}
+
+/// A dynamically typed property value, used by the dynamic (schema-as-data) API.
+///
+/// Integer properties of every width use ``int(_:)``; links use ``object(_:)`` with the key of the
+/// target object; `List` properties use ``list(_:)``.
+public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case float(Float)
+    case double(Double)
+    case string(String)
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+    case object(ObjectKey)
+    case list([PropertyValue])
+
+    /// Whether the value is ``null``.
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .null: "nil"
+        case .bool(let v): String(v)
+        case .int(let v): String(v)
+        case .float(let v): String(v)
+        case .double(let v): String(v)
+        case .string(let v): "\"\(v)\""
+        case .date(let v): v.formatted(.iso8601)
+        case .data(let v): "<\(v.count) bytes>"
+        case .uuid(let v): v.uuidString
+        case .object(let key): key.description
+        case .list(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
+        }
+    }
+
+    /// The value as an `Int64`, if it is an integer.
+    public var intValue: Int64? {
+        if case .int(let v) = self { return v }
+        return nil
+    }
+
+    /// The value as a `String`, if it is a string.
+    public var stringValue: String? {
+        if case .string(let v) = self { return v }
+        return nil
+    }
+
+    /// The value as a `Double`, if it is a number of any kind.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let v): Double(v)
+        case .float(let v): Double(v)
+        case .double(let v): v
+        default: nil
+        }
+    }
+
+    /// The value as a `Bool`, if it is a boolean.
+    public var boolValue: Bool? {
+        if case .bool(let v) = self { return v }
+        return nil
+    }
+
+    /// The key, if the value is a link.
+    public var objectKey: ObjectKey? {
+        if case .object(let key) = self { return key }
+        return nil
+    }
+}
+
+extension PropertyValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
+    ExpressibleByArrayLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: PropertyValue...) { self = .list(elements) }
+}

@@ -1,0 +1,304 @@
+/// The logged primitives: every change to a store goes through one of these, which keep the
+/// primary-key, secondary and backlink indexes right and append to the undo log.
+extension Store {
+    /// Inserts a row with checked values and returns its slot.
+    func insertRow(_ table: Table, values: [PropertyValue]) -> Int32 {
+        let row: Int32
+        let appended: Bool
+        if let free = table.popFreeRow() {
+            row = free
+            appended = false
+            for (p, column) in table.columns.enumerated() { column?.set(values[p], at: Int(row)) }
+        } else {
+            row = table.appendSlot(values)
+            appended = true
+        }
+        table.markLive(row, true)
+        table.indexInsert(row, values: values)
+        addBacklinks(table, row)
+        undoLog.append(.insert(table: Int32(table.index), row: row, appended: appended))
+        return row
+    }
+
+    /// Replaces a stored value. Returns whether the value changed.
+    @discardableResult
+    func setValue(
+        _ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, force: Bool = false
+    ) -> Bool {
+        let column = table.columns[property]!
+        let old = column.value(at: Int(row))
+        if old == value && !force { return false }
+        rawSet(value, table, row, property, old: old)
+        undoLog.append(
+            .set(table: Int32(table.index), row: row, property: Int32(property), old: old))
+        return true
+    }
+
+    private func rawSet(
+        _ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, old: PropertyValue
+    ) {
+        let column = table.columns[property]!
+        if property == table.primaryKeyProperty {
+            table.primaryKeyIndex?.remove(old)
+            table.primaryKeyIndex?.insert(value, row: row)
+        } else if let index = table.valueIndexes[property] {
+            index.remove(old, row: row)
+            index.insert(value, row: row)
+        }
+        if let backlinks = table.outgoing[property] {
+            for t in Self.linkRows(old) { backlinks.remove(row, from: t) }
+            for t in Self.linkRows(value) { backlinks.add(row, to: t) }
+        }
+        column.set(value, at: Int(row))
+    }
+
+    /// Inserts one element into a list.
+    func listInsert(_ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, at index: Int) {
+        rawListInsert(value, table, row, property, at: index)
+        undoLog.append(
+            .listInsert(
+                table: Int32(table.index), row: row, property: Int32(property), index: Int32(index)))
+    }
+
+    /// Removes one element from a list.
+    func listRemove(_ table: Table, _ row: Int32, _ property: Int, at index: Int) {
+        let old = rawListRemove(table, row, property, at: index)
+        undoLog.append(
+            .listRemove(
+                table: Int32(table.index), row: row, property: Int32(property), index: Int32(index),
+                old: old))
+    }
+
+    /// Replaces one element of a list.
+    func listReplace(_ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, at index: Int) {
+        let old = rawListRemove(table, row, property, at: index)
+        rawListInsert(value, table, row, property, at: index)
+        undoLog.append(
+            .listReplace(
+                table: Int32(table.index), row: row, property: Int32(property), index: Int32(index),
+                old: old))
+    }
+
+    /// Moves one element of a list.
+    func listMove(_ table: Table, _ row: Int32, _ property: Int, from: Int, to: Int) {
+        rawListMove(table, row, property, from: from, to: to)
+        undoLog.append(
+            .listMove(
+                table: Int32(table.index), row: row, property: Int32(property), from: Int32(from),
+                to: Int32(to)))
+    }
+
+    /// Removes a row whose links, in and out, are already cleared.
+    func removeRow(_ table: Table, _ row: Int32) {
+        let values = (0..<table.columns.count).map { p in
+            table.columns[p]?.value(at: Int(row)) ?? .null
+        }
+        let generation = table.generations[Int(row)]
+        table.indexRemove(row)
+        table.markLive(row, false)
+        table.setGeneration(row, generation &+ 1)
+        for (p, column) in table.columns.enumerated() {
+            column?.set(table.schema.properties[p].zeroValue, at: Int(row))
+        }
+        undoLog.append(
+            .remove(
+                table: Int32(table.index), row: row,
+                removed: RemovedRow(values: values, generation: generation)))
+    }
+
+    // MARK: Raw list operations
+
+    private func rawListInsert(
+        _ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, at index: Int
+    ) {
+        switch table.columns[property] {
+        case let column as LinkListColumn:
+            let target = Int32(bitPattern: value.objectKey!.row)
+            column.lists[Int(row)].insert(target, at: index)
+            table.outgoing[property]!.add(row, to: target)
+        case let column as ValueListColumn:
+            column.lists[Int(row)].insert(value, at: index)
+        default:
+            preconditionFailure("not a list")
+        }
+    }
+
+    private func rawListRemove(_ table: Table, _ row: Int32, _ property: Int, at index: Int)
+        -> PropertyValue
+    {
+        switch table.columns[property] {
+        case let column as LinkListColumn:
+            let target = column.lists[Int(row)].remove(at: index)
+            table.outgoing[property]!.remove(row, from: target)
+            return .object(column.target.key(target))
+        case let column as ValueListColumn:
+            return column.lists[Int(row)].remove(at: index)
+        default:
+            preconditionFailure("not a list")
+        }
+    }
+
+    private func rawListMove(_ table: Table, _ row: Int32, _ property: Int, from: Int, to: Int) {
+        switch table.columns[property] {
+        case let column as LinkListColumn:
+            let e = column.lists[Int(row)].remove(at: from)
+            column.lists[Int(row)].insert(e, at: to)
+        case let column as ValueListColumn:
+            let e = column.lists[Int(row)].remove(at: from)
+            column.lists[Int(row)].insert(e, at: to)
+        default:
+            preconditionFailure("not a list")
+        }
+    }
+
+    // MARK: Backlinks
+
+    static func linkRows(_ value: PropertyValue) -> [Int32] {
+        switch value {
+        case .object(let key): [Int32(bitPattern: key.row)]
+        case .list(let items): items.compactMap { $0.objectKey.map { Int32(bitPattern: $0.row) } }
+        default: []
+        }
+    }
+
+    private func addBacklinks(_ table: Table, _ row: Int32) {
+        for (p, backlinks) in table.outgoing {
+            for t in Self.linkRows(table.columns[p]!.value(at: Int(row))) { backlinks.add(row, to: t) }
+        }
+    }
+
+    private func removeBacklinks(_ table: Table, _ row: Int32) {
+        for (p, backlinks) in table.outgoing {
+            for t in Self.linkRows(table.columns[p]!.value(at: Int(row))) {
+                backlinks.remove(row, from: t)
+            }
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Opens a write.
+    package func beginWrite() throws(LiveObjectsError) {
+        guard !isInWrite else {
+            throw LiveObjectsError(
+                .alreadyInWriteTransaction, "a write transaction is already open on this realm")
+        }
+        isInWrite = true
+        undoLog.removeAll(keepingCapacity: true)
+        pendingError = nil
+    }
+
+    /// The position in the undo log, for partial rollbacks.
+    package var savepoint: Int { undoLog.count }
+
+    /// Undoes every change after a savepoint.
+    package func rollback(to savepoint: Int) {
+        while undoLog.count > savepoint {
+            undo(undoLog.removeLast())
+        }
+    }
+
+    /// Undoes the whole open write and closes it.
+    package func cancelWrite() {
+        rollback(to: 0)
+        isInWrite = false
+        pendingError = nil
+    }
+
+    /// Commits the open write: frees deleted slots, bumps the version, tells the observers.
+    @discardableResult
+    package func commitWrite() -> ChangeSet {
+        let changes = changeSet()
+        for entry in undoLog {
+            if case .remove(let t, let row, _) = entry { tables[Int(t)].pushFreeRow(row) }
+        }
+        undoLog.removeAll(keepingCapacity: false)
+        isInWrite = false
+        if !changes.tables.isEmpty {
+            version += 1
+        }
+        let result = ChangeSet(version: version, tables: changes.tables)
+        if !result.tables.isEmpty {
+            for observer in commitObservers { observer(result, self) }
+        }
+        return result
+    }
+
+    /// The changeset of the open write so far.
+    package func changeSet() -> ChangeSet {
+        var inserted: [Int32: Set<Int32>] = [:]
+        var deleted: [Int32: [Int32: (UInt32, PropertyValue)]] = [:]
+        var modified: [Int32: [Int32: Set<Int>]] = [:]
+        for entry in undoLog {
+            switch entry {
+            case .insert(let t, let row, _):
+                inserted[t, default: []].insert(row)
+            case .set(let t, let row, let p, _), .listInsert(let t, let row, let p, _),
+                .listRemove(let t, let row, let p, _, _), .listReplace(let t, let row, let p, _, _),
+                .listMove(let t, let row, let p, _, _):
+                if inserted[t]?.contains(row) != true {
+                    modified[t, default: [:]][row, default: []].insert(Int(p))
+                }
+            case .remove(let t, let row, let removed):
+                modified[t]?[row] = nil
+                if inserted[t]?.remove(row) == nil {
+                    let table = tables[Int(t)]
+                    let pk = table.primaryKeyProperty.map { removed.values[$0] } ?? .null
+                    deleted[t, default: [:]][row] = (removed.generation, pk)
+                }
+            }
+        }
+        var result: [String: TableChanges] = [:]
+        for table in tables {
+            let t = Int32(table.index)
+            var changes = TableChanges()
+            for row in inserted[t] ?? [] { changes.insertions.insert(table.key(row)) }
+            for (row, info) in deleted[t] ?? [:] {
+                changes.deletions[ObjectKey(row: UInt32(bitPattern: row), generation: info.0)] = info.1
+            }
+            for (row, props) in modified[t] ?? [:] { changes.modifications[table.key(row)] = props }
+            if !changes.isEmpty { result[table.name] = changes }
+        }
+        return ChangeSet(version: version + 1, tables: result)
+    }
+
+    private func undo(_ entry: UndoEntry) {
+        switch entry {
+        case .insert(let t, let row, let appended):
+            let table = tables[Int(t)]
+            removeBacklinks(table, row)
+            table.indexRemove(row)
+            table.markLive(row, false)
+            if appended {
+                table.removeLastSlot()
+            } else {
+                for (p, column) in table.columns.enumerated() {
+                    column?.set(table.schema.properties[p].zeroValue, at: Int(row))
+                }
+                table.pushFreeRow(row)
+            }
+        case .set(let t, let row, let p, let old):
+            let table = tables[Int(t)]
+            rawSet(old, table, row, Int(p), old: table.columns[Int(p)]!.value(at: Int(row)))
+        case .listInsert(let t, let row, let p, let index):
+            _ = rawListRemove(tables[Int(t)], row, Int(p), at: Int(index))
+        case .listRemove(let t, let row, let p, let index, let old):
+            rawListInsert(old, tables[Int(t)], row, Int(p), at: Int(index))
+        case .listReplace(let t, let row, let p, let index, let old):
+            let table = tables[Int(t)]
+            _ = rawListRemove(table, row, Int(p), at: Int(index))
+            rawListInsert(old, table, row, Int(p), at: Int(index))
+        case .listMove(let t, let row, let p, let from, let to):
+            rawListMove(tables[Int(t)], row, Int(p), from: Int(to), to: Int(from))
+        case .remove(let t, let row, let removed):
+            let table = tables[Int(t)]
+            for (p, column) in table.columns.enumerated() {
+                column?.set(removed.values[p], at: Int(row))
+            }
+            table.setGeneration(row, removed.generation)
+            table.markLive(row, true)
+            table.indexInsert(row, values: removed.values)
+            addBacklinks(table, row)
+        }
+    }
+}

@@ -1,0 +1,491 @@
+import Foundation
+
+/// How `add` and `create` treat an object whose primary key already exists.
+public enum UpdatePolicy: Sendable, Hashable {
+    /// Fail with `duplicatePrimaryKey`.
+    case error
+    /// Update the existing object, changing (and reporting as modified) only the properties whose
+    /// values differ.
+    case modified
+    /// Update the existing object, setting (and reporting as modified) every given property.
+    case all
+}
+
+/// A value to store, before it is checked against the schema: what `create` and `add` accept.
+package indirect enum Input {
+    /// A plain value; for a link property, a scalar is the target's primary key.
+    case value(PropertyValue)
+    /// Property values by name, for a new (or updated) object.
+    case dictionary([String: Input])
+    /// Property values in property order, for a new (or updated) object, or a list's elements.
+    case array([Input])
+    /// A model object: managed (linked as is) or unmanaged (added).
+    case object(Object)
+}
+
+/// The objects added during one `add` or `create` call, so that cycles resolve.
+package final class AddContext {
+    var rows: [ObjectIdentifier: (Table, Int32)] = [:]
+    var added: [Object] = []
+    let update: UpdatePolicy
+    init(update: UpdatePolicy) { self.update = update }
+}
+
+extension Store {
+    // MARK: Checking values
+
+    /// Checks a plain value against a property and converts it to its stored form.
+    package func check(_ value: PropertyValue, for property: Property, in table: Table)
+        throws(LiveObjectsError) -> PropertyValue
+    {
+        func mismatch(_ why: String) -> LiveObjectsError {
+            LiveObjectsError(.typeMismatch, why, objectType: table.name, property: property.name)
+        }
+        if property.isList {
+            guard case .list(let items) = value else {
+                if value.isNull { return .list([]) }
+                throw mismatch("expected a list, got \(value)")
+            }
+            var element = property
+            element.isList = false
+            if property.type == .object { element.isOptional = false }
+            var checked: [PropertyValue] = []
+            checked.reserveCapacity(items.count)
+            for item in items { checked.append(try check(item, for: element, in: table)) }
+            return .list(checked)
+        }
+        if case .null = value {
+            guard property.isOptional || property.type == .object else {
+                throw mismatch("nil is not allowed for a non-optional property")
+            }
+            if property.type == .object && !property.isOptional {
+                throw mismatch("a list of links cannot hold nil")
+            }
+            return .null
+        }
+        switch (property.type, value) {
+        case (.bool, .bool), (.string, .string), (.date, .date), (.data, .data),
+            (.uuid, .uuid), (.double, .double), (.float, .float):
+            return value
+        case (.int, .int(let v)), (.int8, .int(let v)), (.int16, .int(let v)),
+            (.int32, .int(let v)), (.int64, .int(let v)):
+            guard property.type.integerRange.contains(v) else {
+                throw mismatch("\(v) is out of range for \(property.type.rawValue)")
+            }
+            return value
+        case (.double, .int(let v)): return .double(Double(v))
+        case (.double, .float(let v)): return .double(Double(v))
+        case (.float, .int(let v)): return .float(Float(v))
+        case (.float, .double(let v)): return .float(Float(v))
+        case (.int, .double(let v)), (.int64, .double(let v)), (.int32, .double(let v)),
+            (.int16, .double(let v)), (.int8, .double(let v)):
+            guard let i = Int64(exactly: v) else {
+                throw mismatch("\(v) is not an integer")
+            }
+            return try check(.int(i), for: property, in: table)
+        case (.object, .object(let key)):
+            let target = tablesByName[property.objectType!]!
+            guard target.row(for: key) != nil else {
+                throw LiveObjectsError(
+                    .objectInvalidated, "the linked \(target.name) \(key) does not exist",
+                    objectType: table.name, property: property.name)
+            }
+            return value
+        default:
+            throw mismatch("expected a value of type \(property.type.rawValue), got \(value)")
+        }
+    }
+
+    // MARK: Creating objects
+
+    /// Creates (or, with a primary key and an update policy, updates) an object from input.
+    ///
+    /// The caller rolls back to a savepoint when this throws.
+    package func create(_ table: Table, from input: Input, context: AddContext)
+        throws(LiveObjectsError) -> Int32
+    {
+        try requireWrite(table)
+        if case .object(let object) = input {
+            return try add(object, to: table, context: context)
+        }
+        var given: [Int: Input] = [:]
+        switch input {
+        case .dictionary(let dict):
+            for (name, value) in dict {
+                guard let p = table.propertyIndex[name] else {
+                    throw LiveObjectsError(
+                        .unknownProperty, "there is no property '\(name)'", objectType: table.name,
+                        property: name)
+                }
+                if table.schema.properties[p].isStored { given[p] = value }
+            }
+        case .array(let items):
+            let stored = table.schema.properties.indices.filter {
+                table.schema.properties[$0].isStored
+            }
+            guard items.count <= stored.count else {
+                throw LiveObjectsError(
+                    .typeMismatch,
+                    "\(items.count) values given for \(stored.count) stored properties",
+                    objectType: table.name)
+            }
+            for (i, item) in items.enumerated() { given[stored[i]] = item }
+        case .value(let v):
+            // A bare primary key creates an object with defaults.
+            if let pk = table.primaryKeyProperty {
+                given[pk] = .value(v)
+            } else {
+                throw LiveObjectsError(
+                    .typeMismatch, "cannot create an object from \(v)", objectType: table.name)
+            }
+        case .object:
+            preconditionFailure("handled above")
+        }
+        return try createRow(table, given: given, context: context, object: nil)
+    }
+
+    /// Adds an unmanaged model object (and the unmanaged objects it links to).
+    func add(_ object: Object, to table: Table, context: AddContext) throws(LiveObjectsError)
+        -> Int32
+    {
+        if let handle = object._handle {
+            guard handle.store === self else {
+                throw LiveObjectsError(
+                    .wrongRealm, "the object belongs to another realm", objectType: table.name)
+            }
+            guard let row = handle.validRow else {
+                throw LiveObjectsError(
+                    .objectInvalidated, "the object was deleted", objectType: table.name)
+            }
+            return row
+        }
+        if let (_, row) = context.rows[ObjectIdentifier(object)] { return row }
+        let type = Swift.type(of: object)
+        let table = tablesByType[ObjectIdentifier(type)] ?? table
+        guard let info = ModelInfo.cached(type) else {
+            throw LiveObjectsError(.unknownType, "not a model type", objectType: table.name)
+        }
+        var given: [Int: Input] = [:]
+        withExtendedLifetime(object) {
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            for field in info.fields where field.property.isStored {
+                given[field.propertyIndex] = field.accessor._input(at: base + field.offset)
+            }
+        }
+        return try createRow(table, given: given, context: context, object: object)
+    }
+
+    private func createRow(
+        _ table: Table, given: [Int: Input], context: AddContext, object: Object?
+    ) throws(LiveObjectsError) -> Int32 {
+        let properties = table.schema.properties
+        // Find an existing object by primary key.
+        var existing: Int32?
+        var pkValue: PropertyValue?
+        if let pk = table.primaryKeyProperty {
+            guard case .value(let raw)? = given[pk] else {
+                if given[pk] == nil {
+                    throw LiveObjectsError(
+                        .missingValue, "a value for the primary key is required",
+                        objectType: table.name, property: properties[pk].name)
+                }
+                throw LiveObjectsError(
+                    .typeMismatch, "the primary key must be a plain value",
+                    objectType: table.name, property: properties[pk].name)
+            }
+            let key = try check(raw, for: properties[pk], in: table)
+            pkValue = key
+            existing = table.row(forPrimaryKey: key)
+            if existing != nil && context.update == .error {
+                throw LiveObjectsError(
+                    .duplicatePrimaryKey, "an object with this primary key already exists",
+                    objectType: table.name, property: properties[pk].name, primaryKey: key)
+            }
+        }
+        if table.schema.isEmbedded && object == nil && given.isEmpty {
+            // fine: an embedded object with defaults
+        }
+        if let row = existing {
+            if let object { context.rows[ObjectIdentifier(object)] = (table, row) }
+            for (p, input) in given.sorted(by: { $0.key < $1.key }) where p != table.primaryKeyProperty {
+                try set(input, table, row, p, context: context, force: context.update == .all)
+            }
+            if let object { bind(object, table, row, context) }
+            return row
+        }
+        // Insert scalars first (links resolve after, so cycles work).
+        var values = table.defaults
+        var linkInputs: [(Int, Input)] = []
+        for p in properties.indices where properties[p].isStored {
+            guard let input = given[p] else {
+                if properties[p].type == .object { values[p] = properties[p].zeroValue }
+                continue
+            }
+            if properties[p].type == .object {
+                values[p] = properties[p].zeroValue
+                linkInputs.append((p, input))
+            } else {
+                values[p] = try checkedValue(input, properties[p], table)
+            }
+        }
+        if let pkValue, let pk = table.primaryKeyProperty { values[pk] = pkValue }
+        let row = insertRow(table, values: values)
+        if let object { context.rows[ObjectIdentifier(object)] = (table, row) }
+        for (p, input) in linkInputs {
+            try set(input, table, row, p, context: context, force: false)
+        }
+        if let object { bind(object, table, row, context) }
+        return row
+    }
+
+    private func bind(_ object: Object, _ table: Table, _ row: Int32, _ context: AddContext) {
+        object._handle = ObjectHandle(store: self, table: table, row: row, generation: table.generations[Int(row)])
+        context.added.append(object)
+    }
+
+    private func checkedValue(_ input: Input, _ property: Property, _ table: Table)
+        throws(LiveObjectsError) -> PropertyValue
+    {
+        switch input {
+        case .value(let v):
+            return try check(v, for: property, in: table)
+        case .array(let items) where property.isList:
+            var values: [PropertyValue] = []
+            for item in items {
+                guard case .value(let v) = item else {
+                    throw LiveObjectsError(
+                        .typeMismatch, "a list of values holds only plain values",
+                        objectType: table.name, property: property.name)
+                }
+                values.append(v)
+            }
+            return try check(.list(values), for: property, in: table)
+        default:
+            throw LiveObjectsError(
+                .typeMismatch, "expected a plain value", objectType: table.name,
+                property: property.name)
+        }
+    }
+
+    // MARK: Setting properties
+
+    /// Sets a stored property from input, creating linked objects as needed.
+    package func set(
+        _ input: Input, _ table: Table, _ row: Int32, _ p: Int, context: AddContext, force: Bool
+    ) throws(LiveObjectsError) {
+        let property = table.schema.properties[p]
+        try requireWrite(table, property: property.name)
+        guard property.isStored else {
+            throw LiveObjectsError(
+                .invalidOperation, "LinkingObjects cannot be set", objectType: table.name,
+                property: property.name)
+        }
+        if p == table.primaryKeyProperty {
+            let value = try checkedValue(input, property, table)
+            if value != table.columns[p]!.value(at: Int(row)) {
+                throw LiveObjectsError(
+                    .primaryKeyChange, "the primary key of an existing object cannot be changed",
+                    objectType: table.name, property: property.name,
+                    primaryKey: table.primaryKey(of: row))
+            }
+            return
+        }
+        guard property.type == .object else {
+            setValue(try checkedValue(input, property, table), table, row, p, force: force)
+            return
+        }
+        let target = tablesByName[property.objectType!]!
+        if property.isList {
+            let items: [Input]
+            switch input {
+            case .array(let a): items = a
+            case .value(.list(let values)): items = values.map { .value($0) }
+            case .value(.null): items = []
+            default:
+                throw LiveObjectsError(
+                    .typeMismatch, "expected a list", objectType: table.name, property: property.name)
+            }
+            var rows: [Int32] = []
+            for item in items { rows.append(try resolveLink(item, target, context: context)) }
+            try replaceList(table, row, p, with: rows)
+        } else {
+            let newRow: Int32? =
+                if case .value(.null) = input { nil } else {
+                    try resolveLink(input, target, context: context)
+                }
+            try setLink(table, row, p, to: newRow, force: force)
+        }
+    }
+
+    /// The row a link input names, creating the target when the input describes a new object.
+    func resolveLink(_ input: Input, _ target: Table, context: AddContext) throws(LiveObjectsError)
+        -> Int32
+    {
+        switch input {
+        case .value(.object(let key)):
+            guard let row = target.row(for: key) else {
+                throw LiveObjectsError(
+                    .objectInvalidated, "the linked object \(key) does not exist",
+                    objectType: target.name)
+            }
+            return row
+        case .value(let v) where target.primaryKeyProperty != nil:
+            let key = try check(v, for: target.schema.properties[target.primaryKeyProperty!], in: target)
+            guard let row = target.row(forPrimaryKey: key) else {
+                throw LiveObjectsError(
+                    .missingValue, "there is no object with this primary key",
+                    objectType: target.name, primaryKey: key)
+            }
+            return row
+        case .value(let v):
+            throw LiveObjectsError(
+                .typeMismatch, "\(v) does not name an object", objectType: target.name)
+        case .dictionary, .array, .object:
+            return try create(target, from: input, context: context)
+        }
+    }
+
+    /// Points a to-one link at a row (or nil), deleting an embedded object it replaces.
+    package func setLink(_ table: Table, _ row: Int32, _ p: Int, to newRow: Int32?, force: Bool = false)
+        throws(LiveObjectsError)
+    {
+        let column = table.columns[p] as! LinkColumn
+        let old = column.targets[Int(row)]
+        let new = newRow ?? -1
+        if old == new {
+            if force { setValue(column.value(at: Int(row)), table, row, p, force: true) }
+            return
+        }
+        let target = column.target
+        if target.schema.isEmbedded, new >= 0, target.linkCount(to: new) > 0 {
+            throw LiveObjectsError(
+                .embeddedObjectAlreadyOwned, "the embedded object already has a parent",
+                objectType: table.name, property: column.property.name)
+        }
+        setValue(new >= 0 ? .object(target.key(new)) : .null, table, row, p)
+        if target.schema.isEmbedded && old >= 0 {
+            try delete([(target, old)])
+        }
+    }
+
+    /// Replaces the whole content of a list of links.
+    package func replaceList(_ table: Table, _ row: Int32, _ p: Int, with rows: [Int32])
+        throws(LiveObjectsError)
+    {
+        let column = table.columns[p] as! LinkListColumn
+        let old = column.lists[Int(row)]
+        if old == rows { return }
+        let target = column.target
+        let embedded = target.schema.isEmbedded
+        if embedded {
+            let kept = Set(old)
+            var seen = Set<Int32>()
+            for r in rows {
+                guard seen.insert(r).inserted, kept.contains(r) || target.linkCount(to: r) == 0 else {
+                    throw LiveObjectsError(
+                        .embeddedObjectAlreadyOwned, "the embedded object already has a parent",
+                        objectType: table.name, property: column.property.name)
+                }
+            }
+        }
+        for i in stride(from: old.count - 1, through: 0, by: -1) { listRemove(table, row, p, at: i) }
+        for (i, r) in rows.enumerated() { listInsert(.object(target.key(r)), table, row, p, at: i) }
+        if embedded {
+            let dropped = Set(old).subtracting(rows)
+            if !dropped.isEmpty { try delete(dropped.sorted().map { (target, $0) }) }
+        }
+    }
+
+    // MARK: List elements
+
+    /// Inserts an element into a list property.
+    package func insertElement(_ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext)
+        throws(LiveObjectsError)
+    {
+        try requireWrite(table)
+        let count = listCount(table, row, p)
+        guard index >= 0 && index <= count else { throw outOfBounds(table, p, index, count + 1) }
+        let property = table.schema.properties[p]
+        if let column = table.columns[p] as? LinkListColumn {
+            let r = try resolveLink(input, column.target, context: context)
+            if column.target.schema.isEmbedded && column.target.linkCount(to: r) > 0 {
+                throw LiveObjectsError(
+                    .embeddedObjectAlreadyOwned, "the embedded object already has a parent",
+                    objectType: table.name, property: property.name)
+            }
+            listInsert(.object(column.target.key(r)), table, row, p, at: index)
+        } else {
+            var element = property
+            element.isList = false
+            listInsert(try checkedValue(input, element, table), table, row, p, at: index)
+        }
+    }
+
+    /// Removes an element from a list property (deleting it if it is embedded).
+    package func removeElement(_ table: Table, _ row: Int32, _ p: Int, at index: Int)
+        throws(LiveObjectsError)
+    {
+        try requireWrite(table)
+        let count = listCount(table, row, p)
+        guard index >= 0 && index < count else { throw outOfBounds(table, p, index, count) }
+        if let column = table.columns[p] as? LinkListColumn, column.target.schema.isEmbedded {
+            let r = column.lists[Int(row)][index]
+            listRemove(table, row, p, at: index)
+            try delete([(column.target, r)])
+        } else {
+            listRemove(table, row, p, at: index)
+        }
+    }
+
+    /// Replaces an element of a list property.
+    package func replaceElement(_ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext)
+        throws(LiveObjectsError)
+    {
+        try requireWrite(table)
+        let count = listCount(table, row, p)
+        guard index >= 0 && index < count else { throw outOfBounds(table, p, index, count) }
+        if let column = table.columns[p] as? LinkListColumn {
+            let old = column.lists[Int(row)][index]
+            let r = try resolveLink(input, column.target, context: context)
+            if r == old { return }
+            if column.target.schema.isEmbedded && column.target.linkCount(to: r) > 0 {
+                throw LiveObjectsError(
+                    .embeddedObjectAlreadyOwned, "the embedded object already has a parent",
+                    objectType: table.name, property: column.property.name)
+            }
+            listReplace(.object(column.target.key(r)), table, row, p, at: index)
+            if column.target.schema.isEmbedded { try delete([(column.target, old)]) }
+        } else {
+            var element = table.schema.properties[p]
+            element.isList = false
+            let value = try checkedValue(input, element, table)
+            listReplace(value, table, row, p, at: index)
+        }
+    }
+
+    /// Moves an element of a list property.
+    package func moveElement(_ table: Table, _ row: Int32, _ p: Int, from: Int, to: Int)
+        throws(LiveObjectsError)
+    {
+        try requireWrite(table)
+        let count = listCount(table, row, p)
+        guard from >= 0 && from < count else { throw outOfBounds(table, p, from, count) }
+        guard to >= 0 && to < count else { throw outOfBounds(table, p, to, count) }
+        if from != to { listMove(table, row, p, from: from, to: to) }
+    }
+
+    /// The number of elements of a list property.
+    package func listCount(_ table: Table, _ row: Int32, _ p: Int) -> Int {
+        switch table.columns[p] {
+        case let c as LinkListColumn: c.lists[Int(row)].count
+        case let c as ValueListColumn: c.lists[Int(row)].count
+        default: table.linkingObjectsSources[p]?.rows[Int(row)].count ?? 0
+        }
+    }
+
+    private func outOfBounds(_ table: Table, _ p: Int, _ index: Int, _ count: Int) -> LiveObjectsError {
+        LiveObjectsError(
+            .indexOutOfBounds, "index \(index) is out of bounds (0..<\(count))",
+            objectType: table.name, property: table.schema.properties[p].name)
+    }
+}

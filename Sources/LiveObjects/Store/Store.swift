@@ -1,0 +1,132 @@
+import Foundation
+
+/// One step of the undo log of the open write, which is also the source of its changeset.
+enum UndoEntry {
+    case insert(table: Int32, row: Int32, appended: Bool)
+    case set(table: Int32, row: Int32, property: Int32, old: PropertyValue)
+    case listInsert(table: Int32, row: Int32, property: Int32, index: Int32)
+    case listRemove(table: Int32, row: Int32, property: Int32, index: Int32, old: PropertyValue)
+    case listReplace(table: Int32, row: Int32, property: Int32, index: Int32, old: PropertyValue)
+    case listMove(table: Int32, row: Int32, property: Int32, from: Int32, to: Int32)
+    case remove(table: Int32, row: Int32, removed: RemovedRow)
+}
+
+/// The values of a removed row, kept so that a rollback can restore it.
+final class RemovedRow {
+    let values: [PropertyValue]
+    let generation: UInt32
+    init(values: [PropertyValue], generation: UInt32) {
+        self.values = values
+        self.generation = generation
+    }
+}
+
+/// The storage engine of a realm: dynamic (schema as data), column-oriented, with an undo log
+/// for transactions.
+///
+/// A store is owned by one realm and used only inside that realm's isolation.
+package final class Store {
+    /// The schema of the stored types.
+    package let schema: Schema
+    /// One table per object type, in schema order.
+    package let tables: [Table]
+    package let tablesByName: [String: Table]
+    /// Tables by the `ObjectIdentifier` of their model class.
+    package private(set) var tablesByType: [ObjectIdentifier: Table] = [:]
+    /// The version of the last commit.
+    package internal(set) var version: UInt64 = 0
+    /// Whether a write is open.
+    package internal(set) var isInWrite = false
+    var undoLog: [UndoEntry] = []
+    /// The first error raised where it could not be thrown (property setters), thrown by the
+    /// enclosing realm call.
+    package internal(set) var pendingError: LiveObjectsError?
+    /// Called after every commit, in order, with the commit's changeset.
+    package var commitObservers: [(ChangeSet, Store) -> Void] = []
+
+    /// Creates an empty store for a validated schema.
+    package init(schema: Schema) throws(LiveObjectsError) {
+        try schema.validate()
+        self.schema = schema
+        var tables: [Table] = []
+        var byName: [String: Table] = [:]
+        for (i, objectSchema) in schema.objectSchemas.enumerated() {
+            let table = Table(index: i, schema: objectSchema)
+            tables.append(table)
+            byName[objectSchema.name] = table
+        }
+        self.tables = tables
+        self.tablesByName = byName
+        for table in tables {
+            var columns: [Column?] = []
+            for (p, property) in table.schema.properties.enumerated() {
+                switch property.type {
+                case .linkingObjects:
+                    columns.append(nil)
+                case .object:
+                    let target = byName[property.objectType!]!
+                    columns.append(Column.make(for: property, target: target))
+                    let backlinks = BacklinkColumn(source: table, property: p)
+                    target.addIncoming(backlinks)
+                    table.setOutgoing(p, backlinks)
+                default:
+                    columns.append(Column.make(for: property, target: nil))
+                }
+            }
+            table.setColumns(columns)
+        }
+        for table in tables {
+            for (p, property) in table.schema.properties.enumerated()
+            where property.type == .linkingObjects {
+                let origin = byName[property.objectType!]!
+                let originProperty = origin.propertyIndex[property.originProperty!]!
+                table.setLinkingObjectsSource(p, origin.outgoing[originProperty]!)
+            }
+        }
+    }
+
+    /// Attaches model classes to their tables.
+    package func register(_ type: Object.Type, defaults: [PropertyValue]?) {
+        let table = tablesByName[type.className]!
+        table.setObjectType(type, defaults: defaults)
+        tablesByType[ObjectIdentifier(type)] = table
+    }
+
+    /// The table of a model class.
+    package func table(for type: Object.Type) throws(LiveObjectsError) -> Table {
+        if let table = tablesByType[ObjectIdentifier(type)] { return table }
+        throw LiveObjectsError(
+            .unknownType, "the type is not part of this realm's configuration",
+            objectType: type.className)
+    }
+
+    /// The table of a type name.
+    package func table(named name: String) throws(LiveObjectsError) -> Table {
+        if let table = tablesByName[name] { return table }
+        throw LiveObjectsError(
+            .unknownType, "there is no object type named '\(name)'", objectType: name)
+    }
+
+    /// Records an error that a non-throwing accessor could not throw.
+    package func recordError(_ error: LiveObjectsError) {
+        if pendingError == nil { pendingError = error }
+    }
+
+    /// Returns and clears the recorded error.
+    package func takePendingError() -> LiveObjectsError? {
+        defer { pendingError = nil }
+        return pendingError
+    }
+
+    /// Fails unless a write is open.
+    package func requireWrite(_ table: Table? = nil, property: String? = nil)
+        throws(LiveObjectsError)
+    {
+        guard isInWrite else {
+            throw LiveObjectsError(
+                .notInWriteTransaction,
+                "a realm can only be changed inside a write transaction",
+                objectType: table?.name, property: property)
+        }
+    }
+}
