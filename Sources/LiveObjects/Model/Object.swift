@@ -25,7 +25,23 @@
 /// default) and the enclosing `Realm.write` or `Realm.read` call throws the
 /// ``LiveObjectsError`` (`notInWriteTransaction` or `objectInvalidated`).
 open class Object: CustomStringConvertible, Hashable {
-    package var _handle: ObjectHandle?
+    @exclusivity(unchecked) @usableFromInline package var _handle: ObjectHandle?
+
+    /// The access context of the property stored by the `@Persisted` wrapper with the given
+    /// storage key path. Unresolved the first time a type's property is used; not usable (and
+    /// the error recorded) when the object was deleted.
+    @usableFromInline
+    final func _context(forStorage id: ObjectIdentifier) -> _AccessContext {
+        let handle = _handle!
+        guard let p = handle.table.property(forStorage: id) else {
+            return _AccessContext(handle: handle, property: _AccessContext.unresolved)
+        }
+        guard handle.isValid else {
+            handle.store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
+            return _AccessContext(handle: handle, property: _AccessContext.invalid)
+        }
+        return _AccessContext(handle: handle, property: p)
+    }
 
     /// Creates an unmanaged object with the properties' default values.
     public required init() {}

@@ -1,4 +1,5 @@
 /// Where a managed object lives: its store, table, slot and generation.
+@usableFromInline
 package struct ObjectHandle {
     package let store: Store
     package let table: Table
@@ -34,8 +35,27 @@ package struct ObjectHandle {
 ///
 /// Not for direct use.
 public struct _AccessContext {
-    package let handle: ObjectHandle
-    package let property: Int
+    @usableFromInline package let handle: ObjectHandle
+    @usableFromInline package let property: Int
+
+    static var unresolved: Int { -1 }
+    static var invalid: Int { -2 }
+
+    /// Whether the property is known (not yet known the first time a type's property is used).
+    @inlinable var isResolved: Bool { property != -1 }
+
+    /// Whether the property can be read or written (false for a deleted object).
+    @inlinable var isUsable: Bool { property >= 0 }
+
+    /// The undo-log position to roll back to if a write through this context fails.
+    @usableFromInline var savepoint: Int { handle.store.savepoint }
+
+    /// Undoes a failed write and records its error for the enclosing realm call.
+    @usableFromInline func failed(_ error: any Error, rollingBackTo savepoint: Int) {
+        let store = handle.store
+        if store.isInWrite { store.rollback(to: savepoint) }
+        if let error = error as? LiveObjectsError { store.recordError(error) }
+    }
 
     package init(handle: ObjectHandle, property: Int) {
         self.handle = handle

@@ -45,6 +45,9 @@ extension _PrimitivePersistable {
         Self(_propertyValue: value) ?? _defaultValue
     }
     public func _encode() -> _Input { _Input(.value(_propertyValue)) }
+    public static func _set(_ value: Self, _ context: _AccessContext) throws(LiveObjectsError) {
+        try context.handle.store.setPrimitive(value._propertyValue, context.handle, context.property)
+    }
 }
 
 extension Bool: _PrimitivePersistable {

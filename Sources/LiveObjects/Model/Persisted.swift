@@ -12,11 +12,9 @@
 /// goes to the realm's storage.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
-    var storage: Value
-    var flags: UInt8
+    @usableFromInline var storage: Value
+    @usableFromInline var flags: UInt8
 
-    static var primaryKeyFlag: UInt8 { 1 }
-    static var indexedFlag: UInt8 { 2 }
     static var markerFlag: UInt8 { 0x80 }
 
     /// Declares a stored property with a default value.
@@ -26,36 +24,20 @@ public struct Persisted<Value: _Persistable> {
     ///   - primaryKey: Whether this is the type's primary key (Int, String or UUID).
     ///   - indexed: Whether to keep a secondary index (faster queries, slower writes).
     ///   - deleteRule: For links and lists of links, what deletions do (see ``DeleteRule``).
+    @inlinable
     public init(
         wrappedValue: Value, primaryKey: Bool = false, indexed: Bool = false,
         deleteRule: DeleteRule = .nullify
     ) {
         storage = wrappedValue
-        flags = Self.flags(primaryKey, indexed, deleteRule)
+        flags = _persistedFlags(primaryKey, indexed, deleteRule)
     }
 
     /// Declares a stored property whose default is the type's own (0, "", nil, an empty list…).
+    @inlinable
     public init(primaryKey: Bool = false, indexed: Bool = false, deleteRule: DeleteRule = .nullify) {
         storage = Value._defaultValue
-        flags = Self.flags(primaryKey, indexed, deleteRule)
-    }
-
-    private static func flags(_ primaryKey: Bool, _ indexed: Bool, _ deleteRule: DeleteRule) -> UInt8 {
-        var f: UInt8 = 0
-        if primaryKey { f |= primaryKeyFlag }
-        if indexed { f |= indexedFlag }
-        switch deleteRule {
-        case .nullify: break
-        case .cascade: f |= 4
-        case .deny: f |= 8
-        }
-        return f
-    }
-
-    var deleteRule: DeleteRule {
-        if flags & 4 != 0 { return .cascade }
-        if flags & 8 != 0 { return .deny }
-        return .nullify
+        flags = _persistedFlags(primaryKey, indexed, deleteRule)
     }
 
     @available(*, unavailable, message: "@Persisted can only be used on properties of Object subclasses")
@@ -64,49 +46,62 @@ public struct Persisted<Value: _Persistable> {
         set { fatalError() }
     }
 
+    @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
-        get {
-            guard let handle = object._handle else { return object[keyPath: storageKeyPath].storage }
-            let p = propertyIndex(object, handle, storageKeyPath)
-            guard handle.isValid else {
-                handle.store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
-                return Value._defaultValue
-            }
-            return Value._get(_AccessContext(handle: handle, property: p))
+        @inline(__always) get {
+            guard object._handle != nil else { return object[keyPath: storageKeyPath].storage }
+            let context = _context(object, storageKeyPath)
+            guard context.isUsable else { return Value._defaultValue }
+            return Value._get(context)
         }
-        set {
-            guard let handle = object._handle else {
+        @inline(__always) set {
+            guard object._handle != nil else {
                 object[keyPath: storageKeyPath].storage = newValue
                 return
             }
-            let p = propertyIndex(object, handle, storageKeyPath)
-            let store = handle.store
-            guard handle.isValid else {
-                store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
-                return
-            }
-            let savepoint = store.savepoint
-            do {
-                try Value._set(newValue, _AccessContext(handle: handle, property: p))
-            } catch {
-                if store.isInWrite { store.rollback(to: savepoint) }
-                store.recordError(error)
-            }
+            _managedSet(newValue, object, storageKeyPath)
         }
+    }
+
+    @inlinable
+    static func _managedSet<EnclosingSelf: Object>(
+        _ newValue: Value, _ object: EnclosingSelf,
+        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) {
+        let context = _context(object, storageKeyPath)
+        guard context.isUsable else { return }
+        let savepoint = context.savepoint
+        do {
+            try Value._set(newValue, context)
+        } catch {
+            context.failed(error, rollingBackTo: savepoint)
+        }
+    }
+
+    @inlinable
+    static func _context<EnclosingSelf: Object>(
+        _ object: EnclosingSelf,
+        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> _AccessContext {
+        let id = ObjectIdentifier(storageKeyPath)
+        let context = object._context(forStorage: id)
+        if context.isResolved { return context }
+        _resolve(object, storageKeyPath)
+        return object._context(forStorage: id)
     }
 
     /// Finds the property a wrapper stores, once per type and property: the wrapper is marked
     /// through its key path and found among the type's fields.
-    private static func propertyIndex<EnclosingSelf: Object>(
-        _ object: EnclosingSelf, _ handle: ObjectHandle,
+    @usableFromInline
+    static func _resolve<EnclosingSelf: Object>(
+        _ object: EnclosingSelf,
         _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
-    ) -> Int {
-        let id = ObjectIdentifier(storageKeyPath)
-        if let p = handle.table.storageKeyPaths[id] { return p }
+    ) {
+        guard let table = object._handle?.table else { return }
         let info = try! ModelInfo.info(for: EnclosingSelf.self)
         object[keyPath: storageKeyPath].flags |= markerFlag
         defer { object[keyPath: storageKeyPath].flags &= ~markerFlag }
@@ -123,10 +118,28 @@ public struct Persisted<Value: _Persistable> {
             }
             preconditionFailure("a @Persisted property of \(EnclosingSelf.self) was not found")
         }
-        let p = handle.table.propertyIndex[name]!
-        handle.table.storageKeyPaths[id] = p
-        return p
+        table.setProperty(table.propertyIndex[name]!, forStorage: ObjectIdentifier(storageKeyPath))
     }
+
+    var deleteRule: DeleteRule {
+        if flags & 4 != 0 { return .cascade }
+        if flags & 8 != 0 { return .deny }
+        return .nullify
+    }
+}
+
+/// The flag bits of a `@Persisted` declaration.
+@inlinable
+func _persistedFlags(_ primaryKey: Bool, _ indexed: Bool, _ deleteRule: DeleteRule) -> UInt8 {
+    var f: UInt8 = 0
+    if primaryKey { f |= 1 }
+    if indexed { f |= 2 }
+    switch deleteRule {
+    case .nullify: break
+    case .cascade: f |= 4
+    case .deny: f |= 8
+    }
+    return f
 }
 
 /// The type-erased view of a `Persisted<Value>` field, used by schema discovery and `add`.
@@ -156,11 +169,11 @@ extension Persisted: PersistedField {
     }
 
     static func _input(at pointer: UnsafeRawPointer) -> Input {
-        pointer.assumingMemoryBound(to: Self.self).pointee.storage._encode().input
+        pointer.load(as: Self.self).storage._encode().input
     }
 
     static func _unmanagedValue(at pointer: UnsafeRawPointer) -> PropertyValue {
-        switch pointer.assumingMemoryBound(to: Self.self).pointee.storage._encode().input {
+        switch pointer.load(as: Self.self).storage._encode().input {
         case .value(let v): v
         case .array(let items):
             .list(items.map { if case .value(let v) = $0 { v } else { .null } })

@@ -30,7 +30,7 @@ public actor Realm {
         self.store = try Store(schema: schema)
         for type in configuration.objectTypes {
             let info = try ModelInfo.info(for: type)
-            store.register(type, defaults: info.defaults)
+            store.register(type, info: info)
         }
     }
 

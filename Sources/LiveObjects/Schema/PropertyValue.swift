@@ -40,6 +40,28 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
     case object(ObjectKey)
     case list([PropertyValue])
 
+    /// The case of a value, without its payload.
+    enum Tag {
+        case null, bool, int, float, double, string, date, data, uuid, object, list
+    }
+
+    /// The case of the value.
+    var tag: Tag {
+        switch self {
+        case .null: .null
+        case .bool: .bool
+        case .int: .int
+        case .float: .float
+        case .double: .double
+        case .string: .string
+        case .date: .date
+        case .data: .data
+        case .uuid: .uuid
+        case .object: .object
+        case .list: .list
+        }
+    }
+
     /// Whether the value is ``null``.
     public var isNull: Bool {
         if case .null = self { return true }

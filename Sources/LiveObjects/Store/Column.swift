@@ -76,50 +76,160 @@ extension Optional: ColumnElement where Wrapped: ColumnElement {
 /// One stored property of a table: a typed array indexed by row.
 ///
 /// Subclasses hold the values natively (`[Int64]`, `[String]`, …); the base class gives the
-/// dynamic view used by the dynamic API, persistence and the undo log.
+/// dynamic view used by the dynamic API, persistence and the undo log. Scalar columns are
+/// reached through a switch on their kind, so that each access runs specialized code (a call
+/// through the class's vtable would run the unspecialized generic code).
 package class Column {
     package final let property: Property
+    /// The element kind of a scalar column; nil for link and list columns.
+    final let scalarKind: ScalarKind?
 
-    init(property: Property) {
+    init(property: Property, scalarKind: ScalarKind? = nil) {
         self.property = property
+        self.scalarKind = scalarKind
     }
 
     /// The number of rows, live or not.
-    package var count: Int { fatalError("abstract") }
+    package final var count: Int {
+        if let k = scalarKind { return k.apply(CountOperation(), to: self) }
+        return dynamicCount
+    }
+
     /// The value of a row.
-    package func value(at row: Int) -> PropertyValue { fatalError("abstract") }
+    package final func value(at row: Int) -> PropertyValue {
+        if let k = scalarKind { return k.apply(ValueOperation(row: row), to: self) }
+        return dynamicValue(at: row)
+    }
+
     /// Replaces the value of a row. The value is already checked for the property's type.
-    func set(_ value: PropertyValue, at row: Int) { fatalError("abstract") }
+    final func set(_ value: PropertyValue, at row: Int) {
+        if let k = scalarKind { return k.apply(SetOperation(value: value, row: row), to: self) }
+        dynamicSet(value, at: row)
+    }
+
     /// Adds a row at the end.
-    func append(_ value: PropertyValue) { fatalError("abstract") }
+    final func append(_ value: PropertyValue) {
+        if let k = scalarKind { return k.apply(AppendOperation(value: value), to: self) }
+        dynamicAppend(value)
+    }
+
     /// Removes the last row.
-    func removeLast() { fatalError("abstract") }
+    final func removeLast() {
+        if let k = scalarKind { return k.apply(RemoveLastOperation(), to: self) }
+        dynamicRemoveLast()
+    }
+
     /// Reserves room for more rows.
-    func reserve(_ capacity: Int) {}
+    final func reserve(_ capacity: Int) {
+        if let k = scalarKind { return k.apply(ReserveOperation(capacity: capacity), to: self) }
+    }
+
     /// A copy sharing storage until one side changes.
-    func copy() -> Column { fatalError("abstract") }
+    final func copy() -> Column {
+        if let k = scalarKind { return k.apply(CopyOperation(), to: self) }
+        return dynamicCopy()
+    }
+
+    // Overridden by link and list columns.
+    var dynamicCount: Int { fatalError("abstract") }
+    func dynamicValue(at row: Int) -> PropertyValue { fatalError("abstract") }
+    func dynamicSet(_ value: PropertyValue, at row: Int) { fatalError("abstract") }
+    func dynamicAppend(_ value: PropertyValue) { fatalError("abstract") }
+    func dynamicRemoveLast() { fatalError("abstract") }
+    func dynamicCopy() -> Column { fatalError("abstract") }
 }
 
 /// A column of natively stored scalar values.
 package final class ScalarColumn<Element: ColumnElement>: Column {
-    package var values: [Element] = []
+    @exclusivity(unchecked) package var values: [Element] = []
+}
 
-    override package var count: Int { values.count }
-    override package func value(at row: Int) -> PropertyValue { values[row].propertyValue }
-    override func set(_ value: PropertyValue, at row: Int) { values[row] = Element(unchecked: value) }
-    override func append(_ value: PropertyValue) { values.append(Element(unchecked: value)) }
-    override func removeLast() { values.removeLast() }
-    override func reserve(_ capacity: Int) { values.reserveCapacity(capacity) }
-    override func copy() -> Column {
-        let c = ScalarColumn<Element>(property: property)
-        c.values = values
-        return c
+/// The element type of a scalar column.
+enum ScalarKind {
+    case bool, int, float, double, string, date, data, uuid
+    case optionalBool, optionalInt, optionalFloat, optionalDouble, optionalString, optionalDate
+    case optionalData, optionalUUID
+
+    /// Runs an operation on a column of this kind, with the element type known statically.
+    @inline(__always)
+    func apply<Operation: ScalarOperation>(_ operation: Operation, to column: Column)
+        -> Operation.Result
+    {
+        switch self {
+        case .bool: operation.apply(unsafeDowncast(column, to: ScalarColumn<Bool>.self))
+        case .int: operation.apply(unsafeDowncast(column, to: ScalarColumn<Int64>.self))
+        case .float: operation.apply(unsafeDowncast(column, to: ScalarColumn<Float>.self))
+        case .double: operation.apply(unsafeDowncast(column, to: ScalarColumn<Double>.self))
+        case .string: operation.apply(unsafeDowncast(column, to: ScalarColumn<String>.self))
+        case .date: operation.apply(unsafeDowncast(column, to: ScalarColumn<Date>.self))
+        case .data: operation.apply(unsafeDowncast(column, to: ScalarColumn<Data>.self))
+        case .uuid: operation.apply(unsafeDowncast(column, to: ScalarColumn<UUID>.self))
+        case .optionalBool: operation.apply(unsafeDowncast(column, to: ScalarColumn<Bool?>.self))
+        case .optionalInt: operation.apply(unsafeDowncast(column, to: ScalarColumn<Int64?>.self))
+        case .optionalFloat: operation.apply(unsafeDowncast(column, to: ScalarColumn<Float?>.self))
+        case .optionalDouble: operation.apply(unsafeDowncast(column, to: ScalarColumn<Double?>.self))
+        case .optionalString: operation.apply(unsafeDowncast(column, to: ScalarColumn<String?>.self))
+        case .optionalDate: operation.apply(unsafeDowncast(column, to: ScalarColumn<Date?>.self))
+        case .optionalData: operation.apply(unsafeDowncast(column, to: ScalarColumn<Data?>.self))
+        case .optionalUUID: operation.apply(unsafeDowncast(column, to: ScalarColumn<UUID?>.self))
+        }
+    }
+}
+
+/// An operation on a scalar column, written once for every element type.
+protocol ScalarOperation {
+    associatedtype Result
+    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Result
+}
+
+private struct CountOperation: ScalarOperation {
+    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Int { column.values.count }
+}
+
+private struct ValueOperation: ScalarOperation {
+    let row: Int
+    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> PropertyValue {
+        column.values[row].propertyValue
+    }
+}
+
+private struct SetOperation: ScalarOperation {
+    let value: PropertyValue
+    let row: Int
+    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
+        column.values[row] = T(unchecked: value)
+    }
+}
+
+private struct AppendOperation: ScalarOperation {
+    let value: PropertyValue
+    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
+        column.values.append(T(unchecked: value))
+    }
+}
+
+private struct RemoveLastOperation: ScalarOperation {
+    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) { column.values.removeLast() }
+}
+
+private struct ReserveOperation: ScalarOperation {
+    let capacity: Int
+    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
+        column.values.reserveCapacity(capacity)
+    }
+}
+
+private struct CopyOperation: ScalarOperation {
+    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Column {
+        let copy = ScalarColumn<T>(property: column.property, scalarKind: column.scalarKind)
+        copy.values = column.values
+        return copy
     }
 }
 
 /// A column of to-one links, stored as target rows (`-1` for nil).
 package final class LinkColumn: Column {
-    package var targets: [Int32] = []
+    @exclusivity(unchecked) package var targets: [Int32] = []
     package unowned let target: Table
 
     init(property: Property, target: Table) {
@@ -127,20 +237,19 @@ package final class LinkColumn: Column {
         super.init(property: property)
     }
 
-    override package var count: Int { targets.count }
-    override package func value(at row: Int) -> PropertyValue {
+    override var dynamicCount: Int { targets.count }
+    override func dynamicValue(at row: Int) -> PropertyValue {
         let t = targets[row]
         return t < 0 ? .null : .object(target.key(Int32(t)))
     }
-    override func set(_ value: PropertyValue, at row: Int) {
+    override func dynamicSet(_ value: PropertyValue, at row: Int) {
         targets[row] = value.objectKey.map { Int32(bitPattern: $0.row) } ?? -1
     }
-    override func append(_ value: PropertyValue) {
+    override func dynamicAppend(_ value: PropertyValue) {
         targets.append(value.objectKey.map { Int32(bitPattern: $0.row) } ?? -1)
     }
-    override func removeLast() { targets.removeLast() }
-    override func reserve(_ capacity: Int) { targets.reserveCapacity(capacity) }
-    override func copy() -> Column {
+    override func dynamicRemoveLast() { targets.removeLast() }
+        override func dynamicCopy() -> Column {
         let c = LinkColumn(property: property, target: target)
         c.targets = targets
         return c
@@ -149,7 +258,7 @@ package final class LinkColumn: Column {
 
 /// A column of lists of links, each stored as target rows.
 package final class LinkListColumn: Column {
-    package var lists: [[Int32]] = []
+    @exclusivity(unchecked) package var lists: [[Int32]] = []
     package unowned let target: Table
 
     init(property: Property, target: Table) {
@@ -157,16 +266,16 @@ package final class LinkListColumn: Column {
         super.init(property: property)
     }
 
-    override package var count: Int { lists.count }
-    override package func value(at row: Int) -> PropertyValue {
+    override var dynamicCount: Int { lists.count }
+    override func dynamicValue(at row: Int) -> PropertyValue {
         .list(lists[row].map { .object(target.key($0)) })
     }
-    override func set(_ value: PropertyValue, at row: Int) {
+    override func dynamicSet(_ value: PropertyValue, at row: Int) {
         lists[row] = Self.rows(value)
     }
-    override func append(_ value: PropertyValue) { lists.append(Self.rows(value)) }
-    override func removeLast() { lists.removeLast() }
-    override func copy() -> Column {
+    override func dynamicAppend(_ value: PropertyValue) { lists.append(Self.rows(value)) }
+    override func dynamicRemoveLast() { lists.removeLast() }
+    override func dynamicCopy() -> Column {
         let c = LinkListColumn(property: property, target: target)
         c.lists = lists
         return c
@@ -180,18 +289,18 @@ package final class LinkListColumn: Column {
 
 /// A column of lists of primitive values.
 package final class ValueListColumn: Column {
-    package var lists: [[PropertyValue]] = []
+    @exclusivity(unchecked) package var lists: [[PropertyValue]] = []
 
-    override package var count: Int { lists.count }
-    override package func value(at row: Int) -> PropertyValue { .list(lists[row]) }
-    override func set(_ value: PropertyValue, at row: Int) {
+    override var dynamicCount: Int { lists.count }
+    override func dynamicValue(at row: Int) -> PropertyValue { .list(lists[row]) }
+    override func dynamicSet(_ value: PropertyValue, at row: Int) {
         if case .list(let items) = value { lists[row] = items } else { lists[row] = [] }
     }
-    override func append(_ value: PropertyValue) {
+    override func dynamicAppend(_ value: PropertyValue) {
         if case .list(let items) = value { lists.append(items) } else { lists.append([]) }
     }
-    override func removeLast() { lists.removeLast() }
-    override func copy() -> Column {
+    override func dynamicRemoveLast() { lists.removeLast() }
+    override func dynamicCopy() -> Column {
         let c = ValueListColumn(property: property)
         c.lists = lists
         return c
@@ -207,19 +316,20 @@ extension Column {
                 : LinkColumn(property: property, target: target!)
         }
         if property.isList { return ValueListColumn(property: property) }
-        func scalar<T: ColumnElement>(_: T.Type) -> Column {
+        func scalar<T: ColumnElement>(_: T.Type, _ kind: ScalarKind, _ optionalKind: ScalarKind) -> Column {
             property.isOptional
-                ? ScalarColumn<T?>(property: property) : ScalarColumn<T>(property: property)
+                ? ScalarColumn<T?>(property: property, scalarKind: optionalKind)
+                : ScalarColumn<T>(property: property, scalarKind: kind)
         }
         switch property.type {
-        case .bool: return scalar(Bool.self)
-        case .int, .int8, .int16, .int32, .int64: return scalar(Int64.self)
-        case .float: return scalar(Float.self)
-        case .double: return scalar(Double.self)
-        case .string: return scalar(String.self)
-        case .date: return scalar(Date.self)
-        case .data: return scalar(Data.self)
-        case .uuid: return scalar(UUID.self)
+        case .bool: return scalar(Bool.self, .bool, .optionalBool)
+        case .int, .int8, .int16, .int32, .int64: return scalar(Int64.self, .int, .optionalInt)
+        case .float: return scalar(Float.self, .float, .optionalFloat)
+        case .double: return scalar(Double.self, .double, .optionalDouble)
+        case .string: return scalar(String.self, .string, .optionalString)
+        case .date: return scalar(Date.self, .date, .optionalDate)
+        case .data: return scalar(Data.self, .data, .optionalData)
+        case .uuid: return scalar(UUID.self, .uuid, .optionalUUID)
         case .object, .linkingObjects: fatalError("unreachable")
         }
     }

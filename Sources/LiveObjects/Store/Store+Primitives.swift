@@ -163,14 +163,28 @@ extension Store {
 
     private func addBacklinks(_ table: Table, _ row: Int32) {
         for (p, backlinks) in table.outgoing {
-            for t in Self.linkRows(table.columns[p]!.value(at: Int(row))) { backlinks.add(row, to: t) }
+            switch table.columns[p] {
+            case let link as LinkColumn:
+                let t = link.targets[Int(row)]
+                if t >= 0 { backlinks.add(row, to: t) }
+            case let list as LinkListColumn:
+                for t in list.lists[Int(row)] { backlinks.add(row, to: t) }
+            default:
+                break
+            }
         }
     }
 
     private func removeBacklinks(_ table: Table, _ row: Int32) {
         for (p, backlinks) in table.outgoing {
-            for t in Self.linkRows(table.columns[p]!.value(at: Int(row))) {
-                backlinks.remove(row, from: t)
+            switch table.columns[p] {
+            case let link as LinkColumn:
+                let t = link.targets[Int(row)]
+                if t >= 0 { backlinks.remove(row, from: t) }
+            case let list as LinkListColumn:
+                for t in list.lists[Int(row)] { backlinks.remove(row, from: t) }
+            default:
+                break
             }
         }
     }
@@ -185,6 +199,7 @@ extension Store {
         }
         isInWrite = true
         undoLog.removeAll(keepingCapacity: true)
+        rowCountAtWriteStart = tables.map(\.rowCount)
         pendingError = nil
     }
 
@@ -225,35 +240,51 @@ extension Store {
     }
 
     /// The changeset of the open write so far.
+    ///
+    /// - Complexity: O(changes): rows appended in this write are recognized by their slot, so
+    ///   no set of all inserted rows is built.
     package func changeSet() -> ChangeSet {
-        var inserted: [Int32: Set<Int32>] = [:]
-        var deleted: [Int32: [Int32: (UInt32, PropertyValue)]] = [:]
+        var reused: [Int32: Set<Int32>] = [:]
+        var removed: [Int32: [Int32: (UInt32, PropertyValue)]] = [:]
+        for entry in undoLog {
+            switch entry {
+            case .insert(let t, let row, let appended):
+                if !appended { reused[t, default: []].insert(row) }
+            case .remove(let t, let row, let info):
+                let table = tables[Int(t)]
+                let pk = table.primaryKeyProperty.map { info.values[$0] } ?? .null
+                removed[t, default: [:]][row] = (info.generation, pk)
+            default:
+                break
+            }
+        }
+        func isInserted(_ t: Int32, _ row: Int32) -> Bool {
+            Int(row) >= rowCountAtWriteStart[Int(t)] || reused[t]?.contains(row) == true
+        }
+        var inserted: [Int32: [Int32]] = [:]
         var modified: [Int32: [Int32: Set<Int>]] = [:]
         for entry in undoLog {
             switch entry {
             case .insert(let t, let row, _):
-                inserted[t, default: []].insert(row)
+                if removed[t]?[row] == nil { inserted[t, default: []].append(row) }
             case .set(let t, let row, let p, _), .listInsert(let t, let row, let p, _),
                 .listRemove(let t, let row, let p, _, _), .listReplace(let t, let row, let p, _, _),
                 .listMove(let t, let row, let p, _, _):
-                if inserted[t]?.contains(row) != true {
+                if removed[t]?[row] == nil && !isInserted(t, row) {
                     modified[t, default: [:]][row, default: []].insert(Int(p))
                 }
-            case .remove(let t, let row, let removed):
-                modified[t]?[row] = nil
-                if inserted[t]?.remove(row) == nil {
-                    let table = tables[Int(t)]
-                    let pk = table.primaryKeyProperty.map { removed.values[$0] } ?? .null
-                    deleted[t, default: [:]][row] = (removed.generation, pk)
-                }
+            case .remove:
+                break
             }
         }
         var result: [String: TableChanges] = [:]
         for table in tables {
             let t = Int32(table.index)
             var changes = TableChanges()
-            for row in inserted[t] ?? [] { changes.insertions.insert(table.key(row)) }
-            for (row, info) in deleted[t] ?? [:] {
+            if let rows = inserted[t] {
+                changes.insertions = rows.sorted().map { table.key($0) }
+            }
+            for (row, info) in removed[t] ?? [:] where !isInserted(t, row) {
                 changes.deletions[ObjectKey(row: UInt32(bitPattern: row), generation: info.0)] = info.1
             }
             for (row, props) in modified[t] ?? [:] { changes.modifications[table.key(row)] = props }

@@ -12,7 +12,7 @@ public enum UpdatePolicy: Sendable, Hashable {
 }
 
 /// A value to store, before it is checked against the schema: what `create` and `add` accept.
-package indirect enum Input {
+package enum Input {
     /// A plain value; for a link property, a scalar is the target's primary key.
     case value(PropertyValue)
     /// Property values by name, for a new (or updated) object.
@@ -26,7 +26,6 @@ package indirect enum Input {
 /// The objects added during one `add` or `create` call, so that cycles resolve.
 package final class AddContext {
     var rows: [ObjectIdentifier: (Table, Int32)] = [:]
-    var added: [Object] = []
     let update: UpdatePolicy
     init(update: UpdatePolicy) { self.update = update }
 }
@@ -108,7 +107,7 @@ extension Store {
         if case .object(let object) = input {
             return try add(object, to: table, context: context)
         }
-        var given: [Int: Input] = [:]
+        var given = [Input?](repeating: nil, count: table.schema.properties.count)
         switch input {
         case .dictionary(let dict):
             for (name, value) in dict {
@@ -159,24 +158,56 @@ extension Store {
             }
             return row
         }
-        if let (_, row) = context.rows[ObjectIdentifier(object)] { return row }
+        if !context.rows.isEmpty, let (_, row) = context.rows[ObjectIdentifier(object)] { return row }
         let type = Swift.type(of: object)
-        let table = tablesByType[ObjectIdentifier(type)] ?? table
-        guard let info = ModelInfo.cached(type) else {
-            throw LiveObjectsError(.unknownType, "not a model type", objectType: table.name)
+        let table = table.objectType == type ? table : (tablesByType[ObjectIdentifier(type)] ?? table)
+        guard let info = table.modelInfo else {
+            throw LiveObjectsError(.unknownType, "not a model type of this realm", objectType: table.name)
         }
-        var given: [Int: Input] = [:]
+        // Fast path: read plain values straight into a row; links are set after the insert.
+        var values = table.defaults
+        var links: [(Int, Input)] = []
         withExtendedLifetime(object) {
             let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-            for field in info.fields where field.property.isStored {
-                given[field.propertyIndex] = field.accessor._input(at: base + field.offset)
+            for field in info.fields {
+                let p = field.propertyIndex
+                switch table.storage[p] {
+                case .computed:
+                    continue
+                case .link:
+                    let input = field.accessor._input(at: base + field.offset)
+                    switch input {
+                    case .value(.null): continue
+                    case .array(let items) where items.isEmpty: continue
+                    default: links.append((p, input))
+                    }
+                case .value:
+                    values[p] = field.accessor._unmanagedValue(at: base + field.offset)
+                }
             }
         }
-        return try createRow(table, given: given, context: context, object: object)
+        for p in table.valueProperties where !table.accepts(values[p], p) {
+            values[p] = try check(values[p], for: table.schema.properties[p], in: table)
+        }
+        if let pk = table.primaryKeyProperty, table.row(forPrimaryKey: values[pk]) != nil {
+            // An existing object: the general path applies the update policy.
+            var given = [Input?](repeating: nil, count: values.count)
+            for p in table.valueProperties { given[p] = .value(values[p]) }
+            for (p, input) in links { given[p] = input }
+            return try createRow(table, given: given, context: context, object: object)
+        }
+        let row = insertRow(table, values: values)
+        if !links.isEmpty {
+            context.rows[ObjectIdentifier(object)] = (table, row)
+            for (p, input) in links { try set(input, table, row, p, context: context, force: false) }
+        }
+        object._handle = ObjectHandle(
+            store: self, table: table, row: row, generation: table.generations[Int(row)])
+        return row
     }
 
     private func createRow(
-        _ table: Table, given: [Int: Input], context: AddContext, object: Object?
+        _ table: Table, given: [Input?], context: AddContext, object: Object?
     ) throws(LiveObjectsError) -> Int32 {
         let properties = table.schema.properties
         // Find an existing object by primary key.
@@ -202,12 +233,10 @@ extension Store {
                     objectType: table.name, property: properties[pk].name, primaryKey: key)
             }
         }
-        if table.schema.isEmbedded && object == nil && given.isEmpty {
-            // fine: an embedded object with defaults
-        }
         if let row = existing {
             if let object { context.rows[ObjectIdentifier(object)] = (table, row) }
-            for (p, input) in given.sorted(by: { $0.key < $1.key }) where p != table.primaryKeyProperty {
+            for (p, input) in given.enumerated() where p != table.primaryKeyProperty {
+                guard let input else { continue }
                 try set(input, table, row, p, context: context, force: context.update == .all)
             }
             if let object { bind(object, table, row, context) }
@@ -230,7 +259,7 @@ extension Store {
         }
         if let pkValue, let pk = table.primaryKeyProperty { values[pk] = pkValue }
         let row = insertRow(table, values: values)
-        if let object { context.rows[ObjectIdentifier(object)] = (table, row) }
+        if let object, !linkInputs.isEmpty { context.rows[ObjectIdentifier(object)] = (table, row) }
         for (p, input) in linkInputs {
             try set(input, table, row, p, context: context, force: false)
         }
@@ -240,7 +269,24 @@ extension Store {
 
     private func bind(_ object: Object, _ table: Table, _ row: Int32, _ context: AddContext) {
         object._handle = ObjectHandle(store: self, table: table, row: row, generation: table.generations[Int(row)])
-        context.added.append(object)
+    }
+
+    /// Sets a primitive property of a managed object.
+    package func setPrimitive(_ value: PropertyValue, _ handle: ObjectHandle, _ p: Int) throws(LiveObjectsError) {
+        let table = handle.table
+        let property = table.schema.properties[p]
+        try requireWrite(table, property: property.name)
+        let checked = try check(value, for: property, in: table)
+        if p == table.primaryKeyProperty {
+            if checked != table.columns[p]!.value(at: Int(handle.row)) {
+                throw LiveObjectsError(
+                    .primaryKeyChange, "the primary key of an existing object cannot be changed",
+                    objectType: table.name, property: property.name,
+                    primaryKey: table.primaryKey(of: handle.row))
+            }
+            return
+        }
+        setValue(checked, table, handle.row, p)
     }
 
     private func checkedValue(_ input: Input, _ property: Property, _ table: Table)

@@ -34,13 +34,15 @@ package final class Store {
     /// Tables by the `ObjectIdentifier` of their model class.
     package private(set) var tablesByType: [ObjectIdentifier: Table] = [:]
     /// The version of the last commit.
-    package internal(set) var version: UInt64 = 0
+    @exclusivity(unchecked) package internal(set) var version: UInt64 = 0
     /// Whether a write is open.
-    package internal(set) var isInWrite = false
-    var undoLog: [UndoEntry] = []
+    @exclusivity(unchecked) package internal(set) var isInWrite = false
+    @exclusivity(unchecked) var undoLog: [UndoEntry] = []
+    /// The number of slots of each table when the open write began.
+    var rowCountAtWriteStart: [Int] = []
     /// The first error raised where it could not be thrown (property setters), thrown by the
     /// enclosing realm call.
-    package internal(set) var pendingError: LiveObjectsError?
+    @exclusivity(unchecked) package internal(set) var pendingError: LiveObjectsError?
     /// Called after every commit, in order, with the commit's changeset.
     package var commitObservers: [(ChangeSet, Store) -> Void] = []
 
@@ -86,15 +88,16 @@ package final class Store {
     }
 
     /// Attaches model classes to their tables.
-    package func register(_ type: Object.Type, defaults: [PropertyValue]?) {
+    func register(_ type: Object.Type, info: ModelInfo) {
         let table = tablesByName[type.className]!
-        table.setObjectType(type, defaults: defaults)
+        table.setObjectType(type, defaults: info.defaults)
+        table.modelInfo = info
         tablesByType[ObjectIdentifier(type)] = table
     }
 
     /// The table of a model class.
     package func table(for type: Object.Type) throws(LiveObjectsError) -> Table {
-        if let table = tablesByType[ObjectIdentifier(type)] { return table }
+        for table in tables where table.objectType == type { return table }
         throw LiveObjectsError(
             .unknownType, "the type is not part of this realm's configuration",
             objectType: type.className)

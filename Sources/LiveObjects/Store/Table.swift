@@ -8,7 +8,7 @@ package final class BacklinkColumn {
     /// The link property's index in the source table.
     package let property: Int
     /// For each target row, the source rows that link to it (a multiset: a list can link twice).
-    package var rows: [[Int32]] = []
+    @exclusivity(unchecked) package var rows: [[Int32]] = []
 
     init(source: Table, property: Int) {
         self.source = source
@@ -26,95 +26,60 @@ package final class BacklinkColumn {
     }
 }
 
-/// The primary-key index of a table.
-package enum PrimaryKeyIndex {
-    case int([Int64: Int32])
-    case string([String: Int32])
-    case uuid([UUID: Int32])
+/// The primary-key index of a table: a hash map from key to row, typed by the key's type.
+package final class PrimaryKeyIndex {
+    @exclusivity(unchecked) package private(set) var ints: [Int64: Int32] = [:]
+    @exclusivity(unchecked) package private(set) var strings: [String: Int32] = [:]
+    @exclusivity(unchecked) package private(set) var uuids: [UUID: Int32] = [:]
 
+    @inline(__always)
     func row(for key: PropertyValue) -> Int32? {
-        switch (self, key) {
-        case (.int(let d), .int(let k)): d[k]
-        case (.string(let d), .string(let k)): d[k]
-        case (.uuid(let d), .uuid(let k)): d[k]
+        switch key {
+        case .int(let k): ints[k]
+        case .string(let k): strings[k]
+        case .uuid(let k): uuids[k]
         default: nil
         }
     }
 
-    mutating func insert(_ key: PropertyValue, row: Int32) {
-        switch (self, key) {
-        case (.int(var d), .int(let k)):
-            self = .int([:])
-            d[k] = row
-            self = .int(d)
-        case (.string(var d), .string(let k)):
-            self = .string([:])
-            d[k] = row
-            self = .string(d)
-        case (.uuid(var d), .uuid(let k)):
-            self = .uuid([:])
-            d[k] = row
-            self = .uuid(d)
+    func insert(_ key: PropertyValue, row: Int32) {
+        switch key {
+        case .int(let k): ints[k] = row
+        case .string(let k): strings[k] = row
+        case .uuid(let k): uuids[k] = row
         default: break
         }
     }
 
-    mutating func remove(_ key: PropertyValue) {
-        switch (self, key) {
-        case (.int(var d), .int(let k)):
-            self = .int([:])
-            d[k] = nil
-            self = .int(d)
-        case (.string(var d), .string(let k)):
-            self = .string([:])
-            d[k] = nil
-            self = .string(d)
-        case (.uuid(var d), .uuid(let k)):
-            self = .uuid([:])
-            d[k] = nil
-            self = .uuid(d)
+    func remove(_ key: PropertyValue) {
+        switch key {
+        case .int(let k): ints[k] = nil
+        case .string(let k): strings[k] = nil
+        case .uuid(let k): uuids[k] = nil
         default: break
         }
     }
 
-    var count: Int {
-        switch self {
-        case .int(let d): d.count
-        case .string(let d): d.count
-        case .uuid(let d): d.count
-        }
-    }
+    package var count: Int { ints.count + strings.count + uuids.count }
 
-    mutating func reserve(_ capacity: Int) {
-        switch self {
-        case .int(var d):
-            self = .int([:])
-            d.reserveCapacity(capacity)
-            self = .int(d)
-        case .string(var d):
-            self = .string([:])
-            d.reserveCapacity(capacity)
-            self = .string(d)
-        case .uuid(var d):
-            self = .uuid([:])
-            d.reserveCapacity(capacity)
-            self = .uuid(d)
+    func reserve(_ capacity: Int, for type: PropertyType) {
+        switch type {
+        case .string: strings.reserveCapacity(capacity)
+        case .uuid: uuids.reserveCapacity(capacity)
+        default: ints.reserveCapacity(capacity)
         }
     }
 
     /// All (key, row) pairs, for checking the index against the data.
     package var entries: [(PropertyValue, Int32)] {
-        switch self {
-        case .int(let d): d.map { (.int($0.key), $0.value) }
-        case .string(let d): d.map { (.string($0.key), $0.value) }
-        case .uuid(let d): d.map { (.uuid($0.key), $0.value) }
-        }
+        ints.map { (.int($0.key), $0.value) } + strings.map { (.string($0.key), $0.value) }
+            + uuids.map { (.uuid($0.key), $0.value) }
     }
 }
 
 /// A secondary index: value to rows, for `indexed: true` properties.
 package final class ValueIndex {
-    package var rows: [PropertyValue: [Int32]] = [:]
+    @exclusivity(unchecked) package var rows: [PropertyValue: [Int32]] = [:]
 
     func insert(_ value: PropertyValue, row: Int32) {
         rows[value, default: []].append(row)
@@ -128,7 +93,16 @@ package final class ValueIndex {
     }
 }
 
+/// How a property is stored.
+enum PropertyStorage {
+    case value, link, computed
+}
+
 /// The storage of one object type: a column per stored property, slot bookkeeping, and indexes.
+///
+/// Storage is used only inside its realm's isolation, one access at a time, so its hot
+/// properties opt out of run-time exclusivity checks (`@exclusivity(unchecked)`), which cost
+/// more than the accesses themselves.
 ///
 /// Rows are storage slots. A deleted slot is freed when its write commits and reused by later
 /// inserts; its generation goes up so that old handles and keys stop resolving.
@@ -138,38 +112,46 @@ package final class Table {
     /// The object type stored here.
     package let schema: ObjectSchema
     /// One column per property, in schema order; nil for `LinkingObjects`.
-    package internal(set) var columns: [Column?] = []
+    @exclusivity(unchecked) package internal(set) var columns: [Column?] = []
     /// The generation of each slot; a handle is valid while its generation matches.
-    package internal(set) var generations: [UInt32] = []
+    @exclusivity(unchecked) package internal(set) var generations: [UInt32] = []
     /// Whether each slot holds a live object.
-    package internal(set) var isLive: [Bool] = []
+    @exclusivity(unchecked) package internal(set) var isLive: [Bool] = []
     /// Slots free for reuse (last is used first).
-    package internal(set) var freeRows: [Int32] = []
+    @exclusivity(unchecked) package internal(set) var freeRows: [Int32] = []
     /// The number of live objects.
-    package internal(set) var liveCount = 0
+    @exclusivity(unchecked) package internal(set) var liveCount = 0
     /// The primary key property's index, if any.
     package let primaryKeyProperty: Int?
     /// The primary-key index.
-    package internal(set) var primaryKeyIndex: PrimaryKeyIndex?
+    package let primaryKeyIndex: PrimaryKeyIndex?
     /// Secondary indexes, by property index.
     package internal(set) var valueIndexes: [Int: ValueIndex] = [:]
     /// Every link property (of any table) that targets this table.
-    package internal(set) var incoming: [BacklinkColumn] = []
+    @exclusivity(unchecked) package internal(set) var incoming: [BacklinkColumn] = []
     /// For each link property of this table, the backlink column in the target table.
-    package internal(set) var outgoing: [Int: BacklinkColumn] = [:]
+    @exclusivity(unchecked) package internal(set) var outgoing: [Int: BacklinkColumn] = [:]
     /// For each `LinkingObjects` property, the backlink column it reads.
-    package internal(set) var linkingObjectsSources: [Int: BacklinkColumn] = [:]
+    @exclusivity(unchecked) package internal(set) var linkingObjectsSources: [Int: BacklinkColumn] = [:]
     /// The Swift model class, when the realm was opened with model types.
-    package internal(set) var objectType: Object.Type?
+    @exclusivity(unchecked) package internal(set) var objectType: Object.Type?
+    /// Where the model class keeps its fields.
+    @exclusivity(unchecked) var modelInfo: ModelInfo?
     /// The value each property takes when none is given (from the model's defaults).
-    package internal(set) var defaults: [PropertyValue]
+    @exclusivity(unchecked) package internal(set) var defaults: [PropertyValue]
     /// Property index by name.
     package let propertyIndex: [String: Int]
+    /// How each property is stored.
+    let storage: [PropertyStorage]
+    /// The stored properties that hold plain values (not links).
+    let valueProperties: [Int]
+    /// For each property, the value case it takes without conversion.
+    private let valueTags: [PropertyValue.Tag?]
     /// Property index by the key path of a `@Persisted` wrapper's storage; filled on first use.
-    var storageKeyPaths: [ObjectIdentifier: Int] = [:]
+    @exclusivity(unchecked) private var storageKeyPaths: [(id: ObjectIdentifier, property: Int)] = []
     /// Bumped whenever a row is inserted or removed.
-    package internal(set) var structureVersion: UInt64 = 0
-    private var liveRowsCache: (version: UInt64, rows: [Int32])?
+    @exclusivity(unchecked) package internal(set) var structureVersion: UInt64 = 0
+    @exclusivity(unchecked) private var liveRowsCache: (version: UInt64, rows: [Int32])?
 
     init(index: Int, schema: ObjectSchema) {
         self.index = index
@@ -179,16 +161,50 @@ package final class Table {
         var names: [String: Int] = [:]
         for (i, p) in schema.properties.enumerated() { names[p.name] = i }
         self.propertyIndex = names
-        if let pk = primaryKeyProperty {
-            switch schema.properties[pk].type {
-            case .string: primaryKeyIndex = .string([:])
-            case .uuid: primaryKeyIndex = .uuid([:])
-            default: primaryKeyIndex = .int([:])
+        self.storage = schema.properties.map {
+            $0.type == .linkingObjects ? .computed : $0.type == .object ? .link : .value
+        }
+        self.valueProperties = schema.properties.indices.filter {
+            schema.properties[$0].type != .object && schema.properties[$0].type != .linkingObjects
+        }
+        self.valueTags = schema.properties.map { p in
+            guard !p.isList else { return nil }
+            switch p.type {
+            case .bool: return .bool
+            case .int, .int64: return .int
+            case .float: return .float
+            case .double: return .double
+            case .string: return .string
+            case .date: return .date
+            case .data: return .data
+            case .uuid: return .uuid
+            default: return nil
             }
         }
+        primaryKeyIndex = primaryKeyProperty == nil ? nil : PrimaryKeyIndex()
         for (i, p) in schema.properties.enumerated() where p.isIndexed && !p.isPrimaryKey {
             valueIndexes[i] = ValueIndex()
         }
+    }
+
+    /// The property stored by the wrapper with this storage key path, if known.
+    @inline(__always)
+    func property(forStorage id: ObjectIdentifier) -> Int? {
+        // A linear scan: a type has few properties, and this beats hashing.
+        for entry in storageKeyPaths where entry.id == id { return entry.property }
+        return nil
+    }
+
+    func setProperty(_ p: Int, forStorage id: ObjectIdentifier) {
+        if property(forStorage: id) == nil { storageKeyPaths.append((id, p)) }
+    }
+
+    /// Whether a plain value fits property `p` as it is (the common case, checked quickly).
+    @inline(__always)
+    func accepts(_ value: PropertyValue, _ p: Int) -> Bool {
+        guard let tag = valueTags[p] else { return false }
+        let actual = value.tag
+        return actual == tag || (actual == .null && schema.properties[p].isOptional)
     }
 
     /// The name of the object type.
@@ -279,7 +295,7 @@ package final class Table {
         for column in columns { column?.reserve(capacity) }
         generations.reserveCapacity(capacity)
         isLive.reserveCapacity(capacity)
-        primaryKeyIndex?.reserve(capacity)
+        if let pk = primaryKeyProperty { primaryKeyIndex?.reserve(capacity, for: schema.properties[pk].type) }
     }
 
     func markLive(_ row: Int32, _ live: Bool) {
