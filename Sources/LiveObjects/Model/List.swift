@@ -174,7 +174,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
             store.recordError(h.invalidated(property: context.schema.name))
             return
         }
-        let savepoint = store.savepoint
+        let savepoint = store.makeSavepoint()
         do {
             try body(h, store, context)
         } catch {

@@ -111,7 +111,7 @@ open class Object: CustomStringConvertible, Hashable {
                 .unknownProperty, "there is no property '\(name)'", objectType: handle.table.name,
                 property: name)
         }
-        let savepoint = handle.store.savepoint
+        let savepoint = handle.store.makeSavepoint()
         do {
             try handle.store.set(
                 .value(value), handle.table, handle.row, p, context: AddContext(update: .error),

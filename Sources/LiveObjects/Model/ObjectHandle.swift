@@ -48,10 +48,10 @@ public struct _AccessContext {
     @inlinable var isUsable: Bool { property >= 0 }
 
     /// The undo-log position to roll back to if a write through this context fails.
-    @usableFromInline var savepoint: Int { handle.store.savepoint }
+    @usableFromInline var savepoint: Savepoint { handle.store.makeSavepoint() }
 
     /// Undoes a failed write and records its error for the enclosing realm call.
-    @usableFromInline func failed(_ error: any Error, rollingBackTo savepoint: Int) {
+    @usableFromInline func failed(_ error: any Error, rollingBackTo savepoint: Savepoint) {
         let store = handle.store
         if store.isInWrite { store.rollback(to: savepoint) }
         if let error = error as? LiveObjectsError { store.recordError(error) }

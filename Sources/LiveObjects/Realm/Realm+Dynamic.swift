@@ -136,7 +136,7 @@ public struct DynamicObject: CustomStringConvertible {
     }
 
     private init(row: Int32, table: Table, handle: ObjectHandle) {
-        self.handle = ObjectHandle(store: handle.store, table: table, row: row, generation: table.generations[Int(row)])
+        self.handle = ObjectHandle(store: handle.store, table: table, row: row, generation: table.generation(row))
     }
 
     private func index(_ property: String) throws(LiveObjectsError) -> Int {
@@ -154,7 +154,7 @@ public struct DynamicObject: CustomStringConvertible {
         let p = try index(property)
         guard handle.isValid else { throw handle.invalidated(property: property) }
         try handle.store.requireWrite(handle.table, property: property)
-        let savepoint = handle.store.savepoint
+        let savepoint = handle.store.makeSavepoint()
         do {
             try body(p)
         } catch {
@@ -177,7 +177,7 @@ public struct DynamicResults: RandomAccessCollection {
     public subscript(position: Int) -> DynamicObject {
         let row = table.liveCount == table.rowCount ? Int32(position) : table.liveRows[position]
         return DynamicObject(
-            handle: ObjectHandle(store: store, table: table, row: row, generation: table.generations[Int(row)]))
+            handle: ObjectHandle(store: store, table: table, row: row, generation: table.generation(row)))
     }
 }
 
@@ -248,6 +248,6 @@ extension Realm {
     }
 
     private func dynamicObject(_ table: Table, _ row: Int32) -> DynamicObject {
-        DynamicObject(handle: ObjectHandle(store: store, table: table, row: row, generation: table.generations[Int(row)]))
+        DynamicObject(handle: ObjectHandle(store: store, table: table, row: row, generation: table.generation(row)))
     }
 }

@@ -68,7 +68,7 @@ extension Realm {
         }
         let object = T()
         object._handle = ObjectHandle(
-            store: store, table: table, row: row, generation: table.generations[Int(row)])
+            store: store, table: table, row: row, generation: table.generation(row))
         return object
     }
 
@@ -133,7 +133,7 @@ extension Realm {
         guard let row = table.row(forPrimaryKey: key._propertyValue) else { return nil }
         let object = T()
         object._handle = ObjectHandle(
-            store: store, table: table, row: row, generation: table.generations[Int(row)])
+            store: store, table: table, row: row, generation: table.generation(row))
         return object
     }
 
@@ -141,7 +141,7 @@ extension Realm {
 
     /// Runs `body`; if it throws, undoes what it changed.
     func atomically<R>(_ body: () throws(LiveObjectsError) -> R) throws(LiveObjectsError) -> R {
-        let savepoint = store.savepoint
+        let savepoint = store.makeSavepoint()
         do {
             return try body()
         } catch {

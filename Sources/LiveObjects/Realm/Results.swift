@@ -24,7 +24,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
         let row = table.liveCount == table.rowCount ? Int32(position) : table.liveRows[position]
         let object = Element()
         object._handle = ObjectHandle(
-            store: store, table: table, row: row, generation: table.generations[Int(row)])
+            store: store, table: table, row: row, generation: table.generation(row))
         return object
     }
 }

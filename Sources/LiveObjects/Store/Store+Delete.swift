@@ -10,7 +10,7 @@ extension Store {
         var order: [(Table, Int32)] = []
         var stack = roots
         while let (table, row) = stack.popLast() {
-            guard table.isLive[Int(row)], doomed.insert(RowID(table, row)).inserted else { continue }
+            guard table.isLive(row), doomed.insert(RowID(table, row)).inserted else { continue }
             order.append((table, row))
             for (p, property) in table.schema.properties.enumerated() where property.type == .object {
                 let target = tablesByName[property.objectType!]!

@@ -16,7 +16,18 @@ extension Store {
         table.markLive(row, true)
         table.indexInsert(row, values: values)
         addBacklinks(table, row)
-        undoLog.append(.insert(table: Int32(table.index), row: row, appended: appended))
+        if appended {
+            // Consecutive appends to one table share one entry (bulk inserts stay small).
+            if case .append(let t, let first, let count)? = undoLog.last,
+                t == Int32(table.index), first + count == row
+            {
+                undoLog[undoLog.count - 1] = .append(table: t, first: first, count: count + 1)
+            } else {
+                undoLog.append(.append(table: Int32(table.index), first: row, count: 1))
+            }
+        } else {
+            undoLog.append(.insert(table: Int32(table.index), row: row))
+        }
         return row
     }
 
@@ -93,7 +104,7 @@ extension Store {
         let values = (0..<table.columns.count).map { p in
             table.columns[p]?.value(at: Int(row)) ?? .null
         }
-        let generation = table.generations[Int(row)]
+        let generation = table.generation(row)
         table.indexRemove(row)
         table.markLive(row, false)
         table.setGeneration(row, generation &+ 1)
@@ -203,19 +214,31 @@ extension Store {
         pendingError = nil
     }
 
-    /// The position in the undo log, for partial rollbacks.
-    package var savepoint: Int { undoLog.count }
+    /// The position in the undo log to roll back to if the operation about to start fails.
+    package func makeSavepoint() -> Savepoint {
+        if case .append(_, _, let count)? = undoLog.last {
+            return Savepoint(index: undoLog.count, lastAppendCount: count)
+        }
+        return Savepoint(index: undoLog.count, lastAppendCount: nil)
+    }
 
     /// Undoes every change after a savepoint.
-    package func rollback(to savepoint: Int) {
-        while undoLog.count > savepoint {
+    package func rollback(to savepoint: Savepoint) {
+        while undoLog.count > savepoint.index {
             undo(undoLog.removeLast())
+        }
+        // Rows appended after the savepoint may have been merged into its last entry.
+        if let kept = savepoint.lastAppendCount, case .append(let t, let first, let count)? = undoLog.last,
+            count > kept
+        {
+            undoLog[undoLog.count - 1] = .append(table: t, first: first, count: kept)
+            undo(.append(table: t, first: first + kept, count: count - kept))
         }
     }
 
     /// Undoes the whole open write and closes it.
     package func cancelWrite() {
-        rollback(to: 0)
+        rollback(to: Savepoint(index: 0, lastAppendCount: nil))
         isInWrite = false
         pendingError = nil
     }
@@ -248,8 +271,8 @@ extension Store {
         var removed: [Int32: [Int32: (UInt32, PropertyValue)]] = [:]
         for entry in undoLog {
             switch entry {
-            case .insert(let t, let row, let appended):
-                if !appended { reused[t, default: []].insert(row) }
+            case .insert(let t, let row):
+                reused[t, default: []].insert(row)
             case .remove(let t, let row, let info):
                 let table = tables[Int(t)]
                 let pk = table.primaryKeyProperty.map { info.values[$0] } ?? .null
@@ -265,8 +288,12 @@ extension Store {
         var modified: [Int32: [Int32: Set<Int>]] = [:]
         for entry in undoLog {
             switch entry {
-            case .insert(let t, let row, _):
+            case .insert(let t, let row):
                 if removed[t]?[row] == nil { inserted[t, default: []].append(row) }
+            case .append(let t, let first, let count):
+                for row in first..<first + count where removed[t]?[row] == nil {
+                    inserted[t, default: []].append(row)
+                }
             case .set(let t, let row, let p, _), .listInsert(let t, let row, let p, _),
                 .listRemove(let t, let row, let p, _, _), .listReplace(let t, let row, let p, _, _),
                 .listMove(let t, let row, let p, _, _):
@@ -295,19 +322,23 @@ extension Store {
 
     private func undo(_ entry: UndoEntry) {
         switch entry {
-        case .insert(let t, let row, let appended):
+        case .append(let t, let first, let count):
+            let table = tables[Int(t)]
+            for row in (first..<first + count).reversed() {
+                removeBacklinks(table, row)
+                table.indexRemove(row)
+                table.markLive(row, false)
+                table.removeLastSlot()
+            }
+        case .insert(let t, let row):
             let table = tables[Int(t)]
             removeBacklinks(table, row)
             table.indexRemove(row)
             table.markLive(row, false)
-            if appended {
-                table.removeLastSlot()
-            } else {
-                for (p, column) in table.columns.enumerated() {
-                    column?.set(table.schema.properties[p].zeroValue, at: Int(row))
-                }
-                table.pushFreeRow(row)
+            for (p, column) in table.columns.enumerated() {
+                column?.set(table.schema.properties[p].zeroValue, at: Int(row))
             }
+            table.pushFreeRow(row)
         case .set(let t, let row, let p, let old):
             let table = tables[Int(t)]
             rawSet(old, table, row, Int(p), old: table.columns[Int(p)]!.value(at: Int(row)))

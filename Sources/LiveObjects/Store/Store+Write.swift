@@ -202,7 +202,7 @@ extension Store {
             for (p, input) in links { try set(input, table, row, p, context: context, force: false) }
         }
         object._handle = ObjectHandle(
-            store: self, table: table, row: row, generation: table.generations[Int(row)])
+            store: self, table: table, row: row, generation: table.generation(row))
         return row
     }
 
@@ -268,7 +268,7 @@ extension Store {
     }
 
     private func bind(_ object: Object, _ table: Table, _ row: Int32, _ context: AddContext) {
-        object._handle = ObjectHandle(store: self, table: table, row: row, generation: table.generations[Int(row)])
+        object._handle = ObjectHandle(store: self, table: table, row: row, generation: table.generation(row))
     }
 
     /// Sets a primitive property of a managed object.

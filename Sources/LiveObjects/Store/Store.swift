@@ -2,13 +2,24 @@ import Foundation
 
 /// One step of the undo log of the open write, which is also the source of its changeset.
 enum UndoEntry {
-    case insert(table: Int32, row: Int32, appended: Bool)
+    /// Rows `first ..< first + count` were appended.
+    case append(table: Int32, first: Int32, count: Int32)
+    /// A free slot was reused for a new row.
+    case insert(table: Int32, row: Int32)
     case set(table: Int32, row: Int32, property: Int32, old: PropertyValue)
     case listInsert(table: Int32, row: Int32, property: Int32, index: Int32)
     case listRemove(table: Int32, row: Int32, property: Int32, index: Int32, old: PropertyValue)
     case listReplace(table: Int32, row: Int32, property: Int32, index: Int32, old: PropertyValue)
     case listMove(table: Int32, row: Int32, property: Int32, from: Int32, to: Int32)
     case remove(table: Int32, row: Int32, removed: RemovedRow)
+}
+
+/// A position in the undo log of the open write.
+@usableFromInline
+package struct Savepoint {
+    let index: Int
+    /// The row count of the last entry, if it is an append that later appends may extend.
+    let lastAppendCount: Int32?
 }
 
 /// The values of a removed row, kept so that a rollback can restore it.

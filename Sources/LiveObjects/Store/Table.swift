@@ -113,10 +113,10 @@ package final class Table {
     package let schema: ObjectSchema
     /// One column per property, in schema order; nil for `LinkingObjects`.
     @exclusivity(unchecked) package internal(set) var columns: [Column?] = []
-    /// The generation of each slot; a handle is valid while its generation matches.
-    @exclusivity(unchecked) package internal(set) var generations: [UInt32] = []
-    /// Whether each slot holds a live object.
-    @exclusivity(unchecked) package internal(set) var isLive: [Bool] = []
+    /// Per slot: the generation shifted left by one, with the low bit set while the slot holds
+    /// a live object. A handle is valid while its generation matches and the bit is set; one
+    /// array, so checking a handle touches one cache line.
+    @exclusivity(unchecked) private var slotStates: [UInt32] = []
     /// Slots free for reuse (last is used first).
     @exclusivity(unchecked) package internal(set) var freeRows: [Int32] = []
     /// The number of live objects.
@@ -211,25 +211,33 @@ package final class Table {
     package var name: String { schema.name }
 
     /// The number of slots, live or free.
-    package var rowCount: Int { isLive.count }
+    package var rowCount: Int { slotStates.count }
+
+    /// The generation of a slot.
+    @inline(__always)
+    package func generation(_ row: Int32) -> UInt32 { slotStates[Int(row)] >> 1 }
+
+    /// Whether a slot holds a live object.
+    @inline(__always)
+    package func isLive(_ row: Int32) -> Bool { slotStates[Int(row)] & 1 != 0 }
 
     /// The key of the object in a slot.
     package func key(_ row: Int32) -> ObjectKey {
-        ObjectKey(row: UInt32(bitPattern: row), generation: generations[Int(row)])
+        ObjectKey(row: UInt32(bitPattern: row), generation: generation(row))
     }
 
     /// The slot of a key, if it names a live object.
     package func row(for key: ObjectKey) -> Int32? {
-        let row = Int(key.row)
-        guard row < isLive.count, isLive[row], generations[row] == key.generation else { return nil }
-        return Int32(row)
+        let row = Int32(truncatingIfNeeded: key.row)
+        guard row >= 0, isValid(row, generation: key.generation) else { return nil }
+        return row
     }
 
     /// Whether a slot holds a live object of the given generation.
     @inline(__always)
     package func isValid(_ row: Int32, generation: UInt32) -> Bool {
         let r = Int(row)
-        return r < isLive.count && isLive[r] && generations[r] == generation
+        return r < slotStates.count && slotStates[r] == generation << 1 | 1
     }
 
     /// The live rows in slot order.
@@ -240,7 +248,7 @@ package final class Table {
         if liveCount == rowCount {
             rows.append(contentsOf: 0..<Int32(rowCount))
         } else {
-            for r in 0..<rowCount where isLive[r] { rows.append(Int32(r)) }
+            for r in 0..<rowCount where slotStates[r] & 1 != 0 { rows.append(Int32(r)) }
         }
         liveRowsCache = (structureVersion, rows)
         return rows
@@ -278,34 +286,31 @@ package final class Table {
     func appendSlot(_ values: [PropertyValue]) -> Int32 {
         let row = Int32(rowCount)
         for (i, column) in columns.enumerated() { column?.append(values[i]) }
-        generations.append(0)
-        isLive.append(false)
+        slotStates.append(0)
         for b in incoming { b.rows.append([]) }
         return row
     }
 
     func removeLastSlot() {
         for column in columns { column?.removeLast() }
-        generations.removeLast()
-        isLive.removeLast()
+        slotStates.removeLast()
         for b in incoming { b.rows.removeLast() }
     }
 
     func reserve(_ capacity: Int) {
         for column in columns { column?.reserve(capacity) }
-        generations.reserveCapacity(capacity)
-        isLive.reserveCapacity(capacity)
+        slotStates.reserveCapacity(capacity)
         if let pk = primaryKeyProperty { primaryKeyIndex?.reserve(capacity, for: schema.properties[pk].type) }
     }
 
     func markLive(_ row: Int32, _ live: Bool) {
-        isLive[Int(row)] = live
+        if live { slotStates[Int(row)] |= 1 } else { slotStates[Int(row)] &= ~1 }
         liveCount += live ? 1 : -1
         structureVersion &+= 1
     }
 
     func setGeneration(_ row: Int32, _ generation: UInt32) {
-        generations[Int(row)] = generation
+        slotStates[Int(row)] = generation << 1 | (slotStates[Int(row)] & 1)
     }
 
     func popFreeRow() -> Int32? { freeRows.popLast() }
