@@ -28,14 +28,14 @@ package final class BacklinkColumn {
 
 /// The primary-key index of a table: a hash map from key to row, typed by the key's type.
 package final class PrimaryKeyIndex {
-    @exclusivity(unchecked) package private(set) var ints: [Int64: Int32] = [:]
+    @exclusivity(unchecked) package private(set) var ints = IntKeyIndex()
     @exclusivity(unchecked) package private(set) var strings: [String: Int32] = [:]
     @exclusivity(unchecked) package private(set) var uuids: [UUID: Int32] = [:]
 
     @inline(__always)
     func row(for key: PropertyValue) -> Int32? {
         switch key {
-        case .int(let k): ints[k]
+        case .int(let k): ints.row(for: k)
         case .string(let k): strings[k]
         case .uuid(let k): uuids[k]
         default: nil
@@ -44,7 +44,7 @@ package final class PrimaryKeyIndex {
 
     func insert(_ key: PropertyValue, row: Int32) {
         switch key {
-        case .int(let k): ints[k] = row
+        case .int(let k): ints.insert(k, row: row)
         case .string(let k): strings[k] = row
         case .uuid(let k): uuids[k] = row
         default: break
@@ -53,7 +53,7 @@ package final class PrimaryKeyIndex {
 
     func remove(_ key: PropertyValue) {
         switch key {
-        case .int(let k): ints[k] = nil
+        case .int(let k): ints.remove(k)
         case .string(let k): strings[k] = nil
         case .uuid(let k): uuids[k] = nil
         default: break
@@ -66,13 +66,13 @@ package final class PrimaryKeyIndex {
         switch type {
         case .string: strings.reserveCapacity(capacity)
         case .uuid: uuids.reserveCapacity(capacity)
-        default: ints.reserveCapacity(capacity)
+        default: ints.reserve(capacity)
         }
     }
 
     /// All (key, row) pairs, for checking the index against the data.
     package var entries: [(PropertyValue, Int32)] {
-        ints.map { (.int($0.key), $0.value) } + strings.map { (.string($0.key), $0.value) }
+        ints.pairs.map { (.int($0.key), $0.row) } + strings.map { (.string($0.key), $0.value) }
             + uuids.map { (.uuid($0.key), $0.value) }
     }
 }

@@ -1,0 +1,112 @@
+/// An open-addressing hash map from `Int64` keys to rows: the primary-key index of tables whose
+/// primary key is an integer.
+///
+/// Keys and rows sit side by side in one array, so a lookup usually touches one cache line
+/// (a `Dictionary` keeps keys, values and occupancy in three arrays). Linear probing, at most
+/// three quarters full, with backward-shift deletion (no tombstones). The hash mixes the key
+/// with a per-index random seed.
+package struct IntKeyIndex {
+    @usableFromInline
+    struct Entry {
+        var key: Int64
+        /// The row, or -1 for an empty slot.
+        var row: Int32
+    }
+
+    private var entries: [Entry]
+    private var mask: Int
+    private let seed: UInt64
+    package private(set) var count = 0
+
+    package init(capacity: Int = 16) {
+        let size = Self.size(for: capacity)
+        entries = Array(repeating: Entry(key: 0, row: -1), count: size)
+        mask = size - 1
+        seed = UInt64.random(in: 1...UInt64.max) | 1
+    }
+
+    private static func size(for capacity: Int) -> Int {
+        var size = 16
+        while size * 3 < capacity * 4 { size *= 2 }
+        return size
+    }
+
+    @inline(__always)
+    private func slot(_ key: Int64) -> Int {
+        let h = (UInt64(bitPattern: key) ^ (seed >> 1)) &* seed
+        return Int(truncatingIfNeeded: h >> 32 ^ h) & mask
+    }
+
+    /// The row of a key.
+    @inline(__always)
+    package func row(for key: Int64) -> Int32? {
+        var i = slot(key)
+        return entries.withUnsafeBufferPointer { buffer in
+            while true {
+                let entry = buffer[i]
+                if entry.row < 0 { return nil }
+                if entry.key == key { return entry.row }
+                i = (i + 1) & mask
+            }
+        }
+    }
+
+    /// Sets the row of a key, replacing any previous one.
+    package mutating func insert(_ key: Int64, row: Int32) {
+        if (count + 1) * 4 > entries.count * 3 { grow(to: entries.count * 2) }
+        var i = slot(key)
+        while entries[i].row >= 0 {
+            if entries[i].key == key {
+                entries[i].row = row
+                return
+            }
+            i = (i + 1) & mask
+        }
+        entries[i] = Entry(key: key, row: row)
+        count += 1
+    }
+
+    /// Removes a key.
+    package mutating func remove(_ key: Int64) {
+        var i = slot(key)
+        while true {
+            if entries[i].row < 0 { return }
+            if entries[i].key == key { break }
+            i = (i + 1) & mask
+        }
+        // Backward-shift deletion: move later entries of the probe run into the hole.
+        var hole = i
+        var j = (i + 1) & mask
+        while entries[j].row >= 0 {
+            let home = slot(entries[j].key)
+            // Move j into the hole unless its home lies cyclically in (hole, j].
+            let inRange = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j)
+            if !inRange {
+                entries[hole] = entries[j]
+                hole = j
+            }
+            j = (j + 1) & mask
+        }
+        entries[hole] = Entry(key: 0, row: -1)
+        count -= 1
+    }
+
+    /// Makes room for at least `capacity` keys.
+    package mutating func reserve(_ capacity: Int) {
+        let size = Self.size(for: capacity)
+        if size > entries.count { grow(to: size) }
+    }
+
+    private mutating func grow(to size: Int) {
+        let old = entries
+        entries = Array(repeating: Entry(key: 0, row: -1), count: size)
+        mask = size - 1
+        count = 0
+        for entry in old where entry.row >= 0 { insert(entry.key, row: entry.row) }
+    }
+
+    /// Every (key, row) pair, in no particular order.
+    package var pairs: [(key: Int64, row: Int32)] {
+        entries.compactMap { $0.row >= 0 ? ($0.key, $0.row) : nil }
+    }
+}

@@ -1,0 +1,46 @@
+@testable import LiveObjects
+import Testing
+
+@Suite struct IntKeyIndexTests {
+    /// Random inserts and removals agree with a Dictionary (seeded; the seed is in the message).
+    @Test(arguments: [1, 2, 3, 4, 5])
+    func agreesWithDictionary(seed: UInt64) {
+        var rng = SplitMix(seed: seed)
+        var index = IntKeyIndex()
+        var model: [Int64: Int32] = [:]
+        for step in 0..<20_000 {
+            let key = Int64(rng.next() % 3_000) - 1_500
+            if rng.next() % 3 == 0 {
+                index.remove(key)
+                model[key] = nil
+            } else {
+                let row = Int32(step)
+                index.insert(key, row: row)
+                model[key] = row
+            }
+            if step % 97 == 0 {
+                for probe in -1_600..<1_600 {
+                    guard index.row(for: Int64(probe)) == model[Int64(probe)] else {
+                        Issue.record("seed \(seed) step \(step): key \(probe) disagrees")
+                        return
+                    }
+                }
+            }
+        }
+        #expect(index.count == model.count)
+        #expect(Dictionary(uniqueKeysWithValues: index.pairs.map { ($0.key, $0.row) }) == model)
+    }
+}
+
+/// A small seeded generator (SplitMix64) for repeatable tests.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
