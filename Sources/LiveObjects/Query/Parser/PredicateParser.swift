@@ -36,10 +36,12 @@
 ///
 /// ## Limits
 ///
-/// Input longer than ``maxInputLength`` UTF-8 bytes, or nested deeper than ``maxNestingDepth``
-/// (counting every `(`, `NOT`/`!`, `SUBQUERY` and `{` that is open at once), is refused with a
-/// ``LiveObjectsError/Code/limitExceeded`` error. The parser needs stack space only in
-/// proportion to that depth, and time in proportion to the input length.
+/// Input longer than ``maxInputLength`` UTF-8 bytes, nested deeper than ``maxNestingDepth``
+/// (counting every `(`, `NOT`/`!`, `SUBQUERY` and `{` that is open at once), or with more than
+/// ``maxSubqueryDepth`` nested `SUBQUERY`s, is refused with a
+/// ``LiveObjectsError/Code/limitExceeded`` error. Parentheses, `NOT` and `{…}` are read with
+/// explicit stacks; only `SUBQUERY` recurses, so the parser's stack use is bounded by
+/// ``maxSubqueryDepth`` whatever the input. Time is linear in the input length.
 ///
 /// ## Errors
 ///
@@ -50,6 +52,10 @@
 package enum PredicateParser {
     /// The deepest nesting accepted: parentheses, `NOT`, `SUBQUERY` and `{…}` open at once.
     package static let maxNestingDepth = 256
+    /// The deepest nesting of `SUBQUERY` inside `SUBQUERY` accepted. `SUBQUERY` is the only
+    /// construct the parser reads by recursion, so this bounds the parser's stack use; each
+    /// level also counts towards ``maxNestingDepth``.
+    package static let maxSubqueryDepth = 16
     /// The longest predicate accepted, in UTF-8 bytes (1 MiB).
     package static let maxInputLength = 1 << 20
 
@@ -140,6 +146,7 @@ struct PredicateParserState {
     private let arguments: [PropertyValue]
     private var nextSequentialArgument = 0
     private var depth = 0
+    private var subqueryDepth = 0
     private var boundVariables: [String] = []
 
     init(text: String, arguments: [PropertyValue]) throws(PredicateSyntaxFailure) {
@@ -357,41 +364,58 @@ struct PredicateParserState {
 
     /// Reads a value, key path, collection operation or `SUBQUERY`. `expected` describes what
     /// the caller wants, for the error message when none is there.
+    ///
+    /// This function is on the recursive path of nested `SUBQUERY`s, so it only dispatches: the
+    /// work is done in helpers, which keeps its stack frame small.
     private mutating func parseExpression(expected: String) throws(PredicateSyntaxFailure) -> ExpressionSyntax {
+        switch token.kind {
+        case .identifier, .variable, .keyword(.self):
+            return try parseKeyPath()
+        case .keyword(.subquery):
+            return try parseSubquery()
+        case .symbol(.leftBrace):
+            return .value(try parseAggregate())
+        case .placeholder:
+            return try parsePlaceholder()
+        default:
+            return .value(try parseConstant(expected: expected))
+        }
+    }
+
+    /// A literal or a positional argument.
+    private mutating func parseConstant(expected: String) throws(PredicateSyntaxFailure) -> PropertyValue {
         let start = token.offset
         switch token.kind {
         case .integer(let magnitude):
             try advance()
-            return .value(.int(try Self.signed(magnitude, negative: false, at: start)))
+            return .int(try Self.signed(magnitude, negative: false, at: start))
         case .float(let value):
             try advance()
-            return .value(.double(value))
+            return .double(value)
         case .symbol(.minus):
             try advance()
             switch token.kind {
             case .integer(let magnitude):
                 try advance()
-                return .value(.int(try Self.signed(magnitude, negative: true, at: start)))
+                return .int(try Self.signed(magnitude, negative: true, at: start))
             case .float(let value):
                 try advance()
-                return .value(.double(-value))
+                return .double(-value)
             default:
                 throw failure(expected: "a number after '-'")
             }
         case .string(let value):
             try advance()
-            return .value(.string(value))
+            return .string(value)
         case .keyword(.true), .keyword(.yes):
             try advance()
-            return .value(.bool(true))
+            return .bool(true)
         case .keyword(.false), .keyword(.no):
             try advance()
-            return .value(.bool(false))
+            return .bool(false)
         case .keyword(.nil), .keyword(.null):
             try advance()
-            return .value(.null)
-        case .symbol(.leftBrace):
-            return .value(try parseAggregate())
+            return .null
         case .argument(let index):
             guard index < arguments.count else {
                 throw PredicateSyntaxFailure(
@@ -400,63 +424,73 @@ struct PredicateParserState {
                     at: start)
             }
             try advance()
-            return .value(arguments[index])
-        case .placeholder(let letter):
-            let index = nextSequentialArgument
-            guard index < arguments.count else {
-                throw PredicateSyntaxFailure(
-                    "expected an argument for %\(letter) (argument \(index + 1)) but found only "
-                        + "\(arguments.count) " + (arguments.count == 1 ? "argument" : "arguments"),
-                    at: start)
-            }
-            nextSequentialArgument += 1
-            let argument = arguments[index]
-            func mismatch(_ wanted: String) -> PredicateSyntaxFailure {
-                PredicateSyntaxFailure(
-                    "expected \(wanted) for %\(letter) (argument \(index + 1)) but found \(argument)",
-                    at: start)
-            }
-            switch letter {
-            case "K":
-                guard case .string(let path) = argument else { throw mismatch("a key path string") }
-                let parts = try Self.keyPathParts(fromArgument: path, at: start)
-                try advance()
-                return try parsePathSuffix(
-                    .keyPath(KeyPathSyntax([parts[0]], offset: start)), pending: Array(parts.dropFirst()),
-                    pendingOffset: start)
-            case "d", "i":
-                guard case .int = argument else { throw mismatch("an integer") }
-            case "f":
-                switch argument {
-                case .double, .float: break
-                case .int(let i):
-                    try advance()
-                    return .value(.double(Double(i)))
-                default: throw mismatch("a floating-point number")
-                }
-            default:
-                break
-            }
+            return arguments[index]
+        default:
+            throw failure(expected: expected)
+        }
+    }
+
+    /// `%@`, `%d`, `%i`, `%f` or `%K`, taking the next argument.
+    private mutating func parsePlaceholder() throws(PredicateSyntaxFailure) -> ExpressionSyntax {
+        guard case .placeholder(let letter) = token.kind else { throw failure(expected: "a placeholder") }
+        let start = token.offset
+        let index = nextSequentialArgument
+        guard index < arguments.count else {
+            throw PredicateSyntaxFailure(
+                "expected an argument for %\(letter) (argument \(index + 1)) but found only "
+                    + "\(arguments.count) " + (arguments.count == 1 ? "argument" : "arguments"),
+                at: start)
+        }
+        nextSequentialArgument += 1
+        let argument = arguments[index]
+        func mismatch(_ wanted: String) -> PredicateSyntaxFailure {
+            PredicateSyntaxFailure(
+                "expected \(wanted) for %\(letter) (argument \(index + 1)) but found \(argument)",
+                at: start)
+        }
+        switch letter {
+        case "K":
+            guard case .string(let path) = argument else { throw mismatch("a key path string") }
+            let parts = try Self.keyPathParts(fromArgument: path, at: start)
             try advance()
-            return .value(argument)
+            return try parsePathSuffix(
+                .keyPath(KeyPathSyntax([parts[0]], offset: start)), pending: Array(parts.dropFirst()),
+                pendingOffset: start)
+        case "d", "i":
+            guard case .int = argument else { throw mismatch("an integer") }
+        case "f":
+            switch argument {
+            case .double, .float: break
+            case .int(let i):
+                try advance()
+                return .value(.double(Double(i)))
+            default: throw mismatch("a floating-point number")
+            }
+        default:
+            break
+        }
+        try advance()
+        return .value(argument)
+    }
+
+    /// A key path starting with a name, a `$variable` or `SELF`, and its suffix.
+    private mutating func parseKeyPath() throws(PredicateSyntaxFailure) -> ExpressionSyntax {
+        let start = token.offset
+        let path: KeyPathSyntax
+        switch token.kind {
         case .variable(let name):
             guard boundVariables.contains(name) else {
                 throw PredicateSyntaxFailure(
                     "expected a variable declared by an enclosing SUBQUERY but found $\(name)", at: start)
             }
-            try advance()
-            return try parsePathSuffix(.keyPath(KeyPathSyntax(variable: name, [], offset: start)))
-        case .keyword(.self):
-            try advance()
-            return try parsePathSuffix(.keyPath(KeyPathSyntax([], offset: start)))
+            path = KeyPathSyntax(variable: name, [], offset: start)
         case .identifier(let name):
-            try advance()
-            return try parsePathSuffix(.keyPath(KeyPathSyntax([name], offset: start)))
-        case .keyword(.subquery):
-            return try parseSubquery()
+            path = KeyPathSyntax([name], offset: start)
         default:
-            throw failure(expected: expected)
+            path = KeyPathSyntax([], offset: start)
         }
+        try advance()
+        return try parsePathSuffix(.keyPath(path))
     }
 
     private static func signed(_ magnitude: UInt64, negative: Bool, at offset: Int) throws(PredicateSyntaxFailure)
@@ -474,33 +508,50 @@ struct PredicateParserState {
             at: offset)
     }
 
-    /// `{a, b, …}` of constants, as a `.list`.
+    /// `{a, b, …}` of constants, as a `.list`. Nested braces are read with an explicit stack,
+    /// not by recursion.
     private mutating func parseAggregate() throws(PredicateSyntaxFailure) -> PropertyValue {
-        try enter(at: token.offset)
-        try advance()
-        var values: [PropertyValue] = []
-        if isSymbol(.rightBrace) {
+        var lists: [[PropertyValue]] = []
+        var justOpened = false
+        var expectingElement = true
+        while true {
+            if expectingElement {
+                if isSymbol(.leftBrace) {
+                    try enter(at: token.offset)
+                    try advance()
+                    lists.append([])
+                    justOpened = true
+                    continue
+                }
+                if !(justOpened && isSymbol(.rightBrace)) {
+                    let elementToken = token
+                    let element = try parseExpression(expected: "a constant value in '{…}'")
+                    guard case .value(let value) = element else {
+                        throw PredicateSyntaxFailure(
+                            "expected a constant value in '{…}' but found "
+                                + elementToken.kind.errorDescription,
+                            at: elementToken.offset)
+                    }
+                    lists[lists.count - 1].append(value)
+                    expectingElement = false
+                    justOpened = false
+                    continue
+                }
+            } else if isSymbol(.comma) {
+                try advance()
+                expectingElement = true
+                continue
+            } else if !isSymbol(.rightBrace) {
+                throw failure(expected: "',' or '}'")
+            }
+            // A '}' closing the innermost list.
             try advance()
             depth -= 1
-            return .list(values)
-        }
-        while true {
-            let elementToken = token
-            let element = try parseExpression(expected: "a constant value in '{…}'")
-            guard case .value(let value) = element else {
-                throw PredicateSyntaxFailure(
-                    "expected a constant value in '{…}' but found "
-                        + elementToken.kind.errorDescription,
-                    at: elementToken.offset)
-            }
-            values.append(value)
-            if isSymbol(.comma) {
-                try advance()
-                continue
-            }
-            try expect(.rightBrace, "',' or '}'")
-            depth -= 1
-            return .list(values)
+            let list = PropertyValue.list(lists.removeLast())
+            if lists.isEmpty { return list }
+            lists[lists.count - 1].append(list)
+            expectingElement = false
+            justOpened = false
         }
     }
 
@@ -600,6 +651,12 @@ struct PredicateParserState {
     /// `SUBQUERY(collection, $variable, predicate)` and the collection operator after it.
     private mutating func parseSubquery() throws(PredicateSyntaxFailure) -> ExpressionSyntax {
         try enter(at: token.offset)
+        subqueryDepth += 1
+        if subqueryDepth > PredicateParser.maxSubqueryDepth {
+            throw PredicateSyntaxFailure(
+                "expected at most \(PredicateParser.maxSubqueryDepth) nested SUBQUERYs but found more",
+                at: token.offset, code: .limitExceeded)
+        }
         try advance()
         try expect(.leftParen, "'(' after SUBQUERY")
         let collectionToken = token
@@ -621,6 +678,7 @@ struct PredicateParserState {
         boundVariables.removeLast()
         try expect(.rightParen, "AND, OR or ')' to close SUBQUERY")
         depth -= 1
+        subqueryDepth -= 1
         let subquery = ExpressionSyntax.subquery(
             collection: collectionPath, variable: variable, predicate: predicate)
         return try parsePathSuffix(.subquery(subquery))

@@ -16,7 +16,8 @@
 ///   with three operands; parentheses are kept: `(a AND b) AND c` is an `and` whose first
 ///   operand is an `and`.
 /// - Nesting (parentheses, `NOT`, `SUBQUERY`, `{…}`) is at most
-///   ``PredicateParser/maxNestingDepth`` deep.
+///   ``PredicateParser/maxNestingDepth`` deep, and `SUBQUERY`s nest at most
+///   ``PredicateParser/maxSubqueryDepth`` deep.
 package indirect enum PredicateSyntax: Hashable, Sendable {
     /// `TRUEPREDICATE` (`true`) or `FALSEPREDICATE` (`false`).
     case constant(Bool)
@@ -248,8 +249,13 @@ extension KeyPathSyntax: CustomStringConvertible {
     package var description: String {
         var parts: [String] = []
         if let variable { parts.append("$" + variable) }
-        parts += components.map { PredicateLexer.isReservedWord($0) ? "#" + $0 : $0 }
+        parts += components.map(Self.escaped)
         return parts.isEmpty ? "SELF" : parts.joined(separator: ".")
+    }
+
+    /// A property name as written in a predicate: with `#` in front if it is a keyword.
+    static func escaped(_ name: String) -> String {
+        PredicateLexer.isReservedWord(name) ? "#" + name : name
     }
 }
 
@@ -260,7 +266,8 @@ extension ExpressionSyntax: CustomStringConvertible {
         case .value(let value): Self.literal(value)
         case .keyPath(let keyPath): keyPath.description
         case .collectionOperation(let op, let collection, let property):
-            ([collection.description, "@" + op.rawValue] + property).joined(separator: ".")
+            ([collection.description, "@" + op.rawValue] + property.map(KeyPathSyntax.escaped))
+                .joined(separator: ".")
         case .subquery(let collection, let variable, let predicate):
             "SUBQUERY(\(collection), $\(variable), \(predicate))"
         }
