@@ -77,6 +77,9 @@ public struct LiveObjectsError: Error, Sendable, Hashable, CustomStringConvertib
     public var primaryKey: PropertyValue?
     /// The file involved, if any.
     public var file: String?
+    /// Where in a query's text the problem is, for errors about a query (``Code/invalidQuery``,
+    /// or ``Code/limitExceeded`` from the query parser).
+    package var queryLocation: QueryErrorLocation?
 
     /// Creates an error.
     public init(
