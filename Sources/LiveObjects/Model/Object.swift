@@ -36,6 +36,7 @@ open class Object: CustomStringConvertible, Hashable {
         guard let p = handle.table.property(forStorage: id) else {
             return _AccessContext(handle: handle, property: _AccessContext.unresolved)
         }
+        if let tracer = handle.store.tracer { tracer.record(handle.table, p) }
         guard handle.isValid else {
             handle.store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
             return _AccessContext(handle: handle, property: _AccessContext.invalid)

@@ -1,30 +1,219 @@
-/// All objects of a type in a realm: a lazy, live collection.
+import Foundation
+
+/// The objects of a type in a realm, optionally filtered, sorted, made distinct and sliced: a
+/// lazy, live collection.
 ///
-/// Nothing is read until you use it, and every use reads the current state: after a write,
-/// the same `Results` shows the new objects. Order is the storage order, which is stable
-/// between writes but is not insertion order once objects are deleted.
+/// Nothing runs until the results are read. Every read sees the current state: after a write,
+/// the same `Results` shows the change. The evaluation is cached until the realm changes.
+///
+/// ```swift
+/// let young = realm.objects(Dog.self)
+///     .where { $0.age < 3 && $0.owner.name.contains("ann", options: .caseInsensitive) }
+///     .sorted(by: \.name, comparison: .natural)
+/// let named = try realm.objects(Dog.self).filter("name BEGINSWITH[c] %@", "re")
+/// ```
+///
+/// Unsorted results are in storage order, which is stable between writes but is not insertion
+/// order once objects were deleted.
 public struct Results<Element: Object>: RandomAccessCollection {
     let store: Store
     let table: Table?
+    let query: QuerySpec
+    private let cache = ResultsCache()
 
-    init(store: Store, table: Table?) {
+    init(store: Store, table: Table?, query: QuerySpec = QuerySpec()) {
         self.store = store
         self.table = table
+        self.query = query
+    }
+
+    /// The matching rows, in order, evaluated at most once per change of the realm.
+    var rows: [Int32] {
+        guard let table else { return [] }
+        if query.isEmpty { return table.liveRows }
+        if let rows = cache.rows, cache.mutationCount == store.mutationCount, cache.store === store {
+            return rows
+        }
+        let rows = query.evaluate(table: table, store: store)
+        cache.rows = rows
+        cache.mutationCount = store.mutationCount
+        cache.store = store
+        return rows
     }
 
     public var startIndex: Int { 0 }
 
-    /// - Complexity: O(1).
-    public var endIndex: Int { table?.liveCount ?? 0 }
+    /// - Complexity: O(1) once evaluated.
+    public var endIndex: Int {
+        guard let table else { return 0 }
+        return query.isEmpty ? table.liveCount : rows.count
+    }
 
-    /// - Complexity: O(1), after an O(n) scan the first time it is used after objects were
-    ///   inserted or deleted.
+    /// - Complexity: O(1) once evaluated.
     public subscript(position: Int) -> Element {
         let table = table!
-        let row = table.liveCount == table.rowCount ? Int32(position) : table.liveRows[position]
+        let row =
+            query.isEmpty && table.liveCount == table.rowCount ? Int32(position) : rows[position]
         let object = Element()
-        object._handle = ObjectHandle(
-            store: store, table: table, row: row, generation: table.generation(row))
+        object._handle = ObjectHandle(store: store, table: table, row: row, generation: table.generation(row))
         return object
+    }
+
+    // MARK: Refining
+
+    /// Results that also match a predicate in the string language.
+    ///
+    /// ```swift
+    /// try realm.objects(Dog.self).filter("age > %@ AND name CONTAINS[cd] %@", 3, "fi")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - predicate: The predicate (see the query language in the README).
+    ///   - arguments: Values for `%@`, `%d`, `%f`, `%K` and `$0`, `$1`, ….
+    /// - Throws: `invalidQuery` with the column of the problem, `unknownProperty`, or
+    ///   `limitExceeded` for an over-long or over-nested predicate.
+    public func filter(_ predicate: String, _ arguments: Any...) throws(LiveObjectsError) -> Results {
+        var values: [PropertyValue] = []
+        for argument in arguments { values.append(try PropertyValue(argument: argument)) }
+        return try filter(predicate, arguments: values)
+    }
+
+    /// Results that also match a predicate in the string language, with dynamic arguments.
+    public func filter(_ predicate: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> Results {
+        let syntax = try PredicateParser.parse(predicate, arguments: arguments)
+        return try adding(syntax, text: predicate)
+    }
+
+    /// Adds a predicate, checking it against the schema now.
+    func adding(_ syntax: PredicateSyntax, text: String?) throws(LiveObjectsError) -> Results {
+        if let table { _ = try QueryCompiler.bind(syntax, to: table, store: store, text: text) }
+        var query = query
+        query.predicates.append(QuerySpec.Filter(syntax: syntax, text: text))
+        return Results(store: store, table: table, query: query)
+    }
+
+    /// Results sorted by a key path, replacing any earlier sort.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true, comparison: StringComparison = .exact)
+        throws(LiveObjectsError) -> Results
+    {
+        try sorted(by: [SortField(keyPath, ascending: ascending, comparison: comparison)])
+    }
+
+    /// Results sorted by several fields, the first one deciding first, replacing any earlier
+    /// sort.
+    ///
+    /// - Throws: `unknownProperty`, or `invalidQuery` for a key path that is not a single value.
+    public func sorted(by fields: [SortField]) throws(LiveObjectsError) -> Results {
+        if let table { _ = try RowSorter.bind(fields, table: table, store: store) }
+        var query = query
+        query.sorts = fields
+        return Results(store: store, table: table, query: query)
+    }
+
+    /// Results with one object per distinct combination of the given key paths' values (the
+    /// first one in the current order).
+    public func distinct(byKeyPaths keyPaths: [String]) throws(LiveObjectsError) -> Results {
+        if let table {
+            for keyPath in keyPaths {
+                _ = try RowSorter.bind([SortField(keyPath)], table: table, store: store)
+            }
+        }
+        var query = query
+        query.distinct = keyPaths
+        return Results(store: store, table: table, query: query)
+    }
+
+    /// The first `count` results (after any offset).
+    public func limit(_ count: Int) -> Results {
+        var query = query
+        query.limit = Swift.max(0, count)
+        return Results(store: store, table: table, query: query)
+    }
+
+    /// The results after skipping the first `count`.
+    public func offset(_ count: Int) -> Results {
+        var query = query
+        query.offset = Swift.max(0, count)
+        return Results(store: store, table: table, query: query)
+    }
+}
+
+/// What `Results` ask for: filters, sort, distinct, slice.
+struct QuerySpec {
+    struct Filter {
+        var syntax: PredicateSyntax
+        var text: String?
+    }
+
+    var predicates: [Filter] = []
+    var sorts: [SortField] = []
+    var distinct: [String] = []
+    var limit: Int?
+    var offset = 0
+
+    var isEmpty: Bool {
+        predicates.isEmpty && sorts.isEmpty && distinct.isEmpty && limit == nil && offset == 0
+    }
+
+    /// Evaluates the query. Binding was checked when the parts were added, so errors here can
+    /// only come from a changed schema; they give no rows.
+    func evaluate(table: Table, store: Store) -> [Int32] {
+        var rows: [Int32]?
+        // Chained filters combine into one AND, so the planner sees them together.
+        if !predicates.isEmpty {
+            let combined: PredicateSyntax =
+                predicates.count == 1 ? predicates[0].syntax : .and(predicates.map(\.syntax))
+            let text = predicates.count == 1 ? predicates[0].text : nil
+            guard let bound = try? QueryCompiler.bind(combined, to: table, store: store, text: text) else {
+                return []
+            }
+            rows = bound.filter(nil, table: table)
+        }
+        var result = rows ?? table.liveRows
+        if !sorts.isEmpty, let sorter = try? RowSorter.bind(sorts, table: table, store: store) {
+            result = sorter.sort(result)
+        }
+        if !distinct.isEmpty {
+            let paths = distinct.compactMap {
+                try? BoundPath.resolve($0.split(separator: ".").map(String.init), from: table, store: store)
+            }
+            var seen = Set<[PropertyValue]>()
+            result = result.filter { row in seen.insert(paths.map { $0.value(from: row) }).inserted }
+        }
+        if offset > 0 { result = Array(result.dropFirst(offset)) }
+        if let limit { result = Array(result.prefix(limit)) }
+        return result
+    }
+}
+
+/// The last evaluation of a `Results`.
+final class ResultsCache {
+    var rows: [Int32]?
+    var mutationCount: UInt64 = 0
+    weak var store: Store?
+}
+
+extension PropertyValue {
+    /// Converts a query argument.
+    init(argument: Any) throws(LiveObjectsError) {
+        switch try Input(any: argument, objectType: "") {
+        case .value(let value): self = value
+        case .object(let object):
+            guard let key = object.objectKey else {
+                throw LiveObjectsError(.invalidQuery, "an unmanaged object cannot be a query argument")
+            }
+            self = .object(key)
+        case .array(let items):
+            var values: [PropertyValue] = []
+            for item in items {
+                guard case .value(let v) = item else {
+                    throw LiveObjectsError(.invalidQuery, "a list argument holds plain values only")
+                }
+                values.append(v)
+            }
+            self = .list(values)
+        case .dictionary:
+            throw LiveObjectsError(.invalidQuery, "a dictionary cannot be a query argument")
+        }
     }
 }

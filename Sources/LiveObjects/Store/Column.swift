@@ -83,6 +83,8 @@ package class Column {
     package final let property: Property
     /// The element kind of a scalar column; nil for link and list columns.
     final let scalarKind: ScalarKind?
+    /// Bumped on every change, so that caches derived from the column know when to rebuild.
+    @exclusivity(unchecked) final var version: UInt64 = 0
 
     init(property: Property, scalarKind: ScalarKind? = nil) {
         self.property = property
@@ -103,18 +105,21 @@ package class Column {
 
     /// Replaces the value of a row. The value is already checked for the property's type.
     final func set(_ value: PropertyValue, at row: Int) {
+        version &+= 1
         if let k = scalarKind { return k.apply(SetOperation(value: value, row: row), to: self) }
         dynamicSet(value, at: row)
     }
 
     /// Adds a row at the end.
     final func append(_ value: PropertyValue) {
+        version &+= 1
         if let k = scalarKind { return k.apply(AppendOperation(value: value), to: self) }
         dynamicAppend(value)
     }
 
     /// Removes the last row.
     final func removeLast() {
+        version &+= 1
         if let k = scalarKind { return k.apply(RemoveLastOperation(), to: self) }
         dynamicRemoveLast()
     }

@@ -3,6 +3,7 @@
 extension Store {
     /// Inserts a row with checked values and returns its slot.
     func insertRow(_ table: Table, values: [PropertyValue]) -> Int32 {
+        mutationCount &+= 1
         let row: Int32
         let appended: Bool
         if let free = table.popFreeRow() {
@@ -39,6 +40,7 @@ extension Store {
         let column = table.columns[property]!
         let old = column.value(at: Int(row))
         if old == value && !force { return false }
+        mutationCount &+= 1
         rawSet(value, table, row, property, old: old)
         undoLog.append(
             .set(table: Int32(table.index), row: row, property: Int32(property), old: old))
@@ -65,6 +67,7 @@ extension Store {
 
     /// Inserts one element into a list.
     func listInsert(_ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, at index: Int) {
+        mutationCount &+= 1
         rawListInsert(value, table, row, property, at: index)
         undoLog.append(
             .listInsert(
@@ -73,6 +76,7 @@ extension Store {
 
     /// Removes one element from a list.
     func listRemove(_ table: Table, _ row: Int32, _ property: Int, at index: Int) {
+        mutationCount &+= 1
         let old = rawListRemove(table, row, property, at: index)
         undoLog.append(
             .listRemove(
@@ -82,6 +86,7 @@ extension Store {
 
     /// Replaces one element of a list.
     func listReplace(_ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, at index: Int) {
+        mutationCount &+= 1
         let old = rawListRemove(table, row, property, at: index)
         rawListInsert(value, table, row, property, at: index)
         undoLog.append(
@@ -92,6 +97,7 @@ extension Store {
 
     /// Moves one element of a list.
     func listMove(_ table: Table, _ row: Int32, _ property: Int, from: Int, to: Int) {
+        mutationCount &+= 1
         rawListMove(table, row, property, from: from, to: to)
         undoLog.append(
             .listMove(
@@ -101,6 +107,7 @@ extension Store {
 
     /// Removes a row whose links, in and out, are already cleared.
     func removeRow(_ table: Table, _ row: Int32) {
+        mutationCount &+= 1
         let values = (0..<table.columns.count).map { p in
             table.columns[p]?.value(at: Int(row)) ?? .null
         }
@@ -321,6 +328,7 @@ extension Store {
     }
 
     private func undo(_ entry: UndoEntry) {
+        mutationCount &+= 1
         switch entry {
         case .append(let t, let first, let count):
             let table = tables[Int(t)]

@@ -44,6 +44,12 @@ package final class Store {
     package let tablesByName: [String: Table]
     /// Tables by the `ObjectIdentifier` of their model class.
     package private(set) var tablesByType: [ObjectIdentifier: Table] = [:]
+    /// Bumped on every change, committed or not: what cached query results are checked against.
+    @exclusivity(unchecked) package internal(set) var mutationCount: UInt64 = 0
+    /// While set, property reads of managed objects are recorded (to resolve Swift key paths).
+    @exclusivity(unchecked) var tracer: KeyPathTracer?
+    /// A one-object-per-table copy of the schema that Swift key paths are traced on.
+    @exclusivity(unchecked) var probeStore: Store?
     /// The version of the last commit.
     @exclusivity(unchecked) package internal(set) var version: UInt64 = 0
     /// Whether a write is open.

@@ -149,6 +149,10 @@ package final class Table {
     private let valueTags: [PropertyValue.Tag?]
     /// Property index by the key path of a `@Persisted` wrapper's storage; filled on first use.
     @exclusivity(unchecked) private var storageKeyPaths: [(id: ObjectIdentifier, property: Int)] = []
+    /// Property names read by Swift key paths of the model class, traced once.
+    @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: [String]] = [:]
+    /// Folded forms of string columns for `[c]`/`[d]` matching, by property and options.
+    @exclusivity(unchecked) var foldedColumns: [Int: FoldedColumn] = [:]
     /// Bumped whenever a row is inserted or removed.
     @exclusivity(unchecked) package internal(set) var structureVersion: UInt64 = 0
     @exclusivity(unchecked) private var liveRowsCache: (version: UInt64, rows: [Int32])?

@@ -69,9 +69,15 @@ package struct StringMatcher: Sendable {
     /// Whether a string folded with ``options`` matches.
     package func matches(_ folded: FoldedString) -> Bool {
         assert(folded.options == options, "the string was folded with other options")
-        let checkBoundaries = !(folded.isASCII && pattern.isASCII)
-        return folded.utf8.withUnsafeBufferPointer { haystack in
-            pattern.utf8.withUnsafeBufferPointer { needle in
+        return folded.utf8.withUnsafeBufferPointer { matches(folded: $0, isASCII: folded.isASCII) }
+    }
+
+    /// Whether the UTF-8 bytes of a string folded with ``options`` match; `isASCII` tells
+    /// whether those bytes are all ASCII.
+    package func matches(folded haystack: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> Bool {
+        let checkBoundaries = !(isASCII && pattern.isASCII)
+        do {
+            return pattern.utf8.withUnsafeBufferPointer { needle in
                 switch operation {
                 case .equal:
                     return haystack.count == needle.count && Self.equal(haystack, 0, needle)

@@ -1,0 +1,231 @@
+import Foundation
+
+/// A predicate bound to a table: key paths resolved, constants checked, string constants
+/// folded once. Evaluated row by row, or by scanning a column for the common simple shapes.
+indirect enum BoundPredicate {
+    case constant(Bool)
+    case and([BoundPredicate])
+    case or([BoundPredicate])
+    case not(BoundPredicate)
+    case comparison(BoundComparison)
+    /// A comparison of one column with a constant, evaluated by scanning the column.
+    case scan(ColumnScan, fallback: BoundComparison)
+    /// Equality or `IN` on an indexed property, evaluated with the index.
+    case index(IndexLookup)
+}
+
+/// One side of a bound comparison.
+indirect enum BoundExpression {
+    case constant(PropertyValue)
+    /// A key path from the object being tested (`variable == nil`) or from a subquery variable.
+    case path(BoundPath, variable: Int?)
+    /// `collection.@op.property`.
+    case aggregate(CollectionOperator, collection: BoundPath, variable: Int?, element: BoundPath?)
+    /// `SUBQUERY(collection, $v, predicate).@count`.
+    case subqueryCount(collection: BoundPath, variable: Int?, slot: Int, predicate: BoundPredicate)
+
+    var isToMany: Bool {
+        if case .path(let path, _) = self { return path.isToMany }
+        return false
+    }
+}
+
+struct BoundComparison {
+    let quantifier: Quantifier
+    let lhs: BoundExpression
+    let op: ComparisonOperator
+    let options: ComparisonOptions
+    let rhs: BoundExpression
+    /// The string matcher, when the right-hand side is a string constant and the operator a
+    /// string operation.
+    let matcher: StringMatcher?
+}
+
+/// The values of subquery variables while a row is tested.
+struct EvaluationContext {
+    var variables: [Int32] = []
+}
+
+extension BoundPredicate {
+    /// Whether a row matches.
+    func matches(_ row: Int32, _ context: inout EvaluationContext) -> Bool {
+        switch self {
+        case .constant(let value): return value
+        case .and(let operands):
+            for operand in operands where !operand.matches(row, &context) { return false }
+            return true
+        case .or(let operands):
+            for operand in operands where operand.matches(row, &context) { return true }
+            return false
+        case .not(let operand): return !operand.matches(row, &context)
+        case .comparison(let comparison): return comparison.matches(row, &context)
+        case .scan(_, let fallback): return fallback.matches(row, &context)
+        case .index(let lookup):
+            let value = lookup.table.columns[lookup.property]!.value(at: Int(row))
+            return lookup.keys.contains(value)
+        }
+    }
+}
+
+extension BoundExpression {
+    /// The values of the expression for a row (one value, or several for a to-many path).
+    func values(_ row: Int32, _ context: inout EvaluationContext) -> [PropertyValue] {
+        switch self {
+        case .constant(let value): return [value]
+        case .path(let path, let variable):
+            let start = variable.map { context.variables[$0] } ?? row
+            if path.isToMany { return path.values(from: start) }
+            return [path.value(from: start)]
+        case .aggregate(let op, let collection, let variable, let element):
+            let start = variable.map { context.variables[$0] } ?? row
+            return [Self.aggregate(op, collection, element, start)]
+        case .subqueryCount(let collection, let variable, let slot, let predicate):
+            let start = variable.map { context.variables[$0] } ?? row
+            var count = 0
+            let saved = context.variables[slot]
+            for element in collection.objectRows(from: start) {
+                context.variables[slot] = element
+                // Paths without a variable still start from the object being tested.
+                if predicate.matches(row, &context) { count += 1 }
+            }
+            context.variables[slot] = saved
+            return [.int(Int64(count))]
+        }
+    }
+
+    static func aggregate(
+        _ op: CollectionOperator, _ collection: BoundPath, _ element: BoundPath?, _ row: Int32
+    ) -> PropertyValue {
+        var values: [PropertyValue]
+        if let element {
+            values = collection.objectRows(from: row).flatMap { element.values(from: $0) }
+        } else {
+            values = collection.isToMany ? collection.values(from: row) : [collection.value(from: row)]
+        }
+        switch op {
+        case .count:
+            return .int(Int64(values.count))
+        case .size:
+            if !collection.isToMany, element == nil, let value = values.first {
+                switch value {
+                case .string(let s): return .int(Int64(s.count))
+                case .data(let d): return .int(Int64(d.count))
+                case .null: return .null
+                default: break
+                }
+            }
+            return .int(Int64(values.count))
+        case .min, .max:
+            values.removeAll { $0.isNull }
+            var best: PropertyValue?
+            for value in values {
+                guard let current = best else {
+                    best = value
+                    continue
+                }
+                if let c = compareValues(value, current), (op == .min ? c < 0 : c > 0) { best = value }
+            }
+            return best ?? .null
+        case .sum, .avg:
+            values.removeAll { $0.isNull }
+            if op == .avg && values.isEmpty { return .null }
+            if values.allSatisfy({ $0.intValue != nil }) && op == .sum {
+                return .int(values.reduce(Int64(0)) { $0 &+ $1.intValue! })
+            }
+            let total = values.reduce(0.0) { $0 + ($1.doubleValue ?? 0) }
+            return .double(op == .sum ? total : total / Double(values.count))
+        }
+    }
+}
+
+extension BoundComparison {
+    func matches(_ row: Int32, _ context: inout EvaluationContext) -> Bool {
+        let left = lhs.values(row, &context)
+        switch quantifier {
+        case .all:
+            return left.allSatisfy { test($0, row, &context) }
+        case .none:
+            return !left.contains { test($0, row, &context) }
+        case .any, .direct:
+            return left.contains { test($0, row, &context) }
+        }
+    }
+
+    private func test(_ value: PropertyValue, _ row: Int32, _ context: inout EvaluationContext) -> Bool {
+        if let matcher {
+            guard case .string(let s) = value else { return false }
+            return op == .notEqual ? !matcher.matches(s) : matcher.matches(s)
+        }
+        let right = rhs.values(row, &context)
+        switch op {
+        case .in:
+            if case .list(let items)? = right.first, right.count == 1, !rhs.isToMany {
+                return items.contains { Self.equal(value, $0, options) }
+            }
+            return right.contains { Self.equal(value, $0, options) }
+        case .between:
+            guard case .list(let bounds)? = right.first, bounds.count == 2,
+                let low = compareValues(value, bounds[0], options), let high = compareValues(value, bounds[1], options)
+            else { return false }
+            return low >= 0 && high <= 0
+        default:
+            return right.contains { Self.apply(op, value, $0, options) }
+        }
+    }
+
+    static func equal(_ a: PropertyValue, _ b: PropertyValue, _ options: ComparisonOptions) -> Bool {
+        if case .string(let x) = a, case .string(let y) = b, !options.isEmpty {
+            return FoldedString(x, options: options) == FoldedString(y, options: options)
+        }
+        return compareValues(a, b) == 0
+    }
+
+    static func apply(
+        _ op: ComparisonOperator, _ a: PropertyValue, _ b: PropertyValue, _ options: ComparisonOptions
+    ) -> Bool {
+        switch op {
+        case .equal: return equal(a, b, options)
+        case .notEqual: return !equal(a, b, options)
+        case .lessThan: return compareValues(a, b, options).map { $0 < 0 } ?? false
+        case .lessThanOrEqual: return compareValues(a, b, options).map { $0 <= 0 } ?? false
+        case .greaterThan: return compareValues(a, b, options).map { $0 > 0 } ?? false
+        case .greaterThanOrEqual: return compareValues(a, b, options).map { $0 >= 0 } ?? false
+        case .beginsWith, .endsWith, .contains, .like:
+            guard case .string(let s) = a, case .string(let pattern) = b,
+                let matcher = StringMatcher(operator: op, pattern: pattern, options: options)
+            else { return false }
+            return matcher.matches(s)
+        case .in, .between:
+            return false
+        }
+    }
+}
+
+/// Orders two values of comparable kinds: numbers with numbers, strings with strings, dates,
+/// booleans, UUIDs, data, object keys. `nil` for values that do not compare (and for nil with
+/// anything but nil).
+func compareValues(_ a: PropertyValue, _ b: PropertyValue, _ options: ComparisonOptions = []) -> Int? {
+    @inline(__always) func order<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x == y ? 0 : 1) }
+    switch (a, b) {
+    case (.null, .null): return 0
+    case (.int(let x), .int(let y)): return order(x, y)
+    case (.string(let x), .string(let y)):
+        if options.isEmpty { return order(x, y) }
+        let fx = FoldedString(x, options: options).utf8
+        let fy = FoldedString(y, options: options).utf8
+        return fx.lexicographicallyPrecedes(fy) ? -1 : (fx == fy ? 0 : 1)
+    case (.bool(let x), .bool(let y)): return order(x ? 1 : 0, y ? 1 : 0)
+    case (.date(let x), .date(let y)): return order(x, y)
+    case (.uuid(let x), .uuid(let y)): return order(x.uuidString, y.uuidString)
+    case (.data(let x), .data(let y)):
+        return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
+    case (.object(let x), .object(let y)): return x == y ? 0 : order(x, y)
+    default:
+        if let x = a.doubleValue, let y = b.doubleValue {
+            if case .int(let i) = a, case .double(let d) = b, let exact = Int64(exactly: d) { return order(i, exact) }
+            if case .double(let d) = a, case .int(let i) = b, let exact = Int64(exactly: d) { return order(exact, i) }
+            return x.isNaN || y.isNaN ? nil : order(x, y)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+
+/// The fast path for the commonest comparison: one property of the tested object against a
+/// constant. It scans the column's native array (no object handles, no boxing); strings are
+/// matched on folded forms cached per column.
+struct ColumnScan {
+    enum Test {
+        case int(ComparisonOperator, Int64)
+        case double(ComparisonOperator, Double)
+        case date(ComparisonOperator, Date)
+        case bool(ComparisonOperator, Bool)
+        case string(StringMatcher, negated: Bool)
+        case exactString(ComparisonOperator, String)
+        case isNull(Bool)
+    }
+
+    let table: Table
+    let property: Int
+    let test: Test
+
+    /// The rows among `candidates` (all live rows when nil) that pass, in the same order.
+    func filter(_ candidates: [Int32]?) -> [Int32] {
+        let column = table.columns[property]!
+        switch test {
+        case .int(let op, let c):
+            if let col = column as? ScalarColumn<Int64> { return compareScan(col.values, op, c, candidates) }
+            if let col = column as? ScalarColumn<Int64?> {
+                return scan(col.values, candidates) { v in v.map { Self.apply(op, $0, c) } ?? (op == .notEqual) }
+            }
+        case .double(let op, let c):
+            if let col = column as? ScalarColumn<Double> { return compareScan(col.values, op, c, candidates) }
+            if let col = column as? ScalarColumn<Float> {
+                return scan(col.values, candidates) { Self.apply(op, Double($0), c) }
+            }
+            if let col = column as? ScalarColumn<Int64> {
+                return scan(col.values, candidates) { Self.apply(op, Double($0), c) }
+            }
+            if let col = column as? ScalarColumn<Double?> {
+                return scan(col.values, candidates) { v in v.map { Self.apply(op, $0, c) } ?? (op == .notEqual) }
+            }
+            if let col = column as? ScalarColumn<Float?> {
+                return scan(col.values, candidates) { v in v.map { Self.apply(op, Double($0), c) } ?? (op == .notEqual) }
+            }
+            if let col = column as? ScalarColumn<Int64?> {
+                return scan(col.values, candidates) { v in v.map { Self.apply(op, Double($0), c) } ?? (op == .notEqual) }
+            }
+        case .date(let op, let c):
+            if let col = column as? ScalarColumn<Date> { return compareScan(col.values, op, c, candidates) }
+            if let col = column as? ScalarColumn<Date?> {
+                return scan(col.values, candidates) { v in v.map { Self.apply(op, $0, c) } ?? (op == .notEqual) }
+            }
+        case .bool(let op, let c):
+            if let col = column as? ScalarColumn<Bool> {
+                return scan(col.values, candidates) { op == .equal ? $0 == c : $0 != c }
+            }
+            if let col = column as? ScalarColumn<Bool?> {
+                return scan(col.values, candidates) { op == .equal ? $0 == c : $0 != c }
+            }
+        case .exactString(let op, let c):
+            if let col = column as? ScalarColumn<String> { return compareScan(col.values, op, c, candidates) }
+            if let col = column as? ScalarColumn<String?> {
+                return scan(col.values, candidates) { v in v.map { Self.apply(op, $0, c) } ?? (op == .notEqual) }
+            }
+        case .string(let matcher, let negated):
+            let folded = table.foldedColumn(property, options: matcher.options)
+            return folded.bytes.withUnsafeBufferPointer { bytes in
+                folded.offsets.withUnsafeBufferPointer { offsets in
+                    scanIndices(count: offsets.count - 1, candidates) { r in
+                        let start = Int(offsets[r])
+                        let end = Int(offsets[r + 1])
+                        if start == end && folded.isNull[r] { return negated }
+                        let slice = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                        return matcher.matches(folded: slice, isASCII: folded.isASCII[r]) != negated
+                    }
+                }
+            }
+        case .isNull(let wantNull):
+            return scanIndices(count: table.rowCount, candidates) { r in
+                column.value(at: r).isNull == wantNull
+            }
+        }
+        // A column kind the fast path does not know: test row by row.
+        return scanIndices(count: table.rowCount, candidates) { r in
+            var context = EvaluationContext()
+            return fallback.matches(Int32(r), &context)
+        }
+    }
+
+    /// The same test as a general comparison (for row-by-row evaluation).
+    var fallback: BoundComparison {
+        let path = BoundPath(
+            steps: [BoundPath.Step(table: table, property: property, target: nil, isToMany: false)],
+            root: table)
+        let (op, constant, matcher): (ComparisonOperator, PropertyValue, StringMatcher?) =
+            switch test {
+            case .int(let op, let c): (op, .int(c), nil)
+            case .double(let op, let c): (op, .double(c), nil)
+            case .date(let op, let c): (op, .date(c), nil)
+            case .bool(let op, let c): (op, .bool(c), nil)
+            case .exactString(let op, let c): (op, .string(c), nil)
+            case .string(let m, let negated): (negated ? .notEqual : .equal, .null, m)
+            case .isNull(let wantNull): (wantNull ? .equal : .notEqual, .null, nil)
+            }
+        return BoundComparison(
+            quantifier: .direct, lhs: .path(path, variable: nil), op: op, options: [],
+            rhs: .constant(constant), matcher: matcher)
+    }
+
+    @inline(__always)
+    static func apply<T: Comparable>(_ op: ComparisonOperator, _ a: T, _ b: T) -> Bool {
+        switch op {
+        case .equal: a == b
+        case .notEqual: a != b
+        case .lessThan: a < b
+        case .lessThanOrEqual: a <= b
+        case .greaterThan: a > b
+        case .greaterThanOrEqual: a >= b
+        default: false
+        }
+    }
+
+    private func compareScan<T: Comparable>(
+        _ values: [T], _ op: ComparisonOperator, _ c: T, _ candidates: [Int32]?
+    ) -> [Int32] {
+        switch op {
+        case .equal: scan(values, candidates) { $0 == c }
+        case .notEqual: scan(values, candidates) { $0 != c }
+        case .lessThan: scan(values, candidates) { $0 < c }
+        case .lessThanOrEqual: scan(values, candidates) { $0 <= c }
+        case .greaterThan: scan(values, candidates) { $0 > c }
+        case .greaterThanOrEqual: scan(values, candidates) { $0 >= c }
+        default: []
+        }
+    }
+
+    @inline(__always)
+    private func scan<T>(_ values: [T], _ candidates: [Int32]?, _ test: (T) -> Bool) -> [Int32] {
+        values.withUnsafeBufferPointer { buffer in
+            scanIndices(count: buffer.count, candidates) { test(buffer[$0]) }
+        }
+    }
+
+    @inline(__always)
+    private func scanIndices(count: Int, _ candidates: [Int32]?, _ test: (Int) -> Bool) -> [Int32] {
+        var result: [Int32] = []
+        if let candidates {
+            for row in candidates where test(Int(row)) { result.append(row) }
+        } else if table.liveCount == count {
+            for row in 0..<count where test(row) { result.append(Int32(truncatingIfNeeded: row)) }
+        } else {
+            for row in 0..<count where table.isLive(Int32(truncatingIfNeeded: row)) && test(row) {
+                result.append(Int32(truncatingIfNeeded: row))
+            }
+        }
+        return result
+    }
+}
+
+/// The folded forms of a string column's values, in one byte buffer, kept while the column
+/// does not change.
+final class FoldedColumn {
+    let version: UInt64
+    let bytes: [UInt8]
+    /// Row `r` spans `bytes[offsets[r] ..< offsets[r + 1]]`.
+    let offsets: [Int32]
+    let isASCII: [Bool]
+    let isNull: [Bool]
+
+    init(column: Column, options: ComparisonOptions) {
+        version = column.version
+        var bytes: [UInt8] = []
+        var offsets: [Int32] = [0]
+        var ascii: [Bool] = []
+        var nulls: [Bool] = []
+        let count = column.count
+        offsets.reserveCapacity(count + 1)
+        ascii.reserveCapacity(count)
+        nulls.reserveCapacity(count)
+        bytes.reserveCapacity(count * 8)
+        for row in 0..<count {
+            if case .string(let s) = column.value(at: row) {
+                let folded = FoldedString(s, options: options)
+                bytes.append(contentsOf: folded.utf8)
+                ascii.append(folded.isASCII)
+                nulls.append(false)
+            } else {
+                ascii.append(true)
+                nulls.append(true)
+            }
+            offsets.append(Int32(truncatingIfNeeded: bytes.count))
+        }
+        self.bytes = bytes
+        self.offsets = offsets
+        self.isASCII = ascii
+        self.isNull = nulls
+    }
+}
+
+extension Table {
+    /// The folded forms of a string column, built on first use and kept until the column
+    /// changes.
+    func foldedColumn(_ property: Int, options: ComparisonOptions) -> FoldedColumn {
+        let column = columns[property]!
+        let key = property << 2 | Int(options.rawValue)
+        if let cached = foldedColumns[key], cached.version == column.version { return cached }
+        let folded = FoldedColumn(column: column, options: options)
+        foldedColumns[key] = folded
+        return folded
+    }
+}

@@ -1,0 +1,77 @@
+/// Turns Swift key paths of model classes (`\Dog.owner?.name`) into property names, by reading
+/// them on a probe object and recording which persisted properties the read touches.
+///
+/// The probe lives in a private store with the realm's schema and one object per type, whose
+/// links all point at the one object of their target type and whose lists hold one element, so
+/// that optional chains and list reads go through. Results are cached per table.
+final class KeyPathTracer {
+    private(set) var accesses: [(table: Table, property: Int)] = []
+
+    func record(_ table: Table, _ property: Int) {
+        accesses.append((table, property))
+    }
+}
+
+extension Store {
+    /// The property names a key path of a model class reads, from `table`.
+    ///
+    /// - Throws: `invalidQuery` when the key path reads no persisted property (a computed or
+    ///   ignored property), or reads one that is not reachable from the table.
+    func propertyNames<Root: Object>(of keyPath: PartialKeyPath<Root>, from table: Table)
+        throws(LiveObjectsError) -> [String]
+    {
+        if let names = table.tracedKeyPaths[keyPath] { return names }
+        let probe = try makeProbeStore()
+        let probeTable = probe.tables[table.index]
+        let object = Root()
+        object._handle = ObjectHandle(store: probe, table: probeTable, row: 0, generation: 0)
+        let tracer = KeyPathTracer()
+        probe.tracer = tracer
+        _ = object[keyPath: keyPath]
+        probe.tracer = nil
+        _ = probe.takePendingError()
+        // Keep the chain of reads that starts at the root and follows links.
+        var names: [String] = []
+        var current: Table? = probeTable
+        for access in tracer.accesses {
+            guard access.table === current else { break }
+            let property = access.table.schema.properties[access.property]
+            names.append(property.name)
+            current = property.objectType.flatMap { probe.tablesByName[$0] }
+        }
+        guard !names.isEmpty else {
+            throw LiveObjectsError(
+                .invalidQuery, "the key path \(keyPath) does not read a persisted property",
+                objectType: table.name)
+        }
+        table.tracedKeyPaths[keyPath] = names
+        return names
+    }
+
+    private func makeProbeStore() throws(LiveObjectsError) -> Store {
+        if let probeStore { return probeStore }
+        let probe = try Store(schema: schema)
+        for table in tables {
+            if let type = table.objectType, let info = table.modelInfo { probe.register(type, info: info) }
+        }
+        probe.isInWrite = true
+        for table in probe.tables { _ = probe.insertRow(table, values: table.defaults) }
+        for table in probe.tables {
+            for (p, property) in table.schema.properties.enumerated() where property.isStored {
+                if property.type == .object {
+                    let target = probe.tablesByName[property.objectType!]!
+                    let key = PropertyValue.object(target.key(0))
+                    probe.setValue(property.isList ? .list([key]) : key, table, 0, p)
+                } else if property.isList {
+                    var element = property
+                    element.isList = false
+                    probe.setValue(.list([element.zeroValue]), table, 0, p)
+                }
+            }
+        }
+        probe.undoLog.removeAll()
+        probe.isInWrite = false
+        probeStore = probe
+        return probe
+    }
+}

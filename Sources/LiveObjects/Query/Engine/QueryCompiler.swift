@@ -1,0 +1,425 @@
+import Foundation
+
+/// Binds a ``PredicateSyntax`` tree to a table: resolves key paths, checks that the two sides
+/// of each comparison can be compared, folds string constants, and picks the fast paths
+/// (index lookups and column scans).
+struct QueryCompiler {
+    let store: Store
+    let root: Table
+    /// The predicate text, when the predicate came from a string: errors then point at it.
+    let text: String?
+    private var scopes: [String: (slot: Int, table: Table)] = [:]
+    private(set) var slotCount = 0
+
+    init(store: Store, root: Table, text: String?) {
+        self.store = store
+        self.root = root
+        self.text = text
+    }
+
+    /// Binds a whole predicate.
+    static func bind(_ predicate: PredicateSyntax, to table: Table, store: Store, text: String?)
+        throws(LiveObjectsError) -> BoundQuery
+    {
+        var compiler = QueryCompiler(store: store, root: table, text: text)
+        let bound = try compiler.bind(predicate)
+        return BoundQuery(predicate: bound, slotCount: compiler.slotCount)
+    }
+
+    private func fail(_ failure: QueryBindingFailure, at offset: Int) -> LiveObjectsError {
+        if let text {
+            var error = PredicateParser.error(failure.code, failure.message, at: offset, in: text)
+            error.objectType = failure.objectType
+            error.property = failure.property
+            return error
+        }
+        return LiveObjectsError(
+            failure.code, failure.message, objectType: failure.objectType ?? root.name,
+            property: failure.property)
+    }
+
+    private func fail(_ message: String, at offset: Int) -> LiveObjectsError {
+        fail(QueryBindingFailure(message, objectType: root.name), at: offset)
+    }
+
+    mutating func bind(_ predicate: PredicateSyntax) throws(LiveObjectsError) -> BoundPredicate {
+        switch predicate {
+        case .constant(let value): return .constant(value)
+        case .not(let operand): return .not(try bind(operand))
+        case .and(let operands):
+            var bound: [BoundPredicate] = []
+            for operand in operands { bound.append(try bind(operand)) }
+            return .and(bound)
+        case .or(let operands):
+            var bound: [BoundPredicate] = []
+            for operand in operands { bound.append(try bind(operand)) }
+            return .or(bound)
+        case .comparison(let comparison):
+            return try bind(comparison)
+        }
+    }
+
+    // MARK: Comparisons
+
+    private mutating func bind(_ c: ComparisonSyntax) throws(LiveObjectsError) -> BoundPredicate {
+        var lhs = try bind(c.lhs, at: c.offset)
+        var rhs = try bind(c.rhs, at: c.offset)
+        var op = c.op
+        // Keep the constant on the right.
+        if case .constant = lhs.expression, !(rhs.expression.isConstant), op != .in, op != .between,
+            let flipped = op.flipped
+        {
+            swap(&lhs, &rhs)
+            op = flipped
+        }
+        try check(lhs, op, rhs, c)
+        var matcher: StringMatcher?
+        if case .constant(.string(let pattern)) = rhs.expression,
+            [.beginsWith, .endsWith, .contains, .like].contains(op)
+                || ((op == .equal || op == .notEqual) && !c.options.isEmpty)
+        {
+            matcher = StringMatcher(
+                operator: op == .notEqual ? .equal : op, pattern: pattern, options: c.options)
+        }
+        let comparison = BoundComparison(
+            quantifier: c.quantifier, lhs: lhs.expression, op: op, options: c.options,
+            rhs: rhs.expression, matcher: matcher)
+        if let fast = fastPath(comparison) { return fast }
+        return .comparison(comparison)
+    }
+
+    /// The index lookup or column scan for a comparison, when it has that shape.
+    private func fastPath(_ c: BoundComparison) -> BoundPredicate? {
+        guard c.quantifier == .direct || c.quantifier == .any,
+            case .path(let path, nil) = c.lhs, path.steps.count == 1, !path.isToMany,
+            path.steps[0].target == nil, case .constant(let constant) = c.rhs
+        else { return nil }
+        let p = path.steps[0].property
+        let property = root.schema.properties[p]
+        // Index lookups: equality or IN on the primary key or an indexed property.
+        if c.options.isEmpty, property.isPrimaryKey || property.isIndexed {
+            var keys: [PropertyValue]?
+            if c.op == .equal { keys = [constant] }
+            if c.op == .in, case .list(let items) = constant { keys = items }
+            if let keys {
+                let checked = keys.compactMap { try? store.check($0, for: property, in: root) }
+                return .index(IndexLookup(table: root, property: p, keys: checked))
+            }
+        }
+        let test: ColumnScan.Test
+        switch constant {
+        case .null where c.op == .equal || c.op == .notEqual:
+            test = .isNull(c.op == .equal)
+        case _ where c.matcher != nil:
+            test = .string(c.matcher!, negated: c.op == .notEqual)
+        case .string(let s) where c.options.isEmpty && c.op.isOrdering:
+            test = .exactString(c.op, s)
+        case .int(let i) where c.op.isOrdering && property.type.isInteger:
+            test = .int(c.op, i)
+        case .int(let i) where c.op.isOrdering && (property.type == .double || property.type == .float):
+            test = .double(c.op, Double(i))
+        case .double(let d) where c.op.isOrdering && property.type != .date:
+            test = .double(c.op, d)
+        case .float(let f) where c.op.isOrdering:
+            test = .double(c.op, Double(f))
+        case .date(let d) where c.op.isOrdering:
+            test = .date(c.op, d)
+        case .bool(let b) where c.op == .equal || c.op == .notEqual:
+            test = .bool(c.op, b)
+        default:
+            return nil
+        }
+        let scan = ColumnScan(table: root, property: p, test: test)
+        return .scan(scan, fallback: c)
+    }
+
+    /// Refuses comparisons whose sides cannot be compared.
+    private func check(_ lhs: Bound, _ op: ComparisonOperator, _ rhs: Bound, _ c: ComparisonSyntax)
+        throws(LiveObjectsError)
+    {
+        if op.isStringOperation {
+            guard lhs.kind == .string || lhs.kind == .unknown || lhs.kind == .null,
+                rhs.kind == .string || rhs.kind == .unknown || rhs.kind == .null
+            else {
+                throw fail("\(op.rawValue) compares strings, not \(lhs.kind.rawValue) and \(rhs.kind.rawValue)", at: c.offset)
+            }
+        }
+        if op == .between {
+            guard case .constant(.list(let bounds)) = rhs.expression, bounds.count == 2 else {
+                throw fail("BETWEEN needs two bounds: {lower, upper}", at: c.offset)
+            }
+            for bound in bounds where !lhs.kind.accepts(Kind(bound)) {
+                throw fail("cannot compare \(lhs.name) (\(lhs.kind.rawValue)) with \(bound)", at: c.offset)
+            }
+            return
+        }
+        if op == .in {
+            if case .constant(.list(let items)) = rhs.expression {
+                for item in items where !lhs.kind.accepts(Kind(item)) {
+                    throw fail("cannot compare \(lhs.name) (\(lhs.kind.rawValue)) with \(item)", at: c.offset)
+                }
+                return
+            }
+            guard lhs.kind.accepts(rhs.kind) else {
+                throw fail("cannot compare \(lhs.kind.rawValue) with \(rhs.kind.rawValue)", at: c.offset)
+            }
+            return
+        }
+        guard lhs.kind.accepts(rhs.kind) else {
+            throw fail(
+                "cannot compare \(lhs.name) (\(lhs.kind.rawValue)) with \(rhs.name) (\(rhs.kind.rawValue))",
+                at: c.offset)
+        }
+        if op.isOrdering && op != .equal && op != .notEqual {
+            for kind in [lhs.kind, rhs.kind] where kind == .object || kind == .bool || kind == .uuid {
+                throw fail("\(kind.rawValue) values cannot be ordered with \(op.rawValue)", at: c.offset)
+            }
+        }
+    }
+
+    // MARK: Expressions
+
+    /// What kind of value an expression yields, for type checks.
+    enum Kind: String {
+        case null = "nil", bool = "Bool", number = "number", string = "String", date = "Date"
+        case data = "Data", uuid = "UUID", object = "object", list = "list", unknown = "value"
+
+        init(_ value: PropertyValue) {
+            switch value {
+            case .null: self = .null
+            case .bool: self = .bool
+            case .int, .float, .double: self = .number
+            case .string: self = .string
+            case .date: self = .date
+            case .data: self = .data
+            case .uuid: self = .uuid
+            case .object: self = .object
+            case .list: self = .list
+            }
+        }
+
+        init(_ type: PropertyType) {
+            switch type {
+            case .bool: self = .bool
+            case .int, .int8, .int16, .int32, .int64, .float, .double: self = .number
+            case .string: self = .string
+            case .date: self = .date
+            case .data: self = .data
+            case .uuid: self = .uuid
+            case .object, .linkingObjects: self = .object
+            }
+        }
+
+        func accepts(_ other: Kind) -> Bool {
+            self == other || self == .null || other == .null || self == .unknown || other == .unknown
+        }
+    }
+
+    struct Bound {
+        var expression: BoundExpression
+        var kind: Kind
+        var name: String
+    }
+
+    private mutating func bind(_ e: ExpressionSyntax, at offset: Int) throws(LiveObjectsError) -> Bound {
+        switch e {
+        case .value(let value):
+            return Bound(expression: .constant(value), kind: Kind(value), name: value.description)
+        case .keyPath(let keyPath):
+            let (path, slot) = try resolve(keyPath)
+            let kind: Kind = path.terminal.map { Kind($0.type) } ?? .object
+            return Bound(expression: .path(path, variable: slot), kind: kind, name: keyPath.description)
+        case .collectionOperation(let op, let collection, let property):
+            switch collection {
+            case .keyPath(let keyPath):
+                let (path, slot) = try resolve(keyPath)
+                var element: BoundPath?
+                if !property.isEmpty {
+                    guard let table = path.objectTable, path.terminal?.type != nil || path.steps.isEmpty else {
+                        throw fail("\(keyPath) holds no objects, so @\(op.rawValue).\(property.joined(separator: ".")) has no meaning", at: keyPath.offset)
+                    }
+                    do {
+                        element = try BoundPath.resolve(property, from: table, store: store)
+                    } catch {
+                        throw fail(error, at: keyPath.offset)
+                    }
+                }
+                if op != .size && !path.isToMany {
+                    throw fail("@\(op.rawValue) needs a list, and \(keyPath) is not one", at: keyPath.offset)
+                }
+                let kind: Kind =
+                    switch op {
+                    case .count, .size, .sum, .avg: .number
+                    case .min, .max: (element ?? path).terminal.map { Kind($0.type) } ?? .unknown
+                    }
+                return Bound(
+                    expression: .aggregate(op, collection: path, variable: slot, element: element),
+                    kind: kind, name: "\(keyPath).@\(op.rawValue)")
+            case .subquery(let keyPath, let variable, let predicate):
+                guard op == .count else {
+                    throw fail("SUBQUERY results only support @count", at: keyPath.offset)
+                }
+                let (path, slot) = try resolve(keyPath)
+                guard let table = path.objectTable, path.isToMany else {
+                    throw fail("SUBQUERY needs a list of objects, and \(keyPath) is not one", at: keyPath.offset)
+                }
+                let newSlot = slotCount
+                slotCount += 1
+                let saved = scopes[variable]
+                scopes[variable] = (newSlot, table)
+                defer { scopes[variable] = saved }
+                let bound = try bind(predicate)
+                return Bound(
+                    expression: .subqueryCount(collection: path, variable: slot, slot: newSlot, predicate: bound),
+                    kind: .number, name: "SUBQUERY(\(keyPath)).@count")
+            default:
+                throw fail("a collection operator needs a key path or a SUBQUERY", at: offset)
+            }
+        case .subquery(let keyPath, _, _):
+            throw fail("a SUBQUERY must be followed by @count", at: keyPath.offset)
+        }
+    }
+
+    private func resolve(_ keyPath: KeyPathSyntax) throws(LiveObjectsError) -> (BoundPath, Int?) {
+        var table = root
+        var slot: Int?
+        if let variable = keyPath.variable {
+            guard let scope = scopes[variable] else {
+                throw fail("$\(variable) is not a SUBQUERY variable here", at: keyPath.offset)
+            }
+            table = scope.table
+            slot = scope.slot
+        }
+        do {
+            return (try BoundPath.resolve(keyPath.components, from: table, store: store), slot)
+        } catch {
+            throw fail(error, at: keyPath.offset)
+        }
+    }
+}
+
+extension BoundExpression {
+    var isConstant: Bool {
+        if case .constant = self { return true }
+        return false
+    }
+}
+
+extension ComparisonOperator {
+    /// The operator with its sides swapped (`3 < age` is `age > 3`).
+    var flipped: ComparisonOperator? {
+        switch self {
+        case .equal, .notEqual: self
+        case .lessThan: .greaterThan
+        case .lessThanOrEqual: .greaterThanOrEqual
+        case .greaterThan: .lessThan
+        case .greaterThanOrEqual: .lessThanOrEqual
+        default: nil
+        }
+    }
+
+    /// `==`, `!=`, `<`, `<=`, `>`, `>=`.
+    var isOrdering: Bool {
+        switch self {
+        case .equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual: true
+        default: false
+        }
+    }
+
+    /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`.
+    var isStringOperation: Bool {
+        switch self {
+        case .beginsWith, .endsWith, .contains, .like: true
+        default: false
+        }
+    }
+}
+
+/// Rows from a primary-key or secondary index: `property == key` or `property IN keys`.
+struct IndexLookup {
+    let table: Table
+    let property: Int
+    let keys: [PropertyValue]
+
+    func rows() -> [Int32] {
+        var rows: [Int32] = []
+        if property == table.primaryKeyProperty {
+            for key in keys { if let row = table.row(forPrimaryKey: key) { rows.append(row) } }
+        } else if let index = table.valueIndexes[property] {
+            for key in keys { rows += index.rows[key] ?? [] }
+        }
+        rows.sort()
+        var unique: [Int32] = []
+        for row in rows where unique.last != row { unique.append(row) }
+        return unique
+    }
+
+    func filter(_ candidates: [Int32]?) -> [Int32] {
+        let found = rows()
+        guard let candidates else { return found }
+        let set = Set(found)
+        return candidates.filter { set.contains($0) }
+    }
+}
+
+/// A bound predicate and how many subquery variables its evaluation needs.
+struct BoundQuery {
+    let predicate: BoundPredicate
+    let slotCount: Int
+
+    /// The rows among `candidates` (every live row when nil) that match, in candidate order
+    /// (slot order when nil).
+    func filter(_ candidates: [Int32]?, table: Table) -> [Int32] {
+        filter(predicate, candidates, table)
+    }
+
+    private func filter(_ p: BoundPredicate, _ candidates: [Int32]?, _ table: Table) -> [Int32] {
+        switch p {
+        case .constant(let value):
+            return value ? (candidates ?? table.liveRows) : []
+        case .scan(let scan, _):
+            return scan.filter(candidates)
+        case .index(let lookup):
+            return lookup.filter(candidates)
+        case .and(let operands):
+            // Index lookups first, then column scans, then the rest row by row.
+            let ordered = operands.sorted { $0.cost < $1.cost }
+            var rows = candidates
+            for operand in ordered {
+                rows = filter(operand, rows, table)
+                if rows!.isEmpty { break }
+            }
+            return rows ?? table.liveRows
+        case .or(let operands):
+            var matched = Set<Int32>()
+            for operand in operands { matched.formUnion(filter(operand, candidates, table)) }
+            return (candidates ?? table.liveRows).filter { matched.contains($0) }
+        case .not(let operand):
+            let excluded = Set(filter(operand, candidates, table))
+            return (candidates ?? table.liveRows).filter { !excluded.contains($0) }
+        case .comparison:
+            var context = EvaluationContext(variables: Array(repeating: -1, count: slotCount))
+            return (candidates ?? table.liveRows).filter { p.matches($0, &context) }
+        }
+    }
+
+    /// Whether one row matches.
+    func matches(_ row: Int32) -> Bool {
+        var context = EvaluationContext(variables: Array(repeating: -1, count: slotCount))
+        return predicate.matches(row, &context)
+    }
+}
+
+extension BoundPredicate {
+    /// A rough cost, to order the operands of `AND`.
+    var cost: Int {
+        switch self {
+        case .constant: 0
+        case .index: 1
+        case .scan: 2
+        case .and(let ops), .or(let ops): 3 + ops.map(\.cost).reduce(0, +)
+        case .not(let op): 3 + op.cost
+        case .comparison: 10
+        }
+    }
+}

@@ -1,0 +1,114 @@
+/// How strings compare when sorting.
+public enum StringComparison: Sendable, Hashable {
+    /// Unicode code point order (`"Banana" < "apple"`).
+    case exact
+    /// Case folded by Unicode rules, in every script (`"apple" < "Banana"`).
+    case caseInsensitive
+    /// For people: case and diacritics ignored first, digit runs by value
+    /// (`"file2" < "file10"`, `"apple" < "Banana"`, `"cote" < "Côte" < "coter"`).
+    case natural
+
+    var order: StringSortOrder {
+        switch self {
+        case .exact: .exact
+        case .caseInsensitive: .caseInsensitive
+        case .natural: .natural
+        }
+    }
+}
+
+/// One sort criterion: a key path (through to-one links), a direction, and how strings compare.
+///
+/// `nil` values sort before every other value when ascending (after them when descending).
+/// Sorting is stable: objects that compare equal keep their previous order.
+public struct SortField: Sendable, Hashable {
+    /// The key path, as property names joined by dots (`"owner.name"`).
+    public var keyPath: String
+    /// Whether smaller values come first.
+    public var ascending: Bool
+    /// How string values compare.
+    public var comparison: StringComparison
+
+    /// Creates a sort criterion.
+    public init(_ keyPath: String, ascending: Bool = true, comparison: StringComparison = .exact) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+        self.comparison = comparison
+    }
+}
+
+/// Sorts rows by bound sort fields, computing each row's keys once.
+struct RowSorter {
+    struct Field {
+        let path: BoundPath
+        let ascending: Bool
+        let comparison: StringComparison
+    }
+
+    let fields: [Field]
+
+    static func bind(_ sorts: [SortField], table: Table, store: Store) throws(LiveObjectsError) -> RowSorter {
+        var fields: [Field] = []
+        for sort in sorts {
+            let path: BoundPath
+            do {
+                path = try BoundPath.resolve(
+                    sort.keyPath.split(separator: ".").map(String.init), from: table, store: store)
+            } catch {
+                throw LiveObjectsError(
+                    error.code, "cannot sort by '\(sort.keyPath)': \(error.message)",
+                    objectType: table.name, property: sort.keyPath)
+            }
+            guard !path.isToMany, let terminal = path.terminal, terminal.type != .object else {
+                throw LiveObjectsError(
+                    .invalidQuery, "cannot sort by '\(sort.keyPath)': it is not a single value",
+                    objectType: table.name, property: sort.keyPath)
+            }
+            fields.append(Field(path: path, ascending: sort.ascending, comparison: sort.comparison))
+        }
+        return RowSorter(fields: fields)
+    }
+
+    private enum Key {
+        case value(PropertyValue)
+        case string(StringSortKey)
+        case null
+    }
+
+    func sort(_ rows: [Int32]) -> [Int32] {
+        guard !fields.isEmpty, rows.count > 1 else { return rows }
+        // Keys once per row and field.
+        var keys: [[Key]] = fields.map { field in
+            rows.map { row in
+                let value = field.path.value(from: row)
+                switch value {
+                case .null: return .null
+                case .string(let s) where field.comparison != .exact:
+                    return .string(StringSortKey(s, order: field.comparison.order))
+                default: return .value(value)
+                }
+            }
+        }
+        var order = Array(rows.indices)
+        order.sort { a, b in
+            for (f, field) in fields.enumerated() {
+                let c = Self.compare(keys[f][a], keys[f][b])
+                if c != 0 { return field.ascending ? c < 0 : c > 0 }
+            }
+            return a < b
+        }
+        keys.removeAll()
+        return order.map { rows[$0] }
+    }
+
+    private static func compare(_ a: Key, _ b: Key) -> Int {
+        switch (a, b) {
+        case (.null, .null): return 0
+        case (.null, _): return -1
+        case (_, .null): return 1
+        case (.string(let x), .string(let y)): return StringSortKey.compare(x, y)
+        case (.value(let x), .value(let y)): return compareValues(x, y) ?? 0
+        default: return 0
+        }
+    }
+}

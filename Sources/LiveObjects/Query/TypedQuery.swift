@@ -1,0 +1,376 @@
+import Foundation
+
+/// A typed, key-path based query expression, for ``Results/where(_:)``.
+///
+/// ```swift
+/// realm.objects(Dog.self).where {
+///     $0.age > 3 && $0.name.contains("fi", options: .caseInsensitive) && $0.owner.name == "Ann"
+/// }
+/// realm.objects(Person.self).where { $0.dogs.age > 10 }            // any dog older than 10
+/// realm.objects(Person.self).where { $0.dogs.count >= 2 }
+/// realm.objects(Person.self).where { $0.dogs.where { $0.age > 3 }.count > 1 }
+/// ```
+///
+/// Member access follows persisted properties, through optional links (`$0.owner.name`) and
+/// lists (`$0.dogs.age`, which holds when any element matches). A `Query<Bool>` combines with
+/// `&&`, `||` and `!`.
+@dynamicMemberLookup
+public struct Query<Value> {
+    let context: QueryContext
+    let node: QueryNode
+
+    init(context: QueryContext, node: QueryNode) {
+        self.context = context
+        self.node = node
+    }
+
+    var expression: ExpressionSyntax {
+        switch node {
+        case .path(let variable, let components, _): .keyPath(KeyPathSyntax(variable: variable, components))
+        case .expression(let e): e
+        case .predicate: .value(.null)
+        }
+    }
+
+    var predicate: PredicateSyntax {
+        if case .predicate(let p) = node { return p }
+        // A Bool property used as a condition.
+        return .comparison(ComparisonSyntax(.direct, expression, .equal, [], .value(.bool(true))))
+    }
+
+    func extending<V>(_ name: [String], table: Table) -> Query<V> {
+        guard case .path(let variable, let components, _) = node else {
+            context.fail("a key path can only follow a property")
+            return Query<V>(context: context, node: .predicate(.constant(false)))
+        }
+        return Query<V>(context: context, node: .path(variable: variable, components: components + name, table: table))
+    }
+
+    func comparison<V>(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = [])
+        -> Query<V>
+    {
+        Query<V>(context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))))
+    }
+
+    /// The table the path leads to, if it leads to objects.
+    var table: Table? {
+        if case .path(_, _, let table) = node { return table }
+        return nil
+    }
+}
+
+/// What a typed query expression holds.
+enum QueryNode {
+    /// A key path from the object being tested, or from a subquery variable.
+    case path(variable: String?, components: [String], table: Table)
+    case expression(ExpressionSyntax)
+    case predicate(PredicateSyntax)
+}
+
+/// Where a typed query is built: the store (for tracing key paths) and the first error.
+final class QueryContext {
+    let store: Store
+    var error: LiveObjectsError?
+    private var variableCount = 0
+
+    init(store: Store) {
+        self.store = store
+    }
+
+    func fail(_ message: String) {
+        if error == nil { error = LiveObjectsError(.invalidQuery, message) }
+    }
+
+    func names<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table) -> [String] {
+        do {
+            return try store.propertyNames(of: keyPath, from: table)
+        } catch {
+            if self.error == nil { self.error = error }
+            return []
+        }
+    }
+
+    func newVariable() -> String {
+        variableCount += 1
+        return "v\(variableCount)"
+    }
+}
+
+// MARK: Member access
+
+extension Query where Value: Object {
+    /// A persisted property of the object.
+    public subscript<V>(dynamicMember keyPath: KeyPath<Value, V>) -> Query<V> {
+        extend(keyPath)
+    }
+
+    func extend<V>(_ keyPath: KeyPath<Value, V>) -> Query<V> {
+        guard let table else { return extending([], table: context.store.tables[0]) }
+        let names = context.names(keyPath, from: table)
+        return extending(names, table: target(of: names, from: table))
+    }
+
+    func target(of names: [String], from table: Table) -> Table {
+        var current = table
+        for name in names {
+            guard let p = current.propertyIndex[name],
+                let type = current.schema.properties[p].objectType,
+                let next = context.store.tablesByName[type]
+            else { break }
+            current = next
+        }
+        return current
+    }
+}
+
+/// Lets queries look inside optional links.
+public protocol _OptionalObject2 {
+    associatedtype _Wrapped: Object
+}
+
+extension Optional: _OptionalObject2 where Wrapped: Object {
+    public typealias _Wrapped = Wrapped
+}
+
+extension Query where Value: _OptionalObject2 {
+    /// A persisted property of the linked object (nil when the link is nil).
+    public subscript<V>(dynamicMember keyPath: KeyPath<Value._Wrapped, V>) -> Query<V> {
+        Query<Value._Wrapped>(context: context, node: node).extend(keyPath)
+    }
+}
+
+/// Lets queries look inside lists and `LinkingObjects`.
+public protocol _ObjectCollection: _QueryCollection {
+    associatedtype _Element: Object
+}
+
+extension List: _ObjectCollection where Element: Object {
+    public typealias _Element = Element
+}
+
+extension LinkingObjects: _ObjectCollection {
+    public typealias _Element = Element
+}
+
+extension Query where Value: _ObjectCollection {
+    /// A property of the elements: a comparison on it holds when any element matches.
+    public subscript<V>(dynamicMember keyPath: KeyPath<Value._Element, V>) -> Query<V> {
+        Query<Value._Element>(context: context, node: node).extend(keyPath)
+    }
+
+    /// The elements that match a condition, to count: `$0.dogs.where { $0.age > 3 }.count > 1`.
+    public func `where`(_ condition: (Query<Value._Element>) -> Query<Bool>) -> QuerySubquery {
+        guard case .path(let variable, let components, let table) = node else {
+            context.fail("where(_:) needs a list property")
+            return QuerySubquery(context: context, expression: .value(.int(0)))
+        }
+        let name = context.newVariable()
+        let element = Query<Value._Element>(
+            context: context, node: .path(variable: name, components: [], table: table))
+        let predicate = condition(element).predicate
+        let expression = ExpressionSyntax.collectionOperation(
+            .count,
+            collection: .subquery(
+                collection: KeyPathSyntax(variable: variable, components), variable: name,
+                predicate: predicate),
+            property: [])
+        return QuerySubquery(context: context, expression: expression)
+    }
+}
+
+/// The result of `where(_:)` on a list in a query; compare its ``count``.
+public struct QuerySubquery {
+    let context: QueryContext
+    let expression: ExpressionSyntax
+
+    /// The number of matching elements.
+    public var count: Query<Int> { Query<Int>(context: context, node: .expression(expression)) }
+}
+
+// MARK: Collection aggregates
+
+/// Lists of values and of objects in a query.
+public protocol _QueryCollection {}
+extension List: _QueryCollection {}
+extension LinkingObjects: _QueryCollection {}
+
+extension Query where Value: _QueryCollection {
+    /// The number of elements.
+    public var count: Query<Int> { aggregate(.count) }
+
+    /// The smallest element (of a list of values).
+    public var min: Query<Double> { aggregate(.min) }
+    /// The largest element (of a list of values).
+    public var max: Query<Double> { aggregate(.max) }
+    /// The sum of the elements (of a list of values).
+    public var sum: Query<Double> { aggregate(.sum) }
+    /// The average of the elements (of a list of values).
+    public var avg: Query<Double> { aggregate(.avg) }
+
+    func aggregate<V>(_ op: CollectionOperator, _ property: [String] = []) -> Query<V> {
+        Query<V>(context: context, node: .expression(.collectionOperation(op, collection: expression, property: property)))
+    }
+}
+
+extension Query where Value: _ObjectCollection {
+    /// The smallest value of a property of the elements.
+    public func min<V>(of keyPath: KeyPath<Value._Element, V>) -> Query<V> { elementAggregate(.min, keyPath) }
+    /// The largest value of a property of the elements.
+    public func max<V>(of keyPath: KeyPath<Value._Element, V>) -> Query<V> { elementAggregate(.max, keyPath) }
+    /// The sum of a property of the elements.
+    public func sum<V>(of keyPath: KeyPath<Value._Element, V>) -> Query<V> { elementAggregate(.sum, keyPath) }
+    /// The average of a property of the elements.
+    public func average<V>(of keyPath: KeyPath<Value._Element, V>) -> Query<Double> { elementAggregate(.avg, keyPath) }
+
+    private func elementAggregate<V, R>(_ op: CollectionOperator, _ keyPath: KeyPath<Value._Element, V>) -> Query<R> {
+        guard let table else { return aggregate(op) }
+        return aggregate(op, context.names(keyPath, from: table))
+    }
+}
+
+// MARK: Comparisons
+
+/// A value that can stand on the right of a query comparison.
+public protocol _QueryValue {
+    var _queryValue: PropertyValue { get }
+}
+
+extension _PrimitivePersistable {
+    public var _queryValue: PropertyValue { _propertyValue }
+}
+extension Bool: _QueryValue {}
+extension Int: _QueryValue {}
+extension Int8: _QueryValue {}
+extension Int16: _QueryValue {}
+extension Int32: _QueryValue {}
+extension Int64: _QueryValue {}
+extension Float: _QueryValue {}
+extension Double: _QueryValue {}
+extension String: _QueryValue {}
+extension Date: _QueryValue {}
+extension Data: _QueryValue {}
+extension UUID: _QueryValue {}
+extension Optional: _QueryValue where Wrapped: _QueryValue {
+    public var _queryValue: PropertyValue { self?._queryValue ?? .null }
+}
+extension Object: _QueryValue {
+    public var _queryValue: PropertyValue { objectKey.map { .object($0) } ?? .null }
+}
+
+extension Query {
+    public static func == <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
+        lhs.comparison(.equal, .value(rhs._queryValue))
+    }
+    public static func != <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
+        lhs.comparison(.notEqual, .value(rhs._queryValue))
+    }
+    public static func > <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
+        lhs.comparison(.greaterThan, .value(rhs._queryValue))
+    }
+    public static func >= <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
+        lhs.comparison(.greaterThanOrEqual, .value(rhs._queryValue))
+    }
+    public static func < <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
+        lhs.comparison(.lessThan, .value(rhs._queryValue))
+    }
+    public static func <= <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
+        lhs.comparison(.lessThanOrEqual, .value(rhs._queryValue))
+    }
+    public static func == <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.equal, rhs.expression) }
+    public static func != <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.notEqual, rhs.expression) }
+    public static func > <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.greaterThan, rhs.expression) }
+    public static func >= <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> {
+        lhs.comparison(.greaterThanOrEqual, rhs.expression)
+    }
+    public static func < <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.lessThan, rhs.expression) }
+    public static func <= <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> {
+        lhs.comparison(.lessThanOrEqual, rhs.expression)
+    }
+
+    /// Whether the value is one of `values`.
+    public func `in`<S: Sequence>(_ values: S) -> Query<Bool> where S.Element: _QueryValue {
+        comparison(.in, .value(.list(values.map(\._queryValue))))
+    }
+
+    /// Whether the value lies between two bounds, both included.
+    public func contains<V: _QueryValue>(_ range: ClosedRange<V>) -> Query<Bool> {
+        comparison(.between, .value(.list([range.lowerBound._queryValue, range.upperBound._queryValue])))
+    }
+}
+
+/// How a string comparison in a query treats case and diacritics.
+public struct StringOptions: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Case-insensitive, by Unicode rules in every script (`[c]`).
+    public static let caseInsensitive = StringOptions(rawValue: 1)
+    /// Diacritic-insensitive (`[d]`).
+    public static let diacriticInsensitive = StringOptions(rawValue: 2)
+
+    var comparisonOptions: ComparisonOptions { ComparisonOptions(rawValue: rawValue) }
+}
+
+/// String operations in typed queries.
+public protocol _QueryString {}
+extension String: _QueryString {}
+extension Optional: _QueryString where Wrapped == String {}
+
+extension Query where Value: _QueryString {
+    /// Whether the string contains `other`.
+    public func contains(_ other: String, options: StringOptions = []) -> Query<Bool> {
+        comparison(.contains, .value(.string(other)), options: options.comparisonOptions)
+    }
+    /// Whether the string starts with `prefix`.
+    public func starts(with prefix: String, options: StringOptions = []) -> Query<Bool> {
+        comparison(.beginsWith, .value(.string(prefix)), options: options.comparisonOptions)
+    }
+    /// Whether the string ends with `suffix`.
+    public func ends(with suffix: String, options: StringOptions = []) -> Query<Bool> {
+        comparison(.endsWith, .value(.string(suffix)), options: options.comparisonOptions)
+    }
+    /// Whether the string equals `other` under the options.
+    public func equals(_ other: String, options: StringOptions = []) -> Query<Bool> {
+        comparison(.equal, .value(.string(other)), options: options.comparisonOptions)
+    }
+    /// Whether the string matches a pattern with `*` (any run) and `?` (one character).
+    public func like(_ pattern: String, options: StringOptions = []) -> Query<Bool> {
+        comparison(.like, .value(.string(pattern)), options: options.comparisonOptions)
+    }
+}
+
+// MARK: Logic
+
+extension Query where Value == Bool {
+    public static func && (lhs: Query, rhs: Query) -> Query {
+        Query(context: lhs.context, node: .predicate(.and([lhs.predicate, rhs.predicate])))
+    }
+    public static func || (lhs: Query, rhs: Query) -> Query {
+        Query(context: lhs.context, node: .predicate(.or([lhs.predicate, rhs.predicate])))
+    }
+    public static prefix func ! (operand: Query) -> Query {
+        Query(context: operand.context, node: .predicate(.not(operand.predicate)))
+    }
+}
+
+extension Results {
+    /// Results that also match a typed condition.
+    ///
+    /// A condition that cannot be used (a key path through a property that is not persisted)
+    /// gives no results and makes the enclosing realm call throw `invalidQuery`.
+    public func `where`(_ condition: (Query<Element>) -> Query<Bool>) -> Results {
+        guard let table else { return self }
+        let context = QueryContext(store: store)
+        let root = Query<Element>(context: context, node: .path(variable: nil, components: [], table: table))
+        let predicate = condition(root).predicate
+        if let error = context.error {
+            store.recordError(error)
+            return (try? adding(.constant(false), text: nil)) ?? self
+        }
+        do {
+            return try adding(predicate, text: nil)
+        } catch {
+            store.recordError(error)
+            return (try? adding(.constant(false), text: nil)) ?? self
+        }
+    }
+}
