@@ -106,8 +106,7 @@ struct PredicateLexer {
         bytes = Array(text.utf8)
     }
 
-    /// Whether a key path component must be written with `#` because it is a keyword (or does
-    /// not look like a plain identifier).
+    /// Whether a key path component must be written with `#` because it is a keyword.
     static func isReservedWord(_ name: String) -> Bool {
         PredicateKeyword.byName[name.uppercased()] != nil
     }

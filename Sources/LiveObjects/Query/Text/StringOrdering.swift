@@ -1,3 +1,5 @@
+import Foundation
+
 /// How strings are ordered when sorting.
 package enum StringSortOrder: Sendable, Hashable, CaseIterable {
     /// Unicode code point order, as `String`'s `<` (which compares the NFC forms);
@@ -72,17 +74,11 @@ package struct StringSortKey: Comparable, Sendable {
 
     /// Lexicographic order of byte strings (which is code point order for UTF-8).
     static func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        a.withUnsafeBufferPointer { a in
-            b.withUnsafeBufferPointer { b in
-                let n = min(a.count, b.count)
-                var i = 0
-                while i < n {
-                    if a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
-                    i += 1
-                }
-                return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
-            }
-        }
+        let n = min(a.count, b.count)
+        let result =
+            n == 0 ? 0 : a.withUnsafeBytes { a in b.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, n) } }
+        if result != 0 { return result < 0 ? -1 : 1 }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
     /// Rewrites each run of ASCII digits so that byte order is numeric order: the byte `0`,
