@@ -25,6 +25,9 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection, Cust
         self.context = context
     }
 
+    /// Where a managed `LinkingObjects` lives.
+    var accessContext: _AccessContext? { context }
+
     private var rows: [Int32] {
         guard let context, context.handle.isValid,
             let source = context.handle.table.linkingObjectsSources[context.property]

@@ -32,6 +32,9 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
         self.context = context
     }
 
+    /// Where a managed list lives.
+    var accessContext: _AccessContext? { context }
+
     /// Whether the list belongs to a managed object.
     public var isManaged: Bool { context != nil }
 

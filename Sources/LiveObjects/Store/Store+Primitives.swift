@@ -248,6 +248,8 @@ extension Store {
         rollback(to: Savepoint(index: 0, lastAppendCount: nil))
         isInWrite = false
         pendingError = nil
+        silencedTokens = []
+        notifySubscriptions(ChangeSet(version: version, tables: [:]), undoLog: [])
     }
 
     /// Commits the open write: frees deleted slots, bumps the version, tells the observers.
@@ -257,15 +259,19 @@ extension Store {
         for entry in undoLog {
             if case .remove(let t, let row, _) = entry { tables[Int(t)].pushFreeRow(row) }
         }
+        let log = undoLog
         undoLog.removeAll(keepingCapacity: false)
         isInWrite = false
         if !changes.tables.isEmpty {
             version += 1
+            mutationCount &+= 1
         }
         let result = ChangeSet(version: version, tables: changes.tables)
         if !result.tables.isEmpty {
             for observer in commitObservers { observer(result, self) }
         }
+        notifySubscriptions(result, undoLog: log)
+        silencedTokens = []
         return result
     }
 

@@ -50,6 +50,15 @@ package final class Store {
     @exclusivity(unchecked) var tracer: KeyPathTracer?
     /// A one-object-per-table copy of the schema that Swift key paths are traced on.
     @exclusivity(unchecked) var probeStore: Store?
+    /// Live subscriptions, told about every commit.
+    var subscriptions: [Subscription] = []
+    /// Subscriptions made while a write was open: they get their first element when it ends.
+    var pendingInitial: [Subscription] = []
+    /// Subscriptions the open write must not notify.
+    var silencedTokens = Set<SubscriptionToken>()
+    var subscriptionCounter: UInt64 = 0
+    /// The last frozen copy, reused while nothing changed.
+    @exclusivity(unchecked) var frozenCache: (mutationCount: UInt64, frozen: FrozenStore)?
     /// The version of the last commit.
     @exclusivity(unchecked) package internal(set) var version: UInt64 = 0
     /// Whether a write is open.
@@ -76,6 +85,7 @@ package final class Store {
         }
         self.tables = tables
         self.tablesByName = byName
+        for table in tables { table.store = self }
         for table in tables {
             var columns: [Column?] = []
             for (p, property) in table.schema.properties.enumerated() {

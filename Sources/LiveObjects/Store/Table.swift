@@ -70,6 +70,13 @@ package final class PrimaryKeyIndex {
         }
     }
 
+    func copy(from other: PrimaryKeyIndex?) {
+        guard let other else { return }
+        ints = other.ints
+        strings = other.strings
+        uuids = other.uuids
+    }
+
     /// All (key, row) pairs, for checking the index against the data.
     package var entries: [(PropertyValue, Int32)] {
         ints.pairs.map { (.int($0.key), $0.row) } + strings.map { (.string($0.key), $0.value) }
@@ -111,6 +118,8 @@ package final class Table {
     package let index: Int
     /// The object type stored here.
     package let schema: ObjectSchema
+    /// The store that owns the table.
+    package internal(set) weak var store: Store?
     /// One column per property, in schema order; nil for `LinkingObjects`.
     @exclusivity(unchecked) package internal(set) var columns: [Column?] = []
     /// Per slot: the generation shifted left by one, with the low bit set while the slot holds
@@ -315,6 +324,14 @@ package final class Table {
 
     func setGeneration(_ row: Int32, _ generation: UInt32) {
         slotStates[Int(row)] = generation << 1 | (slotStates[Int(row)] & 1)
+    }
+
+    /// Copies slot bookkeeping from another table (for frozen copies).
+    func copySlots(from other: Table) {
+        slotStates = other.slotStates
+        freeRows = other.freeRows
+        liveCount = other.liveCount
+        structureVersion = other.structureVersion
     }
 
     func popFreeRow() -> Int32? { freeRows.popLast() }

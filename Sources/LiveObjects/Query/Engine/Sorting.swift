@@ -69,26 +69,40 @@ struct RowSorter {
         return RowSorter(fields: fields)
     }
 
-    private enum Key {
+    enum Key {
         case value(PropertyValue)
         case string(StringSortKey)
         case null
     }
 
+    private static func key(_ field: Field, _ row: Int32) -> Key {
+        let value = field.path.value(from: row)
+        switch value {
+        case .null: return .null
+        case .string(let s) where field.comparison != .exact:
+            return .string(StringSortKey(s, order: field.comparison.order))
+        default: return .value(value)
+        }
+    }
+
+    /// The sort keys of one row.
+    func keys(for row: Int32) -> [Key] {
+        fields.map { Self.key($0, row) }
+    }
+
+    /// Orders two rows by their keys, then by slot (a total order).
+    func compare(_ a: [Key], _ rowA: Int32, _ b: [Key], _ rowB: Int32) -> Int {
+        for (f, field) in fields.enumerated() {
+            let c = Self.compare(a[f], b[f])
+            if c != 0 { return field.ascending ? c : -c }
+        }
+        return rowA < rowB ? -1 : (rowA == rowB ? 0 : 1)
+    }
+
     func sort(_ rows: [Int32]) -> [Int32] {
         guard !fields.isEmpty, rows.count > 1 else { return rows }
         // Keys once per row and field.
-        var keys: [[Key]] = fields.map { field in
-            rows.map { row in
-                let value = field.path.value(from: row)
-                switch value {
-                case .null: return .null
-                case .string(let s) where field.comparison != .exact:
-                    return .string(StringSortKey(s, order: field.comparison.order))
-                default: return .value(value)
-                }
-            }
-        }
+        var keys: [[Key]] = fields.map { field in rows.map { Self.key(field, $0) } }
         var order = Array(rows.indices)
         order.sort { a, b in
             for (f, field) in fields.enumerated() {

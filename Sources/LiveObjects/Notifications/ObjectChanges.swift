@@ -1,0 +1,193 @@
+/// One change of an object: what an ``ObjectChanges`` subscription yields.
+public enum ObjectChange<Element: Object>: Sendable {
+    /// The object when the subscription started.
+    case initial(FrozenObject<Element>)
+    /// Properties changed: each with its old and new value, and the object after the change.
+    case changed(FrozenObject<Element>, [PropertyChange])
+    /// The object was deleted. No element follows.
+    case deleted
+}
+
+/// A property that changed, with its value before and after the write.
+public struct PropertyChange: Sendable, Hashable {
+    /// The property's name.
+    public let name: String
+    /// The value before the write.
+    public let oldValue: PropertyValue
+    /// The value after the write.
+    public let newValue: PropertyValue
+}
+
+/// The changes of one object, as an asynchronous sequence: first its current state, then one
+/// element per committed write that changes one of its observed properties, or deletes it.
+/// Buffering is unbounded; ending the iteration ends the subscription.
+public struct ObjectChanges<Element: Object>: AsyncSequence, Sendable {
+    public typealias AsyncIterator = AsyncStream<ObjectChange<Element>>.Iterator
+    let stream: AsyncStream<ObjectChange<Element>>
+    /// Names the subscription, for ``Realm/write(withoutNotifying:_:)``.
+    public let token: SubscriptionToken
+
+    public func makeAsyncIterator() -> AsyncIterator { stream.makeAsyncIterator() }
+}
+
+/// Every commit of a realm, as an asynchronous sequence of changesets (no initial element).
+/// Buffering is unbounded; ending the iteration ends the subscription.
+public struct RealmChanges: AsyncSequence, Sendable {
+    public typealias AsyncIterator = AsyncStream<ChangeSet>.Iterator
+    let stream: AsyncStream<ChangeSet>
+    /// Names the subscription, for ``Realm/write(withoutNotifying:_:)``.
+    public let token: SubscriptionToken
+
+    public func makeAsyncIterator() -> AsyncIterator { stream.makeAsyncIterator() }
+}
+
+final class ObjectSubscription<Element: Object>: Subscription {
+    let store: Store
+    let table: Table
+    let row: Int32
+    let generation: UInt32
+    let properties: Set<Int>?
+    let continuation: AsyncStream<ObjectChange<Element>>.Continuation
+
+    init(
+        store: Store, table: Table, row: Int32, generation: UInt32, properties: Set<Int>?,
+        continuation: AsyncStream<ObjectChange<Element>>.Continuation
+    ) {
+        self.store = store
+        self.table = table
+        self.row = row
+        self.generation = generation
+        self.properties = properties
+        self.continuation = continuation
+        super.init(token: store.nextSubscriptionToken())
+    }
+
+    private var frozen: FrozenObject<Element> {
+        FrozenObject(
+            frozen: store.frozenState(), tableIndex: table.index,
+            key: ObjectKey(row: UInt32(bitPattern: row), generation: generation))
+    }
+
+    override func deliverInitial() {
+        if table.isValid(row, generation: generation) {
+            continuation.yield(.initial(frozen))
+        } else {
+            continuation.yield(.deleted)
+            continuation.finish()
+        }
+    }
+
+    override func finish() { continuation.finish() }
+
+    override func commit(_ context: CommitContext, silent: Bool) {
+        guard context.touchedTables.contains(table.index) else { return }
+        if context.deleted[table.index]?[row] == generation {
+            if !silent { continuation.yield(.deleted) }
+            continuation.finish()
+            cancellation.cancel()
+            return
+        }
+        guard var changed = context.modified[table.index]?[row] else { return }
+        if let properties { changed.formIntersection(properties) }
+        guard !changed.isEmpty, !silent else { return }
+        let id = RowID(table, row)
+        let changes = changed.sorted().map { p in
+            PropertyChange(
+                name: table.schema.properties[p].name,
+                oldValue: context.oldValue(id, p) ?? .null,
+                newValue: table.value(row, p))
+        }
+        continuation.yield(.changed(context.frozenState().object(table.index, row, generation), changes))
+    }
+}
+
+extension FrozenStore {
+    func object<Element: Object>(_ table: Int, _ row: Int32, _ generation: UInt32) -> FrozenObject<Element> {
+        FrozenObject(frozen: self, tableIndex: table, key: ObjectKey(row: UInt32(bitPattern: row), generation: generation))
+    }
+}
+
+final class RealmSubscription: Subscription {
+    let continuation: AsyncStream<ChangeSet>.Continuation
+
+    init(token: SubscriptionToken, continuation: AsyncStream<ChangeSet>.Continuation) {
+        self.continuation = continuation
+        super.init(token: token)
+    }
+
+    override func commit(_ context: CommitContext, silent: Bool) {
+        if !silent { continuation.yield(context.changes) }
+    }
+
+    override func finish() { continuation.finish() }
+}
+
+/// Model objects that can be observed; every `Object` is.
+public protocol _Observable {}
+extension Object: _Observable {}
+
+extension _Observable where Self: Object {
+    /// Subscribes to the object's changes: first its current state, then one element per
+    /// committed write that changes one of its properties (with old and new values), or
+    /// `.deleted`. An unmanaged object yields nothing.
+    ///
+    /// - Parameter keyPaths: Only these properties count; nil for every property.
+    public func changes(keyPaths: [PartialKeyPath<Self>]? = nil) -> ObjectChanges<Self> {
+        let (stream, continuation) = AsyncStream<ObjectChange<Self>>.makeStream(bufferingPolicy: .unbounded)
+        guard let handle = _handle, handle.isValid else {
+            continuation.finish()
+            return ObjectChanges(stream: stream, token: SubscriptionToken(id: 0))
+        }
+        var properties: Set<Int>?
+        if let keyPaths {
+            var set = Set<Int>()
+            for keyPath in keyPaths {
+                if let name = try? handle.store.propertyNames(of: keyPath, from: handle.table).first,
+                    let p = handle.table.propertyIndex[name]
+                {
+                    set.insert(p)
+                }
+            }
+            properties = set
+        }
+        let subscription = ObjectSubscription<Self>(
+            store: handle.store, table: handle.table, row: handle.row, generation: handle.generation,
+            properties: properties, continuation: continuation)
+        let cancellation = subscription.cancellation
+        continuation.onTermination = { _ in cancellation.cancel() }
+        handle.store.addSubscription(subscription)
+        return ObjectChanges(stream: stream, token: subscription.token)
+    }
+}
+
+extension Realm {
+    /// Subscribes to every commit of the realm: one changeset per committed write.
+    public func changes() -> RealmChanges {
+        let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .unbounded)
+        let subscription = RealmSubscription(token: store.nextSubscriptionToken(), continuation: continuation)
+        let cancellation = subscription.cancellation
+        continuation.onTermination = { _ in cancellation.cancel() }
+        store.subscriptions.append(subscription)
+        return RealmChanges(stream: stream, token: subscription.token)
+    }
+
+    /// Runs a write whose commit the named subscriptions do not hear about (their state still
+    /// moves on, so their next change applies to the state after this write).
+    ///
+    /// - Throws: as ``write(_:)``.
+    public func write<T>(
+        withoutNotifying tokens: [SubscriptionToken], _ body: @Sendable (isolated Realm) throws -> sending T
+    ) throws -> sending T {
+        try store.beginWrite()
+        store.silencedTokens = Set(tokens)
+        do {
+            let result = try body(self)
+            if let error = store.takePendingError() { throw error }
+            store.commitWrite()
+            return result
+        } catch {
+            store.cancelWrite()
+            throw error
+        }
+    }
+}

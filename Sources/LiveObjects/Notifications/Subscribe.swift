@@ -1,0 +1,150 @@
+extension BoundPredicate {
+    /// The key paths the predicate reads, each from the tested object (paths inside a
+    /// SUBQUERY or a collection operator are prefixed with their collection's path).
+    func paths(_ prefixes: [Int: BoundPath] = [:]) -> [BoundPath] {
+        switch self {
+        case .constant: return []
+        case .and(let operands), .or(let operands): return operands.flatMap { $0.paths(prefixes) }
+        case .not(let operand): return operand.paths(prefixes)
+        case .comparison(let c): return c.lhs.paths(prefixes) + c.rhs.paths(prefixes)
+        case .scan(_, let c): return c.lhs.paths(prefixes)
+        case .index(let lookup):
+            return [BoundPath(
+                steps: [.init(table: lookup.table, property: lookup.property, target: nil, isToMany: false)],
+                root: lookup.table)]
+        }
+    }
+}
+
+extension BoundExpression {
+    func paths(_ prefixes: [Int: BoundPath]) -> [BoundPath] {
+        func rooted(_ path: BoundPath, _ variable: Int?) -> BoundPath {
+            guard let variable, let prefix = prefixes[variable] else { return path }
+            return BoundPath(steps: prefix.steps + path.steps, root: prefix.root)
+        }
+        switch self {
+        case .constant: return []
+        case .path(let path, let variable): return [rooted(path, variable)]
+        case .aggregate(_, let collection, let variable, let element):
+            let base = rooted(collection, variable)
+            return [base] + (element.map { [BoundPath(steps: base.steps + $0.steps, root: base.root)] } ?? [])
+        case .subqueryCount(let collection, let variable, let slot, let predicate):
+            let base = rooted(collection, variable)
+            var inner = prefixes
+            inner[slot] = base
+            return [base] + predicate.paths(inner)
+        }
+    }
+}
+
+extension Results {
+    /// Subscribes to the results' changes: first the current state, then one
+    /// ``CollectionChange`` per committed write that changes them.
+    ///
+    /// Filtered and sorted results are kept incrementally: a commit re-tests and re-positions
+    /// only the rows it changed. Results with `distinct`, `limit` or `offset` are re-evaluated
+    /// on every commit that touches their types.
+    ///
+    /// By default the subscription is deep, one level: a change to any property of the objects,
+    /// or of the objects they link to directly (to-one links, lists, `LinkingObjects`), reports
+    /// the object as modified. Changes that move an object into or out of the results, or
+    /// within their sort order, are always seen, however deep the predicate's key paths go.
+    ///
+    /// - Parameter keyPaths: Only changes of these key paths (`"name"`, `"owner.name"`) report
+    ///   objects as modified.
+    /// - Returns: An asynchronous sequence; iterate it from any actor.
+    public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {
+        let (stream, continuation) = AsyncStream<CollectionChange<Element>>.makeStream(bufferingPolicy: .unbounded)
+        guard let table else {
+            continuation.finish()
+            return CollectionChanges(stream: stream, token: store.nextSubscriptionToken())
+        }
+        let source: CollectionSubscription<Element>.Source
+        var membership: [BoundPath] = []
+        if query.distinct.isEmpty && query.limit == nil && query.offset == 0 {
+            var bound: BoundQuery?
+            var sorter: RowSorter?
+            if !query.predicates.isEmpty {
+                let combined: PredicateSyntax =
+                    query.predicates.count == 1 ? query.predicates[0].syntax : .and(query.predicates.map(\.syntax))
+                bound = try? QueryCompiler.bind(combined, to: table, store: store, text: nil)
+            }
+            if !query.sorts.isEmpty { sorter = try? RowSorter.bind(query.sorts, table: table, store: store) }
+            membership = (bound?.predicate.paths() ?? []) + (sorter?.fields.map(\.path) ?? [])
+            source = .query(bound, sorter)
+        } else {
+            source = .reevaluated(query)
+            if let bound = try? QueryCompiler.bind(
+                .and(query.predicates.map(\.syntax) + [.constant(true)]), to: table, store: store, text: nil)
+            {
+                membership = bound.predicate.paths()
+            }
+        }
+        let (observed, filtered) = observedPaths(keyPaths, table: table)
+        let subscription = CollectionSubscription<Element>(
+            store: store, table: table, source: source, observedPaths: observed + membership,
+            filtered: filtered, continuation: continuation)
+        let cancellation = subscription.cancellation
+        continuation.onTermination = { _ in cancellation.cancel() }
+        store.addSubscription(subscription)
+        return CollectionChanges(stream: stream, token: subscription.token)
+    }
+}
+
+extension ObjectCollection {
+    /// Resolves a key-path filter, or the default deep paths (every property, one link deep).
+    func observedPaths(_ keyPaths: [String]?, table: Table) -> ([BoundPath], Bool) {
+        let store = table.store!
+        if let keyPaths {
+            let paths = keyPaths.compactMap {
+                try? BoundPath.resolve($0.split(separator: ".").map(String.init), from: table, store: store)
+            }
+            return (paths, true)
+        }
+        let paths = table.schema.properties.indices.map { p in
+            let property = table.schema.properties[p]
+            let target = property.objectType.flatMap { store.tablesByName[$0] }
+            return BoundPath(
+                steps: [.init(table: table, property: p, target: target, isToMany: property.isList)], root: table)
+        }
+        return (paths, false)
+    }
+}
+
+extension List where Element: Object {
+    /// Subscribes to the list's changes: first its current state, then one
+    /// ``CollectionChange`` per committed write that changes it (elements added, removed,
+    /// moved, or, one link deep, modified). An unmanaged list yields nothing.
+    public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {
+        collectionChanges(context: accessContext, keyPaths: keyPaths)
+    }
+}
+
+extension LinkingObjects {
+    /// Subscribes to the changes of the objects linking here; see ``List/changes(keyPaths:)``.
+    public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {
+        collectionChanges(context: accessContext, keyPaths: keyPaths)
+    }
+}
+
+extension ObjectCollection {
+    func collectionChanges(context: _AccessContext?, keyPaths: [String]?) -> CollectionChanges<Element> {
+        let (stream, continuation) = AsyncStream<CollectionChange<Element>>.makeStream(bufferingPolicy: .unbounded)
+        guard let context, let target = context.targetTable else {
+            continuation.finish()
+            return CollectionChanges(stream: stream, token: SubscriptionToken(id: 0))
+        }
+        let store = context.handle.store
+        let (observed, filtered) = observedPaths(keyPaths, table: target)
+        let subscription = CollectionSubscription<Element>(
+            store: store, table: target,
+            source: .list(
+                owner: context.handle.table, row: context.handle.row, generation: context.handle.generation,
+                property: context.property),
+            observedPaths: observed, filtered: filtered, continuation: continuation)
+        let cancellation = subscription.cancellation
+        continuation.onTermination = { _ in cancellation.cancel() }
+        store.addSubscription(subscription)
+        return CollectionChanges(stream: stream, token: subscription.token)
+    }
+}

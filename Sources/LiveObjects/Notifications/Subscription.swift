@@ -1,0 +1,65 @@
+import Synchronization
+
+/// A token naming a subscription, so that a write can skip it
+/// (``Realm/write(withoutNotifying:_:)``).
+public struct SubscriptionToken: Hashable, Sendable {
+    let id: UInt64
+}
+
+/// Set when a subscription's consumer stops iterating; read by the realm at its next commit.
+final class CancellationFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func cancel() { flag.store(true, ordering: .relaxed) }
+    var isCancelled: Bool { flag.load(ordering: .relaxed) }
+}
+
+/// The base of every subscription kept by a store.
+class Subscription {
+    let token: SubscriptionToken
+    /// Set from any thread when the consumer stops iterating.
+    let cancellation = CancellationFlag()
+
+    init(token: SubscriptionToken) {
+        self.token = token
+    }
+
+    /// Updates the subscription's state for a commit and, unless `silent`, tells the consumer.
+    func commit(_ context: CommitContext, silent: Bool) {}
+
+    /// Sends the first element, for subscriptions made while a write was open.
+    func deliverInitial() {}
+
+    /// Ends the consumer's iteration (the realm is going away).
+    func finish() {}
+}
+
+extension Store {
+    /// Registers a subscription; it starts receiving commits.
+    func addSubscription(_ subscription: Subscription) {
+        subscriptions.append(subscription)
+        if isInWrite { pendingInitial.append(subscription) } else { subscription.deliverInitial() }
+    }
+
+    /// Makes the next token.
+    func nextSubscriptionToken() -> SubscriptionToken {
+        subscriptionCounter += 1
+        return SubscriptionToken(id: subscriptionCounter)
+    }
+
+    /// Tells every live subscription about a commit; drops the cancelled ones.
+    func notifySubscriptions(_ changes: ChangeSet, undoLog: [UndoEntry]) {
+        subscriptions.removeAll { $0.cancellation.isCancelled }
+        let pending = pendingInitial
+        pendingInitial = []
+        if !changes.tables.isEmpty && !subscriptions.isEmpty {
+            let context = CommitContext(store: self, changes: changes, undoLog: undoLog)
+            let silenced = silencedTokens
+            for subscription in subscriptions where !pending.contains(where: { $0 === subscription }) {
+                subscription.commit(context, silent: silenced.contains(subscription.token))
+            }
+        }
+        for subscription in pending where !subscription.cancellation.isCancelled {
+            subscription.deliverInitial()
+        }
+    }
+}

@@ -1,0 +1,207 @@
+/// An immutable, `Sendable` view of one object at one realm version, readable from any actor
+/// without `await`.
+///
+/// ```swift
+/// let rex = try await realm.read { $0.object(ofType: Dog.self, forPrimaryKey: 1)!.freeze() }
+/// print(rex.name, rex.age)          // any actor, no await
+/// let owner = rex.link(\.owner)     // FrozenObject<Person>?
+/// ```
+///
+/// It stays valid forever, also after the object is deleted in the live realm. Properties whose
+/// type is `Sendable` read directly as members; links read with ``link(_:)`` and lists with
+/// ``list(_:)``.
+@dynamicMemberLookup
+public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible {
+    let frozen: FrozenStore
+    let tableIndex: Int
+    /// The object's key.
+    public let key: ObjectKey
+
+    init(frozen: FrozenStore, tableIndex: Int, key: ObjectKey) {
+        self.frozen = frozen
+        self.tableIndex = tableIndex
+        self.key = key
+    }
+
+    /// The realm version the object was frozen at.
+    public var version: UInt64 { frozen.version }
+
+    private func read<T>(_ body: (Element) -> T) -> T {
+        frozen.withStore { store in
+            let table = store.tables[tableIndex]
+            let object = Element()
+            object._handle = ObjectHandle(
+                store: store, table: table, row: Int32(bitPattern: key.row), generation: key.generation)
+            defer { _ = store.takePendingError() }
+            return body(object)
+        }
+    }
+
+    /// A persisted property.
+    public subscript<V: Sendable>(dynamicMember keyPath: KeyPath<Element, V>) -> V {
+        read { $0[keyPath: keyPath] }
+    }
+
+    /// A property by name, as a dynamic value.
+    public func value(forKey name: String) throws(LiveObjectsError) -> PropertyValue {
+        let result: Result<PropertyValue, LiveObjectsError> = read { object in
+            Result { () throws(LiveObjectsError) in try object.value(forKey: name) }
+        }
+        return try result.get()
+    }
+
+    /// The object a to-one link points to, frozen at the same version.
+    public func link<Target: Object>(_ keyPath: KeyPath<Element, Target?>) -> FrozenObject<Target>? {
+        read { object in
+            guard let target = object[keyPath: keyPath], let handle = target._handle else { return nil }
+            return FrozenObject<Target>(frozen: frozen, tableIndex: handle.table.index, key: handle.key)
+        }
+    }
+
+    /// The objects of a list, frozen at the same version.
+    public func list<Target: Object>(_ keyPath: KeyPath<Element, List<Target>>) -> FrozenResults<Target> {
+        read { object in
+            let list = object[keyPath: keyPath]
+            let keys = list.compactMap { $0.objectKey }
+            let table = list.first?._handle?.table.index ?? 0
+            return FrozenResults(frozen: frozen, tableIndex: table, keys: keys)
+        }
+    }
+
+    /// The values of a list of primitives, frozen at the same version.
+    public func list<Value: _PrimitivePersistable & Sendable>(_ keyPath: KeyPath<Element, List<Value>>) -> [Value] {
+        read { Array($0[keyPath: keyPath]) }
+    }
+
+    /// The objects linking here through a `LinkingObjects` property, frozen at the same version.
+    public func list<Origin: Object>(_ keyPath: KeyPath<Element, LinkingObjects<Origin>>) -> FrozenResults<Origin> {
+        read { object in
+            let origins = object[keyPath: keyPath]
+            let keys = origins.compactMap { $0.objectKey }
+            let table = origins.first?._handle?.table.index ?? 0
+            return FrozenResults(frozen: frozen, tableIndex: table, keys: keys)
+        }
+    }
+
+    public var description: String {
+        frozen.withStore { store in
+            let table = store.tables[tableIndex]
+            guard let row = table.row(for: key) else { return "\(table.name) <invalidated>" }
+            let body = table.schema.properties.enumerated().filter { $0.element.isStored }.map {
+                "\($0.element.name) = \(table.value(row, $0.offset))"
+            }
+            return "\(table.name) { " + body.joined(separator: "; ") + " }"
+        }
+    }
+}
+
+/// An immutable, `Sendable` list of objects at one realm version: the snapshot carried by
+/// change notifications, and what `freeze()` on results and lists returns.
+public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
+    let frozen: FrozenStore
+    let tableIndex: Int
+    /// The keys of the objects, in order.
+    public let keys: [ObjectKey]
+
+    init(frozen: FrozenStore, tableIndex: Int, keys: [ObjectKey]) {
+        self.frozen = frozen
+        self.tableIndex = tableIndex
+        self.keys = keys
+    }
+
+    /// The realm version of the snapshot.
+    public var version: UInt64 { frozen.version }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { keys.count }
+
+    /// - Complexity: O(1).
+    public subscript(position: Int) -> FrozenObject<Element> {
+        FrozenObject(frozen: frozen, tableIndex: tableIndex, key: keys[position])
+    }
+}
+
+/// An immutable, `Sendable` view of a whole realm at one version.
+public struct FrozenRealm: Sendable {
+    let frozen: FrozenStore
+
+    /// The realm version of the snapshot.
+    public var version: UInt64 { frozen.version }
+
+    /// All objects of a type, in storage order.
+    public func objects<T: Object>(_ type: T.Type) -> FrozenResults<T> {
+        frozen.withStore { store in
+            guard let table = try? store.table(for: type) else {
+                return FrozenResults(frozen: frozen, tableIndex: 0, keys: [])
+            }
+            return FrozenResults(frozen: frozen, tableIndex: table.index, keys: table.liveRows.map(table.key))
+        }
+    }
+
+    /// The objects of a type matching a predicate in the string language.
+    ///
+    /// - Throws: as ``Results/filter(_:arguments:)``.
+    public func objects<T: Object>(_ type: T.Type, where predicate: String, arguments: [PropertyValue] = [])
+        throws(LiveObjectsError) -> FrozenResults<T>
+    {
+        let result: Result<FrozenResults<T>, LiveObjectsError> = frozen.withStore { store in
+            Result { () throws(LiveObjectsError) in
+                let table = try store.table(for: type)
+                let results = try Results<T>(store: store, table: table).filter(predicate, arguments: arguments)
+                return FrozenResults(frozen: frozen, tableIndex: table.index, keys: results.rows.map(table.key))
+            }
+        }
+        return try result.get()
+    }
+
+    /// The object with a primary key.
+    public func object<T: Object, Key: _PrimitivePersistable>(ofType type: T.Type, forPrimaryKey key: Key)
+        -> FrozenObject<T>?
+    {
+        frozen.withStore { store in
+            guard let table = try? store.table(for: type), let row = table.row(forPrimaryKey: key._propertyValue)
+            else { return nil }
+            return FrozenObject(frozen: frozen, tableIndex: table.index, key: table.key(row))
+        }
+    }
+}
+
+extension Realm {
+    /// An immutable snapshot of the realm's committed state, readable from any actor.
+    ///
+    /// - Complexity: O(types × properties): storage is shared until the live realm changes it.
+    public func freeze() -> FrozenRealm {
+        FrozenRealm(frozen: store.frozenState())
+    }
+}
+
+/// Model objects that can be frozen; every `Object` is.
+public protocol _Freezable {}
+extension Object: _Freezable {}
+
+extension _Freezable where Self: Object {
+    /// An immutable snapshot of the object, readable from any actor. Nil for an unmanaged or
+    /// deleted object.
+    public func freeze() -> FrozenObject<Self>? {
+        guard let handle = _handle, handle.isValid else { return nil }
+        return FrozenObject(frozen: handle.store.frozenState(), tableIndex: handle.table.index, key: handle.key)
+    }
+}
+
+extension Results {
+    /// An immutable snapshot of the results, readable from any actor.
+    public func freeze() -> FrozenResults<Element> {
+        guard let table else { return FrozenResults(frozen: store.frozenState(), tableIndex: 0, keys: []) }
+        return FrozenResults(frozen: store.frozenState(), tableIndex: table.index, keys: rows.map(table.key))
+    }
+}
+
+extension Store {
+    /// A frozen copy of the current state, shared until the store changes.
+    func frozenState() -> FrozenStore {
+        if let cached = frozenCache, cached.mutationCount == mutationCount { return cached.frozen }
+        let frozen = frozenCopy()
+        frozenCache = (mutationCount, frozen)
+        return frozen
+    }
+}

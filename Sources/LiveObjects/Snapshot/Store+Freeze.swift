@@ -1,0 +1,68 @@
+import Synchronization
+
+extension Store {
+    /// An immutable copy of the store's committed state. Columns and indexes are copied by
+    /// reference and copy themselves on the live store's next change (copy-on-write), so
+    /// freezing costs O(tables × properties), not O(objects).
+    func frozenCopy() -> FrozenStore {
+        let copy = try! Store(schema: schema)
+        for (i, table) in tables.enumerated() {
+            copy.tables[i].copyState(from: table, in: copy)
+        }
+        for table in tables {
+            if let type = table.objectType, let info = table.modelInfo { copy.register(type, info: info) }
+        }
+        copy.version = version
+        return FrozenStore(store: copy)
+    }
+}
+
+extension Table {
+    /// Takes over another table's contents (sharing storage until either side changes).
+    func copyState(from other: Table, in store: Store) {
+        var copied: [Column?] = []
+        for column in other.columns {
+            guard let column else {
+                copied.append(nil)
+                continue
+            }
+            switch column {
+            case let link as LinkColumn:
+                let c = LinkColumn(property: link.property, target: store.tables[link.target.index])
+                c.targets = link.targets
+                copied.append(c)
+            case let list as LinkListColumn:
+                let c = LinkListColumn(property: list.property, target: store.tables[list.target.index])
+                c.lists = list.lists
+                copied.append(c)
+            default:
+                copied.append(column.copy())
+            }
+        }
+        setColumns(copied)
+        copySlots(from: other)
+        for (i, backlinks) in incoming.enumerated() { backlinks.rows = other.incoming[i].rows }
+        for (p, index) in other.valueIndexes { valueIndexes[p]?.rows = index.rows }
+        primaryKeyIndex?.copy(from: other.primaryKeyIndex)
+    }
+}
+
+/// The state of a store at one version, shared by the frozen values made from it. It is never
+/// changed after it is made; reads go through a lock because reading fills caches.
+final class FrozenStore: @unchecked Sendable {
+    // @unchecked: `store` is only touched inside `lock`.
+    private let store: Store
+    private let lock = Mutex<Void>(())
+
+    init(store: Store) {
+        self.store = store
+    }
+
+    /// The realm version the state belongs to.
+    var version: UInt64 { withStore { $0.version } }
+
+    /// Runs `body` with the frozen store, one caller at a time.
+    func withStore<T>(_ body: (Store) throws -> T) rethrows -> T {
+        try lock.withLock { _ in try body(store) }
+    }
+}
