@@ -42,8 +42,9 @@ extension Table {
         setColumns(copied)
         copySlots(from: other)
         for (i, backlinks) in incoming.enumerated() { backlinks.rows = other.incoming[i].rows }
-        for (p, index) in other.valueIndexes { valueIndexes[p]?.rows = index.rows }
-        primaryKeyIndex?.copy(from: other.primaryKeyIndex)
+        // Hash indexes are not shared (a shared dictionary would be copied whole by the live
+        // table's next change): the frozen table rebuilds them if a lookup needs them.
+        markIndexesStale()
     }
 }
 

@@ -146,7 +146,7 @@ package class Column {
 
 /// A column of natively stored scalar values.
 package final class ScalarColumn<Element: ColumnElement>: Column {
-    @exclusivity(unchecked) package var values: [Element] = []
+    @exclusivity(unchecked) package var values = ChunkedArray<Element>()
 }
 
 /// The element type of a scalar column.
@@ -234,7 +234,7 @@ private struct CopyOperation: ScalarOperation {
 
 /// A column of to-one links, stored as target rows (`-1` for nil).
 package final class LinkColumn: Column {
-    @exclusivity(unchecked) package var targets: [Int32] = []
+    @exclusivity(unchecked) package var targets = ChunkedArray<Int32>()
     package unowned let target: Table
 
     init(property: Property, target: Table) {
@@ -263,7 +263,7 @@ package final class LinkColumn: Column {
 
 /// A column of lists of links, each stored as target rows.
 package final class LinkListColumn: Column {
-    @exclusivity(unchecked) package var lists: [[Int32]] = []
+    @exclusivity(unchecked) package var lists = ChunkedArray<[Int32]>()
     package unowned let target: Table
 
     init(property: Property, target: Table) {
@@ -294,7 +294,7 @@ package final class LinkListColumn: Column {
 
 /// A column of lists of primitive values.
 package final class ValueListColumn: Column {
-    @exclusivity(unchecked) package var lists: [[PropertyValue]] = []
+    @exclusivity(unchecked) package var lists = ChunkedArray<[PropertyValue]>()
 
     override var dynamicCount: Int { lists.count }
     override func dynamicValue(at row: Int) -> PropertyValue { .list(lists[row]) }

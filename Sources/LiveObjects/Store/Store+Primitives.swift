@@ -342,6 +342,9 @@ extension Store {
                 removeBacklinks(table, row)
                 table.indexRemove(row)
                 table.markLive(row, false)
+                // The object never existed: retire its key, so that handles and keys to it
+                // stay invalid when the slot is used again.
+                table.raiseAppendGeneration(above: table.generation(row))
                 table.removeLastSlot()
             }
         case .insert(let t, let row):
@@ -352,6 +355,7 @@ extension Store {
             for (p, column) in table.columns.enumerated() {
                 column?.set(table.schema.properties[p].zeroValue, at: Int(row))
             }
+            table.setGeneration(row, table.generation(row) &+ 1)
             table.pushFreeRow(row)
         case .set(let t, let row, let p, let old):
             let table = tables[Int(t)]

@@ -8,7 +8,7 @@ package final class BacklinkColumn {
     /// The link property's index in the source table.
     package let property: Int
     /// For each target row, the source rows that link to it (a multiset: a list can link twice).
-    @exclusivity(unchecked) package var rows: [[Int32]] = []
+    @exclusivity(unchecked) package var rows = ChunkedArray<[Int32]>()
 
     init(source: Table, property: Int) {
         self.source = source
@@ -125,7 +125,7 @@ package final class Table {
     /// Per slot: the generation shifted left by one, with the low bit set while the slot holds
     /// a live object. A handle is valid while its generation matches and the bit is set; one
     /// array, so checking a handle touches one cache line.
-    @exclusivity(unchecked) private var slotStates: [UInt32] = []
+    @exclusivity(unchecked) private var slotStates = ChunkedArray<UInt32>()
     /// Slots free for reuse (last is used first).
     @exclusivity(unchecked) package internal(set) var freeRows: [Int32] = []
     /// The number of live objects.
@@ -160,6 +160,11 @@ package final class Table {
     @exclusivity(unchecked) private var storageKeyPaths: [(id: ObjectIdentifier, property: Int)] = []
     /// Property names read by Swift key paths of the model class, traced once.
     @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: [String]] = [:]
+    /// Whether the hash indexes must be rebuilt before use.
+    @exclusivity(unchecked) private var indexesAreStale = false
+    /// The generation given to appended slots: above that of every appended slot whose
+    /// insertion was rolled back, so that keys of objects that never existed never resolve.
+    @exclusivity(unchecked) private var appendGeneration: UInt32 = 0
     /// Folded forms of string columns for `[c]`/`[d]` matching, by property and options.
     @exclusivity(unchecked) var foldedColumns: [Int: FoldedColumn] = [:]
     /// Bumped whenever a row is inserted or removed.
@@ -269,7 +274,24 @@ package final class Table {
 
     /// The row of the object with a primary key.
     package func row(forPrimaryKey key: PropertyValue) -> Int32? {
-        primaryKeyIndex?.row(for: key)
+        if indexesAreStale { rebuildIndexes() }
+        return primaryKeyIndex?.row(for: key)
+    }
+
+    /// Marks the hash indexes as out of date (frozen copies start that way).
+    func markIndexesStale() { indexesAreStale = true }
+
+    /// Rebuilds the hash indexes from the data, if they are out of date.
+    func ensureIndexes() {
+        if indexesAreStale { rebuildIndexes() }
+    }
+
+    private func rebuildIndexes() {
+        indexesAreStale = false
+        for row in liveRows {
+            if let pk = primaryKeyProperty { primaryKeyIndex?.insert(columns[pk]!.value(at: Int(row)), row: row) }
+            for (p, index) in valueIndexes { index.insert(columns[p]!.value(at: Int(row)), row: row) }
+        }
     }
 
     /// The primary key of a row.
@@ -299,7 +321,7 @@ package final class Table {
     func appendSlot(_ values: [PropertyValue]) -> Int32 {
         let row = Int32(rowCount)
         for (i, column) in columns.enumerated() { column?.append(values[i]) }
-        slotStates.append(0)
+        slotStates.append(appendGeneration << 1)
         for b in incoming { b.rows.append([]) }
         return row
     }
@@ -334,6 +356,11 @@ package final class Table {
         structureVersion = other.structureVersion
     }
 
+    /// Retires a generation of appended slots (their insertion was rolled back).
+    func raiseAppendGeneration(above generation: UInt32) {
+        appendGeneration = max(appendGeneration, generation &+ 1)
+    }
+
     func popFreeRow() -> Int32? { freeRows.popLast() }
     func pushFreeRow(_ row: Int32) { freeRows.append(row) }
 
@@ -355,7 +382,7 @@ package final class Table {
         if let defaults { self.defaults = defaults }
     }
     func addIncoming(_ b: BacklinkColumn) {
-        b.rows = Array(repeating: [], count: rowCount)
+        b.rows = ChunkedArray(repeating: [], count: rowCount)
         incoming.append(b)
     }
     func setOutgoing(_ property: Int, _ b: BacklinkColumn) { outgoing[property] = b }

@@ -120,7 +120,7 @@ struct ColumnScan {
     }
 
     private func compareScan<T: Comparable>(
-        _ values: [T], _ op: ComparisonOperator, _ c: T, _ candidates: [Int32]?
+        _ values: ChunkedArray<T>, _ op: ComparisonOperator, _ c: T, _ candidates: [Int32]?
     ) -> [Int32] {
         switch op {
         case .equal: scan(values, candidates) { $0 == c }
@@ -134,10 +134,19 @@ struct ColumnScan {
     }
 
     @inline(__always)
-    private func scan<T>(_ values: [T], _ candidates: [Int32]?, _ test: (T) -> Bool) -> [Int32] {
-        values.withUnsafeBufferPointer { buffer in
-            scanIndices(count: buffer.count, candidates) { test(buffer[$0]) }
+    private func scan<T>(_ values: ChunkedArray<T>, _ candidates: [Int32]?, _ test: (T) -> Bool) -> [Int32] {
+        var result: [Int32] = []
+        if let candidates {
+            for row in candidates where test(values[Int(row)]) { result.append(row) }
+            return result
         }
+        let allLive = table.liveCount == values.count
+        values.forEachChunk { base, buffer in
+            for i in 0..<buffer.count where (allLive || table.isLive(Int32(truncatingIfNeeded: base + i))) && test(buffer[i]) {
+                result.append(Int32(truncatingIfNeeded: base + i))
+            }
+        }
+        return result
     }
 
     @inline(__always)

@@ -342,6 +342,7 @@ struct IndexLookup {
     let keys: [PropertyValue]
 
     func rows() -> [Int32] {
+        table.ensureIndexes()
         var rows: [Int32] = []
         if property == table.primaryKeyProperty {
             for key in keys { if let row = table.row(forPrimaryKey: key) { rows.append(row) } }

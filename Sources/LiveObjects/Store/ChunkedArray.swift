@@ -1,0 +1,61 @@
+/// An array stored in fixed-size chunks, copy-on-write per chunk.
+///
+/// Copying a chunked array (to freeze a store) copies only the list of chunk references; the
+/// next change to either copy duplicates that list and the one chunk it touches, not the whole
+/// array. So a write after a snapshot costs O(n / 4096 + 4096), not O(n).
+package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
+    @usableFromInline static var shift: Int { 12 }
+    @usableFromInline static var chunkSize: Int { 1 << shift }
+    @usableFromInline static var mask: Int { chunkSize - 1 }
+
+    @usableFromInline var chunks: [[Element]] = []
+    package private(set) var count = 0
+
+    package init() {}
+
+    package init(repeating element: Element, count: Int) {
+        for _ in 0..<count { append(element) }
+    }
+
+    package var startIndex: Int { 0 }
+    package var endIndex: Int { count }
+
+    @inlinable
+    package subscript(position: Int) -> Element {
+        get { chunks[position >> Self.shift][position & Self.mask] }
+        set { chunks[position >> Self.shift][position & Self.mask] = newValue }
+        _modify { yield &chunks[position >> Self.shift][position & Self.mask] }
+    }
+
+    package mutating func append(_ element: Element) {
+        if count & Self.mask == 0 {
+            var chunk: [Element] = []
+            chunk.reserveCapacity(Self.chunkSize)
+            chunks.append(chunk)
+        }
+        chunks[chunks.count - 1].append(element)
+        count += 1
+    }
+
+    package mutating func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
+        for element in elements { append(element) }
+    }
+
+    package mutating func removeLast() {
+        chunks[chunks.count - 1].removeLast()
+        if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }
+        count -= 1
+    }
+
+    package mutating func reserveCapacity(_ capacity: Int) {
+        chunks.reserveCapacity((capacity + Self.mask) >> Self.shift)
+    }
+
+    /// Calls `body` with each chunk's contiguous storage and the index of its first element.
+    @inlinable
+    package func forEachChunk(_ body: (Int, UnsafeBufferPointer<Element>) throws -> Void) rethrows {
+        for (c, chunk) in chunks.enumerated() {
+            try chunk.withUnsafeBufferPointer { try body(c << Self.shift, $0) }
+        }
+    }
+}
