@@ -52,10 +52,10 @@ public struct CollectionChange<Element: Object>: Sendable {
         for move in moves { removed.insert(move.from) }
         var remaining = oldKeys.indices.filter { !removed.contains($0) }.map { oldKeys[$0] }.makeIterator()
         var placed: [Int: ObjectKey] = [:]
-        for i in insertions { placed[i] = snapshot.keys[i] }
+        for i in insertions { placed[i] = snapshot.key(at: i) }
         for move in moves { placed[move.to] = oldKeys[move.from] }
         var result: [ObjectKey] = []
-        result.reserveCapacity(snapshot.keys.count)
+        result.reserveCapacity(snapshot.count)
         for i in 0..<(oldKeys.count - removed.count + placed.count) {
             if let key = placed[i] { result.append(key) } else if let key = remaining.next() { result.append(key) }
         }

@@ -21,7 +21,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
     /// The tables whose changes may matter.
     let observedTables: Set<Int>
 
-    private var rows: [Int32] = []
+    private var rows = RowList()
     /// The sort keys each member row had when it was placed (to find it again by binary search
     /// after its values changed).
     private var keysByRow: [Int32: [RowSorter.Key]] = [:]
@@ -68,7 +68,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
     }
 
     private func computeAll() {
-        rows = currentRows()
+        rows = RowList(currentRows())
         keysByRow = [:]
         if case .query(_, let sorter?) = source {
             for row in rows { keysByRow[row] = sorter.keys(for: row) }
@@ -78,7 +78,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
     }
 
     private func snapshot() -> FrozenResults<Element> {
-        FrozenResults(frozen: store.frozenState(), tableIndex: table.index, keys: rows.map(table.key))
+        FrozenResults(frozen: store.frozenState(), tableIndex: table.index, rows: rows)
     }
 
     override func deliverInitial() {
@@ -251,7 +251,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
             version: context.changes.version, isInitial: false, deletions: deletions.sorted(),
             insertions: insertions.sorted(), modifications: modifications.map(\.0),
             modificationsInNewIndices: modifications.map(\.1), moves: moves.sorted { $0.to < $1.to },
-            snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, keys: rows.map(table.key)))
+            snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, rows: rows))
     }
 
     /// The index of a member row: binary search by its stored sort keys (or by slot).
@@ -261,21 +261,15 @@ final class CollectionSubscription<Element: Object>: Subscription {
 
     /// Where a row with these keys belongs (its index, if it is a member).
     private func insertionIndex(_ row: Int32, _ keys: [RowSorter.Key], _ sorter: RowSorter?) -> Int {
-        var low = 0
-        var high = rows.count
-        while low < high {
-            let mid = (low + high) / 2
-            let other = rows[mid]
-            let c = sorter.map { $0.compare(keysByRow[other]!, other, keys, row) }
-                ?? (other < row ? -1 : (other == row ? 0 : 1))
-            if c < 0 { low = mid + 1 } else { high = mid }
+        if let sorter {
+            return rows.partitionPoint { other in sorter.compare(keysByRow[other]!, other, keys, row) < 0 }
         }
-        return low
+        return rows.partitionPoint { $0 < row }
     }
 
     /// Lists, `LinkingObjects` and sliced results: compare the old and new keys.
     private func diffed(_ context: CommitContext, _ changed: Set<Int32>) -> CollectionChange<Element>? {
-        let old = rows
+        let old = Array(rows)
         let new = currentRows()
         let difference = new.difference(from: old).inferringMoves()
         var deletions: [Int] = []
@@ -304,7 +298,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
         for (o, n) in zip(keptOld, keptNew) where changed.contains(old[o]) { modifications.append((o, n)) }
         for move in moves where changed.contains(new[move.to]) { modifications.append((move.from, move.to)) }
         modifications.sort { $0.0 < $1.0 }
-        rows = new
+        rows = RowList(new)
         members = Array(repeating: false, count: table.rowCount)
         for row in rows { members[Int(row)] = true }
         guard !deletions.isEmpty || !insertions.isEmpty || !moves.isEmpty || !modifications.isEmpty else {
@@ -314,6 +308,6 @@ final class CollectionSubscription<Element: Object>: Subscription {
             version: context.changes.version, isInitial: false, deletions: deletions.sorted(),
             insertions: insertions.sorted(), modifications: modifications.map(\.0),
             modificationsInNewIndices: modifications.map(\.1), moves: moves.sorted { $0.to < $1.to },
-            snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, keys: rows.map(table.key)))
+            snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, rows: rows))
     }
 }

@@ -100,24 +100,64 @@ public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible {
 public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     let frozen: FrozenStore
     let tableIndex: Int
-    /// The keys of the objects, in order.
-    public let keys: [ObjectKey]
+    private let storage: Storage
+
+    private enum Storage: Sendable {
+        case keys([ObjectKey])
+        /// Rows of the frozen table, shared with the subscription that made the snapshot.
+        case rows(RowList)
+    }
 
     init(frozen: FrozenStore, tableIndex: Int, keys: [ObjectKey]) {
         self.frozen = frozen
         self.tableIndex = tableIndex
-        self.keys = keys
+        self.storage = .keys(keys)
+    }
+
+    init(frozen: FrozenStore, tableIndex: Int, rows: RowList) {
+        self.frozen = frozen
+        self.tableIndex = tableIndex
+        self.storage = .rows(rows)
+    }
+
+    /// The keys of the objects, in order.
+    ///
+    /// - Complexity: O(n) for the snapshot of a change notification (made on first use).
+    public var keys: [ObjectKey] {
+        switch storage {
+        case .keys(let keys): return keys
+        case .rows(let rows):
+            return frozen.withStore { store in
+                let table = store.tables[tableIndex]
+                return rows.map { table.key($0) }
+            }
+        }
     }
 
     /// The realm version of the snapshot.
     public var version: UInt64 { frozen.version }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { keys.count }
+    public var endIndex: Int {
+        switch storage {
+        case .keys(let keys): keys.count
+        case .rows(let rows): rows.count
+        }
+    }
 
-    /// - Complexity: O(1).
+    /// The key of the object at a position.
+    public func key(at position: Int) -> ObjectKey {
+        switch storage {
+        case .keys(let keys): return keys[position]
+        case .rows(let rows):
+            let row = rows[position]
+            return frozen.withStore { $0.tables[tableIndex].key(row) }
+        }
+    }
+
+    /// - Complexity: O(log n).
     public subscript(position: Int) -> FrozenObject<Element> {
-        FrozenObject(frozen: frozen, tableIndex: tableIndex, key: keys[position])
+        FrozenObject(frozen: frozen, tableIndex: tableIndex, key: key(at: position))
     }
 }
 
