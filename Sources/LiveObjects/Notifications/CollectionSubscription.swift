@@ -47,6 +47,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
         if case .list(let owner, _, _, _) = source { tables.insert(owner.index) }
         self.observedTables = tables
         super.init(token: store.nextSubscriptionToken())
+        observedMask = Subscription.mask(tables)
         computeAll()
     }
 

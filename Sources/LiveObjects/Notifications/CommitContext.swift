@@ -15,6 +15,8 @@ final class CommitContext {
     private(set) var oldValues: [RowID: [Int: PropertyValue]] = [:]
     /// The indices of the tables with any change.
     private(set) var touchedTables = Set<Int>()
+    /// ``touchedTables`` as a bit mask (all bits for tables past 63).
+    var touchedMask: UInt64 { Subscription.mask(touchedTables) }
     private var frozen: FrozenStore?
     private let undoLog: [UndoEntry]
 

@@ -60,6 +60,7 @@ final class ObjectSubscription<Element: Object>: Subscription {
         self.properties = properties
         self.continuation = continuation
         super.init(token: store.nextSubscriptionToken())
+        observedMask = Subscription.mask([table.index])
     }
 
     private var frozen: FrozenObject<Element> {

@@ -19,8 +19,22 @@ class Subscription {
     /// Set from any thread when the consumer stops iterating.
     let cancellation = CancellationFlag()
 
+    /// Bit `t` set when table `t` may matter (all bits for tables past 63): commits that touch
+    /// none of them are skipped with one AND.
+    var observedMask: UInt64 = .max
+
     init(token: SubscriptionToken) {
         self.token = token
+    }
+
+    /// The mask of a set of table indices.
+    static func mask(_ tables: Set<Int>) -> UInt64 {
+        var mask: UInt64 = 0
+        for t in tables {
+            if t >= 64 { return .max }
+            mask |= 1 << UInt64(t)
+        }
+        return mask
     }
 
     /// Updates the subscription's state for a commit and, unless `silent`, tells the consumer.
@@ -54,8 +68,10 @@ extension Store {
         if !changes.tables.isEmpty && !subscriptions.isEmpty {
             let context = CommitContext(store: self, changes: changes, undoLog: undoLog)
             let silenced = silencedTokens
-            for subscription in subscriptions where !pending.contains(where: { $0 === subscription }) {
-                subscription.commit(context, silent: silenced.contains(subscription.token))
+            let touched = context.touchedMask
+            for subscription in subscriptions where subscription.observedMask & touched != 0 {
+                if !pending.isEmpty && pending.contains(where: { $0 === subscription }) { continue }
+                subscription.commit(context, silent: !silenced.isEmpty && silenced.contains(subscription.token))
             }
         }
         for subscription in pending where !subscription.cancellation.isCancelled {
