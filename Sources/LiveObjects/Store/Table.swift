@@ -162,6 +162,8 @@ package final class Table {
     @exclusivity(unchecked) private var storageKeyPaths: [(id: ObjectIdentifier, property: Int)] = []
     /// Property names read by Swift key paths of the model class, traced once.
     @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: [String]] = [:]
+    /// Sorted indexes of indexed properties, for ranges; rebuilt when stale.
+    @exclusivity(unchecked) var sortedIndexes: [Int: SortedIndex] = [:]
     /// Whether the hash indexes must be rebuilt before use.
     @exclusivity(unchecked) private var indexesAreStale = false
     /// The generation given to appended slots: above that of every appended slot whose
