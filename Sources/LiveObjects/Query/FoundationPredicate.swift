@@ -516,6 +516,11 @@ extension LinkingObjects: PredicateCountable {
     static var isEmptyKeyPath: AnyKeyPath { \LinkingObjects<Element>.isEmpty }
 }
 
+extension Array: PredicateCountable {
+    static var countKeyPath: AnyKeyPath { \Array<Element>.count }
+    static var isEmptyKeyPath: AnyKeyPath { \Array<Element>.isEmpty }
+}
+
 extension String: PredicateCountable {
     static var countKeyPath: AnyKeyPath { \String.count }
     static var isEmptyKeyPath: AnyKeyPath { \String.isEmpty }
