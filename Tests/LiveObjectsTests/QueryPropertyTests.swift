@@ -1346,6 +1346,8 @@ struct QueryCase: Sendable {
     var sorts: [SortSpec]
     var offset: Int
     var limit: Int?
+    /// How the Foundation predicate compares optionals (see FoundationBuilder).
+    var form: Int
 
     var text: RenderedQuery { predicate.text }
 
@@ -1373,6 +1375,11 @@ struct QueryAnswer: Sendable {
     var typed: [Int]?
     /// Sorted with Foundation sort descriptors; nil where a criterion has none.
     var descriptors: [Int]?
+    /// The predicate built as a Foundation `Predicate`, sorted like the text query; nil where
+    /// the shape has none.
+    var foundation: Result<[Int], LiveObjectsError>?
+    /// The items Foundation's own evaluation of that predicate keeps, in storage order.
+    var foundationEvaluated: [Int]?
 }
 
 @Suite struct QueryPropertyTests {
@@ -1415,7 +1422,28 @@ struct QueryAnswer: Sendable {
                     let results = try all.filter(rendered.text, arguments: rendered.arguments).sorted(using: descriptors)
                     descriptorAnswer = c.slice(results.map(\.id))
                 }
-                answers.append(QueryAnswer(text: text, typed: typedAnswer, descriptors: descriptorAnswer))
+                var unsupported = false
+                let predicate = Predicate<QPItem> { v in
+                    guard let e = FoundationBuilder(root: v, form: c.form).build(c.predicate) else {
+                        unsupported = true
+                        return PE.Value(true)
+                    }
+                    return e
+                }
+                var foundation: Result<[Int], LiveObjectsError>?
+                var evaluated: [Int]?
+                if !unsupported {
+                    do {
+                        let results = try all.filter(predicate).sorted(by: c.sorts.map(\.sortField))
+                        foundation = .success(c.slice(results.map(\.id)))
+                    } catch let error as LiveObjectsError {
+                        foundation = .failure(error)
+                    }
+                    evaluated = try all.filter { try predicate.evaluate($0) }.map(\.id)
+                }
+                answers.append(QueryAnswer(
+                    text: text, typed: typedAnswer, descriptors: descriptorAnswer, foundation: foundation,
+                    foundationEvaluated: evaluated))
             }
             return (all.map(\.id), answers)
         }
@@ -1433,7 +1461,7 @@ struct QueryAnswer: Sendable {
         print("QueryPropertyTests: seed \(seed), \(iterations) iterations (LIVEOBJECTS_QUERY_SEED, LIVEOBJECTS_QUERY_ITERATIONS)")
         var rng = QueryRandom(state: seed)
         var failures = 0
-        var checked = (text: 0, typed: 0, descriptors: 0, selective: 0)
+        var checked = (text: 0, typed: 0, descriptors: 0, selective: 0, foundation: 0)
         for iteration in 0..<iterations where failures < 5 {
             let realm = try await Realm.open(.init(identifier: "query-property-\(UUID())", objectTypes: queryPropertyModelTypes))
             var world = RefWorld()
@@ -1451,7 +1479,8 @@ struct QueryAnswer: Sendable {
                     }
                     let offset = generator.rng.chance(0.2) ? generator.rng.int(1...3) : 0
                     let limit = generator.rng.chance(0.2) ? generator.rng.int(0...5) : nil
-                    cases.append(QueryCase(predicate: predicate, sorts: sorts, offset: offset, limit: limit))
+                    cases.append(QueryCase(
+                        predicate: predicate, sorts: sorts, offset: offset, limit: limit, form: generator.rng.int(0...2)))
                 }
                 rng = generator.rng
                 let (base, answers) = try await Self.run(cases, in: realm)
@@ -1482,6 +1511,25 @@ struct QueryAnswer: Sendable {
                             Issue.record("\(context) (typed where { })\n  expected \(expected)\n  got      \(typed)")
                         }
                     }
+                    if let evaluated = answer.foundationEvaluated {
+                        checked.foundation += 1
+                        // Foundation's own evaluation checks the reference semantics too.
+                        if evaluated != matching.map(\.id) {
+                            failures += 1
+                            Issue.record(
+                                "\(context) (Foundation's evaluation, form \(c.form))\n  reference \(matching.map(\.id))\n  Foundation \(evaluated)")
+                        }
+                    }
+                    switch answer.foundation {
+                    case .success(let ids) where ids != expected:
+                        failures += 1
+                        Issue.record("\(context) (Foundation Predicate, form \(c.form))\n  expected \(expected)\n  got      \(ids)")
+                    case .failure(let error):
+                        failures += 1
+                        Issue.record("\(context) (Foundation Predicate, form \(c.form))\n  failed: \(error)")
+                    default:
+                        break
+                    }
                     if let sorted = answer.descriptors {
                         checked.descriptors += 1
                         if sorted != expected {
@@ -1495,10 +1543,12 @@ struct QueryAnswer: Sendable {
         }
         print(
             "QueryPropertyTests: checked \(checked.text) text queries (\(checked.selective) matching some but not all "
-                + "objects), \(checked.typed) typed, \(checked.descriptors) with sort descriptors")
+                + "objects), \(checked.typed) typed, \(checked.foundation) as Foundation predicates, \(checked.descriptors) with "
+                + "sort descriptors")
         if failures == 0 {
             #expect(checked.text == iterations * 2 * queriesPerRound)
             #expect(checked.typed > checked.text / 3)
+            #expect(checked.foundation > checked.text / 5)
             // The predicates are not mostly trivially true or false.
             #expect(checked.selective > checked.text / 3)
         }
