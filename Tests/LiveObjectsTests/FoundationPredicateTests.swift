@@ -200,6 +200,20 @@ func openFoundationRealm() async throws -> Realm {
         #expect(first.contains("only count and isEmpty"), "\(first)")
     }
 
+    @Test func readmeExample() async throws {
+        let realm = try await openQueryRealm()
+        let out = try await realm.read { r -> [[Int]] in
+            let dogs = r.objects(Dog.self)
+            return [
+                try dogs.filter("age > %@ AND owner.name BEGINSWITH[c] %@", 3, "an").map(\.id),
+                dogs.where { $0.age > 3 && $0.owner.name.starts(with: "an", options: .caseInsensitive) }.map(\.id),
+                try dogs.filter(#Predicate { $0.age > 3 && $0.owner?.name.starts(with: "An") == true }).map(\.id),
+                try dogs.sorted(using: [SortDescriptor(\.age, order: .reverse), SortDescriptor(\.name)]).prefix(2).map(\.id),
+            ]
+        }
+        #expect(out == [[2], [2], [2], [8, 4]])
+    }
+
     @Test func sortDescriptors() async throws {
         let realm = try await openFoundationRealm()
         let out = try await realm.read { r -> [[Int]] in

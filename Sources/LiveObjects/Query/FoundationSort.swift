@@ -11,7 +11,7 @@ extension Results {
     /// ```
     ///
     /// A descriptor's key path must read persisted properties (through to-one links). Values
-    /// compare as with ``sorted(by:)-([SortField])``: `nil` first in forward order. A string
+    /// compare as with `sorted(by: [SortField])`: `nil` first in forward order. A string
     /// comparator whose options include `.numeric` sorts with ``StringComparison/natural``, one
     /// with `.caseInsensitive` with ``StringComparison/caseInsensitive``, and the lexical one
     /// (or none) with ``StringComparison/exact`` (Unicode code point order).
@@ -56,7 +56,7 @@ extension Results {
     ///
     /// - Parameter descriptor: The sort descriptor.
     /// - Returns: The sorted results.
-    /// - Throws: The errors of ``sorted(using:)-([SortDescriptor<Element>])``.
+    /// - Throws: The errors of `sorted(using: [SortDescriptor<Element>])`.
     public func sorted(using descriptor: SortDescriptor<Element>) throws(LiveObjectsError) -> Results {
         try sorted(using: [descriptor])
     }
