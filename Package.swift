@@ -12,13 +12,14 @@ let package = Package(
     targets: [
         .target(name: "LiveObjects"),
         .target(name: "Persistence", dependencies: ["LiveObjects"]),
-        .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "Persistence", "LiveObjectsTestSupport"]),
+        .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
         .target(name: "LiveObjectsTestSupport", dependencies: ["LiveObjects"]),
         .testTarget(
             name: "LiveObjectsTests",
             dependencies: ["LiveObjects", "LiveObjectsTestSupport"]
         ),
+        .testTarget(name: "LiveObjectsShellTests", dependencies: ["LiveObjectsShell", "LiveObjects"]),
     ],
     swiftLanguageModes: [.v6]
 )

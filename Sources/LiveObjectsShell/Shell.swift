@@ -1,91 +1,422 @@
 import Foundation
 import LiveObjects
-import LiveObjectsTestSupport
 
-/// The `liveobj` shell: parses command lines and runs them against a realm.
-///
-/// This first version knows the demo realm and the read-only commands; the full command set
-/// arrives with the shell issue.
-public final class Shell {
-    let realm: Realm
-    var output: (String) -> Void
-    var errorOutput: (String) -> Void
+/// Opens and saves realms kept in snapshot files: the hook through which the Persistence module
+/// gives the shell file realms. Without one, `liveobj FILE` and `save` report that file realms
+/// are not available.
+public protocol RealmFileStore: Sendable {
+    /// Opens the realm in a snapshot file. With `create`, a missing file is a new, empty realm;
+    /// without, a missing file is an error.
+    func open(path: String, create: Bool) async throws -> Realm
+    /// Writes the realm to its file, atomically: the old file stays whole until the new one is
+    /// complete.
+    func save(_ realm: Realm, to path: String) async throws
+    /// The size of the file in bytes, if it exists.
+    func fileSize(path: String) -> Int64?
+}
 
-    /// Creates a shell over a realm, writing results and errors through the given closures.
+/// Where the shell's realm lives.
+public enum ShellStorage: Sendable {
+    /// In memory only: the data lives as long as the shell.
+    case memory
+    /// In a snapshot file, saved through a file store with `save`.
+    case file(path: String, store: any RealmFileStore)
+}
+
+/// How the shell talks to its user: result and error lines, and questions.
+public struct ShellIO {
+    /// Writes one result line (or several, separated by new lines) to standard output.
+    public var output: (String) -> Void
+    /// Writes one error line (or several) to standard error.
+    public var errorOutput: (String) -> Void
+    /// Asks a yes/no question when interactive; nil when there is nobody to ask.
+    public var ask: ((String) -> Bool?)?
+
     public init(
-        realm: Realm, output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void
+        output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void,
+        ask: ((String) -> Bool?)? = nil
     ) {
-        self.realm = realm
         self.output = output
         self.errorOutput = errorOutput
+        self.ask = ask
+    }
+}
+
+/// The `liveobj` shell: parses command lines and runs them against a realm through the dynamic
+/// API, printing aligned tables or, with `json`, one JSON document per result.
+public final class Shell {
+    /// What running a command line did.
+    public enum Outcome: Equatable, Sendable {
+        case succeeded
+        case failed
+        case quit
     }
 
-    /// Opens an in-memory realm filled with the demo data set (people, dogs, toys, clubs).
-    public static func openDemoRealm() async throws -> Realm {
-        let realm = try await Realm.open(.init(identifier: "demo-\(UUID())", objectTypes: petModelTypes))
-        try await realm.write { realm in
-            let people = ["Ann", "Bob", "Chloé", "Дмитрий"].enumerated().map { i, name in
-                try? realm.create(Person.self, value: ["id": i + 1, "name": name, "age": 25 + 7 * i])
-            }
-            let dogs = ["Rex", "Fido", "bella", "Шарик", "Max", "Élan"]
-            for (i, name) in dogs.enumerated() {
-                let owner = people[i % people.count]
-                let dog = try realm.create(
-                    Dog.self,
-                    value: ["id": i + 1, "name": name, "age": 1 + (i * 3) % 12, "owner": owner as Any])
-                owner?.dogs.append(dog)
-                dog.toys.append(try realm.create(DogToy.self, value: ["id": i + 1, "name": "toy \(i + 1)"]))
-            }
-            _ = try realm.create(
-                DogClub.self,
-                value: ["name": "Barkers", "members": [people[0] as Any, people[1] as Any]])
+    /// The realm the commands run against (replaced by `define`).
+    public internal(set) var realm: Realm
+    let storage: ShellStorage
+    let json: Bool
+    var io: ShellIO
+    /// Whether a transaction opened by `begin` is open.
+    public internal(set) var inTransaction = false
+    /// Whether the realm has committed changes its file does not have yet.
+    public internal(set) var hasUnsavedChanges = false
+    var watches: [Watch] = []
+
+    /// A watched query, and the subscription armed for the command being run.
+    struct Watch {
+        var name: String
+        var request: QueryRequest
+        var armed: Armed?
+    }
+
+    /// A subscription made before a command, with the rows as they were (for deleted rows).
+    struct Armed: Sendable {
+        var changes: CollectionChanges<Object>
+        var rows: [ObjectKey: JSONValue]
+    }
+
+    /// Creates a shell over a realm.
+    public init(realm: Realm, storage: ShellStorage = .memory, json: Bool = false, io: ShellIO) {
+        self.realm = realm
+        self.storage = storage
+        self.json = json
+        self.io = io
+    }
+
+    // MARK: Running
+
+    /// Runs one or more commands (separated by new lines or `;`), stopping at the first that
+    /// fails or quits.
+    public func run(_ text: String) async -> Outcome {
+        for line in CommandParser.split(text) {
+            let outcome = await runCommand(line)
+            if outcome != .succeeded { return outcome }
         }
-        return realm
+        return .succeeded
     }
 
-    /// Runs one command line. Returns false when the shell should stop.
-    public func run(_ line: String) async -> Bool {
-        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        guard let command = words.first else { return true }
-        switch command {
-        case "quit", "exit":
+    /// Runs one command line.
+    func runCommand(_ line: String) async -> Outcome {
+        let command: Command
+        do {
+            guard let parsed = try CommandParser.parse(line) else { return .succeeded }
+            command = parsed
+        } catch {
+            io.errorOutput(error.text)
+            return .failed
+        }
+        if case .quit = command { return quit() ? .quit : .failed }
+        let mutates = command.mutates
+        if mutates && !inTransaction { await armWatches() }
+        var outcome = Outcome.succeeded
+        do {
+            try await execute(command, line: line)
+        } catch let error as ShellError {
+            io.errorOutput(error.text)
+            outcome = .failed
+        } catch let error as LiveObjectsError {
+            io.errorOutput("Error: " + Operations.message(error))
+            outcome = .failed
+        } catch {
+            io.errorOutput("Error: \(error)")
+            outcome = .failed
+        }
+        if !inTransaction { await reportWatches() }
+        return outcome
+    }
+
+    /// Called when the input ends. Returns false (after saying why) when that loses something:
+    /// an open transaction (rolled back) or unsaved changes.
+    public func finish() async -> Bool {
+        if inTransaction {
+            await realm.cancelWrite()
+            inTransaction = false
+            io.errorOutput("Error: the input ended inside a transaction; its changes were rolled back")
             return false
-        case "help":
-            output(Self.help)
-        case "types":
-            for type in realm.schema.objectSchemas {
-                output(type.name + (type.isEmbedded ? " (embedded)" : ""))
-            }
-        case "schema":
-            let types = words.count > 1 ? realm.schema.objectSchemas.filter { $0.name == words[1] } : realm.schema.objectSchemas
-            if types.isEmpty {
-                errorOutput("Error: there is no object type named '\(words[1])'")
-            }
-            for type in types { output(type.description) }
-        case "count":
-            guard words.count > 1 else {
-                errorOutput("Error: usage: count TYPE")
-                return true
-            }
-            let name = words[1]
-            do {
-                let n = try await realm.read { realm in try realm.dynamicObjects(name).count }
-                output(String(n))
-            } catch {
-                errorOutput("Error: \(error)")
-            }
-        default:
-            errorOutput("Error: unknown command '\(command)'; type 'help' for the list")
+        }
+        if hasUnsavedChanges, case .file(let path, _) = storage {
+            io.errorOutput("Error: the changes to \(path) were not saved; end with 'save' to keep them")
+            return false
         }
         return true
     }
 
-    static let help = """
-        Commands:
-          help            show this list
-          types           list the object types
-          schema [TYPE]   show the schema of one or every type
-          count TYPE      count the objects of a type
-          quit            leave the shell
-        """
+    func quit() -> Bool {
+        if inTransaction {
+            io.errorOutput("Error: a transaction is open; 'commit' or 'rollback' it before quitting")
+            return false
+        }
+        guard hasUnsavedChanges, case .file(let path, _) = storage else { return true }
+        guard let ask = io.ask else {
+            io.errorOutput("Error: the changes to \(path) are not saved; 'save' them before quitting")
+            return false
+        }
+        switch ask("Quit without saving the changes to \(path)? [y/N] ") {
+        case true?: return true
+        default: return false
+        }
+    }
+
+    func print(_ text: String, json value: @autoclosure () -> JSONValue) {
+        io.output(json ? value().compact : text)
+    }
+
+    // MARK: Writes
+
+    /// Runs a change: in its own write, or inside the open transaction, where a failure rolls
+    /// back only this command's changes.
+    func change<T: Sendable>(_ body: @escaping @Sendable (isolated Realm) throws -> T) async throws -> T {
+        if inTransaction {
+            return try await realm.read { realm in
+                let savepoint = realm.store.makeSavepoint()
+                do {
+                    let result = try body(realm)
+                    if let error = realm.store.takePendingError() { throw error }
+                    return result
+                } catch {
+                    realm.store.rollback(to: savepoint)
+                    throw error
+                }
+            }
+        }
+        let result = try await realm.write { realm in try body(realm) }
+        markChanged()
+        return result
+    }
+
+    func markChanged() {
+        if case .file = storage { hasUnsavedChanges = true }
+    }
+
+    // MARK: Commands
+
+    func execute(_ command: Command, line: String) async throws {
+        switch command {
+        case .help(let topic):
+            guard let topic else {
+                print(CommandDoc.overview, json: .string(CommandDoc.overview))
+                return
+            }
+            guard let doc = CommandDoc.named(topic) else {
+                throw ShellError("unknown command '\(topic)'; type 'help' for the list")
+            }
+            print(doc.help, json: .string(doc.help))
+
+        case .types:
+            let rows = try await realm.read { realm in
+                try realm.schema.objectSchemas.map { s in (s.name, s.isEmbedded, try realm.dynamicObjects(s.name).count) }
+            }
+            var table = TextTable(columns: ["type", "objects", "kind"])
+            table.rows = rows.map { [$0.0, String($0.2), $0.1 ? "embedded" : ""] }
+            print(
+                table.text,
+                json: .array(rows.map { .object([("name", .string($0.0)), ("objects", .int(Int64($0.2))), ("embedded", .bool($0.1))]) }))
+
+        case .schema(let type):
+            var schemas = realm.schema.objectSchemas
+            if let type {
+                schemas = schemas.filter { $0.name == type }
+                if schemas.isEmpty { throw ShellError("there is no object type named '\(type)'; 'types' lists them") }
+            }
+            print(
+                schemas.map(\.description).joined(separator: "\n"),
+                json: .array(schemas.map { s in
+                    .object([
+                        ("name", .string(s.name)), ("embedded", .bool(s.isEmbedded)),
+                        ("properties", .array(s.properties.map { .string($0.description) })),
+                    ])
+                }))
+
+        case .define(let definition):
+            try await define(definition)
+
+        case .create(let type, let values):
+            let (name, key) = try await change { realm in
+                let object = try Operations.create(type, values, realm)
+                let pk = object.objectSchema.primaryKey.map { Operations.json(object[$0.name], $0, realm) }
+                return (Operations.name(object, realm), pk ?? .string(object.key.description))
+            }
+            print("Created \(type) \(name).", json: .object([("created", .string(type)), ("key", key)]))
+
+        case .get(let type, let key):
+            let object = try await realm.read { realm in
+                Operations.json(try Operations.find(type, key, realm), inverse: true, realm)
+            }
+            guard case .object(let pairs) = object else { return }
+            let width = pairs.map { TextTable.width($0.0) }.max() ?? 0
+            let text = pairs.map { name, value in
+                name + ":" + String(repeating: " ", count: width - TextTable.width(name) + 2) + TextTable.cell(value)
+            }
+            print(text.joined(separator: "\n"), json: object)
+
+        case .query(let request):
+            let (columns, rows) = try await realm.read { realm in
+                let results = try Operations.results(request, line: line, realm)
+                let columns = realm.schema[request.type]!.properties.filter(\.isStored).map(\.name)
+                let rows = results.compactMap { DynamicObject($0).map { Operations.json($0, realm) } }
+                return (columns, rows)
+            }
+            print(Self.table(columns: columns, rows: rows), json: .array(rows))
+
+        case .count(let type, let predicate):
+            let n = try await realm.read { realm in
+                try Operations.results(QueryRequest(type: type, predicate: predicate), line: line, realm).count
+            }
+            print(String(n), json: .int(Int64(n)))
+
+        case .updateObject(let type, let key, let values):
+            let name = try await change { realm in
+                let object = try Operations.find(type, key, realm)
+                try Operations.apply(try Operations.pairs(values, type), to: object, realm)
+                return Operations.name(object, realm)
+            }
+            print("Updated \(type) \(name).", json: .object([("updated", .string(type)), ("count", 1)]))
+
+        case .updateWhere(let type, let predicate, let assignments):
+            let n = try await change { realm in
+                let results = try Operations.results(QueryRequest(type: type, predicate: predicate), line: line, realm)
+                let objects = results.compactMap { DynamicObject($0) }
+                let pairs = assignments.map { ($0.property, $0.value) }
+                for object in objects { try Operations.apply(pairs, to: object, realm) }
+                return objects.count
+            }
+            print("Updated \(Self.count(n, type)).", json: .object([("updated", .string(type)), ("count", .int(Int64(n)))]))
+
+        case .deleteObject(let type, let key):
+            let name = try await change { realm in
+                let object = try Operations.find(type, key, realm)
+                let name = Operations.name(object, realm)
+                try realm.delete(object)
+                return name
+            }
+            print("Deleted \(type) \(name).", json: .object([("deleted", .string(type)), ("count", 1)]))
+
+        case .deleteWhere(let type, let predicate):
+            let n = try await change { realm in
+                let results = try Operations.results(QueryRequest(type: type, predicate: predicate), line: line, realm)
+                let objects = results.compactMap { DynamicObject($0) }
+                for object in objects where !object.isInvalidated { try realm.delete(object) }
+                return objects.count
+            }
+            print("Deleted \(Self.count(n, type)).", json: .object([("deleted", .string(type)), ("count", .int(Int64(n)))]))
+
+        case .begin:
+            guard !inTransaction else { throw ShellError("a transaction is already open") }
+            try await realm.beginWrite()
+            inTransaction = true
+            print("Transaction open.", json: .object([("transaction", "open")]))
+
+        case .commit:
+            guard inTransaction else { throw ShellError("no transaction is open; 'begin' opens one") }
+            inTransaction = false
+            try await realm.commitWrite()
+            markChanged()
+            print("Committed.", json: .object([("transaction", "committed")]))
+
+        case .rollback:
+            guard inTransaction else { throw ShellError("no transaction is open; 'begin' opens one") }
+            inTransaction = false
+            await realm.cancelWrite()
+            print("Rolled back.", json: .object([("transaction", "rolled back")]))
+
+        case .watch(let name, let request):
+            guard !inTransaction else { throw ShellError("finish the open transaction before starting a watch") }
+            guard !watches.contains(where: { $0.name == name }) else {
+                throw ShellError("there is already a watch named '\(name)'; 'unwatch \(name)' first")
+            }
+            let n = try await realm.read { realm in try Operations.results(request, line: line, realm).count }
+            watches.append(Watch(name: name, request: request))
+            print(
+                "Watching \(name): \(Self.count(n, request.type)).",
+                json: .object([("watching", .string(name)), ("count", .int(Int64(n)))]))
+
+        case .unwatch(let name):
+            guard let i = watches.firstIndex(where: { $0.name == name }) else {
+                throw ShellError("there is no watch named '\(name)'")
+            }
+            watches.remove(at: i)
+            print("Stopped watching \(name).", json: .object([("unwatched", .string(name))]))
+
+        case .watches:
+            var table = TextTable(columns: ["watch", "query"])
+            table.rows = watches.map { [$0.name, $0.request.text] }
+            print(
+                watches.isEmpty ? "No watches." : table.text,
+                json: .array(watches.map { .object([("name", .string($0.name)), ("query", .string($0.request.text))]) }))
+
+        case .importFile(let type, let path):
+            try await importFile(type: type, path: path)
+
+        case .export(let type, let path):
+            try await export(type: type, path: path)
+
+        case .save:
+            guard case .file(let path, let store) = storage else {
+                throw ShellError(
+                    "this realm lives in memory; saving needs a file realm, and file realms need the Persistence module, not available yet")
+            }
+            if inTransaction { throw ShellError("'commit' or 'rollback' the open transaction before saving") }
+            try await store.save(realm, to: path)
+            hasUnsavedChanges = false
+            print("Saved \(path).", json: .object([("saved", .string(path))]))
+
+        case .stats:
+            try await stats()
+
+        case .quit:
+            break
+        }
+    }
+
+    static func count(_ n: Int, _ type: String) -> String {
+        "\(n) \(type) object\(n == 1 ? "" : "s")"
+    }
+
+    /// An aligned table of objects with a count line.
+    static func table(columns: [String], rows: [JSONValue]) -> String {
+        let footer = "(\(rows.count) object\(rows.count == 1 ? "" : "s"))"
+        guard !rows.isEmpty else { return footer }
+        var table = TextTable(columns: columns)
+        table.rows = rows.map { row in columns.map { TextTable.cell(row[$0] ?? .null) } }
+        return table.text + "\n" + footer
+    }
+
+    // MARK: Stats
+
+    func stats() async throws {
+        let (counts, version) = try await realm.read { realm in
+            (try realm.schema.objectSchemas.map { ($0.name, try realm.dynamicObjects($0.name).count) }, realm.version)
+        }
+        let schemaVersion = realm.configuration.schemaVersion
+        var storageText = "in memory"
+        var storageJSON: [(String, JSONValue)] = [("storage", "memory")]
+        if case .file(let path, let store) = storage {
+            let size = store.fileSize(path: path)
+            storageText = "\(path), " + (size.map { "\($0) bytes" } ?? "not written yet")
+                + (hasUnsavedChanges ? ", unsaved changes" : "")
+            storageJSON = [
+                ("storage", "file"), ("file", .string(path)), ("fileSize", size.map { .int($0) } ?? .null),
+                ("unsavedChanges", .bool(hasUnsavedChanges)),
+            ]
+        }
+        var table = TextTable(columns: ["type", "objects"])
+        table.rows = counts.map { [$0.0, String($0.1)] }
+        let text = table.text + "\n\nversion:         \(version)\nschema version:  \(schemaVersion)\nstorage:         \(storageText)"
+        print(
+            text,
+            json: .object(
+                [("objects", .object(counts.map { ($0.0, .int(Int64($0.1))) })), ("version", .int(Int64(version))),
+                 ("schemaVersion", .int(Int64(schemaVersion)))] + storageJSON))
+    }
+}
+
+extension Command {
+    /// Whether the command can change objects (watches are armed before it).
+    var mutates: Bool {
+        switch self {
+        case .create, .updateObject, .updateWhere, .deleteObject, .deleteWhere, .begin, .importFile: true
+        default: false
+        }
+    }
 }

@@ -1,22 +1,13 @@
 import Foundation
 import LiveObjectsShell
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments == ["--demo"] else {
-    FileHandle.standardError.write(Data("Error: usage: liveobj --demo\n".utf8))
-    exit(64)
-}
-let realm = try await Shell.openDemoRealm()
-let shell = Shell(
-    realm: realm, output: { print($0) },
-    errorOutput: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
-let interactive = isatty(0) != 0
-if interactive { print("liveobj: demo realm open. Type 'help' for commands.") }
-while true {
-    if interactive {
-        print("> ", terminator: "")
-        fflush(nil)
-    }
-    guard let line = readLine() else { break }
-    if !(await shell.run(line)) { break }
-}
+// The `liveobj` command: the shell of LiveObjectsShell on the process's arguments and streams.
+// Output is written unbuffered, so that results and errors keep their order.
+let environment = CommandLineTool.Environment(
+    arguments: Array(CommandLine.arguments.dropFirst()),
+    readLine: { readLine(strippingNewline: true) },
+    isInteractive: isatty(0) != 0,
+    output: { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) },
+    errorOutput: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) },
+    prompt: { FileHandle.standardOutput.write(Data($0.utf8)) })
+exit(await CommandLineTool.run(environment))

@@ -9,6 +9,13 @@ public struct DynamicObject: CustomStringConvertible {
         self.handle = handle
     }
 
+    /// The dynamic view of a managed object, such as an element of ``Realm/dynamicResults(_:)``;
+    /// nil for an unmanaged object.
+    public init?(_ object: Object) {
+        guard let handle = object._handle else { return nil }
+        self.handle = handle
+    }
+
     /// The name of the object's type.
     public var typeName: String { handle.table.name }
 
@@ -187,6 +194,19 @@ extension Realm {
     /// - Throws: `unknownType`.
     public func dynamicObjects(_ typeName: String) throws(LiveObjectsError) -> DynamicResults {
         DynamicResults(store: store, table: try store.table(named: typeName))
+    }
+
+    /// All objects of a named type as ``Results``, to filter, sort, limit and observe by name.
+    /// The elements are plain `Object` handles: read them through ``DynamicObject/init(_:)``
+    /// or `value(forKey:)`.
+    ///
+    /// ```swift
+    /// let young = try realm.dynamicResults("Dog").filter("age < %@", 3).sorted(by: [SortField("name")])
+    /// ```
+    ///
+    /// - Throws: `unknownType`.
+    public func dynamicResults(_ typeName: String) throws(LiveObjectsError) -> Results<Object> {
+        Results(store: store, table: try store.table(named: typeName))
     }
 
     /// The object of a named type with a primary key, or nil.

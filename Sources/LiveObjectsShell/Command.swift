@@ -1,0 +1,599 @@
+import LiveObjects
+
+/// A predicate as typed, with where it starts in its command line (for caret diagnostics).
+public struct PredicateText: Hashable, Sendable {
+    public var text: String
+    /// The UTF-8 offset of the predicate in the command line.
+    public var offset: Int
+}
+
+/// What a query asks for: a type, an optional predicate, sort fields and a limit.
+public struct QueryRequest: Hashable, Sendable {
+    public var type: String
+    public var predicate: PredicateText?
+    public var sorts: [SortField] = []
+    public var limit: Int?
+
+    /// The request as text, for `watches`.
+    var text: String {
+        var s = type
+        if let predicate { s += " where " + predicate.text }
+        if !sorts.isEmpty {
+            s += " sort by " + sorts.map { $0.keyPath + ($0.ascending ? "" : " desc") }.joined(separator: ", ")
+        }
+        if let limit { s += " limit \(limit)" }
+        return s
+    }
+}
+
+/// How a command names one object: by primary key, or by object key (`#3`) for types without
+/// one.
+public enum ObjectReference: Hashable, Sendable {
+    case primaryKey(JSONValue)
+    case objectKey(ObjectKey)
+}
+
+/// `PROP = VALUE` in `update … set`.
+public struct Assignment: Hashable, Sendable {
+    public var property: String
+    public var value: JSONValue
+}
+
+/// One property of a `define` command.
+public struct PropertyDefinition: Hashable, Sendable {
+    public var property: Property
+}
+
+/// A `define` command: a type (new or existing) and the properties to add.
+public struct TypeDefinition: Hashable, Sendable {
+    public var name: String
+    public var isEmbedded: Bool
+    public var properties: [Property]
+}
+
+/// A parsed shell command.
+public enum Command: Hashable, Sendable {
+    case help(String?)
+    case types
+    case schema(String?)
+    case define(TypeDefinition)
+    case create(type: String, values: JSONValue)
+    case get(type: String, key: ObjectReference)
+    case query(QueryRequest)
+    case count(type: String, predicate: PredicateText?)
+    case updateObject(type: String, key: ObjectReference, values: JSONValue)
+    case updateWhere(type: String, predicate: PredicateText, assignments: [Assignment])
+    case deleteObject(type: String, key: ObjectReference)
+    case deleteWhere(type: String, predicate: PredicateText)
+    case begin
+    case commit
+    case rollback
+    case watch(name: String, query: QueryRequest)
+    case unwatch(String)
+    case watches
+    case importFile(type: String?, path: String)
+    case export(type: String?, path: String)
+    case save
+    case stats
+    case quit
+}
+
+/// A command that failed: the message for `Error: …`, and optionally a line with a caret under
+/// the problem.
+public struct ShellError: Error, Sendable, Equatable {
+    public var message: String
+    /// The text to show with a caret, and the UTF-8 offset of the caret in it.
+    public var caret: Caret?
+
+    public struct Caret: Sendable, Equatable {
+        public var line: String
+        public var offset: Int
+    }
+
+    public init(_ message: String, caret: Caret? = nil) {
+        self.message = message
+        self.caret = caret
+    }
+
+    /// The message and, when there is a location, the line with the caret under the problem.
+    public var text: String {
+        var s = "Error: " + message
+        if let caret {
+            s += "\n" + QueryErrorLocation(text: caret.line, utf8Offset: caret.offset).caretDiagnostic
+        }
+        return s
+    }
+}
+
+// MARK: - Parsing
+
+/// Parses command lines into ``Command`` values.
+///
+/// The line is read left to right with a cursor: words, quoted strings (`"…"` with JSON
+/// escapes, or `'…'`), JSON values with nested braces and brackets, and predicates, which run to
+/// the next top-level clause keyword (`sort by`, `limit`, `set`) outside quotes and brackets.
+public struct CommandParser {
+    let line: String
+    let bytes: [UInt8]
+    var position = 0
+
+    /// Parses one command line. Returns nil for a blank line or a `#` comment.
+    public static func parse(_ line: String) throws(ShellError) -> Command? {
+        var parser = CommandParser(line: line)
+        return try parser.command()
+    }
+
+    init(line: String) {
+        self.line = line
+        self.bytes = Array(line.utf8)
+    }
+
+    /// Splits input into commands at newlines and at `;` outside quotes and brackets.
+    public static func split(_ text: String) -> [String] {
+        var commands: [String] = []
+        var current: [UInt8] = []
+        var quote: UInt8?
+        var escaped = false
+        var depth = 0
+        for b in text.utf8 {
+            if let q = quote {
+                current.append(b)
+                if escaped {
+                    escaped = false
+                } else if b == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if b == q {
+                    quote = nil
+                }
+                if b == UInt8(ascii: "\n") {
+                    // An unterminated quote ends with its line.
+                    quote = nil
+                    current.removeLast()
+                    commands.append(String(decoding: current, as: UTF8.self))
+                    current = []
+                    depth = 0
+                }
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                quote = b
+                current.append(b)
+            case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "("):
+                depth += 1
+                current.append(b)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"):
+                depth = max(0, depth - 1)
+                current.append(b)
+            case UInt8(ascii: "\n"):
+                commands.append(String(decoding: current, as: UTF8.self))
+                current = []
+                depth = 0
+            case UInt8(ascii: ";") where depth == 0:
+                commands.append(String(decoding: current, as: UTF8.self))
+                current = []
+            default:
+                current.append(b)
+            }
+        }
+        commands.append(String(decoding: current, as: UTF8.self))
+        return commands.filter { !$0.allSatisfy(\.isWhitespace) }
+    }
+
+    // MARK: Errors
+
+    func usage(_ name: String) -> ShellError {
+        let doc = CommandDoc.named(name)
+        return ShellError("usage: \(doc?.usage ?? name)")
+    }
+
+    func error(_ message: String, at offset: Int? = nil) -> ShellError {
+        ShellError(message, caret: .init(line: line, offset: offset ?? position))
+    }
+
+    // MARK: Cursor
+
+    var atEnd: Bool {
+        var p = position
+        while p < bytes.count, isSpace(bytes[p]) { p += 1 }
+        return p == bytes.count
+    }
+
+    func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
+
+    static let delimiters: Set<UInt8> = Set("{}[](),=:\"';".utf8)
+
+    mutating func skipSpace() {
+        while position < bytes.count, isSpace(bytes[position]) { position += 1 }
+    }
+
+    /// The next word (up to white space or a delimiter), or nil.
+    mutating func word() -> String? {
+        skipSpace()
+        let start = position
+        while position < bytes.count, !isSpace(bytes[position]), !Self.delimiters.contains(bytes[position]) {
+            position += 1
+        }
+        return start == position ? nil : String(decoding: bytes[start..<position], as: UTF8.self)
+    }
+
+    /// The next word if it equals `keyword` (case-insensitive); otherwise the cursor stays.
+    mutating func keyword(_ keyword: String) -> Bool {
+        let saved = position
+        if let w = word(), w.lowercased() == keyword { return true }
+        position = saved
+        return false
+    }
+
+    mutating func expect(_ byte: Character, for command: String) throws(ShellError) {
+        skipSpace()
+        guard position < bytes.count, bytes[position] == byte.asciiValue! else { throw usage(command) }
+        position += 1
+    }
+
+    mutating func requireEnd(_ command: String) throws(ShellError) {
+        guard atEnd else {
+            skipSpace()
+            throw ShellError(
+                "unexpected '\(String(decoding: bytes[position...], as: UTF8.self))'; usage: \(CommandDoc.named(command)?.usage ?? command)",
+                caret: .init(line: line, offset: position))
+        }
+    }
+
+    /// A JSON value (object, array, string, number, literal), or a single-quoted string.
+    mutating func json() throws(ShellError) -> JSONValue {
+        skipSpace()
+        guard position < bytes.count else { throw error("expected a JSON value") }
+        if bytes[position] == UInt8(ascii: "'") { return .string(try singleQuoted()) }
+        do {
+            let (value, end) = try JSONValue.parsePrefix(of: bytes, at: position)
+            position = end
+            return value
+        } catch {
+            throw self.error("invalid JSON: \(error.message)", at: error.offset)
+        }
+    }
+
+    mutating func singleQuoted() throws(ShellError) -> String {
+        let start = position
+        position += 1
+        var result: [UInt8] = []
+        while position < bytes.count {
+            let b = bytes[position]
+            position += 1
+            if b == UInt8(ascii: "'") { return String(decoding: result, as: UTF8.self) }
+            if b == UInt8(ascii: "\\"), position < bytes.count {
+                result.append(bytes[position])
+                position += 1
+            } else {
+                result.append(b)
+            }
+        }
+        throw error("unterminated string", at: start)
+    }
+
+    /// A file path: a quoted string or a word.
+    mutating func path(_ command: String) throws(ShellError) -> String {
+        skipSpace()
+        guard position < bytes.count else { throw usage(command) }
+        if bytes[position] == UInt8(ascii: "'") { return try singleQuoted() }
+        if bytes[position] == UInt8(ascii: "\"") {
+            guard case .string(let s) = try json() else { throw usage(command) }
+            return s
+        }
+        let start = position
+        while position < bytes.count, !isSpace(bytes[position]) { position += 1 }
+        return String(decoding: bytes[start..<position], as: UTF8.self)
+    }
+
+    /// An object reference: `#3` (object key), a JSON number or string, a single-quoted string,
+    /// or a bare word (a string).
+    mutating func reference(_ command: String) throws(ShellError) -> ObjectReference {
+        skipSpace()
+        guard position < bytes.count else { throw usage(command) }
+        let b = bytes[position]
+        if b == UInt8(ascii: "#") {
+            let start = position
+            position += 1
+            let text = word() ?? ""
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), let row = UInt32(parts[0]),
+                let generation = parts.count == 2 ? UInt32(parts[1]) : 0
+            else { throw error("an object key is written #ROW or #ROW.GENERATION", at: start) }
+            return .objectKey(ObjectKey(row: row, generation: generation))
+        }
+        if b == UInt8(ascii: "\"") || b == UInt8(ascii: "'") || b == UInt8(ascii: "-")
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
+        {
+            let value = try json()
+            switch value {
+            case .int, .string: return .primaryKey(value)
+            default: throw error("a primary key is an integer or a string")
+            }
+        }
+        guard let w = word() else { throw usage(command) }
+        return .primaryKey(.string(w))
+    }
+
+    /// A predicate: the text up to the next top-level clause keyword among `stops`.
+    mutating func predicate(stoppingAt stops: [String]) throws(ShellError) -> PredicateText {
+        skipSpace()
+        let start = position
+        var p = position
+        var depth = 0
+        var end = bytes.count
+        scan: while p < bytes.count {
+            let b = bytes[p]
+            switch b {
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                p += 1
+                while p < bytes.count, bytes[p] != b {
+                    if bytes[p] == UInt8(ascii: "\\") { p += 1 }
+                    p += 1
+                }
+                p += 1
+                continue
+            case UInt8(ascii: "("), UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: ")"), UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            default:
+                if depth <= 0, isSpace(b) {
+                    // A clause keyword starts after white space at the top level.
+                    var q = p
+                    while q < bytes.count, isSpace(bytes[q]) { q += 1 }
+                    var probe = self
+                    probe.position = q
+                    for stop in stops where probe.clause(stop) {
+                        end = p
+                        break scan
+                    }
+                }
+            }
+            p += 1
+        }
+        position = end
+        var text = String(decoding: bytes[start..<end], as: UTF8.self)
+        while text.last?.isWhitespace == true { text.removeLast() }
+        guard !text.isEmpty else { throw error("expected a predicate after 'where'", at: start) }
+        return PredicateText(text: text, offset: start)
+    }
+
+    /// Whether a clause begins at the cursor: `sort by`, `limit N` or `set NAME =`.
+    mutating func clause(_ stop: String) -> Bool {
+        switch stop {
+        case "sort": return keyword("sort") && keyword("by")
+        case "limit":
+            guard keyword("limit"), let w = word(), Int(w) != nil else { return false }
+            return atEnd || keyword("sort")
+        case "set":
+            guard keyword("set"), word() != nil else { return false }
+            skipSpace()
+            return position < bytes.count && bytes[position] == UInt8(ascii: "=")
+        default: return keyword(stop)
+        }
+    }
+
+    // MARK: Commands
+
+    mutating func command() throws(ShellError) -> Command? {
+        skipSpace()
+        if position == bytes.count || bytes[position] == UInt8(ascii: "#") { return nil }
+        let nameStart = position
+        guard let name = word() else { throw error("expected a command", at: nameStart) }
+        guard let doc = CommandDoc.named(name) else {
+            throw ShellError("unknown command '\(name)'; type 'help' for the list")
+        }
+        let command = doc.name
+        func typeName() throws(ShellError) -> String {
+            guard let t = word() else { throw usage(command) }
+            return t
+        }
+        let result: Command
+        switch command {
+        case "help":
+            let topic = word()
+            result = .help(topic)
+        case "types": result = .types
+        case "schema": result = .schema(word())
+        case "define": result = .define(try definition())
+        case "create":
+            let type = try typeName()
+            skipSpace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw usage(command) }
+            result = .create(type: type, values: try json())
+        case "get":
+            let type = try typeName()
+            result = .get(type: type, key: try reference(command))
+        case "query":
+            result = .query(try queryRequest(command))
+        case "count":
+            let type = try typeName()
+            var predicate: PredicateText?
+            if keyword("where") { predicate = try self.predicate(stoppingAt: []) }
+            result = .count(type: type, predicate: predicate)
+        case "update":
+            let type = try typeName()
+            if keyword("where") {
+                let predicate = try self.predicate(stoppingAt: ["set"])
+                guard keyword("set") else { throw usage(command) }
+                var assignments: [Assignment] = []
+                repeat {
+                    guard let property = word() else { throw usage(command) }
+                    try expect("=", for: command)
+                    assignments.append(Assignment(property: property, value: try json()))
+                    skipSpace()
+                    guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else { break }
+                    position += 1
+                } while true
+                result = .updateWhere(type: type, predicate: predicate, assignments: assignments)
+            } else {
+                let key = try reference(command)
+                skipSpace()
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw usage(command) }
+                result = .updateObject(type: type, key: key, values: try json())
+            }
+        case "delete":
+            let type = try typeName()
+            if keyword("where") {
+                result = .deleteWhere(type: type, predicate: try predicate(stoppingAt: []))
+            } else {
+                result = .deleteObject(type: type, key: try reference(command))
+            }
+        case "begin": result = .begin
+        case "commit": result = .commit
+        case "rollback": result = .rollback
+        case "watch":
+            guard let name = word() else { throw usage(command) }
+            try expect("=", for: command)
+            _ = keyword("query")
+            result = .watch(name: name, query: try queryRequest(command))
+        case "unwatch":
+            guard let name = word() else { throw usage(command) }
+            result = .unwatch(name)
+        case "watches": result = .watches
+        case "import", "export":
+            let first = try path(command)
+            let type: String?
+            let file: String
+            if atEnd {
+                type = nil
+                file = first
+            } else {
+                type = first
+                file = try path(command)
+            }
+            result = command == "import" ? .importFile(type: type, path: file) : .export(type: type, path: file)
+        case "save": result = .save
+        case "stats": result = .stats
+        default: result = .quit
+        }
+        try requireEnd(command)
+        return result
+    }
+
+    mutating func queryRequest(_ command: String) throws(ShellError) -> QueryRequest {
+        guard let type = word() else { throw usage(command) }
+        var request = QueryRequest(type: type)
+        if keyword("where") { request.predicate = try predicate(stoppingAt: ["sort", "limit"]) }
+        if keyword("sort") {
+            guard keyword("by") else { throw usage(command) }
+            repeat {
+                guard let path = word() else { throw usage(command) }
+                var ascending = true
+                if keyword("desc") { ascending = false } else { _ = keyword("asc") }
+                request.sorts.append(SortField(path, ascending: ascending))
+                skipSpace()
+                guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else { break }
+                position += 1
+            } while true
+        }
+        if keyword("limit") {
+            let start = position
+            guard let w = word(), let n = Int(w), n >= 0 else {
+                throw error("limit takes a number of objects", at: start)
+            }
+            request.limit = n
+        }
+        return request
+    }
+
+    /// `[embedded] TYPE { name: Type[?] [primary] [indexed] [cascade|deny], list: [Type],
+    /// back: <- Type.property, … }`
+    mutating func definition() throws(ShellError) -> TypeDefinition {
+        let isEmbedded = keyword("embedded")
+        guard let name = word() else { throw usage("define") }
+        try expect("{", for: "define")
+        var properties: [Property] = []
+        skipSpace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+            position += 1
+            return TypeDefinition(name: name, isEmbedded: isEmbedded, properties: [])
+        }
+        while true {
+            let start = position
+            guard let propertyName = word() else { throw error("expected a property name", at: start) }
+            try expect(":", for: "define")
+            properties.append(try propertyType(propertyName))
+            skipSpace()
+            guard position < bytes.count else { throw error("expected ',' or '}'") }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if bytes[position] == UInt8(ascii: "}") {
+                position += 1
+                break
+            }
+            throw error("expected ',' or '}'")
+        }
+        return TypeDefinition(name: name, isEmbedded: isEmbedded, properties: properties)
+    }
+
+    static let primitiveTypes: [String: PropertyType] = [
+        "Bool": .bool, "Int": .int, "Int8": .int8, "Int16": .int16, "Int32": .int32, "Int64": .int64,
+        "Float": .float, "Double": .double, "String": .string, "Date": .date, "Data": .data, "UUID": .uuid,
+    ]
+
+    mutating func propertyType(_ name: String) throws(ShellError) -> Property {
+        skipSpace()
+        let start = position
+        // <- Type.property
+        if position + 1 < bytes.count, bytes[position] == UInt8(ascii: "<"), bytes[position + 1] == UInt8(ascii: "-") {
+            position += 2
+            guard let path = word() else { throw error("expected Type.property after '<-'") }
+            let parts = path.split(separator: ".")
+            guard parts.count == 2 else { throw error("expected Type.property after '<-'", at: start) }
+            return .linkingObjects(name, from: String(parts[0]), property: String(parts[1]))
+        }
+        var isList = false
+        if position < bytes.count, bytes[position] == UInt8(ascii: "[") {
+            position += 1
+            isList = true
+        }
+        guard let typeWord = word() else { throw error("expected a type", at: start) }
+        var isOptional = false
+        skipSpace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: "?") {
+            isOptional = true
+            position += 1
+        }
+        var typeName = typeWord
+        if typeName.hasSuffix("?") {
+            typeName.removeLast()
+            isOptional = true
+        }
+        if isList {
+            skipSpace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "]") else {
+                throw error("expected ']'")
+            }
+            position += 1
+        }
+        var property: Property
+        if let primitive = Self.primitiveTypes[typeName] {
+            property = Property(name: name, type: primitive, isOptional: isOptional, isList: isList)
+        } else {
+            property = Property(
+                name: name, type: .object, isOptional: !isList && isOptional, isList: isList, objectType: typeName)
+            if isList && isOptional {
+                property.isOptional = true  // refused by schema validation, with its message
+            }
+        }
+        // Modifiers.
+        while true {
+            let saved = position
+            guard let modifier = word() else { break }
+            switch modifier.lowercased() {
+            case "primary": property.isPrimaryKey = true
+            case "indexed": property.isIndexed = true
+            case "cascade": property.deleteRule = .cascade
+            case "deny": property.deleteRule = .deny
+            case "nullify": property.deleteRule = .nullify
+            default:
+                throw error("unknown property modifier '\(modifier)' (primary, indexed, cascade, deny)", at: saved)
+            }
+        }
+        return property
+    }
+}

@@ -1,0 +1,241 @@
+import Foundation
+import LiveObjects
+
+/// The `liveobj` command-line tool, driven by an array of arguments and closures for input and
+/// output, so that tests can run it in-process and compare its output exactly.
+public enum CommandLineTool {
+    /// The tool's version, printed by `--version`.
+    public static let version = "0.1.0"
+
+    /// The exit codes.
+    public enum ExitCode {
+        public static let success: Int32 = 0
+        /// A command failed in a script or `-c`, or opening the realm failed.
+        public static let failure: Int32 = 1
+        /// The command line was not valid.
+        public static let usage: Int32 = 64
+    }
+
+    /// The parsed command line.
+    public struct Options: Equatable, Sendable {
+        public var file: String?
+        public var demo = false
+        public var create = false
+        public var commands: [String] = []
+        public var json = false
+        public var help = false
+        public var version = false
+    }
+
+    /// A command-line error, printed with the short usage.
+    public struct UsageError: Error, Equatable {
+        public var message: String
+    }
+
+    public static let usage =
+        "liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]"
+
+    public static let help = """
+        OVERVIEW: An interactive shell for LiveObjects realms.
+
+        Opens a realm and runs commands on it: typed at the prompt, given with -c, or read from
+        standard input one per line when it is not a terminal. Without <file> or --demo the realm
+        is empty and in memory. Type 'help' in the shell for the commands.
+
+        USAGE: \(usage)
+
+        ARGUMENTS:
+          <file>                  The snapshot file to open.
+
+        OPTIONS:
+          --demo                  Open an in-memory realm filled with a demo data set (people,
+                                  dogs, toys, clubs).
+          --create                Create <file> as a new, empty realm if it does not exist.
+          -c, --command <command> Run a command (';' separates several) and exit. Can be
+                                  repeated.
+          --json                  Print every result as one JSON document per line.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        EXIT STATUS:
+          0 on success, 1 when a command failed in a script or -c, 64 for a usage error.
+        """
+
+    public static func parse(_ arguments: [String]) throws(UsageError) -> Options {
+        var options = Options()
+        var i = 0
+        var onlyArguments = false
+        while i < arguments.count {
+            let argument = arguments[i]
+            i += 1
+            if onlyArguments || !argument.hasPrefix("-") || argument == "-" {
+                guard options.file == nil else { throw UsageError(message: "Unexpected argument '\(argument)'") }
+                options.file = argument
+                continue
+            }
+            switch argument {
+            case "--": onlyArguments = true
+            case "--demo": options.demo = true
+            case "--create": options.create = true
+            case "--json": options.json = true
+            case "-h", "--help": options.help = true
+            case "--version": options.version = true
+            case "-c", "--command":
+                guard i < arguments.count else {
+                    throw UsageError(message: "Missing value for '-c <command>'")
+                }
+                options.commands.append(arguments[i])
+                i += 1
+            default:
+                if argument.hasPrefix("--command=") {
+                    options.commands.append(String(argument.dropFirst("--command=".count)))
+                } else if argument.hasPrefix("-c"), argument.count > 2, !argument.hasPrefix("--") {
+                    options.commands.append(String(argument.dropFirst(2)))
+                } else {
+                    throw UsageError(message: "Unknown option '\(argument)'")
+                }
+            }
+        }
+        if options.demo && options.file != nil {
+            throw UsageError(message: "'--demo' cannot be used with a file")
+        }
+        if options.create && options.file == nil {
+            throw UsageError(message: "'--create' needs a <file>")
+        }
+        return options
+    }
+
+    /// Where the tool reads and writes.
+    public struct Environment {
+        /// The command-line arguments, without the program name.
+        public var arguments: [String]
+        /// Reads one line of standard input (without its newline), nil at the end.
+        public var readLine: () -> String?
+        /// Whether standard input is a terminal (then the shell prompts).
+        public var isInteractive: Bool
+        /// Writes to standard output; each call is one line.
+        public var output: (String) -> Void
+        /// Writes to standard error; each call is one line.
+        public var errorOutput: (String) -> Void
+        /// Writes a prompt without a newline (interactive only).
+        public var prompt: (String) -> Void
+        /// Opens and saves snapshot files; nil until the Persistence module provides one.
+        public var fileStore: (any RealmFileStore)?
+
+        public init(
+            arguments: [String], readLine: @escaping () -> String?, isInteractive: Bool,
+            output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void,
+            prompt: @escaping (String) -> Void = { _ in }, fileStore: (any RealmFileStore)? = nil
+        ) {
+            self.arguments = arguments
+            self.readLine = readLine
+            self.isInteractive = isInteractive
+            self.output = output
+            self.errorOutput = errorOutput
+            self.prompt = prompt
+            self.fileStore = fileStore
+        }
+    }
+
+    /// Runs the tool; returns its exit code.
+    public static func run(_ environment: Environment) async -> Int32 {
+        let options: Options
+        do {
+            options = try parse(environment.arguments)
+        } catch {
+            environment.errorOutput(
+                "Error: \(error.message)\nUsage: \(usage)\n  See 'liveobj --help' for more information.")
+            return ExitCode.usage
+        }
+        if options.help {
+            environment.output(help)
+            return ExitCode.success
+        }
+        if options.version {
+            environment.output(version)
+            return ExitCode.success
+        }
+
+        // Open the realm.
+        let realm: Realm
+        let storage: ShellStorage
+        do {
+            if let file = options.file {
+                guard let store = environment.fileStore else {
+                    environment.errorOutput("Error: file realms need the Persistence module, not available yet")
+                    return ExitCode.failure
+                }
+                realm = try await store.open(path: file, create: options.create)
+                storage = .file(path: file, store: store)
+            } else if options.demo {
+                realm = try await Demo.open()
+                storage = .memory
+            } else {
+                realm = try await Realm.open(.init(identifier: "liveobj-\(UUID())", schema: Schema([])))
+                storage = .memory
+            }
+        } catch let error as LiveObjectsError {
+            environment.errorOutput("Error: " + Operations.message(error))
+            return ExitCode.failure
+        } catch {
+            environment.errorOutput("Error: \(error)")
+            return ExitCode.failure
+        }
+
+        let interactive = environment.isInteractive && options.commands.isEmpty
+        let ask: ((String) -> Bool?)? =
+            interactive
+            ? { question in
+                environment.prompt(question)
+                guard let answer = environment.readLine() else { return nil }
+                return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+            } : nil
+        let shell = Shell(
+            realm: realm, storage: storage, json: options.json,
+            io: ShellIO(output: environment.output, errorOutput: environment.errorOutput, ask: ask))
+
+        // -c: run the commands, stop at the first failure.
+        if !options.commands.isEmpty {
+            for command in options.commands {
+                switch await shell.run(command) {
+                case .failed: return await shell.finishAfterFailure()
+                case .quit: return ExitCode.success
+                case .succeeded: continue
+                }
+            }
+            return await shell.finish() ? ExitCode.success : ExitCode.failure
+        }
+
+        if interactive {
+            let what: String
+            switch storage {
+            case .memory: what = options.demo ? "a demo realm in memory (people, dogs, toys, clubs)" : "an empty realm in memory"
+            case .file(let path, _): what = path
+            }
+            environment.output("liveobj \(version): \(what). Type 'help' for the commands, 'quit' to leave.")
+        }
+        while true {
+            if interactive { environment.prompt(shell.inTransaction ? "liveobj*> " : "liveobj> ") }
+            guard let line = environment.readLine() else { break }
+            switch await shell.run(line) {
+            case .quit: return ExitCode.success
+            case .failed where !interactive: return await shell.finishAfterFailure()
+            default: continue
+            }
+        }
+        return await shell.finish() ? ExitCode.success : ExitCode.failure
+    }
+}
+
+extension Shell {
+    /// Ends a script after a failed command: an open transaction is rolled back (the script's
+    /// later commands did not run, so committing part of it could leave half a change).
+    func finishAfterFailure() async -> Int32 {
+        if inTransaction {
+            await realm.cancelWrite()
+            inTransaction = false
+            io.errorOutput("The open transaction was rolled back.")
+        }
+        return CommandLineTool.ExitCode.failure
+    }
+}

@@ -1,0 +1,139 @@
+/// The documentation of one shell command: what `help` and `help COMMAND` print.
+struct CommandDoc: Sendable {
+    var name: String
+    var aliases: [String] = []
+    var usage: String
+    var abstract: String
+    var discussion: String = ""
+
+    static func named(_ name: String) -> CommandDoc? {
+        let lower = name.lowercased()
+        return all.first { $0.name == lower || $0.aliases.contains(lower) }
+    }
+
+    /// `help COMMAND`, in the layout of swift-argument-parser's help.
+    var help: String {
+        var text = "OVERVIEW: \(abstract)\n\nUSAGE: \(usage)"
+        if !aliases.isEmpty { text += "\n\nALIASES: " + aliases.joined(separator: ", ") }
+        if !discussion.isEmpty { text += "\n\n" + discussion }
+        return text
+    }
+
+    /// `help`: every command with its abstract.
+    static var overview: String {
+        let width = all.map { $0.summary.count }.max()!
+        let lines = all.map { doc in
+            "  " + doc.summary + String(repeating: " ", count: width - doc.summary.count + 2) + doc.abstract
+        }
+        return """
+            COMMANDS:
+            \(lines.joined(separator: "\n"))
+
+              Commands are separated by new lines or ';'. Type 'help COMMAND' for details.
+            """
+    }
+
+    /// The short form shown by `help`.
+    var summary: String {
+        switch name {
+        case "help": "help [COMMAND]"
+        case "schema": "schema [TYPE]"
+        case "define": "define TYPE {…}"
+        case "create": "create TYPE {json}"
+        case "get": "get TYPE KEY"
+        case "query": "query TYPE …"
+        case "count": "count TYPE …"
+        case "update": "update TYPE …"
+        case "delete": "delete TYPE …"
+        case "watch": "watch NAME = QUERY"
+        case "unwatch": "unwatch NAME"
+        case "import": "import [TYPE] FILE"
+        case "export": "export [TYPE] FILE"
+        default: name
+        }
+    }
+
+    static let all: [CommandDoc] = [
+        CommandDoc(
+            name: "help", aliases: ["?"], usage: "help [COMMAND]",
+            abstract: "Show the commands, or the help of one command."),
+        CommandDoc(
+            name: "types", aliases: ["ls"], usage: "types", abstract: "List the object types and their counts."),
+        CommandDoc(
+            name: "schema", usage: "schema [TYPE]", abstract: "Show the schema of one or every type.",
+            discussion: "Properties read 'name: Type' with '?' for optional, '[Type]' for lists, '<- Type.property'\nfor inverse links, and 'primary', 'indexed', 'cascade' or 'deny' after the type."),
+        CommandDoc(
+            name: "define", usage: "define [embedded] TYPE { NAME: TYPE [primary|indexed|cascade|deny], ... }",
+            abstract: "Add an object type, or add properties to one.",
+            discussion: """
+                Types: Bool, Int, Int8, Int16, Int32, Int64, Float, Double, String, Date, Data, UUID, or
+                an object type; 'Type?' is optional, '[Type]' a list, '<- Type.property' the objects
+                linking here. Existing objects get default values for new properties.
+
+                A realm's schema is fixed when it opens, so define opens a new realm with the extended
+                schema and copies every object over, then bumps the schema version. It needs no open
+                transaction, and a failure (a bad schema, duplicate primary keys) changes nothing.
+
+                Example: define Toy { id: Int primary, name: String, dog: Dog? }
+                """),
+        CommandDoc(
+            name: "create", aliases: ["insert"], usage: "create TYPE {JSON}",
+            abstract: "Create an object from JSON.",
+            discussion: """
+                Links are given by the target's primary key ({"owner": 7, "dogs": [1, 2]}), embedded
+                objects as nested JSON objects, dates as ISO 8601 strings, data as base64.
+                """),
+        CommandDoc(
+            name: "get", usage: "get TYPE KEY", abstract: "Show one object by primary key.",
+            discussion: "KEY is a number, a quoted string or a word; '#ROW' names an object of a type without\na primary key. The objects linking to it are shown too."),
+        CommandDoc(
+            name: "query", aliases: ["find"],
+            usage: "query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc], ...] [limit N]",
+            abstract: "List the objects of a type, filtered, sorted and limited.",
+            discussion: """
+                PREDICATE is in the query language: age > 3 AND name BEGINSWITH[c] 'r',
+                owner.name == "Ann", ANY toys.name CONTAINS "ball", dogs.@count > 1.
+                Example: query Dog where age >= 3 sort by owner.name, age desc limit 5
+                """),
+        CommandDoc(
+            name: "count", usage: "count TYPE [where PREDICATE]", abstract: "Count the objects of a type."),
+        CommandDoc(
+            name: "update",
+            usage: "update TYPE KEY {JSON} | update TYPE where PREDICATE set PROPERTY = VALUE, ...",
+            abstract: "Change one object, or every object matching a predicate.",
+            discussion: "VALUE is JSON (a number, \"text\", true, null, [1, 2]) or a 'single-quoted' string."),
+        CommandDoc(
+            name: "delete", aliases: ["rm"], usage: "delete TYPE KEY | delete TYPE where PREDICATE",
+            abstract: "Delete one object, or every object matching a predicate.",
+            discussion: "Delete rules apply: cascade deletes linked objects too, deny refuses and changes nothing."),
+        CommandDoc(
+            name: "begin", usage: "begin",
+            abstract: "Open a transaction spanning several commands.",
+            discussion: "Without one, every command is its own transaction. A failed command inside a transaction\nchanges nothing and leaves the transaction open."),
+        CommandDoc(name: "commit", usage: "commit", abstract: "Commit the open transaction."),
+        CommandDoc(
+            name: "rollback", aliases: ["abort"], usage: "rollback",
+            abstract: "Discard the open transaction's changes."),
+        CommandDoc(
+            name: "watch", usage: "watch NAME = TYPE [where PREDICATE] [sort by ...] [limit N]",
+            abstract: "Print a query's changes after every later command that affects it.",
+            discussion: "Each change set lists the deleted rows (old indices), then the inserted, modified and\nmoved rows (new indices)."),
+        CommandDoc(name: "unwatch", usage: "unwatch NAME", abstract: "Stop a watch."),
+        CommandDoc(name: "watches", usage: "watches", abstract: "List the watches."),
+        CommandDoc(
+            name: "import", usage: "import [TYPE] FILE",
+            abstract: "Create objects from a JSON file, in one transaction.",
+            discussion: """
+                With TYPE the file holds a JSON array of objects of that type; without, an object
+                whose keys are type names and whose values are such arrays (what 'export FILE' writes).
+                Links between the imported objects are set after all of them exist.
+                """),
+        CommandDoc(
+            name: "export", usage: "export [TYPE] FILE",
+            abstract: "Write the objects of a type, or of every type, to a JSON file."),
+        CommandDoc(name: "save", usage: "save", abstract: "Save the realm to its file."),
+        CommandDoc(
+            name: "stats", usage: "stats", abstract: "Show objects per type, version and storage."),
+        CommandDoc(name: "quit", aliases: ["exit"], usage: "quit", abstract: "Leave the shell."),
+    ]
+}

@@ -1,0 +1,287 @@
+import Foundation
+import LiveObjects
+
+/// The shell's work inside a realm's isolation: every function takes `isolated Realm` and runs
+/// inside a `read` or `write` closure. Inputs and outputs are plain values (JSON, keys).
+enum Operations {
+    // MARK: Looking up
+
+    static func objectSchema(_ type: String, _ realm: isolated Realm) throws(ShellError) -> ObjectSchema {
+        guard let schema = realm.schema[type] else {
+            throw ShellError("there is no object type named '\(type)'; 'types' lists them")
+        }
+        return schema
+    }
+
+    /// The results of a query request; predicate errors point into `line`.
+    static func results(_ request: QueryRequest, line: String, _ realm: isolated Realm) throws -> Results<Object> {
+        _ = try objectSchema(request.type, realm)
+        var results = try realm.dynamicResults(request.type)
+        if let predicate = request.predicate {
+            do {
+                results = try results.filter(predicate.text, arguments: [])
+            } catch {
+                throw located(error, predicate, line: line)
+            }
+        }
+        if !request.sorts.isEmpty { results = try results.sorted(by: request.sorts) }
+        if let limit = request.limit { results = results.limit(limit) }
+        return results
+    }
+
+    /// A predicate error, with its caret moved from the predicate into the command line.
+    static func located(_ error: LiveObjectsError, _ predicate: PredicateText, line: String) -> ShellError {
+        guard let location = error.queryLocation else { return ShellError(message(error)) }
+        var text = error.message
+        let suffix = " at column \(location.column)"
+        let lineOffset = predicate.offset + location.utf8Offset
+        if text.hasSuffix(suffix), !location.text.contains("\n") {
+            let column = QueryErrorLocation(text: line, utf8Offset: lineOffset).column
+            text = String(text.dropLast(suffix.count)) + " at column \(column)"
+        }
+        var located = error
+        located.message = text
+        return ShellError(message(located), caret: .init(line: line, offset: lineOffset))
+    }
+
+    /// The text after `Error: ` for a library error: where, then what.
+    static func message(_ error: LiveObjectsError) -> String {
+        var location = ""
+        if let type = error.objectType, !type.isEmpty {
+            location = type
+            if let property = error.property { location += ".\(property)" }
+            if let key = error.primaryKey { location += "[\(key)]" }
+        } else if let property = error.property {
+            location = property
+        }
+        return location.isEmpty ? error.message : "\(location): \(error.message)"
+    }
+
+    static func find(_ type: String, _ reference: ObjectReference, _ realm: isolated Realm) throws -> DynamicObject {
+        let schema = try objectSchema(type, realm)
+        switch reference {
+        case .objectKey(let key):
+            guard let object = try realm.dynamicObject(ofType: type, key: key) else {
+                throw ShellError("there is no \(type) with key \(key)")
+            }
+            return object
+        case .primaryKey(let json):
+            guard let pk = schema.primaryKey else {
+                throw ShellError("\(type) has no primary key; name its objects by key (#ROW), as 'query \(type)' shows")
+            }
+            let key = try value(json, for: pk, in: schema, realm)
+            guard let object = try realm.dynamicObject(ofType: type, forPrimaryKey: key) else {
+                throw ShellError("there is no \(type) with primary key \(json.spaced)")
+            }
+            return object
+        }
+    }
+
+    // MARK: Rendering
+
+    /// An object as JSON: its stored properties in schema order, links as the target's primary
+    /// key (or `#ROW` without one), embedded objects nested. With `inverse`, the
+    /// `LinkingObjects` properties too.
+    static func json(_ object: DynamicObject, inverse: Bool = false, _ realm: isolated Realm) -> JSONValue {
+        var pairs: [(String, JSONValue)] = []
+        for property in object.objectSchema.properties where property.isStored || inverse {
+            pairs.append((property.name, json(object[property.name], property, realm)))
+        }
+        return .object(pairs)
+    }
+
+    static func json(_ value: PropertyValue, _ property: Property, _ realm: isolated Realm) -> JSONValue {
+        if case .list(let items) = value {
+            var element = property
+            element.isList = false
+            if property.type == .linkingObjects { element.type = .object }
+            return .array(items.map { json($0, element, realm) })
+        }
+        switch value {
+        case .null: return .null
+        case .bool(let v): return .bool(v)
+        case .int(let v): return .int(v)
+        case .float(let v): return .double(Double("\(v)") ?? Double(v))
+        case .double(let v): return .double(v)
+        case .string(let v): return .string(v)
+        case .date(let v): return .string(v.formatted(.iso8601))
+        case .data(let v): return .string(v.base64EncodedString())
+        case .uuid(let v): return .string(v.uuidString)
+        case .object(let key):
+            guard let type = property.objectType, let target = try? realm.dynamicObject(ofType: type, key: key) else {
+                return .string(key.description)
+            }
+            if target.objectSchema.isEmbedded { return json(target, realm) }
+            if let pk = target.objectSchema.primaryKey { return json(target[pk.name], pk, realm) }
+            return .string(key.description)
+        case .list: return .null  // handled above
+        }
+    }
+
+    /// How an object is named in messages: its primary key, or its key.
+    static func name(_ object: DynamicObject, _ realm: isolated Realm) -> String {
+        if let pk = object.objectSchema.primaryKey { return json(object[pk.name], pk, realm).spaced }
+        return object.key.description
+    }
+
+    // MARK: Converting input
+
+    /// A JSON value as a property's value (links looked up by primary key). Embedded objects are
+    /// not plain values; see ``apply(_:to:_:)``.
+    static func value(_ json: JSONValue, for property: Property, in schema: ObjectSchema, _ realm: isolated Realm)
+        throws -> PropertyValue
+    {
+        func mismatch(_ expected: String) -> ShellError {
+            ShellError("\(schema.name).\(property.name): expected \(expected), got \(json.spaced)")
+        }
+        if property.isList {
+            if case .null = json { return .list([]) }
+            guard case .array(let items) = json else { throw mismatch("a JSON array") }
+            var element = property
+            element.isList = false
+            return .list(try items.map { try value($0, for: element, in: schema, realm) })
+        }
+        if case .null = json { return .null }
+        switch property.type {
+        case .bool:
+            guard case .bool(let v) = json else { throw mismatch("true or false") }
+            return .bool(v)
+        case .int, .int8, .int16, .int32, .int64:
+            if case .int(let v) = json { return .int(v) }
+            if case .double(let v) = json, let i = Int64(exactly: v) { return .int(i) }
+            throw mismatch("an integer")
+        case .float, .double:
+            let number: Double
+            switch json {
+            case .int(let v): number = Double(v)
+            case .double(let v): number = v
+            default: throw mismatch("a number")
+            }
+            return property.type == .float ? .float(Float(number)) : .double(number)
+        case .string:
+            guard case .string(let v) = json else { throw mismatch("a string") }
+            return .string(v)
+        case .date:
+            switch json {
+            case .string(let s):
+                if let d = try? Date(s, strategy: .iso8601) { return .date(d) }
+                if let d = try? Date(s, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
+                    return .date(d)
+                }
+                throw mismatch("an ISO 8601 date")
+            case .int(let v): return .date(Date(timeIntervalSince1970: Double(v)))
+            case .double(let v): return .date(Date(timeIntervalSince1970: v))
+            default: throw mismatch("an ISO 8601 date")
+            }
+        case .data:
+            guard case .string(let s) = json, let d = Data(base64Encoded: s) else { throw mismatch("base64 text") }
+            return .data(d)
+        case .uuid:
+            guard case .string(let s) = json, let u = UUID(uuidString: s) else { throw mismatch("a UUID") }
+            return .uuid(u)
+        case .object:
+            let targetName = property.objectType ?? ""
+            let target = try objectSchema(targetName, realm)
+            if target.isEmbedded { throw mismatch("a JSON object for the embedded \(targetName)") }
+            if case .string(let s) = json, s.hasPrefix("#"), target.primaryKey == nil {
+                var parser = CommandParser(line: s)
+                if case .objectKey(let key) = try parser.reference("get"),
+                    let object = try realm.dynamicObject(ofType: targetName, key: key)
+                {
+                    return .object(object.key)
+                }
+            }
+            guard let pk = target.primaryKey else {
+                throw ShellError("\(schema.name).\(property.name): \(targetName) has no primary key, so links to it are given as #ROW")
+            }
+            let key = try value(json, for: pk, in: target, realm)
+            guard let object = try realm.dynamicObject(ofType: targetName, forPrimaryKey: key) else {
+                throw ShellError("\(schema.name).\(property.name): there is no \(targetName) with primary key \(json.spaced)")
+            }
+            return .object(object.key)
+        case .linkingObjects:
+            throw ShellError("\(schema.name).\(property.name) lists the objects linking here; it cannot be set")
+        }
+    }
+
+    /// The JSON object's pairs, or an error.
+    static func pairs(_ json: JSONValue, _ type: String) throws(ShellError) -> [(String, JSONValue)] {
+        guard case .object(let pairs) = json else { throw ShellError("expected a JSON object for \(type)") }
+        return pairs
+    }
+
+    /// Sets properties of an object from JSON pairs. Embedded objects are created from nested
+    /// JSON objects (a list of them is replaced).
+    static func apply(_ pairs: [(String, JSONValue)], to object: DynamicObject, _ realm: isolated Realm) throws {
+        let schema = object.objectSchema
+        for (name, json) in pairs {
+            guard let property = schema[name] else {
+                throw ShellError("\(schema.name) has no property '\(name)'")
+            }
+            if property.isPrimaryKey {
+                // Setting the same value is allowed; a change is refused by the library.
+                try object.set(name, to: try value(json, for: property, in: schema, realm))
+                continue
+            }
+            if property.type == .object, let target = realm.schema[property.objectType ?? ""], target.isEmbedded {
+                try applyEmbedded(json, property, target, to: object, realm)
+                continue
+            }
+            try object.set(name, to: try value(json, for: property, in: schema, realm))
+        }
+    }
+
+    static func applyEmbedded(
+        _ json: JSONValue, _ property: Property, _ target: ObjectSchema, to object: DynamicObject,
+        _ realm: isolated Realm
+    ) throws {
+        let items: [JSONValue]
+        if property.isList {
+            if case .null = json {
+                items = []
+            } else {
+                guard case .array(let array) = json else {
+                    throw ShellError("\(object.typeName).\(property.name): expected a JSON array of objects")
+                }
+                items = array
+            }
+            try object.set(property.name, to: .list([]))
+        } else {
+            if case .null = json {
+                try object.set(property.name, to: .null)
+                return
+            }
+            items = [json]
+        }
+        for item in items {
+            let itemPairs = try pairs(item, target.name)
+            // Plain values first, then nested embedded objects and links through `apply`.
+            var plain: [String: PropertyValue] = [:]
+            for (name, value) in itemPairs {
+                guard let p = target[name] else { throw ShellError("\(target.name) has no property '\(name)'") }
+                if p.type == .object || p.type == .linkingObjects { continue }
+                plain[name] = try self.value(value, for: p, in: target, realm)
+            }
+            let child = try object.setEmbedded(property.name, values: plain)
+            try apply(itemPairs.filter { target[$0.0]?.type == .object }, to: child, realm)
+        }
+    }
+
+    /// Creates an object from a JSON object.
+    static func create(_ type: String, _ json: JSONValue, _ realm: isolated Realm) throws -> DynamicObject {
+        let schema = try objectSchema(type, realm)
+        if schema.isEmbedded {
+            throw ShellError("\(type) is embedded: create it inside its parent, as a nested JSON object")
+        }
+        let all = try pairs(json, type)
+        var initial: [String: PropertyValue] = [:]
+        for (name, value) in all {
+            guard let p = schema[name] else { throw ShellError("\(type) has no property '\(name)'") }
+            if p.type == .object || p.type == .linkingObjects { continue }
+            initial[name] = try self.value(value, for: p, in: schema, realm)
+        }
+        let object = try realm.dynamicCreate(type, value: initial)
+        try apply(all.filter { schema[$0.0]?.type == .object || schema[$0.0]?.type == .linkingObjects }, to: object, realm)
+        return object
+    }
+}
