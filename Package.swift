@@ -19,7 +19,7 @@ let package = Package(
             name: "LiveObjectsTests",
             dependencies: ["LiveObjects", "LiveObjectsTestSupport"]
         ),
-        .testTarget(name: "LiveObjectsShellTests", dependencies: ["LiveObjectsShell", "LiveObjects"]),
+        .testTarget(name: "LiveObjectsShellTests", dependencies: ["LiveObjectsShell", "LiveObjects", "liveobj"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,322 @@
+import Foundation
+import LiveObjects
+import LiveObjectsShell
+import Testing
+
+/// Errors and exit codes, transactions, watches, the command line and the file-store hook.
+@Suite struct ShellBehaviorTests {
+    // MARK: Errors and exit codes
+
+    @Test func predicateErrorShowsTheLineWithACaret() async {
+        expectRun(
+            await liveobj(["--demo", "-c", "query Dog where age > > 3"]),
+            stdout: "",
+            stderr: lines("""
+                Error: expected a value or key path after > but found '>' at column 23
+                query Dog where age > > 3
+                                      ^
+                """),
+            code: 1)
+        expectRun(
+            await liveobj(["--demo", "-c", "count Person where naem == 'Ann'"]),
+            stdout: "",
+            stderr: lines("""
+                Error: Person.naem: Person has no property 'naem' at column 20
+                count Person where naem == 'Ann'
+                                   ^
+                """),
+            code: 1)
+    }
+
+    @Test func jsonErrorShowsACaret() async {
+        expectRun(
+            await liveobj(["--demo", "-c", #"create Dog {"id": 9, "name" "x"}"#]),
+            stdout: "",
+            stderr: lines("""
+                Error: invalid JSON: expected ':' after the key
+                create Dog {"id": 9, "name" "x"}
+                                            ^
+                """),
+            code: 1)
+    }
+
+    @Test func commandErrors() async {
+        let cases: [(String, String)] = [
+            ("frob", "unknown command 'frob'; type 'help' for the list"),
+            ("query", "usage: query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc], ...] [limit N]"),
+            ("count Dgo", "there is no object type named 'Dgo'; 'types' lists them"),
+            ("get Dog 99", "there is no Dog with primary key 99"),
+            (#"create Dog {"id": 1}"#, "Dog.id[1]: an object with this primary key already exists"),
+            (#"create Dog {"id": 9, "owner": 42}"#, "Dog.owner: there is no Person with primary key 42"),
+            (#"create Dog {"id": 9, "age": "old"}"#, #"Dog.age: expected an integer, got "old""#),
+            (#"update Dog 1 {"id": 2}"#, "Dog.id[1]: the primary key of an existing object cannot be changed"),
+            (#"update Dog 1 {"walkers": []}"#, "Dog.walkers lists the objects linking here; it cannot be set"),
+            ("delete Person 5", "Person.president[5]: DogClub.president still links to it and denies its deletion"),
+            ("commit", "no transaction is open; 'begin' opens one"),
+            ("save", "this realm lives in memory; saving needs a file realm, and file realms need the Persistence module, not available yet"),
+            ("unwatch nothing", "there is no watch named 'nothing'"),
+        ]
+        for (command, message) in cases {
+            expectRun(await liveobj(["--demo", "-c", command]), stdout: "", stderr: "Error: \(message)\n", code: 1)
+        }
+    }
+
+    @Test func aFailedCommandChangesNothing() async {
+        // The second dog links to a missing person: neither dog is created, nor the first
+        // update of the where-form (Rex) when a later object fails.
+        expectRun(
+            await liveobj(["--demo"], stdin: lines("""
+                begin
+                delete Dog 3
+                update Dog where id IN {1, 2} set owner = 99
+                count Dog where owner == nil
+                """)),
+            stdout: "Transaction open.\nDeleted Dog 3.\n",
+            stderr: "Error: Dog.owner: there is no Person with primary key 99\nThe open transaction was rolled back.\n",
+            code: 1)
+        // Inside an open transaction, interactive use continues after an error; the failed
+        // command's partial changes are undone, the earlier ones kept.
+        let realm = try! await Demo.open()
+        let out = Capture()
+        let err = Capture()
+        let shell = Shell(realm: realm, io: ShellIO(output: out.write, errorOutput: err.write))
+        #expect(await shell.run("begin; delete Dog 3") == .succeeded)
+        #expect(await shell.run("update Dog where id IN {1, 2} set age = 0, owner = 99") == .failed)
+        #expect(await shell.run("count Dog where age == 0; count Dog; commit; count Dog") == .succeeded)
+        #expect(out.text == "Transaction open.\nDeleted Dog 3.\n0\n6\nCommitted.\n6\n")
+        #expect(err.text == "Error: Dog.owner: there is no Person with primary key 99\n")
+    }
+
+    @Test func scriptStopsAtTheFirstFailure() async {
+        expectRun(
+            await liveobj(["--demo"], stdin: "count Dog\n# a comment\n\ncount Cat\ncount Person\n"),
+            stdout: "7\n", stderr: "Error: there is no object type named 'Cat'; 'types' lists them\n", code: 1)
+    }
+
+    // MARK: Transactions
+
+    @Test func rollbackChangesNothing() async {
+        expectRun(
+            await liveobj(["--demo"], stdin: lines("""
+                begin
+                create Dog {"id": 8, "name": "Pip"}
+                update Person 1 {"name": "Changed", "address": null}
+                delete DogClub where name != "朝の散歩"
+                count Dog
+                rollback
+                count Dog
+                get Person 1
+                count DogClub
+                count Address
+                """)),
+            stdout: lines("""
+                Transaction open.
+                Created Dog 8.
+                Updated Person 1.
+                Deleted 2 DogClub objects.
+                8
+                Rolled back.
+                7
+                id:       1
+                name:     Ann Lee
+                age:      34
+                dogs:     [1, 2]
+                address:  {"street": "12 Harbour Road", "city": "Dublin"}
+                clubs:    ["Barkers", "朝の散歩"]
+                3
+                5
+                """))
+    }
+
+    @Test func inputEndingInsideATransactionRollsBack() async {
+        expectRun(
+            await liveobj(["--demo", "-c", "begin; delete Dog 1"]),
+            stdout: "Transaction open.\nDeleted Dog 1.\n",
+            stderr: "Error: the input ended inside a transaction; its changes were rolled back\n", code: 1)
+        expectRun(
+            await liveobj(["--demo", "-c", "begin; quit"]),
+            stdout: "Transaction open.\n",
+            stderr: "Error: a transaction is open; 'commit' or 'rollback' it before quitting\nThe open transaction was rolled back.\n",
+            code: 1)
+    }
+
+    // MARK: Watches
+
+    @Test func watchPrintsChangeSetsWithRows() async {
+        expectRun(
+            await liveobj(["--demo"], stdin: lines("""
+                watch old = Dog where age >= 5 sort by age desc
+                create Dog {"id": 8, "name": "Pip", "age": 6}
+                count Dog
+                update Person 1 {"age": 35}
+                delete Dog 5
+                begin
+                update Dog 2 {"age": 10}
+                update Dog 4 {"age": 2}
+                update Dog 3 {"age": 11}
+                commit
+                watches
+                unwatch old
+                delete Dog 2
+                watches
+                """)),
+            stdout: lines("""
+                Watching old: 3 Dog objects.
+                Created Dog 8.
+                watch old: 1 inserted
+                  change    index  id  name  age  owner  toys
+                  --------  -----  --  ----  ---  -----  ----
+                  inserted  2      8   Pip   6    null   []
+                8
+                Updated Person 1.
+                watch old: 1 modified
+                  change    index  id  name  age  owner  toys
+                  --------  -----  --  ----  ---  -----  ----
+                  modified  1      2   Fido  7    1      [3]
+                Deleted Dog 5.
+                watch old: 1 deleted
+                  change   index  id  name   age  owner  toys
+                  -------  -----  --  -----  ---  -----  ----
+                  deleted  0      5   Шарик  9    4      [5]
+                Transaction open.
+                Updated Dog 2.
+                Updated Dog 4.
+                Updated Dog 3.
+                Committed.
+                watch old: 1 deleted, 1 inserted, 1 modified
+                  change    index  id  name   age  owner  toys
+                  --------  -----  --  -----  ---  -----  ----
+                  deleted   2      4   Max    5    3      [4]
+                  inserted  0      3   Bella  11   2      []
+                  modified  1      2   Fido   10   1      [3]
+                watch  query
+                -----  -----------------------------------
+                old    Dog where age >= 5 sort by age desc
+                Stopped watching old.
+                Deleted Dog 2.
+                No watches.
+                """))
+    }
+
+    @Test func watchInJSONAndRolledBackChangesAreSilent() async {
+        expectRun(
+            await liveobj([
+                "--demo", "--json", "-c",
+                #"watch young = Dog where age < 3; begin; delete Dog 3; rollback; update Dog 1 {"age": 1}"#,
+            ]),
+            stdout: lines("""
+                {"watching":"young","count":2}
+                {"transaction":"open"}
+                {"deleted":"Dog","count":1}
+                {"transaction":"rolled back"}
+                {"updated":"Dog","count":1}
+                {"watch":"young","version":2,"inserted":[{"index":2,"object":{"id":1,"name":"Rex","age":1,"owner":1,"toys":[1,2]}}]}
+                """))
+    }
+
+    // MARK: Command line
+
+    @Test func helpAndVersion() async {
+        let help = await liveobj(["--help"])
+        #expect(help.code == 0 && help.stderr == "")
+        #expect(help.stdout.hasPrefix("OVERVIEW: An interactive shell for LiveObjects realms.\n"))
+        #expect(help.stdout.contains("\nUSAGE: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]\n"))
+        #expect(help.stdout.contains("\nOPTIONS:\n  --demo "))
+        expectRun(await liveobj(["--version"]), stdout: "0.1.0\n")
+    }
+
+    @Test func usageErrorsExit64() async {
+        let usage = "Usage: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]\n  See 'liveobj --help' for more information.\n"
+        expectRun(await liveobj(["--bogus"]), stdout: "", stderr: "Error: Unknown option '--bogus'\n" + usage, code: 64)
+        expectRun(await liveobj(["--demo", "-c"]), stdout: "", stderr: "Error: Missing value for '-c <command>'\n" + usage, code: 64)
+        expectRun(await liveobj(["a.json", "b.json"]), stdout: "", stderr: "Error: Unexpected argument 'b.json'\n" + usage, code: 64)
+        expectRun(await liveobj(["--demo", "a.json"]), stdout: "", stderr: "Error: '--demo' cannot be used with a file\n" + usage, code: 64)
+        expectRun(await liveobj(["--create"]), stdout: "", stderr: "Error: '--create' needs a <file>\n" + usage, code: 64)
+    }
+
+    @Test func fileRealmsNeedTheFileStore() async {
+        let error = "Error: file realms need the Persistence module, not available yet\n"
+        expectRun(await liveobj(["shop.json"]), stdout: "", stderr: error, code: 1)
+        expectRun(await liveobj(["shop.json", "--create", "-c", "types"]), stdout: "", stderr: error, code: 1)
+    }
+
+    @Test func parsing() throws {
+        #expect(
+            try CommandParser.parse(#"query Dog where name == "a sort by b" AND age > 2 sort by owner.name desc, age limit 3"#)
+                == .query(QueryRequest(
+                    type: "Dog", predicate: PredicateText(text: #"name == "a sort by b" AND age > 2"#, offset: 16),
+                    sorts: [SortField("owner.name", ascending: false), SortField("age")], limit: 3)))
+        #expect(
+            try CommandParser.parse(#"update Dog where name == 'set x = 1' set age = 3, name = 'Rex'"#)
+                == .updateWhere(
+                    type: "Dog", predicate: PredicateText(text: "name == 'set x = 1'", offset: 17),
+                    assignments: [Assignment(property: "age", value: 3), Assignment(property: "name", value: "Rex")]))
+        #expect(
+            try CommandParser.parse(#"create Dog {"a": {"b": [1, {"c": "}"}]}}"#)
+                == .create(type: "Dog", values: ["a": ["b": [1, ["c": "}"]]]]))
+        #expect(try CommandParser.parse("   # comment") == nil)
+        #expect(CommandParser.split(#"count Dog; create Dog {"name": "a;b"}; query Dog where name == ';'"#) == [
+            "count Dog", #" create Dog {"name": "a;b"}"#, " query Dog where name == ';'",
+        ])
+        guard case .define(let definition)? = try CommandParser.parse(
+            "define embedded Tag { label: String indexed, scores: [Double], owner: Dog?, owners: <- Dog.tags }")
+        else {
+            Issue.record("not a define")
+            return
+        }
+        #expect(definition.isEmbedded && definition.name == "Tag")
+        #expect(definition.properties.map(\.description) == [
+            "label: String indexed", "scores: [Double]", "owner: Dog?", "owners: <- Dog.tags",
+        ])
+    }
+
+    // MARK: The file-store hook
+
+    /// A file store that keeps "files" as demo realms in memory and counts saves.
+    final class FakeFileStore: RealmFileStore, @unchecked Sendable {
+        var saves: [String] = []
+        func open(path: String, create: Bool) async throws -> Realm {
+            guard create || path == "shop.json" else {
+                throw LiveObjectsError(.io, "no such file", file: path)
+            }
+            return try await Demo.open()
+        }
+        func save(_ realm: Realm, to path: String) async throws { saves.append(path) }
+        func fileSize(path: String) -> Int64? { 1234 }
+    }
+
+    @Test func fileRealmsThroughAFileStore() async {
+        let store = FakeFileStore()
+        expectRun(
+            await liveobj(["shop.json", "-c", "delete Dog 1; save; stats"], fileStore: store),
+            stdout: lines("""
+                Deleted Dog 1.
+                Saved shop.json.
+                type     objects
+                -------  -------
+                Person   6
+                Dog      6
+                DogToy   4
+                DogClub  3
+                Address  5
+
+                version:         2
+                schema version:  0
+                storage:         shop.json, 1234 bytes
+                """))
+        #expect(store.saves == ["shop.json"])
+        // Quitting with unsaved changes is refused when nobody can be asked.
+        expectRun(
+            await liveobj(["shop.json"], stdin: "delete Dog 1\nquit\n", fileStore: store),
+            stdout: "Deleted Dog 1.\n",
+            stderr: "Error: the changes to shop.json are not saved; 'save' them before quitting\n", code: 1)
+        expectRun(
+            await liveobj(["shop.json"], stdin: "delete Dog 1\n", fileStore: store),
+            stdout: "Deleted Dog 1.\n",
+            stderr: "Error: the changes to shop.json were not saved; end with 'save' to keep them\n", code: 1)
+        expectRun(
+            await liveobj(["missing.json"], fileStore: store),
+            stdout: "", stderr: "Error: missing.json: no such file\n", code: 1)
+        #expect(store.saves == ["shop.json"])
+    }
+}
