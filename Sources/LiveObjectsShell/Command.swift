@@ -5,6 +5,11 @@ public struct PredicateText: Hashable, Sendable {
     public var text: String
     /// The UTF-8 offset of the predicate in the command line.
     public var offset: Int
+
+    public init(text: String, offset: Int) {
+        self.text = text
+        self.offset = offset
+    }
 }
 
 /// What a query asks for: a type, an optional predicate, sort fields and a limit.
@@ -13,6 +18,13 @@ public struct QueryRequest: Hashable, Sendable {
     public var predicate: PredicateText?
     public var sorts: [SortField] = []
     public var limit: Int?
+
+    public init(type: String, predicate: PredicateText? = nil, sorts: [SortField] = [], limit: Int? = nil) {
+        self.type = type
+        self.predicate = predicate
+        self.sorts = sorts
+        self.limit = limit
+    }
 
     /// The request as text, for `watches`.
     var text: String {
@@ -37,11 +49,11 @@ public enum ObjectReference: Hashable, Sendable {
 public struct Assignment: Hashable, Sendable {
     public var property: String
     public var value: JSONValue
-}
 
-/// One property of a `define` command.
-public struct PropertyDefinition: Hashable, Sendable {
-    public var property: Property
+    public init(property: String, value: JSONValue) {
+        self.property = property
+        self.value = value
+    }
 }
 
 /// A `define` command: a type (new or existing) and the properties to add.

@@ -54,6 +54,7 @@ enum Operations {
         } else if let property = error.property {
             location = property
         }
+        if let file = error.file { location = location.isEmpty ? file : "\(file): \(location)" }
         return location.isEmpty ? error.message : "\(location): \(error.message)"
     }
 

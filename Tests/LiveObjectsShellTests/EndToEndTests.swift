@@ -55,7 +55,7 @@ import Testing
             Updated Person 3.
             watch paris: 1 modified
               change    index  id  name          age  dogs  address
-              --------  -----  --  ------------  ---  ----  ------------------------------------------------
+              --------  -----  --  ------------  ---  ----  --------------------------------------------------
               modified  0      3   Chloé Dubois  29   [4]   {"street": "9 quai Saint-Michel", "city": "Paris"}
             id  name  age  owner  toys
             --  ----  ---  -----  ----

@@ -50,7 +50,7 @@ import Testing
             (#"create Dog {"id": 9, "owner": 42}"#, "Dog.owner: there is no Person with primary key 42"),
             (#"create Dog {"id": 9, "age": "old"}"#, #"Dog.age: expected an integer, got "old""#),
             (#"update Dog 1 {"id": 2}"#, "Dog.id[1]: the primary key of an existing object cannot be changed"),
-            (#"update Dog 1 {"walkers": []}"#, "Dog.walkers lists the objects linking here; it cannot be set"),
+            (#"update Dog 1 {"walkers": []}"#, "Dog.walkers: LinkingObjects cannot be set"),
             ("delete Person 5", "Person.president[5]: DogClub.president still links to it and denies its deletion"),
             ("commit", "no transaction is open; 'begin' opens one"),
             ("save", "this realm lives in memory; saving needs a file realm, and file realms need the Persistence module, not available yet"),
@@ -100,29 +100,29 @@ import Testing
             await liveobj(["--demo"], stdin: lines("""
                 begin
                 create Dog {"id": 8, "name": "Pip"}
-                update Person 1 {"name": "Changed", "address": null}
+                update Person 2 {"name": "Changed", "address": null}
                 delete DogClub where name != "朝の散歩"
                 count Dog
                 rollback
                 count Dog
-                get Person 1
+                get Person 2
                 count DogClub
                 count Address
                 """)),
             stdout: lines("""
                 Transaction open.
                 Created Dog 8.
-                Updated Person 1.
+                Updated Person 2.
                 Deleted 2 DogClub objects.
                 8
                 Rolled back.
                 7
-                id:       1
-                name:     Ann Lee
-                age:      34
-                dogs:     [1, 2]
-                address:  {"street": "12 Harbour Road", "city": "Dublin"}
-                clubs:    ["Barkers", "朝の散歩"]
+                id:       2
+                name:     Bob Martin
+                age:      41
+                dogs:     [3, 7]
+                address:  {"street": "5 rue des Lilas", "city": "Lyon"}
+                clubs:    ["Barkers"]
                 3
                 5
                 """))
@@ -151,9 +151,9 @@ import Testing
                 update Person 1 {"age": 35}
                 delete Dog 5
                 begin
-                update Dog 2 {"age": 10}
+                update Dog 2 {"name": "Fido II"}
                 update Dog 4 {"age": 2}
-                update Dog 3 {"age": 11}
+                update Dog 3 {"age": 5}
                 commit
                 watches
                 unwatch old
@@ -184,11 +184,11 @@ import Testing
                 Updated Dog 3.
                 Committed.
                 watch old: 1 deleted, 1 inserted, 1 modified
-                  change    index  id  name   age  owner  toys
-                  --------  -----  --  -----  ---  -----  ----
-                  deleted   2      4   Max    5    3      [4]
-                  inserted  0      3   Bella  11   2      []
-                  modified  1      2   Fido   10   1      [3]
+                  change    index  id  name     age  owner  toys
+                  --------  -----  --  -------  ---  -----  ----
+                  deleted   2      4   Max      5    3      [4]
+                  inserted  2      3   Bella    5    2      []
+                  modified  0      2   Fido II  7    1      [3]
                 watch  query
                 -----  -----------------------------------
                 old    Dog where age >= 5 sort by age desc
@@ -210,7 +210,7 @@ import Testing
                 {"deleted":"Dog","count":1}
                 {"transaction":"rolled back"}
                 {"updated":"Dog","count":1}
-                {"watch":"young","version":2,"inserted":[{"index":2,"object":{"id":1,"name":"Rex","age":1,"owner":1,"toys":[1,2]}}]}
+                {"watch":"young","version":2,"inserted":[{"index":0,"object":{"id":1,"name":"Rex","age":1,"owner":1,"toys":[1,2]}}]}
                 """))
     }
 

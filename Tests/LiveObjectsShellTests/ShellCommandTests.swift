@@ -126,7 +126,7 @@ import Testing
                 7   Luna  4    6      [1]
                 (1 object)
                 id  name   age  dogs  address
-                --  -----  ---  ----  ------------------------------------------------
+                --  -----  ---  ----  --------------------------------------------------
                 3   Young  30   [4]   {"street": "9 quai Saint-Michel", "city": "Paris"}
                 5   Young  30   [6]   {"street": "千代田1-1", "city": "東京"}
                 (2 objects)
@@ -212,8 +212,8 @@ import Testing
         expectRun(
             await liveobj([
                 "--demo", "-c",
-                "define Vet { id: Int primary, name: String, patients: [Dog], clubs: <- DogClub.vet }",
-                "-c", "define DogClub { vet: Vet? }; define Dog { chip: String? indexed, born: Date? }",
+                "define Vet { id: Int primary, name: String, patients: [Dog] }",
+                "-c", "define DogClub { vet: Vet? }; define Vet { clubs: <- DogClub.vet }; define Dog { chip: String? indexed, born: Date? }",
                 "-c", #"create Vet {"id": 1, "name": "Dr. Ōta", "patients": [1, 5]}; update DogClub Barkers {"vet": 1}"#,
                 "-c", #"update Dog 1 {"chip": "A-1", "born": "2021-04-01T00:00:00Z"}; get Dog 1; get Vet 1; query Dog where chip == nil AND walkers.@count > 0 limit 1"#,
                 "-c", "stats",
@@ -221,7 +221,8 @@ import Testing
             stdout: lines("""
                 Defined Vet (schema version 1).
                 Added vet to DogClub (schema version 2).
-                Added chip, born to Dog (schema version 3).
+                Added clubs to Vet (schema version 3).
+                Added chip, born to Dog (schema version 4).
                 Created Vet 1.
                 Updated DogClub "Barkers".
                 Updated Dog 1.
@@ -251,7 +252,7 @@ import Testing
                 Vet      1
 
                 version:         4
-                schema version:  3
+                schema version:  4
                 """) + "storage:         in memory\n")
     }
 
