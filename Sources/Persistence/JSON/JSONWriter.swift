@@ -150,7 +150,8 @@ package struct JSONWriter: ~Copyable {
         length = 0
     }
 
-    /// Calls `body` with the bytes written so far, without copying them.
+    /// Calls `body` with the bytes written so far, in place (the pointer is only valid during
+    /// the call).
     package mutating func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         if output.isEmpty {
             return try body(UnsafeRawBufferPointer(start: buffer, count: length))
