@@ -20,6 +20,10 @@ let package = Package(
             dependencies: ["LiveObjects", "LiveObjectsTestSupport"]
         ),
         .testTarget(name: "LiveObjectsShellTests", dependencies: ["LiveObjectsShell", "LiveObjects", "liveobj"]),
+        .testTarget(
+            name: "PersistenceTests",
+            dependencies: ["Persistence", "LiveObjects"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
