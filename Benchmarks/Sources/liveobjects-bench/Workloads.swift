@@ -1,0 +1,115 @@
+/// One timed measurement: how long it took, and a checksum of what it read, so that the three
+/// systems can be checked to have done the same work.
+struct Sample: Sendable {
+    var seconds: Double
+    var checksum: Int
+}
+
+/// What each system implements. Every method except `insertAll`, `load` and `unload` works on
+/// the store built by the last `load`.
+protocol BenchSystem: AnyObject {
+    static var name: String { get }
+    /// Builds a fresh store holding the data set, timed, then throws it away.
+    func insertAll(_ data: Dataset) async throws -> Sample
+    /// Builds the store that the read workloads use.
+    func load(_ data: Dataset) async throws
+    /// Drops that store.
+    func unload()
+    func pkLookup(_ data: Dataset) async throws -> Sample
+    func filterUnindexed(_ data: Dataset) async throws -> Sample
+    func filterIndexedEq(_ data: Dataset) async throws -> Sample
+    func toMany(_ data: Dataset) async throws -> Sample
+    func inverse(_ data: Dataset) async throws -> Sample
+}
+
+func seconds(_ duration: Duration) -> Double {
+    let (s, attoseconds) = duration.components
+    return Double(s) + Double(attoseconds) * 1e-18
+}
+
+/// A checksum of a materialized filter result that does not depend on its order.
+func filterChecksum(count: Int, _ rows: [(id: Int, name: String)]) -> Int {
+    var sum = count
+    for row in rows { sum &+= row.id &* 31 &+ row.name.utf8.count }
+    return sum
+}
+
+/// A benchmark workload.
+struct Workload: Sendable {
+    enum Kind: Sendable {
+        /// A timed operation on every system.
+        case timed(usesLoadedStore: Bool)
+        /// Peak resident memory, each system alone in a child process.
+        case memory
+        /// Not runnable yet: LiveObjects lacks the named feature.
+        case pending(needs: String)
+    }
+
+    let name: String
+    let kind: Kind
+    let description: String
+    /// The targets, as the highest acceptable ratio LiveObjects / other (time or bytes).
+    let maxRatioVsGRDB: Double?
+    let maxRatioVsRaw: Double?
+    /// For memory, "less than GRDB" is strict.
+    var strictGRDB = false
+
+    func run(_ system: any BenchSystem, _ data: Dataset) async throws -> Sample {
+        switch name {
+        case "insert_all": try await system.insertAll(data)
+        case "pk_lookup": try await system.pkLookup(data)
+        case "filter_unindexed": try await system.filterUnindexed(data)
+        case "filter_indexed_eq": try await system.filterIndexedEq(data)
+        case "to_many": try await system.toMany(data)
+        case "inverse": try await system.inverse(data)
+        default: fatalError("no timed implementation for \(name)")
+        }
+    }
+
+    static let all: [Workload] = [
+        Workload(
+            name: "insert_all", kind: .timed(usesLoadedStore: false),
+            description: "insert N/10 persons and N dogs (each linked to its owner) in one write transaction",
+            maxRatioVsGRDB: 1.0 / 3, maxRatioVsRaw: 2),
+        Workload(
+            name: "pk_lookup", kind: .timed(usesLoadedStore: true),
+            description: "100,000 random primary-key lookups of dogs, reading name and age",
+            maxRatioVsGRDB: 0.1, maxRatioVsRaw: 2),
+        Workload(
+            name: "filter_unindexed", kind: .timed(usesLoadedStore: true),
+            description: "dogs with age > 10 AND name CONTAINS[c] 'a': count, and materialize (id, name)",
+            maxRatioVsGRDB: 0.25, maxRatioVsRaw: 0.75),
+        Workload(
+            name: "filter_indexed_eq", kind: .timed(usesLoadedStore: true),
+            description: "10,000 lookups of dogs by exact (indexed) name, reading each match's id",
+            maxRatioVsGRDB: 0.2, maxRatioVsRaw: 2),
+        Workload(
+            name: "to_many", kind: .timed(usesLoadedStore: true),
+            description: "10,000 random persons' dogs (about 10 each), reading each dog's age",
+            maxRatioVsGRDB: 1.0 / 3, maxRatioVsRaw: 2),
+        Workload(
+            name: "inverse", kind: .timed(usesLoadedStore: true),
+            description: "10,000 random dogs' owners, reading the owner's id and name",
+            maxRatioVsGRDB: 1.0 / 3, maxRatioVsRaw: 2),
+        Workload(
+            name: "update_notify", kind: .pending(needs: "change notifications (Results.observe)"),
+            description: "1,000 single-row updates under a live sorted query; commit-to-subscriber latency",
+            maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
+        Workload(
+            name: "freeze", kind: .pending(needs: "frozen snapshots (Realm.freeze)"),
+            description: "take a Sendable snapshot of everything",
+            maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
+        Workload(
+            name: "save", kind: .pending(needs: "the Persistence module (JSON snapshots)"),
+            description: "write everything to a file, with the file size",
+            maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
+        Workload(
+            name: "load", kind: .pending(needs: "the Persistence module (JSON snapshots)"),
+            description: "read everything back from that file",
+            maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
+        Workload(
+            name: "memory", kind: .memory,
+            description: "peak resident memory per object holding the data set, each system alone in a child process",
+            maxRatioVsGRDB: 1, maxRatioVsRaw: 3, strictGRDB: true),
+    ]
+}
