@@ -41,20 +41,22 @@ struct UsageError: Error, CustomStringConvertible {
 
 struct Options {
     var n = 1_000_000
-    var runs = 5
+    var runs = 7
     var quick = false
     var json = false
     var markdown = false
     var list = false
     var help = false
     var filter: [String]?
+    var systems = ["liveobjects", "grdb", "raw"]
 
     static let usage = """
         usage: liveobjects-bench [options]
-          --quick            N = 100,000 and 3 runs per measurement (a few minutes in all)
+          --quick            N = 100,000 and 5 runs per measurement (well under 3 minutes)
           --n N              number of dogs (persons: N/10); default 1,000,000
-          --runs R           timed runs per measurement (median reported); default 5
+          --runs R           timed runs per measurement (median reported); default 7
           --filter W[,W...]  only these workloads (see --list)
+          --system S[,S...]  only these systems (liveobjects, grdb, raw), e.g. for profiling
           --json             one JSON object per line and measurement
           --markdown         Markdown tables (as in BENCHMARKS.md)
           --list             list the workloads
@@ -89,6 +91,12 @@ struct Options {
                     throw UsageError(description: "unknown workload '\(name)' (see --list)")
                 }
                 filter = names
+            case "--system":
+                let names = try value().split(separator: ",").map { String($0) }
+                for name in names where !["liveobjects", "grdb", "raw"].contains(name) {
+                    throw UsageError(description: "unknown system '\(name)'")
+                }
+                systems = names
             default:
                 throw UsageError(description: "unknown option '\(arguments[i])'\n\(Options.usage)")
             }
@@ -96,7 +104,7 @@ struct Options {
         }
         if quick {
             n = 100_000
-            runs = 3
+            runs = 5
         }
         if let nGiven { n = nGiven }
         if let runsGiven { runs = runsGiven }
@@ -156,7 +164,8 @@ struct Runner {
         let data = Dataset(n: options.n)
         log("generated the data set in \(String(format: "%.2f", seconds(genStart.duration(to: clock.now)))) s")
 
-        let systems: [any BenchSystem] = [LiveObjectsSystem(), GRDBSystem(), RawSystem()]
+        let all: [any BenchSystem] = [LiveObjectsSystem(), GRDBSystem(), RawSystem()]
+        let systems = all.filter { options.systems.contains(type(of: $0).name) }
         var results: [[Measurement]] = []
         var ok = true
         var loaded = false
@@ -171,7 +180,7 @@ struct Runner {
                 // Free the in-process stores first: memory is measured in child processes.
                 for system in systems { system.unload() }
                 loaded = false
-                measurements = try MemoryProbe.measure(n: options.n, runs: min(options.runs, 3))
+                measurements = try MemoryProbe.measure(n: options.n, runs: min(options.runs, 3), systems: options.systems)
             case .timed(let usesLoadedStore):
                 if usesLoadedStore && !loaded {
                     for system in systems {
@@ -197,7 +206,7 @@ struct Runner {
                     }
                 }
                 for s in systems.indices where checksums[s] != checksums[0] {
-                    log("ERROR: \(workload.name): \(type(of: systems[s]).name) checksums \(checksums[s]) differ from liveobjects \(checksums[0])")
+                    log("ERROR: \(workload.name): \(type(of: systems[s]).name) checksums \(checksums[s]) differ from \(type(of: systems[0]).name) \(checksums[0])")
                     ok = false
                 }
                 measurements = systems.indices.map {

@@ -5,15 +5,13 @@ import Foundation
 /// into the system (as `insert_all` does, keeping the store), and reports its peak and current
 /// resident memory. A `baseline` child holds only the generated data; its peak is subtracted.
 enum MemoryProbe {
-    static let systems = ["liveobjects", "grdb", "raw"]
-
     struct Report: Decodable {
         var peak: Double
         var resident: Double
         var load_s: Double
     }
 
-    static func measure(n: Int, runs: Int) throws -> [Measurement] {
+    static func measure(n: Int, runs: Int, systems: [String]) throws -> [Measurement] {
         let objects = Double(n + max(1, n / 10))
         var perObject = [String: [Double]]()
         var residentPerObject = [String: [Double]]()
@@ -88,7 +86,7 @@ enum MemoryProbe {
             var current = 0
             if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) {
                 for line in status.split(separator: "\n") {
-                    let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+                    let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
                     guard parts.count >= 2, let kB = Int(parts[1]) else { continue }
                     if parts[0] == "VmHWM:" { peak = kB * 1024 }
                     if parts[0] == "VmRSS:" { current = kB * 1024 }
