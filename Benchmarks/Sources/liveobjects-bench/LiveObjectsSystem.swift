@@ -138,6 +138,17 @@ final class LiveObjectsSystem: BenchSystem {
     }
 }
 
+extension LiveObjectsSystem {
+    /// `realm.freeze()`: a `FrozenRealm`, read here from outside the realm's isolation.
+    func freeze(_ data: Dataset) async throws -> Sample {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let frozen = await realm!.freeze()
+        let count = await Task.detached { frozen.objects(Dog.self).count }.value
+        return Sample(seconds: seconds(start.duration(to: clock.now)), checksum: count)
+    }
+}
+
 /// A thread-safe counter, for unique realm identifiers.
 final class Counter: Sendable {
     private let value = Mutex(0)
