@@ -95,7 +95,7 @@ struct Workload: Sendable {
             maxRatioVsGRDB: 1.0 / 3, maxRatioVsRaw: 2),
         Workload(
             name: "update_notify",
-            kind: .pending(needs: "the benchmark code: LiveObjects' change notifications (Results.changes()) are on main now"),
+            kind: .pending(needs: "its benchmark code (LiveObjects has change notifications now: Results.changes())"),
             description: "1,000 single-row updates under a live sorted query; commit-to-subscriber latency",
             maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
         Workload(
