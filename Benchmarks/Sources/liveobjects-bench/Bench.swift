@@ -50,6 +50,10 @@ struct Options {
     var filter: [String]?
     var systems = ["liveobjects", "grdb", "raw"]
 
+    /// update_notify stops a system after this long, even if it has not done its 1,000 updates
+    /// (GRDB and raw re-fetch the whole sorted result after every update).
+    var notifyBudget: Duration { quick ? .seconds(15) : .seconds(30) }
+
     static let usage = """
         usage: liveobjects-bench [options]
           --quick            N = 100,000 and 5 runs per measurement (well under 3 minutes)
@@ -181,6 +185,35 @@ struct Runner {
                 for system in systems { system.unload() }
                 loaded = false
                 measurements = try MemoryProbe.measure(n: options.n, runs: min(options.runs, 3), systems: options.systems)
+            case .latency:
+                if !loaded {
+                    for system in systems { try await system.load(data) }
+                    loaded = true
+                }
+                var passes: [Latencies] = []
+                for system in systems {
+                    // A subscriber that is never notified would wait forever: give up loudly.
+                    let name = type(of: system).name
+                    let watchdog = Task.detached { [budget = options.notifyBudget] in
+                        try await Task.sleep(for: budget + .seconds(120))
+                        log("ERROR: update_notify: \(name) stopped delivering changes")
+                        exit(1)
+                    }
+                    passes.append(try await system.updateNotify(data, budget: options.notifyBudget))
+                    watchdog.cancel()
+                }
+                // The systems may stop at different updates (time budget): compare what all did.
+                let common = passes.map(\.resultCounts.count).min() ?? 0
+                for s in systems.indices where passes[s].resultCounts.prefix(common) != passes[0].resultCounts.prefix(common) {
+                    log("ERROR: \(workload.name): \(type(of: systems[s]).name) saw other result sizes than \(type(of: systems[0]).name)")
+                    ok = false
+                }
+                measurements = systems.indices.map {
+                    Measurement(
+                        workload: workload.name, system: type(of: systems[$0]).name, n: options.n,
+                        samples: passes[$0].seconds,
+                        extra: [("p99_s", String(format: "%.6g", percentile(passes[$0].seconds, 0.99)))])
+                }
             case .timed(let usesLoadedStore):
                 if usesLoadedStore && !loaded {
                     for system in systems {

@@ -38,9 +38,11 @@ struct Dataset: Sendable {
     let eqLookupNames: [String]  // 10,000 names of random dogs
     let toManyPersonIds: [Int]  // 10,000 random person ids
     let inverseDogIds: [Int]  // 10,000 random dog ids
+    let notifyDogIds: [Int]  // 1,000 random dog ids, updated one per transaction
 
     static let pkLookupCount = 100_000
     static let relationLookupCount = 10_000
+    static let notifyUpdateCount = 1_000
 
     init(n: Int) {
         var rng = SplitMix64(seed: Self.seed)
@@ -82,6 +84,7 @@ struct Dataset: Sendable {
             Int.random(in: 1...personCount, using: &rng)
         }
         inverseDogIds = (0..<Self.relationLookupCount).map { _ in Int.random(in: 1...n, using: &rng) }
+        notifyDogIds = (0..<Self.notifyUpdateCount).map { _ in Int.random(in: 1...n, using: &rng) }
     }
 
     /// Pronounceable names of two to four syllables, capitalized, e.g. "Bamoku".

@@ -70,6 +70,9 @@ final class GRDBSystem: BenchSystem {
 
     func unload() { dbQueue = nil }
 
+    /// The queue built by `load`.
+    var loadedQueue: DatabaseQueue { dbQueue! }
+
     /// GRDB's synchronous `read`, called from a synchronous function (in an async context
     /// Swift would pick the async overload, which hops to another thread).
     private static func read<T>(_ dbQueue: DatabaseQueue, _ body: (Database) throws -> T) throws -> T {

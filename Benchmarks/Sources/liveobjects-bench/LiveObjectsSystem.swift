@@ -21,7 +21,7 @@ final class Dog: Object {
 final class LiveObjectsSystem: BenchSystem {
     static let name = "liveobjects"
     private static let counter = Counter()
-    private var realm: Realm?
+    private(set) var realm: Realm?
 
     /// Opens a new, empty realm (a fresh identifier each time).
     private func openEmpty() async throws -> Realm {

@@ -60,7 +60,7 @@ func asciiContainsIgnoringCase(_ haystack: String, _ needle: [UInt8]) -> Bool {
 
 final class RawSystem: BenchSystem {
     static let name = "raw"
-    private var store: RawStore?
+    var store: RawStore?
 
     func insertAll(_ data: Dataset) async throws -> Sample {
         let clock = ContinuousClock()

@@ -10,6 +10,15 @@ enum Report {
 
     static func bytes(_ b: Double) -> String { String(format: "%.0f B", b) }
 
+    /// A ratio with two decimals, or two significant digits when it is tiny.
+    static func ratioText(_ r: Double) -> String {
+        r >= 0.1 ? String(format: "%.2f×", r) : String(format: "%.2g×", r)
+    }
+
+    static func p99(_ m: Measurement) -> String {
+        time(m.extra.first { $0.0 == "p99_s" }.flatMap { Double($0.1) } ?? .nan)
+    }
+
     /// The compared quantity: seconds, or bytes per object for memory.
     static func value(_ m: Measurement) -> Double { m.bytesPerObject ?? m.median }
 
@@ -34,7 +43,7 @@ enum Report {
         var parts = ms.map { "\($0.system) \(show($0))" }
         for other in ["grdb", "raw"] {
             if let (r, verdict) = ratio(workload, ms, vs: other) {
-                parts.append("LO/\(other) \(String(format: "%.2f", r))× (\(verdict))")
+                parts.append("LO/\(other) \(ratioText(r))" + (verdict.isEmpty ? "" : " (\(verdict))"))
             }
         }
         return "\(workload.name): " + parts.joined(separator: ", ")
@@ -53,14 +62,16 @@ enum Report {
             i += 1
             for m in ms {
                 out += "  \(m.system.padding(toLength: 12, withPad: " ", startingAt: 0)) \(show(m))"
-                if m.bytesPerObject == nil {
+                if case .latency = workload.kind {
+                    out += "  (p99 \(p99(m)), \(m.samples.count) updates)"
+                } else if m.bytesPerObject == nil {
                     out += "  (\(time(m.samples.min() ?? 0)) - \(time(m.samples.max() ?? 0)))"
                 }
                 out += "\n"
             }
             for other in ["grdb", "raw"] {
                 if let (r, verdict) = ratio(workload, ms, vs: other) {
-                    out += "  LiveObjects/\(other): \(String(format: "%.2f", r))×  \(verdict)\n"
+                    out += "  LiveObjects/\(other): \(ratioText(r))  \(verdict)\n"
                 }
             }
         }
@@ -85,7 +96,8 @@ enum Report {
             func cell(_ system: String) -> String { ms.first { $0.system == system }.map(show) ?? "" }
             func ratioCells(_ system: String) -> String {
                 guard let (r, verdict) = ratio(workload, ms, vs: system) else { return " | " }
-                return String(format: "%.2f×", r) + " | " + verdict.replacingOccurrences(of: "target ", with: "")
+                let target = verdict.isEmpty ? "none" : verdict.replacingOccurrences(of: "target ", with: "")
+                return ratioText(r) + " | " + target
             }
             out += "| \(workload.name) | \(cell("liveobjects")) | \(cell("grdb")) | \(cell("raw")) | \(ratioCells("grdb")) | \(ratioCells("raw")) |\n"
 
@@ -96,18 +108,26 @@ enum Report {
                 let lo = ms.first { $0.system == "liveobjects" }.map(value) ?? .nan
                 for m in ms {
                     let resident = m.extra.first { $0.0 == "resident_bytes_per_object" }?.1 ?? ""
-                    let r = m.system == "liveobjects" ? "" : String(format: "%.2f×", lo / value(m))
+                    let r = m.system == "liveobjects" ? "" : ratioText(lo / value(m))
                     sections += "| \(m.system) | \(bytes(value(m))) | \(resident) B | \(time(m.median)) | \(r) |\n"
                 }
                 if let base = ms.first?.extra.first(where: { $0.0 == "baseline_peak_bytes" })?.1, let b = Double(base) {
                     sections += "\nBaseline process (generated data only): peak \(String(format: "%.0f", b / 1_048_576)) MiB, subtracted.\n"
+                }
+            } else if case .latency = workload.kind {
+                sections += "| system | median | p99 | min | max | updates measured | LiveObjects / system (median) |\n"
+                sections += "|---|---:|---:|---:|---:|---:|---:|\n"
+                let lo = ms.first { $0.system == "liveobjects" }?.median ?? .nan
+                for m in ms {
+                    let r = m.system == "liveobjects" ? "" : ratioText(lo / m.median)
+                    sections += "| \(m.system) | \(time(m.median)) | \(p99(m)) | \(time(m.samples.min() ?? 0)) | \(time(m.samples.max() ?? 0)) | \(m.samples.count) | \(r) |\n"
                 }
             } else {
                 sections += "| system | median | min | max | runs | LiveObjects / system |\n"
                 sections += "|---|---:|---:|---:|---:|---:|\n"
                 let lo = ms.first { $0.system == "liveobjects" }?.median ?? .nan
                 for m in ms {
-                    let r = m.system == "liveobjects" ? "" : String(format: "%.2f×", lo / m.median)
+                    let r = m.system == "liveobjects" ? "" : ratioText(lo / m.median)
                     sections += "| \(m.system) | \(time(m.median)) | \(time(m.samples.min() ?? 0)) | \(time(m.samples.max() ?? 0)) | \(m.samples.count) | \(r) |\n"
                 }
             }

@@ -21,6 +21,17 @@ protocol BenchSystem: AnyObject {
     func toMany(_ data: Dataset) async throws -> Sample
     func inverse(_ data: Dataset) async throws -> Sample
     func freeze(_ data: Dataset) async throws -> Sample
+    /// Subscribes to "dogs with age > 10 sorted by name", then updates one dog per transaction
+    /// (`age = age > 10 ? 5 : 15`, so that the dog enters or leaves the result) until all of
+    /// `data.notifyDogIds` are done or `budget` has passed.
+    func updateNotify(_ data: Dataset, budget: Duration) async throws -> Latencies
+}
+
+/// Per update: the latency from the end of the write (just before its commit) to the subscriber
+/// holding the new result, and the size of that result (checked across systems).
+struct Latencies: Sendable {
+    var seconds: [Double] = []
+    var resultCounts: [Int] = []
 }
 
 func seconds(_ duration: Duration) -> Double {
@@ -40,6 +51,8 @@ struct Workload: Sendable {
     enum Kind: Sendable {
         /// A timed operation on every system.
         case timed(usesLoadedStore: Bool)
+        /// Latencies of single updates under a live query: one pass per system.
+        case latency
         /// Peak resident memory, each system alone in a child process.
         case memory
         /// Not runnable yet: LiveObjects lacks the named feature.
@@ -94,9 +107,8 @@ struct Workload: Sendable {
             description: "10,000 random dogs' owners, reading the owner's id and name",
             maxRatioVsGRDB: 1.0 / 3, maxRatioVsRaw: 2),
         Workload(
-            name: "update_notify",
-            kind: .pending(needs: "its benchmark code (LiveObjects has change notifications now: Results.changes())"),
-            description: "1,000 single-row updates under a live sorted query; commit-to-subscriber latency",
+            name: "update_notify", kind: .latency,
+            description: "with a live query \"dogs with age > 10 sorted by name\", 1,000 single-row updates, each its own transaction: latency from commit to the subscriber holding the new result (median, p99)",
             maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
         Workload(
             name: "freeze", kind: .timed(usesLoadedStore: true),
