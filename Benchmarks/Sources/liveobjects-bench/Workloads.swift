@@ -115,11 +115,11 @@ struct Workload: Sendable {
             description: "take a Sendable snapshot of everything, and count the dogs in it from another task",
             maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
         Workload(
-            name: "save", kind: .pending(needs: "the Persistence module (JSON snapshots)"),
+            name: "save", kind: .pending(needs: "the Persistence module's JSON snapshot save and load"),
             description: "write everything to a file, with the file size",
             maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
         Workload(
-            name: "load", kind: .pending(needs: "the Persistence module (JSON snapshots)"),
+            name: "load", kind: .pending(needs: "the Persistence module's JSON snapshot save and load"),
             description: "read everything back from that file",
             maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
         Workload(
