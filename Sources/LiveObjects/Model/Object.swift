@@ -36,10 +36,14 @@ open class Object: CustomStringConvertible, Hashable {
         guard let p = handle.table.property(forStorage: id) else {
             return _AccessContext(handle: handle, property: _AccessContext.unresolved)
         }
-        if let tracer = handle.store.tracer { tracer.record(handle.table, p) }
-        guard handle.isValid else {
-            handle.store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
-            return _AccessContext(handle: handle, property: _AccessContext.invalid)
+        let store = handle.store
+        if let tracer = store.tracer { tracer.record(handle.table, p) }
+        if handle.validAt != store.mutationCount {
+            guard handle.isValid else {
+                store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
+                return _AccessContext(handle: handle, property: _AccessContext.invalid)
+            }
+            _handle!.validAt = store.mutationCount
         }
         return _AccessContext(handle: handle, property: p)
     }

@@ -9,12 +9,16 @@ package struct ObjectHandle {
     package unowned(unsafe) let table: Table
     package let row: Int32
     package let generation: UInt32
+    /// The store's mutation count when the handle was last known valid: while it has not
+    /// changed, nothing was deleted and the slot-state check can be skipped.
+    var validAt: UInt64
 
-    package init(store: Store, table: Table, row: Int32, generation: UInt32) {
+    package init(store: Store, table: Table, row: Int32, generation: UInt32, validAt: UInt64 = .max) {
         self.store = store
         self.table = table
         self.row = row
         self.generation = generation
+        self.validAt = validAt
     }
 
     /// Whether the object still exists.

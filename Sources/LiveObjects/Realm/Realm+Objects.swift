@@ -130,10 +130,18 @@ extension Realm {
                 LiveObjectsError(.unknownType, "the type is not part of this realm", objectType: T.className))
             return nil
         }
-        guard let row = table.row(forPrimaryKey: key._propertyValue) else { return nil }
         let object = T()
+        if case .int(let k) = key._propertyValue {
+            // The index holds the generation too: no slot-state read, and the handle is known
+            // valid until the store changes.
+            guard let (row, generation) = table.entry(forPrimaryKey: k) else { return nil }
+            object._handle = ObjectHandle(
+                store: store, table: table, row: row, generation: generation, validAt: store.mutationCount)
+            return object
+        }
+        guard let row = table.row(forPrimaryKey: key._propertyValue) else { return nil }
         object._handle = ObjectHandle(
-            store: store, table: table, row: row, generation: table.generation(row))
+            store: store, table: table, row: row, generation: table.generation(row), validAt: store.mutationCount)
         return object
     }
 

@@ -51,9 +51,34 @@ public struct Results<Element: Object>: RandomAccessCollection {
         let table = table!
         let row =
             query.isEmpty && table.liveCount == table.rowCount ? Int32(position) : rows[position]
+        return Self.object(store, table, row)
+    }
+
+    @inline(__always)
+    static func object(_ store: Store, _ table: Table, _ row: Int32) -> Element {
         let object = Element()
-        object._handle = ObjectHandle(store: store, table: table, row: row, generation: table.generation(row))
+        object._handle = ObjectHandle(
+            store: store, table: table, row: row, generation: table.generation(row), validAt: store.mutationCount)
         return object
+    }
+
+    /// Iterates over the results as they are when iteration starts (evaluated once).
+    public struct Iterator: IteratorProtocol {
+        let store: Store
+        let table: Table?
+        let rows: [Int32]
+        var position = 0
+
+        public mutating func next() -> Element? {
+            guard let table, position < rows.count else { return nil }
+            defer { position += 1 }
+            return Results.object(store, table, rows[position])
+        }
+    }
+
+    /// An iterator over the results as they are now.
+    public func makeIterator() -> Iterator {
+        Iterator(store: store, table: table, rows: table == nil ? [] : rows)
     }
 
     // MARK: Refining

@@ -11,6 +11,9 @@ package struct IntKeyIndex {
         var key: Int64
         /// The row, or -1 for an empty slot.
         var row: Int32
+        /// The row's generation, kept here (in what would be padding) so that a lookup can make
+        /// a handle without touching the table's slot states.
+        var generation: UInt32 = 0
     }
 
     private var entries: [Entry]
@@ -51,18 +54,33 @@ package struct IntKeyIndex {
         }
     }
 
+    /// The row of a key and its generation.
+    @inline(__always)
+    package func entry(for key: Int64) -> (row: Int32, generation: UInt32)? {
+        var i = slot(key)
+        return entries.withUnsafeBufferPointer { buffer in
+            while true {
+                let entry = buffer[i]
+                if entry.row < 0 { return nil }
+                if entry.key == key { return (entry.row, entry.generation) }
+                i = (i + 1) & mask
+            }
+        }
+    }
+
     /// Sets the row of a key, replacing any previous one.
-    package mutating func insert(_ key: Int64, row: Int32) {
+    package mutating func insert(_ key: Int64, row: Int32, generation: UInt32 = 0) {
         if (count + 1) * 4 > entries.count * 3 { grow(to: entries.count * 2) }
         var i = slot(key)
         while entries[i].row >= 0 {
             if entries[i].key == key {
                 entries[i].row = row
+                entries[i].generation = generation
                 return
             }
             i = (i + 1) & mask
         }
-        entries[i] = Entry(key: key, row: row)
+        entries[i] = Entry(key: key, row: row, generation: generation)
         count += 1
     }
 
@@ -102,7 +120,7 @@ package struct IntKeyIndex {
         entries = Array(repeating: Entry(key: 0, row: -1), count: size)
         mask = size - 1
         count = 0
-        for entry in old where entry.row >= 0 { insert(entry.key, row: entry.row) }
+        for entry in old where entry.row >= 0 { insert(entry.key, row: entry.row, generation: entry.generation) }
     }
 
     /// Every (key, row) pair, in no particular order.

@@ -53,7 +53,7 @@ extension Store {
         let column = table.columns[property]!
         if property == table.primaryKeyProperty {
             table.primaryKeyIndex?.remove(old)
-            table.primaryKeyIndex?.insert(value, row: row)
+            table.primaryKeyIndex?.insert(value, row: row, generation: table.generation(row))
         } else if let index = table.valueIndexes[property] {
             index.remove(old, row: row)
             index.insert(value, row: row)

@@ -42,9 +42,9 @@ package final class PrimaryKeyIndex {
         }
     }
 
-    func insert(_ key: PropertyValue, row: Int32) {
+    func insert(_ key: PropertyValue, row: Int32, generation: UInt32 = 0) {
         switch key {
-        case .int(let k): ints.insert(k, row: row)
+        case .int(let k): ints.insert(k, row: row, generation: generation)
         case .string(let k): strings[k] = row
         case .uuid(let k): uuids[k] = row
         default: break
@@ -276,6 +276,13 @@ package final class Table {
         return primaryKeyIndex?.row(for: key)
     }
 
+    /// The row and generation of the object with an integer primary key.
+    @inline(__always)
+    package func entry(forPrimaryKey key: Int64) -> (row: Int32, generation: UInt32)? {
+        if indexesAreStale { rebuildIndexes() }
+        return primaryKeyIndex?.ints.entry(for: key)
+    }
+
     /// Marks the hash indexes as out of date (frozen copies start that way).
     func markIndexesStale() { indexesAreStale = true }
 
@@ -287,7 +294,9 @@ package final class Table {
     private func rebuildIndexes() {
         indexesAreStale = false
         for row in liveRows {
-            if let pk = primaryKeyProperty { primaryKeyIndex?.insert(columns[pk]!.value(at: Int(row)), row: row) }
+            if let pk = primaryKeyProperty {
+                primaryKeyIndex?.insert(columns[pk]!.value(at: Int(row)), row: row, generation: generation(row))
+            }
             for (p, index) in valueIndexes { index.insert(columns[p]!.value(at: Int(row)), row: row) }
         }
     }
@@ -363,7 +372,7 @@ package final class Table {
     func pushFreeRow(_ row: Int32) { freeRows.append(row) }
 
     func indexInsert(_ row: Int32, values: [PropertyValue]) {
-        if let pk = primaryKeyProperty { primaryKeyIndex?.insert(values[pk], row: row) }
+        if let pk = primaryKeyProperty { primaryKeyIndex?.insert(values[pk], row: row, generation: generation(row)) }
         for (p, index) in valueIndexes { index.insert(values[p], row: row) }
     }
 
