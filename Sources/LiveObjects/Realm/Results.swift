@@ -108,10 +108,15 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// Adds a predicate, checking it against the schema now.
     func adding(_ syntax: PredicateSyntax, text: String?) throws(LiveObjectsError) -> Results {
-        if let table { _ = try QueryCompiler.bind(syntax, to: table, store: store, text: text) }
         var query = query
         query.predicates.append(QuerySpec.Filter(syntax: syntax, text: text))
-        return Results(store: store, table: table, query: query)
+        let results = Results(store: store, table: table, query: query)
+        if let table {
+            // Bind now, to report errors at once; keep the binding when it is the whole filter.
+            let bound = try QueryCompiler.bind(syntax, to: table, store: store, text: text)
+            if query.predicates.count == 1 { results.cache.bound = bound }
+        }
+        return results
     }
 
     /// Results sorted by a key path, replacing any earlier sort.
