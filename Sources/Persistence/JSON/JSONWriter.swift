@@ -1,0 +1,632 @@
+/// A fast writer of JSON text (RFC 8259) into a byte buffer.
+///
+/// Containers are opened and closed explicitly; commas, colons, line breaks and indentation are
+/// written for the caller:
+///
+/// ```swift
+/// var writer = JSONWriter(options: .records)
+/// writer.beginObject()
+/// writer.key("dogs")
+/// writer.beginArray()
+/// for dog in dogs {
+///     writer.beginObject()
+///     writer.key("id"); writer.int(dog.id)
+///     writer.key("name"); writer.string(dog.name)
+///     writer.endObject()
+/// }
+/// writer.endArray()
+/// writer.endObject()
+/// let bytes = writer.takeBytes()
+/// ```
+///
+/// Output details:
+/// - Strings are written as UTF-8. `"` and `\` are escaped, control characters U+0000...U+001F
+///   are written as `\b`, `\f`, `\n`, `\r`, `\t` or `\u00XX`; everything else passes through.
+/// - `Double` and `Float` are written in the shortest form that reads back as the same value
+///   (a `Float` in its own shortest form, not that of the widened `Double`): `0.1`, `3.0`,
+///   `1e16`, `5e-324`, `-0.0`. Non-finite values are not JSON numbers; they are written as the
+///   strings `"NaN"`, `"Infinity"` and `"-Infinity"`, which ``JSONReader/readDouble()`` and
+///   ``JSONReader/readFloat()`` accept back. A NaN's sign and payload are not kept.
+/// - Integers are written exactly.
+///
+/// Misuse (a value in an object without a key, a key outside an object, closing the wrong kind
+/// of container, a second top-level value without ``finishLine()``) is a programming error and
+/// stops the program.
+package struct JSONWriter {
+    /// How the output is laid out.
+    package struct Options: Sendable, Hashable {
+        /// Spaces per nesting level. 0 writes compact JSON with no whitespace at all.
+        package var indentWidth: Int
+        /// When indenting, whether an object or array that is an element of an array is written
+        /// on a single line (`{"id": 1, "name": "Rex"}`). Large arrays of records then take one
+        /// line per record: readable, yet compact.
+        package var singleLineArrayElements: Bool
+
+        /// Creates options.
+        package init(indentWidth: Int = 0, singleLineArrayElements: Bool = false) {
+            precondition(indentWidth >= 0, "indentWidth must not be negative")
+            self.indentWidth = indentWidth
+            self.singleLineArrayElements = singleLineArrayElements
+        }
+
+        /// No whitespace: the smallest output, for journals and machines.
+        package static let compact = Options()
+        /// Every container member on its own line, indented by two spaces.
+        package static let pretty = Options(indentWidth: 2)
+        /// Like ``pretty``, except that containers inside arrays take one line each: one record
+        /// per line in arrays of records. The layout of snapshot files.
+        package static let records = Options(indentWidth: 2, singleLineArrayElements: true)
+    }
+
+    private enum State: UInt8 {
+        /// Nothing written yet at the top level (or after ``finishLine()``).
+        case top
+        /// The top-level value is complete.
+        case done
+        /// A key was written; its value comes next.
+        case afterKey
+        case objectFirst
+        case objectNext
+        case arrayFirst
+        case arrayNext
+    }
+
+    private struct Frame {
+        var isObject: Bool
+        var singleLine: Bool
+    }
+
+    /// The layout options.
+    package let options: Options
+    /// The output, followed by unused (zero) capacity: the first `length` bytes are written.
+    private var storage: [UInt8]
+    private var length: Int
+    private var frames: [Frame] = []
+    private var state: State = .top
+    /// ``DecimalTables/shortestTable``, held so that the hot path does not touch the lazily
+    /// initialised global.
+    private let shortestTable: [UInt64]
+
+    /// Creates a writer.
+    ///
+    /// - Parameters:
+    ///   - options: The layout; compact by default.
+    ///   - capacity: Bytes to reserve up front, if the output size can be estimated.
+    package init(options: Options = .compact, capacity: Int = 0) {
+        self.options = options
+        storage = [UInt8](repeating: 0, count: max(capacity, 64))
+        length = 0
+        shortestTable = DecimalTables.shortestTable
+    }
+
+    // MARK: Output
+
+    /// The number of bytes written and not yet taken.
+    package var count: Int { length }
+
+    /// Whether a complete top-level value has been written (and ``finishLine()`` not called
+    /// since).
+    package var isComplete: Bool { state == .done }
+
+    /// The nesting depth: the number of open objects and arrays.
+    package var depth: Int { frames.count }
+
+    /// Returns the bytes written so far and empties the buffer. The writer's position in the
+    /// document is kept, so a large document can be written in chunks (write some records, take
+    /// the bytes, write them to a file, continue).
+    package mutating func takeBytes() -> [UInt8] {
+        var result = storage
+        result.removeSubrange(length...)
+        storage = [UInt8](repeating: 0, count: max(64, min(storage.count, 1 << 16)))
+        length = 0
+        return result
+    }
+
+    /// Calls `body` with the bytes written so far, without copying them.
+    package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let length = length
+        return try storage.withUnsafeBytesTyped { (raw) throws(E) -> R in
+            try body(UnsafeRawBufferPointer(rebasing: raw[0..<length]))
+        }
+    }
+
+    /// Ends the current top-level value with a line break, so that another one can follow: the
+    /// JSON Lines format, one value per line. The current value must be complete.
+    package mutating func finishLine() {
+        precondition(state == .done, "JSONWriter.finishLine(): the top-level value is not complete")
+        writeByte(0x0A)
+        state = .top
+    }
+
+    // MARK: Containers
+
+    /// Opens an object.
+    ///
+    /// - Parameter singleLine: When indenting, write the whole object on one line regardless of
+    ///   the options. Ignored for compact output.
+    package mutating func beginObject(singleLine: Bool = false) {
+        openContainer(isObject: true, singleLine: singleLine)
+    }
+
+    /// Closes the innermost container, which must be an object (after a complete member).
+    package mutating func endObject() {
+        precondition(
+            (state == .objectFirst || state == .objectNext) && frames.last?.isObject == true,
+            "JSONWriter.endObject(): no object to close here")
+        closeContainer(0x7D)
+    }
+
+    /// Opens an array.
+    ///
+    /// - Parameter singleLine: When indenting, write the whole array on one line regardless of
+    ///   the options. Ignored for compact output.
+    package mutating func beginArray(singleLine: Bool = false) {
+        openContainer(isObject: false, singleLine: singleLine)
+    }
+
+    /// Closes the innermost container, which must be an array.
+    package mutating func endArray() {
+        precondition(
+            (state == .arrayFirst || state == .arrayNext) && frames.last?.isObject == false,
+            "JSONWriter.endArray(): no array to close here")
+        closeContainer(0x5D)
+    }
+
+    // MARK: Keys
+
+    /// Writes the key of the next object member. A value must follow.
+    package mutating func key(_ name: String) {
+        keyPrefix()
+        writeQuoted(name)
+        keySuffix()
+    }
+
+    /// Writes a pre-encoded key (faster for keys that repeat, like property names).
+    package mutating func key(_ key: JSONKey) {
+        keyPrefix()
+        key.quoted.withUnsafeBufferPointer { quoted in
+            write(count: quoted.count) { p in
+                p.update(from: quoted.baseAddress!, count: quoted.count)
+                return quoted.count
+            }
+        }
+        keySuffix()
+    }
+
+    // MARK: Scalars
+
+    /// Writes `null`.
+    package mutating func null() {
+        valuePrefix()
+        write(count: 4) { p in
+            p[0] = 0x6E; p[1] = 0x75; p[2] = 0x6C; p[3] = 0x6C
+            return 4
+        }
+        valueDone()
+    }
+
+    /// Writes `true` or `false`.
+    package mutating func bool(_ value: Bool) {
+        valuePrefix()
+        write(count: 5) { p in
+            if value {
+                p[0] = 0x74; p[1] = 0x72; p[2] = 0x75; p[3] = 0x65
+                return 4
+            }
+            p[0] = 0x66; p[1] = 0x61; p[2] = 0x6C; p[3] = 0x73; p[4] = 0x65
+            return 5
+        }
+        valueDone()
+    }
+
+    /// Writes an integer exactly.
+    package mutating func int(_ value: Int64) {
+        valuePrefix()
+        write(count: 20) { p in
+            var q = p
+            if value < 0 {
+                q[0] = 0x2D
+                q += 1
+            }
+            let magnitude = value.magnitude
+            let n = decimalDigitCount(magnitude)
+            writeDigits(magnitude, count: n, endingAt: q + n)
+            return q + n - p
+        }
+        valueDone()
+    }
+
+    /// Writes an integer exactly.
+    package mutating func int(_ value: Int) {
+        int(Int64(value))
+    }
+
+    /// Writes an unsigned integer exactly.
+    package mutating func uint(_ value: UInt64) {
+        valuePrefix()
+        write(count: 20) { p in
+            let n = decimalDigitCount(value)
+            writeDigits(value, count: n, endingAt: p + n)
+            return n
+        }
+        valueDone()
+    }
+
+    /// Writes a `Double` in its shortest round-trip form; non-finite values as the strings
+    /// `"NaN"`, `"Infinity"`, `"-Infinity"` (see the type's documentation).
+    package mutating func double(_ value: Double) {
+        guard value.isFinite else {
+            string(Self.nonFiniteName(value.isNaN, value < 0))
+            return
+        }
+        valuePrefix()
+        shortestTable.withUnsafeBufferPointer { table in
+            write(count: maxFormattedDecimalLength) { p in
+                Self.formatFinite(value, table: table.baseAddress!, into: p)
+            }
+        }
+        valueDone()
+    }
+
+    /// Writes a `Float` in its own shortest round-trip form; non-finite values as for
+    /// ``double(_:)``.
+    package mutating func float(_ value: Float) {
+        guard value.isFinite else {
+            string(Self.nonFiniteName(value.isNaN, value < 0))
+            return
+        }
+        valuePrefix()
+        shortestTable.withUnsafeBufferPointer { table in
+            write(count: maxFormattedDecimalLength) { p in
+                Self.formatFinite(value, table: table.baseAddress!, into: p)
+            }
+        }
+        valueDone()
+    }
+
+    /// Writes a string, escaped as described in the type's documentation.
+    package mutating func string(_ value: String) {
+        valuePrefix()
+        writeQuoted(value)
+        valueDone()
+    }
+
+    /// Writes a whole JSON value (iteratively: any depth is fine). Numbers are written as their
+    /// stored text.
+    package mutating func value(_ value: JSONValue) {
+        // Containers being written, with the index of their next element.
+        enum Pending {
+            case array([JSONValue], Int)
+            case object([(key: String, value: JSONValue)], Int)
+        }
+        var stack: [Pending] = []
+        var next: JSONValue? = value
+        while true {
+            if let current = next {
+                next = nil
+                switch current {
+                case .null: null()
+                case .bool(let b): bool(b)
+                case .string(let s): string(s)
+                case .number(let n): number(n)
+                case .array(let elements):
+                    beginArray()
+                    stack.append(.array(elements, 0))
+                case .object(let members):
+                    beginObject()
+                    stack.append(.object(members, 0))
+                }
+            }
+            guard let top = stack.popLast() else { return }
+            switch top {
+            case .array(let elements, let index):
+                if index < elements.count {
+                    next = elements[index]
+                    stack.append(.array(elements, index + 1))
+                } else {
+                    endArray()
+                }
+            case .object(let members, let index):
+                if index < members.count {
+                    key(members[index].key)
+                    next = members[index].value
+                    stack.append(.object(members, index + 1))
+                } else {
+                    endObject()
+                }
+            }
+        }
+    }
+
+    /// Writes a number token as its text.
+    package mutating func number(_ number: JSONNumber) {
+        valuePrefix()
+        var text = number.text
+        text.withUTF8 { utf8 in
+            write(count: utf8.count) { p in
+                p.update(from: utf8.baseAddress!, count: utf8.count)
+                return utf8.count
+            }
+        }
+        valueDone()
+    }
+
+    // MARK: Standalone formatting
+
+    /// The shortest round-trip text of a `Double`, exactly as ``double(_:)`` writes it
+    /// (`"NaN"`, `"Infinity"` and `"-Infinity"` without the quotes).
+    package static func format(_ value: Double) -> String {
+        guard value.isFinite else { return nonFiniteName(value.isNaN, value < 0) }
+        return DecimalTables.shortestTable.withUnsafeBufferPointer { table in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxFormattedDecimalLength) { buffer in
+                let n = formatFinite(value, table: table.baseAddress!, into: buffer.baseAddress!)
+                return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<n]), as: UTF8.self)
+            }
+        }
+    }
+
+    /// The shortest round-trip text of a `Float`, exactly as ``float(_:)`` writes it.
+    package static func format(_ value: Float) -> String {
+        guard value.isFinite else { return nonFiniteName(value.isNaN, value < 0) }
+        return DecimalTables.shortestTable.withUnsafeBufferPointer { table in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxFormattedDecimalLength) { buffer in
+                let n = formatFinite(value, table: table.baseAddress!, into: buffer.baseAddress!)
+                return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<n]), as: UTF8.self)
+            }
+        }
+    }
+
+    /// The string written for a non-finite value.
+    static func nonFiniteName(_ isNaN: Bool, _ isNegative: Bool) -> String {
+        isNaN ? "NaN" : isNegative ? "-Infinity" : "Infinity"
+    }
+
+    @inline(__always)
+    private static func formatFinite(_ value: Double, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>) -> Int {
+        if value == 0 { return writeZero(negative: value.sign == .minus, into: p) }
+        let (digits, exponent) = shortestDecimal(value.magnitude, table: table)
+        return formatDecimal(negative: value < 0, digits: digits, exponent: exponent, into: p)
+    }
+
+    @inline(__always)
+    private static func formatFinite(_ value: Float, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>) -> Int {
+        if value == 0 { return writeZero(negative: value.sign == .minus, into: p) }
+        let (digits, exponent) = shortestDecimal(value.magnitude, table: table)
+        return formatDecimal(negative: value < 0, digits: digits, exponent: exponent, into: p)
+    }
+
+    @inline(__always)
+    private static func writeZero(negative: Bool, into p: UnsafeMutablePointer<UInt8>) -> Int {
+        var q = p
+        if negative {
+            q[0] = 0x2D
+            q += 1
+        }
+        q[0] = 0x30; q[1] = 0x2E; q[2] = 0x30
+        return q + 3 - p
+    }
+
+    // MARK: Internals
+
+    /// Calls `body` with room for at least `count` bytes at the end of the output; `body` returns
+    /// how many it wrote.
+    @inline(__always)
+    private mutating func write(count: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        if length &+ count > storage.count { grow(count) }
+        let start = length
+        length += storage.withUnsafeMutableBufferPointer { body($0.baseAddress! + start) }
+    }
+
+    @inline(never)
+    private mutating func grow(_ needed: Int) {
+        storage.append(contentsOf: repeatElement(0, count: max(storage.count, needed)))
+    }
+
+    @inline(__always)
+    private mutating func writeByte(_ byte: UInt8) {
+        write(count: 1) { p in
+            p[0] = byte
+            return 1
+        }
+    }
+
+    /// A line break and the indentation of `level`.
+    private mutating func newline(level: Int) {
+        let spaces = level * options.indentWidth
+        write(count: spaces + 1) { p in
+            p[0] = 0x0A
+            (p + 1).update(repeating: 0x20, count: spaces)
+            return spaces + 1
+        }
+    }
+
+    /// Whether the innermost container is laid out on several lines.
+    @inline(__always)
+    private var isMultiLine: Bool {
+        options.indentWidth > 0 && frames.last?.singleLine == false
+    }
+
+    /// Separators before a value.
+    @inline(__always)
+    private mutating func valuePrefix() {
+        switch state {
+        case .afterKey, .top:
+            return
+        case .arrayFirst:
+            if isMultiLine { newline(level: frames.count) }
+        case .arrayNext:
+            if options.indentWidth == 0 {
+                writeByte(0x2C)
+            } else if frames[frames.count - 1].singleLine {
+                write(count: 2) { p in
+                    p[0] = 0x2C; p[1] = 0x20
+                    return 2
+                }
+            } else {
+                writeByte(0x2C)
+                newline(level: frames.count)
+            }
+        case .done:
+            preconditionFailure("JSONWriter: the top-level value is complete; call finishLine() to start another")
+        case .objectFirst, .objectNext:
+            preconditionFailure("JSONWriter: a value inside an object needs a key first")
+        }
+    }
+
+    /// The state after a complete value.
+    @inline(__always)
+    private mutating func valueDone() {
+        if let frame = frames.last {
+            state = frame.isObject ? .objectNext : .arrayNext
+        } else {
+            state = .done
+        }
+    }
+
+    @inline(__always)
+    private mutating func keyPrefix() {
+        switch state {
+        case .objectFirst:
+            if isMultiLine { newline(level: frames.count) }
+        case .objectNext:
+            writeByte(0x2C)
+            if options.indentWidth > 0 {
+                if frames[frames.count - 1].singleLine {
+                    writeByte(0x20)
+                } else {
+                    newline(level: frames.count)
+                }
+            }
+        default:
+            preconditionFailure("JSONWriter.key(_:): a key is only allowed inside an object, before a value")
+        }
+    }
+
+    @inline(__always)
+    private mutating func keySuffix() {
+        if options.indentWidth == 0 {
+            writeByte(0x3A)
+        } else {
+            write(count: 2) { p in
+                p[0] = 0x3A; p[1] = 0x20
+                return 2
+            }
+        }
+        state = .afterKey
+    }
+
+    private mutating func openContainer(isObject: Bool, singleLine: Bool) {
+        valuePrefix()
+        let inherited = frames.last?.singleLine ?? false
+        let inArray = frames.last.map { !$0.isObject } ?? false
+        let single = singleLine || inherited || (options.singleLineArrayElements && inArray)
+        frames.append(Frame(isObject: isObject, singleLine: single))
+        writeByte(isObject ? 0x7B : 0x5B)
+        state = isObject ? .objectFirst : .arrayFirst
+    }
+
+    private mutating func closeContainer(_ byte: UInt8) {
+        let wasEmpty = state == .objectFirst || state == .arrayFirst
+        let multiLine = isMultiLine
+        frames.removeLast()
+        if multiLine && !wasEmpty { newline(level: frames.count) }
+        writeByte(byte)
+        valueDone()
+    }
+
+    /// Writes `"…"` with escapes.
+    private mutating func writeQuoted(_ string: String) {
+        var string = string
+        string.withUTF8 { utf8 in writeQuoted(utf8) }
+    }
+
+    @inline(__always)
+    private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        let n = utf8.count
+        guard let source = utf8.baseAddress else {
+            write(count: 2) { p in
+                p[0] = 0x22; p[1] = 0x22
+                return 2
+            }
+            return
+        }
+        // The bytes before the first one that needs an escape are copied in one go.
+        var clean = 0
+        while clean < n {
+            let b = source[clean]
+            if b < 0x20 || b == 0x22 || b == 0x5C { break }
+            clean += 1
+        }
+        if clean == n {
+            write(count: n + 2) { p in
+                p[0] = 0x22
+                (p + 1).update(from: source, count: n)
+                p[n + 1] = 0x22
+                return n + 2
+            }
+            return
+        }
+        write(count: clean + 6 * (n - clean) + 2) { p in
+            p[0] = 0x22
+            (p + 1).update(from: source, count: clean)
+            var q = p + 1 + clean
+            for i in clean..<n {
+                let b = source[i]
+                if b >= 0x20 && b != 0x22 && b != 0x5C {
+                    q[0] = b
+                    q += 1
+                    continue
+                }
+                q[0] = 0x5C
+                switch b {
+                case 0x22, 0x5C: q[1] = b
+                case 0x08: q[1] = 0x62  // b
+                case 0x0C: q[1] = 0x66  // f
+                case 0x0A: q[1] = 0x6E  // n
+                case 0x0D: q[1] = 0x72  // r
+                case 0x09: q[1] = 0x74  // t
+                default:
+                    q[1] = 0x75  // u00XX
+                    q[2] = 0x30
+                    q[3] = 0x30
+                    q[4] = hexDigit(b >> 4)
+                    q[5] = hexDigit(b & 0xF)
+                    q += 6
+                    continue
+                }
+                q += 2
+            }
+            q[0] = 0x22
+            return q + 1 - p
+        }
+    }
+}
+
+/// The lowercase hexadecimal digit of `nibble` (0...15).
+@inline(__always)
+func hexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10
+}
+
+/// An object key encoded once, for writing it many times (property names in records).
+package struct JSONKey: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The key.
+    package let name: String
+    /// The key as written: quoted and escaped, UTF-8.
+    package let quoted: [UInt8]
+
+    /// Encodes a key.
+    package init(_ name: String) {
+        self.name = name
+        var writer = JSONWriter()
+        writer.string(name)
+        quoted = writer.takeBytes()
+    }
+
+    /// Encodes a key.
+    package init(stringLiteral value: String) {
+        self.init(value)
+    }
+
+    package var description: String { name }
+}

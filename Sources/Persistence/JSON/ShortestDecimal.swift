@@ -1,0 +1,248 @@
+// Shortest round-trip formatting of binary floating-point numbers.
+//
+// The digit selection follows Raffaello Giulietti's "Schubfach" method ("The Schubfach way to
+// render doubles", 2020): the rounding interval of the binary value is scaled by a 126-bit
+// approximation of a power of ten, and the shortest decimal inside it, closest to the value, is
+// picked with a few integer comparisons. Unlike the published variant, which always produces at
+// least two digits, this one returns the truly shortest digits (`5e-324`, not `4.9e-324`).
+
+/// The decimal `digits * 10^exponent` closest to `c * 2^q` among the shortest decimals that round
+/// to it. `c` and `q` come from an IEEE binary value whose normal values have `c >= cMin`
+/// and whose smallest exponent is `qMin`. `digits` may still end in zeros.
+@inline(__always)
+func shortestDecimal(
+    c: UInt64, q: Int, cMin: UInt64, qMin: Int, table: UnsafePointer<UInt64>
+) -> (digits: UInt64, exponent: Int) {
+    let out: UInt64 = c & 1
+    let cb = c << 2
+    let cbr = cb + 2
+    let cbl: UInt64
+    let k: Int
+    if c != cMin || q == qMin {
+        cbl = cb - 2
+        k = floorLog10Pow2(q)
+    } else {
+        // The spacing below a power of two is half the spacing above it.
+        cbl = cb - 1
+        k = floorLog10ThreeQuartersPow2(q)
+    }
+    let h = q + floorLog2Pow10(-k) + 2
+    let index = 2 * (k - DecimalTables.shortestMinK)
+    let g1 = table[index]
+    let g0 = table[index + 1]
+
+    let vb = roundToOdd(g1, g0, cb << UInt64(h))
+    let vbl = roundToOdd(g1, g0, cbl << UInt64(h))
+    let vbr = roundToOdd(g1, g0, cbr << UInt64(h))
+
+    let s = vb >> 2
+    if s >= 10 {
+        // One digit fewer: the multiples of ten around s.
+        let sp10 = s / 10 * 10
+        let tp10 = sp10 + 10
+        let upin = vbl + out <= sp10 << 2
+        let wpin = (tp10 << 2) + out <= vbr
+        if upin != wpin { return (upin ? sp10 : tp10, k) }
+    }
+    let t = s + 1
+    let uin = vbl + out <= s << 2
+    let win = (t << 2) + out <= vbr
+    if uin != win { return (uin ? s : t, k) }
+    // Both in the interval: the closer one, the even one on a tie.
+    let cmp = Int64(bitPattern: vb) - Int64(bitPattern: (s + t) << 1)
+    return (cmp < 0 || (cmp == 0 && s & 1 == 0) ? s : t, k)
+}
+
+/// `(g * cp) >> 127` for the 126-bit `g = g1 * 2^63 + g0`, with the lowest bit set when the
+/// discarded bits are not all zero ("round to odd").
+@inline(__always)
+func roundToOdd(_ g1: UInt64, _ g0: UInt64, _ cp: UInt64) -> UInt64 {
+    let mask63: UInt64 = (1 << 63) - 1
+    let x1 = g0.multipliedFullWidth(by: cp).high
+    let y = g1.multipliedFullWidth(by: cp)
+    let z = (y.low >> 1) &+ x1
+    let vbp = y.high &+ (z >> 63)
+    return vbp | (((z & mask63) &+ mask63) >> 63)
+}
+
+/// Shortest decimal of a finite, nonzero `Double` magnitude. `table` is the base address of
+/// ``DecimalTables/shortestTable``.
+@inline(__always)
+func shortestDecimal(_ value: Double, table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
+    let bits = value.bitPattern
+    let fraction = bits & ((1 << 52) - 1)
+    let biased = Int(bits >> 52 & 0x7FF)
+    if biased == 0 { return shortestDecimal(c: fraction, q: -1074, cMin: 1 << 52, qMin: -1074, table: table) }
+    let c = fraction | 1 << 52
+    let q = biased - 1075
+    if q < 0 && q > -53 {
+        // Integers below 2^53 print exactly.
+        let f = c >> UInt64(-q)
+        if f << UInt64(-q) == c { return (f, 0) }
+    }
+    return shortestDecimal(c: c, q: q, cMin: 1 << 52, qMin: -1074, table: table)
+}
+
+/// Shortest decimal of a finite, nonzero `Float` magnitude (the float's own shortest form).
+/// `table` is the base address of ``DecimalTables/shortestTable``.
+@inline(__always)
+func shortestDecimal(_ value: Float, table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
+    let bits = UInt64(value.bitPattern)
+    let fraction = bits & ((1 << 23) - 1)
+    let biased = Int(bits >> 23 & 0xFF)
+    if biased == 0 { return shortestDecimal(c: fraction, q: -149, cMin: 1 << 23, qMin: -149, table: table) }
+    let c = fraction | 1 << 23
+    let q = biased - 150
+    if q < 0 && q > -24 {
+        let f = c >> UInt64(-q)
+        if f << UInt64(-q) == c { return (f, 0) }
+    }
+    return shortestDecimal(c: c, q: q, cMin: 1 << 23, qMin: -149, table: table)
+}
+
+/// "00" to "99", for writing two digits at a time.
+private let digitPairs: StaticString = """
+    00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+    40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899
+    """
+
+/// Writes the `count` lowest decimal digits of `value` (zero-padded) ending just before `end`.
+@inline(__always)
+func writeDigits(_ value: UInt64, count: Int, endingAt end: UnsafeMutablePointer<UInt8>) {
+    let pairs = digitPairs.utf8Start
+    var v = value
+    var p = end
+    var remaining = count
+    while remaining >= 2 {
+        let q = v / 100
+        let r = Int(truncatingIfNeeded: v &- q &* 100)
+        p -= 2
+        p[0] = pairs[2 &* r]
+        p[1] = pairs[2 &* r &+ 1]
+        v = q
+        remaining -= 2
+    }
+    if remaining == 1 {
+        p[-1] = UInt8(truncatingIfNeeded: 0x30 &+ v % 10)
+    }
+}
+
+/// The number of decimal digits of `value` (1 for 0).
+@inline(__always)
+func decimalDigitCount(_ value: UInt64) -> Int {
+    // floor(log10) estimated from the bit width, then corrected by one comparison.
+    let bits = 64 - (value | 1).leadingZeroBitCount
+    let guess = (bits &* 1233) >> 12  // floor(bits * log10(2)), in 0...19
+    return guess + (value >= powerOfTen(guess) ? 1 : 0)
+}
+
+/// 10^n for 0 <= n <= 19 (a switch, which compiles to a constant lookup table; a global array
+/// would pay for its lazy initialisation check on every access).
+@inline(__always)
+func powerOfTen(_ n: Int) -> UInt64 {
+    switch n {
+    case 0: 1
+    case 1: 10
+    case 2: 100
+    case 3: 1_000
+    case 4: 10_000
+    case 5: 100_000
+    case 6: 1_000_000
+    case 7: 10_000_000
+    case 8: 100_000_000
+    case 9: 1_000_000_000
+    case 10: 10_000_000_000
+    case 11: 100_000_000_000
+    case 12: 1_000_000_000_000
+    case 13: 10_000_000_000_000
+    case 14: 100_000_000_000_000
+    case 15: 1_000_000_000_000_000
+    case 16: 10_000_000_000_000_000
+    case 17: 100_000_000_000_000_000
+    case 18: 1_000_000_000_000_000_000
+    default: 10_000_000_000_000_000_000
+    }
+}
+
+/// The largest number of bytes ``formatDecimal(negative:digits:exponent:into:)`` writes.
+let maxFormattedDecimalLength = 32
+
+/// Formats `±digits * 10^exponent` (at most 17 significant digits) into `buffer`, which must hold
+/// ``maxFormattedDecimalLength`` bytes, and returns the length.
+///
+/// Magnitudes in `[1e-4, 1e16)` are written positionally with at least one digit after the
+/// point (`0.0001`, `12.5`, `3.0`, `9007199254740992.0`); others in exponent form (`1e16`,
+/// `1.5e-7`, `5e-324`), like Swift's `description` but without the exponent's `+` and padding.
+@inline(__always)
+func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: UnsafeMutablePointer<UInt8>) -> Int {
+    var f = digits
+    var e = exponent
+    if f % 10 == 0 && f != 0 {
+        repeat {
+            f /= 10
+            e += 1
+        } while f % 10 == 0
+    }
+    let n = decimalDigitCount(f)
+    let x = n + e - 1  // exponent of the first digit
+    var p = buffer
+    if negative {
+        p[0] = 0x2D
+        p += 1
+    }
+    if x >= -4 && x < 16 {
+        if e >= 0 {
+            // Integer: digits, zeros, ".0".
+            writeDigits(f, count: n, endingAt: p + n)
+            p += n
+            for _ in 0..<e {
+                p[0] = 0x30
+                p += 1
+            }
+            p[0] = 0x2E
+            p[1] = 0x30
+            return p + 2 - buffer
+        } else if x >= 0 {
+            // The point inside the digits.
+            let after = -e
+            let scale = powerOfTen(after)
+            let high = f / scale
+            writeDigits(high, count: x + 1, endingAt: p + x + 1)
+            p[x + 1] = 0x2E
+            writeDigits(f &- high &* scale, count: after, endingAt: p + n + 1)
+            return p + n + 1 - buffer
+        } else {
+            // 0.000ddd
+            p[0] = 0x30
+            p[1] = 0x2E
+            p += 2
+            for _ in 0..<(-x - 1) {
+                p[0] = 0x30
+                p += 1
+            }
+            writeDigits(f, count: n, endingAt: p + n)
+            return p + n - buffer
+        }
+    }
+    // d.ddde-x: the digits one place to the right, then the first one moved before the point.
+    writeDigits(f, count: n, endingAt: p + n + 1)
+    p[0] = p[1]
+    if n > 1 {
+        p[1] = 0x2E
+        p += n + 1
+    } else {
+        p += 1
+    }
+    p[0] = 0x65  // e
+    p += 1
+    var magnitude = x
+    if x < 0 {
+        p[0] = 0x2D
+        p += 1
+        magnitude = -x
+    }
+    let width = magnitude >= 100 ? 3 : magnitude >= 10 ? 2 : 1
+    writeDigits(UInt64(magnitude), count: width, endingAt: p + width)
+    return p + width - buffer
+}
