@@ -19,6 +19,10 @@ let package = Package(
             name: "LiveObjectsTests",
             dependencies: ["LiveObjects", "LiveObjectsTestSupport"]
         ),
+        .testTarget(
+            name: "PersistenceTests",
+            dependencies: ["Persistence", "LiveObjects"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -184,12 +184,24 @@ struct TableBigInt: Equatable {
 
     /// `self * 2^amount` for positive amounts, `floor(self / 2^-amount)` for negative ones.
     func shifted(by amount: Int) -> TableBigInt {
-        let width = bitWidth + amount
-        guard width > 0 else { return TableBigInt(0) }
-        var limbs = [UInt32](repeating: 0, count: (width + 31) / 32)
-        for i in 0..<width where bit(i - amount) {
-            limbs[i / 32] |= 1 << UInt32(i % 32)
+        if amount >= 0 {
+            let words = amount / 32
+            let bits = UInt32(amount % 32)
+            var result = [UInt32](repeating: 0, count: limbs.count + words + 1)
+            for (i, limb) in limbs.enumerated() {
+                result[i + words] |= limb << bits
+                if bits > 0 { result[i + words + 1] |= limb >> (32 - bits) }
+            }
+            return TableBigInt(limbs: result)
         }
-        return TableBigInt(limbs: limbs)
+        let words = -amount / 32
+        let bits = UInt32(-amount % 32)
+        guard words < limbs.count else { return TableBigInt(0) }
+        var result = [UInt32](repeating: 0, count: limbs.count - words)
+        for i in result.indices {
+            result[i] = limbs[i + words] >> bits
+            if bits > 0 && i + words + 1 < limbs.count { result[i] |= limbs[i + words + 1] << (32 - bits) }
+        }
+        return TableBigInt(limbs: result)
     }
 }

@@ -692,7 +692,9 @@ package struct JSONReader {
 
     /// Decodes the escape at `i` (its backslash) into `buffer`; returns the offset after it.
     private func decodeEscape(at i: Int, into buffer: inout [UInt8]) throws(LiveObjectsError) -> Int {
-        guard i + 1 < end else { throw unterminatedString(i) }
+        guard i + 1 < end else {
+            throw syntaxError("a valid escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u followed by 4 hex digits)", at: i + 1)
+        }
         let decoded: UInt8
         switch base[i + 1] {
         case 0x22: decoded = 0x22

@@ -131,10 +131,12 @@ func writeDigits(_ value: UInt64, count: Int, endingAt end: UnsafeMutablePointer
 /// The number of decimal digits of `value` (1 for 0).
 @inline(__always)
 func decimalDigitCount(_ value: UInt64) -> Int {
-    // floor(log10) estimated from the bit width, then corrected by one comparison.
-    let bits = 64 - (value | 1).leadingZeroBitCount
+    // floor(log10) estimated from the bit width, then corrected by one comparison. Setting the
+    // lowest bit changes no digit count and makes 0 count as one digit.
+    let v = value | 1
+    let bits = 64 - v.leadingZeroBitCount
     let guess = (bits &* 1233) >> 12  // floor(bits * log10(2)), in 0...19
-    return guess + (value >= powerOfTen(guess) ? 1 : 0)
+    return guess + (v >= powerOfTen(guess) ? 1 : 0)
 }
 
 /// 10^n for 0 <= n <= 19 (a switch, which compiles to a constant lookup table; a global array
