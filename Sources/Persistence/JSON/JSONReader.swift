@@ -104,6 +104,8 @@ package struct JSONReader {
     private var objectBits: [UInt64]
     /// For strings with escapes.
     private var scratch: [UInt8] = []
+    /// The index in a ``JSONKeySet`` to try first: the one after the last match.
+    private var keyHint = 0
     private let parseTable: [UInt64]
     /// The options.
     package let options: Options
@@ -209,6 +211,40 @@ package struct JSONReader {
         return key
     }
 
+    /// The next key of the current object as its index in `keys`, or
+    /// ``JSONKeySet/unknownKey`` for a key not in the set; `nil` after consuming the `}`.
+    ///
+    /// Faster than ``nextKey()`` for records: keys are matched on their bytes without making
+    /// strings, trying first the key that followed the previous match. Keys match exactly
+    /// (code point by code point, as JSON compares them), escaped or not.
+    package mutating func nextKey(in keys: JSONKeySet) throws(LiveObjectsError) -> Int? {
+        guard try moveToKey() else { return nil }
+        let start = offset + 1
+        var i = start
+        var plain = true
+        while true {
+            guard i < end else { throw unterminatedString(start - 1) }
+            let b = base[i]
+            if b == 0x22 { break }
+            if b == 0x5C {
+                plain = false
+                break
+            }
+            if b < 0x20 { throw controlCharacter(at: i) }
+            i = b < 0x80 ? i + 1 : try validateUTF8Sequence(at: i)
+        }
+        let index: Int
+        if plain {
+            index = keys.index(of: UnsafeBufferPointer(start: base + start, count: i - start), hint: keyHint)
+            offset = i + 1
+        } else {
+            index = keys.index(of: try readStringToken())
+        }
+        if index >= 0 { keyHint = index + 1 }
+        try consumeColon()
+        return index
+    }
+
     /// Consumes the `[` of an array.
     package mutating func beginArray() throws(LiveObjectsError) {
         let b = try valueStart()
@@ -294,6 +330,32 @@ package struct JSONReader {
     /// outside `Int64` are errors.
     package mutating func readInt64() throws(LiveObjectsError) -> Int64 {
         let b = try valueStart()
+        // Fast path: up to 18 digits (always in range), no leading zero, nothing number-like after.
+        var i = offset
+        if b == 0x2D { i += 1 }
+        let digitsStart = i
+        var magnitude: UInt64 = 0
+        while i < end {
+            let d = base[i] &- 0x30
+            if d >= 10 { break }
+            magnitude = magnitude &* 10 &+ UInt64(d)
+            i += 1
+        }
+        let digits = i - digitsStart
+        if digits > 0 && digits <= 18 && (digits == 1 || base[digitsStart] != 0x30)
+            && (i == end || (base[i] != 0x2E && base[i] | 0x20 != 0x65))
+        {
+            offset = i
+            valueDone()
+            let value = Int64(magnitude)
+            return b == 0x2D ? -value : value
+        }
+        return try readInt64Checked()
+    }
+
+    /// ``readInt64()`` for the cases its fast path leaves: long numbers and errors.
+    private mutating func readInt64Checked() throws(LiveObjectsError) -> Int64 {
+        let b = base[offset]
         guard b == 0x2D || isDigit(b) else { throw typeMismatch("an integer") }
         let scan = try scanNumberToken()
         guard scan.isInteger else {
@@ -395,9 +457,13 @@ package struct JSONReader {
     /// Reads the next value, whatever it is, as a tree (iteratively: deep nesting cannot
     /// exhaust the stack).
     package mutating func readValue() throws(LiveObjectsError) -> JSONValue {
-        enum Partial {
-            case array([JSONValue])
-            case object([(key: String, value: JSONValue)], key: String)
+        // An open container. Elements are appended in place (`stack[top].…append`), so that the
+        // arrays stay uniquely referenced and are never copied.
+        struct Partial {
+            var isObject: Bool
+            var elements: [JSONValue] = []
+            var members: [(key: String, value: JSONValue)] = []
+            var key = ""
         }
         var stack: [Partial] = []
         while true {
@@ -407,14 +473,14 @@ package struct JSONReader {
             case 0x7B:
                 try beginObject()
                 if let key = try nextKey() {
-                    stack.append(.object([], key: key))
+                    stack.append(Partial(isObject: true, key: key))
                     continue
                 }
                 value = .object([])
             case 0x5B:
                 try beginArray()
                 if try nextElement() {
-                    stack.append(.array([]))
+                    stack.append(Partial(isObject: false))
                     continue
                 }
                 value = .array([])
@@ -427,23 +493,20 @@ package struct JSONReader {
             default: throw syntaxError("a value", at: offset)
             }
             // Attach it to the open containers, closing those that end.
-            attach: while true {
-                guard let partial = stack.popLast() else { return value }
-                switch partial {
-                case .array(var elements):
-                    elements.append(value)
-                    if try nextElement() {
-                        stack.append(.array(elements))
-                        break attach
-                    }
-                    value = .array(elements)
-                case .object(var members, let key):
-                    members.append((key: key, value: value))
+            while true {
+                let top = stack.count - 1
+                guard top >= 0 else { return value }
+                if stack[top].isObject {
+                    stack[top].members.append((key: stack[top].key, value: value))
                     if let next = try nextKey() {
-                        stack.append(.object(members, key: next))
-                        break attach
+                        stack[top].key = next
+                        break
                     }
-                    value = .object(members)
+                    value = .object(stack.removeLast().members)
+                } else {
+                    stack[top].elements.append(value)
+                    if try nextElement() { break }
+                    value = .array(stack.removeLast().elements)
                 }
             }
         }
@@ -565,6 +628,7 @@ package struct JSONReader {
         offset += length
     }
 
+    @inline(never)
     private func literalError(_ name: String) -> LiveObjectsError {
         // Point at the first byte that differs.
         let expected = Array(name.utf8)
@@ -795,11 +859,13 @@ package struct JSONReader {
     // MARK: Errors
 
     /// "invalid JSON at byte N (line L, column C): expected X, found Y".
+    @inline(never)
     private func syntaxError(_ expected: String, at offset: Int) -> LiveObjectsError {
         error("expected \(expected), found \(describeByte(at: offset))", at: offset)
     }
 
     /// An error about the value at `offset`, whose first byte does not fit what was asked.
+    @inline(never)
     private func typeMismatch(_ expected: String) -> LiveObjectsError {
         let found: String
         switch base[offset] {
@@ -819,22 +885,27 @@ package struct JSONReader {
         return offset + bytes.count <= end && bytes.indices.allSatisfy { base[offset + $0] == bytes[$0] }
     }
 
+    @inline(never)
     private func error(_ message: String, at offset: Int) -> LiveObjectsError {
         LiveObjectsError(.corruptFile, "invalid JSON \(position(offset)): \(message)", file: options.fileName)
     }
 
+    @inline(never)
     private func misuse(_ message: String) -> LiveObjectsError {
         LiveObjectsError(.invalidOperation, "JSONReader: \(message) \(position(offset))", file: options.fileName)
     }
 
+    @inline(never)
     private func unterminatedString(_ start: Int) -> LiveObjectsError {
         error("expected '\"' to close the string that starts at byte \(start), found end of input", at: end)
     }
 
+    @inline(never)
     private func controlCharacter(at i: Int) -> LiveObjectsError {
         error("control character 0x\(hex(UInt16(base[i]), width: 2)) must be escaped in a string", at: i)
     }
 
+    @inline(never)
     private func invalidUTF8(at i: Int) -> LiveObjectsError {
         error("invalid UTF-8 sequence starting with byte 0x\(hex(UInt16(base[i]), width: 2)) in a string", at: i)
     }

@@ -82,6 +82,8 @@ package struct JSONWriter {
     private var storage: [UInt8]
     private var length: Int
     private var frames: [Frame] = []
+    /// The innermost container (a copy of `frames.last`), or a placeholder at the top level.
+    private var current = Frame(isObject: false, singleLine: true)
     private var state: State = .top
     /// ``DecimalTables/shortestTable``, held so that the hot path does not touch the lazily
     /// initialised global.
@@ -122,6 +124,13 @@ package struct JSONWriter {
         return result
     }
 
+    /// Forgets the bytes written so far, keeping the buffer's capacity and the position in the
+    /// document: for streaming a large document to a file in chunks with
+    /// ``withUnsafeBytes(_:)``.
+    package mutating func removeAllBytes() {
+        length = 0
+    }
+
     /// Calls `body` with the bytes written so far, without copying them.
     package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         let length = length
@@ -134,7 +143,10 @@ package struct JSONWriter {
     /// JSON Lines format, one value per line. The current value must be complete.
     package mutating func finishLine() {
         precondition(state == .done, "JSONWriter.finishLine(): the top-level value is not complete")
-        writeByte(0x0A)
+        emit(.none, count: 1) { p in
+            p[0] = 0x0A
+            return 1
+        }
         state = .top
     }
 
@@ -176,29 +188,33 @@ package struct JSONWriter {
 
     /// Writes the key of the next object member. A value must follow.
     package mutating func key(_ name: String) {
-        keyPrefix()
-        writeQuoted(name)
-        keySuffix()
+        var name = name
+        let separator = keySeparator()
+        name.withUTF8 { writeQuoted($0, after: separator, colon: true) }
+        state = .afterKey
     }
 
     /// Writes a pre-encoded key (faster for keys that repeat, like property names).
     package mutating func key(_ key: JSONKey) {
-        keyPrefix()
+        let separator = keySeparator()
+        let spaced = options.indentWidth > 0
         key.quoted.withUnsafeBufferPointer { quoted in
-            write(count: quoted.count) { p in
-                p.update(from: quoted.baseAddress!, count: quoted.count)
-                return quoted.count
+            let n = quoted.count
+            emit(separator, count: n + 2) { p in
+                copyBytes(p, quoted.baseAddress!, n)
+                p[n] = 0x3A
+                p[n + 1] = 0x20
+                return spaced ? n + 2 : n + 1
             }
         }
-        keySuffix()
+        state = .afterKey
     }
 
     // MARK: Scalars
 
     /// Writes `null`.
     package mutating func null() {
-        valuePrefix()
-        write(count: 4) { p in
+        emit(valueSeparator(), count: 4) { p in
             p[0] = 0x6E; p[1] = 0x75; p[2] = 0x6C; p[3] = 0x6C
             return 4
         }
@@ -207,8 +223,7 @@ package struct JSONWriter {
 
     /// Writes `true` or `false`.
     package mutating func bool(_ value: Bool) {
-        valuePrefix()
-        write(count: 5) { p in
+        emit(valueSeparator(), count: 5) { p in
             if value {
                 p[0] = 0x74; p[1] = 0x72; p[2] = 0x75; p[3] = 0x65
                 return 4
@@ -221,8 +236,7 @@ package struct JSONWriter {
 
     /// Writes an integer exactly.
     package mutating func int(_ value: Int64) {
-        valuePrefix()
-        write(count: 20) { p in
+        emit(valueSeparator(), count: 20) { p in
             var q = p
             if value < 0 {
                 q[0] = 0x2D
@@ -243,8 +257,7 @@ package struct JSONWriter {
 
     /// Writes an unsigned integer exactly.
     package mutating func uint(_ value: UInt64) {
-        valuePrefix()
-        write(count: 20) { p in
+        emit(valueSeparator(), count: 20) { p in
             let n = decimalDigitCount(value)
             writeDigits(value, count: n, endingAt: p + n)
             return n
@@ -259,9 +272,9 @@ package struct JSONWriter {
             string(Self.nonFiniteName(value.isNaN, value < 0))
             return
         }
-        valuePrefix()
+        let separator = valueSeparator()
         shortestTable.withUnsafeBufferPointer { table in
-            write(count: maxFormattedDecimalLength) { p in
+            emit(separator, count: maxFormattedDecimalLength) { p in
                 Self.formatFinite(value, table: table.baseAddress!, into: p)
             }
         }
@@ -275,9 +288,9 @@ package struct JSONWriter {
             string(Self.nonFiniteName(value.isNaN, value < 0))
             return
         }
-        valuePrefix()
+        let separator = valueSeparator()
         shortestTable.withUnsafeBufferPointer { table in
-            write(count: maxFormattedDecimalLength) { p in
+            emit(separator, count: maxFormattedDecimalLength) { p in
                 Self.formatFinite(value, table: table.baseAddress!, into: p)
             }
         }
@@ -286,8 +299,9 @@ package struct JSONWriter {
 
     /// Writes a string, escaped as described in the type's documentation.
     package mutating func string(_ value: String) {
-        valuePrefix()
-        writeQuoted(value)
+        var value = value
+        let separator = valueSeparator()
+        value.withUTF8 { writeQuoted($0, after: separator, colon: false) }
         valueDone()
     }
 
@@ -340,11 +354,11 @@ package struct JSONWriter {
 
     /// Writes a number token as its text.
     package mutating func number(_ number: JSONNumber) {
-        valuePrefix()
+        let separator = valueSeparator()
         var text = number.text
         text.withUTF8 { utf8 in
-            write(count: utf8.count) { p in
-                p.update(from: utf8.baseAddress!, count: utf8.count)
+            emit(separator, count: utf8.count) { p in
+                copyBytes(p, utf8.baseAddress!, utf8.count)
                 return utf8.count
             }
         }
@@ -408,13 +422,53 @@ package struct JSONWriter {
 
     // MARK: Internals
 
-    /// Calls `body` with room for at least `count` bytes at the end of the output; `body` returns
-    /// how many it wrote.
+    /// What goes before a key or value: a comma, a space, a line break and indentation.
+    private struct Separator {
+        var comma = false
+        var space = false
+        /// Spaces after a line break, or -1 for no line break.
+        var indent = -1
+
+        static let none = Separator()
+
+        /// The number of bytes ``write(to:)`` writes.
+        @inline(__always)
+        var length: Int {
+            (comma ? 1 : 0) + (space ? 1 : 0) + (indent >= 0 ? indent + 1 : 0)
+        }
+
+        @inline(__always)
+        func write(to p: UnsafeMutablePointer<UInt8>) -> Int {
+            var q = p
+            if comma {
+                q[0] = 0x2C
+                q += 1
+            }
+            if space {
+                q[0] = 0x20
+                q += 1
+            }
+            if indent >= 0 {
+                q[0] = 0x0A
+                (q + 1).update(repeating: 0x20, count: indent)
+                q += indent + 1
+            }
+            return q - p
+        }
+    }
+
+    /// Writes `separator`, then calls `body` with room for at least `count` bytes after it;
+    /// `body` returns how many it wrote. One reservation for both.
     @inline(__always)
-    private mutating func write(count: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
-        if length &+ count > storage.count { grow(count) }
+    private mutating func emit(_ separator: Separator, count: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        let needed = separator.length + count
+        if length &+ needed > storage.count { grow(needed) }
         let start = length
-        length += storage.withUnsafeMutableBufferPointer { body($0.baseAddress! + start) }
+        length += storage.withUnsafeMutableBufferPointer { buffer in
+            let p = buffer.baseAddress! + start
+            let n = separator.write(to: p)
+            return n + body(p + n)
+        }
     }
 
     @inline(never)
@@ -422,50 +476,31 @@ package struct JSONWriter {
         storage.append(contentsOf: repeatElement(0, count: max(storage.count, needed)))
     }
 
+    /// The separator between elements of the current container.
     @inline(__always)
-    private mutating func writeByte(_ byte: UInt8) {
-        write(count: 1) { p in
-            p[0] = byte
-            return 1
-        }
+    private var nextSeparator: Separator {
+        if options.indentWidth == 0 { return Separator(comma: true) }
+        if current.singleLine { return Separator(comma: true, space: true) }
+        return Separator(comma: true, indent: frames.count * options.indentWidth)
     }
 
-    /// A line break and the indentation of `level`.
-    private mutating func newline(level: Int) {
-        let spaces = level * options.indentWidth
-        write(count: spaces + 1) { p in
-            p[0] = 0x0A
-            (p + 1).update(repeating: 0x20, count: spaces)
-            return spaces + 1
-        }
+    /// The separator before the first member of the current container.
+    @inline(__always)
+    private var firstSeparator: Separator {
+        options.indentWidth > 0 && !current.singleLine
+            ? Separator(indent: frames.count * options.indentWidth) : .none
     }
 
-    /// Whether the innermost container is laid out on several lines.
+    /// Checks that a value may come now and returns what goes before it.
     @inline(__always)
-    private var isMultiLine: Bool {
-        options.indentWidth > 0 && frames.last?.singleLine == false
-    }
-
-    /// Separators before a value.
-    @inline(__always)
-    private mutating func valuePrefix() {
+    private func valueSeparator() -> Separator {
         switch state {
         case .afterKey, .top:
-            return
+            return .none
         case .arrayFirst:
-            if isMultiLine { newline(level: frames.count) }
+            return firstSeparator
         case .arrayNext:
-            if options.indentWidth == 0 {
-                writeByte(0x2C)
-            } else if frames[frames.count - 1].singleLine {
-                write(count: 2) { p in
-                    p[0] = 0x2C; p[1] = 0x20
-                    return 2
-                }
-            } else {
-                writeByte(0x2C)
-                newline(level: frames.count)
-            }
+            return nextSeparator
         case .done:
             preconditionFailure("JSONWriter: the top-level value is complete; call finishLine() to start another")
         case .objectFirst, .objectNext:
@@ -473,80 +508,62 @@ package struct JSONWriter {
         }
     }
 
-    /// The state after a complete value.
+    /// Checks that a key may come now and returns what goes before it.
     @inline(__always)
-    private mutating func valueDone() {
-        if let frame = frames.last {
-            state = frame.isObject ? .objectNext : .arrayNext
-        } else {
-            state = .done
-        }
-    }
-
-    @inline(__always)
-    private mutating func keyPrefix() {
+    private func keySeparator() -> Separator {
         switch state {
         case .objectFirst:
-            if isMultiLine { newline(level: frames.count) }
+            return firstSeparator
         case .objectNext:
-            writeByte(0x2C)
-            if options.indentWidth > 0 {
-                if frames[frames.count - 1].singleLine {
-                    writeByte(0x20)
-                } else {
-                    newline(level: frames.count)
-                }
-            }
+            return nextSeparator
         default:
             preconditionFailure("JSONWriter.key(_:): a key is only allowed inside an object, before a value")
         }
     }
 
+    /// The state after a complete value.
     @inline(__always)
-    private mutating func keySuffix() {
-        if options.indentWidth == 0 {
-            writeByte(0x3A)
-        } else {
-            write(count: 2) { p in
-                p[0] = 0x3A; p[1] = 0x20
-                return 2
-            }
-        }
-        state = .afterKey
+    private mutating func valueDone() {
+        state = frames.isEmpty ? .done : current.isObject ? .objectNext : .arrayNext
     }
 
     private mutating func openContainer(isObject: Bool, singleLine: Bool) {
-        valuePrefix()
-        let inherited = frames.last?.singleLine ?? false
-        let inArray = frames.last.map { !$0.isObject } ?? false
-        let single = singleLine || inherited || (options.singleLineArrayElements && inArray)
-        frames.append(Frame(isObject: isObject, singleLine: single))
-        writeByte(isObject ? 0x7B : 0x5B)
+        let separator = valueSeparator()
+        let inArray = !frames.isEmpty && !current.isObject
+        let single = singleLine || (!frames.isEmpty && current.singleLine)
+            || (options.singleLineArrayElements && inArray)
+        current = Frame(isObject: isObject, singleLine: single)
+        frames.append(current)
+        emit(separator, count: 1) { p in
+            p[0] = isObject ? 0x7B : 0x5B
+            return 1
+        }
         state = isObject ? .objectFirst : .arrayFirst
     }
 
     private mutating func closeContainer(_ byte: UInt8) {
         let wasEmpty = state == .objectFirst || state == .arrayFirst
-        let multiLine = isMultiLine
+        let multiLine = options.indentWidth > 0 && !current.singleLine
         frames.removeLast()
-        if multiLine && !wasEmpty { newline(level: frames.count) }
-        writeByte(byte)
+        current = frames.last ?? Frame(isObject: false, singleLine: true)
+        let separator = multiLine && !wasEmpty ? Separator(indent: frames.count * options.indentWidth) : .none
+        emit(separator, count: 1) { p in
+            p[0] = byte
+            return 1
+        }
         valueDone()
     }
 
-    /// Writes `"…"` with escapes.
-    private mutating func writeQuoted(_ string: String) {
-        var string = string
-        string.withUTF8 { utf8 in writeQuoted(utf8) }
-    }
-
+    /// Writes `separator`, then `"…"` with escapes, then a colon (and space, when indenting) if
+    /// `colon`.
     @inline(__always)
-    private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+    private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>, after separator: Separator, colon: Bool) {
         let n = utf8.count
+        let suffix = colon ? (options.indentWidth > 0 ? 2 : 1) : 0
         guard let source = utf8.baseAddress else {
-            write(count: 2) { p in
-                p[0] = 0x22; p[1] = 0x22
-                return 2
+            emit(separator, count: 4) { p in
+                p[0] = 0x22; p[1] = 0x22; p[2] = 0x3A; p[3] = 0x20
+                return 2 + suffix
             }
             return
         }
@@ -558,17 +575,19 @@ package struct JSONWriter {
             clean += 1
         }
         if clean == n {
-            write(count: n + 2) { p in
+            emit(separator, count: n + 4) { p in
                 p[0] = 0x22
-                (p + 1).update(from: source, count: n)
+                copyBytes(p + 1, source, n)
                 p[n + 1] = 0x22
-                return n + 2
+                p[n + 2] = 0x3A
+                p[n + 3] = 0x20
+                return n + 2 + suffix
             }
             return
         }
-        write(count: clean + 6 * (n - clean) + 2) { p in
+        emit(separator, count: clean + 6 * (n - clean) + 4) { p in
             p[0] = 0x22
-            (p + 1).update(from: source, count: clean)
+            copyBytes(p + 1, source, clean)
             var q = p + 1 + clean
             for i in clean..<n {
                 let b = source[i]
@@ -597,8 +616,34 @@ package struct JSONWriter {
                 q += 2
             }
             q[0] = 0x22
-            return q + 1 - p
+            q[1] = 0x3A
+            q[2] = 0x20
+            return q + 1 + suffix - p
         }
+    }
+}
+
+/// Copies `count` bytes; short copies (keys, names) avoid the call to `memmove`.
+@inline(__always)
+func copyBytes(_ destination: UnsafeMutablePointer<UInt8>, _ source: UnsafePointer<UInt8>, _ count: Int) {
+    let from = UnsafeRawPointer(source)
+    let to = UnsafeMutableRawPointer(destination)
+    switch count {
+    case 8...16:
+        // Two overlapping 8-byte moves.
+        let head = from.loadUnaligned(as: UInt64.self)
+        let tail = from.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        to.storeBytes(of: head, as: UInt64.self)
+        to.storeBytes(of: tail, toByteOffset: count - 8, as: UInt64.self)
+    case 4..<8:
+        let head = from.loadUnaligned(as: UInt32.self)
+        let tail = from.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+        to.storeBytes(of: head, as: UInt32.self)
+        to.storeBytes(of: tail, toByteOffset: count - 4, as: UInt32.self)
+    case 0..<4:
+        for i in 0..<count { destination[i] = source[i] }
+    default:
+        destination.update(from: source, count: count)
     }
 }
 
