@@ -354,3 +354,88 @@ import Testing
         }
     }
 }
+
+@Suite struct JSONKeySetTests {
+    static let keys = JSONKeySet(["id", "name", "ключ", "id", "", "a\"b"])
+
+    /// The indices `nextKey(in:)` gives for each member of the object `text`.
+    func indices(_ text: String) throws(LiveObjectsError) -> [Int] {
+        try read(text) { (reader) throws(LiveObjectsError) -> [Int] in
+            var found: [Int] = []
+            try reader.beginObject()
+            while let index = try reader.nextKey(in: Self.keys) {
+                found.append(index)
+                try reader.skipValue()
+            }
+            return found
+        }
+    }
+
+    @Test func matchesKeysByTheirBytes() throws {
+        #expect(try indices(#"{"id": 1, "name": 2, "ключ": 3, "": 4, "a\"b": 5}"#) == [0, 1, 2, 4, 5])
+        // Any order, repeated, unknown, and keys that are prefixes or extensions of known ones.
+        #expect(try indices(#"{"name": 1, "id": 2, "name": 3, "i": 4, "ids": 5, "Name": 6, "other": 7}"#)
+            == [1, 0, 1, -1, -1, -1, -1])
+        // Escaped forms match the same keys; a duplicate in the set matches its first index.
+        #expect(try indices(#"{"\u0069d": 1, "n\u0061me": 2, "\u043A\u043B\u044E\u0447": 3, "a\u0022b": 4}"#) == [0, 1, 2, 5])
+        // Canonically equivalent but different code points do not match (JSON compares code points).
+        let decomposed = JSONKeySet(["e\u{301}"])
+        let matched = try JSONReader.withReader(Array(#"{"é": 1, "e\u0301": 2}"#.utf8)) { (reader) throws(LiveObjectsError) -> [Int] in
+            var found: [Int] = []
+            try reader.beginObject()
+            while let index = try reader.nextKey(in: decomposed) {
+                found.append(index)
+                try reader.skipValue()
+            }
+            return found
+        }
+        #expect(matched == [-1, 0])
+        #expect(Self.keys.count == 6 && Self.keys.keys[2] == "ключ")
+    }
+
+    @Test func keyErrorsAreReportedLikeOtherStrings() {
+        expectFailure(at: 4, "control character") { () throws(LiveObjectsError) in
+            _ = try indices("{\"id\n\": 1}")
+        }
+        expectFailure(at: 3, "invalid UTF-8") { () throws(LiveObjectsError) in
+            try JSONReader.withReader([0x7B, 0x22, 0x61, 0xFF, 0x22, 0x3A, 0x31, 0x7D]) { (reader) throws(LiveObjectsError) in
+                try reader.beginObject()
+                _ = try reader.nextKey(in: Self.keys)
+            }
+        }
+        expectFailure(at: 5, "to close the string") { () throws(LiveObjectsError) in
+            _ = try indices(#"{"nam"#)
+        }
+        expectFailure(at: 6, "expected ':' after an object key") { () throws(LiveObjectsError) in
+            _ = try indices(#"{"id" 1}"#)
+        }
+        expectFailure(at: 2, "unpaired surrogate") { () throws(LiveObjectsError) in
+            _ = try indices(#"{"\uD800": 1}"#)
+        }
+    }
+
+    @Test func integerFastPathAgreesWithTheFullScanner() throws {
+        let good = ["0", "-0", "7", "-7", "123456789012345678", "-123456789012345678", "1234567890123456789",
+                    "9223372036854775807", "-9223372036854775808", "[5]", "[-5,6]"]
+        for text in good {
+            let values = try read(text) { (reader) throws(LiveObjectsError) -> [Int64] in
+                if try reader.peekKind() == .array {
+                    var values: [Int64] = []
+                    try reader.readArray { (reader) throws(LiveObjectsError) in values.append(try reader.readInt64()) }
+                    return values
+                }
+                return [try reader.readInt64()]
+            }
+            #expect(values == (try parse(text).arrayValue ?? [try parse(text)]).map { $0.int64Value! }, "\(text)")
+        }
+        for (text, offset, fragment) in [
+            ("00", 1, "no leading zeros"), ("-00", 2, "no leading zeros"), ("012", 1, "no leading zeros"),
+            ("1.0", 0, "found the number 1.0"), ("1e2", 0, "found the number 1e2"), ("-", 1, "a digit after '-'"),
+            ("-a", 1, "a digit after '-'"), ("12E1", 0, "found the number"), ("x", 0, "expected an integer, found 'x'"),
+        ] {
+            expectFailure(at: offset, fragment) { () throws(LiveObjectsError) in
+                _ = try read(text) { (reader) throws(LiveObjectsError) in try reader.readInt64() }
+            }
+        }
+    }
+}

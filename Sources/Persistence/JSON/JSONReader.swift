@@ -52,8 +52,9 @@ package struct JSONReader {
         /// The hard ceiling of ``maxDepth``.
         package static let depthCeiling = 512
 
-        /// The deepest nesting of objects and arrays accepted: 512 unless lowered. A document
-        /// may hold `maxDepth` nested containers; one more fails with `.limitExceeded`.
+        /// The deepest nesting of objects and arrays accepted, in `1...depthCeiling`: 512 unless
+        /// lowered. A document may hold `maxDepth` nested containers; one more fails with
+        /// `.limitExceeded`.
         package var maxDepth: Int
         /// Whether ``JSONReader/readDouble()`` and ``JSONReader/readFloat()`` accept the strings
         /// `"NaN"`, `"Infinity"` and `"-Infinity"` that ``JSONWriter`` writes for non-finite
@@ -66,7 +67,6 @@ package struct JSONReader {
         ///
         /// - Parameter maxDepth: At most ``depthCeiling``.
         package init(maxDepth: Int = Options.depthCeiling, acceptsNonFiniteStrings: Bool = true, fileName: String? = nil) {
-            precondition(maxDepth >= 1 && maxDepth <= Options.depthCeiling, "JSONReader: maxDepth must be in 1...512")
             self.maxDepth = maxDepth
             self.acceptsNonFiniteStrings = acceptsNonFiniteStrings
             self.fileName = fileName
@@ -119,6 +119,9 @@ package struct JSONReader {
             base = UnsafePointer(bitPattern: 1)!
         }
         end = bytes.count
+        precondition(
+            options.maxDepth >= 1 && options.maxDepth <= Options.depthCeiling,
+            "JSONReader: maxDepth must be in 1...\(Options.depthCeiling)")
         self.options = options
         objectBits = [UInt64](repeating: 0, count: (options.maxDepth + 63) / 64)
         parseTable = DecimalTables.parseTable

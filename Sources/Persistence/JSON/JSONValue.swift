@@ -133,6 +133,7 @@ package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: Equality
 
+    /// Structural equality; numbers compare by text, object members in order.
     package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
@@ -146,6 +147,7 @@ package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Hashes the structure, consistently with ``==(_:_:)``.
     package func hash(into hasher: inout Hasher) {
         switch self {
         case .null:
@@ -248,6 +250,7 @@ package struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
         text = JSONWriter.format(value)
     }
 
+    /// The number's text.
     package var description: String { text }
 
     /// Whether the text has neither a fraction nor an exponent.

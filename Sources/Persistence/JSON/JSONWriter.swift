@@ -35,7 +35,8 @@
 package struct JSONWriter {
     /// How the output is laid out.
     package struct Options: Sendable, Hashable {
-        /// Spaces per nesting level. 0 writes compact JSON with no whitespace at all.
+        /// Spaces per nesting level, not negative. 0 writes compact JSON with no whitespace at
+        /// all.
         package var indentWidth: Int
         /// When indenting, whether an object or array that is an element of an array is written
         /// on a single line (`{"id": 1, "name": "Rex"}`). Large arrays of records then take one
@@ -44,7 +45,6 @@ package struct JSONWriter {
 
         /// Creates options.
         package init(indentWidth: Int = 0, singleLineArrayElements: Bool = false) {
-            precondition(indentWidth >= 0, "indentWidth must not be negative")
             self.indentWidth = indentWidth
             self.singleLineArrayElements = singleLineArrayElements
         }
@@ -95,6 +95,7 @@ package struct JSONWriter {
     ///   - options: The layout; compact by default.
     ///   - capacity: Bytes to reserve up front, if the output size can be estimated.
     package init(options: Options = .compact, capacity: Int = 0) {
+        precondition(options.indentWidth >= 0, "JSONWriter: indentWidth must not be negative")
         self.options = options
         storage = [UInt8](repeating: 0, count: max(capacity, 64))
         length = 0
@@ -118,8 +119,9 @@ package struct JSONWriter {
     /// the bytes, write them to a file, continue).
     package mutating func takeBytes() -> [UInt8] {
         var result = storage
+        // Replace the storage first, so that `result` is unique and is truncated in place.
+        storage = [UInt8](repeating: 0, count: max(64, min(result.count, 1 << 16)))
         result.removeSubrange(length...)
-        storage = [UInt8](repeating: 0, count: max(64, min(storage.count, 1 << 16)))
         length = 0
         return result
     }
@@ -673,5 +675,6 @@ package struct JSONKey: Sendable, Hashable, ExpressibleByStringLiteral, CustomSt
         self.init(value)
     }
 
+    /// The key.
     package var description: String { name }
 }
