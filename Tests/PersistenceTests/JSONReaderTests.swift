@@ -269,6 +269,23 @@ import Testing
         expectRejected(#""\uDFFF\uD800""#, at: 1, "a low surrogate without a high one")
     }
 
+    /// The 8-bytes-at-a-time string scan must notice special bytes at every position.
+    @Test func findsSpecialBytesAtEveryPositionOfAString() throws {
+        let filler = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+        for position in 0..<20 {
+            let before = Array(filler.prefix(position))
+            let after = Array(filler.prefix(20 - position))
+            let quote: [UInt8] = [0x22]
+            #expect(try parse(quote + before + Array(#"\""#.utf8) + after + quote)
+                == .string(String(decoding: before + [0x22] + after, as: UTF8.self)))
+            #expect(try parse(quote + before + Array("é".utf8) + after + quote)
+                == .string(String(decoding: before + Array("é".utf8) + after, as: UTF8.self)))
+            expectRejected(bytes: quote + before + [0x01] + after + quote, at: position + 1, "control character 0x01")
+            expectRejected(bytes: quote + before + [0xFF] + after + quote, at: position + 1, "invalid UTF-8")
+            expectRejected(bytes: quote + before + quote + after + quote, at: position + 2, "the end of the input")
+        }
+    }
+
     @Test func rejectsInvalidUTF8() {
         let cases: [([UInt8], Int)] = [
             ([0x22, 0xC3, 0x28, 0x22], 1),  // bad continuation
