@@ -75,7 +75,18 @@ package struct JSONReader {
 
     /// The kind of a value, from its first byte.
     package enum Kind: Sendable, Hashable {
-        case null, bool, number, string, array, object
+        /// `null`.
+        case null
+        /// `true` or `false`.
+        case bool
+        /// A number.
+        case number
+        /// A string.
+        case string
+        /// An array.
+        case array
+        /// An object.
+        case object
     }
 
     private enum State: UInt8 {

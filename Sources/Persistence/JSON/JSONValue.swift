@@ -8,11 +8,17 @@ import LiveObjects
 ///
 /// For loading many records, ``JSONReader``'s cursor methods avoid building the tree.
 package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number, as its text.
     case number(JSONNumber)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object: its members in document order.
     case object([(key: String, value: JSONValue)])
 
     /// An integer number.
