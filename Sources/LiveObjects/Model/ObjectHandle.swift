@@ -1,8 +1,12 @@
 /// Where a managed object lives: its store, table, slot and generation.
 @usableFromInline
 package struct ObjectHandle {
-    package let store: Store
-    package let table: Table
+    // Unowned: handles exist only inside their realm's isolation, where the realm (and so its
+    // store and tables) is alive; frozen handles live inside their frozen store's lock. Strong
+    // references would cost two reference-count operations per copy, and a handle is copied
+    // on every property access.
+    package unowned(unsafe) let store: Store
+    package unowned(unsafe) let table: Table
     package let row: Int32
     package let generation: UInt32
 
@@ -64,6 +68,14 @@ public struct _AccessContext {
 
     /// The stored value of the property.
     package var storedValue: PropertyValue { handle.table.value(handle.row, property) }
+
+    /// The stored value of a non-optional scalar property read straight from its column, or
+    /// nil when the column is not of that kind.
+    @inline(__always)
+    func scalar<T: ColumnElement>(_ type: T.Type, _ kind: ScalarKind) -> T? {
+        guard let column = handle.table.columns[property], column.scalarKind == kind else { return nil }
+        return unsafeDowncast(column, to: ScalarColumn<T>.self).values[Int(handle.row)]
+    }
 
     /// The table that a link property points to.
     package var targetTable: Table? {

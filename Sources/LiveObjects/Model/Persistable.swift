@@ -51,6 +51,9 @@ extension _PrimitivePersistable {
 }
 
 extension Bool: _PrimitivePersistable {
+    public static func _get(_ context: _AccessContext) -> Bool {
+        context.scalar(Bool.self, .bool) ?? _decode(context.storedValue, context)
+    }
     public static var _type: PropertyType { .bool }
     public static var _defaultValue: Bool { false }
     public init?(_propertyValue value: PropertyValue) {
@@ -65,6 +68,10 @@ public protocol _IntegerPersistable: _PrimitivePersistable, FixedWidthInteger {}
 
 extension _IntegerPersistable {
     public static var _defaultValue: Self { 0 }
+    public static func _get(_ context: _AccessContext) -> Self {
+        if let value = context.scalar(Int64.self, .int) { return Self(truncatingIfNeeded: value) }
+        return _decode(context.storedValue, context)
+    }
     public init?(_propertyValue value: PropertyValue) {
         guard case .int(let v) = value, let i = Self(exactly: v) else { return nil }
         self = i
@@ -79,6 +86,9 @@ extension Int32: _IntegerPersistable { public static var _type: PropertyType { .
 extension Int64: _IntegerPersistable { public static var _type: PropertyType { .int64 } }
 
 extension Float: _PrimitivePersistable {
+    public static func _get(_ context: _AccessContext) -> Float {
+        context.scalar(Float.self, .float) ?? _decode(context.storedValue, context)
+    }
     public static var _type: PropertyType { .float }
     public static var _defaultValue: Float { 0 }
     public init?(_propertyValue value: PropertyValue) {
@@ -89,6 +99,9 @@ extension Float: _PrimitivePersistable {
 }
 
 extension Double: _PrimitivePersistable {
+    public static func _get(_ context: _AccessContext) -> Double {
+        context.scalar(Double.self, .double) ?? _decode(context.storedValue, context)
+    }
     public static var _type: PropertyType { .double }
     public static var _defaultValue: Double { 0 }
     public init?(_propertyValue value: PropertyValue) {
@@ -99,6 +112,9 @@ extension Double: _PrimitivePersistable {
 }
 
 extension String: _PrimitivePersistable {
+    public static func _get(_ context: _AccessContext) -> String {
+        context.scalar(String.self, .string) ?? _decode(context.storedValue, context)
+    }
     public static var _type: PropertyType { .string }
     public static var _defaultValue: String { "" }
     public init?(_propertyValue value: PropertyValue) {
@@ -109,6 +125,9 @@ extension String: _PrimitivePersistable {
 }
 
 extension Date: _PrimitivePersistable {
+    public static func _get(_ context: _AccessContext) -> Date {
+        context.scalar(Date.self, .date) ?? _decode(context.storedValue, context)
+    }
     public static var _type: PropertyType { .date }
     public static var _defaultValue: Date { .zero }
     public init?(_propertyValue value: PropertyValue) {
@@ -119,6 +138,9 @@ extension Date: _PrimitivePersistable {
 }
 
 extension Data: _PrimitivePersistable {
+    public static func _get(_ context: _AccessContext) -> Data {
+        context.scalar(Data.self, .data) ?? _decode(context.storedValue, context)
+    }
     public static var _type: PropertyType { .data }
     public static var _defaultValue: Data { Data() }
     public init?(_propertyValue value: PropertyValue) {
@@ -129,6 +151,9 @@ extension Data: _PrimitivePersistable {
 }
 
 extension UUID: _PrimitivePersistable {
+    public static func _get(_ context: _AccessContext) -> UUID {
+        context.scalar(UUID.self, .uuid) ?? _decode(context.storedValue, context)
+    }
     public static var _type: PropertyType { .uuid }
     public static var _defaultValue: UUID { .zero }
     public init?(_propertyValue value: PropertyValue) {

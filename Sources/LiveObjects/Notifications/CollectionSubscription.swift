@@ -10,7 +10,8 @@ final class CollectionSubscription<Element: Object>: Subscription {
         case list(owner: Table, row: Int32, generation: UInt32, property: Int)
     }
 
-    let store: Store
+    // Unowned: the store keeps its subscriptions; a strong reference back would leak both.
+    unowned(unsafe) let store: Store
     let table: Table
     let source: Source
     let continuation: AsyncStream<CollectionChange<Element>>.Continuation

@@ -91,7 +91,7 @@ final class CommitContext {
         guard let backlinks = table.outgoing[p], !store.tables.isEmpty else { return }
         let targetTable = (table.columns[p] as? LinkColumn)?.target ?? (table.columns[p] as? LinkListColumn)?.target
         guard let target = targetTable else { return }
-        let inverse = target.linkingObjectsSources.filter { $0.value === backlinks }.map(\.key)
+        let inverse = target.linkingObjectsSources.indices.filter { target.linkingObjectsSources[$0] === backlinks }
         guard !inverse.isEmpty else { return }
         var rows = Store.linkRows(old)
         if table.isLive(row) { rows += Store.linkRows(table.columns[p]!.value(at: Int(row))) }

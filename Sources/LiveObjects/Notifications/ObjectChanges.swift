@@ -42,7 +42,8 @@ public struct RealmChanges: AsyncSequence, Sendable {
 }
 
 final class ObjectSubscription<Element: Object>: Subscription {
-    let store: Store
+    // Unowned: the store keeps its subscriptions; a strong reference back would leak both.
+    unowned(unsafe) let store: Store
     let table: Table
     let row: Int32
     let generation: UInt32

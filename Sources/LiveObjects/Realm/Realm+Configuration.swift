@@ -1,9 +1,20 @@
 extension Realm {
     /// Where a realm keeps its data.
-    public enum Storage: Sendable, Hashable {
+    ///
+    /// ``inMemory`` is built in; the `Persistence` module adds file storage
+    /// (`.file(...)`, JSON snapshots and a journal).
+    public struct Storage: Sendable {
+        /// The engine that loads and saves the store; nil for memory only.
+        package let backend: (any StorageBackend)?
+
+        /// Storage backed by an engine from another module.
+        package init(backend: (any StorageBackend)?) {
+            self.backend = backend
+        }
+
         /// In memory only: the data lives while the realm is open. Opening the same identifier
         /// again while it is open gives the same data.
-        case inMemory
+        public static var inMemory: Storage { Storage(backend: nil) }
     }
 
     /// Everything needed to open a realm.

@@ -32,6 +32,12 @@ public actor Realm {
             let info = try ModelInfo.info(for: type)
             store.register(type, info: info)
         }
+        try configuration.storage.backend?.open(store, configuration: configuration)
+    }
+
+    isolated deinit {
+        configuration.storage.backend?.close(store)
+        for subscription in store.subscriptions { subscription.finish() }
     }
 
     /// Opens a realm, or returns the open realm with the same identifier.
@@ -146,6 +152,17 @@ public actor Realm {
     package func addCommitObserver(_ observer: @escaping (ChangeSet, Store) -> Void) {
         store.commitObservers.append(observer)
     }
+}
+
+/// An engine that keeps a store somewhere (a file): implemented by the `Persistence` module.
+package protocol StorageBackend: Sendable {
+    /// Fills the new, empty store from storage (creating it if needed, migrating if the schema
+    /// version went up) and starts recording commits. Called once, before the realm is shared.
+    ///
+    /// - Throws: the error that makes `Realm.open` fail; storage must then be left untouched.
+    func open(_ store: Store, configuration: Realm.Configuration) throws(LiveObjectsError)
+    /// Called when the realm goes away: a last save or journal flush.
+    func close(_ store: Store)
 }
 
 /// A weak reference to an open realm, for the registry of open identifiers.

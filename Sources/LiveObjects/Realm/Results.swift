@@ -31,13 +31,10 @@ public struct Results<Element: Object>: RandomAccessCollection {
     var rows: [Int32] {
         guard let table else { return [] }
         if query.isEmpty { return table.liveRows }
-        if let rows = cache.rows, cache.mutationCount == store.mutationCount, cache.store === store {
-            return rows
-        }
-        let rows = query.evaluate(table: table, store: store)
+        if let rows = cache.rows, cache.mutationCount == store.mutationCount { return rows }
+        let rows = query.evaluate(table: table, store: store, cache: cache)
         cache.rows = rows
         cache.mutationCount = store.mutationCount
-        cache.store = store
         return rows
     }
 
@@ -157,21 +154,29 @@ struct QuerySpec {
 
     /// Evaluates the query. Binding was checked when the parts were added, so errors here can
     /// only come from a changed schema; they give no rows.
-    func evaluate(table: Table, store: Store) -> [Int32] {
+    func evaluate(table: Table, store: Store, cache: ResultsCache? = nil) -> [Int32] {
         var rows: [Int32]?
         // Chained filters combine into one AND, so the planner sees them together.
         if !predicates.isEmpty {
-            let combined: PredicateSyntax =
-                predicates.count == 1 ? predicates[0].syntax : .and(predicates.map(\.syntax))
-            let text = predicates.count == 1 ? predicates[0].text : nil
-            guard let bound = try? QueryCompiler.bind(combined, to: table, store: store, text: text) else {
-                return []
+            var bound = cache?.bound
+            if bound == nil {
+                let combined: PredicateSyntax =
+                    predicates.count == 1 ? predicates[0].syntax : .and(predicates.map(\.syntax))
+                let text = predicates.count == 1 ? predicates[0].text : nil
+                bound = try? QueryCompiler.bind(combined, to: table, store: store, text: text)
+                cache?.bound = bound
             }
+            guard let bound else { return [] }
             rows = bound.filter(nil, table: table)
         }
         var result = rows ?? table.liveRows
-        if !sorts.isEmpty, let sorter = try? RowSorter.bind(sorts, table: table, store: store) {
-            result = sorter.sort(result)
+        if !sorts.isEmpty {
+            var sorter = cache?.sorter
+            if sorter == nil {
+                sorter = try? RowSorter.bind(sorts, table: table, store: store)
+                cache?.sorter = sorter
+            }
+            if let sorter { result = sorter.sort(result) }
         }
         if !distinct.isEmpty {
             let paths = distinct.compactMap {
@@ -186,11 +191,12 @@ struct QuerySpec {
     }
 }
 
-/// The last evaluation of a `Results`.
+/// The last evaluation of a `Results`, and its bound predicate and sorter.
 final class ResultsCache {
     var rows: [Int32]?
     var mutationCount: UInt64 = 0
-    weak var store: Store?
+    var bound: BoundQuery?
+    var sorter: RowSorter?
 }
 
 extension PropertyValue {

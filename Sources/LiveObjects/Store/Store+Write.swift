@@ -179,6 +179,13 @@ extension Store {
                     switch input {
                     case .value(.null): continue
                     case .array(let items) where items.isEmpty: continue
+                    case .object(let target) where !table.schema.properties[p].isList:
+                        // A link to an object already in this realm goes into the row directly.
+                        if let key = managedKey(target, property: p, of: table) {
+                            values[p] = .object(key)
+                        } else {
+                            links.append((p, input))
+                        }
                     default: links.append((p, input))
                     }
                 case .value:
@@ -193,6 +200,9 @@ extension Store {
             // An existing object: the general path applies the update policy.
             var given = [Input?](repeating: nil, count: values.count)
             for p in table.valueProperties { given[p] = .value(values[p]) }
+            for p in values.indices where table.storage[p] == .link && values[p].objectKey != nil {
+                given[p] = .value(values[p])
+            }
             for (p, input) in links { given[p] = input }
             return try createRow(table, given: given, context: context, object: object)
         }
@@ -204,6 +214,16 @@ extension Store {
         object._handle = ObjectHandle(
             store: self, table: table, row: row, generation: table.generation(row))
         return row
+    }
+
+    /// The key of a managed, live, non-embedded object of this store that a link property of
+    /// `table` may point to.
+    private func managedKey(_ object: Object, property p: Int, of table: Table) -> ObjectKey? {
+        guard let handle = object._handle, handle.store === self, handle.isValid,
+            !handle.table.schema.isEmbedded,
+            handle.table.name == table.schema.properties[p].objectType
+        else { return nil }
+        return handle.key
     }
 
     private func createRow(

@@ -118,8 +118,10 @@ package final class Table {
     package let index: Int
     /// The object type stored here.
     package let schema: ObjectSchema
-    /// The store that owns the table.
-    package internal(set) weak var store: Store?
+    /// The store that owns the table. Unowned: the store owns its tables and outlives them;
+    /// a weak reference would move the store's reference count out of line and slow every
+    /// retain of it.
+    package internal(set) unowned(unsafe) var store: Store?
     /// One column per property, in schema order; nil for `LinkingObjects`.
     @exclusivity(unchecked) package internal(set) var columns: [Column?] = []
     /// Per slot: the generation shifted left by one, with the low bit set while the slot holds
@@ -141,7 +143,7 @@ package final class Table {
     /// For each link property of this table, the backlink column in the target table.
     @exclusivity(unchecked) package internal(set) var outgoing: [Int: BacklinkColumn] = [:]
     /// For each `LinkingObjects` property, the backlink column it reads.
-    @exclusivity(unchecked) package internal(set) var linkingObjectsSources: [Int: BacklinkColumn] = [:]
+    @exclusivity(unchecked) package internal(set) var linkingObjectsSources: [BacklinkColumn?] = []
     /// The Swift model class, when the realm was opened with model types.
     @exclusivity(unchecked) package internal(set) var objectType: Object.Type?
     /// Where the model class keeps its fields.
@@ -160,6 +162,8 @@ package final class Table {
     @exclusivity(unchecked) private var storageKeyPaths: [(id: ObjectIdentifier, property: Int)] = []
     /// Property names read by Swift key paths of the model class, traced once.
     @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: [String]] = [:]
+    /// Sorted indexes of indexed properties, for ranges; rebuilt when stale.
+    @exclusivity(unchecked) var sortedIndexes: [Int: SortedIndex] = [:]
     /// Whether the hash indexes must be rebuilt before use.
     @exclusivity(unchecked) private var indexesAreStale = false
     /// The generation given to appended slots: above that of every appended slot whose
@@ -179,6 +183,7 @@ package final class Table {
         var names: [String: Int] = [:]
         for (i, p) in schema.properties.enumerated() { names[p.name] = i }
         self.propertyIndex = names
+        self.linkingObjectsSources = Array(repeating: nil, count: schema.properties.count)
         self.storage = schema.properties.map {
             $0.type == .linkingObjects ? .computed : $0.type == .object ? .link : .value
         }

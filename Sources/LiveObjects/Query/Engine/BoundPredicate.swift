@@ -12,6 +12,8 @@ indirect enum BoundPredicate {
     case scan(ColumnScan, fallback: BoundComparison)
     /// Equality or `IN` on an indexed property, evaluated with the index.
     case index(IndexLookup)
+    /// A range on an indexed property, evaluated with the sorted index.
+    case range(RangeLookup)
 }
 
 /// One side of a bound comparison.
@@ -63,6 +65,8 @@ extension BoundPredicate {
         case .index(let lookup):
             let value = lookup.table.columns[lookup.property]!.value(at: Int(row))
             return lookup.keys.contains(value)
+        case .range(let lookup):
+            return lookup.matches(lookup.table.columns[lookup.property]!.value(at: Int(row)))
         }
     }
 }

@@ -106,6 +106,21 @@ struct QueryCompiler {
                 return .index(IndexLookup(table: root, property: p, keys: checked))
             }
         }
+        // Ranges on an indexed property: a sorted index, built on first use and kept until the
+        // column changes.
+        if c.options.isEmpty, property.isIndexed, constant.tag != .null, constant.tag != .list,
+            [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual].contains(c.op)
+        {
+            return .range(RangeLookup(table: root, property: p, op: c.op, bound: constant))
+        }
+        if c.options.isEmpty, property.isIndexed, c.op == .between, case .list(let bounds) = constant,
+            bounds.count == 2
+        {
+            return .and([
+                .range(RangeLookup(table: root, property: p, op: .greaterThanOrEqual, bound: bounds[0])),
+                .range(RangeLookup(table: root, property: p, op: .lessThanOrEqual, bound: bounds[1])),
+            ])
+        }
         let test: ColumnScan.Test
         switch constant {
         case .null where c.op == .equal || c.op == .notEqual:
@@ -363,6 +378,80 @@ struct IndexLookup {
     }
 }
 
+/// Rows whose indexed property lies on one side of a bound, from the table's sorted index.
+struct RangeLookup {
+    let table: Table
+    let property: Int
+    let op: ComparisonOperator
+    let bound: PropertyValue
+
+    func matches(_ value: PropertyValue) -> Bool {
+        guard !value.isNull, let c = compareValues(value, bound) else { return false }
+        return ColumnScan.apply(op, c, 0)
+    }
+
+    func filter(_ candidates: [Int32]?) -> [Int32] {
+        let index = table.sortedIndex(property)
+        // First position whose value is >= bound (or > bound).
+        func partition(_ strict: Bool) -> Int {
+            var low = 0
+            var high = index.values.count
+            while low < high {
+                let mid = (low + high) / 2
+                let c = compareValues(index.values[mid], bound) ?? -1
+                if c < 0 || (strict && c == 0) { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        let range: Range<Int>
+        switch op {
+        case .lessThan: range = index.firstNonNull..<partition(false)
+        case .lessThanOrEqual: range = index.firstNonNull..<partition(true)
+        case .greaterThan: range = partition(true)..<index.values.count
+        default: range = partition(false)..<index.values.count
+        }
+        var rows = Array(index.rows[Swift.max(range.lowerBound, index.firstNonNull)..<Swift.max(range.upperBound, index.firstNonNull)])
+        rows.sort()
+        guard let candidates else { return rows }
+        let set = Set(rows)
+        return candidates.filter { set.contains($0) }
+    }
+}
+
+/// A column's values in ascending order with their rows (nils first), for range lookups.
+final class SortedIndex {
+    let version: UInt64
+    let values: [PropertyValue]
+    let rows: [Int32]
+    /// The position of the first non-nil value.
+    let firstNonNull: Int
+
+    init(table: Table, property: Int, version: UInt64) {
+        let column = table.columns[property]!
+        self.version = version
+        var pairs = table.liveRows.map { (column.value(at: Int($0)), $0) }
+        pairs.sort { a, b in
+            if a.0.isNull != b.0.isNull { return a.0.isNull }
+            let c = compareValues(a.0, b.0) ?? 0
+            return c != 0 ? c < 0 : a.1 < b.1
+        }
+        values = pairs.map(\.0)
+        rows = pairs.map(\.1)
+        firstNonNull = values.firstIndex { !$0.isNull } ?? values.count
+    }
+}
+
+extension Table {
+    /// The sorted index of an indexed property, rebuilt when the column has changed.
+    func sortedIndex(_ property: Int) -> SortedIndex {
+        let version = columns[property]!.version &+ structureVersion
+        if let index = sortedIndexes[property], index.version == version { return index }
+        let index = SortedIndex(table: self, property: property, version: version)
+        sortedIndexes[property] = index
+        return index
+    }
+}
+
 /// A bound predicate and how many subquery variables its evaluation needs.
 struct BoundQuery {
     let predicate: BoundPredicate
@@ -381,6 +470,8 @@ struct BoundQuery {
         case .scan(let scan, _):
             return scan.filter(candidates)
         case .index(let lookup):
+            return lookup.filter(candidates)
+        case .range(let lookup):
             return lookup.filter(candidates)
         case .and(let operands):
             // Index lookups first, then column scans, then the rest row by row.
@@ -417,6 +508,7 @@ extension BoundPredicate {
         switch self {
         case .constant: 0
         case .index: 1
+        case .range: 2
         case .scan: 2
         case .and(let ops), .or(let ops): 3 + ops.map(\.cost).reduce(0, +)
         case .not(let op): 3 + op.cost
