@@ -14,6 +14,9 @@ let package = Package(
         .target(name: "Persistence", dependencies: ["LiveObjects"]),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "Persistence", "LiveObjectsTestSupport"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
+        // Started (and killed) by the crash test of the PersistenceTests.
+        .executableTarget(
+            name: "persistence-crash-child", dependencies: ["LiveObjects", "Persistence", "LiveObjectsTestSupport"]),
         .target(name: "LiveObjectsTestSupport", dependencies: ["LiveObjects"]),
         .testTarget(
             name: "LiveObjectsTests",
@@ -21,7 +24,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PersistenceTests",
-            dependencies: ["Persistence", "LiveObjects"]
+            dependencies: ["Persistence", "LiveObjects", "LiveObjectsTestSupport", "persistence-crash-child"]
         ),
     ],
     swiftLanguageModes: [.v6]

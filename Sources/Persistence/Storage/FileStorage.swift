@@ -141,7 +141,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
 
     private var session: Session?
 
-    private static let openPaths = Mutex<Set<String>>([])
+    static let openPaths = Mutex<Set<String>>([])
 
     init(url: URL, options: Options) {
         self.url = url
@@ -194,6 +194,8 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             session = try load(store, configuration: configuration)
         } catch {
             _ = Self.openPaths.withLock { $0.remove(path) }
+            var error = error
+            if error.file == nil { error.file = path }
             throw error
         }
         store.commitObservers.append { [self] changes, store in self.committed(changes, store) }
