@@ -107,13 +107,14 @@ struct JournalEntry {
                 }
             }
             for change in changes {
+                let inserted = Set(change.inserts.map(\.key))
                 for record in change.inserts + change.updates {
                     guard let row = change.table.row(for: record.key) else {
                         throw LiveObjectsError(
                             .corruptFile, "the journal changes \(record.key), which does not exist",
                             objectType: change.table.name)
                     }
-                    let isInsert = change.inserts.contains { $0.key == record.key }
+                    let isInsert = inserted.contains(record.key)
                     for (p, field) in record.fields {
                         switch field {
                         case .plain(let v): if !isInsert { try store.replaySetValue(v, change.table, row, p) }
