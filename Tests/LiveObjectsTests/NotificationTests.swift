@@ -72,7 +72,7 @@ import Testing
         let realm = try await openQueryRealm()
         let changes = try await realm.read { r in r.object(ofType: Dog.self, forPrimaryKey: 1)!.changes() }
         var iterator = changes.makeAsyncIterator()
-        guard case .initial(let frozen)? = try await iterator.next() else {
+        guard case .initial(let frozen)? = await iterator.next() else {
             Issue.record("expected the initial state")
             return
         }
@@ -82,7 +82,7 @@ import Testing
             rex.name = "Max"
             rex.age = 4
         }
-        guard case .changed(let after, let properties)? = try await iterator.next() else {
+        guard case .changed(let after, let properties)? = await iterator.next() else {
             Issue.record("expected a change")
             return
         }
@@ -91,11 +91,11 @@ import Testing
         #expect(properties[1].oldValue == 3 && properties[1].newValue == 4)
         #expect(after.name == "Max" && frozen.name == "Rex")
         try await realm.write { r in try r.delete(r.object(ofType: Dog.self, forPrimaryKey: 1)!) }
-        guard case .deleted? = try await iterator.next() else {
+        guard case .deleted? = await iterator.next() else {
             Issue.record("expected deleted")
             return
         }
-        #expect(try await iterator.next() == nil)
+        #expect(await iterator.next() == nil)
         #expect(frozen.name == "Rex")  // frozen values stay valid
     }
 

@@ -179,3 +179,23 @@ func openQueryRealm() async throws -> Realm {
         #expect(try await ids(realm, "name == 'Max'") == [1])
     }
 }
+
+@Suite struct QueryRegressionTests {
+    /// `!=` with `[c]`/`[d]` holds for nil, as `!=` without options does, both when the
+    /// column is scanned and when the value is reached through a link (row by row).
+    @Test func notEqualWithOptionsHoldsForNil() async throws {
+        let realm = try await openQueryRealm()
+        let ids = { (predicate: String) async throws -> [Int] in
+            try await realm.read { r in try r.objects(Dog.self).filter(predicate).map(\.id) }
+        }
+        // Dogs 5 and 6 have no owner.
+        #expect(try await ids("owner.name != 'Ann'") == [3, 4, 5, 6, 7, 8])
+        #expect(try await ids("owner.name !=[c] 'ann'") == [3, 4, 5, 6, 7, 8])
+        #expect(try await ids("owner.name !=[cd] 'EMILE'") == [1, 2, 3, 5, 6, 7, 8])
+        #expect(try await ids("NOT (owner.name ==[c] 'ann')") == [3, 4, 5, 6, 7, 8])
+        let typed = try await realm.read { r in
+            r.objects(Dog.self).where { !$0.owner.name.equals("ann", options: .caseInsensitive) }.map(\.id)
+        }
+        #expect(typed == [3, 4, 5, 6, 7, 8])
+    }
+}

@@ -7,7 +7,8 @@ import Foundation
 public struct ObjectKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The storage slot of the object in its table.
     public var row: UInt32
-    /// How many times the slot had been freed when this object was created.
+    /// Tells apart the objects that use the same slot over time: it goes up whenever the slot
+    /// is freed (or the creation of an object in it is rolled back).
     public var generation: UInt32
 
     /// Creates a key from its slot and generation.

@@ -167,6 +167,9 @@ extension Store {
         // Fast path: read plain values straight into a row; links are set after the insert.
         var values = table.defaults
         var links: [(Int, Input)] = []
+        // Nil links and empty lists: nothing to set on a new object, but they clear the links
+        // of an existing one.
+        var emptyLinks: [(Int, Input)] = []
         withExtendedLifetime(object) {
             let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
             for field in info.fields {
@@ -177,8 +180,8 @@ extension Store {
                 case .link:
                     let input = field.accessor._input(at: base + field.offset)
                     switch input {
-                    case .value(.null): continue
-                    case .array(let items) where items.isEmpty: continue
+                    case .value(.null): emptyLinks.append((p, input))
+                    case .array(let items) where items.isEmpty: emptyLinks.append((p, input))
                     case .object(let target) where !table.schema.properties[p].isList:
                         // A link to an object already in this realm goes into the row directly.
                         if let key = managedKey(target, property: p, of: table) {
@@ -203,7 +206,7 @@ extension Store {
             for p in values.indices where table.storage[p] == .link && values[p].objectKey != nil {
                 given[p] = .value(values[p])
             }
-            for (p, input) in links { given[p] = input }
+            for (p, input) in links + emptyLinks { given[p] = input }
             return try createRow(table, given: given, context: context, object: object)
         }
         let row = insertRow(table, values: values)

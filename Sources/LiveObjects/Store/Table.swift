@@ -70,13 +70,6 @@ package final class PrimaryKeyIndex {
         }
     }
 
-    func copy(from other: PrimaryKeyIndex?) {
-        guard let other else { return }
-        ints = other.ints
-        strings = other.strings
-        uuids = other.uuids
-    }
-
     /// All (key, row) pairs, for checking the index against the data.
     package var entries: [(PropertyValue, Int32)] {
         ints.pairs.map { (.int($0.key), $0.row) } + strings.map { (.string($0.key), $0.value) }

@@ -157,7 +157,9 @@ extension BoundComparison {
 
     private func test(_ value: PropertyValue, _ row: Int32, _ context: inout EvaluationContext) -> Bool {
         if let matcher {
-            guard case .string(let s) = value else { return false }
+            // A value that is not a string (nil) matches no string operation, so `!=` holds
+            // for it, as in the column scan.
+            guard case .string(let s) = value else { return op == .notEqual }
             return op == .notEqual ? !matcher.matches(s) : matcher.matches(s)
         }
         let right = rhs.values(row, &context)
