@@ -33,9 +33,10 @@
 /// of container, a second top-level value without ``finishLine()``) is a programming error and
 /// stops the program.
 ///
-/// The writer is non-copyable: it owns its buffer outright, so writing needs no copy-on-write
-/// checks. Take the output with ``takeBytes()``, or stream it with ``withUnsafeBytes(_:)`` and
-/// ``removeAllBytes()``.
+/// The writer is non-copyable: it owns its buffers outright, so writing needs no copy-on-write
+/// checks. Tokens are written into a small staging buffer that stays in cache, which is moved
+/// into the output array every 64 KB. Take the output with ``takeBytes()``, or stream it with
+/// ``withUnsafeBytes(_:)`` and ``removeAllBytes()``.
 package struct JSONWriter: ~Copyable {
     /// How the output is laid out.
     package struct Options: Sendable, Hashable {
@@ -82,9 +83,11 @@ package struct JSONWriter: ~Copyable {
 
     /// The layout options.
     package let options: Options
-    /// The output buffer: `length` bytes written out of `capacity`.
+    /// The output, except for the last bytes, which are still in the staging buffer.
+    private var output: [UInt8] = []
+    /// The staging buffer: `length` bytes written out of `capacity`.
     private var buffer: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+    private var capacity = 1 << 16
     private var length = 0
     /// The open containers, outermost first: `openCount` of `frameCapacity`.
     private var frames: UnsafeMutablePointer<Frame>
@@ -106,7 +109,7 @@ package struct JSONWriter: ~Copyable {
     package init(options: Options = .compact, capacity: Int = 0) {
         precondition(options.indentWidth >= 0, "JSONWriter: indentWidth must not be negative")
         self.options = options
-        self.capacity = max(capacity, 64)
+        output.reserveCapacity(capacity)
         buffer = .allocate(capacity: self.capacity)
         frames = .allocate(capacity: frameCapacity)
         shortestTable = DecimalTables.shortestTable
@@ -120,7 +123,7 @@ package struct JSONWriter: ~Copyable {
     // MARK: Output
 
     /// The number of bytes written and not yet taken.
-    package var count: Int { length }
+    package var count: Int { output.count + length }
 
     /// Whether a complete top-level value has been written (and ``finishLine()`` not called
     /// since).
@@ -133,8 +136,9 @@ package struct JSONWriter: ~Copyable {
     /// document is kept, so a large document can be written in chunks (write some records, take
     /// the bytes, write them to a file, continue).
     package mutating func takeBytes() -> [UInt8] {
-        let result = [UInt8](UnsafeBufferPointer(start: buffer, count: length))
-        length = 0
+        flush()
+        let result = output
+        output = []
         return result
     }
 
@@ -142,12 +146,17 @@ package struct JSONWriter: ~Copyable {
     /// document: for streaming a large document to a file in chunks with
     /// ``withUnsafeBytes(_:)``.
     package mutating func removeAllBytes() {
+        output.removeAll(keepingCapacity: true)
         length = 0
     }
 
     /// Calls `body` with the bytes written so far, without copying them.
-    package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try body(UnsafeRawBufferPointer(start: buffer, count: length))
+    package mutating func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        if output.isEmpty {
+            return try body(UnsafeRawBufferPointer(start: buffer, count: length))
+        }
+        flush()
+        return try output.withUnsafeBytesTyped(body)
     }
 
     /// Ends the current top-level value with a line break, so that another one can follow: the
@@ -473,20 +482,27 @@ package struct JSONWriter: ~Copyable {
     @inline(__always)
     private mutating func emit(_ separator: Separator, count: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
         let needed = separator.length + count
-        if length &+ needed > capacity { grow(needed) }
+        if length &+ needed > capacity { makeRoom(needed) }
         let p = buffer + length
         let n = separator.write(to: p)
         length += n + body(p + n)
     }
 
+    /// Moves the staged bytes to the output.
+    private mutating func flush() {
+        output.append(contentsOf: UnsafeBufferPointer(start: buffer, count: length))
+        length = 0
+    }
+
+    /// Empties the staging buffer, and enlarges it for a token larger than it.
     @inline(never)
-    private mutating func grow(_ needed: Int) {
-        let newCapacity = max(capacity * 2, length + needed)
-        let newBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newBuffer.initialize(from: buffer, count: length)
-        buffer.deallocate()
-        buffer = newBuffer
-        capacity = newCapacity
+    private mutating func makeRoom(_ needed: Int) {
+        flush()
+        if needed > capacity {
+            buffer.deallocate()
+            capacity = needed
+            buffer = .allocate(capacity: capacity)
+        }
     }
 
     /// The separator between elements of the current container.
