@@ -143,7 +143,8 @@ import Testing
             if i % 100 == 0 { output += w.takeBytes() }
         }
         w.endArray()
-        #expect(w.isComplete)
+        let complete = w.isComplete
+        #expect(complete)
         output += w.takeBytes()
         #expect(try parse(output).arrayValue?.count == 1000)
 

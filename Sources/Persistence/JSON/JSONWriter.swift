@@ -32,7 +32,12 @@
 /// Misuse (a value in an object without a key, a key outside an object, closing the wrong kind
 /// of container, a second top-level value without ``finishLine()``) is a programming error and
 /// stops the program.
-package struct JSONWriter {
+///
+/// The writer is non-copyable: it owns its buffers outright, so writing needs no copy-on-write
+/// checks. Tokens are written into a small staging buffer that stays in cache, which is moved
+/// into the output array every 64 KB. Take the output with ``takeBytes()``, or stream it with
+/// ``withUnsafeBytes(_:)`` and ``removeAllBytes()``.
+package struct JSONWriter: ~Copyable {
     /// How the output is laid out.
     package struct Options: Sendable, Hashable {
         /// Spaces per nesting level, not negative. 0 writes compact JSON with no whitespace at
@@ -78,11 +83,18 @@ package struct JSONWriter {
 
     /// The layout options.
     package let options: Options
-    /// The output, followed by unused (zero) capacity: the first `length` bytes are written.
-    private var storage: [UInt8]
-    private var length: Int
-    private var frames: [Frame] = []
-    /// The innermost container (a copy of `frames.last`), or a placeholder at the top level.
+    /// The output, except for the last bytes, which are still in the staging buffer.
+    private var output: [UInt8] = []
+    /// The staging buffer: `length` bytes written out of `capacity`.
+    private var buffer: UnsafeMutablePointer<UInt8>
+    private var capacity = 1 << 16
+    private var length = 0
+    /// The open containers, outermost first: `openCount` of `frameCapacity`.
+    private var frames: UnsafeMutablePointer<Frame>
+    private var frameCapacity = 16
+    private var openCount = 0
+    /// The innermost container (a copy of the last open frame), or a placeholder at the top
+    /// level.
     private var current = Frame(isObject: false, singleLine: true)
     private var state: State = .top
     /// ``DecimalTables/shortestTable``, held so that the hot path does not touch the lazily
@@ -97,32 +109,36 @@ package struct JSONWriter {
     package init(options: Options = .compact, capacity: Int = 0) {
         precondition(options.indentWidth >= 0, "JSONWriter: indentWidth must not be negative")
         self.options = options
-        storage = [UInt8](repeating: 0, count: max(capacity, 64))
-        length = 0
+        output.reserveCapacity(capacity)
+        buffer = .allocate(capacity: self.capacity)
+        frames = .allocate(capacity: frameCapacity)
         shortestTable = DecimalTables.shortestTable
+    }
+
+    deinit {
+        buffer.deallocate()
+        frames.deallocate()
     }
 
     // MARK: Output
 
     /// The number of bytes written and not yet taken.
-    package var count: Int { length }
+    package var count: Int { output.count + length }
 
     /// Whether a complete top-level value has been written (and ``finishLine()`` not called
     /// since).
     package var isComplete: Bool { state == .done }
 
     /// The nesting depth: the number of open objects and arrays.
-    package var depth: Int { frames.count }
+    package var depth: Int { openCount }
 
     /// Returns the bytes written so far and empties the buffer. The writer's position in the
     /// document is kept, so a large document can be written in chunks (write some records, take
     /// the bytes, write them to a file, continue).
     package mutating func takeBytes() -> [UInt8] {
-        var result = storage
-        // Replace the storage first, so that `result` is unique and is truncated in place.
-        storage = [UInt8](repeating: 0, count: max(64, min(result.count, 1 << 16)))
-        result.removeSubrange(length...)
-        length = 0
+        flush()
+        let result = output
+        output = []
         return result
     }
 
@@ -130,15 +146,17 @@ package struct JSONWriter {
     /// document: for streaming a large document to a file in chunks with
     /// ``withUnsafeBytes(_:)``.
     package mutating func removeAllBytes() {
+        output.removeAll(keepingCapacity: true)
         length = 0
     }
 
     /// Calls `body` with the bytes written so far, without copying them.
-    package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        let length = length
-        return try storage.withUnsafeBytesTyped { (raw) throws(E) -> R in
-            try body(UnsafeRawBufferPointer(rebasing: raw[0..<length]))
+    package mutating func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        if output.isEmpty {
+            return try body(UnsafeRawBufferPointer(start: buffer, count: length))
         }
+        flush()
+        return try output.withUnsafeBytesTyped(body)
     }
 
     /// Ends the current top-level value with a line break, so that another one can follow: the
@@ -165,7 +183,7 @@ package struct JSONWriter {
     /// Closes the innermost container, which must be an object (after a complete member).
     package mutating func endObject() {
         precondition(
-            (state == .objectFirst || state == .objectNext) && frames.last?.isObject == true,
+            (state == .objectFirst || state == .objectNext) && openCount > 0 && current.isObject,
             "JSONWriter.endObject(): no object to close here")
         closeContainer(0x7D)
     }
@@ -181,7 +199,7 @@ package struct JSONWriter {
     /// Closes the innermost container, which must be an array.
     package mutating func endArray() {
         precondition(
-            (state == .arrayFirst || state == .arrayNext) && frames.last?.isObject == false,
+            (state == .arrayFirst || state == .arrayNext) && openCount > 0 && !current.isObject,
             "JSONWriter.endArray(): no array to close here")
         closeContainer(0x5D)
     }
@@ -464,18 +482,27 @@ package struct JSONWriter {
     @inline(__always)
     private mutating func emit(_ separator: Separator, count: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
         let needed = separator.length + count
-        if length &+ needed > storage.count { grow(needed) }
-        let start = length
-        length += storage.withUnsafeMutableBufferPointer { buffer in
-            let p = buffer.baseAddress! + start
-            let n = separator.write(to: p)
-            return n + body(p + n)
-        }
+        if length &+ needed > capacity { makeRoom(needed) }
+        let p = buffer + length
+        let n = separator.write(to: p)
+        length += n + body(p + n)
     }
 
+    /// Moves the staged bytes to the output.
+    private mutating func flush() {
+        output.append(contentsOf: UnsafeBufferPointer(start: buffer, count: length))
+        length = 0
+    }
+
+    /// Empties the staging buffer, and enlarges it for a token larger than it.
     @inline(never)
-    private mutating func grow(_ needed: Int) {
-        storage.append(contentsOf: repeatElement(0, count: max(storage.count, needed)))
+    private mutating func makeRoom(_ needed: Int) {
+        flush()
+        if needed > capacity {
+            buffer.deallocate()
+            capacity = needed
+            buffer = .allocate(capacity: capacity)
+        }
     }
 
     /// The separator between elements of the current container.
@@ -483,14 +510,14 @@ package struct JSONWriter {
     private var nextSeparator: Separator {
         if options.indentWidth == 0 { return Separator(comma: true) }
         if current.singleLine { return Separator(comma: true, space: true) }
-        return Separator(comma: true, indent: frames.count * options.indentWidth)
+        return Separator(comma: true, indent: openCount * options.indentWidth)
     }
 
     /// The separator before the first member of the current container.
     @inline(__always)
     private var firstSeparator: Separator {
         options.indentWidth > 0 && !current.singleLine
-            ? Separator(indent: frames.count * options.indentWidth) : .none
+            ? Separator(indent: openCount * options.indentWidth) : .none
     }
 
     /// Checks that a value may come now and returns what goes before it.
@@ -526,16 +553,24 @@ package struct JSONWriter {
     /// The state after a complete value.
     @inline(__always)
     private mutating func valueDone() {
-        state = frames.isEmpty ? .done : current.isObject ? .objectNext : .arrayNext
+        state = openCount == 0 ? .done : current.isObject ? .objectNext : .arrayNext
     }
 
     private mutating func openContainer(isObject: Bool, singleLine: Bool) {
         let separator = valueSeparator()
-        let inArray = !frames.isEmpty && !current.isObject
-        let single = singleLine || (!frames.isEmpty && current.singleLine)
+        let inArray = openCount > 0 && !current.isObject
+        let single = singleLine || (openCount > 0 && current.singleLine)
             || (options.singleLineArrayElements && inArray)
         current = Frame(isObject: isObject, singleLine: single)
-        frames.append(current)
+        if openCount == frameCapacity {
+            let newFrames = UnsafeMutablePointer<Frame>.allocate(capacity: frameCapacity * 2)
+            newFrames.initialize(from: frames, count: openCount)
+            frames.deallocate()
+            frames = newFrames
+            frameCapacity *= 2
+        }
+        (frames + openCount).initialize(to: current)
+        openCount += 1
         emit(separator, count: 1) { p in
             p[0] = isObject ? 0x7B : 0x5B
             return 1
@@ -546,9 +581,9 @@ package struct JSONWriter {
     private mutating func closeContainer(_ byte: UInt8) {
         let wasEmpty = state == .objectFirst || state == .arrayFirst
         let multiLine = options.indentWidth > 0 && !current.singleLine
-        frames.removeLast()
-        current = frames.last ?? Frame(isObject: false, singleLine: true)
-        let separator = multiLine && !wasEmpty ? Separator(indent: frames.count * options.indentWidth) : .none
+        openCount -= 1
+        current = openCount > 0 ? frames[openCount - 1] : Frame(isObject: false, singleLine: true)
+        let separator = multiLine && !wasEmpty ? Separator(indent: openCount * options.indentWidth) : .none
         emit(separator, count: 1) { p in
             p[0] = byte
             return 1
