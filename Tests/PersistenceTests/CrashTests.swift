@@ -71,6 +71,11 @@ import Testing
             let lastReturned = complete.last ?? highest[mode] ?? 0
             if !complete.isEmpty { committedBeforeKill += 1 }
             #expect(process.terminationReason == .uncaughtSignal, "kill \(kill): the child exited by itself: \(printed.suffix(200))")
+            guard FileManager.default.fileExists(atPath: file.path) else {
+                // Killed before it created the file: nothing can have been committed.
+                #expect(complete.isEmpty && highest[mode] == nil, "kill \(kill) (\(mode)): the file is gone")
+                continue
+            }
             // Check a copy, so that the next child starts from the files as the kill left them.
             let check = directory.appendingPathComponent("check-\(kill).json")
             try FileManager.default.copyItem(at: file, to: check)
