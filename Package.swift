@@ -14,6 +14,9 @@ let package = Package(
         .target(name: "Persistence", dependencies: ["LiveObjects"]),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
+        // Started (and killed) by the crash test of the PersistenceTests.
+        .executableTarget(
+            name: "persistence-crash-child", dependencies: ["LiveObjects", "Persistence", "LiveObjectsTestSupport"]),
         .target(name: "LiveObjectsTestSupport", dependencies: ["LiveObjects"]),
         .testTarget(
             name: "LiveObjectsTests",
@@ -22,7 +25,7 @@ let package = Package(
         .testTarget(name: "LiveObjectsShellTests", dependencies: ["LiveObjectsShell", "LiveObjects", "liveobj"]),
         .testTarget(
             name: "PersistenceTests",
-            dependencies: ["Persistence", "LiveObjects"]
+            dependencies: ["Persistence", "LiveObjects", "LiveObjectsTestSupport", "persistence-crash-child"]
         ),
     ],
     swiftLanguageModes: [.v6]

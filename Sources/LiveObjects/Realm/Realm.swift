@@ -33,6 +33,7 @@ public actor Realm {
             store.register(type, info: info)
         }
         try configuration.storage.backend?.open(store, configuration: configuration)
+        configuration.storage.backend?.attach(self)
     }
 
     isolated deinit {
@@ -163,6 +164,13 @@ package protocol StorageBackend: Sendable {
     func open(_ store: Store, configuration: Realm.Configuration) throws(LiveObjectsError)
     /// Called when the realm goes away: a last save or journal flush.
     func close(_ store: Store)
+    /// Called once the realm is made, after ``open(_:configuration:)``: for work the engine
+    /// schedules later on the realm (a deferred save). The default does nothing.
+    func attach(_ realm: Realm)
+}
+
+extension StorageBackend {
+    package func attach(_ realm: Realm) {}
 }
 
 /// A weak reference to an open realm, for the registry of open identifiers.

@@ -1,0 +1,259 @@
+import Foundation
+
+/// Hooks for storage engines (the `Persistence` module): placing objects at given keys, so that
+/// keys stay the same across a save and a load, and a journal that names objects by key can be
+/// replayed.
+extension Store {
+    // MARK: Bulk loading (outside any write)
+
+    /// Places an object at `key` while filling a new store from a file: no undo log, no
+    /// changeset, no notifications. `values` holds one value per property, already of the
+    /// property's stored type; links must be `.null` or an empty list (set them afterwards with
+    /// ``loadLink(_:_:_:to:)`` and ``loadList(_:_:_:to:)``, once every target is placed).
+    ///
+    /// Slots below `key.row` that hold nothing yet are added as free slots. Call
+    /// ``finishLoading()`` when done.
+    ///
+    /// - Throws: `corruptFile` when the slot already holds an object or another object has the
+    ///   same primary key.
+    package func loadRow(_ table: Table, at key: ObjectKey, values: [PropertyValue])
+        throws(LiveObjectsError) -> Int32
+    {
+        let row = Int32(truncatingIfNeeded: key.row)
+        guard row >= 0 else {
+            throw LiveObjectsError(.corruptFile, "object id \(key) is out of range", objectType: table.name)
+        }
+        if let pk = table.primaryKeyProperty, table.row(forPrimaryKey: values[pk]) != nil {
+            throw LiveObjectsError(
+                .corruptFile, "two objects have the primary key \(values[pk])", objectType: table.name,
+                primaryKey: values[pk])
+        }
+        if Int(row) < table.rowCount {
+            guard !table.isLive(row) else {
+                throw LiveObjectsError(.corruptFile, "two objects have the id \(key)", objectType: table.name)
+            }
+            for (p, column) in table.columns.enumerated() { column?.set(values[p], at: Int(row)) }
+        } else {
+            if Int(row) > table.rowCount {
+                let zeros = table.schema.properties.map(\.zeroValue)
+                while table.rowCount < Int(row) { _ = table.appendSlot(zeros) }
+            }
+            _ = table.appendSlot(values)
+        }
+        table.setGeneration(row, key.generation)
+        table.markLive(row, true)
+        table.indexInsert(row, values: values)
+        mutationCount &+= 1
+        return row
+    }
+
+    /// Sets the generation of a free slot while loading (so that keys of objects deleted before
+    /// a save keep failing to resolve after it), adding free slots up to it as needed.
+    ///
+    /// - Throws: `corruptFile` when the slot holds an object.
+    package func loadFreeSlot(_ table: Table, at key: ObjectKey) throws(LiveObjectsError) {
+        let row = Int32(truncatingIfNeeded: key.row)
+        guard row >= 0 else {
+            throw LiveObjectsError(.corruptFile, "slot \(key) is out of range", objectType: table.name)
+        }
+        if Int(row) >= table.rowCount {
+            let zeros = table.schema.properties.map(\.zeroValue)
+            while table.rowCount <= Int(row) { _ = table.appendSlot(zeros) }
+        }
+        guard !table.isLive(row) else {
+            throw LiveObjectsError(.corruptFile, "slot \(key) is both free and in use", objectType: table.name)
+        }
+        table.setGeneration(row, key.generation)
+    }
+
+    /// Points a to-one link of a loaded object at a loaded target (or nil), while loading.
+    ///
+    /// - Throws: `corruptFile` when the target does not exist, or is embedded and already has a
+    ///   parent.
+    package func loadLink(_ table: Table, _ row: Int32, _ property: Int, to target: ObjectKey?)
+        throws(LiveObjectsError)
+    {
+        let column = table.columns[property] as! LinkColumn
+        guard let target else { return }
+        guard column.targets[Int(row)] < 0 else {
+            throw LiveObjectsError(
+                .corruptFile, "the link is given twice", objectType: table.name, property: column.property.name)
+        }
+        let t = try loadTarget(table, property, column.target, target)
+        column.targets[Int(row)] = t
+        table.outgoing[property]!.add(row, to: t)
+        column.version &+= 1
+    }
+
+    /// Sets a list of links of a loaded object, while loading.
+    ///
+    /// - Throws: as ``loadLink(_:_:_:to:)``.
+    package func loadList(_ table: Table, _ row: Int32, _ property: Int, to targets: [ObjectKey])
+        throws(LiveObjectsError)
+    {
+        let column = table.columns[property] as! LinkListColumn
+        guard column.lists[Int(row)].isEmpty else {
+            throw LiveObjectsError(
+                .corruptFile, "the list is given twice", objectType: table.name, property: column.property.name)
+        }
+        var rows: [Int32] = []
+        rows.reserveCapacity(targets.count)
+        let backlinks = table.outgoing[property]!
+        for key in targets {
+            let t = try loadTarget(table, property, column.target, key)
+            rows.append(t)
+            backlinks.add(row, to: t)
+        }
+        column.lists[Int(row)] = rows
+        column.version &+= 1
+    }
+
+    private func loadTarget(_ table: Table, _ property: Int, _ target: Table, _ key: ObjectKey)
+        throws(LiveObjectsError) -> Int32
+    {
+        guard let t = target.row(for: key) else {
+            throw LiveObjectsError(
+                .corruptFile, "links to \(target.name) \(key), which does not exist",
+                objectType: table.name, property: table.schema.properties[property].name)
+        }
+        if target.schema.isEmbedded && target.linkCount(to: t) > 0 {
+            throw LiveObjectsError(
+                .corruptFile, "the embedded \(target.name) \(key) has two parents",
+                objectType: table.name, property: table.schema.properties[property].name)
+        }
+        return t
+    }
+
+    /// Ends loading: every slot that holds no object becomes free for reuse.
+    package func finishLoading() {
+        for table in tables {
+            table.freeRows = []
+            for r in stride(from: table.rowCount - 1, through: 0, by: -1) where !table.isLive(Int32(r)) {
+                table.freeRows.append(Int32(r))
+            }
+        }
+        mutationCount &+= 1
+    }
+
+    // MARK: Inside a write
+
+    /// Inserts an object at `key` inside the open write (logged: rolled back with it, reported in
+    /// its changeset): for replaying a journal. Links in `values` must be `.null` or empty
+    /// lists; set them afterwards.
+    ///
+    /// - Throws: `notInWriteTransaction`; `corruptFile` when the slot holds an object or another
+    ///   object has the same primary key.
+    @discardableResult
+    package func insertRow(_ table: Table, at key: ObjectKey, values: [PropertyValue])
+        throws(LiveObjectsError) -> Int32
+    {
+        try requireWrite(table)
+        let row = Int32(truncatingIfNeeded: key.row)
+        guard row >= 0 else {
+            throw LiveObjectsError(.corruptFile, "object id \(key) is out of range", objectType: table.name)
+        }
+        if let pk = table.primaryKeyProperty, table.row(forPrimaryKey: values[pk]) != nil {
+            throw LiveObjectsError(
+                .corruptFile, "two objects have the primary key \(values[pk])", objectType: table.name,
+                primaryKey: values[pk])
+        }
+        if Int(row) < table.rowCount {
+            guard !table.isLive(row), let i = table.freeRows.lastIndex(of: row) else {
+                throw LiveObjectsError(.corruptFile, "two objects have the id \(key)", objectType: table.name)
+            }
+            table.freeRows.remove(at: i)
+            for (p, column) in table.columns.enumerated() { column?.set(values[p], at: Int(row)) }
+        } else {
+            // Free slots before it stay free (not logged: a rollback leaves them free, which is a
+            // valid state).
+            let zeros = table.schema.properties.map(\.zeroValue)
+            while table.rowCount < Int(row) {
+                table.pushFreeRow(table.appendSlot(zeros))
+            }
+            _ = table.appendSlot(values)
+        }
+        mutationCount &+= 1
+        table.setGeneration(row, key.generation)
+        table.markLive(row, true)
+        table.indexInsert(row, values: values)
+        undoLog.append(.insert(table: Int32(table.index), row: row))
+        return row
+    }
+
+    /// Sets a to-one link inside the open write (logged), for replaying a journal.
+    ///
+    /// - Throws: `corruptFile` when the target does not exist.
+    package func replaySetLink(_ table: Table, _ row: Int32, _ property: Int, to target: ObjectKey?)
+        throws(LiveObjectsError)
+    {
+        let column = table.columns[property] as! LinkColumn
+        var t: Int32?
+        if let target {
+            guard let r = column.target.row(for: target) else {
+                throw LiveObjectsError(
+                    .corruptFile, "links to \(column.target.name) \(target), which does not exist",
+                    objectType: table.name, property: column.property.name)
+            }
+            t = r
+        }
+        let new: PropertyValue = t.map { .object(column.target.key($0)) } ?? .null
+        setValue(new, table, row, property)
+    }
+
+    /// Replaces a list of links inside the open write (logged), for replaying a journal.
+    ///
+    /// - Throws: `corruptFile` when a target does not exist.
+    package func replaySetList(_ table: Table, _ row: Int32, _ property: Int, to targets: [ObjectKey])
+        throws(LiveObjectsError)
+    {
+        let column = table.columns[property] as! LinkListColumn
+        var rows: [Int32] = []
+        for key in targets {
+            guard let r = column.target.row(for: key) else {
+                throw LiveObjectsError(
+                    .corruptFile, "links to \(column.target.name) \(key), which does not exist",
+                    objectType: table.name, property: column.property.name)
+            }
+            rows.append(r)
+        }
+        let old = column.lists[Int(row)]
+        if old == rows { return }
+        for i in stride(from: old.count - 1, through: 0, by: -1) { listRemove(table, row, property, at: i) }
+        for (i, r) in rows.enumerated() { listInsert(.object(column.target.key(r)), table, row, property, at: i) }
+    }
+
+    /// Replaces a plain value inside the open write (logged), for replaying a journal. The value
+    /// is checked against the property.
+    ///
+    /// - Throws: `typeMismatch` for a value that does not fit.
+    package func replaySetValue(_ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int)
+        throws(LiveObjectsError)
+    {
+        let checked = try check(value, for: table.schema.properties[property], in: table)
+        if property == table.primaryKeyProperty, checked != table.columns[property]!.value(at: Int(row)) {
+            throw LiveObjectsError(
+                .corruptFile, "the primary key of an existing object cannot change",
+                objectType: table.name, property: table.schema.properties[property].name)
+        }
+        setValue(checked, table, row, property)
+    }
+
+    /// Deletes objects by row without delete rules, inside the open write (logged): for
+    /// replaying a journal, whose deletions already list every object a rule deleted. Links into
+    /// and out of the rows are removed first.
+    package func replayDelete(_ rows: [(Table, Int32)]) throws(LiveObjectsError) {
+        try delete(rows)
+    }
+}
+
+extension AddContext {
+    /// A context for one `create` call from another module.
+    package static func make(update: UpdatePolicy) -> AddContext { AddContext(update: update) }
+}
+
+extension DynamicObject {
+    /// A dynamic handle on a row of a store, for other modules (migrations).
+    package init(store: Store, table: Table, row: Int32) {
+        self.init(handle: ObjectHandle(store: store, table: table, row: row, generation: table.generation(row)))
+    }
+}

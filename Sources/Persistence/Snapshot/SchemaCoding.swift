@@ -1,0 +1,199 @@
+import LiveObjects
+
+/// Writing and reading a ``Schema`` as JSON: the `schema` member of a snapshot header.
+enum SchemaCoding {
+    static func write(_ schema: Schema, to writer: inout JSONWriter) {
+        writer.beginArray()
+        for type in schema.objectSchemas {
+            writer.beginObject()
+            writer.key("name")
+            writer.string(type.name)
+            if type.isEmbedded {
+                writer.key("embedded")
+                writer.bool(true)
+            }
+            writer.key("properties")
+            writer.beginArray()
+            for p in type.properties {
+                writer.beginObject()
+                writer.key("name")
+                writer.string(p.name)
+                writer.key("type")
+                writer.string(p.type.rawValue)
+                if p.isOptional {
+                    writer.key("optional")
+                    writer.bool(true)
+                }
+                if p.isList {
+                    writer.key("list")
+                    writer.bool(true)
+                }
+                if let objectType = p.objectType {
+                    writer.key("objectType")
+                    writer.string(objectType)
+                }
+                if let origin = p.originProperty {
+                    writer.key("originProperty")
+                    writer.string(origin)
+                }
+                if p.isPrimaryKey {
+                    writer.key("primaryKey")
+                    writer.bool(true)
+                }
+                if p.isIndexed {
+                    writer.key("indexed")
+                    writer.bool(true)
+                }
+                if p.deleteRule != .nullify {
+                    writer.key("deleteRule")
+                    writer.string(p.deleteRule.rawValue)
+                }
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.endObject()
+        }
+        writer.endArray()
+    }
+
+    static func read(from reader: inout JSONReader) throws(LiveObjectsError) -> Schema {
+        var types: [ObjectSchema] = []
+        try reader.beginArray()
+        while try reader.nextElement() {
+            var name: String?
+            var embedded = false
+            var properties: [Property]?
+            try reader.beginObject()
+            while let key = try reader.nextKey() {
+                switch key {
+                case "name": name = try reader.readString()
+                case "embedded": embedded = try reader.readBool()
+                case "properties":
+                    var list: [Property] = []
+                    try reader.beginArray()
+                    while try reader.nextElement() { list.append(try readProperty(&reader)) }
+                    properties = list
+                default:
+                    throw corrupt(reader, "unknown member '\(key)' in an object type of the schema")
+                }
+            }
+            guard let name, let properties else {
+                throw corrupt(reader, "an object type of the schema needs a name and properties")
+            }
+            types.append(ObjectSchema(name: name, properties: properties, isEmbedded: embedded))
+        }
+        let schema = Schema(types)
+        do {
+            try schema.validate()
+        } catch {
+            throw LiveObjectsError(
+                .corruptFile, "the file's schema is not valid: \(error.message)",
+                objectType: error.objectType, property: error.property)
+        }
+        return schema
+    }
+
+    private static func readProperty(_ reader: inout JSONReader) throws(LiveObjectsError) -> Property {
+        var name: String?
+        var type: PropertyType?
+        var property = Property(name: "", type: .int)
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "name": name = try reader.readString()
+            case "type":
+                let text = try reader.readString()
+                guard let t = PropertyType(rawValue: text) else {
+                    throw corrupt(reader, "unknown property type '\(text)'")
+                }
+                type = t
+            case "optional": property.isOptional = try reader.readBool()
+            case "list": property.isList = try reader.readBool()
+            case "objectType": property.objectType = try reader.readString()
+            case "originProperty": property.originProperty = try reader.readString()
+            case "primaryKey": property.isPrimaryKey = try reader.readBool()
+            case "indexed": property.isIndexed = try reader.readBool()
+            case "deleteRule":
+                let text = try reader.readString()
+                guard let rule = DeleteRule(rawValue: text) else {
+                    throw corrupt(reader, "unknown delete rule '\(text)'")
+                }
+                property.deleteRule = rule
+            default:
+                throw corrupt(reader, "unknown member '\(key)' in a property of the schema")
+            }
+        }
+        guard let name, let type else {
+            throw corrupt(reader, "a property of the schema needs a name and a type")
+        }
+        property.name = name
+        property.type = type
+        return property
+    }
+
+    static func corrupt(_ reader: JSONReader, _ message: String) -> LiveObjectsError {
+        LiveObjectsError(.corruptFile, "\(message) (before byte \(reader.offset))", file: reader.options.fileName)
+    }
+}
+
+/// The differences between two schemas, by type and property name (order does not matter).
+package struct SchemaDiff: Sendable, Hashable, CustomStringConvertible {
+    /// Types only in the new schema.
+    package var addedTypes: [String] = []
+    /// Types only in the old schema.
+    package var removedTypes: [String] = []
+    /// Types whose embedded flag changed.
+    package var changedTypes: [String] = []
+    /// Properties only in the new schema, as `Type.property`.
+    package var addedProperties: [String] = []
+    /// Properties only in the old schema, as `Type.property`.
+    package var removedProperties: [String] = []
+    /// Properties in both with another description, as `Type.property: old -> new`.
+    package var changedProperties: [String] = []
+
+    package init(from old: Schema, to new: Schema) {
+        for type in new.objectSchemas {
+            guard let oldType = old[type.name] else {
+                addedTypes.append(type.name)
+                continue
+            }
+            if oldType.isEmbedded != type.isEmbedded { changedTypes.append(type.name) }
+            for p in type.properties {
+                if let oldProperty = oldType[p.name] {
+                    if oldProperty != p {
+                        changedProperties.append("\(type.name).\(p.name): \(oldProperty.description) -> \(p.description)")
+                    }
+                } else {
+                    addedProperties.append("\(type.name).\(p.name)")
+                }
+            }
+            for p in oldType.properties where type[p.name] == nil {
+                removedProperties.append("\(type.name).\(p.name)")
+            }
+        }
+        for type in old.objectSchemas where new[type.name] == nil { removedTypes.append(type.name) }
+    }
+
+    /// Whether the schemas describe the same types and properties.
+    package var isEmpty: Bool {
+        addedTypes.isEmpty && removedTypes.isEmpty && changedTypes.isEmpty && addedProperties.isEmpty
+            && removedProperties.isEmpty && changedProperties.isEmpty
+    }
+
+    package var description: String {
+        var parts: [String] = []
+        if !addedTypes.isEmpty { parts.append("added types: " + addedTypes.joined(separator: ", ")) }
+        if !removedTypes.isEmpty { parts.append("removed types: " + removedTypes.joined(separator: ", ")) }
+        if !changedTypes.isEmpty {
+            parts.append("types changed between embedded and top-level: " + changedTypes.joined(separator: ", "))
+        }
+        if !addedProperties.isEmpty { parts.append("added properties: " + addedProperties.joined(separator: ", ")) }
+        if !removedProperties.isEmpty {
+            parts.append("removed properties: " + removedProperties.joined(separator: ", "))
+        }
+        if !changedProperties.isEmpty {
+            parts.append("changed properties: " + changedProperties.joined(separator: "; "))
+        }
+        return parts.isEmpty ? "no differences" : parts.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import LiveObjects
+
+/// How property values are written in snapshots and journals (see docs/FORMAT.md).
+enum ValueCoding {
+    static let idKey: JSONKey = "$id"
+
+    /// An object id: the key's generation in the high 32 bits, its row in the low 32.
+    @inline(__always)
+    static func id(_ key: ObjectKey) -> Int64 {
+        Int64(key.generation) << 32 | Int64(key.row)
+    }
+
+    /// The key of an id, if the id is in range.
+    @inline(__always)
+    static func key(_ id: Int64) -> ObjectKey? {
+        guard id >= 0 else { return nil }
+        return ObjectKey(row: UInt32(truncatingIfNeeded: id), generation: UInt32(truncatingIfNeeded: id >> 32))
+    }
+
+    // MARK: Non-finite numbers
+
+    static let canonicalDoubleNaN = Double.nan.bitPattern
+    static let canonicalFloatNaN = Float.nan.bitPattern
+
+    /// The string for a non-finite `Double`: `Infinity`, `-Infinity`, `NaN` (the canonical quiet
+    /// NaN), or `NaN:0x` and 16 hex digits of the bit pattern for any other NaN.
+    static func nonFiniteName(_ value: Double) -> String {
+        if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
+        if value.bitPattern == canonicalDoubleNaN { return "NaN" }
+        return "NaN:0x" + hex(value.bitPattern, digits: 16)
+    }
+
+    /// As for `Double`, with 8 hex digits.
+    static func nonFiniteName(_ value: Float) -> String {
+        if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
+        if value.bitPattern == canonicalFloatNaN { return "NaN" }
+        return "NaN:0x" + hex(UInt64(value.bitPattern), digits: 8)
+    }
+
+    static func nonFiniteDouble(_ text: String) -> Double? {
+        switch text {
+        case "Infinity": return .infinity
+        case "-Infinity": return -.infinity
+        case "NaN": return .nan
+        default:
+            guard text.hasPrefix("NaN:0x"), text.utf8.count == 22,
+                let bits = UInt64(text.dropFirst(6), radix: 16)
+            else { return nil }
+            let value = Double(bitPattern: bits)
+            return value.isNaN ? value : nil
+        }
+    }
+
+    static func nonFiniteFloat(_ text: String) -> Float? {
+        switch text {
+        case "Infinity": return .infinity
+        case "-Infinity": return -.infinity
+        case "NaN": return .nan
+        default:
+            guard text.hasPrefix("NaN:0x"), text.utf8.count == 14,
+                let bits = UInt32(text.dropFirst(6), radix: 16)
+            else { return nil }
+            let value = Float(bitPattern: bits)
+            return value.isNaN ? value : nil
+        }
+    }
+
+    private static func hex(_ value: UInt64, digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: digits - text.count) + text
+    }
+
+    // MARK: Writing
+
+    @inline(__always)
+    static func writeDouble(_ value: Double, _ writer: inout JSONWriter) {
+        if value.isFinite { writer.double(value) } else { writer.string(nonFiniteName(value)) }
+    }
+
+    @inline(__always)
+    static func writeFloat(_ value: Float, _ writer: inout JSONWriter) {
+        if value.isFinite { writer.float(value) } else { writer.string(nonFiniteName(value)) }
+    }
+
+    /// Writes a plain (non-link) value.
+    static func writePlain(_ value: PropertyValue, _ writer: inout JSONWriter) {
+        switch value {
+        case .null: writer.null()
+        case .bool(let v): writer.bool(v)
+        case .int(let v): writer.int(v)
+        case .float(let v): writeFloat(v, &writer)
+        case .double(let v): writeDouble(v, &writer)
+        case .string(let v): writer.string(v)
+        case .date(let v): writeDouble(v.timeIntervalSinceReferenceDate, &writer)
+        case .data(let v): writer.string(v.base64EncodedString())
+        case .uuid(let v): writer.string(v.uuidString)
+        case .object(let key): writer.int(id(key))
+        case .list(let items):
+            writer.beginArray(singleLine: true)
+            for item in items { writePlain(item, &writer) }
+            writer.endArray()
+        }
+    }
+
+    // MARK: Reading
+
+    /// Reads a plain value of `property`'s type (one element of it, for a list), checking range
+    /// and nullability.
+    static func readPlain(
+        _ property: Property, element: Bool, _ reader: inout JSONReader, table: String
+    ) throws(LiveObjectsError) -> PropertyValue {
+        let fileName = reader.options.fileName
+        let bad = { (why: String, offset: Int) -> LiveObjectsError in
+            LiveObjectsError(
+                .corruptFile, "\(why) (before byte \(offset))", objectType: table, property: property.name,
+                file: fileName)
+        }
+        if try reader.readNull() {
+            guard property.isOptional else { throw bad("null for a property that is not optional", reader.offset) }
+            return .null
+        }
+        switch property.type {
+        case .bool:
+            return .bool(try reader.readBool())
+        case .int, .int64:
+            return .int(try reader.readInt64())
+        case .int8, .int16, .int32:
+            let v = try reader.readInt64()
+            let range: ClosedRange<Int64> =
+                property.type == .int8
+                ? Int64(Int8.min)...Int64(Int8.max)
+                : property.type == .int16 ? Int64(Int16.min)...Int64(Int16.max) : Int64(Int32.min)...Int64(Int32.max)
+            guard range.contains(v) else { throw bad("\(v) is out of range for \(property.type.rawValue)", reader.offset) }
+            return .int(v)
+        case .double:
+            return .double(try readDouble(&reader, bad))
+        case .float:
+            if try reader.peekKind() == .string {
+                let text = try reader.readString()
+                guard let v = nonFiniteFloat(text) else { throw bad("'\(text)' is not a number", reader.offset) }
+                return .float(v)
+            }
+            return .float(try reader.readFloat())
+        case .date:
+            return .date(Date(timeIntervalSinceReferenceDate: try readDouble(&reader, bad)))
+        case .string:
+            return .string(try reader.readString())
+        case .data:
+            let text = try reader.readString()
+            guard let data = Data(base64Encoded: text) else { throw bad("invalid base64 data", reader.offset) }
+            return .data(data)
+        case .uuid:
+            let text = try reader.readString()
+            guard let uuid = UUID(uuidString: text) else { throw bad("'\(text)' is not a UUID", reader.offset) }
+            return .uuid(uuid)
+        case .object, .linkingObjects:
+            throw bad("not a plain value", reader.offset)
+        }
+    }
+
+    @inline(__always)
+    private static func readDouble(
+        _ reader: inout JSONReader, _ bad: (String, Int) -> LiveObjectsError
+    ) throws(LiveObjectsError) -> Double {
+        if try reader.peekKind() == .string {
+            let text = try reader.readString()
+            guard let v = nonFiniteDouble(text) else { throw bad("'\(text)' is not a number", reader.offset) }
+            return v
+        }
+        return try reader.readDouble()
+    }
+
+    /// Reads an object id (a link or `$id`), bounding its row by `maxRow`.
+    @inline(__always)
+    static func readID(_ reader: inout JSONReader, maxRow: Int, table: String) throws(LiveObjectsError) -> ObjectKey {
+        let id = try reader.readInt64()
+        guard let key = key(id), Int(key.row) < maxRow, key.row <= UInt32(Int32.max) else {
+            throw LiveObjectsError(
+                .corruptFile, "object id \(id) is out of range (before byte \(reader.offset))", objectType: table,
+                file: reader.options.fileName)
+        }
+        return key
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import LiveObjects
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Thin wrappers over the POSIX calls that atomic saving and journaling need.
+enum FileIO {
+    static func error(_ what: String, _ path: String, _ code: Int32 = errno) -> LiveObjectsError {
+        LiveObjectsError(.io, "\(what) failed: \(String(cString: strerror(code)))", file: path)
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// The whole content of a file.
+    static func read(_ path: String) throws(LiveObjectsError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw error("opening the file", path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw error("reading the file's size", path) }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error("reading the file", path)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        // A file that shrank while being read: keep what was there.
+        if done < bytes.count { bytes.removeSubrange(done...) }
+        return bytes
+    }
+
+    /// Writes all of `bytes` to `fd`.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(LiveObjectsError) {
+        var done = 0
+        while done < bytes.count {
+            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error("writing", path)
+            }
+            done += n
+        }
+    }
+
+    static func sync(_ fd: Int32, path: String) throws(LiveObjectsError) {
+        guard fsync(fd) == 0 else { throw error("syncing", path) }
+    }
+
+    /// Flushes a directory entry change (a rename) to disk.
+    static func syncDirectory(_ path: String) throws(LiveObjectsError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw error("opening the directory", path) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 || errno == EINVAL else { throw error("syncing the directory", path) }
+    }
+
+    /// Replaces the file at `path` atomically: the content goes to `temporary` (same directory,
+    /// created with mode 0600, or the mode of the file it replaces), is synced, renamed over
+    /// `path`, and the directory is synced. A reader or a crash sees the old file or the new one.
+    static func replaceAtomically(
+        _ path: String, temporary: String, directory: String,
+        write body: (_ fd: Int32) throws(LiveObjectsError) -> Void
+    ) throws(LiveObjectsError) {
+        var mode: mode_t = 0o600
+        var info = stat()
+        if stat(path, &info) == 0 { mode = info.st_mode & 0o777 }
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw error("creating the temporary file", temporary) }
+        do throws(LiveObjectsError) {
+            _ = fchmod(fd, mode)
+            try body(fd)
+            try sync(fd, path: temporary)
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let e = FileIO.error("renaming the temporary file over the file", path)
+            unlink(temporary)
+            throw e
+        }
+        try syncDirectory(directory)
+    }
+}
