@@ -119,7 +119,7 @@ public enum CommandLineTool {
         public var errorOutput: (String) -> Void
         /// Writes a prompt without a newline (interactive only).
         public var prompt: (String) -> Void
-        /// Opens and saves snapshot files; nil until the Persistence module provides one.
+        /// Opens and saves snapshot files (`PersistenceFileStore` in the `liveobj` command).
         public var fileStore: (any RealmFileStore)?
 
         public init(

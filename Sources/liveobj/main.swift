@@ -9,5 +9,6 @@ let environment = CommandLineTool.Environment(
     isInteractive: isatty(0) != 0,
     output: { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) },
     errorOutput: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) },
-    prompt: { FileHandle.standardOutput.write(Data($0.utf8)) })
+    prompt: { FileHandle.standardOutput.write(Data($0.utf8)) },
+    fileStore: PersistenceFileStore())
 exit(await CommandLineTool.run(environment))
