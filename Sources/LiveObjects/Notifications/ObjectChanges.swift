@@ -169,7 +169,8 @@ extension Realm {
         let subscription = RealmSubscription(token: store.nextSubscriptionToken(), continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
-        store.subscriptions.append(subscription)
+        // Made during a write, it starts after that write's commit, like every subscription.
+        store.addSubscription(subscription)
         return RealmChanges(stream: stream, token: subscription.token)
     }
 

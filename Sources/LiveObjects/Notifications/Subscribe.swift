@@ -83,10 +83,17 @@ extension Results {
             {
                 membership = bound.predicate.paths()
             }
+            // The sort and distinct key paths decide which objects the slice holds, too.
+            if let sorter = try? RowSorter.bind(query.sorts, table: table, store: store) {
+                membership += sorter.fields.map(\.path)
+            }
+            membership += query.distinct.compactMap {
+                try? BoundPath.resolve($0.split(separator: ".").map(String.init), from: table, store: store)
+            }
         }
         let (observed, filtered) = observedPaths(keyPaths, table: table)
         let subscription = CollectionSubscription<Element>(
-            store: store, table: table, source: source, observedPaths: observed + membership,
+            store: store, table: table, source: source, observedPaths: observed, membershipPaths: membership,
             filtered: filtered, continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
@@ -145,7 +152,7 @@ extension ObjectCollection {
             source: .list(
                 owner: context.handle.table, row: context.handle.row, generation: context.handle.generation,
                 property: context.property),
-            observedPaths: observed, filtered: filtered, continuation: continuation)
+            observedPaths: observed, membershipPaths: [], filtered: filtered, continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
         store.addSubscription(subscription)
