@@ -9,6 +9,11 @@ final class Tagged: Object {
     @Persisted var tags: List<String>
 }
 
+/// A weak reference handed out of a realm's isolation, read only after the realm is gone.
+final class WeakReference: @unchecked Sendable {
+    weak var object: AnyObject?
+}
+
 /// Focused tests for notification bugs found by the property test. Elements are read with
 /// `drainBuffered` (every element of a commit is buffered when the write returns), so a missing
 /// element fails the test instead of hanging it.
@@ -256,5 +261,22 @@ final class Tagged: Object {
         #expect(elements[1].modifications == [0, 2] && elements[1].modificationsInNewIndices == [0, 2])
         #expect(elements[2].applied(to: elements[1].snapshot.keys) == elements[2].snapshot.keys)
         #expect(elements[2].snapshot.map(\.id) == [2, 1])
+    }
+
+    // Subscriptions were never finished when their realm went away (and, holding the storage,
+    // kept it alive forever): a consumer waited for ever.
+    @Test func droppingTheRealmEndsItsSubscriptions() async throws {
+        var realm: Realm? = try await openWalkers()
+        let (changes, storage) = try await realm!.read { r in
+            let reference = WeakReference()
+            reference.object = r.store
+            return (r.objects(Dog.self).changes(), reference)
+        }
+        realm = nil
+        #expect(storage.object == nil)
+        guard storage.object == nil else { return }  // iterating would wait for ever
+        var count = 0
+        for await _ in changes { count += 1 }
+        #expect(count == 1)
     }
 }
