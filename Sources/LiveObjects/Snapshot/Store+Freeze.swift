@@ -1,5 +1,3 @@
-import Synchronization
-
 extension Store {
     /// An immutable copy of the store's committed state. Columns and indexes are copied by
     /// reference and copy themselves on the live store's next change (copy-on-write), so
@@ -50,13 +48,11 @@ extension Table {
 
 /// The state of a store at one version, shared by the frozen values made from it. It is never
 /// changed after it is made; reads go through a lock because reading fills caches.
-final class FrozenStore: @unchecked Sendable {
-    // @unchecked: `store` is only touched inside `lock`.
-    private let store: Store
-    private let lock = Mutex<Void>(())
+final class FrozenStore: Sendable {
+    private let store: Locked<Store>
 
     init(store: Store) {
-        self.store = store
+        self.store = Locked(store)
     }
 
     /// The realm version the state belongs to.
@@ -64,6 +60,6 @@ final class FrozenStore: @unchecked Sendable {
 
     /// Runs `body` with the frozen store, one caller at a time.
     func withStore<T>(_ body: (Store) throws -> T) rethrows -> T {
-        try lock.withLock { _ in try body(store) }
+        try store.withLock { store in try body(store) }
     }
 }
