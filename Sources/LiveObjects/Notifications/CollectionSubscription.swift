@@ -221,18 +221,58 @@ final class CollectionSubscription<Element: Object>: Subscription {
         let stayedOld = Dictionary(uniqueKeysWithValues: stayed.map { ($0, locate($0, sorter)) })
         let oldIndexOfResorted = Dictionary(
             uniqueKeysWithValues: removals.filter { resorted.contains($0.row) }.map { ($0.row, $0.index) })
-        // Remove, highest index first.
-        for removal in removals.sorted(by: { $0.index > $1.index }) {
-            rows.remove(at: removal.index)
-            keysByRow[removal.row] = nil
-            members[Int(removal.row)] = false
+        // A few changes go into the row list in place (O(chunk) each, and a snapshot shares the
+        // untouched chunks); many rebuild it in one pass, so that bulk changes stay linear.
+        let bulk = removals.count + additions.count > Self.bulkChangeCount
+        if !removals.isEmpty {
+            let ordered = removals.sorted { $0.index < $1.index }
+            if bulk {
+                let current = Array(rows)
+                var kept: [Int32] = []
+                kept.reserveCapacity(current.count - removals.count + additions.count)
+                var start = 0
+                for removal in ordered {
+                    kept.append(contentsOf: current[start..<removal.index])
+                    start = removal.index + 1
+                }
+                kept.append(contentsOf: current[start...])
+                rows = RowList(kept)
+            } else {
+                for removal in ordered.reversed() { rows.remove(at: removal.index) }
+            }
+            for removal in removals {
+                keysByRow[removal.row] = nil
+                members[Int(removal.row)] = false
+            }
         }
-        // Insert at sorted positions.
-        for addition in additions {
-            let index = insertionIndex(addition.row, addition.keys, sorter)
-            rows.insert(addition.row, at: index)
-            if sorter != nil { keysByRow[addition.row] = addition.keys }
-            members[Int(addition.row)] = true
+        if !additions.isEmpty {
+            let ordered = additions.sorted { a, b in
+                sorter.map { $0.compare(a.keys, a.row, b.keys, b.row) < 0 } ?? (a.row < b.row)
+            }
+            if bulk {
+                // Merge the ordered additions with the runs of rows between them.
+                let current = Array(rows)
+                var merged: [Int32] = []
+                merged.reserveCapacity(current.count + additions.count)
+                var start = 0
+                for addition in ordered {
+                    let index = insertionIndex(addition.row, addition.keys, sorter)
+                    merged.append(contentsOf: current[start..<index])
+                    merged.append(addition.row)
+                    start = index
+                }
+                merged.append(contentsOf: current[start...])
+                rows = RowList(merged)
+            } else {
+                for addition in ordered {
+                    rows.insert(addition.row, at: insertionIndex(addition.row, addition.keys, sorter))
+                    if sorter != nil { keysByRow[addition.row] = addition.keys }
+                }
+            }
+            for addition in additions {
+                if sorter != nil { keysByRow[addition.row] = addition.keys }
+                members[Int(addition.row)] = true
+            }
         }
         var deletions: [Int] = []
         var insertions: [Int] = []
@@ -273,6 +313,10 @@ final class CollectionSubscription<Element: Object>: Subscription {
             modificationsInNewIndices: modifications.map(\.1), moves: moves.sorted { $0.to < $1.to },
             snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, rows: rows))
     }
+
+    /// Above this many rows added and removed by one commit, the row list is rebuilt rather than
+    /// changed row by row.
+    static var bulkChangeCount: Int { 64 }
 
     /// Of the rows re-sorted by a commit (each taken out at an old index and put back at a new
     /// one), those whose order changed relative to another row present before and after.
@@ -332,27 +376,21 @@ final class CollectionSubscription<Element: Object>: Subscription {
     private func diffed(_ context: CommitContext, _ changed: Set<Int32>) -> CollectionChange<Element>? {
         let old = Array(rows)
         let new = currentRows()
-        let difference = new.difference(from: old).inferringMoves()
+        let (removed, inserted) = Self.difference(old, new)
         var deletions: [Int] = []
         var insertions: [Int] = []
         var moves: [CollectionChange<Element>.Move] = []
-        for change in difference {
-            switch change {
-            case .remove(let offset, _, let associated):
-                if associated == nil { deletions.append(offset) }
-            case .insert(let offset, _, let associated):
-                if let from = associated { moves.append(.init(from: from, to: offset)) } else { insertions.append(offset) }
+        for removal in removed where removal.movedTo == nil { deletions.append(removal.offset) }
+        for insertion in inserted {
+            if let from = insertion.movedFrom {
+                moves.append(.init(from: from, to: insertion.offset))
+            } else {
+                insertions.append(insertion.offset)
             }
         }
         // Elements that stayed in place (not removed or inserted) and changed.
-        var removedOld = Set<Int>()
-        var insertedNew = Set<Int>()
-        for change in difference {
-            switch change {
-            case .remove(let offset, _, _): removedOld.insert(offset)
-            case .insert(let offset, _, _): insertedNew.insert(offset)
-            }
-        }
+        let removedOld = Set(removed.map(\.offset))
+        let insertedNew = Set(inserted.map(\.offset))
         let keptOld = old.indices.filter { !removedOld.contains($0) }
         let keptNew = new.indices.filter { !insertedNew.contains($0) }
         var modifications: [(Int, Int)] = []
@@ -370,5 +408,38 @@ final class CollectionSubscription<Element: Object>: Subscription {
             insertions: insertions.sorted(), modifications: modifications.map(\.0),
             modificationsInNewIndices: modifications.map(\.1), moves: moves.sorted { $0.to < $1.to },
             snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, rows: rows))
+    }
+
+    /// The difference between two row lists, as removals (old offset, and the new offset of an
+    /// element that moved) and insertions (new offset, and the old offset of an element that
+    /// moved). The common prefix and suffix are left out first, so that appends, removals at
+    /// either end and changes in one place cost O(n) rather than the O(n·d) of a full diff.
+    static func difference(_ old: [Int32], _ new: [Int32])
+        -> (removals: [(offset: Int, movedTo: Int?)], insertions: [(offset: Int, movedFrom: Int?)])
+    {
+        var prefix = 0
+        while prefix < old.count && prefix < new.count && old[prefix] == new[prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < old.count - prefix && suffix < new.count - prefix
+            && old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
+        {
+            suffix += 1
+        }
+        let oldMiddle = old[prefix..<old.count - suffix]
+        let newMiddle = new[prefix..<new.count - suffix]
+        if oldMiddle.isEmpty || newMiddle.isEmpty {
+            return (oldMiddle.indices.map { ($0, nil) }, newMiddle.indices.map { ($0, nil) })
+        }
+        var removals: [(offset: Int, movedTo: Int?)] = []
+        var insertions: [(offset: Int, movedFrom: Int?)] = []
+        for change in Array(newMiddle).difference(from: Array(oldMiddle)).inferringMoves() {
+            switch change {
+            case .remove(let offset, _, let associated):
+                removals.append((offset + prefix, associated.map { $0 + prefix }))
+            case .insert(let offset, _, let associated):
+                insertions.append((offset + prefix, associated.map { $0 + prefix }))
+            }
+        }
+        return (removals, insertions)
     }
 }

@@ -76,7 +76,8 @@ final class CommitContext {
         guard !inverses.isEmpty else { return }
         var values: [LinkSlot: [Int32]] = [:]
         func current(_ slot: LinkSlot, _ table: Table) -> [Int32] {
-            if let value = values[slot] { return value }
+            // Taken out of the dictionary, so that the caller changes it in place.
+            if let value = values.removeValue(forKey: slot) { return value }
             switch table.columns[Int(slot.property)] {
             case let link as LinkColumn:
                 let t = link.targets[Int(slot.row)]
@@ -153,7 +154,6 @@ final class CommitContext {
         let table = store.tables[id.table]
         let property = table.schema.properties[p]
         if property.type == .linkingObjects { return oldLinkingObjects(id, p) }
-        var value = table.value(id.row, p)
         if entriesByRow == nil {
             var index: [RowID: [Int]] = [:]
             for (i, entry) in undoLog.enumerated() {
@@ -168,36 +168,33 @@ final class CommitContext {
             }
             entriesByRow = index
         }
-        for i in (entriesByRow?[id] ?? []).reversed() {
+        let entries = entriesByRow?[id] ?? []
+        guard property.isList else {
+            // The earliest set holds the value from before the write.
+            for i in entries {
+                if case .set(_, _, let q, let old) = undoLog[i], Int(q) == p { return old }
+            }
+            return table.value(id.row, p)
+        }
+        guard case .list(var items) = table.value(id.row, p) else { return nil }
+        for i in entries.reversed() {
             switch undoLog[i] {
             case .set(_, _, let q, let old) where Int(q) == p:
-                value = old
+                guard case .list(let list) = old else { return old }
+                items = list
             case .listInsert(_, _, let q, let index) where Int(q) == p:
-                if case .list(var items) = value {
-                    items.remove(at: Int(index))
-                    value = .list(items)
-                }
+                items.remove(at: Int(index))
             case .listRemove(_, _, let q, let index, let old) where Int(q) == p:
-                if case .list(var items) = value {
-                    items.insert(old, at: Int(index))
-                    value = .list(items)
-                }
+                items.insert(old, at: Int(index))
             case .listReplace(_, _, let q, let index, let old) where Int(q) == p:
-                if case .list(var items) = value {
-                    items[Int(index)] = old
-                    value = .list(items)
-                }
+                items[Int(index)] = old
             case .listMove(_, _, let q, let from, let to) where Int(q) == p:
-                if case .list(var items) = value {
-                    let element = items.remove(at: Int(to))
-                    items.insert(element, at: Int(from))
-                    value = .list(items)
-                }
+                items.insert(items.remove(at: Int(to)), at: Int(from))
             default:
                 break
             }
         }
-        return value
+        return .list(items)
     }
 
     /// The origins of a `LinkingObjects` property before the write (backlinks are kept in
