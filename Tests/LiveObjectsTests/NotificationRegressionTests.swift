@@ -279,4 +279,33 @@ final class WeakReference: @unchecked Sendable {
         for await _ in changes { count += 1 }
         #expect(count == 1)
     }
+
+    // Freezing the realm during a write copied the uncommitted state, labelled with the
+    // version of the last commit.
+    @Test func freezingDuringAWriteShowsTheCommittedState() async throws {
+        let realm = try await openWalkers()
+        let version = await realm.version
+        try await realm.beginWrite()
+        try await realm.read { r in
+            r.object(ofType: Dog.self, forPrimaryKey: 1)!.age = 30
+            r.object(ofType: Dog.self, forPrimaryKey: 1)!.name = "Rexy"  // an indexed property
+            try r.delete(r.object(ofType: Dog.self, forPrimaryKey: 2)!)
+            _ = try r.create(Dog.self, value: ["id": 9, "name": "New"])
+            r.object(ofType: Person.self, forPrimaryKey: 2)!.dogs.append(r.object(ofType: Dog.self, forPrimaryKey: 3)!)
+        }
+        let frozen = await realm.freeze()
+        #expect(frozen.version == version)
+        #expect(frozen.objects(Dog.self).map(\.id).sorted() == [1, 2, 3])
+        #expect(frozen.object(ofType: Dog.self, forPrimaryKey: 1)?.age == 1)
+        #expect(frozen.object(ofType: Person.self, forPrimaryKey: 2)?.list(\.dogs).map(\.id) == [1])
+        #expect(frozen.object(ofType: Dog.self, forPrimaryKey: 1)?.list(\.walkers).map(\.id) == [1, 2])
+        #expect(try frozen.objects(Dog.self, where: "name == 'Rex'").map(\.id) == [1])
+        #expect(try frozen.objects(Dog.self, where: "name == 'Rexy'").isEmpty)
+        #expect(try frozen.objects(Dog.self, where: "name IN {'Fido', 'New'}").map(\.id) == [2])
+        #expect(frozen.object(ofType: Dog.self, forPrimaryKey: 9) == nil)
+        try await realm.commitWrite()
+        let after = await realm.freeze()
+        #expect(after.objects(Dog.self).map(\.id).sorted() == [1, 3, 9])
+        #expect(frozen.objects(Dog.self).map(\.id).sorted() == [1, 2, 3])
+    }
 }

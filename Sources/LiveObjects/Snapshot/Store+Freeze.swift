@@ -1,8 +1,11 @@
 extension Store {
-    /// An immutable copy of the store's committed state. Columns and indexes are copied by
+    /// An immutable copy of the store's current state. Columns and indexes are copied by
     /// reference and copy themselves on the live store's next change (copy-on-write), so
     /// freezing costs O(tables × properties), not O(objects).
-    func frozenCopy() -> FrozenStore {
+    ///
+    /// - Parameter committed: During a write, copy the state before it: the copy undoes the
+    ///   open write (O(changes so far)).
+    func frozenCopy(committed: Bool = false) -> FrozenStore {
         let copy = try! Store(schema: schema)
         for (i, table) in tables.enumerated() {
             copy.tables[i].copyState(from: table, in: copy)
@@ -11,6 +14,19 @@ extension Store {
             if let type = table.objectType, let info = table.modelInfo { copy.register(type, info: info) }
         }
         copy.version = version
+        if committed && isInWrite {
+            copy.undoLog = undoLog
+            copy.rowCountAtWriteStart = rowCountAtWriteStart
+            copy.isInWrite = true
+            copy.rollback(to: Savepoint(index: 0, lastAppendCount: nil))
+            copy.isInWrite = false
+            // The undo wrote into the copy's hash indexes, which are rebuilt from the data on
+            // first use: start them empty again.
+            for table in copy.tables {
+                for index in table.valueIndexes.values { index.rows = [:] }
+                table.markIndexesStale()
+            }
+        }
         return FrozenStore(store: copy)
     }
 }
