@@ -8,7 +8,8 @@ public enum ObjectChange<Element: Object>: Sendable {
     case deleted
 }
 
-/// A property that changed, with its value before and after the write.
+/// A property that changed, with its value before and after the write. For a list or
+/// `LinkingObjects` property, the values are lists of elements (object keys for objects).
 public struct PropertyChange: Sendable, Hashable {
     /// The property's name.
     public let name: String

@@ -47,15 +47,22 @@ extension Results {
     ///
     /// Filtered and sorted results are kept incrementally: a commit re-tests and re-positions
     /// only the rows it changed. Results with `distinct`, `limit` or `offset` are re-evaluated
-    /// on every commit that touches their types.
+    /// on every commit that inserts or deletes objects of their type or changes a property they
+    /// observe or read.
     ///
     /// By default the subscription is deep, one level: a change to any property of the objects,
     /// or of the objects they link to directly (to-one links, lists, `LinkingObjects`), reports
     /// the object as modified. Changes that move an object into or out of the results, or
-    /// within their sort order, are always seen, however deep the predicate's key paths go.
+    /// within their sort order, are always seen, however deep the key paths of the predicate,
+    /// the sort or `distinct` go; those key paths alone do not make an object modified.
     ///
-    /// - Parameter keyPaths: Only changes of these key paths (`"name"`, `"owner.name"`) report
-    ///   objects as modified.
+    /// A move is an object whose order changed relative to another object present before and
+    /// after the write; an object whose sort keys changed but that kept its place is not moved.
+    ///
+    /// - Parameter keyPaths: Only changes of these key paths report objects as modified. A key
+    ///   path counts the properties it names along its way: `"owner.name"` counts a change of
+    ///   the object's `owner` link and of its owner's name; `"owner"` alone counts only the
+    ///   link, not the owner's properties.
     /// - Returns: An asynchronous sequence; iterate it from any actor.
     public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {
         let (stream, continuation) = AsyncStream<CollectionChange<Element>>.makeStream(bufferingPolicy: .unbounded)
