@@ -11,6 +11,11 @@ import Testing
 // single objects, the whole realm), runs a random sequence of writes, and then checks every
 // element every subscription produced against what the test itself recorded about each write.
 //
+// Environment: `LIVEOBJECTS_NOTIFY_SEED` (decimal, `0x` hex or `random`; fixed by default),
+// `LIVEOBJECTS_NOTIFY_ITERATIONS` (scenarios, 60), `LIVEOBJECTS_NOTIFY_WRITES` (writes per
+// scenario, 14). A failure records the seed, the failing iteration, every subscription and every
+// write's operations.
+//
 // Reading the elements never waits: a commit yields its elements synchronously, so after the
 // last write every element is already buffered. The streams are then drained by a task that is
 // cancelled at once: a cancelled `AsyncStream` iterator still returns the buffered elements and
@@ -49,7 +54,15 @@ struct NotifyPropertyConfig {
 
     static func fromEnvironment() -> NotifyPropertyConfig {
         let env = ProcessInfo.processInfo.environment
-        let seed = env["LIVEOBJECTS_NOTIFY_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        // A fixed seed by default, so that runs repeat; `random` for a new one each run.
+        var seed: UInt64 = 0x4E07_1F1E_5EED
+        if let text = env["LIVEOBJECTS_NOTIFY_SEED"] {
+            if text == "random" {
+                seed = UInt64.random(in: 1...UInt64.max)
+            } else if let value = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text) {
+                seed = value
+            }
+        }
         let iterations = env["LIVEOBJECTS_NOTIFY_ITERATIONS"].flatMap { Int($0) } ?? 60
         let writes = env["LIVEOBJECTS_NOTIFY_WRITES"].flatMap { Int($0) } ?? 14
         return NotifyPropertyConfig(seed: seed, iterations: iterations, writes: writes)
