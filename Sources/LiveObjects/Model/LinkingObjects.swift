@@ -9,7 +9,8 @@
 ///
 /// It always holds exactly the objects (with repetition, if a list links twice) whose origin
 /// property links here, served from a backlink index: reading it costs the number of links, not
-/// the size of the origin table. On an unmanaged object it is empty.
+/// the size of the origin table. The origins are in storage order, which does not depend on the
+/// order in which the links were made. On an unmanaged object it is empty.
 public final class LinkingObjects<Element: Object>: RandomAccessCollection, CustomStringConvertible {
     /// The name of the link property on `Element` that this inverts.
     public let propertyName: String

@@ -15,9 +15,13 @@ final class CollectionSubscription<Element: Object>: Subscription {
     let table: Table
     let source: Source
     let continuation: AsyncStream<CollectionChange<Element>>.Continuation
-    /// Property paths whose changes count, from the key-path filter; nil observes every
-    /// property of the objects and of the objects they link to directly.
+    /// Property paths whose changes report an element as modified: the key-path filter's, or
+    /// (unfiltered) one path per property, one link deep.
     let observedPaths: [BoundPath]
+    /// Property paths that decide membership and order (predicate, sort, distinct): their
+    /// changes make a row a candidate for re-testing, but do not make it modified.
+    let membershipPaths: [BoundPath]
+    /// Whether `observedPaths` come from a key-path filter.
     let filtered: Bool
     /// The tables whose changes may matter.
     let observedTables: Set<Int>
@@ -29,17 +33,18 @@ final class CollectionSubscription<Element: Object>: Subscription {
     private var members: [Bool] = []
 
     init(
-        store: Store, table: Table, source: Source, observedPaths: [BoundPath], filtered: Bool,
-        continuation: AsyncStream<CollectionChange<Element>>.Continuation
+        store: Store, table: Table, source: Source, observedPaths: [BoundPath], membershipPaths: [BoundPath],
+        filtered: Bool, continuation: AsyncStream<CollectionChange<Element>>.Continuation
     ) {
         self.store = store
         self.table = table
         self.source = source
         self.continuation = continuation
         self.observedPaths = observedPaths
+        self.membershipPaths = membershipPaths
         self.filtered = filtered
         var tables: Set<Int> = [table.index]
-        for path in observedPaths {
+        for path in observedPaths + membershipPaths {
             for step in path.steps {
                 tables.insert(step.table.index)
                 if let target = step.target { tables.insert(target.index) }
@@ -97,7 +102,8 @@ final class CollectionSubscription<Element: Object>: Subscription {
 
     override func commit(_ context: CommitContext, silent: Bool) {
         guard !observedTables.isDisjoint(with: context.touchedTables) else { return }
-        let changed = changedRows(context)
+        let observed = observedRows(context)
+        let membership = Self.rowsReaching(membershipPaths, context)
         let listChanged: Bool
         if case .list(let owner, let row, _, let property) = source {
             listChanged = context.modified[owner.index]?[row]?.contains(property) == true
@@ -105,53 +111,50 @@ final class CollectionSubscription<Element: Object>: Subscription {
         } else {
             listChanged = false
         }
-        guard !changed.isEmpty || listChanged || !(context.inserted[table.index] ?? []).isEmpty
-            || !(context.deleted[table.index] ?? [:]).isEmpty
+        guard !observed.isEmpty || !membership.isEmpty || listChanged
+            || !(context.inserted[table.index] ?? []).isEmpty || !(context.deleted[table.index] ?? [:]).isEmpty
         else { return }
         let change: CollectionChange<Element>?
         switch source {
         case .query(let query, let sorter):
-            change = incremental(context, changed, query, sorter)
+            change = incremental(context, observed: observed, candidates: observed.union(membership), query, sorter)
         case .reevaluated, .list:
-            change = diffed(context, changed)
+            change = diffed(context, observed)
         }
         if let change, !silent { continuation.yield(change) }
     }
 
-    /// Rows of this table whose observed properties changed, directly or through links.
-    private func changedRows(_ context: CommitContext) -> Set<Int32> {
-        var result = Set<Int32>()
-        if let modified = context.modified[table.index] {
-            for (row, properties) in modified where isObserved(properties, in: table, depth: 0) {
-                result.insert(row)
-            }
-        }
-        // Changes further along the observed paths map back to the rows that reach them.
-        for path in observedPaths where path.steps.count > 1 || path.steps.first?.target != nil {
-            var level: [Int32] = []
-            for k in stride(from: path.steps.count - 1, through: 0, by: -1) {
-                let step = path.steps[k]
-                if let target = step.target, let modified = context.modified[target.index] {
-                    let deeper = k + 1 < path.steps.count ? path.steps[k + 1].property : nil
-                    for (row, properties) in modified where deeper == nil || properties.contains(deeper!) || !filtered {
-                        level.append(row)
-                    }
-                }
-                if let target = step.target, let deleted = context.deleted[target.index] {
-                    level.append(contentsOf: deleted.keys)
-                }
-                level = Self.reverse(step, level)
-            }
-            result.formUnion(level)
+    /// Rows of this table whose observed properties changed: reported as modified.
+    private func observedRows(_ context: CommitContext) -> Set<Int32> {
+        guard !filtered else { return Self.rowsReaching(observedPaths, context) }
+        // Every property of the row, and every property of the objects it links to directly.
+        var result = Set(context.modified[table.index]?.keys ?? [:].keys)
+        for path in observedPaths {
+            guard let step = path.steps.first, let target = step.target,
+                let modified = context.modified[target.index], !modified.isEmpty
+            else { continue }
+            result.formUnion(Self.reverse(step, Array(modified.keys)))
         }
         return result
     }
 
-    private func isObserved(_ properties: Set<Int>, in table: Table, depth: Int) -> Bool {
-        guard filtered else { return true }
-        return observedPaths.contains { path in
-            path.steps.first.map { properties.contains($0.property) } ?? false
+    /// Rows of this table from which one of `paths` reaches an object whose property at that
+    /// step of the path changed (`owner.name`: rows whose `owner` changed, and rows whose
+    /// owner's `name` changed).
+    private static func rowsReaching(_ paths: [BoundPath], _ context: CommitContext) -> Set<Int32> {
+        var result = Set<Int32>()
+        for path in paths {
+            var level = Set<Int32>()
+            for k in stride(from: path.steps.count - 1, through: 0, by: -1) {
+                let step = path.steps[k]
+                if !level.isEmpty { level = Set(reverse(step, Array(level))) }
+                if let modified = context.modified[step.table.index] {
+                    for (row, properties) in modified where properties.contains(step.property) { level.insert(row) }
+                }
+            }
+            result.formUnion(level)
         }
+        return result
     }
 
     /// The rows of `step.table` that lead through `step` to any of `targets`.
@@ -173,9 +176,11 @@ final class CollectionSubscription<Element: Object>: Subscription {
         return rows
     }
 
-    /// Filtered and sorted results: re-test and re-position only the changed rows.
+    /// Filtered and sorted results: re-test and re-position only the candidate rows (rows whose
+    /// observed or membership paths changed, inserted and deleted rows).
     private func incremental(
-        _ context: CommitContext, _ changed: Set<Int32>, _ query: BoundQuery?, _ sorter: RowSorter?
+        _ context: CommitContext, observed: Set<Int32>, candidates changed: Set<Int32>, _ query: BoundQuery?,
+        _ sorter: RowSorter?
     ) -> CollectionChange<Element>? {
         var candidates = changed
         candidates.formUnion(context.inserted[table.index] ?? [])
@@ -186,7 +191,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
         var removals: [(index: Int, row: Int32)] = []
         var additions: [(row: Int32, keys: [RowSorter.Key])] = []
         var stayed: [Int32] = []
-        var movedRows = Set<Int32>()
+        var resorted = Set<Int32>()
         for row in candidates {
             let wasMember = Int(row) < members.count && members[Int(row)]
             let isLive = table.isLive(row) && context.deleted[table.index]?[row] == nil
@@ -200,7 +205,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
                     if sorter.compare(keys, row, keysByRow[row]!, row) != 0 {
                         removals.append((index, row))
                         additions.append((row, keys))
-                        movedRows.insert(row)
+                        resorted.insert(row)
                     } else {
                         stayed.append(row)
                     }
@@ -214,37 +219,90 @@ final class CollectionSubscription<Element: Object>: Subscription {
         guard !removals.isEmpty || !additions.isEmpty || !stayed.isEmpty else { return nil }
         // Old indices of the rows that stay, for modifications.
         let stayedOld = Dictionary(uniqueKeysWithValues: stayed.map { ($0, locate($0, sorter)) })
-        let oldIndexOfMoved = Dictionary(uniqueKeysWithValues: removals.filter { movedRows.contains($0.row) }.map { ($0.row, $0.index) })
-        // Remove, highest index first.
-        for removal in removals.sorted(by: { $0.index > $1.index }) {
-            rows.remove(at: removal.index)
-            keysByRow[removal.row] = nil
-            members[Int(removal.row)] = false
+        let oldIndexOfResorted = Dictionary(
+            uniqueKeysWithValues: removals.filter { resorted.contains($0.row) }.map { ($0.row, $0.index) })
+        // A few changes go into the row list in place (O(chunk) each, and a snapshot shares the
+        // untouched chunks); many rebuild it in one pass, so that bulk changes stay linear.
+        let bulk = removals.count + additions.count > Self.bulkChangeCount
+        if !removals.isEmpty {
+            let ordered = removals.sorted { $0.index < $1.index }
+            if bulk {
+                let current = Array(rows)
+                var kept: [Int32] = []
+                kept.reserveCapacity(current.count - removals.count + additions.count)
+                var start = 0
+                for removal in ordered {
+                    kept.append(contentsOf: current[start..<removal.index])
+                    start = removal.index + 1
+                }
+                kept.append(contentsOf: current[start...])
+                rows = RowList(kept)
+            } else {
+                for removal in ordered.reversed() { rows.remove(at: removal.index) }
+            }
+            for removal in removals {
+                keysByRow[removal.row] = nil
+                members[Int(removal.row)] = false
+            }
         }
-        // Insert at sorted positions.
-        for addition in additions {
-            let index = insertionIndex(addition.row, addition.keys, sorter)
-            rows.insert(addition.row, at: index)
-            if sorter != nil { keysByRow[addition.row] = addition.keys }
-            members[Int(addition.row)] = true
+        if !additions.isEmpty {
+            let ordered = additions.sorted { a, b in
+                sorter.map { $0.compare(a.keys, a.row, b.keys, b.row) < 0 } ?? (a.row < b.row)
+            }
+            if bulk {
+                // Merge the ordered additions with the runs of rows between them.
+                let current = Array(rows)
+                var merged: [Int32] = []
+                merged.reserveCapacity(current.count + additions.count)
+                var start = 0
+                for addition in ordered {
+                    let index = insertionIndex(addition.row, addition.keys, sorter)
+                    merged.append(contentsOf: current[start..<index])
+                    merged.append(addition.row)
+                    start = index
+                }
+                merged.append(contentsOf: current[start...])
+                rows = RowList(merged)
+            } else {
+                for addition in ordered {
+                    rows.insert(addition.row, at: insertionIndex(addition.row, addition.keys, sorter))
+                    if sorter != nil { keysByRow[addition.row] = addition.keys }
+                }
+            }
+            for addition in additions {
+                if sorter != nil { keysByRow[addition.row] = addition.keys }
+                members[Int(addition.row)] = true
+            }
         }
         var deletions: [Int] = []
         var insertions: [Int] = []
-        var moves: [CollectionChange<Element>.Move] = []
-        for removal in removals where !movedRows.contains(removal.row) { deletions.append(removal.index) }
+        var modifications: [(Int, Int)] = []
+        for removal in removals where !resorted.contains(removal.row) { deletions.append(removal.index) }
+        var resortedPositions: [(row: Int32, from: Int, to: Int)] = []
+        var addedIndices: [Int] = []
         for addition in additions {
             let index = locate(addition.row, sorter)
-            if let from = oldIndexOfMoved[addition.row] {
-                moves.append(.init(from: from, to: index))
+            addedIndices.append(index)
+            if let from = oldIndexOfResorted[addition.row] {
+                resortedPositions.append((addition.row, from, index))
             } else {
                 insertions.append(index)
             }
         }
-        var modifications: [(Int, Int)] = []
-        for row in stayed where changed.contains(row) {
+        // A re-sorted row is a move only if its order changed relative to another row that
+        // stays; otherwise it kept its place (and may be modified).
+        let moved = Self.reordered(
+            resortedPositions, removedIndices: removals.map(\.index).sorted(), addedIndices: addedIndices.sorted())
+        var moves: [CollectionChange<Element>.Move] = []
+        for position in resortedPositions {
+            if moved.contains(position.row) {
+                moves.append(.init(from: position.from, to: position.to))
+            }
+            if observed.contains(position.row) { modifications.append((position.from, position.to)) }
+        }
+        for row in stayed where observed.contains(row) {
             modifications.append((stayedOld[row]!, locate(row, sorter)))
         }
-        for move in moves where changed.contains(rows[move.to]) { modifications.append((move.from, move.to)) }
         modifications.sort { $0.0 < $1.0 }
         guard !deletions.isEmpty || !insertions.isEmpty || !moves.isEmpty || !modifications.isEmpty else {
             return nil
@@ -254,6 +312,50 @@ final class CollectionSubscription<Element: Object>: Subscription {
             insertions: insertions.sorted(), modifications: modifications.map(\.0),
             modificationsInNewIndices: modifications.map(\.1), moves: moves.sorted { $0.to < $1.to },
             snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, rows: rows))
+    }
+
+    /// Above this many rows added and removed by one commit, the row list is rebuilt rather than
+    /// changed row by row.
+    static var bulkChangeCount: Int { 64 }
+
+    /// Of the rows re-sorted by a commit (each taken out at an old index and put back at a new
+    /// one), those whose order changed relative to another row present before and after.
+    ///
+    /// Rows that were not re-sorted keep their order among themselves, so a re-sorted row keeps
+    /// its order relative to all of them when as many of them precede it before and after; and
+    /// it keeps its order relative to the other re-sorted rows when, taken by old index, its new
+    /// index is above every earlier one's and below every later one's.
+    ///
+    /// - Complexity: O(m log n) for m re-sorted rows.
+    static func reordered(
+        _ resorted: [(row: Int32, from: Int, to: Int)], removedIndices: [Int], addedIndices: [Int]
+    ) -> Set<Int32> {
+        func countBelow(_ sorted: [Int], _ value: Int) -> Int {
+            var low = 0
+            var high = sorted.count
+            while low < high {
+                let mid = (low + high) / 2
+                if sorted[mid] < value { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        var result = Set<Int32>()
+        for r in resorted
+        where r.from - countBelow(removedIndices, r.from) != r.to - countBelow(addedIndices, r.to) {
+            result.insert(r.row)
+        }
+        let byOld = resorted.sorted { $0.from < $1.from }
+        var prefixMax = Int.min
+        for r in byOld {
+            if prefixMax > r.to { result.insert(r.row) }
+            prefixMax = max(prefixMax, r.to)
+        }
+        var suffixMin = Int.max
+        for r in byOld.reversed() {
+            if suffixMin < r.to { result.insert(r.row) }
+            suffixMin = min(suffixMin, r.to)
+        }
+        return result
     }
 
     /// The index of a member row: binary search by its stored sort keys (or by slot).
@@ -269,31 +371,26 @@ final class CollectionSubscription<Element: Object>: Subscription {
         return rows.partitionPoint { $0 < row }
     }
 
-    /// Lists, `LinkingObjects` and sliced results: compare the old and new keys.
+    /// Lists, `LinkingObjects` and sliced results: compare the old and new keys. `changed`: the
+    /// rows whose observed properties changed.
     private func diffed(_ context: CommitContext, _ changed: Set<Int32>) -> CollectionChange<Element>? {
         let old = Array(rows)
         let new = currentRows()
-        let difference = new.difference(from: old).inferringMoves()
+        let (removed, inserted) = Self.difference(old, new)
         var deletions: [Int] = []
         var insertions: [Int] = []
         var moves: [CollectionChange<Element>.Move] = []
-        for change in difference {
-            switch change {
-            case .remove(let offset, _, let associated):
-                if associated == nil { deletions.append(offset) }
-            case .insert(let offset, _, let associated):
-                if let from = associated { moves.append(.init(from: from, to: offset)) } else { insertions.append(offset) }
+        for removal in removed where removal.movedTo == nil { deletions.append(removal.offset) }
+        for insertion in inserted {
+            if let from = insertion.movedFrom {
+                moves.append(.init(from: from, to: insertion.offset))
+            } else {
+                insertions.append(insertion.offset)
             }
         }
         // Elements that stayed in place (not removed or inserted) and changed.
-        var removedOld = Set<Int>()
-        var insertedNew = Set<Int>()
-        for change in difference {
-            switch change {
-            case .remove(let offset, _, _): removedOld.insert(offset)
-            case .insert(let offset, _, _): insertedNew.insert(offset)
-            }
-        }
+        let removedOld = Set(removed.map(\.offset))
+        let insertedNew = Set(inserted.map(\.offset))
         let keptOld = old.indices.filter { !removedOld.contains($0) }
         let keptNew = new.indices.filter { !insertedNew.contains($0) }
         var modifications: [(Int, Int)] = []
@@ -311,5 +408,38 @@ final class CollectionSubscription<Element: Object>: Subscription {
             insertions: insertions.sorted(), modifications: modifications.map(\.0),
             modificationsInNewIndices: modifications.map(\.1), moves: moves.sorted { $0.to < $1.to },
             snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, rows: rows))
+    }
+
+    /// The difference between two row lists, as removals (old offset, and the new offset of an
+    /// element that moved) and insertions (new offset, and the old offset of an element that
+    /// moved). The common prefix and suffix are left out first, so that appends, removals at
+    /// either end and changes in one place cost O(n) rather than the O(n·d) of a full diff.
+    static func difference(_ old: [Int32], _ new: [Int32])
+        -> (removals: [(offset: Int, movedTo: Int?)], insertions: [(offset: Int, movedFrom: Int?)])
+    {
+        var prefix = 0
+        while prefix < old.count && prefix < new.count && old[prefix] == new[prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < old.count - prefix && suffix < new.count - prefix
+            && old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
+        {
+            suffix += 1
+        }
+        let oldMiddle = old[prefix..<old.count - suffix]
+        let newMiddle = new[prefix..<new.count - suffix]
+        if oldMiddle.isEmpty || newMiddle.isEmpty {
+            return (oldMiddle.indices.map { ($0, nil) }, newMiddle.indices.map { ($0, nil) })
+        }
+        var removals: [(offset: Int, movedTo: Int?)] = []
+        var insertions: [(offset: Int, movedFrom: Int?)] = []
+        for change in Array(newMiddle).difference(from: Array(oldMiddle)).inferringMoves() {
+            switch change {
+            case .remove(let offset, _, let associated):
+                removals.append((offset + prefix, associated.map { $0 + prefix }))
+            case .insert(let offset, _, let associated):
+                insertions.append((offset + prefix, associated.map { $0 + prefix }))
+            }
+        }
+        return (removals, insertions)
     }
 }

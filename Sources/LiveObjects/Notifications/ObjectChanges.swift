@@ -8,7 +8,8 @@ public enum ObjectChange<Element: Object>: Sendable {
     case deleted
 }
 
-/// A property that changed, with its value before and after the write.
+/// A property that changed, with its value before and after the write. For a list or
+/// `LinkingObjects` property, the values are lists of elements (object keys for objects).
 public struct PropertyChange: Sendable, Hashable {
     /// The property's name.
     public let name: String
@@ -169,7 +170,8 @@ extension Realm {
         let subscription = RealmSubscription(token: store.nextSubscriptionToken(), continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
-        store.subscriptions.append(subscription)
+        // Made during a write, it starts after that write's commit, like every subscription.
+        store.addSubscription(subscription)
         return RealmChanges(stream: stream, token: subscription.token)
     }
 

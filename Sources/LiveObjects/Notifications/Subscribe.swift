@@ -47,15 +47,22 @@ extension Results {
     ///
     /// Filtered and sorted results are kept incrementally: a commit re-tests and re-positions
     /// only the rows it changed. Results with `distinct`, `limit` or `offset` are re-evaluated
-    /// on every commit that touches their types.
+    /// on every commit that inserts or deletes objects of their type or changes a property they
+    /// observe or read.
     ///
     /// By default the subscription is deep, one level: a change to any property of the objects,
     /// or of the objects they link to directly (to-one links, lists, `LinkingObjects`), reports
     /// the object as modified. Changes that move an object into or out of the results, or
-    /// within their sort order, are always seen, however deep the predicate's key paths go.
+    /// within their sort order, are always seen, however deep the key paths of the predicate,
+    /// the sort or `distinct` go; those key paths alone do not make an object modified.
     ///
-    /// - Parameter keyPaths: Only changes of these key paths (`"name"`, `"owner.name"`) report
-    ///   objects as modified.
+    /// A move is an object whose order changed relative to another object present before and
+    /// after the write; an object whose sort keys changed but that kept its place is not moved.
+    ///
+    /// - Parameter keyPaths: Only changes of these key paths report objects as modified. A key
+    ///   path counts the properties it names along its way: `"owner.name"` counts a change of
+    ///   the object's `owner` link and of its owner's name; `"owner"` alone counts only the
+    ///   link, not the owner's properties.
     /// - Returns: An asynchronous sequence; iterate it from any actor.
     public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {
         let (stream, continuation) = AsyncStream<CollectionChange<Element>>.makeStream(bufferingPolicy: .unbounded)
@@ -83,10 +90,17 @@ extension Results {
             {
                 membership = bound.predicate.paths()
             }
+            // The sort and distinct key paths decide which objects the slice holds, too.
+            if let sorter = try? RowSorter.bind(query.sorts, table: table, store: store) {
+                membership += sorter.fields.map(\.path)
+            }
+            membership += query.distinct.compactMap {
+                try? BoundPath.resolve($0.split(separator: ".").map(String.init), from: table, store: store)
+            }
         }
         let (observed, filtered) = observedPaths(keyPaths, table: table)
         let subscription = CollectionSubscription<Element>(
-            store: store, table: table, source: source, observedPaths: observed + membership,
+            store: store, table: table, source: source, observedPaths: observed, membershipPaths: membership,
             filtered: filtered, continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
@@ -145,7 +159,7 @@ extension ObjectCollection {
             source: .list(
                 owner: context.handle.table, row: context.handle.row, generation: context.handle.generation,
                 property: context.property),
-            observedPaths: observed, filtered: filtered, continuation: continuation)
+            observedPaths: observed, membershipPaths: [], filtered: filtered, continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
         store.addSubscription(subscription)

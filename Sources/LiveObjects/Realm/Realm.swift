@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A realm: an actor that owns an object graph and runs every read and write inside its
 /// isolation.
@@ -22,7 +21,7 @@ public actor Realm {
     public nonisolated let schema: Schema
     package let store: Store
 
-    private static let openRealms = Mutex<[String: WeakRealm]>([:])
+    private static let openRealms = Locked<[String: WeakRealm]>([:])
 
     private init(configuration: Configuration, schema: Schema) throws(LiveObjectsError) {
         self.configuration = configuration

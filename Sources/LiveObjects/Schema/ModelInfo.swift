@@ -1,5 +1,4 @@
 @_spi(Reflection) import Swift
-import Synchronization
 
 /// What a model class looks like: its schema, and where each `@Persisted` field sits in an
 /// instance. Discovered once per class (field names, offsets and types from the runtime's
@@ -19,7 +18,7 @@ final class ModelInfo: @unchecked Sendable {
     let fields: [Field]
     let defaults: [PropertyValue]
 
-    private static let cache = Mutex<[ObjectIdentifier: ModelInfo]>([:])
+    private static let cache = Locked<[ObjectIdentifier: ModelInfo]>([:])
 
     /// The cached info of a class, if it was discovered before.
     static func cached(_ type: Object.Type) -> ModelInfo? {

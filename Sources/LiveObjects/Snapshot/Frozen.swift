@@ -207,11 +207,13 @@ public struct FrozenRealm: Sendable {
 }
 
 extension Realm {
-    /// An immutable snapshot of the realm's committed state, readable from any actor.
+    /// An immutable snapshot of the realm's committed state, readable from any actor. During a
+    /// write (``beginWrite()``), the state before the write.
     ///
-    /// - Complexity: O(types × properties): storage is shared until the live realm changes it.
+    /// - Complexity: O(types × properties): storage is shared until the live realm changes it;
+    ///   plus, during a write, O(changes made so far).
     public func freeze() -> FrozenRealm {
-        FrozenRealm(frozen: store.frozenState())
+        FrozenRealm(frozen: store.isInWrite ? store.frozenCopy(committed: true) : store.frozenState())
     }
 }
 

@@ -1,10 +1,11 @@
-import Synchronization
-
 extension Store {
-    /// An immutable copy of the store's committed state. Columns and indexes are copied by
+    /// An immutable copy of the store's current state. Columns and indexes are copied by
     /// reference and copy themselves on the live store's next change (copy-on-write), so
     /// freezing costs O(tables × properties), not O(objects).
-    func frozenCopy() -> FrozenStore {
+    ///
+    /// - Parameter committed: During a write, copy the state before it: the copy undoes the
+    ///   open write (O(changes so far)).
+    func frozenCopy(committed: Bool = false) -> FrozenStore {
         let copy = try! Store(schema: schema)
         for (i, table) in tables.enumerated() {
             copy.tables[i].copyState(from: table, in: copy)
@@ -13,6 +14,19 @@ extension Store {
             if let type = table.objectType, let info = table.modelInfo { copy.register(type, info: info) }
         }
         copy.version = version
+        if committed && isInWrite {
+            copy.undoLog = undoLog
+            copy.rowCountAtWriteStart = rowCountAtWriteStart
+            copy.isInWrite = true
+            copy.rollback(to: Savepoint(index: 0, lastAppendCount: nil))
+            copy.isInWrite = false
+            // The undo wrote into the copy's hash indexes, which are rebuilt from the data on
+            // first use: start them empty again.
+            for table in copy.tables {
+                for index in table.valueIndexes.values { index.rows = [:] }
+                table.markIndexesStale()
+            }
+        }
         return FrozenStore(store: copy)
     }
 }
@@ -50,13 +64,11 @@ extension Table {
 
 /// The state of a store at one version, shared by the frozen values made from it. It is never
 /// changed after it is made; reads go through a lock because reading fills caches.
-final class FrozenStore: @unchecked Sendable {
-    // @unchecked: `store` is only touched inside `lock`.
-    private let store: Store
-    private let lock = Mutex<Void>(())
+final class FrozenStore: Sendable {
+    private let store: Locked<Store>
 
     init(store: Store) {
-        self.store = store
+        self.store = Locked(store)
     }
 
     /// The realm version the state belongs to.
@@ -64,6 +76,6 @@ final class FrozenStore: @unchecked Sendable {
 
     /// Runs `body` with the frozen store, one caller at a time.
     func withStore<T>(_ body: (Store) throws -> T) rethrows -> T {
-        try lock.withLock { _ in try body(store) }
+        try store.withLock { store in try body(store) }
     }
 }

@@ -81,4 +81,8 @@ struct RowID: Hashable {
         self.table = table.index
         self.row = row
     }
+    init(table: Int, row: Int32) {
+        self.table = table
+        self.row = row
+    }
 }

@@ -15,8 +15,13 @@ package final class BacklinkColumn {
         self.property = property
     }
 
+    /// Keeps each target's sources in row order, so that the order of `LinkingObjects` does not
+    /// depend on the history of the links (a rolled-back write leaves it as it was).
     func add(_ sourceRow: Int32, to target: Int32) {
-        rows[Int(target)].append(sourceRow)
+        let t = Int(target)
+        var i = rows[t].endIndex
+        while i > 0 && rows[t][i - 1] > sourceRow { i -= 1 }
+        rows[t].insert(sourceRow, at: i)
     }
 
     func remove(_ sourceRow: Int32, from target: Int32) {
