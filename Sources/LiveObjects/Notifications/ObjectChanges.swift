@@ -182,16 +182,6 @@ extension Realm {
     public func write<T>(
         withoutNotifying tokens: [SubscriptionToken], _ body: @Sendable (isolated Realm) throws -> sending T
     ) throws -> sending T {
-        try store.beginWrite()
-        store.silencedTokens = Set(tokens)
-        do {
-            let result = try body(self)
-            if let error = store.takePendingError() { throw error }
-            store.commitWrite()
-            return result
-        } catch {
-            store.cancelWrite()
-            throw error
-        }
+        try write(silencing: Set(tokens), body)
     }
 }

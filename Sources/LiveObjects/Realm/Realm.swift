@@ -1,4 +1,3 @@
-
 /// A realm: an actor that owns an object graph and runs every read and write inside its
 /// isolation.
 ///
@@ -77,7 +76,15 @@ public actor Realm {
     ///   detached copy.
     /// - Throws: `alreadyInWriteTransaction` if a write is open, or the error that ended `body`.
     public func write<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {
+        try write(silencing: [], body)
+    }
+
+    /// Runs a write; the subscriptions named by `tokens` do not hear about its commit.
+    func write<T>(
+        silencing tokens: Set<SubscriptionToken>, _ body: @Sendable (isolated Realm) throws -> sending T
+    ) throws -> sending T {
         try store.beginWrite()
+        store.silencedTokens = tokens
         do {
             let result = try body(self)
             if let error = store.takePendingError() { throw error }
