@@ -52,7 +52,7 @@ enum StringFolding {
 
     /// The shared per-scalar cache, keyed by scalar value and options. It stops growing at
     /// ``cacheCapacity`` entries; scalars beyond that are folded without caching.
-    static let cache = Mutex<[UInt32: ScalarFold]>([:])
+    static let cache = Locked<[UInt32: ScalarFold]>([:])
     static let cacheCapacity = 65_536
 
     static func fold(_ string: String, options: ComparisonOptions) -> ([UInt8], Bool) {
