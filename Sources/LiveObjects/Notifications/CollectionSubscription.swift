@@ -304,14 +304,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
             modifications.append((stayedOld[row]!, locate(row, sorter)))
         }
         modifications.sort { $0.0 < $1.0 }
-        guard !deletions.isEmpty || !insertions.isEmpty || !moves.isEmpty || !modifications.isEmpty else {
-            return nil
-        }
-        return CollectionChange(
-            version: context.changes.version, isInitial: false, deletions: deletions.sorted(),
-            insertions: insertions.sorted(), modifications: modifications.map(\.0),
-            modificationsInNewIndices: modifications.map(\.1), moves: moves.sorted { $0.to < $1.to },
-            snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, rows: rows))
+        return change(context, deletions, insertions, moves, modifications)
     }
 
     /// Above this many rows added and removed by one commit, the row list is rebuilt rather than
@@ -400,14 +393,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
         rows = RowList(new)
         members = Array(repeating: false, count: table.rowCount)
         for row in rows { members[Int(row)] = true }
-        guard !deletions.isEmpty || !insertions.isEmpty || !moves.isEmpty || !modifications.isEmpty else {
-            return nil
-        }
-        return CollectionChange(
-            version: context.changes.version, isInitial: false, deletions: deletions.sorted(),
-            insertions: insertions.sorted(), modifications: modifications.map(\.0),
-            modificationsInNewIndices: modifications.map(\.1), moves: moves.sorted { $0.to < $1.to },
-            snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, rows: rows))
+        return change(context, deletions, insertions, moves, modifications)
     }
 
     /// The difference between two row lists, as removals (old offset, and the new offset of an
@@ -441,5 +427,20 @@ final class CollectionSubscription<Element: Object>: Subscription {
             }
         }
         return (removals, insertions)
+    }
+
+    /// The element for a commit, or nil when nothing the subscriber sees changed.
+    private func change(
+        _ context: CommitContext, _ deletions: [Int], _ insertions: [Int],
+        _ moves: [CollectionChange<Element>.Move], _ modifications: [(Int, Int)]
+    ) -> CollectionChange<Element>? {
+        guard !deletions.isEmpty || !insertions.isEmpty || !moves.isEmpty || !modifications.isEmpty else {
+            return nil
+        }
+        return CollectionChange(
+            version: context.changes.version, isInitial: false, deletions: deletions.sorted(),
+            insertions: insertions.sorted(), modifications: modifications.map(\.0),
+            modificationsInNewIndices: modifications.map(\.1), moves: moves.sorted { $0.to < $1.to },
+            snapshot: FrozenResults(frozen: context.frozenState(), tableIndex: table.index, rows: rows))
     }
 }

@@ -19,15 +19,7 @@ extension Store {
     package func loadRow(_ table: Table, at key: ObjectKey, values: [PropertyValue])
         throws(LiveObjectsError) -> Int32
     {
-        let row = Int32(truncatingIfNeeded: key.row)
-        guard row >= 0 else {
-            throw LiveObjectsError(.corruptFile, "object id \(key) is out of range", objectType: table.name)
-        }
-        if let pk = table.primaryKeyProperty, table.row(forPrimaryKey: values[pk]) != nil {
-            throw LiveObjectsError(
-                .corruptFile, "two objects have the primary key \(values[pk])", objectType: table.name,
-                primaryKey: values[pk])
-        }
+        let row = try loadableRow(table, key, values)
         if Int(row) < table.rowCount {
             guard !table.isLive(row) else {
                 throw LiveObjectsError(.corruptFile, "two objects have the id \(key)", objectType: table.name)
@@ -148,15 +140,7 @@ extension Store {
         throws(LiveObjectsError) -> Int32
     {
         try requireWrite(table)
-        let row = Int32(truncatingIfNeeded: key.row)
-        guard row >= 0 else {
-            throw LiveObjectsError(.corruptFile, "object id \(key) is out of range", objectType: table.name)
-        }
-        if let pk = table.primaryKeyProperty, table.row(forPrimaryKey: values[pk]) != nil {
-            throw LiveObjectsError(
-                .corruptFile, "two objects have the primary key \(values[pk])", objectType: table.name,
-                primaryKey: values[pk])
-        }
+        let row = try loadableRow(table, key, values)
         if Int(row) < table.rowCount {
             guard !table.isLive(row), let i = table.freeRows.lastIndex(of: row) else {
                 throw LiveObjectsError(.corruptFile, "two objects have the id \(key)", objectType: table.name)
@@ -255,5 +239,23 @@ extension DynamicObject {
     /// A dynamic handle on a row of a store, for other modules (migrations).
     package init(store: Store, table: Table, row: Int32) {
         self.init(handle: ObjectHandle(store: store, table: table, row: row, generation: table.generation(row)))
+    }
+}
+
+extension Store {
+    /// The row a loaded object goes to, after checking its id and primary key.
+    fileprivate func loadableRow(_ table: Table, _ key: ObjectKey, _ values: [PropertyValue])
+        throws(LiveObjectsError) -> Int32
+    {
+        let row = Int32(truncatingIfNeeded: key.row)
+        guard row >= 0 else {
+            throw LiveObjectsError(.corruptFile, "object id \(key) is out of range", objectType: table.name)
+        }
+        if let pk = table.primaryKeyProperty, table.row(forPrimaryKey: values[pk]) != nil {
+            throw LiveObjectsError(
+                .corruptFile, "two objects have the primary key \(values[pk])", objectType: table.name,
+                primaryKey: values[pk])
+        }
+        return row
     }
 }

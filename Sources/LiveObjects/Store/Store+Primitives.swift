@@ -180,27 +180,22 @@ extension Store {
     }
 
     private func addBacklinks(_ table: Table, _ row: Int32) {
-        for (p, backlinks) in table.outgoing {
-            switch table.columns[p] {
-            case let link as LinkColumn:
-                let t = link.targets[Int(row)]
-                if t >= 0 { backlinks.add(row, to: t) }
-            case let list as LinkListColumn:
-                for t in list.lists[Int(row)] { backlinks.add(row, to: t) }
-            default:
-                break
-            }
-        }
+        forEachOutgoingLink(table, row) { backlinks, target in backlinks.add(row, to: target) }
     }
 
     private func removeBacklinks(_ table: Table, _ row: Int32) {
+        forEachOutgoingLink(table, row) { backlinks, target in backlinks.remove(row, from: target) }
+    }
+
+    /// Calls `body` with the backlink column and target of every link a row holds.
+    private func forEachOutgoingLink(_ table: Table, _ row: Int32, _ body: (BacklinkColumn, Int32) -> Void) {
         for (p, backlinks) in table.outgoing {
             switch table.columns[p] {
             case let link as LinkColumn:
                 let t = link.targets[Int(row)]
-                if t >= 0 { backlinks.remove(row, from: t) }
+                if t >= 0 { body(backlinks, t) }
             case let list as LinkListColumn:
-                for t in list.lists[Int(row)] { backlinks.remove(row, from: t) }
+                for t in list.lists[Int(row)] { body(backlinks, t) }
             default:
                 break
             }

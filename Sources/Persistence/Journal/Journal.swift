@@ -10,13 +10,7 @@ enum Journal {
     /// The header line, with its line break.
     static func header(schemaVersion: UInt64, base: UInt64) -> [UInt8] {
         var writer = JSONWriter()
-        writer.beginObject()
-        writer.key("format")
-        writer.string(formatName)
-        writer.key("formatVersion")
-        writer.int(formatVersion)
-        writer.key("schemaVersion")
-        writer.uint(schemaVersion)
+        writer.beginHeader(format: formatName, version: formatVersion, schemaVersion: schemaVersion)
         writer.key("base")
         writer.uint(base)
         writer.endObject()
@@ -252,5 +246,19 @@ extension SnapshotDecoder {
         }
         guard let key else { throw corrupt("a journal record without $id", type: table.name) }
         return JournalRecord(key: key, fields: fields)
+    }
+}
+
+extension JSONWriter {
+    /// Opens a file header object with its `format`, `formatVersion` and `schemaVersion`
+    /// members (snapshots and journals share them).
+    mutating func beginHeader(format: String, version: Int64, schemaVersion: UInt64) {
+        beginObject()
+        key("format")
+        string(format)
+        key("formatVersion")
+        int(version)
+        key("schemaVersion")
+        uint(schemaVersion)
     }
 }

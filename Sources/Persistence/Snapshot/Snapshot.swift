@@ -23,13 +23,7 @@ enum Snapshot {
         sink: (UnsafeRawBufferPointer) throws(LiveObjectsError) -> Void
     ) throws(LiveObjectsError) {
         var writer = JSONWriter(options: .records, capacity: 1 << 20)
-        writer.beginObject()
-        writer.key("format")
-        writer.string(formatName)
-        writer.key("formatVersion")
-        writer.int(formatVersion)
-        writer.key("schemaVersion")
-        writer.uint(schemaVersion)
+        writer.beginHeader(format: formatName, version: formatVersion, schemaVersion: schemaVersion)
         writer.key("commit")
         writer.uint(commit)
         writer.key("schema")
