@@ -8,12 +8,15 @@ let package = Package(
         .library(name: "LiveObjects", targets: ["LiveObjects"]),
         .library(name: "Persistence", targets: ["Persistence"]),
         .executable(name: "liveobj", targets: ["liveobj"]),
+        .executable(name: "Playground", targets: ["Playground"]),
     ],
     targets: [
         .target(name: "LiveObjects"),
         .target(name: "Persistence", dependencies: ["LiveObjects"]),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
+        // The walkthroughs: `swift run Playground` lists them, `swift run Playground NAME` runs one.
+        .executableTarget(name: "Playground", dependencies: ["LiveObjects", "Persistence"]),
         // Started (and killed) by the crash test of the PersistenceTests.
         .executableTarget(
             name: "persistence-crash-child", dependencies: ["LiveObjects", "Persistence", "LiveObjectsTestSupport"]),
