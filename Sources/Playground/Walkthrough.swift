@@ -30,7 +30,7 @@ struct WalkthroughEntry: Sendable {
 /// Every walkthrough, in the order they are listed and run.
 let walkthroughs: [WalkthroughEntry] = [
     WalkthroughEntry(ModelsWalkthrough.self),
-//    WalkthroughEntry(RealmsWalkthrough.self),
+    WalkthroughEntry(RealmsWalkthrough.self),
 //    WalkthroughEntry(MigrationWalkthrough.self),
 //    WalkthroughEntry(LiveWalkthrough.self),
 ]
