@@ -31,6 +31,6 @@ struct WalkthroughEntry: Sendable {
 let walkthroughs: [WalkthroughEntry] = [
     WalkthroughEntry(ModelsWalkthrough.self),
     WalkthroughEntry(RealmsWalkthrough.self),
-//    WalkthroughEntry(MigrationWalkthrough.self),
+    WalkthroughEntry(MigrationWalkthrough.self),
 //    WalkthroughEntry(LiveWalkthrough.self),
 ]
