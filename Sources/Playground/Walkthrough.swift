@@ -32,5 +32,5 @@ let walkthroughs: [WalkthroughEntry] = [
     WalkthroughEntry(ModelsWalkthrough.self),
     WalkthroughEntry(RealmsWalkthrough.self),
     WalkthroughEntry(MigrationWalkthrough.self),
-//    WalkthroughEntry(LiveWalkthrough.self),
+    WalkthroughEntry(LiveWalkthrough.self),
 ]
