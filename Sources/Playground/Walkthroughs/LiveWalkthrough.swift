@@ -3,7 +3,7 @@ import LiveObjects
 /// `live`: a subscription to a query's results, printing each change set while another task writes.
 enum LiveWalkthrough: Walkthrough {
     static let name = "live"
-    static let summary = "a subscription printing the change sets of a query while another task writes"
+    static let summary = "a subscription printing a query's change sets while another task writes"
 
     final class Dog: Object {
         @Persisted(primaryKey: true) var id = 0
@@ -38,15 +38,20 @@ enum LiveWalkthrough: Walkthrough {
             self.results = results
         }
 
-        var description: String {
+        /// The index changes, e.g. "deleted [1], inserted [0]".
+        var changeSummary: String {
             var parts: [String] = []
             if !deletions.isEmpty { parts.append("deleted \(deletions)") }
             if !insertions.isEmpty { parts.append("inserted \(insertions)") }
             if !modifications.isEmpty { parts.append("modified \(modifications)") }
             if !moves.isEmpty { parts.append("moved \(moves.joined(separator: ", "))") }
-            return (parts.isEmpty ? "no index changes" : parts.joined(separator: ", "))
-                + "\n  results: " + (results.isEmpty ? "(none)" : results.joined(separator: ", "))
+            return parts.isEmpty ? "no index changes" : parts.joined(separator: ", ")
         }
+
+        /// The results, e.g. "Bella (5), Rex (3)".
+        var resultsSummary: String { results.isEmpty ? "(none)" : results.joined(separator: ", ") }
+
+        var description: String { "\(changeSummary); results: \(resultsSummary)" }
     }
 
     /// One write of the writer task, and the change set the subscription should yield for it
@@ -119,7 +124,8 @@ enum LiveWalkthrough: Walkthrough {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await watch(changes, narrator, acknowledge: acknowledge) }
             group.addTask { try await write(realm, narrator, waitingFor: printed) }
-            try await group.waitForAll()
+            // The first error ends the group (waitForAll would wait for the other task first).
+            while try await group.next() != nil {}
         }
         let version = await realm.version
         try narrator.expect(version, UInt64(steps.count), "the realm is at version \(steps.count), one per write")
@@ -129,6 +135,8 @@ enum LiveWalkthrough: Walkthrough {
     static func watch(
         _ changes: CollectionChanges<Dog>, _ narrator: Narrator, acknowledge: AsyncStream<Void>.Continuation
     ) async throws {
+        // However the watcher ends, the writer stops waiting for it.
+        defer { acknowledge.finish() }
         var expectations = steps.enumerated().compactMap { index, step in
             step.expected.map { (version: UInt64(index + 1), expected: $0) }
         }[...]
@@ -149,7 +157,8 @@ enum LiveWalkthrough: Walkthrough {
                     throw CheckFailure(message: "no more change sets are expected (got one at version \(change.version))")
                 }
                 let actual = Expected(change)
-                narrator.say("Watcher: change set at version \(change.version): \(actual)")
+                narrator.say("Watcher: change set at version \(change.version): \(actual.changeSummary)")
+                narrator.say("  results: \(actual.resultsSummary)")
                 try narrator.expect(change.version, version, "it is the change of version \(version)")
                 try narrator.expect(actual, expected, "the change set is as expected")
                 try narrator.check(
@@ -161,7 +170,6 @@ enum LiveWalkthrough: Walkthrough {
             if expectations.isEmpty { break }
         }
         try narrator.check(expectations.isEmpty, "every expected change set arrived")
-        acknowledge.finish()
     }
 
     /// The writer: runs the steps, waiting for the watcher after each one it should see.

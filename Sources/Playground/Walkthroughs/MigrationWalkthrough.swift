@@ -5,8 +5,7 @@ import Persistence
 /// `migration`: a file realm through three schema versions without losing data.
 enum MigrationWalkthrough: Walkthrough {
     static let name = "migration"
-    static let summary =
-        "Product version 1 saved to a file, version 2 adds note (nothing lost), version 3 renames title with a migration closure"
+    static let summary = "Product v1 in a file, v2 adds note (nothing lost), v3 renames title in a migration closure"
 
     /// Version 1.
     final class ProductV1: Object {

@@ -5,7 +5,7 @@ import LiveObjects
 enum ModelsWalkthrough: Walkthrough {
     static let name = "models"
     static let summary =
-        "every property type, keys and indexes, live objects, links, lists, backlinks, embedded objects, copies"
+        "every property type, keys, indexes, live objects, links, lists, backlinks, embedded objects, copies"
 
     /// One stored property of every type, a primary key, an index and a property that is not stored.
     final class Sample: Object {

@@ -5,8 +5,7 @@ import Persistence
 /// `realms`: one realm per domain, each with its own types, storage, schema version and migration.
 enum RealmsWalkthrough: Walkthrough {
     static let name = "realms"
-    static let summary =
-        "independent realms per domain (pets in memory, auth on disk), each with its own types, version and migration"
+    static let summary = "a realm per domain, pets in memory and auth in a file, each with its own types, version, migration"
 
     // The pets domain, in memory.
 
