@@ -28,6 +28,7 @@ enum ModelsWalkthrough: Walkthrough {
         @Persisted var maybeDate: Date?
         @Persisted var maybeData: Data?
         @Persisted var maybeUUID: UUID?
+        @Persisted var tags: List<String>
         /// Not `@Persisted`: a plain Swift property, never stored.
         var isSelected = false
     }
@@ -80,6 +81,7 @@ enum ModelsWalkthrough: Walkthrough {
                 @Persisted var data = Data()
                 @Persisted var uuid = UUID(...)
                 @Persisted var maybeText: String?            // every type can be optional
+                @Persisted var tags: List<String>            // a list of values
                 var isSelected = false                       // not @Persisted: not stored
             }
             """)
@@ -93,6 +95,7 @@ enum ModelsWalkthrough: Walkthrough {
             "every property type is in the schema")
         try narrator.check(
             schema.properties.filter(\.isOptional).count == 7, "seven properties are optional")
+        try narrator.check(schema["tags"]?.isList == true, "tags is a list of strings")
         try narrator.check(schema["isSelected"] == nil, "isSelected is not part of the schema: it is not stored")
         try narrator.expect(schema.primaryKey?.name, "id", "id is the primary key")
         try narrator.check(schema["label"]?.isIndexed == true, "label is indexed")
@@ -118,6 +121,7 @@ enum ModelsWalkthrough: Walkthrough {
         sample.maybeInt = 42
         sample.maybeText = nil
         sample.maybeDate = date
+        sample.tags.append(contentsOf: ["new", "sale"])
         sample.isSelected = true
         narrator.code(
             """
@@ -142,6 +146,7 @@ enum ModelsWalkthrough: Walkthrough {
             back.maybeInt == 42 && back.maybeText == nil && back.maybeDate == date && back.maybeFlag == nil
                 && back.maybeDouble == nil && back.maybeData == nil && back.maybeUUID == nil,
             "optionals keep their values and their nils")
+        try narrator.expect(Array(back.tags), ["new", "sale"], "the list of tags keeps its values in order")
         try narrator.check(!back.isSelected, "isSelected was true when added but comes back false: it is not stored")
     }
 
