@@ -21,7 +21,8 @@ import Foundation
 /// A managed object is encoded from its current stored values (inside its realm's isolation);
 /// encoding a deleted object throws `objectInvalidated`.
 ///
-/// Decoding makes an unmanaged object graph. Keys that are missing keep the property's
+/// Decoding makes an unmanaged object graph; an object with a primary key that appears twice
+/// (linked from two places) is decoded once and shared. Keys that are missing keep the property's
 /// default; keys that are not properties are ignored. A link given as a primary key refers to an
 /// object decoded higher up (which is how cycles come back); a primary key of an object that is
 /// not part of the decoded data throws `missingValue` (use ``Realm/create(_:json:update:decoder:)``
@@ -221,6 +222,12 @@ enum ObjectCoding {
             case .value(.null):
                 return nil
             case .dictionary(let values):
+                // An object met again (linked from two places) is the same instance.
+                if let pk = target.schema.primaryKey, case .value(let key)? = values[pk.name],
+                    let object = decoded[Decoded(type: targetName, primaryKey: key)]
+                {
+                    return object
+                }
                 let object = target.type.init()
                 try fill(object, info: target, from: values, infos: infos, decoded: &decoded)
                 return object
