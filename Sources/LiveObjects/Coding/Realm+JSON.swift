@@ -27,8 +27,9 @@ extension Realm {
     /// - Throws: ``LiveObjectsError``, naming the type and property where one is involved:
     ///   `corruptFile` for text that is not JSON; `typeMismatch` for a value of the wrong type
     ///   (or `null` for a non-optional property); `unknownProperty`; `missingValue` for a
-    ///   missing primary key; `objectInvalidated` for a link to a primary key that does not
-    ///   exist; and the errors of ``create(_:value:update:)``. On error nothing is created.
+    ///   missing primary key, or for a link to a primary key that does not exist (naming the
+    ///   linked type and the key); and the errors of ``create(_:value:update:)``. On error
+    ///   nothing is created.
     @discardableResult
     public func create<T: Object>(
         _ type: T.Type, json: Data, update: UpdatePolicy = .error, decoder: JSONDecoder = JSONDecoder()
