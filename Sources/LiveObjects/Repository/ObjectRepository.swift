@@ -19,8 +19,16 @@ public struct ObjectRepository<Model: Object>: Repository {
 
     /// Opens the realm of a configuration and makes a repository over it.
     ///
-    /// - Throws: ``RepositoryError/openFailed(underlying:)``.
+    /// - Throws: ``RepositoryError/openFailed(underlying:)``, also when the realm does not hold
+    ///   `Model` (`unknownType`).
     public static func open(_ configuration: Realm.Configuration) async throws(RepositoryError) -> Self {
-        Self(realm: try await openRealm(configuration))
+        let realm = try await openRealm(configuration)
+        guard realm.schema[Model.className] != nil else {
+            throw .openFailed(
+                underlying: LiveObjectsError(
+                    .unknownType, "the realm '\(configuration.identifier)' does not hold this type",
+                    objectType: Model.className))
+        }
+        return Self(realm: realm)
     }
 }

@@ -19,7 +19,7 @@ extension Repository {
     /// Runs any repository operation and reports its result to a completion handler.
     ///
     /// ```swift
-    /// teams.perform({ try await $0.count(where: "name BEGINSWITH %@", "O") }) { print($0) }
+    /// teams.perform({ (teams) throws(RepositoryError) in try await teams.count() }) { print($0) }
     /// ```
     public func perform<T>(
         _ operation: @escaping @Sendable (Self) async throws(RepositoryError) -> sending T,

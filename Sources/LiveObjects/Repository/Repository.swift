@@ -6,7 +6,7 @@ import Foundation
 /// A conforming type names its storage class (`Model`), the realm, and how stored objects
 /// become the values its callers see (`Item`). Callers never get live objects: by default an
 /// item is a detached, unmanaged copy of the stored object (``Object/detached()``); a
-/// repository can instead map stored objects to app-model values, so that app code never sees
+/// repository can instead map those copies to app-model values, so that app code never sees
 /// how data is stored:
 ///
 /// ```swift
@@ -18,6 +18,7 @@ import Foundation
 /// }
 ///
 /// struct TeamRepository: Repository {
+///     typealias Model = TeamRecord
 ///     let realm: Realm
 ///     func item(from record: TeamRecord) -> Team { Team(id: record.id, name: record.name) }
 ///     func model(from team: Team) -> TeamRecord {
@@ -45,12 +46,13 @@ public protocol Repository: Sendable {
     /// The realm that holds the objects.
     var realm: Realm { get }
 
-    /// Converts a stored object, read inside the realm's isolation, to what callers get.
+    /// Converts a stored object to what callers get.
     ///
-    /// Read what you need from `model` here: it is a live object and cannot leave the realm.
-    /// Throw ``RepositoryError`` (or any error) when the object cannot be represented; a search
-    /// then fails with ``RepositoryError/searchFailed(objectType:underlying:)``.
-    func item(from model: Model) throws -> sending Item
+    /// `model` is a detached, unmanaged copy of the stored object (with the objects it links
+    /// to), made in the realm's isolation and handed over: read it freely. Throw
+    /// ``RepositoryError`` (or any error) when the object cannot be represented; a search then
+    /// fails with ``RepositoryError/searchFailed(objectType:underlying:)``.
+    func item(from model: Model) throws -> Item
 
     /// Converts what a caller saves to a new unmanaged object of the storage model.
     ///
@@ -61,8 +63,8 @@ public protocol Repository: Sendable {
 }
 
 extension Repository where Item == Model {
-    /// A detached copy of the stored object (and of the objects it links to).
-    public func item(from model: Model) -> sending Model { model.detached() }
+    /// The detached copy of the stored object (and of the objects it links to).
+    public func item(from model: Model) -> Model { model }
 
     /// The object itself: saving adds it (and the unmanaged objects it links to).
     public func model(from item: Model) -> Model { item }
@@ -137,18 +139,22 @@ extension Repository {
         dateDecodingStrategy: JSONDecoder.DateDecodingStrategy = .deferredToDate
     ) async throws(RepositoryError) -> sending [Item] {
         let isArray = json.first(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) == UInt8(ascii: "[")
+        let models: [Model]
         do {
-            return try await realm.write { realm in
+            models = try await realm.write { realm in
                 let decoder = JSONDecoder()
                 decoder.dateDecodingStrategy = dateDecodingStrategy
                 let objects =
                     isArray
                     ? try realm.create(Model.self, jsonArray: json, update: update, decoder: decoder)
                     : [try realm.create(Model.self, json: json, update: update, decoder: decoder)]
-                var items: [Item] = []
-                for object in objects { items.append(try self.item(from: object)) }
-                return items
+                return Self.detached(objects)
             }
+        } catch {
+            throw .wrapping(error, .insert, objectType: typeName)
+        }
+        do {
+            return try models.map(item(from:))
         } catch {
             throw .wrapping(error, .insert, objectType: typeName)
         }
@@ -164,10 +170,10 @@ extension Repository {
         -> sending Item?
     {
         do {
-            return try await realm.read { realm -> Item? in
-                guard let object = try Self.object(realm, primaryKey: key(primaryKey)) else { return nil }
-                return try self.item(from: object)
+            let model = try await realm.read { realm -> Model? in
+                try Self.object(realm, primaryKey: key(primaryKey))?.detached()
             }
+            return try model.map(item(from:))
         } catch {
             throw .wrapping(error, .search, objectType: typeName)
         }
@@ -243,13 +249,12 @@ extension Repository {
         sortedBy: [SortField] = [], _ refine: @escaping @Sendable (Results<Model>) throws -> Results<Model>
     ) async throws(RepositoryError) -> sending [Item] {
         do {
-            return try await realm.read { realm in
+            let models = try await realm.read { realm in
                 var results = try refine(realm.objects(Model.self))
                 if !sortedBy.isEmpty { results = try results.sorted(by: sortedBy) }
-                var items: [Item] = []
-                for object in results { items.append(try self.item(from: object)) }
-                return items
+                return Self.detached(results)
             }
+            return try models.map(item(from:))
         } catch {
             throw .wrapping(error, .search, objectType: typeName)
         }
@@ -361,6 +366,13 @@ extension Repository {
         let object = Model()
         object._handle = dynamic.handle
         return object
+    }
+
+    /// Detached copies of live objects, handed over together.
+    private static func detached<S: Sequence>(_ objects: S) -> sending [Model] where S.Element == Model {
+        var copies: [Model] = []
+        for object in objects { copies.append(object.detached()) }
+        return copies
     }
 
     private static func values(_ arguments: [any Sendable]) throws(LiveObjectsError) -> [PropertyValue] {
