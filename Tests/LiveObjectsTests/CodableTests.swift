@@ -73,6 +73,21 @@ final class CodedWithInit: Object {
     }
 }
 
+/// A model with a designated initializer of its own besides `init()`.
+final class CodedDesignated: Object {
+    @Persisted(primaryKey: true) var code = ""
+    @Persisted var tags: List<String>
+
+    init(code: String) {
+        super.init()
+        self.code = code
+    }
+
+    required init() {
+        super.init()
+    }
+}
+
 private func encode(_ object: Object) throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
@@ -253,6 +268,27 @@ private func filledEverything() -> CodedEverything {
         #expect(decoded.id == 4 && decoded.title == "untitled")
         let made = CodedWithInit(id: 1, title: "One")
         #expect(try encode(made) == #"{"id":1,"title":"One"}"#)
+        let designated = CodedDesignated(code: "x")
+        designated.tags.append("t")
+        let copy = try JSONDecoder().decode(CodedDesignated.self, from: Data(try encode(designated).utf8))
+        #expect(copy.code == "x" && Array(copy.tags) == ["t"])
+    }
+
+    @Test func longChainsAreEncodedInFull() throws {
+        let head = CodedNode()
+        head.name = "0"
+        var tail = head
+        for i in 1..<200 {
+            let node = CodedNode()
+            node.name = String(i)
+            tail.next = node
+            tail = node
+        }
+        tail.next = head  // and a cycle back to the start
+        let decoded = try JSONDecoder().decode(CodedNode.self, from: Data(try encode(head).utf8))
+        var node = decoded
+        for _ in 1..<200 { node = try #require(node.next) }
+        #expect(node.name == "199" && node.next === decoded)
     }
 
     @Test func decodingErrorsNameTypeAndProperty() throws {
