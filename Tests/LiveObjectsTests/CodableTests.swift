@@ -316,6 +316,35 @@ private func filledEverything() -> CodedEverything {
         #expect(notAnObject.code == .typeMismatch && notAnObject.objectType == "CodedEverything")
     }
 
+    @Test func dynamicObjectsEncodeFromTheSchema() async throws {
+        let realm = try await open()
+        let (typed, dynamic) = try await realm.write { realm in
+            let decoded = try JSONDecoder().decode(CodedEverything.self, from: Data(try encode(filledEverything()).utf8))
+            try realm.add(decoded)
+            let typed = try encode(realm.object(ofType: CodedEverything.self, forPrimaryKey: 7)!)
+            return (typed, try encode(realm.dynamicResults("CodedEverything")[0]))
+        }
+        #expect(dynamic == typed)
+
+        // A realm opened from a schema alone, without model classes.
+        let schema = Schema([
+            ObjectSchema(
+                name: "Item",
+                properties: [
+                    Property(name: "id", type: .int, isPrimaryKey: true),
+                    Property(name: "tags", type: .string, isList: true),
+                    Property(name: "parent", type: .object, isOptional: true, objectType: "Item"),
+                ])
+        ])
+        let plain = try await Realm.open(.init(identifier: "codable-schema-\(UUID())", schema: schema))
+        let json = try await plain.write { realm in
+            let one = try realm.dynamicCreate("Item", value: ["id": .int(1), "tags": .list([.string("a")])])
+            try one.set("parent", to: .int(1))
+            return try encode(realm.dynamicResults("Item")[0])
+        }
+        #expect(json == #"{"id":1,"parent":1,"tags":["a"]}"#)
+    }
+
     @Test func deletedObjectDoesNotEncode() async throws {
         let realm = try await open()
         let code = try await realm.write { realm -> LiveObjectsError.Code? in

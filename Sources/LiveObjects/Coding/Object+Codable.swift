@@ -18,8 +18,9 @@ import Foundation
 ///   object's primary key instead. A cycle through a type without a primary key cannot be
 ///   written down and makes encoding throw `EncodingError.invalidValue`.
 ///
-/// A managed object is encoded from its current stored values (inside its realm's isolation);
-/// encoding a deleted object throws `objectInvalidated`.
+/// A managed object is encoded from its current stored values and its realm's schema (inside
+/// its realm's isolation), so the objects of ``Realm/dynamicResults(_:)`` encode too; encoding a
+/// deleted object throws `objectInvalidated`.
 ///
 /// Decoding makes an unmanaged object graph; an object with a primary key that appears twice
 /// (linked from two places) is decoded once and shared. Keys that are missing keep the property's
@@ -45,25 +46,47 @@ enum ObjectCoding {
     // MARK: Encoding
 
     static func encodeObject(_ object: Object, to encoder: any Encoder, path: inout [Object]) throws {
-        let info = try ModelInfo.info(for: type(of: object))
-        if let handle = object._handle, !handle.isValid { throw handle.invalidated() }
         var container = encoder.container(keyedBy: PropertyCodingKey.self)
         path.append(object)
         defer { path.removeLast() }
+        if let handle = object._handle {
+            // Managed: from the stored values and the realm's schema (model classes and dynamic
+            // objects alike).
+            guard handle.isValid else { throw handle.invalidated() }
+            for (p, property) in handle.table.schema.properties.enumerated() where property.isStored {
+                let input = managedInput(handle.table.value(handle.row, p), property, handle)
+                let key = PropertyCodingKey(property.name)
+                try encode(input, property, to: container.superEncoder(forKey: key), path: &path)
+            }
+            return
+        }
+        let info = try ModelInfo.info(for: type(of: object))
         for field in info.fields where field.property.isStored {
-            let input: Input
-            if let handle = object._handle {
-                guard let p = handle.table.propertyIndex[field.property.name] else { continue }
-                input = field.accessor._managedInput(handle, property: p)
-            } else {
-                input = withExtendedLifetime(object) {
-                    let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-                    return field.accessor._input(at: base + field.offset)
-                }
+            let input = withExtendedLifetime(object) {
+                let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+                return field.accessor._input(at: base + field.offset)
             }
             let key = PropertyCodingKey(field.property.name)
             try encode(input, field.property, to: container.superEncoder(forKey: key), path: &path)
         }
+    }
+
+    /// A stored value as input, with links as handles of the linked objects.
+    private static func managedInput(_ value: PropertyValue, _ property: Property, _ handle: ObjectHandle) -> Input {
+        guard property.type == .object, let name = property.objectType,
+            let target = handle.store.tablesByName[name]
+        else {
+            if case .list(let items) = value { return .array(items.map { .value($0) }) }
+            return .value(value)
+        }
+        func linked(_ value: PropertyValue) -> Input {
+            guard let key = value.objectKey, let row = target.row(for: key) else { return .value(.null) }
+            let object = (target.objectType ?? Object.self).init()
+            object._handle = ObjectHandle(store: handle.store, table: target, row: row, generation: key.generation)
+            return .object(object)
+        }
+        if case .list(let items) = value { return .array(items.map(linked)) }
+        return linked(value)
     }
 
     private static func encode(_ input: Input, _ property: Property, to encoder: any Encoder, path: inout [Object])
@@ -84,14 +107,14 @@ enum ObjectCoding {
                 return
             }
             // A cycle: the object is being encoded higher up; refer to it by primary key.
-            let info = try ModelInfo.info(for: type(of: target))
-            guard let pk = info.schema.primaryKey else {
+            let schema = try target.objectSchema ?? ModelInfo.info(for: type(of: target)).schema
+            guard let pk = schema.primaryKey else {
                 throw EncodingError.invalidValue(
                     target,
                     .init(
                         codingPath: encoder.codingPath,
                         debugDescription:
-                            "\(info.schema.name) links back to an object being encoded, and has no primary key to refer to it by"
+                            "\(schema.name) links back to an object being encoded, and has no primary key to refer to it by"
                     ))
             }
             var container = encoder.singleValueContainer()

@@ -153,8 +153,6 @@ protocol PersistedField {
     static func _detach(
         from source: Object, field: ModelInfo.Field, into pointer: UnsafeMutableRawPointer,
         copies: inout [Object: Object])
-    /// The current value of the property of a managed object, as input.
-    static func _managedInput(_ handle: ObjectHandle, property p: Int) -> Input
     /// Sets the value of an unmanaged object's field from a Swift value of the property's
     /// type (nil for nil; an array of such values for a list). False if the value does not fit.
     static func _assign(_ value: Any?, at pointer: UnsafeMutableRawPointer) -> Bool
@@ -203,10 +201,6 @@ extension Persisted: PersistedField {
             }
         }
         pointer.assumingMemoryBound(to: Self.self).pointee.storage = value._detached(&copies)
-    }
-
-    static func _managedInput(_ handle: ObjectHandle, property p: Int) -> Input {
-        Value._get(_AccessContext(handle: handle, property: p))._encode().input
     }
 
     static func _assign(_ value: Any?, at pointer: UnsafeMutableRawPointer) -> Bool {
