@@ -43,7 +43,6 @@ final class PlayerRecord: Object {
 
 /// The realm-backed store: a repository whose items are app-model values.
 struct RealmTeamStore: TeamStore, Repository {
-    typealias Model = TeamRecord
     let realm: Realm
 
     func item(from record: TeamRecord) -> Team {

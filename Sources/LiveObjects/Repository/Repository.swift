@@ -17,8 +17,7 @@ import Foundation
 ///     @Persisted var name = ""
 /// }
 ///
-/// struct TeamRepository: Repository {
-///     typealias Model = TeamRecord
+/// struct TeamRepository: Repository {     // Model and Item inferred from the bridge
 ///     let realm: Realm
 ///     func item(from record: TeamRecord) -> Team { Team(id: record.id, name: record.name) }
 ///     func model(from team: Team) -> TeamRecord {
