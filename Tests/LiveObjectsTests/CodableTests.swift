@@ -174,6 +174,14 @@ private func filledEverything() -> CodedEverything {
         #expect(try encode(decoded) == json)
     }
 
+    @Test func otherCodersWorkToo() throws {
+        let original = filledEverything()
+        let encoder = PropertyListEncoder()
+        let data = try encoder.encode(original)
+        let decoded = try PropertyListDecoder().decode(CodedEverything.self, from: data)
+        #expect(try encode(decoded) == encode(original))
+    }
+
     @Test func encodedFormIsPlainJSON() throws {
         let node = CodedNode()
         node.name = "x"
