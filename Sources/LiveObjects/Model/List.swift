@@ -216,3 +216,26 @@ extension List: _DetachableCollection {
         return List(result)
     }
 }
+
+extension List: _LinkedTypeProviding where Element: Object {
+    static var _linkedObjectType: Object.Type { Element.self }
+}
+
+extension List: _UnmanagedListFilling {
+    func _replaceElements(with items: [Any?]) -> Bool {
+        guard context == nil else { return false }
+        var result: [Element] = []
+        result.reserveCapacity(items.count)
+        for item in items {
+            if let item {
+                guard let element = item as? Element else { return false }
+                result.append(element)
+            } else {
+                guard Element._propertyTemplate.isOptional else { return false }
+                result.append(Element._defaultValue)
+            }
+        }
+        elements = result
+        return true
+    }
+}

@@ -51,6 +51,19 @@ open class Object: CustomStringConvertible, Hashable {
     /// Creates an unmanaged object with the properties' default values.
     public required init() {}
 
+    /// Creates an unmanaged object (and the objects it links to) from its encoded form, such as
+    /// JSON made by encoding a model object; see the `Codable` conformance of ``Object``.
+    ///
+    /// Every subclass inherits this initializer: there is nothing to write per model.
+    ///
+    /// - Throws: ``LiveObjectsError`` naming the type and property: `typeMismatch` for a value of
+    ///   the wrong type (or `null` for a non-optional property), `missingValue` for a link given
+    ///   by a primary key that the decoded data does not contain.
+    public required convenience init(from decoder: any Decoder) throws {
+        self.init()
+        try ObjectCoding.decode(into: self, from: decoder)
+    }
+
     /// The name of the object type in a realm's schema: the class name, unless overridden.
     open class var className: String {
         String(describing: self)

@@ -153,6 +153,11 @@ protocol PersistedField {
     static func _detach(
         from source: Object, field: ModelInfo.Field, into pointer: UnsafeMutableRawPointer,
         copies: inout [Object: Object])
+    /// Sets the value of an unmanaged object's field from a Swift value of the property's
+    /// type (nil for nil; an array of such values for a list). False if the value does not fit.
+    static func _assign(_ value: Any?, at pointer: UnsafeMutableRawPointer) -> Bool
+    /// The model class a link, list of links or `LinkingObjects` points to.
+    static var _linkedType: Object.Type? { get }
 }
 
 extension Persisted: PersistedField {
@@ -197,6 +202,44 @@ extension Persisted: PersistedField {
         }
         pointer.assumingMemoryBound(to: Self.self).pointee.storage = value._detached(&copies)
     }
+
+    static func _assign(_ value: Any?, at pointer: UnsafeMutableRawPointer) -> Bool {
+        let field = pointer.assumingMemoryBound(to: Self.self)
+        if let list = field.pointee.storage as? any _UnmanagedListFilling {
+            guard let items = value as? [Any?] else { return false }
+            return list._replaceElements(with: items)
+        }
+        guard let value else {
+            guard Value._propertyTemplate.isOptional else { return false }
+            field.pointee.storage = Value._defaultValue
+            return true
+        }
+        guard let typed = value as? Value else { return false }
+        field.pointee.storage = typed
+        return true
+    }
+
+    static var _linkedType: Object.Type? {
+        (Value.self as? any _LinkedTypeProviding.Type)?._linkedObjectType
+    }
+}
+
+/// A list whose elements can be set from type-erased values (decoding).
+protocol _UnmanagedListFilling {
+    func _replaceElements(with items: [Any?]) -> Bool
+}
+
+/// A property type that links to a model class.
+protocol _LinkedTypeProviding {
+    static var _linkedObjectType: Object.Type { get }
+}
+
+extension Optional: _LinkedTypeProviding where Wrapped: Object {
+    static var _linkedObjectType: Object.Type { Wrapped.self }
+}
+
+extension LinkingObjects: _LinkedTypeProviding {
+    static var _linkedObjectType: Object.Type { Element.self }
 }
 
 extension _Persistable {
