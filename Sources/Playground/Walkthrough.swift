@@ -31,6 +31,7 @@ struct WalkthroughEntry: Sendable {
 let walkthroughs: [WalkthroughEntry] = [
     WalkthroughEntry(ModelsWalkthrough.self),
     WalkthroughEntry(RealmsWalkthrough.self),
+    WalkthroughEntry(DALWalkthrough.self),
     WalkthroughEntry(MigrationWalkthrough.self),
     WalkthroughEntry(LiveWalkthrough.self),
 ]
