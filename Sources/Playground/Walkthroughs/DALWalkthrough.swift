@@ -235,6 +235,7 @@ enum DALWalkthrough: Walkthrough {
         var wearingNine: [String] = []
         var otters: Team?
         var removed = false
+        /// Starts true, so that only the second removal's own answer can make it false.
         var removedAgain = true
         var remaining: [String] = []
     }
