@@ -173,3 +173,31 @@ extension Realm {
         }
     }
 }
+
+extension FileLockTests {
+    @Test func writingASnapshotOverAFileAnotherRealmHasOpenIsRefused() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("target.json")
+        let memory = try await Realm.open(Realm.Configuration(identifier: "memory-\(UUID())", schema: CrashWorkload.schema))
+        try await memory.write { try CrashWorkload.step(1, in: $0) }
+        // Held by another process.
+        let holder = try Child(file: url, mode: "hold")
+        #expect(holder.line() == "open")
+        let bytes = fileBytes(url)
+        do {
+            try await FileStorage.writeSnapshot(of: memory, to: url, schemaVersion: 0)
+            Issue.record("the snapshot replaced a file another process has open")
+        } catch {
+            #expect(error.code == .fileLocked)
+        }
+        #expect(fileBytes(url) == bytes)
+        try holder.input.fileHandleForWriting.close()
+        #expect(holder.line() == "closed")
+        holder.process.waitUntilExit()
+        // Free again: written.
+        try await FileStorage.writeSnapshot(of: memory, to: url, schemaVersion: 0)
+        let counter = try await withRealm(configuration(url)) { realm in
+            try await realm.read { try CrashWorkload.state(of: $0).counter }
+        }
+        #expect(counter == 1)
+    }
+}
