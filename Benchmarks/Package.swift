@@ -15,6 +15,7 @@ let package = Package(
             name: "liveobjects-bench",
             dependencies: [
                 .product(name: "LiveObjects", package: "LiveObjects"),
+                .product(name: "Persistence", package: "LiveObjects"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         )

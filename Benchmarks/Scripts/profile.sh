@@ -24,6 +24,8 @@ case "$workload" in
   to_many) method=toMany ;;
   inverse) method=C7inverse ;;
   freeze) method=C6freeze ;;
+  save) method=C4save ;;
+  load) method=loadFile ;;
   *) echo "no profile pattern for $workload" >&2; exit 2 ;;
 esac
 data=$(mktemp)

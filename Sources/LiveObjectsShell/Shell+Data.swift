@@ -138,6 +138,9 @@ extension Shell {
         let next = try await Realm.open(
             .init(identifier: "liveobj-\(UUID())", schema: schema, schemaVersion: version))
         try await next.write { realm in try dump.load(into: realm, from: old) }
+        // Release the old realm's file now (not whenever the realm goes away), so that saving
+        // the new realm over it does not find it locked.
+        try await realm.close()
         realm = next
         markChanged()
         let isNew = old[definition.name] == nil

@@ -11,24 +11,10 @@ func makeTemporaryDirectory() throws -> URL {
     return url
 }
 
-/// Opens a realm, waiting while the previous realm of the same file finishes closing (a realm
-/// releases its file in its deinit, which runs on its own executor).
+/// Opens a realm. `Realm.open` itself waits while the previous realm of the same file finishes
+/// closing it (a realm releases its file in its deinit, which runs on its own executor).
 func openRealm(_ configuration: Realm.Configuration) async throws -> Realm {
-    for _ in 0..<1000 {
-        let result: Result<Realm, LiveObjectsError>
-        do {
-            result = .success(try await Realm.open(configuration))
-        } catch {
-            result = .failure(error)
-        }
-        switch result {
-        case .success(let realm): return realm
-        case .failure(let error):
-            guard error.code == .invalidOperation, error.message.contains("already open") else { throw error }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
-    return try await Realm.open(configuration)
+    try await Realm.open(configuration)
 }
 
 /// Runs `body` with a realm and lets the realm go, waiting until it has closed its file.
@@ -50,7 +36,7 @@ extension FileStorage {
     /// Whether the configuration's file is open in this process.
     static func isOpen(_ configuration: Realm.Configuration) -> Bool {
         guard let storage = configuration.storage.backend as? FileStorage else { return false }
-        return openPaths.withLock { $0.contains(storage.path) }
+        return openPaths.withLock { $0[storage.path] != nil }
     }
 }
 

@@ -13,6 +13,11 @@ struct Bench {
                 try await MemoryProbe.child(arguments: arguments, at: index)
                 return
             }
+            if arguments.first == "--budget" {
+                let options = try Options(Array(arguments.dropFirst()))
+                try await Budget.run(n: options.n, runs: options.runs)
+                return
+            }
             let options = try Options(arguments)
             if options.help {
                 print(Options.usage)
@@ -64,6 +69,8 @@ struct Options {
           --json             one JSON object per line and measurement
           --markdown         Markdown tables (as in BENCHMARKS.md)
           --list             list the workloads
+        liveobjects-bench --budget [--n N] [--runs R]: the Persistence speed budget (N objects
+          saved and loaded by LiveObjects and by JSONEncoder/JSONDecoder)
         """
 
     init(_ arguments: [String]) throws {
@@ -225,6 +232,7 @@ struct Runner {
                 }
                 var samples = Array(repeating: [Double](), count: systems.count)
                 var checksums = Array(repeating: [Int](), count: systems.count)
+                var fileBytes = Array(repeating: Int?.none, count: systems.count)
                 // A warm-up pass for the read workloads (caches, lazily built indexes).
                 if usesLoadedStore {
                     for system in systems { _ = try await workload.run(system, data) }
@@ -236,6 +244,7 @@ struct Runner {
                         let sample = try await workload.run(systems[s], data)
                         samples[s].append(sample.seconds)
                         checksums[s].append(sample.checksum)
+                        fileBytes[s] = sample.fileBytes ?? fileBytes[s]
                     }
                 }
                 for s in systems.indices where checksums[s] != checksums[0] {
@@ -245,7 +254,7 @@ struct Runner {
                 measurements = systems.indices.map {
                     Measurement(
                         workload: workload.name, system: type(of: systems[$0]).name, n: options.n,
-                        samples: samples[$0])
+                        samples: samples[$0], extra: fileBytes[$0].map { [("file_bytes", "\($0)")] } ?? [])
                 }
             }
             results.append(measurements)
@@ -256,6 +265,7 @@ struct Runner {
             log(Report.summaryLine(workload, measurements))
         }
         for system in systems { system.unload() }
+        BenchFiles.removeAll()
 
         if options.markdown {
             print(Report.markdown(options: options, workloads: selected, results: results))

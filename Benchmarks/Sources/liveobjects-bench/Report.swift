@@ -15,6 +15,10 @@ enum Report {
         r >= 0.1 ? String(format: "%.2f×", r) : String(format: "%.2g×", r)
     }
 
+    static func fileSize(_ m: Measurement) -> Int? {
+        m.extra.first { $0.0 == "file_bytes" }.flatMap { Int($0.1) }
+    }
+
     static func p99(_ m: Measurement) -> String {
         time(m.extra.first { $0.0 == "p99_s" }.flatMap { Double($0.1) } ?? .nan)
     }
@@ -62,6 +66,7 @@ enum Report {
             i += 1
             for m in ms {
                 out += "  \(m.system.padding(toLength: 12, withPad: " ", startingAt: 0)) \(show(m))"
+                if let size = fileSize(m) { out += String(format: "  file %.1f MB", Double(size) / 1e6) }
                 if case .latency = workload.kind {
                     out += "  (p99 \(p99(m)), \(m.samples.count) updates)"
                 } else if m.bytesPerObject == nil {
@@ -121,6 +126,15 @@ enum Report {
                 for m in ms {
                     let r = m.system == "liveobjects" ? "" : ratioText(lo / m.median)
                     sections += "| \(m.system) | \(time(m.median)) | \(p99(m)) | \(time(m.samples.min() ?? 0)) | \(time(m.samples.max() ?? 0)) | \(m.samples.count) | \(r) |\n"
+                }
+            } else if ms.contains(where: { fileSize($0) != nil }) {
+                sections += "| system | median | min | max | runs | file size | LiveObjects / system |\n"
+                sections += "|---|---:|---:|---:|---:|---:|---:|\n"
+                let lo = ms.first { $0.system == "liveobjects" }?.median ?? .nan
+                for m in ms {
+                    let r = m.system == "liveobjects" ? "" : ratioText(lo / m.median)
+                    let size = fileSize(m).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? ""
+                    sections += "| \(m.system) | \(time(m.median)) | \(time(m.samples.min() ?? 0)) | \(time(m.samples.max() ?? 0)) | \(m.samples.count) | \(size) | \(r) |\n"
                 }
             } else {
                 sections += "| system | median | min | max | runs | LiveObjects / system |\n"

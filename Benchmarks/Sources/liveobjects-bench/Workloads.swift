@@ -3,6 +3,8 @@
 struct Sample: Sendable {
     var seconds: Double
     var checksum: Int
+    /// The size of the file written or read (`save`, `load`).
+    var fileBytes: Int? = nil
 }
 
 /// What each system implements. Every method except `insertAll`, `load` and `unload` works on
@@ -21,6 +23,10 @@ protocol BenchSystem: AnyObject {
     func toMany(_ data: Dataset) async throws -> Sample
     func inverse(_ data: Dataset) async throws -> Sample
     func freeze(_ data: Dataset) async throws -> Sample
+    /// Writes the loaded data set to a file (the system's own format), timed.
+    func save(_ data: Dataset) async throws -> Sample
+    /// Reads everything back from the file `save` wrote (writing it first if needed), timed.
+    func loadFile(_ data: Dataset) async throws -> Sample
     /// Subscribes to "dogs with age > 10 sorted by name", then updates one dog per transaction
     /// (`age = age > 10 ? 5 : 15`, so that the dog enters or leaves the result) until all of
     /// `data.notifyDogIds` are done or `budget` has passed.
@@ -77,6 +83,8 @@ struct Workload: Sendable {
         case "to_many": try await system.toMany(data)
         case "inverse": try await system.inverse(data)
         case "freeze": try await system.freeze(data)
+        case "save": try await system.save(data)
+        case "load": try await system.loadFile(data)
         default: fatalError("no timed implementation for \(name)")
         }
     }
@@ -115,13 +123,13 @@ struct Workload: Sendable {
             description: "take a Sendable snapshot of everything, and count the dogs in it from another task",
             maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
         Workload(
-            name: "save", kind: .pending(needs: "the Persistence module's JSON snapshot save and load"),
-            description: "write everything to a file, with the file size",
-            maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
+            name: "save", kind: .timed(usesLoadedStore: true),
+            description: "write everything to a file, synced: LiveObjects JSON snapshot, GRDB file database (one insert transaction), raw JSONEncoder of Codable arrays; with the file size",
+            maxRatioVsGRDB: 0.2, maxRatioVsRaw: 0.1),
         Workload(
-            name: "load", kind: .pending(needs: "the Persistence module's JSON snapshot save and load"),
-            description: "read everything back from that file",
-            maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
+            name: "load", kind: .timed(usesLoadedStore: true),
+            description: "read everything back from that file: LiveObjects opens the file realm, GRDB reads every row into structs, raw JSONDecoder of the Codable arrays",
+            maxRatioVsGRDB: 3, maxRatioVsRaw: 0.1),
         Workload(
             name: "memory", kind: .memory,
             description: "peak resident memory per object holding the data set, each system alone in a child process",

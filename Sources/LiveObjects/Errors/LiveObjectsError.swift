@@ -54,6 +54,9 @@ public struct LiveObjectsError: Error, Sendable, Hashable, CustomStringConvertib
         public static let invalidOperation = Code(rawValue: "invalidOperation")
         /// Reading or writing a file failed.
         public static let io = Code(rawValue: "io")
+        /// A file is locked by another process that has it open for writing (a file realm
+        /// opened twice).
+        public static let fileLocked = Code(rawValue: "fileLocked")
         /// A file or input is malformed.
         public static let corruptFile = Code(rawValue: "corruptFile")
         /// The schema version of a file is higher than the one asked for, or the schema changed

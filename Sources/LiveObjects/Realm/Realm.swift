@@ -35,9 +35,34 @@ public actor Realm {
     }
 
     isolated deinit {
-        configuration.storage.backend?.close(store)
+        if !store.isClosed { try? configuration.storage.backend?.close(store) }
         for subscription in store.subscriptions { subscription.finish() }
     }
+
+    /// Closes the realm now instead of when it is released: a realm kept in a file saves what
+    /// its save policy still owes the file and releases the file, so that this or another
+    /// process can open it at once. The realm's subscriptions end, and writes to it are refused
+    /// from then on (``write(_:)`` throws `invalidOperation`); reads still see its last state.
+    /// Opening the identifier again gives a new realm. Closing a closed realm does nothing.
+    ///
+    /// - Throws: `alreadyInWriteTransaction` while a write is open; `io` when the last save
+    ///   fails, in which case the realm stays open (nothing is lost: try again, or keep using
+    ///   it).
+    public func close() throws(LiveObjectsError) {
+        guard !store.isClosed else { return }
+        guard !store.isInWrite else {
+            throw LiveObjectsError(.alreadyInWriteTransaction, "a realm cannot be closed while a write is open")
+        }
+        try configuration.storage.backend?.close(store)
+        store.isClosed = true
+        Self.openRealms.withLock { realms in
+            if realms[configuration.identifier]?.realm === self { realms[configuration.identifier] = nil }
+        }
+        for subscription in store.subscriptions { subscription.finish() }
+    }
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { store.isClosed }
 
     /// Opens a realm, or returns the open realm with the same identifier.
     ///
@@ -46,6 +71,7 @@ public actor Realm {
     ///   schema version.
     public static func open(_ configuration: Configuration) async throws(LiveObjectsError) -> Realm {
         let schema = try configuration.resolvedSchema()
+        await configuration.storage.backend?.prepareToOpen()
         return try openRealms.withLock { (realms) throws(LiveObjectsError) -> Realm in
             if let realm = realms[configuration.identifier]?.realm {
                 guard realm.schema == schema,
@@ -168,8 +194,14 @@ package protocol StorageBackend: Sendable {
     ///
     /// - Throws: the error that makes `Realm.open` fail; storage must then be left untouched.
     func open(_ store: Store, configuration: Realm.Configuration) throws(LiveObjectsError)
-    /// Called when the realm goes away: a last save or journal flush.
-    func close(_ store: Store)
+    /// Called when the realm is closed or goes away: a last save or journal flush, then the
+    /// storage is released. After an error the storage must still be open (the realm stays
+    /// usable); errors are ignored when the realm goes away.
+    func close(_ store: Store) throws(LiveObjectsError)
+    /// Called by `Realm.open` before it makes a realm: waits while a realm of the same storage
+    /// that was just released is still closing it (its deinit runs on its own executor). The
+    /// default does nothing.
+    func prepareToOpen() async
     /// Called once the realm is made, after ``open(_:configuration:)``: for work the engine
     /// schedules later on the realm (a deferred save). The default does nothing.
     func attach(_ realm: Realm)
@@ -177,6 +209,7 @@ package protocol StorageBackend: Sendable {
 
 extension StorageBackend {
     package func attach(_ realm: Realm) {}
+    package func prepareToOpen() async {}
 }
 
 /// A weak reference to an open realm, for the registry of open identifiers.

@@ -4,11 +4,14 @@
 /// next change to either copy duplicates that list and the one chunk it touches, not the whole
 /// array. So a write after a snapshot costs O(n / 4096 + 4096), not O(n).
 package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
-    @usableFromInline static var shift: Int { 12 }
-    @usableFromInline static var chunkSize: Int { 1 << shift }
-    @usableFromInline static var mask: Int { chunkSize - 1 }
+    @inlinable static var shift: Int { 12 }
+    @inlinable static var chunkSize: Int { 1 << shift }
+    @inlinable static var mask: Int { chunkSize - 1 }
 
-    @usableFromInline var chunks: [[Element]] = []
+    /// The elements, 4,096 per chunk (element `i` is `chunks[i >> 12][i & 4095]`): read by
+    /// other modules of the package, whose calls of this generic type's own subscript run
+    /// unspecialized.
+    @usableFromInline package internal(set) var chunks: [[Element]] = []
     package private(set) var count = 0
 
     package init() {}

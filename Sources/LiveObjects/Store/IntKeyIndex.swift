@@ -84,6 +84,23 @@ package struct IntKeyIndex {
         count += 1
     }
 
+    /// Adds a key that is not there yet, with one probe: returns false (and changes nothing)
+    /// when the key is already there.
+    package mutating func insertIfAbsent(_ key: Int64, row: Int32, generation: UInt32 = 0) -> Bool {
+        if (count + 1) * 4 > entries.count * 3 { grow(to: entries.count * 2) }
+        let mask = mask
+        var i = slot(key)
+        return entries.withUnsafeMutableBufferPointer { buffer in
+            while buffer[i].row >= 0 {
+                if buffer[i].key == key { return false }
+                i = (i + 1) & mask
+            }
+            buffer[i] = Entry(key: key, row: row, generation: generation)
+            count += 1
+            return true
+        }
+    }
+
     /// Removes a key.
     package mutating func remove(_ key: Int64) {
         var i = slot(key)

@@ -19,22 +19,34 @@ extension Store {
     package func loadRow(_ table: Table, at key: ObjectKey, values: [PropertyValue])
         throws(LiveObjectsError) -> Int32
     {
-        let row = try loadableRow(table, key, values)
-        if Int(row) < table.rowCount {
-            guard !table.isLive(row) else {
-                throw LiveObjectsError(.corruptFile, "two objects have the id \(key)", objectType: table.name)
-            }
-            for (p, column) in table.columns.enumerated() { column?.set(values[p], at: Int(row)) }
-        } else {
+        let row = Int32(truncatingIfNeeded: key.row)
+        guard row >= 0 else {
+            throw LiveObjectsError(.corruptFile, "object id \(key) is out of range", objectType: table.name)
+        }
+        let isNewSlot = Int(row) >= table.rowCount
+        if !isNewSlot && table.isLive(row) {
+            throw LiveObjectsError(.corruptFile, "two objects have the id \(key)", objectType: table.name)
+        }
+        // One probe of the primary-key index both checks and adds the key.
+        if let pk = table.primaryKeyProperty, let index = table.primaryKeyIndex,
+            !index.insertIfAbsent(values[pk], row: row, generation: key.generation)
+        {
+            throw LiveObjectsError(
+                .corruptFile, "two objects have the primary key \(values[pk])", objectType: table.name,
+                primaryKey: values[pk])
+        }
+        if isNewSlot {
             if Int(row) > table.rowCount {
                 let zeros = table.schema.properties.map(\.zeroValue)
                 while table.rowCount < Int(row) { _ = table.appendSlot(zeros) }
             }
             _ = table.appendSlot(values)
+        } else {
+            for (p, column) in table.columns.enumerated() { column?.set(values[p], at: Int(row)) }
         }
         table.setGeneration(row, key.generation)
         table.markLive(row, true)
-        table.indexInsert(row, values: values)
+        table.valueIndexInsert(row, values: values)
         mutationCount &+= 1
         return row
     }
@@ -74,6 +86,37 @@ extension Store {
         let t = try loadTarget(table, property, column.target, target)
         column.targets[Int(row)] = t
         table.outgoing[property]!.add(row, to: t)
+        column.version &+= 1
+    }
+
+    /// Points to-one links of one property of loaded objects at loaded targets, while
+    /// loading: ``loadLink(_:_:_:to:)`` for many rows at once.
+    ///
+    /// - Throws: as ``loadLink(_:_:_:to:)``.
+    package func loadLinks(_ table: Table, _ property: Int, _ links: [(row: Int32, target: ObjectKey)])
+        throws(LiveObjectsError)
+    {
+        guard !links.isEmpty else { return }
+        let column = table.columns[property] as! LinkColumn
+        let target = column.target
+        if target.schema.isEmbedded {
+            for link in links { try loadLink(table, link.row, property, to: link.target) }
+            return
+        }
+        let backlinks = table.outgoing[property]!
+        for link in links {
+            guard column.targets[Int(link.row)] < 0 else {
+                throw LiveObjectsError(
+                    .corruptFile, "the link is given twice", objectType: table.name, property: column.property.name)
+            }
+            guard let t = target.row(for: link.target) else {
+                throw LiveObjectsError(
+                    .corruptFile, "links to \(target.name) \(link.target), which does not exist",
+                    objectType: table.name, property: column.property.name)
+            }
+            column.targets[Int(link.row)] = t
+            backlinks.add(link.row, to: t)
+        }
         column.version &+= 1
     }
 

@@ -210,6 +210,9 @@ extension Store {
             throw LiveObjectsError(
                 .alreadyInWriteTransaction, "a write transaction is already open on this realm")
         }
+        guard !isClosed else {
+            throw LiveObjectsError(.invalidOperation, "the realm is closed: open it again to write")
+        }
         isInWrite = true
         undoLog.removeAll(keepingCapacity: true)
         rowCountAtWriteStart = tables.map(\.rowCount)

@@ -63,6 +63,8 @@ package final class Store {
     @exclusivity(unchecked) package internal(set) var version: UInt64 = 0
     /// Whether a write is open.
     @exclusivity(unchecked) package internal(set) var isInWrite = false
+    /// Set by `Realm.close()`: writes are refused from then on.
+    package internal(set) var isClosed = false
     @exclusivity(unchecked) var undoLog: [UndoEntry] = []
     /// The number of slots of each table when the open write began.
     var rowCountAtWriteStart: [Int] = []

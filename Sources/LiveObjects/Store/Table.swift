@@ -56,6 +56,22 @@ package final class PrimaryKeyIndex {
         }
     }
 
+    /// Adds a key that is not there yet (one probe for integer keys); false when it is there.
+    func insertIfAbsent(_ key: PropertyValue, row: Int32, generation: UInt32) -> Bool {
+        switch key {
+        case .int(let k): return ints.insertIfAbsent(k, row: row, generation: generation)
+        case .string(let k):
+            guard strings[k] == nil else { return false }
+            strings[k] = row
+            return true
+        case .uuid(let k):
+            guard uuids[k] == nil else { return false }
+            uuids[k] = row
+            return true
+        default: return true
+        }
+    }
+
     func remove(_ key: PropertyValue) {
         switch key {
         case .int(let k): ints.remove(k)
@@ -379,6 +395,16 @@ package final class Table {
     func indexInsert(_ row: Int32, values: [PropertyValue]) {
         if let pk = primaryKeyProperty { primaryKeyIndex?.insert(values[pk], row: row, generation: generation(row)) }
         for (p, index) in valueIndexes { index.insert(values[p], row: row) }
+    }
+
+    /// Adds a row's values to the secondary indexes only.
+    func valueIndexInsert(_ row: Int32, values: [PropertyValue]) {
+        for (p, index) in valueIndexes { index.insert(values[p], row: row) }
+    }
+
+    /// The slot states (generation and live bit per slot), for readers that walk every row.
+    package func withSlotStates<R, E: Error>(_ body: (ChunkedArray<UInt32>) throws(E) -> R) throws(E) -> R {
+        try body(slotStates)
     }
 
     func indexRemove(_ row: Int32) {

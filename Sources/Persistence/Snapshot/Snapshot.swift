@@ -34,12 +34,9 @@ enum Snapshot {
         for table in store.tables where !table.schema.isEmbedded {
             writer.key(table.name)
             writer.beginArray()
-            for row in table.liveRows {
-                try records.write(table, row, into: &writer, depth: 0)
-                if writer.count >= 1 << 20 {
-                    try writer.withUnsafeBytes(sink)
-                    writer.removeAllBytes()
-                }
+            try records.writeAll(table, into: &writer) { (writer) throws(LiveObjectsError) in
+                try writer.withUnsafeBytes(sink)
+                writer.removeAllBytes()
             }
             writer.endArray()
         }
@@ -76,11 +73,81 @@ struct RecordEncoder {
     /// Whether embedded objects are written inside their parent (snapshots) or by id (journal).
     let inlineEmbedded: Bool
     private var keys: [[JSONKey]]
+    /// Per table, each stored property's column with its element type resolved once.
+    private var columns: [[TypedColumn?]]
+
+    /// A column's values with their element type known, so that writing a value needs no
+    /// boxing into a `PropertyValue`, no dynamic cast and no generic metadata lookup. The
+    /// arrays are copies taken when the encoder is made (shared with the store until it
+    /// changes): an encoder is used for one snapshot or one journal line.
+    enum TypedColumn {
+        case int([[Int64]])
+        case double([[Double]])
+        case string([[String]])
+        case bool([[Bool]])
+        case optionalInt([[Int64?]])
+        case optionalDouble([[Double?]])
+        case optionalString([[String?]])
+        /// The link column, its targets, the target table's slot states (for the targets'
+        /// ids) and whether the target is embedded.
+        case link(LinkColumn, [[Int32]], [[UInt32]], targetIsEmbedded: Bool)
+        case list(LinkListColumn, targetIsEmbedded: Bool)
+        case other(Column)
+
+        init(_ column: Column) {
+            switch column {
+            case let c as ScalarColumn<Int64>: self = .int(c.values.chunks)
+            case let c as ScalarColumn<Double>: self = .double(c.values.chunks)
+            case let c as ScalarColumn<String>: self = .string(c.values.chunks)
+            case let c as ScalarColumn<Bool>: self = .bool(c.values.chunks)
+            case let c as ScalarColumn<Int64?>: self = .optionalInt(c.values.chunks)
+            case let c as ScalarColumn<Double?>: self = .optionalDouble(c.values.chunks)
+            case let c as ScalarColumn<String?>: self = .optionalString(c.values.chunks)
+            case let c as LinkColumn:
+                self = .link(
+                    c, c.targets.chunks, c.target.withSlotStates { $0.chunks },
+                    targetIsEmbedded: c.target.schema.isEmbedded)
+            case let c as LinkListColumn: self = .list(c, targetIsEmbedded: c.target.schema.isEmbedded)
+            default: self = .other(column)
+            }
+        }
+    }
+
+    /// Element `i` of a chunked array's chunks.
+    @inline(__always)
+    static func element<T>(_ chunks: [[T]], _ i: Int) -> T { chunks[i >> 12][i & 4095] }
 
     init(store: Store, inlineEmbedded: Bool) {
         self.store = store
         self.inlineEmbedded = inlineEmbedded
         keys = store.tables.map { $0.schema.properties.map { JSONKey($0.name) } }
+        columns = store.tables.map { $0.columns.map { $0.map(TypedColumn.init) } }
+    }
+
+    /// Writes every live object of a top-level table, handing full buffers to `flush`.
+    func writeAll(
+        _ table: Table, into writer: inout JSONWriter, flush: (inout JSONWriter) throws(LiveObjectsError) -> Void
+    ) throws(LiveObjectsError) {
+        let keys = keys[table.index]
+        let columns = columns[table.index]
+        let states = table.withSlotStates { $0.chunks }
+        for (c, chunk) in states.enumerated() {
+            for (i, state) in chunk.enumerated() {
+                let r = c << 12 | i
+                guard state & 1 != 0 else { continue }
+                let row = Int32(r)
+                writer.beginObject()
+                writer.key(ValueCoding.idKey)
+                writer.int(Int64(state >> 1) << 32 | Int64(r))
+                for p in columns.indices {
+                    guard let column = columns[p] else { continue }
+                    writer.key(keys[p])
+                    try writeValue(column, row, into: &writer, depth: 0)
+                }
+                writer.endObject()
+                if writer.count >= 1 << 20 { try flush(&writer) }
+            }
+        }
     }
 
     /// Writes a whole object.
@@ -89,8 +156,9 @@ struct RecordEncoder {
         writer.key(ValueCoding.idKey)
         writer.int(ValueCoding.id(table.key(row)))
         let keys = keys[table.index]
-        for (p, column) in table.columns.enumerated() {
-            guard let column else { continue }
+        let columns = columns[table.index]
+        for p in columns.indices {
+            guard let column = columns[p] else { continue }
             writer.key(keys[p])
             try writeValue(column, row, into: &writer, depth: depth)
         }
@@ -103,31 +171,44 @@ struct RecordEncoder {
         writer.key(ValueCoding.idKey)
         writer.int(ValueCoding.id(table.key(row)))
         let keys = keys[table.index]
+        let columns = columns[table.index]
         for p in properties {
-            guard let column = table.columns[p] else { continue }
+            guard let column = columns[p] else { continue }
             writer.key(keys[p])
             try writeValue(column, row, into: &writer, depth: 0)
         }
         writer.endObject()
     }
 
-    private func writeValue(_ column: Column, _ row: Int32, into writer: inout JSONWriter, depth: Int)
+    @inline(__always)
+    private func writeValue(_ column: TypedColumn, _ row: Int32, into writer: inout JSONWriter, depth: Int)
         throws(LiveObjectsError)
     {
+        let r = Int(row)
         switch column {
-        case let link as LinkColumn:
-            let t = link.targets[Int(row)]
+        case .int(let values): writer.int(Self.element(values, r))
+        case .double(let values): ValueCoding.writeDouble(Self.element(values, r), &writer)
+        case .string(let values): writer.string(Self.element(values, r))
+        case .bool(let values): writer.bool(Self.element(values, r))
+        case .optionalInt(let values):
+            if let v = Self.element(values, r) { writer.int(v) } else { writer.null() }
+        case .optionalDouble(let values):
+            if let v = Self.element(values, r) { ValueCoding.writeDouble(v, &writer) } else { writer.null() }
+        case .optionalString(let values):
+            if let v = Self.element(values, r) { writer.string(v) } else { writer.null() }
+        case .link(let link, let targets, let targetStates, let targetIsEmbedded):
+            let t = Self.element(targets, r)
             if t < 0 {
                 writer.null()
-            } else if inlineEmbedded && link.target.schema.isEmbedded {
+            } else if inlineEmbedded && targetIsEmbedded {
                 try writeEmbedded(link.target, t, into: &writer, depth: depth)
             } else {
-                writer.int(ValueCoding.id(link.target.key(t)))
+                writer.int(Int64(Self.element(targetStates, Int(t)) >> 1) << 32 | Int64(t))
             }
-        case let list as LinkListColumn:
-            let embedded = inlineEmbedded && list.target.schema.isEmbedded
+        case .list(let list, let targetIsEmbedded):
+            let embedded = inlineEmbedded && targetIsEmbedded
             writer.beginArray(singleLine: true)
-            for t in list.lists[Int(row)] {
+            for t in list.lists[r] {
                 if embedded {
                     try writeEmbedded(list.target, t, into: &writer, depth: depth)
                 } else {
@@ -135,8 +216,8 @@ struct RecordEncoder {
                 }
             }
             writer.endArray()
-        default:
-            ValueCoding.writePlain(column.value(at: Int(row)), &writer)
+        case .other(let column):
+            ValueCoding.writePlain(column.value(at: r), &writer)
         }
     }
 
@@ -158,10 +239,15 @@ struct SnapshotDecoder {
     /// The highest row an id may name: bounded by the input's size, so that a corrupt id cannot
     /// make the loader allocate without limit.
     let maxRow: Int
-    private var keySets: [Int: JSONKeySet] = [:]
-    private var pendingLinks: [(table: Int32, row: Int32, property: Int32, target: ObjectKey)] = []
+    /// What the loader needs of each table, by table index; made on first use.
+    private var plans: [RecordPlan?] = []
+    /// To-one links to set once every object is placed, by link property (``RecordPlan``'s
+    /// buckets), in file order.
+    private var linkBuckets: [(table: Int32, property: Int32, links: [(row: Int32, target: ObjectKey)])] = []
+    /// The links of the records being read (a record's own follow those of its embedded
+    /// children, which take theirs off when they are placed).
+    private var linkStack: [(bucket: Int32, target: ObjectKey)] = []
     private var pendingLists: [(table: Int32, row: Int32, property: Int32, targets: [ObjectKey])] = []
-    private var scratch: [Int: (values: [PropertyValue], seen: [Bool])] = [:]
 
     init(_ bytes: UnsafeRawBufferPointer, fileName: String?) {
         reader = JSONReader(bytes, options: .init(fileName: fileName))
@@ -245,21 +331,26 @@ struct SnapshotDecoder {
     }
 
     private mutating func applyPendingLinks(_ store: Store) throws(LiveObjectsError) {
-        for link in pendingLinks {
-            try store.loadLink(store.tables[Int(link.table)], link.row, Int(link.property), to: link.target)
+        for bucket in linkBuckets {
+            try store.loadLinks(store.tables[Int(bucket.table)], Int(bucket.property), bucket.links)
         }
         for list in pendingLists {
             try store.loadList(store.tables[Int(list.table)], list.row, Int(list.property), to: list.targets)
         }
-        pendingLinks = []
+        linkBuckets = []
         pendingLists = []
     }
 
-    private mutating func keySet(_ table: Table) -> JSONKeySet {
-        if let set = keySets[table.index] { return set }
-        let set = JSONKeySet(["$id"] + table.schema.properties.map(\.name))
-        keySets[table.index] = set
-        return set
+    /// The plan of a table, made on first use.
+    private mutating func plan(_ table: Table, _ store: Store) -> RecordPlan {
+        if plans.count <= table.index { plans += Array(repeating: nil, count: table.index + 1 - plans.count) }
+        if let plan = plans[table.index] { return plan }
+        let plan = RecordPlan(table, store: store, firstBucket: linkBuckets.count)
+        for p in plan.kinds.indices where plan.bucketOffset[p] >= 0 {
+            linkBuckets.append((Int32(table.index), Int32(p), []))
+        }
+        plans[table.index] = plan
+        return plan
     }
 
     /// Reads one whole object (with embedded children inline) and places it.
@@ -269,16 +360,17 @@ struct SnapshotDecoder {
                 .limitExceeded, "embedded objects nest more than \(Snapshot.maxEmbeddedDepth) levels deep",
                 objectType: table.name, file: reader.options.fileName)
         }
-        let keys = keySet(table)
-        let properties = table.schema.properties
-        var (values, seen) = depth == 0 ? (scratch.removeValue(forKey: table.index) ?? (table.defaults, [])) : (table.defaults, [])
-        if seen.count != properties.count { seen = Array(repeating: false, count: properties.count) }
+        let plan = plan(table, store)
+        // Top-level records reuse the plan's buffers; embedded ones (read while their parent's
+        // record is open) take fresh ones.
+        let reuse = depth == 0
+        var values = reuse ? plan.takeValues() : plan.defaults
+        var seen = reuse ? plan.takeSeen() : Array(repeating: false, count: plan.kinds.count)
         var id: ObjectKey?
-        // Links are queued with row -1 and given the row once the `$id` is known.
-        let firstLink = pendingLinks.count
+        let firstStacked = linkStack.count
         let firstList = pendingLists.count
         try reader.beginObject()
-        while let k = try reader.nextKey(in: keys) {
+        while let k = try reader.nextKey(in: plan.keys) {
             guard k > 0 else {
                 if k == 0 {
                     id = try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name)
@@ -287,59 +379,169 @@ struct SnapshotDecoder {
                 throw corrupt("unknown property", type: table.name)
             }
             let p = k - 1
-            let property = properties[p]
             seen[p] = true
-            switch property.type {
-            case .linkingObjects:
-                throw corrupt("LinkingObjects are not stored", type: table.name, property: property.name)
-            case .object:
-                values[p] = property.zeroValue
-                let target = store.tablesByName[property.objectType!]!
-                let embedded = target.schema.isEmbedded
-                if property.isList {
-                    var targets: [ObjectKey] = []
-                    try reader.beginArray()
-                    while try reader.nextElement() {
-                        targets.append(
-                            embedded
-                                ? try readRecord(target, store: store, depth: depth + 1)
-                                : try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name))
-                    }
-                    pendingLists.append((Int32(table.index), -1, Int32(p), targets))
-                } else if !(try reader.readNull()) {
-                    let key =
-                        embedded
-                        ? try readRecord(target, store: store, depth: depth + 1)
-                        : try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name)
-                    pendingLinks.append((Int32(table.index), -1, Int32(p), key))
-                }
-            default:
-                if property.isList {
-                    var items: [PropertyValue] = []
-                    try reader.beginArray()
-                    while try reader.nextElement() {
-                        items.append(try ValueCoding.readPlain(property, element: true, &reader, table: table.name))
-                    }
-                    values[p] = .list(items)
+            switch plan.kinds[p] {
+            case .int:
+                if try reader.readNull() {
+                    guard plan.optional[p] else { throw nullError(table, p) }
+                    values[p] = .null
                 } else {
-                    values[p] = try ValueCoding.readPlain(property, element: false, &reader, table: table.name)
+                    values[p] = .int(try reader.readInt64())
                 }
+            case .string:
+                if try reader.readNull() {
+                    guard plan.optional[p] else { throw nullError(table, p) }
+                    values[p] = .null
+                } else {
+                    values[p] = .string(try reader.readString())
+                }
+            case .plain:
+                values[p] = try ValueCoding.readPlain(
+                    table.schema.properties[p], element: false, &reader, table: table.name)
+            case .plainList:
+                var items: [PropertyValue] = []
+                try reader.beginArray()
+                while try reader.nextElement() {
+                    items.append(
+                        try ValueCoding.readPlain(table.schema.properties[p], element: true, &reader, table: table.name))
+                }
+                values[p] = .list(items)
+            case .link:
+                values[p] = .null
+                if !(try reader.readNull()) {
+                    let key = try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name)
+                    linkStack.append((Int32(plan.firstBucket + plan.bucketOffset[p]), key))
+                }
+            case .embeddedLink:
+                values[p] = .null
+                if !(try reader.readNull()) {
+                    // The child has placed itself and taken its own links off the stack.
+                    let key = try readRecord(store.tables[plan.targets[p]], store: store, depth: depth + 1)
+                    linkStack.append((Int32(plan.firstBucket + plan.bucketOffset[p]), key))
+                }
+            case .linkList, .embeddedList:
+                values[p] = .list([])
+                let embedded = plan.kinds[p] == .embeddedList
+                var targets: [ObjectKey] = []
+                try reader.beginArray()
+                while try reader.nextElement() {
+                    targets.append(
+                        embedded
+                            ? try readRecord(store.tables[plan.targets[p]], store: store, depth: depth + 1)
+                            : try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name))
+                }
+                pendingLists.append((Int32(table.index), -1, Int32(p), targets))
+            case .linkingObjects:
+                throw corrupt("LinkingObjects are not stored", type: table.name, property: table.schema.properties[p].name)
             }
         }
         guard let id else { throw corrupt("an object without $id", type: table.name) }
-        for p in properties.indices {
-            if !seen[p] { values[p] = properties[p].type == .object ? properties[p].zeroValue : table.defaults[p] }
+        for p in seen.indices {
+            if !seen[p] { values[p] = plan.defaults[p] }
             seen[p] = false
         }
         let row = try store.loadRow(table, at: id, values: values)
-        // Entries queued by embedded children (read in between) already have their row.
-        for i in firstLink..<pendingLinks.count where pendingLinks[i].row < 0 && pendingLinks[i].table == Int32(table.index) {
-            pendingLinks[i].row = row
+        // This record's own links are on top of the stack (its children took theirs off).
+        for i in firstStacked..<linkStack.count {
+            linkBuckets[Int(linkStack[i].bucket)].links.append((row, linkStack[i].target))
         }
-        for i in firstList..<pendingLists.count where pendingLists[i].row < 0 && pendingLists[i].table == Int32(table.index) {
+        linkStack.removeSubrange(firstStacked...)
+        // Entries queued by embedded children (read in between) already have their row.
+        for i in firstList..<pendingLists.count
+        where pendingLists[i].row < 0 && pendingLists[i].table == Int32(table.index) {
             pendingLists[i].row = row
         }
-        if depth == 0 { scratch[table.index] = (values, seen) }
+        if reuse { plan.give(values, seen) }
         return id
+    }
+
+    private func nullError(_ table: Table, _ p: Int) -> LiveObjectsError {
+        corrupt("null for a property that is not optional", type: table.name, property: table.schema.properties[p].name)
+    }
+}
+
+/// What the snapshot loader needs of a table's properties, made once per load, with no
+/// reference-counted values in the per-property arrays it reads for every record.
+final class RecordPlan {
+    enum Kind: UInt8 {
+        /// `Int`, `Int64` (not a list): read inline.
+        case int
+        /// `String` (not a list): read inline.
+        case string
+        /// Any other plain value, through ``ValueCoding/readPlain(_:element:_:table:)``.
+        case plain
+        case plainList
+        case link, embeddedLink, linkList, embeddedList
+        case linkingObjects
+    }
+
+    let keys: JSONKeySet
+    let kinds: [Kind]
+    let optional: [Bool]
+    /// For link properties: the target table's index.
+    let targets: [Int]
+    /// For to-one link properties: the bucket, counted from `firstBucket`.
+    let bucketOffset: [Int]
+    let firstBucket: Int
+    /// The value of each property when a record does not give it (links: nil, empty lists).
+    let defaults: [PropertyValue]
+    private var values: [PropertyValue]
+    private var seen: [Bool]
+
+    init(_ table: Table, store: Store, firstBucket: Int) {
+        let properties = table.schema.properties
+        keys = JSONKeySet(["$id"] + properties.map(\.name))
+        var kinds: [Kind] = []
+        var targets: [Int] = []
+        var bucketOffset: [Int] = []
+        var buckets = 0
+        for property in properties {
+            var target = -1
+            var kind: Kind
+            switch property.type {
+            case .linkingObjects: kind = .linkingObjects
+            case .object:
+                let targetTable = store.tablesByName[property.objectType!]!
+                target = targetTable.index
+                let embedded = targetTable.schema.isEmbedded
+                kind = property.isList ? (embedded ? .embeddedList : .linkList) : (embedded ? .embeddedLink : .link)
+            case .int, .int64: kind = property.isList ? .plainList : .int
+            case .string: kind = property.isList ? .plainList : .string
+            default: kind = property.isList ? .plainList : .plain
+            }
+            kinds.append(kind)
+            targets.append(target)
+            if kind == .link || kind == .embeddedLink {
+                bucketOffset.append(buckets)
+                buckets += 1
+            } else {
+                bucketOffset.append(-1)
+            }
+        }
+        self.kinds = kinds
+        self.targets = targets
+        self.bucketOffset = bucketOffset
+        self.firstBucket = firstBucket
+        optional = properties.map(\.isOptional)
+        defaults = properties.indices.map { properties[$0].type == .object ? properties[$0].zeroValue : table.defaults[$0] }
+        values = defaults
+        seen = Array(repeating: false, count: properties.count)
+    }
+
+    func takeValues() -> [PropertyValue] {
+        var taken: [PropertyValue] = []
+        swap(&taken, &values)
+        return taken.isEmpty ? defaults : taken
+    }
+
+    func takeSeen() -> [Bool] {
+        var taken: [Bool] = []
+        swap(&taken, &seen)
+        return taken.isEmpty ? Array(repeating: false, count: kinds.count) : taken
+    }
+
+    func give(_ values: [PropertyValue], _ seen: [Bool]) {
+        self.values = values
+        self.seen = seen
     }
 }

@@ -97,4 +97,32 @@ enum FileIO {
         }
         try syncDirectory(directory)
     }
+
+    /// Takes the advisory lock of a file realm: an exclusive `flock` on `lockPath` (created
+    /// with mode 0600 if needed), held by the returned descriptor until it is closed or the
+    /// process ends.
+    ///
+    /// - Throws: `fileLocked` when another process (or another descriptor, even of this
+    ///   process) holds it; `io` when the lock file cannot be opened.
+    static func lock(_ lockPath: String, file: String) throws(LiveObjectsError) -> Int32 {
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw error("opening the lock file \(lockPath)", file) }
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            close(fd)
+            if code == EWOULDBLOCK {
+                throw LiveObjectsError(
+                    .fileLocked, "the file is open for writing in another process or realm (its lock file \(lockPath) is held)",
+                    file: file)
+            }
+            throw error("locking \(lockPath)", file, code)
+        }
+        return fd
+    }
+
+    /// Releases a lock taken by ``lock(_:file:)``.
+    static func unlock(_ fd: Int32) {
+        close(fd)
+    }
 }

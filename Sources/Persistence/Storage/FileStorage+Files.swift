@@ -22,9 +22,11 @@ extension FileStorage {
 
     /// Writes the current state of a realm, of any storage, to a snapshot file, replacing the
     /// file atomically (a reader or a crash sees the old file or the new one). For "save as"
-    /// and for realms that live in memory.
+    /// and for realms that live in memory. The file's advisory lock (`<file>.lock`) is held
+    /// while writing, so a file that a realm has open is never replaced under it.
     ///
-    /// - Throws: `io` when writing fails (the old file is then untouched).
+    /// - Throws: `fileLocked` when a realm of this or another process has the file open;
+    ///   `io` when writing fails. The old file is then untouched.
     public static func writeSnapshot(
         of realm: isolated Realm, to url: URL, schemaVersion: UInt64
     ) throws(LiveObjectsError) {
@@ -32,6 +34,8 @@ extension FileStorage {
         let directory = url.standardizedFileURL.deletingLastPathComponent().path
         let temporary = path + ".tmp"
         let store = realm.store
+        let lock = try FileIO.lock(path + ".lock", file: path)
+        defer { FileIO.unlock(lock) }
         try FileIO.replaceAtomically(path, temporary: temporary, directory: directory) { (fd) throws(LiveObjectsError) in
             try Snapshot.encode(store, schemaVersion: schemaVersion, commit: 0) { (chunk) throws(LiveObjectsError) in
                 try FileIO.writeAll(fd, chunk, path: temporary)

@@ -12,10 +12,13 @@ extension Realm.Storage {
     /// ```
     ///
     /// The file is a JSON snapshot (see docs/FORMAT.md); the journal is `<file>.journal` beside
-    /// it, and saves go through `<file>.tmp`. Give each file one identifier: the
-    /// `Configuration(file:…)` initializers use the file's standardized path. A file can be open
-    /// in one realm of one process at a time; opening it again under another identifier fails
-    /// with `invalidOperation`.
+    /// it, saves go through `<file>.tmp`, and `<file>.lock` holds the advisory lock. Give each
+    /// file one identifier: the `Configuration(file:…)` initializers use the file's standardized
+    /// path. A file can be open in one realm of one process at a time: opening it again under
+    /// another identifier fails with `invalidOperation`, and opening it from another process
+    /// fails with `fileLocked` until the realm is closed (``Realm/close()``, or when it is
+    /// released) or its process ends. Opening a file right after releasing its realm waits for
+    /// that realm to finish closing it.
     public static func file(_ url: URL, options: FileStorage.Options = .init()) -> Realm.Storage {
         Realm.Storage(backend: FileStorage(url: url, options: options))
     }
@@ -140,8 +143,22 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
     let directory: String
 
     private var session: Session?
+    /// The descriptor holding the advisory lock on `lockPath` while the file is open.
+    private var lockFD: Int32 = -1
+    let lockPath: String
 
-    static let openPaths = Mutex<Set<String>>([])
+    /// The files open in this process, by standardized path.
+    static let openPaths = Mutex<[String: OpenFile]>([:])
+
+    /// A file open in this process.
+    struct OpenFile {
+        /// The realm holding it, once attached: nil again as soon as that realm is released,
+        /// before its deinit closes the file.
+        weak var realm: Realm?
+        var attached = false
+        /// `Realm.open` calls waiting for the released realm to close the file.
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
 
     init(url: URL, options: Options) {
         self.url = url
@@ -149,6 +166,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         path = url.standardizedFileURL.path
         journalPath = path + ".journal"
         temporaryPath = path + ".tmp"
+        lockPath = path + ".lock"
         directory = url.standardizedFileURL.deletingLastPathComponent().path
     }
 
@@ -186,14 +204,19 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
                     .invalidSchema, "'$id' is reserved by file storage", objectType: type.name, property: "$id")
             }
         }
-        let inserted = Self.openPaths.withLock { $0.insert(path).inserted }
+        let inserted = Self.openPaths.withLock { (paths) -> Bool in
+            guard paths[path] == nil else { return false }
+            paths[path] = OpenFile()
+            return true
+        }
         guard inserted else {
             throw LiveObjectsError(.invalidOperation, "the file is already open in this process", file: path)
         }
         do throws(LiveObjectsError) {
+            lockFD = try FileIO.lock(lockPath, file: path)
             session = try load(store, configuration: configuration)
         } catch {
-            _ = Self.openPaths.withLock { $0.remove(path) }
+            release()
             var error = error
             if error.file == nil { error.file = path }
             throw error
@@ -203,19 +226,55 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
 
     package func attach(_ realm: Realm) {
         session?.realm = realm
+        Self.openPaths.withLock { paths in
+            paths[path]?.realm = realm
+            paths[path]?.attached = true
+        }
     }
 
-    package func close(_ store: Store) {
+    package func prepareToOpen() async {
+        // Wait while a released realm's deinit has not yet closed the file (a realm that is
+        // still being made is not attached yet: no waiting for it).
+        while true {
+            let closing = Self.openPaths.withLock { paths in
+                paths[path].map { $0.attached && $0.realm == nil } ?? false
+            }
+            guard closing else { return }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waiting = Self.openPaths.withLock { (paths) -> Bool in
+                    guard let file = paths[path], file.attached, file.realm == nil else { return false }
+                    paths[path]!.waiters.append(continuation)
+                    return true
+                }
+                if !waiting { continuation.resume() }
+            }
+        }
+    }
+
+    package func close(_ store: Store) throws(LiveObjectsError) {
         guard let session, session.store === store else { return }
         if session.commit != session.savedCommit {
             switch options.savePolicy {
             case .manual where !options.journal: break
-            default: try? save(store, explicit: false)
+            default: try save(store, explicit: false)
             }
         }
         if session.journalFD >= 0 { Glibc_close(session.journalFD) }
         self.session = nil
-        _ = Self.openPaths.withLock { $0.remove(path) }
+        release()
+    }
+
+    /// Releases the advisory lock and the file's entry in this process, and wakes the opens
+    /// waiting for it.
+    private func release() {
+        if lockFD >= 0 {
+            // Closing the descriptor releases the lock; the lock file stays (removing it would
+            // let two processes lock two different files of the same name).
+            Glibc_close(lockFD)
+            lockFD = -1
+        }
+        let waiters = Self.openPaths.withLock { paths in paths.removeValue(forKey: path)?.waiters ?? [] }
+        for waiter in waiters { waiter.resume() }
     }
 
     // MARK: Opening

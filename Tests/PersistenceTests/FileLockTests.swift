@@ -1,0 +1,203 @@
+import Foundation
+import LiveObjects
+import LiveObjectsTestSupport
+import Testing
+
+@testable import Persistence
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The advisory lock of file realms across processes, explicit closing, and reopening right
+/// after a realm is released. The other process is the crash test's child in its `hold` and
+/// `try` modes.
+@Suite(.serialized) struct FileLockTests {
+    /// A started child with a pipe on its standard input and output.
+    struct Child {
+        let process: Process
+        let input: Pipe
+        let output: Pipe
+
+        init(file: URL, mode: String) throws {
+            let executable = try #require(CrashTests.childURL, "the persistence-crash-child executable was not built")
+            process = Process()
+            input = Pipe()
+            output = Pipe()
+            process.executableURL = executable
+            process.arguments = [file.path, mode]
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+        }
+
+        /// The next line the child prints, or nil when its output ends.
+        func line() -> String? {
+            var bytes: [UInt8] = []
+            while true {
+                let chunk = output.fileHandleForReading.readData(ofLength: 1)
+                guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+                if byte == 0x0A { return String(decoding: bytes, as: UTF8.self) }
+                bytes.append(byte)
+            }
+        }
+    }
+
+    /// Runs the child in `try` mode and returns what it printed.
+    func tryOpening(_ file: URL) throws -> String? {
+        let child = try Child(file: file, mode: "try")
+        try child.input.fileHandleForWriting.close()
+        let line = child.line()
+        child.process.waitUntilExit()
+        return line
+    }
+
+    func configuration(_ url: URL, _ options: FileStorage.Options = .init()) -> Realm.Configuration {
+        Realm.Configuration(file: url, schema: CrashWorkload.schema, options: options)
+    }
+
+    @Test func anotherProcessCannotOpenAFileThisProcessHasOpen() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("held.json")
+        let realm = try await Realm.open(configuration(url))
+        try await realm.write { try CrashWorkload.step(1, in: $0) }
+        let snapshot = fileBytes(url)
+        let journal = fileBytes(URL(fileURLWithPath: url.path + ".journal"))
+        #expect(try tryOpening(url) == "error fileLocked")
+        #expect(fileBytes(url) == snapshot && fileBytes(URL(fileURLWithPath: url.path + ".journal")) == journal)
+        try await realm.close()
+        #expect(try tryOpening(url) == "opened")
+    }
+
+    @Test func aFileAnotherProcessHasOpenIsRefusedUntilThatProcessEnds() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("child.json")
+        // Closed by the child: its realm closes and releases the file when its input ends.
+        let polite = try Child(file: url, mode: "hold")
+        #expect(polite.line() == "open")
+        let bytes = fileBytes(url)
+        do {
+            _ = try await Realm.open(configuration(url))
+            Issue.record("the second open succeeded")
+        } catch {
+            #expect(error.code == .fileLocked)
+            #expect(error.file == url.standardizedFileURL.path)
+            #expect(error.message.contains("another process"))
+        }
+        #expect(fileBytes(url) == bytes)
+        #expect(!FileStorage.isOpen(configuration(url)))
+        try polite.input.fileHandleForWriting.close()
+        #expect(polite.line() == "closed")
+        polite.process.waitUntilExit()
+        try await withRealm(configuration(url)) { realm in try await realm.write { try CrashWorkload.step(1, in: $0) } }
+
+        // Killed: the system releases the lock with the process.
+        let killed = try Child(file: url, mode: "hold")
+        #expect(killed.line() == "open")
+        await #expect(throws: LiveObjectsError.self) { _ = try await Realm.open(configuration(url)) }
+        kill(killed.process.processIdentifier, SIGKILL)
+        killed.process.waitUntilExit()
+        #expect(killed.process.terminationReason == .uncaughtSignal)
+        let counter = try await withRealm(configuration(url)) { realm in
+            try await realm.read { try CrashWorkload.state(of: $0).counter }
+        }
+        #expect(counter == 1)
+    }
+
+    @Test func closeSavesReleasesTheFileAndRefusesWrites() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("close.json")
+        // Coalesced saves with a long interval and no journal: only the close saves.
+        let options = FileStorage.Options(savePolicy: .coalesced(.seconds(3600)), journal: false)
+        let realm = try await Realm.open(configuration(url, options))
+        try await realm.write { try CrashWorkload.step(1, in: $0) }
+        try await realm.write { try CrashWorkload.step(2, in: $0) }
+        #expect(await !realm.isClosed)
+        try await realm.close()
+        #expect(await realm.isClosed)
+        #expect(!FileStorage.isOpen(configuration(url, options)))
+        await #expect(throws: LiveObjectsError.self) { try await realm.write { try CrashWorkload.step(3, in: $0) } }
+        do {
+            try await realm.write { try CrashWorkload.step(3, in: $0) }
+        } catch let error as LiveObjectsError {
+            #expect(error.code == .invalidOperation)
+        }
+        // Reads still see the last state; closing again does nothing.
+        #expect(try await realm.read { try CrashWorkload.state(of: $0).counter } == 2)
+        try await realm.close()
+        // The file is free at once, in this process and in others; the identifier gives a new realm.
+        #expect(try tryOpening(url) == "opened")
+        let again = try await Realm.open(configuration(url, options))
+        #expect(again !== realm)
+        #expect(try await again.read { try CrashWorkload.state(of: $0).counter } == 2)
+        try await again.close()
+    }
+
+    @Test func closingDuringAWriteIsRefused() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("busy.json")
+        let realm = try await Realm.open(configuration(url))
+        let code = await realm.closeDuringWrite()
+        #expect(code == .alreadyInWriteTransaction)
+        #expect(await !realm.isClosed)
+        try await realm.close()
+    }
+
+    @Test func reopeningRightAfterReleasingARealmWaitsForItsClose() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("reopen.json")
+        // Saves only at close (no journal): a reopen that did not wait would miss the last step.
+        let options = FileStorage.Options(savePolicy: .coalesced(.seconds(3600)), journal: false)
+        for step in Int64(1)...30 {
+            var realm: Realm? = try await Realm.open(configuration(url, options))
+            let counter = try await realm!.read { try CrashWorkload.state(of: $0).counter }
+            #expect(counter == step - 1, "step \(step)")
+            try await realm!.write { try CrashWorkload.step(step, in: $0) }
+            realm = nil
+            _ = realm
+        }
+        let counter = try await withRealm(configuration(url, options)) { realm in
+            try await realm.read { try CrashWorkload.state(of: $0).counter }
+        }
+        #expect(counter == 30)
+    }
+}
+
+extension Realm {
+    /// Tries to close inside an open write; returns the error code.
+    fileprivate func closeDuringWrite() -> LiveObjectsError.Code? {
+        defer { cancelWrite() }
+        do {
+            try beginWrite()
+            try close()
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+}
+
+extension FileLockTests {
+    @Test func writingASnapshotOverAFileAnotherRealmHasOpenIsRefused() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("target.json")
+        let memory = try await Realm.open(Realm.Configuration(identifier: "memory-\(UUID())", schema: CrashWorkload.schema))
+        try await memory.write { try CrashWorkload.step(1, in: $0) }
+        // Held by another process.
+        let holder = try Child(file: url, mode: "hold")
+        #expect(holder.line() == "open")
+        let bytes = fileBytes(url)
+        do {
+            try await FileStorage.writeSnapshot(of: memory, to: url, schemaVersion: 0)
+            Issue.record("the snapshot replaced a file another process has open")
+        } catch {
+            #expect(error.code == .fileLocked)
+        }
+        #expect(fileBytes(url) == bytes)
+        try holder.input.fileHandleForWriting.close()
+        #expect(holder.line() == "closed")
+        holder.process.waitUntilExit()
+        // Free again: written.
+        try await FileStorage.writeSnapshot(of: memory, to: url, schemaVersion: 0)
+        let counter = try await withRealm(configuration(url)) { realm in
+            try await realm.read { try CrashWorkload.state(of: $0).counter }
+        }
+        #expect(counter == 1)
+    }
+}
