@@ -26,6 +26,9 @@
 /// ``LiveObjectsError`` (`notInWriteTransaction` or `objectInvalidated`).
 open class Object: CustomStringConvertible, Hashable {
     @exclusivity(unchecked) @usableFromInline package var _handle: ObjectHandle?
+    /// The registrar that reads of the instance's properties are tracked with, made on the
+    /// first read (see ``ObjectObservation``).
+    @exclusivity(unchecked) @usableFromInline var _observation: ObjectObservation?
 
     /// The access context of the property stored by the `@Persisted` wrapper with the given
     /// storage key path. Unresolved the first time a type's property is used; not usable (and

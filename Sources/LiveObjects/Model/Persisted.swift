@@ -1,3 +1,5 @@
+import Observation
+
 /// Marks a stored property of a model object.
 ///
 /// ```swift
@@ -9,7 +11,8 @@
 /// ```
 ///
 /// On an unmanaged object the wrapper keeps the value; on a managed object every read and write
-/// goes to the realm's storage.
+/// goes to the realm's storage. Reads are tracked by the Observation framework (see
+/// ``Object``'s `Observable` conformance).
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
     @usableFromInline var storage: Value
@@ -53,26 +56,44 @@ public struct Persisted<Value: _Persistable> {
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         @inline(__always) get {
-            guard object._handle != nil else { return object[keyPath: storageKeyPath].storage }
-            let context = _context(object, storageKeyPath)
+            guard object._handle != nil else {
+                _access(object, wrappedKeyPath)
+                return object[keyPath: storageKeyPath].storage
+            }
+            let context = _context(object, wrappedKeyPath, storageKeyPath)
             guard context.isUsable else { return Value._defaultValue }
+            _access(object, wrappedKeyPath)
             return Value._get(context)
         }
         @inline(__always) set {
             guard object._handle != nil else {
-                object[keyPath: storageKeyPath].storage = newValue
+                object._setUnmanaged(object, wrappedKeyPath, storageKeyPath, newValue)
                 return
             }
-            _managedSet(newValue, object, storageKeyPath)
+            _managedSet(newValue, object, wrappedKeyPath, storageKeyPath)
+        }
+    }
+
+    /// Registers a read with the object's observation registrar (made on the instance's first
+    /// read). Managed objects report changes at commit, so setters do not come through here.
+    @inlinable @inline(__always)
+    static func _access<EnclosingSelf: Object>(
+        _ object: EnclosingSelf, _ wrappedKeyPath: KeyPath<EnclosingSelf, Value>
+    ) {
+        if let observation = object._observation {
+            observation.registrar.access(object, keyPath: wrappedKeyPath)
+        } else {
+            object._beginObservation(object, wrappedKeyPath)
         }
     }
 
     @inlinable
     static func _managedSet<EnclosingSelf: Object>(
         _ newValue: Value, _ object: EnclosingSelf,
+        _ wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) {
-        let context = _context(object, storageKeyPath)
+        let context = _context(object, wrappedKeyPath, storageKeyPath)
         guard context.isUsable else { return }
         let savepoint = context.savepoint
         do {
@@ -85,20 +106,23 @@ public struct Persisted<Value: _Persistable> {
     @inlinable
     static func _context<EnclosingSelf: Object>(
         _ object: EnclosingSelf,
+        _ wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> _AccessContext {
         let id = ObjectIdentifier(storageKeyPath)
         let context = object._context(forStorage: id)
         if context.isResolved { return context }
-        _resolve(object, storageKeyPath)
+        _resolve(object, wrappedKeyPath, storageKeyPath)
         return object._context(forStorage: id)
     }
 
     /// Finds the property a wrapper stores, once per type and property: the wrapper is marked
-    /// through its key path and found among the type's fields.
+    /// through its key path and found among the type's fields. Also records how to report the
+    /// property's changes to observers (its Swift key path).
     @usableFromInline
     static func _resolve<EnclosingSelf: Object>(
         _ object: EnclosingSelf,
+        _ wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) {
         guard let table = object._handle?.table else { return }
@@ -118,7 +142,11 @@ public struct Persisted<Value: _Persistable> {
             }
             preconditionFailure("a @Persisted property of \(EnclosingSelf.self) was not found")
         }
-        table.setProperty(table.propertyIndex[name]!, forStorage: ObjectIdentifier(storageKeyPath))
+        let p = table.propertyIndex[name]!
+        table.setProperty(p, forStorage: ObjectIdentifier(storageKeyPath))
+        table.observationReporters[p] = { registrar, subject in
+            registrar.withMutation(of: subject as! EnclosingSelf, keyPath: wrappedKeyPath) {}
+        }
     }
 
     var deleteRule: DeleteRule {
