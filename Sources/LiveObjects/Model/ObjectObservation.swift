@@ -1,4 +1,5 @@
 import Observation
+import Synchronization
 
 /// Model objects take part in the Observation framework: reading a `@Persisted` property inside
 /// `withObservationTracking` (and so in a SwiftUI view's body) tracks it, and the tracking is
@@ -16,21 +17,26 @@ import Observation
 ///   value).
 /// - Tracking lasts as long as an instance of the object is alive: keep the instance you
 ///   observe (as a SwiftUI view keeps its model).
+///
+/// Reads outside `withObservationTracking` cost a few nanoseconds more than without
+/// observation and allocate nothing.
 extension Object: Observable {}
 
 /// The observation registrar of a model object, made on the first property read of an object
-/// instance.
+/// instance that happens inside `withObservationTracking`.
 ///
 /// All instances of one managed object share one registrar, kept in the store by row (see
 /// ``Store/observation(of:)``), so that a write through any instance, or through the dynamic
 /// API, reaches the trackers of every instance; an unmanaged object has its own.
 ///
-/// Why a registrar per object, cached on the instance, rather than a lookup per read: reading
-/// a property must stay cheap. After an instance's first read, registering an access costs
-/// one load, one nil check and the registrar's own `access` call (which does nothing outside
-/// `withObservationTracking`); the row lookup happens once per instance. A registrar is a
-/// class allocation, so it is made lazily (objects that are never read, such as those of a
-/// bulk insert, never get one) and dropped by the store once no instance refers to it.
+/// Why a registrar per object, cached on the instance, made only for tracked reads: reading a
+/// property must stay cheap, and most reads are not tracked (queries, scans, lookups that
+/// make a fresh instance per row). A registrar costs three allocations, and a registry of
+/// them a hash lookup, so neither is paid unless a tracker is listening: an instance without
+/// a registrar asks the ``ObservationProbe`` (one call and two loads), and only a read inside
+/// `withObservationTracking` makes or finds the row's registrar. After that, the instance's
+/// reads cost one load, one nil check and the registrar's own `access` call. Registrars no
+/// instance refers to are dropped by the store.
 @usableFromInline
 final class ObjectObservation {
     @usableFromInline let registrar = ObservationRegistrar()
@@ -47,22 +53,83 @@ struct ObservedRow: Hashable {
     let table: Int32
     let row: Int32
     let generation: UInt32
+
+    func hash(into hasher: inout Hasher) {
+        // One word: row and generation tell objects apart; the table rarely matters.
+        hasher.combine(UInt64(UInt32(bitPattern: row)) << 32 | UInt64(generation))
+    }
 }
 
 /// Reports a property change to a registrar; one per property, made when a `@Persisted`
 /// wrapper is first resolved (it knows the property's Swift key path and type).
 typealias ObservationReporter = (ObservationRegistrar, Object) -> Void
 
+/// Tells whether the current read happens inside `withObservationTracking`, without a
+/// registrar for the object read.
+///
+/// The Observation framework offers no way to ask. The probe reads a key path of its own on a
+/// registrar of its own: outside tracking that does nothing; inside, the framework records the
+/// key path in a hashed set, and hashing it hashes the key path's subscript argument, a
+/// ``ProbeToken`` that counts its hashes. A count that moved during the read means a tracker
+/// is listening. Another thread's tracker hashing the token at the same moment can only make
+/// the answer a false "yes", which costs a registrar that is never told anything.
+///
+/// The probe's registrar is never changed, so the trackers it collects never fire from it;
+/// each is dropped when its tracking ends.
+///
+/// @unchecked Sendable: every stored property is immutable after `init`; the count is atomic.
+final class ObservationProbe: @unchecked Sendable {
+    static let shared = ObservationProbe()
+
+    private let registrar = ObservationRegistrar()
+    private let counter = ProbeCounter()
+    private let keyPath: KeyPath<ProbeSubject, Int>
+
+    private init() {
+        keyPath = \ProbeSubject.[probe: ProbeToken(counter: counter)]
+    }
+
+    /// Whether a tracker records reads on this thread now.
+    var isTracking: Bool {
+        let before = counter.hashes.load(ordering: .relaxed)
+        registrar.access(ProbeSubject(), keyPath: keyPath)
+        return counter.hashes.load(ordering: .relaxed) != before
+    }
+}
+
+final class ProbeCounter: Sendable {
+    let hashes = Atomic<Int>(0)
+}
+
+/// The subscript argument of the probe's key path: equal to itself, counting its hashes.
+struct ProbeToken: Hashable, Sendable {
+    let counter: ProbeCounter
+
+    static func == (lhs: ProbeToken, rhs: ProbeToken) -> Bool { lhs.counter === rhs.counter }
+
+    func hash(into hasher: inout Hasher) {
+        counter.hashes.add(1, ordering: .relaxed)
+        hasher.combine(ObjectIdentifier(counter))
+    }
+}
+
+/// What the probe's key path is rooted at.
+struct ProbeSubject: Observable {
+    subscript(probe token: ProbeToken) -> Int { 0 }
+}
+
 extension Object {
-    /// Makes the instance's registrar on its first tracked read. Does nothing for objects of
-    /// stores that never change (frozen snapshots, key-path probes).
+    /// Makes (or, for a managed object, finds) the instance's registrar when a read is
+    /// tracked, and registers the read with it. Does nothing for untracked reads, and for
+    /// objects of stores that never change (frozen snapshots, key-path probes).
     @usableFromInline @inline(never)
     final func _beginObservation<Subject: Object, Member>(
         _ subject: Subject, _ keyPath: KeyPath<Subject, Member>
     ) {
+        if let handle = _handle, !handle.store.observesObjects { return }
+        guard ObservationProbe.shared.isTracking else { return }
         let observation: ObjectObservation
         if let handle = _handle {
-            guard handle.store.observesObjects else { return }
             observation = handle.store.observation(of: handle)
         } else {
             observation = ObjectObservation(row: nil)
@@ -72,11 +139,11 @@ extension Object {
     }
 
     /// Sets a property of an unmanaged object, reporting it to the instance's registrar if it
-    /// has one (without one, nothing was tracked).
+    /// has one (without one, no read of it was tracked).
     @usableFromInline
     final func _setUnmanaged<Subject: Object, Value: _Persistable>(
-        _ subject: Subject, _ keyPath: KeyPath<Subject, Value>,
-        _ storageKeyPath: ReferenceWritableKeyPath<Subject, Persisted<Value>>, _ newValue: Value
+        _ subject: Subject, _ storageKeyPath: ReferenceWritableKeyPath<Subject, Persisted<Value>>,
+        _ newValue: Value
     ) {
         guard let observation = _observation else {
             subject[keyPath: storageKeyPath].storage = newValue
@@ -88,7 +155,7 @@ extension Object {
             subject[keyPath: storageKeyPath].storage = newValue
             return
         }
-        observation.registrar.withMutation(of: subject, keyPath: keyPath) {
+        observation.registrar.withMutation(of: subject, keyPath: storageKeyPath) {
             subject[keyPath: storageKeyPath].storage = newValue
         }
     }
@@ -102,13 +169,15 @@ extension Store {
     /// read (plus at most as many dead ones).
     func observation(of handle: ObjectHandle) -> ObjectObservation {
         let key = ObservedRow(table: Int32(handle.table.index), row: handle.row, generation: handle.generation)
-        if let existing = observations[key] { return existing }
         if observations.count >= observationSweepCount { sweepObservations() }
-        let made = ObjectObservation(row: key)
-        observations[key] = made
-        observedRowCounts[handle.table.index] += 1
-        return made
+        var made = false
+        let observation = Self.existing(&observations[key, default: { made = true; return ObjectObservation(row: key) }()])
+        if made { observedRowCounts[handle.table.index] += 1 }
+        return observation
     }
+
+    /// The value of a dictionary slot, found or inserted with one hash lookup.
+    private static func existing(_ slot: inout ObjectObservation) -> ObjectObservation { slot }
 
     /// Drops the registrars that only the registry refers to.
     private func sweepObservations() {

@@ -57,43 +57,46 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         @inline(__always) get {
             guard object._handle != nil else {
-                _access(object, wrappedKeyPath)
+                _access(object, storageKeyPath)
                 return object[keyPath: storageKeyPath].storage
             }
-            let context = _context(object, wrappedKeyPath, storageKeyPath)
+            let context = _context(object, storageKeyPath)
             guard context.isUsable else { return Value._defaultValue }
-            _access(object, wrappedKeyPath)
+            _access(object, storageKeyPath)
             return Value._get(context)
         }
         @inline(__always) set {
             guard object._handle != nil else {
-                object._setUnmanaged(object, wrappedKeyPath, storageKeyPath, newValue)
+                object._setUnmanaged(object, storageKeyPath, newValue)
                 return
             }
-            _managedSet(newValue, object, wrappedKeyPath, storageKeyPath)
+            _managedSet(newValue, object, storageKeyPath)
         }
     }
 
     /// Registers a read with the object's observation registrar (made on the instance's first
     /// read). Managed objects report changes at commit, so setters do not come through here.
+    ///
+    /// The key path tracked is the wrapper's storage key path (`\Dog._name`), not the
+    /// property's (`\Dog.name`): the read has it at hand already, while materializing the
+    /// property's key path would cost every read a retain and a release.
     @inlinable @inline(__always)
     static func _access<EnclosingSelf: Object>(
-        _ object: EnclosingSelf, _ wrappedKeyPath: KeyPath<EnclosingSelf, Value>
+        _ object: EnclosingSelf, _ storageKeyPath: KeyPath<EnclosingSelf, Persisted<Value>>
     ) {
         if let observation = object._observation {
-            observation.registrar.access(object, keyPath: wrappedKeyPath)
+            observation.registrar.access(object, keyPath: storageKeyPath)
         } else {
-            object._beginObservation(object, wrappedKeyPath)
+            object._beginObservation(object, storageKeyPath)
         }
     }
 
     @inlinable
     static func _managedSet<EnclosingSelf: Object>(
         _ newValue: Value, _ object: EnclosingSelf,
-        _ wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) {
-        let context = _context(object, wrappedKeyPath, storageKeyPath)
+        let context = _context(object, storageKeyPath)
         guard context.isUsable else { return }
         let savepoint = context.savepoint
         do {
@@ -106,23 +109,21 @@ public struct Persisted<Value: _Persistable> {
     @inlinable
     static func _context<EnclosingSelf: Object>(
         _ object: EnclosingSelf,
-        _ wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> _AccessContext {
         let id = ObjectIdentifier(storageKeyPath)
         let context = object._context(forStorage: id)
         if context.isResolved { return context }
-        _resolve(object, wrappedKeyPath, storageKeyPath)
+        _resolve(object, storageKeyPath)
         return object._context(forStorage: id)
     }
 
     /// Finds the property a wrapper stores, once per type and property: the wrapper is marked
     /// through its key path and found among the type's fields. Also records how to report the
-    /// property's changes to observers (its Swift key path).
+    /// property's changes to observers (by the key path reads are tracked with).
     @usableFromInline
     static func _resolve<EnclosingSelf: Object>(
         _ object: EnclosingSelf,
-        _ wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) {
         guard let table = object._handle?.table else { return }
@@ -145,7 +146,7 @@ public struct Persisted<Value: _Persistable> {
         let p = table.propertyIndex[name]!
         table.setProperty(p, forStorage: ObjectIdentifier(storageKeyPath))
         table.observationReporters[p] = { registrar, subject in
-            registrar.withMutation(of: subject as! EnclosingSelf, keyPath: wrappedKeyPath) {}
+            registrar.withMutation(of: subject as! EnclosingSelf, keyPath: storageKeyPath) {}
         }
     }
 
