@@ -176,6 +176,25 @@ func commit(_ realm: isolated Realm, _ body: () throws -> Void) throws {
         #expect(counts == [1, 1, 1, 0, 1, 0])
     }
 
+    @Test func embeddedObjectsReportTheirChanges() async throws {
+        let realm = try await openObservedRealm()
+        let counts = try await realm.read { r in
+            let ann = r.object(ofType: Person.self, forPrimaryKey: 1)!
+            try commit(r) { ann.address = Address() }
+            let address = ann.address!
+            let city = ChangeCounter()
+            let street = ChangeCounter()
+            city.track { _ = address.city }
+            street.track { _ = ann.address?.street }
+            try commit(r) { ann.address!.city = "Oslo" }
+            let afterCity = (city.value, street.value)
+            // Replacing the embedded object deletes the old one: its tracked properties report.
+            try commit(r) { ann.address = Address() }
+            return [afterCity.0, afterCity.1, street.value]
+        }
+        #expect(counts == [1, 0, 1])
+    }
+
     @Test func deletionReportsTrackedProperties() async throws {
         let realm = try await openObservedRealm()
         let counts = try await realm.read { r in

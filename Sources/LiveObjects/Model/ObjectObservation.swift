@@ -119,15 +119,22 @@ struct ProbeSubject: Observable {
 }
 
 extension Object {
-    /// Makes (or, for a managed object, finds) the instance's registrar when a read is
-    /// tracked, and registers the read with it. Does nothing for untracked reads, and for
+    /// Whether a read of the instance, which has no registrar yet, is tracked. Never for
     /// objects of stores that never change (frozen snapshots, key-path probes).
+    @usableFromInline
+    final var _isTracked: Bool {
+        @inline(never) get {
+            if let handle = _handle, !handle.store.observesObjects { return false }
+            return ObservationProbe.shared.isTracking
+        }
+    }
+
+    /// Makes (or, for a managed object, finds) the instance's registrar for a tracked read,
+    /// and registers the read with it.
     @usableFromInline @inline(never)
     final func _beginObservation<Subject: Object, Member>(
         _ subject: Subject, _ keyPath: KeyPath<Subject, Member>
     ) {
-        if let handle = _handle, !handle.store.observesObjects { return }
-        guard ObservationProbe.shared.isTracking else { return }
         let observation: ObjectObservation
         if let handle = _handle {
             observation = handle.store.observation(of: handle)

@@ -86,7 +86,7 @@ public struct Persisted<Value: _Persistable> {
     ) {
         if let observation = object._observation {
             observation.registrar.access(object, keyPath: storageKeyPath)
-        } else {
+        } else if object._isTracked {
             object._beginObservation(object, storageKeyPath)
         }
     }
