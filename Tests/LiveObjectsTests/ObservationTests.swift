@@ -224,4 +224,81 @@ func commit(_ realm: isolated Realm, _ body: () throws -> Void) throws {
         }
         #expect(count == 0)
     }
+
+    /// Random writes against random trackers: each tracker fires exactly when the value of the
+    /// property it read differs after the commit. Seeded; a failure prints the seed and the
+    /// operations of the failing round.
+    @Test func trackersFireExactlyWhenTheReadValueChanged() async throws {
+        let seed: UInt64 = 0x0b5e_7ea7
+        let realm = try await openObservedRealm()
+        let failures = try await realm.read { r -> [String] in
+            var random = SeededRandomNumberGenerator(seed: seed)
+            let properties = ["name", "age", "owner", "toys", "walkers"]
+            var failures: [String] = []
+            var nextToy = 1
+            for round in 0..<150 {
+                // Trackers on fresh instances of random dogs, each reading one property.
+                var trackers: [(dog: Dog, property: String, before: PropertyValue, counter: ChangeCounter)] = []
+                for _ in 0..<4 {
+                    let dog = r.object(ofType: Dog.self, forPrimaryKey: Int.random(in: 1...3, using: &random))!
+                    let property = properties.randomElement(using: &random)!
+                    let counter = ChangeCounter()
+                    counter.track {
+                        switch property {
+                        case "name": _ = dog.name
+                        case "age": _ = dog.age
+                        case "owner": _ = dog.owner
+                        case "toys": _ = dog.toys
+                        default: _ = dog.walkers
+                        }
+                    }
+                    trackers.append((dog, property, try dog.value(forKey: property), counter))
+                }
+                var operations: [String] = []
+                try commit(r) {
+                    for _ in 0..<Int.random(in: 1...4, using: &random) {
+                        let dog = r.object(ofType: Dog.self, forPrimaryKey: Int.random(in: 1...3, using: &random))!
+                        let person = r.object(ofType: Person.self, forPrimaryKey: Int.random(in: 1...2, using: &random))!
+                        switch Int.random(in: 0..<6, using: &random) {
+                        case 0:
+                            dog.age = Int.random(in: 0...2, using: &random)
+                            operations.append("dog \(dog.id).age = \(dog.age)")
+                        case 1:
+                            dog.name = ["Rex", "Fido", "Spot"].randomElement(using: &random)!
+                            operations.append("dog \(dog.id).name = \(dog.name)")
+                        case 2:
+                            dog.owner = Bool.random(using: &random) ? person : nil
+                            operations.append("dog \(dog.id).owner = \(dog.owner?.id as Any)")
+                        case 3:
+                            let toy = try r.create(DogToy.self, value: ["id": nextToy])
+                            nextToy += 1
+                            dog.toys.append(toy)
+                            operations.append("dog \(dog.id).toys.append")
+                        case 4:
+                            if !dog.toys.isEmpty { dog.toys.remove(at: 0) }
+                            operations.append("dog \(dog.id).toys.remove(at: 0)")
+                        default:
+                            if let index = person.dogs.firstIndex(of: dog) {
+                                person.dogs.remove(at: index)
+                                operations.append("person \(person.id).dogs.remove(dog \(dog.id))")
+                            } else {
+                                person.dogs.append(dog)
+                                operations.append("person \(person.id).dogs.append(dog \(dog.id))")
+                            }
+                        }
+                    }
+                }
+                for tracker in trackers {
+                    let changed = try tracker.dog.value(forKey: tracker.property) != tracker.before
+                    if tracker.counter.value != (changed ? 1 : 0) {
+                        failures.append(
+                            "seed \(seed) round \(round): dog \(tracker.dog.id).\(tracker.property) changed: \(changed), "
+                                + "reports: \(tracker.counter.value); operations: \(operations)")
+                    }
+                }
+            }
+            return failures
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(5).joined(separator: "\n"))")
+    }
 }
