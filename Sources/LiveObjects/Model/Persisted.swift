@@ -74,8 +74,9 @@ public struct Persisted<Value: _Persistable> {
         }
     }
 
-    /// Registers a read with the object's observation registrar (made on the instance's first
-    /// read). Managed objects report changes at commit, so setters do not come through here.
+    /// Registers a read with the object's observation registrar, made on the instance's first
+    /// read inside `withObservationTracking` (untracked reads of an instance without one only
+    /// ask the probe). Managed objects report changes at commit, not in their setters.
     ///
     /// The key path tracked is the wrapper's storage key path (`\Dog._name`), not the
     /// property's (`\Dog.name`): the read has it at hand already, while materializing the
