@@ -24,8 +24,15 @@
 /// throw from a property accessor: the accessor changes nothing (a read returns the type's
 /// default) and the enclosing `Realm.write` or `Realm.read` call throws the
 /// ``LiveObjectsError`` (`notInWriteTransaction` or `objectInvalidated`).
+///
+/// Objects are `Observable`: inside `withObservationTracking` (or a SwiftUI view's body),
+/// reading a `@Persisted` property tracks it, and the tracker hears of the commit that changes
+/// its value (see the conformance's documentation for the details).
 open class Object: CustomStringConvertible, Hashable {
     @exclusivity(unchecked) @usableFromInline package var _handle: ObjectHandle?
+    /// The registrar that reads of the instance's properties are tracked with, made on the
+    /// first read (see ``ObjectObservation``).
+    @exclusivity(unchecked) @usableFromInline final var _observation: ObjectObservation?
 
     /// The access context of the property stored by the `@Persisted` wrapper with the given
     /// storage key path. Unresolved the first time a type's property is used; not usable (and

@@ -1,3 +1,5 @@
+import Observation
+
 /// Marks a stored property of a model object.
 ///
 /// ```swift
@@ -9,7 +11,8 @@
 /// ```
 ///
 /// On an unmanaged object the wrapper keeps the value; on a managed object every read and write
-/// goes to the realm's storage.
+/// goes to the realm's storage. Reads are tracked by the Observation framework (see
+/// ``Object``'s `Observable` conformance).
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
     @usableFromInline var storage: Value
@@ -53,17 +56,39 @@ public struct Persisted<Value: _Persistable> {
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         @inline(__always) get {
-            guard object._handle != nil else { return object[keyPath: storageKeyPath].storage }
+            guard object._handle != nil else {
+                _access(object, storageKeyPath)
+                return object[keyPath: storageKeyPath].storage
+            }
             let context = _context(object, storageKeyPath)
             guard context.isUsable else { return Value._defaultValue }
+            _access(object, storageKeyPath)
             return Value._get(context)
         }
         @inline(__always) set {
             guard object._handle != nil else {
-                object[keyPath: storageKeyPath].storage = newValue
+                object._setUnmanaged(object, storageKeyPath, newValue)
                 return
             }
             _managedSet(newValue, object, storageKeyPath)
+        }
+    }
+
+    /// Registers a read with the object's observation registrar, made on the instance's first
+    /// read inside `withObservationTracking` (untracked reads of an instance without one only
+    /// ask the probe). Managed objects report changes at commit, not in their setters.
+    ///
+    /// The key path tracked is the wrapper's storage key path (`\Dog._name`), not the
+    /// property's (`\Dog.name`): the read has it at hand already, while materializing the
+    /// property's key path would cost every read a retain and a release.
+    @inlinable @inline(__always)
+    static func _access<EnclosingSelf: Object>(
+        _ object: EnclosingSelf, _ storageKeyPath: KeyPath<EnclosingSelf, Persisted<Value>>
+    ) {
+        if let observation = object._observation {
+            observation.registrar.access(object, keyPath: storageKeyPath)
+        } else if object._isTracked {
+            object._beginObservation(object, storageKeyPath)
         }
     }
 
@@ -95,7 +120,8 @@ public struct Persisted<Value: _Persistable> {
     }
 
     /// Finds the property a wrapper stores, once per type and property: the wrapper is marked
-    /// through its key path and found among the type's fields.
+    /// through its key path and found among the type's fields. Also records how to report the
+    /// property's changes to observers (by the key path reads are tracked with).
     @usableFromInline
     static func _resolve<EnclosingSelf: Object>(
         _ object: EnclosingSelf,
@@ -118,7 +144,11 @@ public struct Persisted<Value: _Persistable> {
             }
             preconditionFailure("a @Persisted property of \(EnclosingSelf.self) was not found")
         }
-        table.setProperty(table.propertyIndex[name]!, forStorage: ObjectIdentifier(storageKeyPath))
+        let p = table.propertyIndex[name]!
+        table.setProperty(p, forStorage: ObjectIdentifier(storageKeyPath))
+        table.observationReporters[p] = { registrar, subject in
+            registrar.withMutation(of: subject as! EnclosingSelf, keyPath: storageKeyPath) {}
+        }
     }
 
     var deleteRule: DeleteRule {

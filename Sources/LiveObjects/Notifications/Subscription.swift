@@ -61,12 +61,12 @@ extension Store {
     }
 
     /// Tells every live subscription about a commit; drops the cancelled ones.
-    func notifySubscriptions(_ changes: ChangeSet, undoLog: [UndoEntry]) {
+    func notifySubscriptions(_ changes: ChangeSet, undoLog: [UndoEntry], context made: CommitContext? = nil) {
         subscriptions.removeAll { $0.cancellation.isCancelled }
         let pending = pendingInitial
         pendingInitial = []
         if !changes.tables.isEmpty && !subscriptions.isEmpty {
-            let context = CommitContext(store: self, changes: changes, undoLog: undoLog)
+            let context = made ?? CommitContext(store: self, changes: changes, undoLog: undoLog)
             let silenced = silencedTokens
             let touched = context.touchedMask
             for subscription in subscriptions where subscription.observedMask & touched != 0 {

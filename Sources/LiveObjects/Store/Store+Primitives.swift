@@ -268,7 +268,12 @@ extension Store {
         if !result.tables.isEmpty {
             for observer in commitObservers { observer(result, self) }
         }
-        notifySubscriptions(result, undoLog: log)
+        var context: CommitContext?
+        if !result.tables.isEmpty && commitConcernsObservers(result) {
+            context = CommitContext(store: self, changes: result, undoLog: log)
+            notifyObservers(context!)
+        }
+        notifySubscriptions(result, undoLog: log, context: context)
         silencedTokens = []
         return result
     }

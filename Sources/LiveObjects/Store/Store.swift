@@ -71,6 +71,15 @@ package final class Store {
     /// The first error raised where it could not be thrown (property setters), thrown by the
     /// enclosing realm call.
     @exclusivity(unchecked) package internal(set) var pendingError: LiveObjectsError?
+    /// Whether objects of this store are tracked by the Observation framework (the live store
+    /// of a realm; not frozen copies or key-path probes, which never change).
+    var observesObjects = false
+    /// The observation registrars of managed objects, by row (see ``observation(of:)``).
+    var observations: [ObservedRow: ObjectObservation] = [:]
+    /// The number of entries of ``observations`` per table index.
+    var observedRowCounts: [Int] = []
+    /// The registry size at which registrars no instance refers to are swept out.
+    var observationSweepCount = 1024
     /// Called after every commit, in order, with the commit's changeset.
     package var commitObservers: [(ChangeSet, Store) -> Void] = []
 
@@ -87,6 +96,7 @@ package final class Store {
         }
         self.tables = tables
         self.tablesByName = byName
+        self.observedRowCounts = Array(repeating: 0, count: tables.count)
         for table in tables { table.store = self }
         for table in tables {
             var columns: [Column?] = []

@@ -174,6 +174,9 @@ package final class Table {
     private let valueTags: [PropertyValue.Tag?]
     /// Property index by the key path of a `@Persisted` wrapper's storage; filled on first use.
     @exclusivity(unchecked) private var storageKeyPaths: [(id: ObjectIdentifier, property: Int)] = []
+    /// For each property resolved through a `@Persisted` wrapper, how to report its change to
+    /// an observation registrar.
+    @exclusivity(unchecked) var observationReporters: [ObservationReporter?] = []
     /// Property names read by Swift key paths of the model class, traced once.
     @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: [String]] = [:]
     /// Sorted indexes of indexed properties, for ranges; rebuilt when stale.
@@ -198,6 +201,7 @@ package final class Table {
         for (i, p) in schema.properties.enumerated() { names[p.name] = i }
         self.propertyIndex = names
         self.linkingObjectsSources = Array(repeating: nil, count: schema.properties.count)
+        self.observationReporters = Array(repeating: nil, count: schema.properties.count)
         self.storage = schema.properties.map {
             $0.type == .linkingObjects ? .computed : $0.type == .object ? .link : .value
         }

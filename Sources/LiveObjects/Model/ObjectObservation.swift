@@ -1,0 +1,277 @@
+import Observation
+import Synchronization
+
+/// Model objects take part in the Observation framework: reading a `@Persisted` property inside
+/// `withObservationTracking` (and so in a SwiftUI view's body) tracks it, and the tracking is
+/// told when the property really changes.
+///
+/// - A managed object reports a property after a commit that changed its value, whichever
+///   object instance (or dynamic API call) made the write: all instances of one object share
+///   their tracking. Writing a property with the value it already has, or changing it and back
+///   in one write, reports nothing. Appending to, removing from, moving or replacing elements
+///   of a `List` counts as a change of the list property; a change of the links that make up a
+///   `LinkingObjects` counts as a change of that property. Deleting the object reports every
+///   property that was tracked. Observers run after the commit, inside the realm's
+///   isolation, and see the new values.
+/// - An unmanaged object reports a property when it is set (unless it is set to the same plain
+///   value).
+/// - Tracking lasts as long as an instance of the object is alive: keep the instance you
+///   observe (as a SwiftUI view keeps its model).
+///
+/// A read outside `withObservationTracking` allocates nothing: it costs one call of the
+/// framework's `access` more than without observation (see ``ObservationProbe``).
+extension Object: Observable {}
+
+/// The observation registrar of a model object, made on the first property read of an object
+/// instance that happens inside `withObservationTracking`.
+///
+/// All instances of one managed object share one registrar, kept in the store by row (see
+/// ``Store/observation(of:)``), so that a write through any instance, or through the dynamic
+/// API, reaches the trackers of every instance; an unmanaged object has its own.
+///
+/// Why a registrar per object, cached on the instance, made only for tracked reads: reading a
+/// property must stay cheap, and most reads are not tracked (queries, scans, lookups that
+/// make a fresh instance per row). A registrar costs three allocations, and a registry of
+/// them a hash lookup, so neither is paid unless a tracker is listening: an instance without
+/// a registrar asks the ``ObservationProbe`` (one call and two loads), and only a read inside
+/// `withObservationTracking` makes or finds the row's registrar. After that, the instance's
+/// reads cost one load, one nil check and the registrar's own `access` call. Registrars no
+/// instance refers to are dropped by the store.
+@usableFromInline
+final class ObjectObservation {
+    @usableFromInline let registrar = ObservationRegistrar()
+    /// The row the registrar belongs to, for a managed object.
+    let row: ObservedRow?
+
+    init(row: ObservedRow?) {
+        self.row = row
+    }
+}
+
+/// The identity of a managed object in its store, for the registry of registrars.
+struct ObservedRow: Hashable {
+    let table: Int32
+    let row: Int32
+    let generation: UInt32
+
+    func hash(into hasher: inout Hasher) {
+        // One word: row and generation tell objects apart; the table rarely matters.
+        hasher.combine(UInt64(UInt32(bitPattern: row)) << 32 | UInt64(generation))
+    }
+}
+
+/// Reports a property change to a registrar; one per property, made when a `@Persisted`
+/// wrapper is first resolved (it knows the property's Swift key path and type).
+typealias ObservationReporter = (ObservationRegistrar, Object) -> Void
+
+/// Tells whether the current read happens inside `withObservationTracking`, without a
+/// registrar for the object read.
+///
+/// The Observation framework offers no way to ask. The probe reads a key path of its own on a
+/// registrar of its own: outside tracking that does nothing; inside, the framework records the
+/// key path in a hashed set, and hashing it hashes the key path's subscript argument, a
+/// ``ProbeToken`` that counts its hashes. A count that moved during the read means a tracker
+/// is listening. Another thread's tracker hashing the token at the same moment can only make
+/// the answer a false "yes", which costs a registrar that is never told anything.
+///
+/// The probe's registrar is never changed, so the trackers it collects never fire from it;
+/// each is dropped when its tracking fires or is cancelled (a tracking that never does keeps
+/// one small entry, as it does in every registrar it read).
+///
+/// This relies on the framework hashing the key paths a tracked read records, which is how it
+/// keeps them (in a set); were that to change, tracked reads would go unnoticed and the
+/// observation tests would fail.
+///
+/// @unchecked Sendable: every stored property is immutable after `init`; the count is atomic.
+final class ObservationProbe: @unchecked Sendable {
+    static let shared = ObservationProbe()
+
+    private let registrar = ObservationRegistrar()
+    private let counter = ProbeCounter()
+    private let keyPath: KeyPath<ProbeSubject, Int>
+
+    private init() {
+        keyPath = \ProbeSubject.[probe: ProbeToken(counter: counter)]
+    }
+
+    /// Whether a tracker records reads on this thread now.
+    var isTracking: Bool {
+        let before = counter.hashes.load(ordering: .relaxed)
+        registrar.access(ProbeSubject(), keyPath: keyPath)
+        return counter.hashes.load(ordering: .relaxed) != before
+    }
+}
+
+final class ProbeCounter: Sendable {
+    let hashes = Atomic<Int>(0)
+}
+
+/// The subscript argument of the probe's key path: equal to itself, counting its hashes.
+struct ProbeToken: Hashable, Sendable {
+    let counter: ProbeCounter
+
+    static func == (lhs: ProbeToken, rhs: ProbeToken) -> Bool { lhs.counter === rhs.counter }
+
+    func hash(into hasher: inout Hasher) {
+        counter.hashes.add(1, ordering: .relaxed)
+        hasher.combine(ObjectIdentifier(counter))
+    }
+}
+
+/// What the probe's key path is rooted at.
+struct ProbeSubject: Observable {
+    subscript(probe token: ProbeToken) -> Int { 0 }
+}
+
+extension Object {
+    /// Whether a read of the instance, which has no registrar yet, is tracked. Never for
+    /// objects of stores that never change (frozen snapshots, key-path probes).
+    @usableFromInline
+    final var _isTracked: Bool {
+        @inline(never) get {
+            if let handle = _handle, !handle.store.observesObjects { return false }
+            return ObservationProbe.shared.isTracking
+        }
+    }
+
+    /// Makes (or, for a managed object, finds) the instance's registrar for a tracked read,
+    /// and registers the read with it.
+    @usableFromInline @inline(never)
+    final func _beginObservation<Subject: Object, Member>(
+        _ subject: Subject, _ keyPath: KeyPath<Subject, Member>
+    ) {
+        let observation: ObjectObservation
+        if let handle = _handle {
+            observation = handle.store.observation(of: handle)
+        } else {
+            observation = ObjectObservation(row: nil)
+        }
+        _observation = observation
+        observation.registrar.access(subject, keyPath: keyPath)
+    }
+
+    /// Sets a property of an unmanaged object, reporting it to the instance's registrar if it
+    /// has one (without one, no read of it was tracked).
+    @usableFromInline
+    final func _setUnmanaged<Subject: Object, Value: _Persistable>(
+        _ subject: Subject, _ storageKeyPath: ReferenceWritableKeyPath<Subject, Persisted<Value>>,
+        _ newValue: Value
+    ) {
+        guard let observation = _observation else {
+            subject[keyPath: storageKeyPath].storage = newValue
+            return
+        }
+        if case .value(let old) = subject[keyPath: storageKeyPath].storage._encode().input,
+            case .value(let new) = newValue._encode().input, old == new
+        {
+            subject[keyPath: storageKeyPath].storage = newValue
+            return
+        }
+        observation.registrar.withMutation(of: subject, keyPath: storageKeyPath) {
+            subject[keyPath: storageKeyPath].storage = newValue
+        }
+    }
+}
+
+extension Store {
+    /// The registrar shared by the instances of a managed object; made on first use.
+    ///
+    /// Registrars no instance refers to any more are dropped when the registry has doubled
+    /// since the last sweep, so its size stays proportional to the live instances that were
+    /// read (plus at most as many dead ones).
+    func observation(of handle: ObjectHandle) -> ObjectObservation {
+        let key = ObservedRow(table: Int32(handle.table.index), row: handle.row, generation: handle.generation)
+        if observations.count >= observationSweepCount { sweepObservations() }
+        var made = false
+        let observation = Self.existing(&observations[key, default: { made = true; return ObjectObservation(row: key) }()])
+        if made { observedRowCounts[handle.table.index] += 1 }
+        return observation
+    }
+
+    /// The value of a dictionary slot, found or inserted with one hash lookup.
+    private static func existing(_ slot: inout ObjectObservation) -> ObjectObservation { slot }
+
+    /// Drops the registrars that only the registry refers to.
+    private func sweepObservations() {
+        var dead: [ObservedRow] = []
+        var index = observations.startIndex
+        while index != observations.endIndex {
+            if isKnownUniquelyReferenced(&observations.values[index]) {
+                dead.append(observations.keys[index])
+            }
+            observations.formIndex(after: &index)
+        }
+        for key in dead {
+            observations.removeValue(forKey: key)
+            observedRowCounts[Int(key.table)] -= 1
+        }
+        observationSweepCount = max(1024, observations.count * 2)
+    }
+
+    /// Whether a commit may concern an observed object: one of its tables has observed rows,
+    /// or a table whose `LinkingObjects` read one of them does.
+    func commitConcernsObservers(_ changes: ChangeSet) -> Bool {
+        guard !observations.isEmpty else { return false }
+        for name in changes.tables.keys {
+            guard let table = tablesByName[name] else { continue }
+            if observedRowCounts[table.index] > 0 { return true }
+            for other in tables where observedRowCounts[other.index] > 0 {
+                if other.linkingObjectsSources.contains(where: { $0?.source === table }) { return true }
+            }
+        }
+        return false
+    }
+
+    /// Tells the registrars of the changed objects which of their properties really changed
+    /// (the old value, rebuilt from the undo log, differs from the new one), and those of the
+    /// deleted objects that all their properties did.
+    func notifyObservers(_ context: CommitContext) {
+        var changed: [(ObjectObservation, Table, Int32, [Int])] = []
+        var modifiedCount = 0
+        for rows in context.modified.values { modifiedCount += rows.count }
+        func check(_ observation: ObjectObservation, _ table: Table, _ row: Int32, _ properties: Set<Int>) {
+            let id = RowID(table, row)
+            let really = properties.sorted().filter { p in
+                table.observationReporters[p] != nil && context.oldValue(id, p) != table.value(row, p)
+            }
+            if !really.isEmpty { changed.append((observation, table, row, really)) }
+        }
+        if modifiedCount <= observations.count {
+            for (t, rows) in context.modified {
+                let table = tables[t]
+                guard observedRowCounts[t] > 0 else { continue }
+                for (row, properties) in rows {
+                    let key = ObservedRow(table: Int32(t), row: row, generation: table.generation(row))
+                    if let observation = observations[key] { check(observation, table, row, properties) }
+                }
+            }
+        } else {
+            for (key, observation) in observations {
+                guard let properties = context.modified[Int(key.table)]?[key.row] else { continue }
+                let table = tables[Int(key.table)]
+                guard table.isValid(key.row, generation: key.generation) else { continue }
+                check(observation, table, key.row, properties)
+            }
+        }
+        var deleted: [(ObjectObservation, Table, Int32, [Int])] = []
+        for (t, rows) in context.deleted where observedRowCounts[t] > 0 {
+            let table = tables[t]
+            for (row, generation) in rows {
+                let key = ObservedRow(table: Int32(t), row: row, generation: generation)
+                guard let observation = observations.removeValue(forKey: key) else { continue }
+                observedRowCounts[t] -= 1
+                let all = table.observationReporters.indices.filter { table.observationReporters[$0] != nil }
+                deleted.append((observation, table, row, all))
+            }
+        }
+        // Reported after all the checks, so that observers never run while old values are
+        // still being rebuilt.
+        for (observation, table, row, properties) in changed + deleted {
+            guard let type = table.objectType else { continue }
+            let subject = type.init()
+            subject._handle = ObjectHandle(
+                store: self, table: table, row: row, generation: observation.row?.generation ?? 0)
+            for p in properties { table.observationReporters[p]?(observation.registrar, subject) }
+        }
+    }
+}
