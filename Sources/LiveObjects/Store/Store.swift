@@ -71,6 +71,8 @@ package final class Store {
     @exclusivity(unchecked) package internal(set) var pendingError: LiveObjectsError?
     /// Called after every commit, in order, with the commit's changeset.
     package var commitObservers: [(ChangeSet, Store) -> Void] = []
+    /// The change history, when the realm keeps one.
+    package var history: HistoryLog?
 
     /// Creates an empty store for a validated schema.
     package init(schema: Schema) throws(LiveObjectsError) {
