@@ -7,11 +7,13 @@ let package = Package(
     products: [
         .library(name: "LiveObjects", targets: ["LiveObjects"]),
         .library(name: "Persistence", targets: ["Persistence"]),
+        .library(name: "LiveObjectsSync", targets: ["LiveObjectsSync"]),
         .executable(name: "liveobj", targets: ["liveobj"]),
     ],
     targets: [
         .target(name: "LiveObjects"),
         .target(name: "Persistence", dependencies: ["LiveObjects"]),
+        .target(name: "LiveObjectsSync", dependencies: ["LiveObjects"]),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
         // Started (and killed) by the crash test of the PersistenceTests.
@@ -26,6 +28,10 @@ let package = Package(
         .testTarget(
             name: "PersistenceTests",
             dependencies: ["Persistence", "LiveObjects", "LiveObjectsTestSupport", "persistence-crash-child"]
+        ),
+        .testTarget(
+            name: "LiveObjectsSyncTests",
+            dependencies: ["LiveObjectsSync", "LiveObjects", "Persistence", "LiveObjectsTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]
