@@ -53,8 +53,19 @@ extension SyncEngine {
 
         func send(_ type: SyncedType, _ object: DynamicObject, id: SyncObjectID, kind: SyncChange.Kind, properties: Set<String>?, key: String) throws {
             let names = type.sentProperties.map(\.name).filter { properties?.contains($0) ?? true }
-            let normal = names.filter { !type.largePayloadProperties.contains($0) }
-            let large = names.filter { type.largePayloadProperties.contains($0) }
+            // Large payloads go last, unless they are empty.
+            func isLarge(_ name: String) -> Bool {
+                guard type.largePayloadProperties.contains(name) else { return false }
+                switch object[name] {
+                case .null: return false
+                case .data(let data): return !data.isEmpty
+                case .string(let text): return !text.isEmpty
+                case .list(let items): return !items.isEmpty
+                default: return true
+                }
+            }
+            let normal = names.filter { !isLarge($0) }
+            let large = names.filter(isLarge)
             let serverID = recreate.contains(id) ? nil : (object[type.serverIDProperty].stringValue ?? serverIDs[id])
             if kind == .create || !normal.isEmpty {
                 add(

@@ -194,9 +194,14 @@ public actor SyncEngine {
         }
     }
 
-    /// The sync status of an object: ``SyncStatus/synced`` for an object the engine has no
-    /// record of.
-    public func status(of object: SyncObjectID) -> SyncStatus {
+    /// The sync status of an object, counting the local writes committed so far:
+    /// ``SyncStatus/synced`` for an object with no local change the engine knows of.
+    public func status(of object: SyncObjectID) async -> SyncStatus {
+        try? await refreshStatuses()
+        return currentStatus(object)
+    }
+
+    func currentStatus(_ object: SyncObjectID) -> SyncStatus {
         statuses[object] ?? .synced
     }
 
@@ -212,7 +217,7 @@ public actor SyncEngine {
         let id = subscriberCounter
         statusSubscribers[id] = (object, continuation)
         continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribeStatus(id) } }
-        if let object { continuation.yield(SyncStatusUpdate(object: object, status: status(of: object))) }
+        if let object { continuation.yield(SyncStatusUpdate(object: object, status: currentStatus(object))) }
         return SyncStatusUpdates(stream: stream)
     }
 
@@ -282,7 +287,7 @@ public actor SyncEngine {
     private func unsubscribeConflicts(_ id: UInt64) { conflictSubscribers[id] = nil }
 
     func setStatus(_ status: SyncStatus, of object: SyncObjectID) {
-        guard self.status(of: object) != status || statuses[object] == nil else { return }
+        guard currentStatus(object) != status || statuses[object] == nil else { return }
         statuses[object] = status
         let update = SyncStatusUpdate(object: object, status: status)
         for subscriber in statusSubscribers.values where subscriber.filter == nil || subscriber.filter == object {
