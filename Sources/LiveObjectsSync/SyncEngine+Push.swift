@@ -92,6 +92,9 @@ extension SyncEngine {
                 let key = "\(id)@\(change.lastToken)" + (recreate.contains(id) ? "/recreate" : "")
                 switch change.kind {
                 case .delete:
+                    // Created and deleted since the synced token: sent only if the server got
+                    // the creation (an earlier round that did not finish).
+                    if change.wasInserted && serverIDs[id] == nil { continue }
                     add(SyncChange(idempotencyKey: key, object: id, serverID: serverIDs[id], kind: .delete, values: [:]), large: false)
                 case .insert, .update:
                     // An object deleted by a remote write (an accepted server deletion) has

@@ -73,6 +73,8 @@ actor FakeServer: SyncTransport {
     var faults: Faults
     /// Requests that fail outright, before the faults are drawn.
     var failNext = 0
+    /// Pushes holding a change of this type fail.
+    var refusedType: String?
     private var rng: SeededRandomNumberGenerator
 
     init(seed: UInt64 = 1, faults: Faults = .none) {
@@ -82,6 +84,7 @@ actor FakeServer: SyncTransport {
 
     func setFaults(_ faults: Faults) { self.faults = faults }
     func failNextRequests(_ count: Int) { failNext = count }
+    func refuse(_ typeName: String?) { refusedType = typeName }
 
     private func chance(_ p: Double) -> Bool { p > 0 && Double(rng.next() % 1_000_000) / 1_000_000 < p }
 
@@ -99,6 +102,7 @@ actor FakeServer: SyncTransport {
             throw ServerUnavailable()
         }
         if chance(faults.failBefore) { throw ServerUnavailable() }
+        if let refusedType, changes.contains(where: { $0.object.typeName == refusedType }) { throw ServerUnavailable() }
         if !old.isEmpty, chance(faults.replayOld) {
             let stale = old[Int(rng.next() % UInt64(old.count))]
             for change in stale { _ = apply(change) }

@@ -292,4 +292,26 @@ struct SyncEngineTests {
         #expect(schemaError?.code == .invalidSchema)
         #expect(schemaError?.property == "serverID")
     }
+
+    @Test func anObjectTheServerGotIsDeletedEvenWhenItsRoundDidNotFinish() async throws {
+        let realm = try await openSyncRealm("unfinished")
+        let server = FakeServer()
+        let engine = try await engine(realm, server, maxAttempts: 2)
+        try await realm.write { r in
+            let ann = try r.create(Holder.self, value: ["id": "h", "name": "Ann"])
+            _ = try r.create(Card.self, value: ["id": "c", "owner": ann])
+        }
+        // The holder is created on the server, the card's batch fails: the round does not finish.
+        await server.refuse("Card")
+        let report = try await engine.push()
+        #expect(report.failed == [card("c")])
+        #expect(await server.liveRecords[holder("h")] != nil)
+        // Inserted and deleted since the synced token, but the server has it: it must go.
+        try await realm.write { try $0.delete($0.object(ofType: Holder.self, forPrimaryKey: "h")!) }
+        await server.refuse(nil)
+        try await engine.sync()
+        #expect(await server.liveRecords[holder("h")] == nil)
+        try await expectAgreement(realm, server)
+        await expectAppliedOnce(server)
+    }
 }

@@ -142,4 +142,39 @@ struct HistoryPersistenceTests {
         #expect(error?.message.contains("history") == true)
         #expect(fileBytes(url) == Data(bad.utf8))
     }
+
+    @Test func aMigrationRestartsTheHistoryAfterTheFilesToken() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("m.liveobjects")
+        let v1 = Schema([
+            ObjectSchema(name: "Item", properties: [
+                Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
+            ])
+        ])
+        let v2 = Schema([
+            ObjectSchema(name: "Item", properties: [
+                Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
+                Property(name: "note", type: .string),
+            ])
+        ])
+        var first = Realm.Configuration(file: url, schema: v1, schemaVersion: 1)
+        first.keepsHistory = true
+        try await withRealm(first) { realm in
+            try await realm.write { _ = try $0.dynamicCreate("Item", value: ["id": .int(1), "name": .string("a")]) }
+            try await realm.write { _ = try $0.dynamicCreate("Item", value: ["id": .int(2), "name": .string("b")]) }
+        }
+        var second = Realm.Configuration(file: url, schema: v2, schemaVersion: 2)
+        second.keepsHistory = true
+        try await withRealm(second) { realm in
+            #expect(await realm.currentHistoryToken == HistoryToken(rawValue: 3))
+            #expect(await realm.oldestHistoryToken == HistoryToken(rawValue: 3))
+            #expect(try await realm.read { try $0.changes(since: HistoryToken(rawValue: 3)) }.isEmpty)
+            let error = await #expect(throws: LiveObjectsError.self) {
+                try await realm.read { _ = try $0.changes(since: HistoryToken(rawValue: 2)) }
+            }
+            #expect(error?.code == .historyTrimmed)
+            try await realm.write { r in try r.dynamicObject(ofType: "Item", forPrimaryKey: .int(1))!.set("note", to: .string("n")) }
+            let history = try await realm.read { try $0.changes(since: HistoryToken(rawValue: 3)) }
+            #expect(history["Item"].updated == [.int(1): ["note"]])
+        }
+    }
 }

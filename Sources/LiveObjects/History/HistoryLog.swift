@@ -162,6 +162,9 @@ package final class HistoryLog {
         package var properties: Set<String>
         /// The token of the last entry folded in.
         package var lastToken: UInt64
+        /// For a deletion read with `keepingInsertedDeletions`: the object was inserted after
+        /// the token asked for (someone may have seen it since).
+        package var wasInserted = false
     }
 
     /// The coalesced changes of one type after `token`, by primary key.
@@ -171,8 +174,12 @@ package final class HistoryLog {
     /// remote writes are skipped.
     ///
     /// - Complexity: O(entries after `token`).
-    package func coalesced(_ type: String, since token: UInt64, schema: ObjectSchema?, localOnly: Bool = false)
-        -> [PropertyValue: Coalesced]
+    /// With `keepingInsertedDeletions`, insert then delete is a deletion marked
+    /// ``Coalesced/wasInserted`` instead of nothing.
+    package func coalesced(
+        _ type: String, since token: UInt64, schema: ObjectSchema?, localOnly: Bool = false,
+        keepingInsertedDeletions: Bool = false
+    ) -> [PropertyValue: Coalesced]
     {
         guard let log = types[type] else { return [:] }
         var result: [PropertyValue: Coalesced] = [:]
@@ -193,14 +200,19 @@ package final class HistoryLog {
             case (.insert?, .update):
                 result[key]!.lastToken = entryToken
             case (.insert?, .delete):
-                result[key] = nil
+                result[key] =
+                    keepingInsertedDeletions
+                    ? Coalesced(kind: .delete, properties: [], lastToken: entryToken, wasInserted: true) : nil
             case (.update?, .update):
                 result[key]!.properties.formUnion(propertySets[Int(log.properties[i])])
                 result[key]!.lastToken = entryToken
             case (.update?, .delete):
                 result[key] = Coalesced(kind: .delete, properties: [], lastToken: entryToken)
             case (.delete?, .insert):
-                result[key] = Coalesced(kind: .update, properties: all, lastToken: entryToken)
+                result[key] =
+                    result[key]!.wasInserted
+                    ? Coalesced(kind: .insert, properties: [], lastToken: entryToken)
+                    : Coalesced(kind: .update, properties: all, lastToken: entryToken)
             case (.insert?, .insert), (.update?, .insert), (.delete?, .update), (.delete?, .delete):
                 // Cannot follow one another in a consistent log; keep the latest.
                 result[key] = Coalesced(

@@ -56,13 +56,15 @@ extension Realm {
 
     // MARK: For the sync engine
 
-    /// The coalesced local changes of a type after a token (remote writes left out).
+    /// The coalesced local changes of a type after a token (remote writes left out; an object
+    /// inserted then deleted is a deletion marked `wasInserted`).
     package func localChanges(_ typeName: String, since token: HistoryToken) throws(LiveObjectsError)
         -> [PropertyValue: HistoryLog.Coalesced]
     {
         let history = try requireHistory()
         try checkHistoryRange(token, history)
-        return history.coalesced(typeName, since: token.rawValue, schema: schema[typeName], localOnly: true)
+        return history.coalesced(
+            typeName, since: token.rawValue, schema: schema[typeName], localOnly: true, keepingInsertedDeletions: true)
     }
 
     /// Runs a write recorded in the history as remote: its changes are not local changes.
