@@ -15,7 +15,11 @@ extension SyncEngine {
         let pulled = try await withRetries { try await transport.pull(after: cursor) }
         var newest: [SyncObjectID: ServerChange] = [:]
         for change in pulled.changes where types[change.object.typeName] != nil {
-            guard change.serverVersion > (serverVersions[change.object] ?? 0) else { continue }
+            // Newer than what was pulled, and not older than this device's own last write (a
+            // state at that version includes the write, and the other devices' before it).
+            guard change.serverVersion > (serverVersions[change.object] ?? 0),
+                change.serverVersion >= (pushedVersions[change.object] ?? 0)
+            else { continue }
             if let known = newest[change.object], known.serverVersion >= change.serverVersion { continue }
             newest[change.object] = change
         }

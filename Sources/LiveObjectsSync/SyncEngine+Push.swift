@@ -270,7 +270,7 @@ extension SyncEngine {
                     if serverIDs[change.object] != receipt.serverID { newIDs.append((change.object, receipt.serverID)) }
                     serverIDs[change.object] = receipt.serverID
                 }
-                serverVersions[change.object] = max(serverVersions[change.object] ?? 0, receipt.serverVersion)
+                pushedVersions[change.object] = max(pushedVersions[change.object] ?? 0, receipt.serverVersion)
             case .deletedOnServer:
                 report.conflicts += 1
                 let properties = Set(change.values.keys)

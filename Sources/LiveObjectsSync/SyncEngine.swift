@@ -27,7 +27,8 @@ import LiveObjects
 ///
 /// **Pull.** The server sends the current state of changed objects with a server version. The
 /// merge is last-writer-wins in the server's order: a state is applied when its version is
-/// higher than any the engine has seen for the object (duplicated or reordered answers change
+/// higher than any state the engine pulled for the object and not lower than the version of
+/// this device's last acknowledged change to it (duplicated, reordered or stale answers change
 /// nothing), except for the properties of a local change not sent yet, which stay local (they
 /// reach the server later, so they are the last write there too). A local deletion not sent yet
 /// wins over a server update. An object deleted on the server while it has a local change not
@@ -82,7 +83,10 @@ public actor SyncEngine {
     /// Keys the server acknowledged.
     var acknowledged = Set<String>()
     var serverIDs: [SyncObjectID: String] = [:]
+    /// The newest server state pulled, per object.
     var serverVersions: [SyncObjectID: UInt64] = [:]
+    /// The server version of the last change of this device acknowledged, per object.
+    var pushedVersions: [SyncObjectID: UInt64] = [:]
     var cursor: String?
     var statuses: [SyncObjectID: SyncStatus] = [:]
     var openConflicts: [SyncObjectID: SyncConflict] = [:]
@@ -246,6 +250,7 @@ public actor SyncEngine {
         case .keepLocal:
             serverIDs[object] = nil
             serverVersions[object] = nil
+            pushedVersions[object] = nil
             let exists = try await realm.writeRemote { realm -> Bool in
                 guard let local = try realm.dynamicObject(ofType: object.typeName, forPrimaryKey: object.primaryKey) else {
                     return false
