@@ -7,12 +7,14 @@ let package = Package(
     products: [
         .library(name: "LiveObjects", targets: ["LiveObjects"]),
         .library(name: "Persistence", targets: ["Persistence"]),
+        .library(name: "LiveObjectsSync", targets: ["LiveObjectsSync"]),
         .executable(name: "liveobj", targets: ["liveobj"]),
         .executable(name: "Playground", targets: ["Playground"]),
     ],
     targets: [
         .target(name: "LiveObjects"),
         .target(name: "Persistence", dependencies: ["LiveObjects"]),
+        .target(name: "LiveObjectsSync", dependencies: ["LiveObjects"]),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
         // The walkthroughs: `swift run Playground` lists them, `swift run Playground NAME` runs one.
@@ -29,6 +31,10 @@ let package = Package(
         .testTarget(
             name: "PersistenceTests",
             dependencies: ["Persistence", "LiveObjects", "LiveObjectsTestSupport", "persistence-crash-child"]
+        ),
+        .testTarget(
+            name: "LiveObjectsSyncTests",
+            dependencies: ["LiveObjectsSync", "LiveObjects", "Persistence", "LiveObjectsTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -66,6 +66,9 @@ public struct LiveObjectsError: Error, Sendable, Hashable, CustomStringConvertib
         public static let invalidQuery = Code(rawValue: "invalidQuery")
         /// A documented limit (size, depth, count) was exceeded.
         public static let limitExceeded = Code(rawValue: "limitExceeded")
+        /// The change history asked for is no longer kept (trimmed, or restarted by a
+        /// migration), or the token is not one of this realm's.
+        public static let historyTrimmed = Code(rawValue: "historyTrimmed")
     }
 
     /// What kind of failure happened.

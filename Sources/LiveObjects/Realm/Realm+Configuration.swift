@@ -36,6 +36,10 @@ extension Realm {
         public var schemaVersion: UInt64
         /// Where the data lives. Default: ``Storage/inMemory``.
         public var storage: Storage
+        /// Whether the realm records a change history (``Realm/changes(since:)``), kept in
+        /// memory and, for a file realm, in the snapshot and journal. Off costs nothing.
+        /// Default: `false`.
+        public var keepsHistory = false
 
         /// A configuration for model classes.
         public init(

@@ -31,6 +31,11 @@ public actor Realm {
             let info = try ModelInfo.info(for: type)
             store.register(type, info: info)
         }
+        if configuration.keepsHistory {
+            let history = HistoryLog()
+            store.history = history
+            store.commitObservers.append { changes, store in history.record(changes, store) }
+        }
         try configuration.storage.backend?.open(store, configuration: configuration)
         configuration.storage.backend?.attach(self)
     }

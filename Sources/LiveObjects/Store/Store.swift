@@ -82,6 +82,8 @@ package final class Store {
     var observationSweepCount = 1024
     /// Called after every commit, in order, with the commit's changeset.
     package var commitObservers: [(ChangeSet, Store) -> Void] = []
+    /// The change history, when the realm keeps one.
+    package var history: HistoryLog?
 
     /// Creates an empty store for a validated schema.
     package init(schema: Schema) throws(LiveObjectsError) {

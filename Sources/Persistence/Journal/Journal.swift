@@ -59,6 +59,10 @@ enum Journal {
             writer.endObject()
         }
         writer.endObject()
+        if store.history?.isRecordingRemote == true {
+            writer.key("remote")
+            writer.bool(true)
+        }
         writer.endObject()
         writer.finishLine()
     }
@@ -81,6 +85,8 @@ struct JournalRecord {
 struct JournalEntry {
     var commit: UInt64
     var changes: [(table: Table, inserts: [JournalRecord], updates: [JournalRecord], deletes: [ObjectKey])]
+    /// Whether the commit was a remote write (recorded as such in the change history).
+    var isRemote = false
 
     /// Applies the entry to a store as one write.
     func apply(to store: Store) throws(LiveObjectsError) {
@@ -130,6 +136,8 @@ struct JournalEntry {
                 }
             }
             if !doomed.isEmpty { try store.replayDelete(doomed) }
+            store.history?.isRecordingRemote = isRemote
+            defer { store.history?.isRecordingRemote = false }
             store.commitWrite()
         } catch {
             store.cancelWrite()
@@ -202,7 +210,11 @@ extension SnapshotDecoder {
             }
             entry.changes.append(change)
         }
-        guard try reader.nextKey() == nil else { throw corrupt("unexpected member after the changes") }
+        if let key = try reader.nextKey() {
+            guard key == "remote" else { throw corrupt("unexpected member '\(key)' after the changes") }
+            entry.isRemote = try reader.readBool()
+            guard try reader.nextKey() == nil else { throw corrupt("unexpected member after 'remote'") }
+        }
         try reader.finish()
         return entry
     }

@@ -54,6 +54,9 @@ enum Snapshot {
             }
             writer.endObject()
         }
+        if let history = store.history {
+            try HistoryCoding.write(history, store: store, into: &writer, sink: sink)
+        }
         writer.endObject()
         writer.finishLine()
         try writer.withUnsafeBytes(sink)
@@ -314,6 +317,10 @@ struct SnapshotDecoder {
             while try reader.nextElement() { _ = try readRecord(table, store: store, depth: 0) }
         }
         while let key = try reader.nextKey() {
+            if key == "history" {
+                try readHistory(into: store)
+                continue
+            }
             guard key == "freeSlots" else { throw corrupt("unknown member '\(key)' after the objects") }
             try reader.beginObject()
             while let name = try reader.nextKey() {

@@ -334,12 +334,20 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             }
             // Migration: load the old data with the old schema, then move it over.
             let old = try Store(schema: header.schema)
+            let oldHistory = store.history == nil ? nil : HistoryLog()
+            if let oldHistory {
+                old.history = oldHistory
+                old.commitObservers.append { changes, store in oldHistory.record(changes, store) }
+            }
             try decoder.readObjects(into: old)
             let oldSession = Session(store: old, schemaVersion: header.schemaVersion, commit: header.commit)
             _ = try replayJournal(journal, into: old, header: header, session: oldSession)
             try MigrationRunner.migrate(
                 from: old, oldVersion: header.schemaVersion, to: store, newVersion: version,
                 block: options.migration, file: path)
+            // The migration's copy is not a change: the history restarts after it, its token
+            // going on from the file's.
+            if let oldHistory { store.history?.load(token: oldHistory.token + 1, startToken: oldHistory.token + 1) }
             let session = Session(store: store, schemaVersion: version, commit: oldSession.commit + 1)
             session.savedCommit = 0
             try writeSnapshot(store, session)

@@ -1,0 +1,144 @@
+import Foundation
+import LiveObjects
+
+/// A local change not sent yet, as the merge sees it.
+struct UnsentChange: Sendable {
+    var isDeletion: Bool
+    /// The properties it changed; nil for an object created locally (every property).
+    var properties: Set<String>?
+}
+
+extension SyncEngine {
+    /// One pull: fetch, keep the newest state per object, merge.
+    func pullRound(_ report: inout SyncReport) async throws {
+        let cursor = cursor
+        let pulled = try await withRetries { try await transport.pull(after: cursor) }
+        var newest: [SyncObjectID: ServerChange] = [:]
+        for change in pulled.changes where types[change.object.typeName] != nil {
+            // Newer than what was pulled, and not older than this device's own last write (a
+            // state at that version includes the write, and the other devices' before it).
+            guard change.serverVersion > (serverVersions[change.object] ?? 0),
+                change.serverVersion >= (pushedVersions[change.object] ?? 0)
+            else { continue }
+            if let known = newest[change.object], known.serverVersion >= change.serverVersion { continue }
+            newest[change.object] = change
+        }
+        let collected = try await collect()
+        var unsent: [SyncObjectID: UnsentChange] = [:]
+        for change in collected.levels.joined() + collected.deletions + collected.largePayloads {
+            var entry = unsent[change.object] ?? UnsentChange(isDeletion: change.kind == .delete, properties: [])
+            if change.kind == .create { entry.properties = nil } else { entry.properties?.formUnion(change.values.keys) }
+            unsent[change.object] = entry
+        }
+        for id in recreate { unsent[id] = UnsentChange(isDeletion: false, properties: nil) }
+        var conflicts: [SyncConflict] = []
+        var applied: [ServerChange] = []
+        for change in newest.values.sorted(by: { $0.serverVersion < $1.serverVersion }) {
+            if openConflicts[change.object] != nil { continue }
+            if change.isDeleted, let local = unsent[change.object], !local.isDeletion {
+                let names = local.properties ?? Set(types[change.object.typeName]!.sentProperties.map(\.name))
+                conflicts.append(SyncConflict(object: change.object, serverID: change.serverID, localChanges: names))
+                continue
+            }
+            applied.append(change)
+        }
+        let types = types
+        let toApply = applied
+        let unsentChanges = unsent
+        try await realm.writeRemote { realm in
+            try Self.merge(toApply, unsent: unsentChanges, types: types, into: realm)
+        }
+        for change in applied {
+            serverVersions[change.object] = change.serverVersion
+            if change.isDeleted {
+                serverIDs[change.object] = nil
+            } else {
+                serverIDs[change.object] = change.serverID
+            }
+            if unsent[change.object] == nil { setStatus(.synced, of: change.object) }
+        }
+        // A conflict's version is seen too: the same deletion is not reported twice.
+        for conflict in conflicts {
+            if let change = newest[conflict.object] { serverVersions[conflict.object] = change.serverVersion }
+            raise(conflict)
+        }
+        report.pulled += applied.count
+        report.conflicts += conflicts.count
+        self.cursor = pulled.cursor
+    }
+
+    /// Applies server states inside a remote write: plain values first (creating objects), then
+    /// links, so that a link to an object created by the same pull resolves.
+    private static func merge(
+        _ changes: [ServerChange], unsent: [SyncObjectID: UnsentChange], types: [String: SyncedType],
+        into realm: isolated Realm
+    ) throws {
+        func isLocal(_ id: SyncObjectID, _ property: String) -> Bool {
+            guard let local = unsent[id] else { return false }
+            return local.properties?.contains(property) ?? true
+        }
+        var linked: [(ServerChange, DynamicObject)] = []
+        for change in changes {
+            let id = change.object
+            let type = types[id.typeName]!
+            let existing = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey)
+            if change.isDeleted {
+                // A local deletion not sent yet, or an object never seen: nothing to do.
+                if let existing, unsent[id] == nil { try realm.delete(existing) }
+                continue
+            }
+            if unsent[id]?.isDeletion == true { continue }
+            let object: DynamicObject
+            if let existing {
+                object = existing
+            } else {
+                var values: [String: PropertyValue] = [type.primaryKey: id.primaryKey]
+                for (name, value) in change.values {
+                    if case .value(let plain) = value { values[name] = plain }
+                }
+                object = try realm.dynamicCreate(id.typeName, value: values)
+            }
+            if object[type.serverIDProperty].stringValue != change.serverID {
+                try object.set(type.serverIDProperty, to: .string(change.serverID))
+            }
+            for (name, value) in change.values where !isLocal(id, name) {
+                guard case .value(let plain) = value, type.sentProperties.contains(where: { $0.name == name }) else { continue }
+                if object[name] != plain { try object.set(name, to: plain) }
+            }
+            linked.append((change, object))
+        }
+        for (change, object) in linked {
+            let type = types[change.object.typeName]!
+            for (name, value) in change.values where !isLocal(change.object, name) {
+                guard type.sentProperties.contains(where: { $0.name == name }) else { continue }
+                switch value {
+                case .value:
+                    break
+                case .reference(let target):
+                    let current = try object.linkedObject(name).map { primaryKey(of: $0, types) }
+                    guard let target else {
+                        if current != nil { try object.set(name, to: .null) }
+                        continue
+                    }
+                    // A target missing locally is left unset until a later pull brings it.
+                    guard current != target.object.primaryKey,
+                        try realm.dynamicObject(ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey) != nil
+                    else { continue }
+                    try object.set(name, to: target.object.primaryKey)
+                case .references(let targets):
+                    var keys: [PropertyValue] = []
+                    for target in targets
+                    where try realm.dynamicObject(ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey) != nil {
+                        keys.append(target.object.primaryKey)
+                    }
+                    let current = try object.linkedObjects(name).map { primaryKey(of: $0, types) }
+                    if current != keys { try object.set(name, to: .list(keys)) }
+                }
+            }
+        }
+    }
+
+    private static func primaryKey(of object: DynamicObject, _ types: [String: SyncedType]) -> PropertyValue {
+        object[types[object.typeName]?.primaryKey ?? ""]
+    }
+}

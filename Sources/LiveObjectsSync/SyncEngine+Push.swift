@@ -1,0 +1,294 @@
+import Foundation
+import LiveObjects
+
+/// The pending changes of one round.
+struct CollectedChanges: Sendable {
+    /// The history token the round covers up to.
+    var upTo: HistoryToken
+    /// Creates and updates, in dependency levels (each level after the ones before it).
+    var levels: [[SyncChange]] = []
+    var deletions: [SyncChange] = []
+    /// Updates of large payload properties.
+    var largePayloads: [SyncChange] = []
+    /// Objects with a change not acknowledged yet.
+    var pendingObjects = Set<SyncObjectID>()
+}
+
+extension SyncEngine {
+    /// Reads the pending local changes.
+    func collect() async throws -> CollectedChanges {
+        let types = typeOrder.map { self.types[$0]! }
+        let since = syncedToken
+        let serverIDs = serverIDs
+        let held = Set(openConflicts.keys)
+        let recreate = recreate
+        let acknowledged = acknowledged
+        return try await realm.read { realm in
+            try Self.collect(
+                realm, types: types, since: since, serverIDs: serverIDs, held: held, recreate: recreate,
+                acknowledged: acknowledged)
+        }
+    }
+
+    private static func collect(
+        _ realm: isolated Realm, types: [SyncedType], since: HistoryToken, serverIDs: [SyncObjectID: String],
+        held: Set<SyncObjectID>, recreate: Set<SyncObjectID>, acknowledged: Set<String>
+    ) throws -> CollectedChanges {
+        var result = CollectedChanges(upTo: realm.currentHistoryToken)
+        var changes: [SyncChange] = []
+        let byName = Dictionary(uniqueKeysWithValues: types.map { ($0.name, $0) })
+        var covered = Set<SyncObjectID>()
+
+        func add(_ change: SyncChange, large: Bool) {
+            guard !acknowledged.contains(change.idempotencyKey) else { return }
+            result.pendingObjects.insert(change.object)
+            if large {
+                result.largePayloads.append(change)
+            } else if change.kind == .delete {
+                result.deletions.append(change)
+            } else {
+                changes.append(change)
+            }
+        }
+
+        func send(_ type: SyncedType, _ object: DynamicObject, id: SyncObjectID, kind: SyncChange.Kind, properties: Set<String>?, key: String) throws {
+            let names = type.sentProperties.map(\.name).filter { properties?.contains($0) ?? true }
+            // Large payloads go last, unless they are empty.
+            func isLarge(_ name: String) -> Bool {
+                guard type.largePayloadProperties.contains(name) else { return false }
+                switch object[name] {
+                case .null: return false
+                case .data(let data): return !data.isEmpty
+                case .string(let text): return !text.isEmpty
+                case .list(let items): return !items.isEmpty
+                default: return true
+                }
+            }
+            let normal = names.filter { !isLarge($0) }
+            let large = names.filter(isLarge)
+            let serverID = recreate.contains(id) ? nil : (object[type.serverIDProperty].stringValue ?? serverIDs[id])
+            if kind == .create || !normal.isEmpty {
+                add(
+                    SyncChange(
+                        idempotencyKey: key, object: id, serverID: serverID, kind: kind,
+                        values: try values(of: object, type, normal, byName, serverIDs)),
+                    large: false)
+            }
+            if !large.isEmpty {
+                add(
+                    SyncChange(
+                        idempotencyKey: key + "/large", object: id, serverID: serverID, kind: .update,
+                        values: try values(of: object, type, large, byName, serverIDs)),
+                    large: true)
+            }
+        }
+
+        for type in types {
+            let pending = try realm.localChanges(type.name, since: since)
+            for (primaryKey, change) in pending.sorted(by: { $0.value.lastToken < $1.value.lastToken }) {
+                let id = SyncObjectID(typeName: type.name, primaryKey: primaryKey)
+                guard !held.contains(id) else { continue }
+                covered.insert(id)
+                let key = "\(id)@\(change.lastToken)" + (recreate.contains(id) ? "/recreate" : "")
+                switch change.kind {
+                case .delete:
+                    // Created and deleted since the synced token: sent only if the server got
+                    // the creation (an earlier round that did not finish).
+                    if change.wasInserted && serverIDs[id] == nil { continue }
+                    add(SyncChange(idempotencyKey: key, object: id, serverID: serverIDs[id], kind: .delete, values: [:]), large: false)
+                case .insert, .update:
+                    // An object deleted by a remote write (an accepted server deletion) has
+                    // nothing left to send.
+                    guard let object = try realm.dynamicObject(ofType: type.name, forPrimaryKey: primaryKey) else { continue }
+                    let isNew = change.kind == .insert || recreate.contains(id)
+                    try send(
+                        type, object, id: id, kind: isNew ? .create : .update,
+                        properties: isNew ? nil : change.properties, key: key)
+                }
+            }
+        }
+        // Objects kept after a conflict but not changed since: sent whole.
+        for id in recreate where !covered.contains(id) && !held.contains(id) {
+            guard let type = byName[id.typeName],
+                let object = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey)
+            else { continue }
+            try send(type, object, id: id, kind: .create, properties: nil, key: "\(id)@\(result.upTo.rawValue)/recreate")
+        }
+        result.levels = dependencyLevels(changes)
+        return result
+    }
+
+    /// The values of some properties of an object, links as references.
+    private static func values(
+        of object: DynamicObject, _ type: SyncedType, _ names: [String], _ types: [String: SyncedType],
+        _ serverIDs: [SyncObjectID: String]
+    ) throws -> [String: SyncValue] {
+        func reference(_ target: DynamicObject) -> SyncReference? {
+            guard let targetType = types[target.typeName] else { return nil }
+            let id = SyncObjectID(typeName: target.typeName, primaryKey: target[targetType.primaryKey])
+            return SyncReference(object: id, serverID: target[targetType.serverIDProperty].stringValue ?? serverIDs[id])
+        }
+        var values: [String: SyncValue] = [:]
+        for property in type.sentProperties where names.contains(property.name) {
+            if property.type == .object {
+                if property.isList {
+                    values[property.name] = .references(try object.linkedObjects(property.name).compactMap(reference))
+                } else {
+                    values[property.name] = .reference(try object.linkedObject(property.name).flatMap(reference))
+                }
+            } else {
+                values[property.name] = .value(try object.value(property.name))
+            }
+        }
+        return values
+    }
+
+    /// Groups changes so that an object created in the round comes in a level before every
+    /// change that links to it. A cycle is cut where it closes.
+    private static func dependencyLevels(_ changes: [SyncChange]) -> [[SyncChange]] {
+        var creates: [SyncObjectID: Int] = [:]
+        for (i, change) in changes.enumerated() where change.kind == .create { creates[change.object] = i }
+        var level = [Int?](repeating: nil, count: changes.count)
+        var visiting = Set<Int>()
+        func depth(_ i: Int) -> Int {
+            if let known = level[i] { return known }
+            visiting.insert(i)
+            var result = 0
+            for value in changes[i].values.values {
+                let targets: [SyncReference]
+                switch value {
+                case .value: targets = []
+                case .reference(let target): targets = target.map { [$0] } ?? []
+                case .references(let list): targets = list
+                }
+                for target in targets {
+                    guard let j = creates[target.object], j != i, !visiting.contains(j) else { continue }
+                    result = max(result, depth(j) + 1)
+                }
+            }
+            visiting.remove(i)
+            level[i] = result
+            return result
+        }
+        var levels: [[SyncChange]] = []
+        for i in changes.indices {
+            let d = depth(i)
+            while levels.count <= d { levels.append([]) }
+            levels[d].append(changes[i])
+        }
+        return levels
+    }
+
+    // MARK: Pushing
+
+    /// One push round: every pending change, level by level.
+    func pushRound(_ report: inout SyncReport) async throws {
+        let collected = try await collect()
+        for object in collected.pendingObjects where statuses[object] != .conflict { setStatus(.pending, of: object) }
+        var batches = collected.levels
+        batches.append(collected.deletions)
+        batches.append(collected.largePayloads)
+        for batch in batches where !batch.isEmpty {
+            var start = 0
+            while start < batch.count {
+                let chunk = Array(batch[start..<min(start + configuration.batchSize, batch.count)])
+                start += configuration.batchSize
+                let sent = await send(chunk, &report)
+                if !sent {
+                    for change in chunk where !acknowledged.contains(change.idempotencyKey) {
+                        report.failed.insert(change.object)
+                        setStatus(.failed, of: change.object)
+                    }
+                    return
+                }
+            }
+        }
+        syncedToken = collected.upTo
+        if configuration.trimsHistory { try await realm.trimHistory(upTo: collected.upTo) }
+        // Every change of the round is acknowledged: objects kept after a conflict are re-created.
+        recreate.subtract(collected.pendingObjects)
+        let still = try await collect().pendingObjects
+        for object in collected.pendingObjects where !still.contains(object) && statuses[object] != .conflict {
+            setStatus(.synced, of: object)
+        }
+    }
+
+    /// Sends a batch until every change is acknowledged or the attempts run out.
+    private func send(_ batch: [SyncChange], _ report: inout SyncReport) async -> Bool {
+        var delay = configuration.initialBackoff
+        for attempt in 1...configuration.maxAttempts {
+            let remaining = batch.filter { !acknowledged.contains($0.idempotencyKey) }.map(withKnownServerIDs)
+            if remaining.isEmpty { return true }
+            if let receipts = try? await transport.push(remaining) {
+                await accept(receipts, for: remaining, &report)
+                if batch.allSatisfy({ acknowledged.contains($0.idempotencyKey) }) { return true }
+            }
+            if attempt < configuration.maxAttempts {
+                do { try await configuration.sleep(delay) } catch { return false }
+                delay = min(delay * 2, configuration.maxBackoff)
+            }
+        }
+        return false
+    }
+
+    /// A change with the server ids learned since it was read.
+    private func withKnownServerIDs(_ change: SyncChange) -> SyncChange {
+        var change = change
+        if change.serverID == nil, !recreate.contains(change.object) { change.serverID = serverIDs[change.object] }
+        for (name, value) in change.values {
+            switch value {
+            case .reference(var target?):
+                if target.serverID == nil { target.serverID = serverIDs[target.object] }
+                change.values[name] = .reference(target)
+            case .references(let list):
+                change.values[name] = .references(list.map { target in
+                    var target = target
+                    if target.serverID == nil { target.serverID = serverIDs[target.object] }
+                    return target
+                })
+            default:
+                break
+            }
+        }
+        return change
+    }
+
+    /// Records receipts: keys acknowledged, server ids (written to the objects), versions,
+    /// conflicts.
+    private func accept(_ receipts: [SyncReceipt], for changes: [SyncChange], _ report: inout SyncReport) async {
+        let byKey = Dictionary(changes.map { ($0.idempotencyKey, $0) }, uniquingKeysWith: { a, _ in a })
+        var newIDs: [(SyncObjectID, String)] = []
+        for receipt in receipts {
+            guard let change = byKey[receipt.idempotencyKey], !acknowledged.contains(receipt.idempotencyKey) else { continue }
+            acknowledged.insert(receipt.idempotencyKey)
+            switch receipt.outcome {
+            case .applied:
+                report.pushed += 1
+                if change.kind == .delete {
+                    serverIDs[change.object] = nil
+                } else {
+                    if serverIDs[change.object] != receipt.serverID { newIDs.append((change.object, receipt.serverID)) }
+                    serverIDs[change.object] = receipt.serverID
+                }
+                pushedVersions[change.object] = max(pushedVersions[change.object] ?? 0, receipt.serverVersion)
+            case .deletedOnServer:
+                report.conflicts += 1
+                let properties = Set(change.values.keys)
+                raise(SyncConflict(object: change.object, serverID: receipt.serverID, localChanges: properties))
+            }
+        }
+        guard !newIDs.isEmpty else { return }
+        let types = types
+        let ids = newIDs
+        // Server ids are written as remote changes: never sent back.
+        try? await realm.writeRemote { realm in
+            for (object, serverID) in ids {
+                guard let type = types[object.typeName],
+                    let local = try realm.dynamicObject(ofType: object.typeName, forPrimaryKey: object.primaryKey),
+                    local[type.serverIDProperty].stringValue != serverID
+                else { continue }
+                try local.set(type.serverIDProperty, to: .string(serverID))
+            }
+        }
+    }
+}

@@ -1,0 +1,335 @@
+import Foundation
+import LiveObjects
+
+/// Sends a realm's local changes to a server and merges the server's changes back: the building
+/// blocks of an offline-first app.
+///
+/// ```swift
+/// var configuration = Realm.Configuration(file: url, objectTypes: [Card.self, Holder.self])
+/// configuration.keepsHistory = true                      // the engine reads the change history
+/// let realm = try await Realm.open(configuration)
+/// let engine = try await SyncEngine(realm: realm, transport: MyHTTPTransport(), types: [Holder.self, Card.self])
+/// // … edit offline as usual …
+/// let report = try await engine.sync()                     // when the network is back
+/// ```
+///
+/// **Push.** Pending changes are the local changes in the realm's history after the engine's
+/// synced token, coalesced per object (``SyncChange``). They are sent in dependency order: an
+/// object created in this round goes before the objects that link to it (to-one links and lists
+/// of links; in a cycle the order is arbitrary), then deletions, then the
+/// ``SyncableObject/largePayloadProperties`` of every object. A failed push is retried with
+/// exponential backoff (``Configuration``); a batch that still fails marks its objects
+/// ``SyncStatus/failed`` and ends the round. Each change carries an idempotency key (the object
+/// and the token of its last change): a change the server acknowledged is never sent again, and
+/// a retry after a lost response repeats the key, so a server applies it once. When every
+/// change of a round is acknowledged, the synced token moves to the round's end and (by default)
+/// the history is trimmed up to it.
+///
+/// **Pull.** The server sends the current state of changed objects with a server version. The
+/// merge is last-writer-wins in the server's order: a state is applied when its version is
+/// higher than any state the engine pulled for the object and not lower than the version of
+/// this device's last acknowledged change to it (duplicated, reordered or stale answers change
+/// nothing), except for the properties of a local change not sent yet, which stay local (they
+/// reach the server later, so they are the last write there too). A local deletion not sent yet
+/// wins over a server update. An object deleted on the server while it has a local change not
+/// sent yet is a ``SyncConflict``, left for the app (``conflicts()``, ``resolve(_:with:)``).
+/// Server changes are applied as remote writes: the history marks them, and they are never sent
+/// back.
+///
+/// The engine keeps its state (server versions, the pull cursor, acknowledged keys) in memory;
+/// the synced token lives in the realm's history (its trim point). After a restart it resends
+/// changes whose round had not finished, with the same keys, and pulls from the beginning.
+public actor SyncEngine {
+    /// How the engine retries.
+    public struct Configuration: Sendable {
+        /// Attempts per batch before its objects are marked failed. Default: 5.
+        public var maxAttempts: Int
+        /// The wait after the first failure; it doubles after each further one. Default: 1 s.
+        public var initialBackoff: Duration
+        /// The longest wait between attempts. Default: 60 s.
+        public var maxBackoff: Duration
+        /// The most changes sent in one push. Default: 100.
+        public var batchSize: Int
+        /// Whether the history is trimmed up to the synced token after a round. Default: `true`.
+        public var trimsHistory: Bool
+        /// How the engine waits between attempts: inject one in tests so that they do not wait.
+        /// Default: `Task.sleep(for:)`.
+        public var sleep: @Sendable (Duration) async throws -> Void
+
+        /// Creates a configuration; every argument has the default documented on its property.
+        public init(
+            maxAttempts: Int = 5, initialBackoff: Duration = .seconds(1), maxBackoff: Duration = .seconds(60),
+            batchSize: Int = 100, trimsHistory: Bool = true,
+            sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        ) {
+            self.maxAttempts = max(1, maxAttempts)
+            self.initialBackoff = initialBackoff
+            self.maxBackoff = maxBackoff
+            self.batchSize = max(1, batchSize)
+            self.trimsHistory = trimsHistory
+            self.sleep = sleep
+        }
+    }
+
+    /// The realm synced.
+    public let realm: Realm
+    let transport: any SyncTransport
+    let configuration: Configuration
+    let types: [String: SyncedType]
+    let typeOrder: [String]
+
+    /// Local changes up to this token have all reached the server.
+    public internal(set) var syncedToken: HistoryToken
+    /// Keys the server acknowledged.
+    var acknowledged = Set<String>()
+    var serverIDs: [SyncObjectID: String] = [:]
+    /// The newest server state pulled, per object.
+    var serverVersions: [SyncObjectID: UInt64] = [:]
+    /// The server version of the last change of this device acknowledged, per object.
+    var pushedVersions: [SyncObjectID: UInt64] = [:]
+    var cursor: String?
+    var statuses: [SyncObjectID: SyncStatus] = [:]
+    var openConflicts: [SyncObjectID: SyncConflict] = [:]
+    /// Objects to send again as new (a conflict resolved with ``SyncConflictResolution/keepLocal``).
+    var recreate = Set<SyncObjectID>()
+    private var statusSubscribers: [UInt64: (filter: SyncObjectID?, continuation: AsyncStream<SyncStatusUpdate>.Continuation)] = [:]
+    private var conflictSubscribers: [UInt64: AsyncStream<SyncConflict>.Continuation] = [:]
+    private var subscriberCounter: UInt64 = 0
+    private var isBusy = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Creates an engine for a realm that keeps history.
+    ///
+    /// - Parameters:
+    ///   - realm: A realm opened with ``Realm/Configuration/keepsHistory``.
+    ///   - transport: The app's connection to its server.
+    ///   - types: The model classes to sync. Links to other types are not sent.
+    ///   - configuration: Retries and backoff.
+    /// - Throws: `invalidOperation` when the realm keeps no history; `invalidSchema` when a type
+    ///   is not in the realm, has no primary key, or lacks its optional `String` server id
+    ///   property.
+    public init(
+        realm: Realm, transport: any SyncTransport, types: [any SyncableObject.Type],
+        configuration: Configuration = .init()
+    ) async throws(LiveObjectsError) {
+        guard realm.configuration.keepsHistory else {
+            throw LiveObjectsError(
+                .invalidOperation, "a sync engine needs a realm that keeps history (Configuration.keepsHistory)")
+        }
+        let names = Set(types.map { $0.className })
+        var synced: [String: SyncedType] = [:]
+        for type in types {
+            let name = type.className
+            guard let schema = realm.schema[name], !schema.isEmbedded, let pk = schema.primaryKey else {
+                throw LiveObjectsError(
+                    .invalidSchema, "a synced type must be a top-level type of the realm with a primary key",
+                    objectType: name)
+            }
+            let serverID = type.serverIDProperty
+            guard let property = schema[serverID], property.type == .string, property.isOptional, !property.isList else {
+                throw LiveObjectsError(
+                    .invalidSchema, "a synced type needs an optional String property for its server id",
+                    objectType: name, property: serverID)
+            }
+            let sent = schema.properties.filter { p in
+                guard p.isStored, !p.isPrimaryKey, p.name != serverID else { return false }
+                if p.type == .object { return names.contains(p.objectType ?? "") }
+                return true
+            }
+            synced[name] = SyncedType(
+                name: name, primaryKey: pk.name, serverIDProperty: serverID,
+                largePayloadProperties: type.largePayloadProperties, sentProperties: sent)
+        }
+        self.realm = realm
+        self.transport = transport
+        self.configuration = configuration
+        self.types = synced
+        self.typeOrder = types.map { $0.className }
+        self.syncedToken = await realm.oldestHistoryToken
+        await realm.addCommitObserver { [weak self] _, store in
+            guard let self, store.history?.isRecordingRemote != true else { return }
+            Task { try? await self.refreshStatuses() }
+        }
+        try? await refreshStatuses()
+    }
+
+    // MARK: Public operations
+
+    /// Pushes pending local changes, then pulls and merges the server's changes.
+    ///
+    /// Calls do not overlap: a call made while another runs waits for it.
+    ///
+    /// - Returns: What was sent, applied, found in conflict and failed.
+    /// - Throws: the transport's error when a pull fails after every retry; a realm error when
+    ///   the history needed was trimmed by someone else (`historyTrimmed`).
+    @discardableResult
+    public func sync() async throws -> SyncReport {
+        try await exclusively {
+            var report = SyncReport()
+            try await pushRound(&report)
+            try await pullRound(&report)
+            // Objects pulled after a keep-local resolution, or changed while pulling.
+            if !recreate.isEmpty { try await pushRound(&report) }
+            return report
+        }
+    }
+
+    /// Pushes pending local changes only.
+    ///
+    /// - Throws: as ``sync()``.
+    @discardableResult
+    public func push() async throws -> SyncReport {
+        try await exclusively {
+            var report = SyncReport()
+            try await pushRound(&report)
+            return report
+        }
+    }
+
+    /// Pulls and merges the server's changes only.
+    ///
+    /// - Throws: as ``sync()``.
+    @discardableResult
+    public func pull() async throws -> SyncReport {
+        try await exclusively {
+            var report = SyncReport()
+            try await pullRound(&report)
+            return report
+        }
+    }
+
+    /// The sync status of an object, counting the local writes committed so far:
+    /// ``SyncStatus/synced`` for an object with no local change the engine knows of.
+    public func status(of object: SyncObjectID) async -> SyncStatus {
+        try? await refreshStatuses()
+        return currentStatus(object)
+    }
+
+    func currentStatus(_ object: SyncObjectID) -> SyncStatus {
+        statuses[object] ?? .synced
+    }
+
+    /// The conflicts waiting for ``resolve(_:with:)``.
+    public var conflictsToResolve: [SyncConflict] {
+        openConflicts.values.sorted { $0.object.description < $1.object.description }
+    }
+
+    /// The status changes of every object, or of one object (starting with its current status).
+    public func statusUpdates(for object: SyncObjectID? = nil) -> SyncStatusUpdates {
+        let (stream, continuation) = AsyncStream<SyncStatusUpdate>.makeStream(bufferingPolicy: .unbounded)
+        subscriberCounter += 1
+        let id = subscriberCounter
+        statusSubscribers[id] = (object, continuation)
+        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribeStatus(id) } }
+        if let object { continuation.yield(SyncStatusUpdate(object: object, status: currentStatus(object))) }
+        return SyncStatusUpdates(stream: stream)
+    }
+
+    /// The conflicts found from now on (the ones already open are in ``conflictsToResolve``).
+    public func conflicts() -> SyncConflicts {
+        let (stream, continuation) = AsyncStream<SyncConflict>.makeStream(bufferingPolicy: .unbounded)
+        subscriberCounter += 1
+        let id = subscriberCounter
+        conflictSubscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribeConflicts(id) } }
+        return SyncConflicts(stream: stream)
+    }
+
+    /// Settles a conflict; the next ``sync()`` acts on it.
+    ///
+    /// - Throws: `invalidOperation` when the object has no open conflict; a realm error when
+    ///   deleting the local object fails.
+    public func resolve(_ object: SyncObjectID, with resolution: SyncConflictResolution) async throws {
+        guard openConflicts[object] != nil else {
+            throw LiveObjectsError(
+                .invalidOperation, "the object has no conflict to resolve", objectType: object.typeName,
+                primaryKey: object.primaryKey)
+        }
+        let type = types[object.typeName]!
+        switch resolution {
+        case .keepLocal:
+            serverIDs[object] = nil
+            serverVersions[object] = nil
+            pushedVersions[object] = nil
+            let exists = try await realm.writeRemote { realm -> Bool in
+                guard let local = try realm.dynamicObject(ofType: object.typeName, forPrimaryKey: object.primaryKey) else {
+                    return false
+                }
+                if !local[type.serverIDProperty].isNull { try local.set(type.serverIDProperty, to: .null) }
+                return true
+            }
+            openConflicts[object] = nil
+            if exists {
+                recreate.insert(object)
+                setStatus(.pending, of: object)
+            } else {
+                setStatus(.synced, of: object)
+            }
+        case .acceptDeletion:
+            try await realm.writeRemote { realm in
+                if let local = try realm.dynamicObject(ofType: object.typeName, forPrimaryKey: object.primaryKey) {
+                    try realm.delete(local)
+                }
+            }
+            openConflicts[object] = nil
+            setStatus(.synced, of: object)
+        }
+    }
+
+    // MARK: Internals
+
+    private func exclusively<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        while isBusy { await withCheckedContinuation { waiters.append($0) } }
+        isBusy = true
+        defer {
+            isBusy = false
+            if !waiters.isEmpty { waiters.removeFirst().resume() }
+        }
+        return try await body()
+    }
+
+    private func unsubscribeStatus(_ id: UInt64) { statusSubscribers[id] = nil }
+    private func unsubscribeConflicts(_ id: UInt64) { conflictSubscribers[id] = nil }
+
+    func setStatus(_ status: SyncStatus, of object: SyncObjectID) {
+        guard currentStatus(object) != status || statuses[object] == nil else { return }
+        statuses[object] = status
+        let update = SyncStatusUpdate(object: object, status: status)
+        for subscriber in statusSubscribers.values where subscriber.filter == nil || subscriber.filter == object {
+            subscriber.continuation.yield(update)
+        }
+    }
+
+    func raise(_ conflict: SyncConflict) {
+        openConflicts[conflict.object] = conflict
+        setStatus(.conflict, of: conflict.object)
+        for subscriber in conflictSubscribers.values { subscriber.yield(conflict) }
+    }
+
+    /// Marks objects with unsent changes pending, and objects no longer pending synced.
+    func refreshStatuses() async throws {
+        let collected = try await collect()
+        for object in collected.pendingObjects where statuses[object] != .conflict && statuses[object] != .failed {
+            setStatus(.pending, of: object)
+        }
+        for (object, status) in statuses where status == .pending && !collected.pendingObjects.contains(object) {
+            setStatus(.synced, of: object)
+        }
+    }
+
+    /// Retries an operation with backoff; rethrows its last error.
+    func withRetries<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        var delay = configuration.initialBackoff
+        var attempt = 1
+        while true {
+            do {
+                return try await body()
+            } catch {
+                if attempt >= configuration.maxAttempts { throw error }
+            }
+            try await configuration.sleep(delay)
+            delay = min(delay * 2, configuration.maxBackoff)
+            attempt += 1
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import LiveObjects
+
+/// How a ``SyncEngine`` talks to a server: implemented by the app (HTTP, WebSocket, a file…).
+///
+/// Both calls may fail by throwing; the engine retries with backoff. A server must apply each
+/// change at most once, recognizing repeats by ``SyncChange/idempotencyKey`` (a retry after a
+/// lost response sends the same key), and must treat creates and updates as upserts of the object
+/// named by ``SyncChange/object`` (its type and local id).
+public protocol SyncTransport: Sendable {
+    /// Sends changes. The engine sends a batch only after the batches it depends on were
+    /// acknowledged, so changes in one batch may be applied in any order.
+    ///
+    /// - Returns: One receipt per change applied (or already applied, for a repeated key). A
+    ///   change without a receipt is sent again.
+    func push(_ changes: [SyncChange]) async throws -> [SyncReceipt]
+
+    /// Fetches the state of the objects changed on the server after a cursor (nil: from the
+    /// beginning).
+    func pull(after cursor: String?) async throws -> SyncPull
+}
+
+/// A value in a change: a plain value, or a link named by the target's id.
+public enum SyncValue: Sendable, Hashable {
+    /// A plain value or a list of plain values.
+    case value(PropertyValue)
+    /// A to-one link, or nil.
+    case reference(SyncReference?)
+    /// A list of links.
+    case references([SyncReference])
+}
+
+/// A link target in a change: its id and, once known, its server id.
+public struct SyncReference: Sendable, Hashable {
+    /// The target's id.
+    public var object: SyncObjectID
+    /// The target's server id, when the engine knows it.
+    public var serverID: String?
+
+    /// Creates a reference.
+    public init(object: SyncObjectID, serverID: String? = nil) {
+        self.object = object
+        self.serverID = serverID
+    }
+}
+
+/// One local change sent to the server: the coalesced changes of one object since the last
+/// sync.
+public struct SyncChange: Sendable, Hashable {
+    /// What happened to the object.
+    public enum Kind: Sendable, Hashable {
+        /// The object was created: ``SyncChange/values`` holds every sent property.
+        case create
+        /// The object changed: ``SyncChange/values`` holds the changed properties.
+        case update
+        /// The object was deleted.
+        case delete
+    }
+
+    /// Names this change: the same change sent again (a retry) has the same key; a later change
+    /// of the object has another.
+    public var idempotencyKey: String
+    /// The object changed.
+    public var object: SyncObjectID
+    /// The object's server id, when the engine knows it.
+    public var serverID: String?
+    /// What happened.
+    public var kind: Kind
+    /// The new values, by property name.
+    public var values: [String: SyncValue]
+
+    /// Creates a change.
+    public init(idempotencyKey: String, object: SyncObjectID, serverID: String?, kind: Kind, values: [String: SyncValue]) {
+        self.idempotencyKey = idempotencyKey
+        self.object = object
+        self.serverID = serverID
+        self.kind = kind
+        self.values = values
+    }
+}
+
+/// The server's answer to one pushed change.
+public struct SyncReceipt: Sendable, Hashable {
+    /// What the server did.
+    public enum Outcome: Sendable, Hashable {
+        /// The change is applied (now or by an earlier request with the same key).
+        case applied
+        /// The object was deleted on the server, so the update was not applied: the engine
+        /// reports a ``SyncConflict``.
+        case deletedOnServer
+    }
+
+    /// The key of the change answered.
+    public var idempotencyKey: String
+    /// The object's id on the server.
+    public var serverID: String
+    /// The server's version of the object after the change: versions only go up, server-wide.
+    public var serverVersion: UInt64
+    /// What the server did.
+    public var outcome: Outcome
+
+    /// Creates a receipt.
+    public init(idempotencyKey: String, serverID: String, serverVersion: UInt64, outcome: Outcome = .applied) {
+        self.idempotencyKey = idempotencyKey
+        self.serverID = serverID
+        self.serverVersion = serverVersion
+        self.outcome = outcome
+    }
+}
+
+/// The state of one object on the server, as pulled.
+public struct ServerChange: Sendable, Hashable {
+    /// The object.
+    public var object: SyncObjectID
+    /// Its server id.
+    public var serverID: String
+    /// Its server version: the engine ignores a state not newer than one it has seen.
+    public var serverVersion: UInt64
+    /// Whether the server deleted it.
+    public var isDeleted: Bool
+    /// Its values (every sent property), empty when deleted.
+    public var values: [String: SyncValue]
+
+    /// Creates a server change.
+    public init(object: SyncObjectID, serverID: String, serverVersion: UInt64, isDeleted: Bool, values: [String: SyncValue]) {
+        self.object = object
+        self.serverID = serverID
+        self.serverVersion = serverVersion
+        self.isDeleted = isDeleted
+        self.values = values
+    }
+}
+
+/// The answer to a pull.
+public struct SyncPull: Sendable, Hashable {
+    /// The objects changed after the cursor asked for.
+    public var changes: [ServerChange]
+    /// The cursor to pull after next time.
+    public var cursor: String?
+
+    /// Creates a pull answer.
+    public init(changes: [ServerChange], cursor: String?) {
+        self.changes = changes
+        self.cursor = cursor
+    }
+}
