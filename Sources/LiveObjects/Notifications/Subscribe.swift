@@ -104,7 +104,7 @@ extension Results {
             filtered: filtered, continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
-        store.addSubscription(subscription)
+        store.addSubscriptionOrRecord(subscription)
         return CollectionChanges(stream: stream, token: subscription.token)
     }
 }
@@ -162,7 +162,7 @@ extension ObjectCollection {
             observedPaths: observed, membershipPaths: [], filtered: filtered, continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
-        store.addSubscription(subscription)
+        store.addSubscriptionOrRecord(subscription)
         return CollectionChanges(stream: stream, token: subscription.token)
     }
 }

@@ -36,6 +36,11 @@ extension Realm {
         public var schemaVersion: UInt64
         /// Where the data lives. Default: ``Storage/inMemory``.
         public var storage: Storage
+        /// The most subscriptions (`changes()` sequences not yet ended) the realm keeps at once.
+        /// Subscribing past it gives a sequence that ends at once, and the enclosing
+        /// ``Realm/read(_:)`` or ``Realm/write(_:)`` throws `limitExceeded` (``Realm/changes()``
+        /// throws it itself). Default: ``Realm/Limits/defaultMaximumSubscriptions``.
+        public var maximumSubscriptions: Int = Realm.Limits.defaultMaximumSubscriptions
 
         /// A configuration for model classes.
         public init(

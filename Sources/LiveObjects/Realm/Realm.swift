@@ -26,6 +26,7 @@ public actor Realm {
         self.configuration = configuration
         self.schema = schema
         self.store = try Store(schema: schema)
+        store.maximumSubscriptions = configuration.maximumSubscriptions
         for type in configuration.objectTypes {
             let info = try ModelInfo.info(for: type)
             store.register(type, info: info)

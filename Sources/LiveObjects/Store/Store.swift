@@ -57,6 +57,8 @@ package final class Store {
     /// Subscriptions the open write must not notify.
     var silencedTokens = Set<SubscriptionToken>()
     var subscriptionCounter: UInt64 = 0
+    /// The most live subscriptions kept at once (``Realm/Configuration/maximumSubscriptions``).
+    var maximumSubscriptions = Int.max
     /// The last frozen copy, reused while nothing changed.
     @exclusivity(unchecked) var frozenCache: (mutationCount: UInt64, frozen: FrozenStore)?
     /// The version of the last commit.
@@ -69,6 +71,9 @@ package final class Store {
     /// The first error raised where it could not be thrown (property setters), thrown by the
     /// enclosing realm call.
     @exclusivity(unchecked) package internal(set) var pendingError: LiveObjectsError?
+    /// Embedded objects whose parent the journal entry being replayed may have changed:
+    /// checked by ``checkReplayedEmbedded()`` before the entry commits.
+    var replayedEmbedded: [(table: Table, row: Int32)] = []
     /// Called after every commit, in order, with the commit's changeset.
     package var commitObservers: [(ChangeSet, Store) -> Void] = []
 

@@ -130,8 +130,10 @@ struct JournalEntry {
                 }
             }
             if !doomed.isEmpty { try store.replayDelete(doomed) }
+            try store.checkReplayedEmbedded()
             store.commitWrite()
         } catch {
+            store.discardReplayedEmbedded()
             store.cancelWrite()
             throw error
         }
