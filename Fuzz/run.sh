@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.."
 targets=(predicate snapshot journal shell)
 out=Fuzz/out
 mkdir -p "$out"
+# The gold linker warns about every local sanitizer symbol it cannot export: noise.
+quiet() { "$@" 2> >(grep -v "Cannot export local symbol" >&2); }
 flags=(-O -swift-version 6 -package-name LiveObjects -sanitize=fuzzer,address -parse-as-library -I "$out")
 
 # One module as a static library, rebuilt when a source is newer than it.
@@ -27,7 +29,7 @@ build_module() {
     fi
     echo "building $name" >&2
     # shellcheck disable=SC2046
-    swiftc "${flags[@]}" -wmo -module-name "$name" -emit-library -static -emit-module \
+    quiet swiftc "${flags[@]}" -wmo -module-name "$name" -emit-library -static -emit-module \
         -emit-module-path "$out/$name.swiftmodule" -o "$library" $(find "Sources/$name" -name '*.swift' | sort)
 }
 
@@ -41,7 +43,7 @@ build_target() {
         libraries=(-lLiveObjectsShell "${libraries[@]}")
     fi
     echo "building fuzz-$target" >&2
-    swiftc "${flags[@]}" -module-name "Fuzz_$target" -L "$out" "${libraries[@]}" \
+    quiet swiftc "${flags[@]}" -module-name "Fuzz_$target" -L "$out" "${libraries[@]}" \
         Fuzz/Targets/Fixture.swift Fuzz/Targets/RoundTrip.swift "Fuzz/Targets/$target.swift" -o "$out/fuzz-$target"
 }
 

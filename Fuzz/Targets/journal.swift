@@ -16,6 +16,7 @@ func fuzzJournal(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if Fixture.verbose { print(error) }
         return 0
     }
-    RoundTrip.check(loaded)
+    // No line applied: the fixture itself, whose round trip the snapshot target checks.
+    if loaded.commit > 0 { RoundTrip.check(loaded) }
     return 0
 }

@@ -107,13 +107,14 @@ actor StressWatcher {
         var report = WatchReport()
         for await change in changes {
             report.elements += 1
+            let keys = change.snapshot.keys
             if change.isInitial != (report.elements == 1) { report.problems.append("\(name): isInitial wrong at \(report.elements)") }
             if report.elements > 1 {
                 if change.version <= report.lastVersion {
                     report.problems.append("\(name): version \(change.version) after \(report.lastVersion)")
                 }
                 let applied = change.applied(to: report.lastKeys)
-                if applied != change.snapshot.keys {
+                if applied != keys {
                     report.problems.append("\(name): applied(to:) gives \(applied.count) keys, snapshot has \(change.snapshot.count)")
                 }
             }
@@ -124,7 +125,7 @@ actor StressWatcher {
                 let dog = change.snapshot[i]
                 report.problems.append("\(name): \(dog.name) aged \(dog.age) in results of age >= \(minimumAge)")
             }
-            report.lastKeys = change.snapshot.keys
+            report.lastKeys = keys
             report.lastVersion = change.version
         }
         return report
