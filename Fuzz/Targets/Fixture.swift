@@ -19,7 +19,7 @@ enum Fixture {
         + #"{"name": "dogs", "type": "object", "list": true, "objectType": "Dog"}, "#
         + #"{"name": "address", "type": "object", "optional": true, "objectType": "Address"}]}, "#
         + #"{"name": "Dog", "properties": [{"name": "name", "type": "string", "indexed": true}, {"name": "age", "type": "int"}, "#
-        + #"{"name": "owners", "type": "linkingObjects", "objectType": "Person", "originProperty": "dogs"}]}, "#
+        + #"{"name": "owners", "type": "linkingObjects", "list": true, "objectType": "Person", "originProperty": "dogs"}]}, "#
         + #"{"name": "Address", "embedded": true, "properties": [{"name": "city", "type": "string"}, {"name": "zip", "type": "int", "optional": true}]}]"#
 
     static let snapshot =

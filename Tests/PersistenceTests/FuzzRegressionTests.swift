@@ -80,6 +80,20 @@ import Testing
         #expect(text.contains(#""freeSlots""#), "\(text)")
     }
 
+    /// A snapshot whose schema declares `LinkingObjects` without `"list": true`: refused when
+    /// the schema is read (it let `owners == owners` crash the query engine).
+    @Test func linkingObjectsThatIsNotAListIsACorruptFile() throws {
+        let schema = #"[{"name": "Person", "properties": [{"name": "dogs", "type": "object", "list": true, "objectType": "Dog"}]}, "#
+            + #"{"name": "Dog", "properties": [{"name": "owners", "type": "linkingObjects", "objectType": "Person", "originProperty": "dogs"}]}]"#
+        let text = #"{"format": "LiveObjects", "formatVersion": 1, "schemaVersion": 0, "commit": 0, "schema": "# + schema
+            + #", "objects": {}}"# + "\n"
+        #expect { _ = try FileStorage.decode(snapshot: Array(text.utf8), journal: nil) } throws: {
+            ($0 as! LiveObjectsError).code == .corruptFile
+        }
+        let fixed = text.replacingOccurrences(of: #""linkingObjects", "objectType""#, with: #""linkingObjects", "list": true, "objectType""#)
+        #expect(try FileStorage.decode(snapshot: Array(fixed.utf8), journal: nil).commit == 0)
+    }
+
     @Test func theFuzzSeedJournalOrphaningAnAddressIsRefusedOnOpen() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("orphan.json")
         let journalURL = URL(fileURLWithPath: url.path + ".journal")
