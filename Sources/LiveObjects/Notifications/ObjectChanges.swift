@@ -135,6 +135,9 @@ extension _Observable where Self: Object {
     /// `.deleted`. An unmanaged object yields nothing.
     ///
     /// - Parameter keyPaths: Only these properties count; nil for every property.
+    /// - Returns: An asynchronous sequence. Past ``Realm/Configuration/maximumSubscriptions``
+    ///   live subscriptions it ends at once and the enclosing read or write throws
+    ///   `limitExceeded`.
     public func changes(keyPaths: [PartialKeyPath<Self>]? = nil) -> ObjectChanges<Self> {
         let (stream, continuation) = AsyncStream<ObjectChange<Self>>.makeStream(bufferingPolicy: .unbounded)
         guard let handle = _handle, handle.isValid else {
