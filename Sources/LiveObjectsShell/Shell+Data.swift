@@ -158,10 +158,23 @@ extension Shell {
 
     // MARK: import and export
 
+    /// The largest file `import` reads, in bytes (256 MiB): the file is read in chunks and
+    /// refused as soon as it is larger, so a huge file or an endless device costs nothing.
+    static let maximumImportSize = 256 << 20
+
     func importFile(type: String?, path: String) async throws {
-        let data: Data
+        var data = Data()
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+                data.append(chunk)
+                if data.count > Self.maximumImportSize {
+                    throw ShellError("\(path) is larger than the \(Self.maximumImportSize) bytes import reads; nothing was imported")
+                }
+            }
+        } catch let error as ShellError {
+            throw error
         } catch {
             throw ShellError("cannot read \(path): \((error as NSError).localizedDescription)")
         }

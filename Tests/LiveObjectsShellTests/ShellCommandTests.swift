@@ -305,6 +305,25 @@ import Testing
             await liveobj(["--demo", "-c", "import Dog '\(dogs)'; count Dog"]), stdout: "Imported 1 object.\n8\n")
     }
 
+    /// `import` reads at most its maximum size, in chunks: an endless device or a larger file is
+    /// refused with a clear error and nothing is imported.
+    @Test func importRefusesEndlessAndOversizedFiles() async throws {
+        expectRun(
+            await liveobj(["--demo", "-c", "import Dog /dev/zero; count Dog"]),
+            stdout: "", stderr: "Error: /dev/zero is larger than the 268435456 bytes import reads; nothing was imported\n", code: 1)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let big = dir.appendingPathComponent("big.json").path
+        #expect(FileManager.default.createFile(atPath: big, contents: nil))
+        let handle = try #require(FileHandle(forWritingAtPath: big))
+        try handle.truncate(atOffset: UInt64(256 << 20) + 1)  // sparse: no disk used
+        try handle.close()
+        expectRun(
+            await liveobj(["--demo", "-c", "import Dog '\(big)'"]),
+            stdout: "", stderr: "Error: \(big) is larger than the 268435456 bytes import reads; nothing was imported\n", code: 1)
+        try FileManager.default.removeItem(at: dir)
+    }
+
     @Test func objectsWithoutPrimaryKeyAreNamedByKey() async {
         expectRun(
             await liveobj([

@@ -394,7 +394,7 @@ enum SubscriptionFactory {
                 return objectSubscription(r, DogClub.self, key, keyPaths(spec.keyPaths, table))
             }
         case .realm:
-            let changes = r.changes()
+            let changes = try r.changes()
             return SubHandle(token: changes.token, drain: { await drainBuffered(changes) { .realm($0) } })
         }
     }

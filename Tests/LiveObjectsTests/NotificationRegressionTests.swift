@@ -218,7 +218,7 @@ final class WeakReference: @unchecked Sendable {
         let realm = try await openWalkers()
         let changes = try await realm.write { r -> RealmChanges in
             r.object(ofType: Dog.self, forPrimaryKey: 1)!.age = 7
-            return r.changes()
+            return try r.changes()
         }
         try await realm.write { r in r.object(ofType: Dog.self, forPrimaryKey: 1)!.age = 8 }
         let elements = await drainBuffered(changes) { $0 }

@@ -7,7 +7,8 @@ import Testing
 // overlapping queries and readers read frozen snapshots from many tasks at once. Meant to run
 // under the thread sanitizer too (`swift test --sanitize=thread --filter NotificationStressTests`).
 //
-// Size: 16 writers × 200 writes by default; `LIVEOBJECTS_STRESS=large` gives 64 × 1,000, and
+// Size: 64 writers × 1,000 writes and 16 query watchers by default (each write is small: one
+// dog and the counter); `LIVEOBJECTS_STRESS=small` gives 16 × 200, and
 // `LIVEOBJECTS_STRESS_WRITERS` / `LIVEOBJECTS_STRESS_WRITES` set either number.
 
 struct StressConfig {
@@ -16,7 +17,7 @@ struct StressConfig {
 
     static func fromEnvironment() -> StressConfig {
         let env = ProcessInfo.processInfo.environment
-        var config = env["LIVEOBJECTS_STRESS"] == "large" ? StressConfig(writers: 64, writes: 1_000) : StressConfig(writers: 16, writes: 200)
+        var config = env["LIVEOBJECTS_STRESS"] == "small" ? StressConfig(writers: 16, writes: 200) : StressConfig(writers: 64, writes: 1_000)
         if let writers = env["LIVEOBJECTS_STRESS_WRITERS"].flatMap(Int.init) { config.writers = writers }
         if let writes = env["LIVEOBJECTS_STRESS_WRITES"].flatMap(Int.init) { config.writes = writes }
         return config
@@ -106,13 +107,14 @@ actor StressWatcher {
         var report = WatchReport()
         for await change in changes {
             report.elements += 1
+            let keys = change.snapshot.keys
             if change.isInitial != (report.elements == 1) { report.problems.append("\(name): isInitial wrong at \(report.elements)") }
             if report.elements > 1 {
                 if change.version <= report.lastVersion {
                     report.problems.append("\(name): version \(change.version) after \(report.lastVersion)")
                 }
                 let applied = change.applied(to: report.lastKeys)
-                if applied != change.snapshot.keys {
+                if applied != keys {
                     report.problems.append("\(name): applied(to:) gives \(applied.count) keys, snapshot has \(change.snapshot.count)")
                 }
             }
@@ -123,7 +125,7 @@ actor StressWatcher {
                 let dog = change.snapshot[i]
                 report.problems.append("\(name): \(dog.name) aged \(dog.age) in results of age >= \(minimumAge)")
             }
-            report.lastKeys = change.snapshot.keys
+            report.lastKeys = keys
             report.lastVersion = change.version
         }
         return report
@@ -174,13 +176,25 @@ actor StressWatcher {
         let startVersion = await realm.version
         let firstFrozen = await realm.freeze()
 
-        // Overlapping queries, each watched on its own actor.
-        let queries: [(String, Int, @Sendable (isolated Realm) throws -> Results<Dog>)] = [
+        // 16 overlapping queries, each watched on its own actor.
+        typealias Query = @Sendable (isolated Realm) throws -> Results<Dog>
+        var queries: [(String, Int, Query)] = [
             ("old dogs by age", 6, { r in try r.objects(Dog.self).filter("age >= 6").sorted(by: [SortField("age", ascending: false), SortField("id")]) }),
             ("owned by 1-3 by name", 0, { r in try r.objects(Dog.self).filter("owner.id IN {1, 2, 3}").sorted(byKeyPath: "name") }),
             ("all dogs", 0, { r in r.objects(Dog.self) }),
             ("young dogs of even owners", 0, { r in try r.objects(Dog.self).filter("age < 5 AND owner.id IN {2, 4, 6, 8}").sorted(byKeyPath: "age") }),
+            ("middle-aged dogs", 3, { r in try r.objects(Dog.self).filter("age BETWEEN {3, 6}").sorted(byKeyPath: "id") }),
+            ("dogs of 5 or young", 0, { r in try r.objects(Dog.self).filter("age < 3 OR owner.id == 5") }),
+            ("names starting d1", 0, { r in try r.objects(Dog.self).filter("name BEGINSWITH 'd1'").sorted(byKeyPath: "name", ascending: false) }),
+            ("walked dogs", 0, { r in try r.objects(Dog.self).filter("walkers.@count > 0").sorted(byKeyPath: "id") }),
         ]
+        for minimumAge in [2, 4, 5, 7, 8] {
+            queries.append(("age >= \(minimumAge)", minimumAge, { r in try r.objects(Dog.self).filter("age >= %d", minimumAge).sorted(byKeyPath: "id") }))
+        }
+        for owner in [1, 4, 7] {
+            queries.append(("owned by \(owner)", 0, { r in try r.objects(Dog.self).filter("owner.id == %d", owner).sorted(byKeyPath: "age") }))
+        }
+        #expect(queries.count == 16)
         var watches: [Task<WatchReport, Never>] = []
         for (name, minimumAge, query) in queries {
             let changes = try await realm.read { r in try query(r).changes(keyPaths: name == "all dogs" ? ["age"] : nil) }
@@ -191,7 +205,7 @@ actor StressWatcher {
         let listWatcher = StressWatcher(name: "Person 1's dogs")
         watches.append(Task { await listWatcher.watch(listChanges, minimumAge: 0) })
         let realmWatcher = StressWatcher(name: "realm")
-        let realmChanges = await realm.changes()
+        let realmChanges = try await realm.changes()
         let realmWatch = Task { await realmWatcher.watchRealm(realmChanges) }
         let counterChanges = try await realm.read { r in r.object(ofType: Person.self, forPrimaryKey: 0)!.changes(keyPaths: [\.age]) }
         let counterWatch = Task { await realmWatcher.watchCounter(counterChanges) }

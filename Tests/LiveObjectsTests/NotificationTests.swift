@@ -117,7 +117,7 @@ import Testing
 
     @Test func realmChangesAndFreeze() async throws {
         let realm = try await openQueryRealm()
-        let changes = await realm.changes()
+        let changes = try await realm.changes()
         var iterator = changes.makeAsyncIterator()
         let frozen = await realm.freeze()
         try await realm.write { r in _ = try r.create(Dog.self, value: ["id": 100, "name": "New"]) }

@@ -135,6 +135,9 @@ extension _Observable where Self: Object {
     /// `.deleted`. An unmanaged object yields nothing.
     ///
     /// - Parameter keyPaths: Only these properties count; nil for every property.
+    /// - Returns: An asynchronous sequence. Past ``Realm/Configuration/maximumSubscriptions``
+    ///   live subscriptions it ends at once and the enclosing read or write throws
+    ///   `limitExceeded`.
     public func changes(keyPaths: [PartialKeyPath<Self>]? = nil) -> ObjectChanges<Self> {
         let (stream, continuation) = AsyncStream<ObjectChange<Self>>.makeStream(bufferingPolicy: .unbounded)
         guard let handle = _handle, handle.isValid else {
@@ -158,20 +161,23 @@ extension _Observable where Self: Object {
             properties: properties, continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
-        handle.store.addSubscription(subscription)
+        handle.store.addSubscriptionOrRecord(subscription)
         return ObjectChanges(stream: stream, token: subscription.token)
     }
 }
 
 extension Realm {
     /// Subscribes to every commit of the realm: one changeset per committed write.
-    public func changes() -> RealmChanges {
+    ///
+    /// - Throws: `limitExceeded` when the realm already has
+    ///   ``Configuration/maximumSubscriptions`` live subscriptions.
+    public func changes() throws(LiveObjectsError) -> RealmChanges {
         let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .unbounded)
         let subscription = RealmSubscription(token: store.nextSubscriptionToken(), continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
         // Made during a write, it starts after that write's commit, like every subscription.
-        store.addSubscription(subscription)
+        if let error = store.addSubscription(subscription) { throw error }
         return RealmChanges(stream: stream, token: subscription.token)
     }
 

@@ -63,7 +63,10 @@ extension Results {
     ///   path counts the properties it names along its way: `"owner.name"` counts a change of
     ///   the object's `owner` link and of its owner's name; `"owner"` alone counts only the
     ///   link, not the owner's properties.
-    /// - Returns: An asynchronous sequence; iterate it from any actor.
+    /// - Returns: An asynchronous sequence; iterate it from any actor. When the realm already
+    ///   has ``Realm/Configuration/maximumSubscriptions`` live subscriptions, the sequence ends
+    ///   at once and the enclosing ``Realm/read(_:)`` or ``Realm/write(_:)`` throws
+    ///   `limitExceeded`.
     public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {
         let (stream, continuation) = AsyncStream<CollectionChange<Element>>.makeStream(bufferingPolicy: .unbounded)
         guard let table else {
@@ -104,7 +107,7 @@ extension Results {
             filtered: filtered, continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
-        store.addSubscription(subscription)
+        store.addSubscriptionOrRecord(subscription)
         return CollectionChanges(stream: stream, token: subscription.token)
     }
 }
@@ -162,7 +165,7 @@ extension ObjectCollection {
             observedPaths: observed, membershipPaths: [], filtered: filtered, continuation: continuation)
         let cancellation = subscription.cancellation
         continuation.onTermination = { _ in cancellation.cancel() }
-        store.addSubscription(subscription)
+        store.addSubscriptionOrRecord(subscription)
         return CollectionChanges(stream: stream, token: subscription.token)
     }
 }

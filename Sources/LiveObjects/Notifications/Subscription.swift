@@ -48,10 +48,30 @@ class Subscription {
 }
 
 extension Store {
-    /// Registers a subscription; it starts receiving commits.
-    func addSubscription(_ subscription: Subscription) {
+    /// Registers a subscription; it starts receiving commits. Past the maximum number of live
+    /// subscriptions the subscription is ended at once instead, and the `limitExceeded` error
+    /// is returned.
+    @discardableResult
+    func addSubscription(_ subscription: Subscription) -> LiveObjectsError? {
+        if subscriptions.count >= maximumSubscriptions {
+            subscriptions.removeAll { $0.cancellation.isCancelled }
+        }
+        guard subscriptions.count < maximumSubscriptions else {
+            subscription.finish()
+            return LiveObjectsError(
+                .limitExceeded,
+                "the realm already has \(subscriptions.count) live subscriptions, its maximum "
+                    + "(Configuration.maximumSubscriptions); end some first")
+        }
         subscriptions.append(subscription)
         if isInWrite { pendingInitial.append(subscription) } else { subscription.deliverInitial() }
+        return nil
+    }
+
+    /// Registers a subscription made by an accessor that cannot throw: past the maximum, the
+    /// error is thrown by the enclosing realm call.
+    func addSubscriptionOrRecord(_ subscription: Subscription) {
+        if let error = addSubscription(subscription) { recordError(error) }
     }
 
     /// Makes the next token.

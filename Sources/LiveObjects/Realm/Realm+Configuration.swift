@@ -40,6 +40,11 @@ extension Realm {
         /// memory and, for a file realm, in the snapshot and journal. Off costs nothing.
         /// Default: `false`.
         public var keepsHistory = false
+        /// The most subscriptions (`changes()` sequences not yet ended) the realm keeps at once.
+        /// Subscribing past it gives a sequence that ends at once, and the enclosing
+        /// ``Realm/read(_:)`` or ``Realm/write(_:)`` throws `limitExceeded` (``Realm/changes()``
+        /// throws it itself). Default: ``Realm/Limits/defaultMaximumSubscriptions``.
+        public var maximumSubscriptions: Int = Realm.Limits.defaultMaximumSubscriptions
 
         /// A configuration for model classes.
         public init(

@@ -27,6 +27,7 @@ public actor Realm {
         self.schema = schema
         self.store = try Store(schema: schema)
         store.observesObjects = true
+        store.maximumSubscriptions = configuration.maximumSubscriptions
         for type in configuration.objectTypes {
             let info = try ModelInfo.info(for: type)
             store.register(type, info: info)

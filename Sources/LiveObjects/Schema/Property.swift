@@ -235,6 +235,10 @@ public struct Schema: Hashable, Sendable {
                         throw fail(p.name, "a link to an embedded object cannot deny deletion")
                     }
                 case .linkingObjects:
+                    // Queries and notifications read LinkingObjects as a list of objects.
+                    guard p.isList && !p.isOptional else {
+                        throw fail(p.name, "LinkingObjects is a list and cannot be optional")
+                    }
                     guard let originType = p.objectType.flatMap({ self[$0] }) else {
                         throw fail(
                             p.name,

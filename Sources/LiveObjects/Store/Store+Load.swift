@@ -204,6 +204,7 @@ extension Store {
         table.markLive(row, true)
         table.indexInsert(row, values: values)
         undoLog.append(.insert(table: Int32(table.index), row: row))
+        if table.schema.isEmbedded { replayedEmbedded.append((table, row)) }
         return row
     }
 
@@ -222,6 +223,11 @@ extension Store {
                     objectType: table.name, property: column.property.name)
             }
             t = r
+        }
+        if column.target.schema.isEmbedded {
+            let old = column.targets[Int(row)]
+            if old >= 0 { replayedEmbedded.append((column.target, old)) }
+            if let t { replayedEmbedded.append((column.target, t)) }
         }
         let new: PropertyValue = t.map { .object(column.target.key($0)) } ?? .null
         setValue(new, table, row, property)
@@ -245,6 +251,9 @@ extension Store {
         }
         let old = column.lists[Int(row)]
         if old == rows { return }
+        if column.target.schema.isEmbedded {
+            for r in old + rows { replayedEmbedded.append((column.target, r)) }
+        }
         for i in stride(from: old.count - 1, through: 0, by: -1) { listRemove(table, row, property, at: i) }
         for (i, r) in rows.enumerated() { listInsert(.object(column.target.key(r)), table, row, property, at: i) }
     }
@@ -269,7 +278,45 @@ extension Store {
     /// replaying a journal, whose deletions already list every object a rule deleted. Links into
     /// and out of the rows are removed first.
     package func replayDelete(_ rows: [(Table, Int32)]) throws(LiveObjectsError) {
+        for (table, row) in rows {
+            for (p, _) in table.outgoing {
+                switch table.columns[p] {
+                case let link as LinkColumn where link.target.schema.isEmbedded:
+                    let t = link.targets[Int(row)]
+                    if t >= 0 { replayedEmbedded.append((link.target, t)) }
+                case let list as LinkListColumn where list.target.schema.isEmbedded:
+                    for t in list.lists[Int(row)] { replayedEmbedded.append((list.target, t)) }
+                default:
+                    break
+                }
+            }
+        }
         try delete(rows)
+    }
+
+    /// Checks, before a replayed journal entry commits, that every embedded object it inserted,
+    /// linked, unlinked or left without its parent has exactly one parent, or was deleted too.
+    /// The writer always deletes an embedded object together with its parent link, so anything
+    /// else is a damaged journal.
+    ///
+    /// - Throws: `corruptFile` naming the embedded object.
+    package func checkReplayedEmbedded() throws(LiveObjectsError) {
+        defer { replayedEmbedded.removeAll() }
+        for (table, row) in replayedEmbedded where Int(row) < table.rowCount && table.isLive(row) {
+            let parents = table.linkCount(to: row)
+            guard parents == 1 else {
+                throw LiveObjectsError(
+                    .corruptFile,
+                    "the embedded \(table.name) \(table.key(row)) has "
+                        + (parents == 0 ? "no parent" : "\(parents) parents") + " after the entry",
+                    objectType: table.name)
+            }
+        }
+    }
+
+    /// Forgets the embedded objects noted by a replayed journal entry that failed.
+    package func discardReplayedEmbedded() {
+        replayedEmbedded.removeAll()
     }
 }
 

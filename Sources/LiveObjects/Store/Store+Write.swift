@@ -63,8 +63,24 @@ extension Store {
             return .null
         }
         switch (property.type, value) {
-        case (.bool, .bool), (.string, .string), (.date, .date), (.data, .data),
-            (.uuid, .uuid), (.double, .double), (.float, .float):
+        case (.string, .string(let string)):
+            let length = string.utf8.count
+            guard length <= Realm.Limits.maximumStringLength else {
+                throw LiveObjectsError(
+                    .limitExceeded,
+                    "a string of \(length) bytes is longer than the \(Realm.Limits.maximumStringLength) allowed",
+                    objectType: table.name, property: property.name)
+            }
+            return value
+        case (.data, .data(let data)):
+            guard data.count <= Realm.Limits.maximumDataLength else {
+                throw LiveObjectsError(
+                    .limitExceeded,
+                    "data of \(data.count) bytes is larger than the \(Realm.Limits.maximumDataLength) allowed",
+                    objectType: table.name, property: property.name)
+            }
+            return value
+        case (.bool, .bool), (.date, .date), (.uuid, .uuid), (.double, .double), (.float, .float):
             return value
         case (.int, .int(let v)), (.int8, .int(let v)), (.int16, .int(let v)),
             (.int32, .int(let v)), (.int64, .int(let v)):

@@ -57,6 +57,8 @@ package final class Store {
     /// Subscriptions the open write must not notify.
     var silencedTokens = Set<SubscriptionToken>()
     var subscriptionCounter: UInt64 = 0
+    /// The most live subscriptions kept at once (``Realm/Configuration/maximumSubscriptions``).
+    var maximumSubscriptions = Int.max
     /// The last frozen copy, reused while nothing changed.
     @exclusivity(unchecked) var frozenCache: (mutationCount: UInt64, frozen: FrozenStore)?
     /// The version of the last commit.
@@ -80,6 +82,9 @@ package final class Store {
     var observedRowCounts: [Int] = []
     /// The registry size at which registrars no instance refers to are swept out.
     var observationSweepCount = 1024
+    /// Embedded objects whose parent the journal entry being replayed may have changed:
+    /// checked by ``checkReplayedEmbedded()`` before the entry commits.
+    var replayedEmbedded: [(table: Table, row: Int32)] = []
     /// Called after every commit, in order, with the commit's changeset.
     package var commitObservers: [(ChangeSet, Store) -> Void] = []
     /// The change history, when the realm keeps one.

@@ -136,10 +136,12 @@ struct JournalEntry {
                 }
             }
             if !doomed.isEmpty { try store.replayDelete(doomed) }
+            try store.checkReplayedEmbedded()
             store.history?.isRecordingRemote = isRemote
             defer { store.history?.isRecordingRemote = false }
             store.commitWrite()
         } catch {
+            store.discardReplayedEmbedded()
             store.cancelWrite()
             throw error
         }

@@ -21,12 +21,21 @@ enum FileIO {
     }
 
     /// The whole content of a file.
-    static func read(_ path: String) throws(LiveObjectsError) -> [UInt8] {
+    ///
+    /// - Throws: `io`, or `limitExceeded` (before reading) for a file larger than `maximumSize`.
+    static func read(_ path: String, maximumSize: Int = .max) throws(LiveObjectsError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw error("opening the file", path) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw error("reading the file's size", path) }
+        guard Int64(info.st_size) <= Int64(maximumSize) else {
+            throw LiveObjectsError(
+                .limitExceeded,
+                "the file is \(info.st_size) bytes, more than the \(maximumSize) allowed "
+                    + "(FileStorage.Options.maximumFileSize); nothing was read or changed",
+                file: path)
+        }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var done = 0
         while done < bytes.count {

@@ -11,7 +11,7 @@ extension FileStorage {
     ///   snapshot. The file is never changed.
     public static func header(ofFile url: URL) throws(LiveObjectsError) -> (schema: Schema, schemaVersion: UInt64) {
         let path = url.standardizedFileURL.path
-        let bytes = try FileIO.read(path)
+        let bytes = try FileIO.read(path, maximumSize: FileStorage.Options().maximumFileSize)
         let result: Result<SnapshotHeader, LiveObjectsError> = bytes.withUnsafeBytes { buffer in
             var reader = SnapshotDecoder(buffer, fileName: path)
             return Result { () throws(LiveObjectsError) in try reader.readHeader() }

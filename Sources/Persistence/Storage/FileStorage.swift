@@ -109,6 +109,9 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         /// The journal size, in bytes, past which it is folded into the snapshot (a save) after
         /// a commit. Default: 4 MiB.
         public var journalFoldThreshold: Int = 4 << 20
+        /// The largest snapshot or journal file opening reads, in bytes; a larger one is refused
+        /// with `limitExceeded` before it is read, and left as it is. Default: 1 GiB.
+        public var maximumFileSize: Int = 1 << 30
         /// Whether to delete the file's data, instead of failing or migrating, when the schema
         /// differs from the file's: for caches. A file with a higher schema version than asked
         /// for is still an error. Default: `false`.
@@ -122,7 +125,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         public init(
             savePolicy: SavePolicy = .manual, journal: Bool = true, syncsJournal: Bool = true,
             journalFoldThreshold: Int = 4 << 20, deleteDataIfMigrationNeeded: Bool = false,
-            migration: MigrationBlock? = nil
+            migration: MigrationBlock? = nil, maximumFileSize: Int = 1 << 30
         ) {
             self.savePolicy = savePolicy
             self.journal = journal
@@ -130,6 +133,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             self.journalFoldThreshold = journalFoldThreshold
             self.deleteDataIfMigrationNeeded = deleteDataIfMigrationNeeded
             self.migration = migration
+            self.maximumFileSize = maximumFileSize
         }
     }
 
@@ -293,8 +297,9 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             if options.journal { try resetJournal(session) }
             return session
         }
-        let bytes = try FileIO.read(path)
-        let journal = FileIO.exists(journalPath) ? try FileIO.read(journalPath) : nil
+        let bytes = try FileIO.read(path, maximumSize: options.maximumFileSize)
+        let journal =
+            FileIO.exists(journalPath) ? try FileIO.read(journalPath, maximumSize: options.maximumFileSize) : nil
         return try bytes.withUnsafeBytesTyped { (raw) throws(LiveObjectsError) -> Session in
             var decoder = SnapshotDecoder(raw, fileName: path)
             let header = try decoder.readHeader()
@@ -358,7 +363,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
 
     /// Replays the journal lines after the snapshot. Returns the length of the valid prefix and
     /// whether the journal can be appended to (its header matches).
-    private func replayJournal(
+    func replayJournal(
         _ journal: [UInt8]?, into store: Store, header: SnapshotHeader, session: Session
     ) throws(LiveObjectsError) -> (valid: Bool, length: Int) {
         guard let journal else { return (false, 0) }

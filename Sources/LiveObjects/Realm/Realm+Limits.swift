@@ -1,0 +1,23 @@
+extension Realm {
+    /// The fixed limits of every realm. Going past one is a ``LiveObjectsError`` with code
+    /// ``LiveObjectsError/Code/limitExceeded`` and nothing is changed. The limits that can be
+    /// set are ``Configuration/maximumSubscriptions`` and the file storage's maximum file size;
+    /// docs/LIMITS.md lists them all.
+    public enum Limits {
+        /// The longest string a property (or an element of a list of strings) holds, in UTF-8
+        /// bytes: 16 MiB.
+        public static let maximumStringLength = 16 << 20
+        /// The largest `Data` a property (or an element of a list of data) holds, in bytes:
+        /// 16 MiB.
+        public static let maximumDataLength = 16 << 20
+        /// The longest predicate string, in UTF-8 bytes: 1 MiB.
+        public static var maximumPredicateLength: Int { PredicateParser.maxInputLength }
+        /// The deepest nesting of a predicate, counting every `(`, `NOT`/`!`, `SUBQUERY` and `{`
+        /// open at once: 256.
+        public static var maximumPredicateNesting: Int { PredicateParser.maxNestingDepth }
+        /// The deepest nesting of `SUBQUERY` inside `SUBQUERY`: 16.
+        public static var maximumSubqueryNesting: Int { PredicateParser.maxSubqueryDepth }
+        /// The default of ``Configuration/maximumSubscriptions``: 10,000.
+        public static let defaultMaximumSubscriptions = 10_000
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import LiveObjects
+
+extension FileStorage {
+    /// Decodes the bytes of a snapshot file, and of its journal when given, into a new store
+    /// with the file's schema, the way opening a file realm reads them, without touching any
+    /// file. Returns the store and the commit it holds.
+    ///
+    /// For tools that check the loader on arbitrary bytes (the fuzz targets) and for tests.
+    ///
+    /// - Throws: ``LiveObjectsError`` with code `corruptFile` or `limitExceeded`, as opening
+    ///   would for the same bytes.
+    package static func decode(snapshot: [UInt8], journal: [UInt8]?) throws(LiveObjectsError)
+        -> (store: Store, schemaVersion: UInt64, commit: UInt64)
+    {
+        let storage = FileStorage(url: URL(fileURLWithPath: "/snapshot"), options: .init())
+        return try snapshot.withUnsafeBytesTyped {
+            (raw) throws(LiveObjectsError) -> (store: Store, schemaVersion: UInt64, commit: UInt64) in
+            var decoder = SnapshotDecoder(raw, fileName: "snapshot")
+            let header = try decoder.readHeader()
+            let store = try Store(schema: header.schema)
+            try decoder.readObjects(into: store)
+            let session = Session(store: store, schemaVersion: header.schemaVersion, commit: header.commit)
+            _ = try storage.replayJournal(journal, into: store, header: header, session: session)
+            return (store, header.schemaVersion, session.commit)
+        }
+    }
+
+    /// The snapshot file's bytes for a store: what saving writes.
+    package static func encode(_ store: Store, schemaVersion: UInt64, commit: UInt64) throws(LiveObjectsError)
+        -> [UInt8]
+    {
+        try Snapshot.encode(store, schemaVersion: schemaVersion, commit: commit)
+    }
+}
