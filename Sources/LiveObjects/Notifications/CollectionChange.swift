@@ -78,10 +78,10 @@ public struct CollectionChange<Element: Object>: Sendable {
 /// iteration (or cancelling its task) ends the subscription; the realm frees it at its next
 /// commit.
 public struct CollectionChanges<Element: Object>: AsyncSequence, Sendable {
-    public typealias AsyncIterator = AsyncStream<CollectionChange<Element>>.Iterator
-    let stream: AsyncStream<CollectionChange<Element>>
+    public typealias AsyncIterator = ChangeIterator<CollectionChange<Element>>
+    let stream: ChangeStream<CollectionChange<Element>>
     /// Names the subscription, for ``Realm/write(withoutNotifying:_:)``.
     public let token: SubscriptionToken
 
-    public func makeAsyncIterator() -> AsyncIterator { stream.makeAsyncIterator() }
+    public func makeAsyncIterator() -> AsyncIterator { ChangeIterator(stream) }
 }

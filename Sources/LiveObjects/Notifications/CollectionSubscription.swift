@@ -14,7 +14,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
     unowned(unsafe) let store: Store
     let table: Table
     let source: Source
-    let continuation: AsyncStream<CollectionChange<Element>>.Continuation
+    let continuation: ChangeStream<CollectionChange<Element>>.Continuation
     /// Property paths whose changes report an element as modified: the key-path filter's, or
     /// (unfiltered) one path per property, one link deep.
     let observedPaths: [BoundPath]
@@ -34,7 +34,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
 
     init(
         store: Store, table: Table, source: Source, observedPaths: [BoundPath], membershipPaths: [BoundPath],
-        filtered: Bool, continuation: AsyncStream<CollectionChange<Element>>.Continuation
+        filtered: Bool, continuation: ChangeStream<CollectionChange<Element>>.Continuation
     ) {
         self.store = store
         self.table = table

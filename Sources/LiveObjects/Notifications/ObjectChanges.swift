@@ -23,23 +23,23 @@ public struct PropertyChange: Sendable, Hashable {
 /// element per committed write that changes one of its observed properties, or deletes it.
 /// Buffering is unbounded; ending the iteration ends the subscription.
 public struct ObjectChanges<Element: Object>: AsyncSequence, Sendable {
-    public typealias AsyncIterator = AsyncStream<ObjectChange<Element>>.Iterator
-    let stream: AsyncStream<ObjectChange<Element>>
+    public typealias AsyncIterator = ChangeIterator<ObjectChange<Element>>
+    let stream: ChangeStream<ObjectChange<Element>>
     /// Names the subscription, for ``Realm/write(withoutNotifying:_:)``.
     public let token: SubscriptionToken
 
-    public func makeAsyncIterator() -> AsyncIterator { stream.makeAsyncIterator() }
+    public func makeAsyncIterator() -> AsyncIterator { ChangeIterator(stream) }
 }
 
 /// Every commit of a realm, as an asynchronous sequence of changesets (no initial element).
 /// Buffering is unbounded; ending the iteration ends the subscription.
 public struct RealmChanges: AsyncSequence, Sendable {
-    public typealias AsyncIterator = AsyncStream<ChangeSet>.Iterator
-    let stream: AsyncStream<ChangeSet>
+    public typealias AsyncIterator = ChangeIterator<ChangeSet>
+    let stream: ChangeStream<ChangeSet>
     /// Names the subscription, for ``Realm/write(withoutNotifying:_:)``.
     public let token: SubscriptionToken
 
-    public func makeAsyncIterator() -> AsyncIterator { stream.makeAsyncIterator() }
+    public func makeAsyncIterator() -> AsyncIterator { ChangeIterator(stream) }
 }
 
 final class ObjectSubscription<Element: Object>: Subscription {
@@ -49,11 +49,11 @@ final class ObjectSubscription<Element: Object>: Subscription {
     let row: Int32
     let generation: UInt32
     let properties: Set<Int>?
-    let continuation: AsyncStream<ObjectChange<Element>>.Continuation
+    let continuation: ChangeStream<ObjectChange<Element>>.Continuation
 
     init(
         store: Store, table: Table, row: Int32, generation: UInt32, properties: Set<Int>?,
-        continuation: AsyncStream<ObjectChange<Element>>.Continuation
+        continuation: ChangeStream<ObjectChange<Element>>.Continuation
     ) {
         self.store = store
         self.table = table
@@ -111,9 +111,9 @@ extension FrozenStore {
 }
 
 final class RealmSubscription: Subscription {
-    let continuation: AsyncStream<ChangeSet>.Continuation
+    let continuation: ChangeStream<ChangeSet>.Continuation
 
-    init(token: SubscriptionToken, continuation: AsyncStream<ChangeSet>.Continuation) {
+    init(token: SubscriptionToken, continuation: ChangeStream<ChangeSet>.Continuation) {
         self.continuation = continuation
         super.init(token: token)
     }
@@ -139,10 +139,11 @@ extension _Observable where Self: Object {
     ///   live subscriptions it ends at once and the enclosing read or write throws
     ///   `limitExceeded`.
     public func changes(keyPaths: [PartialKeyPath<Self>]? = nil) -> ObjectChanges<Self> {
-        let (stream, continuation) = AsyncStream<ObjectChange<Self>>.makeStream(bufferingPolicy: .unbounded)
+        let changeStream = ChangeStream<ObjectChange<Self>>()
+        let continuation = changeStream.continuation
         guard let handle = _handle, handle.isValid else {
             continuation.finish()
-            return ObjectChanges(stream: stream, token: SubscriptionToken(id: 0))
+            return ObjectChanges(stream: changeStream, token: SubscriptionToken(id: 0))
         }
         var properties: Set<Int>?
         if let keyPaths {
@@ -160,9 +161,9 @@ extension _Observable where Self: Object {
             store: handle.store, table: handle.table, row: handle.row, generation: handle.generation,
             properties: properties, continuation: continuation)
         let cancellation = subscription.cancellation
-        continuation.onTermination = { _ in cancellation.cancel() }
+        continuation.onTermination { cancellation.cancel() }
         handle.store.addSubscriptionOrRecord(subscription)
-        return ObjectChanges(stream: stream, token: subscription.token)
+        return ObjectChanges(stream: changeStream, token: subscription.token)
     }
 }
 
@@ -172,13 +173,14 @@ extension Realm {
     /// - Throws: `limitExceeded` when the realm already has
     ///   ``Configuration/maximumSubscriptions`` live subscriptions.
     public func changes() throws(LiveObjectsError) -> RealmChanges {
-        let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .unbounded)
+        let changeStream = ChangeStream<ChangeSet>()
+        let continuation = changeStream.continuation
         let subscription = RealmSubscription(token: store.nextSubscriptionToken(), continuation: continuation)
         let cancellation = subscription.cancellation
-        continuation.onTermination = { _ in cancellation.cancel() }
+        continuation.onTermination { cancellation.cancel() }
         // Made during a write, it starts after that write's commit, like every subscription.
         if let error = store.addSubscription(subscription) { throw error }
-        return RealmChanges(stream: stream, token: subscription.token)
+        return RealmChanges(stream: changeStream, token: subscription.token)
     }
 
     /// Runs a write whose commit the named subscriptions do not hear about (their state still

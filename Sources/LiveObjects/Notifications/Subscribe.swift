@@ -68,10 +68,11 @@ extension Results {
     ///   at once and the enclosing ``Realm/read(_:)`` or ``Realm/write(_:)`` throws
     ///   `limitExceeded`.
     public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {
-        let (stream, continuation) = AsyncStream<CollectionChange<Element>>.makeStream(bufferingPolicy: .unbounded)
+        let changeStream = ChangeStream<CollectionChange<Element>>()
+        let continuation = changeStream.continuation
         guard let table else {
             continuation.finish()
-            return CollectionChanges(stream: stream, token: store.nextSubscriptionToken())
+            return CollectionChanges(stream: changeStream, token: store.nextSubscriptionToken())
         }
         let source: CollectionSubscription<Element>.Source
         var membership: [BoundPath] = []
@@ -106,9 +107,9 @@ extension Results {
             store: store, table: table, source: source, observedPaths: observed, membershipPaths: membership,
             filtered: filtered, continuation: continuation)
         let cancellation = subscription.cancellation
-        continuation.onTermination = { _ in cancellation.cancel() }
+        continuation.onTermination { cancellation.cancel() }
         store.addSubscriptionOrRecord(subscription)
-        return CollectionChanges(stream: stream, token: subscription.token)
+        return CollectionChanges(stream: changeStream, token: subscription.token)
     }
 }
 
@@ -150,10 +151,11 @@ extension LinkingObjects {
 
 extension ObjectCollection {
     func collectionChanges(context: _AccessContext?, keyPaths: [String]?) -> CollectionChanges<Element> {
-        let (stream, continuation) = AsyncStream<CollectionChange<Element>>.makeStream(bufferingPolicy: .unbounded)
+        let changeStream = ChangeStream<CollectionChange<Element>>()
+        let continuation = changeStream.continuation
         guard let context, let target = context.targetTable else {
             continuation.finish()
-            return CollectionChanges(stream: stream, token: SubscriptionToken(id: 0))
+            return CollectionChanges(stream: changeStream, token: SubscriptionToken(id: 0))
         }
         let store = context.handle.store
         let (observed, filtered) = observedPaths(keyPaths, table: target)
@@ -164,8 +166,8 @@ extension ObjectCollection {
                 property: context.property),
             observedPaths: observed, membershipPaths: [], filtered: filtered, continuation: continuation)
         let cancellation = subscription.cancellation
-        continuation.onTermination = { _ in cancellation.cancel() }
+        continuation.onTermination { cancellation.cancel() }
         store.addSubscriptionOrRecord(subscription)
-        return CollectionChanges(stream: stream, token: subscription.token)
+        return CollectionChanges(stream: changeStream, token: subscription.token)
     }
 }
