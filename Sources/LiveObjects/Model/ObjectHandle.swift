@@ -77,8 +77,11 @@ public struct _AccessContext {
     /// nil when the column is not of that kind.
     @inline(__always)
     func scalar<T: ColumnElement>(_ type: T.Type, _ kind: ScalarKind) -> T? {
-        guard let column = handle.table.columns[property], column.scalarKind == kind else { return nil }
-        return unsafeDowncast(column, to: ScalarColumn<T>.self).values[Int(handle.row)]
+        let row = Int(handle.row)
+        return handle.table.columns.withUnsafeBufferPointer { columns in
+            guard let column = columns[property], column.scalarKind == kind else { return nil }
+            return unsafeDowncast(column, to: ScalarColumn<T>.self).values[row]
+        }
     }
 
     /// The table that a link property points to.

@@ -113,7 +113,9 @@ public struct Results<Element: Object>: RandomAccessCollection {
         let results = Results(store: store, table: table, query: query)
         if let table {
             // Bind now, to report errors at once; keep the binding when it is the whole filter.
-            let bound = try QueryCompiler.bind(syntax, to: table, store: store, text: text)
+            // An equality on an indexed property (the common lookup) takes a short cut.
+            var bound = QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
+            if bound == nil { bound = try QueryCompiler.bind(syntax, to: table, store: store, text: text) }
             if query.predicates.count == 1 { results.cache.bound = bound }
         }
         return results

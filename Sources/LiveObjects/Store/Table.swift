@@ -179,6 +179,10 @@ package final class Table {
     @exclusivity(unchecked) var observationReporters: [ObservationReporter?] = []
     /// Property names read by Swift key paths of the model class, traced once.
     @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: [String]] = [:]
+    /// The key paths traced most recently, found by identity before hashing: a key path
+    /// literal is one instance for the life of the process. Holding the key path keeps its
+    /// identity from being reused by another one.
+    @exclusivity(unchecked) var recentKeyPaths: [(keyPath: AnyKeyPath, names: [String])] = []
     /// Sorted indexes of indexed properties, for ranges; rebuilt when stale.
     @exclusivity(unchecked) var sortedIndexes: [Int: SortedIndex] = [:]
     /// Whether the hash indexes must be rebuilt before use.
@@ -232,8 +236,10 @@ package final class Table {
     @inline(__always)
     func property(forStorage id: ObjectIdentifier) -> Int? {
         // A linear scan: a type has few properties, and this beats hashing.
-        for entry in storageKeyPaths where entry.id == id { return entry.property }
-        return nil
+        storageKeyPaths.withUnsafeBufferPointer { entries in
+            for entry in entries where entry.id == id { return entry.property }
+            return nil
+        }
     }
 
     func setProperty(_ p: Int, forStorage id: ObjectIdentifier) {

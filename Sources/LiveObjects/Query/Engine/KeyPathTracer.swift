@@ -20,7 +20,11 @@ extension Store {
     func propertyNames<Root: Object>(of keyPath: PartialKeyPath<Root>, from table: Table)
         throws(LiveObjectsError) -> [String]
     {
-        if let names = table.tracedKeyPaths[keyPath] { return names }
+        for entry in table.recentKeyPaths where entry.keyPath === keyPath { return entry.names }
+        if let names = table.tracedKeyPaths[keyPath] {
+            table.rememberRecent(keyPath, names)
+            return names
+        }
         let probe = try makeProbeStore()
         let probeTable = probe.tables[table.index]
         let object = Root()
@@ -45,6 +49,7 @@ extension Store {
                 objectType: table.name)
         }
         table.tracedKeyPaths[keyPath] = names
+        table.rememberRecent(keyPath, names)
         return names
     }
 
@@ -73,5 +78,13 @@ extension Store {
         probe.isInWrite = false
         probeStore = probe
         return probe
+    }
+}
+
+extension Table {
+    /// Keeps a traced key path among the few found by identity (the oldest makes room).
+    func rememberRecent(_ keyPath: AnyKeyPath, _ names: [String]) {
+        if recentKeyPaths.count >= 16 { recentKeyPaths.removeFirst() }
+        recentKeyPaths.append((keyPath, names))
     }
 }

@@ -26,6 +26,31 @@ struct QueryCompiler {
         return BoundQuery(predicate: bound, slotCount: compiler.slotCount)
     }
 
+    /// Binds a predicate that is a single equality between a property of the table and a
+    /// constant, when the property is the primary key or indexed: the common lookup by value.
+    /// Such a predicate cannot fail to bind, and binding it needs none of the general
+    /// compiler's work. Nil for any other predicate.
+    static func bindIndexedEquality(_ predicate: PredicateSyntax, to table: Table, store: Store) -> BoundQuery? {
+        guard case .comparison(let c) = predicate, c.quantifier == .direct, c.op == .equal, c.options.isEmpty
+        else { return nil }
+        let path: KeyPathSyntax
+        let value: PropertyValue
+        switch (c.lhs, c.rhs) {
+        case (.keyPath(let k), .value(let v)), (.value(let v), .keyPath(let k)):
+            path = k
+            value = v
+        default: return nil
+        }
+        guard path.variable == nil, path.components.count == 1, !value.isNull,
+            let p = table.propertyIndex[path.components[0]]
+        else { return nil }
+        let property = table.schema.properties[p]
+        guard property.isPrimaryKey || property.isIndexed, !property.isList, property.type != .object,
+            table.accepts(value, p), let key = try? store.check(value, for: property, in: table)
+        else { return nil }
+        return BoundQuery(predicate: .index(IndexLookup(table: table, property: p, keys: [key])), slotCount: 0)
+    }
+
     private func fail(_ failure: QueryBindingFailure, at offset: Int) -> LiveObjectsError {
         if let text {
             var error = PredicateParser.error(failure.code, failure.message, at: offset, in: text)
@@ -358,6 +383,11 @@ struct IndexLookup {
 
     func rows() -> [Int32] {
         table.ensureIndexes()
+        // One key on a secondary index: its rows as they are, when already in order (no copy).
+        if keys.count == 1, property != table.primaryKeyProperty, let index = table.valueIndexes[property] {
+            let found = index.rows[keys[0]] ?? []
+            if Self.isStrictlyIncreasing(found) { return found }
+        }
         var rows: [Int32] = []
         if property == table.primaryKeyProperty {
             for key in keys { if let row = table.row(forPrimaryKey: key) { rows.append(row) } }
@@ -368,6 +398,17 @@ struct IndexLookup {
         var unique: [Int32] = []
         for row in rows where unique.last != row { unique.append(row) }
         return unique
+    }
+
+    private static func isStrictlyIncreasing(_ rows: [Int32]) -> Bool {
+        rows.withUnsafeBufferPointer { b in
+            var i = 1
+            while i < b.count {
+                if b[i - 1] >= b[i] { return false }
+                i += 1
+            }
+            return true
+        }
     }
 
     func filter(_ candidates: [Int32]?) -> [Int32] {
