@@ -380,6 +380,7 @@ enum OfflineWalkthrough: Walkthrough {
         await server.setReachable(true)
         let report = try await engine.sync()
         narrator.say("pushed \(report.pushed), pulled \(report.pulled), conflicts \(report.conflicts), failed \(report.failed.count)")
+        narrator.say("(The pull brings back the 4 objects just pushed: the phone already holds those values.)")
         let log = await server.pushLog
         narrator.say("The push requests the server got, in order:")
         for (index, request) in log.enumerated() {
