@@ -9,7 +9,7 @@ import LiveObjectsSync
 enum OfflineWalkthrough: Walkthrough {
     static let name = "offline"
     static let summary =
-        "discount cards created offline with a local id, synced later through a fake server: server ids, last-writer-wins, a conflict"
+        "discount cards created offline with a local id, synced later through a fake server (server ids, last-writer-wins)"
 
     // MARK: The model
 
