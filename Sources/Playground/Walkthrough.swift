@@ -33,5 +33,6 @@ let walkthroughs: [WalkthroughEntry] = [
     WalkthroughEntry(RealmsWalkthrough.self),
     WalkthroughEntry(DALWalkthrough.self),
     WalkthroughEntry(MigrationWalkthrough.self),
+    WalkthroughEntry(OfflineWalkthrough.self),
     WalkthroughEntry(LiveWalkthrough.self),
 ]
