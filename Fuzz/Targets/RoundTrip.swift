@@ -9,7 +9,9 @@ enum RoundTrip {
             let again = try FileStorage.decode(snapshot: first, journal: nil)
             let second = try FileStorage.encode(again.store, schemaVersion: again.schemaVersion, commit: again.commit)
             guard first == second else {
-                fatalError("a save does not load back to the same bytes:\n\(String(decoding: first, as: UTF8.self))\n\(String(decoding: second, as: UTF8.self))")
+                fatalError(
+                    "a save does not load back to the same bytes:\n\(String(decoding: first, as: UTF8.self))\n\(String(decoding: second, as: UTF8.self))"
+                )
             }
         } catch {
             fatalError("what loaded does not save and load again: \(error)")

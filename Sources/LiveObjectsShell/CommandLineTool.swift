@@ -209,7 +209,8 @@ public enum CommandLineTool {
         if interactive {
             let what: String
             switch storage {
-            case .memory: what = options.demo ? "a demo realm in memory (people, dogs, toys, clubs)" : "an empty realm in memory"
+            case .memory:
+                what = options.demo ? "a demo realm in memory (people, dogs, toys, clubs)" : "an empty realm in memory"
             case .file(let path, _): what = path
             }
             environment.output("liveobj \(version): \(what). Type 'help' for the commands, 'quit' to leave.")

@@ -6,36 +6,46 @@ import LiveObjects
 public enum Demo {
     /// The demo schema, as data (the same types as the pet models of the tests).
     public static let schema = Schema([
-        ObjectSchema(name: "Person", properties: [
-            Property(name: "id", type: .int, isPrimaryKey: true),
-            Property(name: "name", type: .string),
-            Property(name: "age", type: .int),
-            .list("dogs", of: "Dog"),
-            .link("address", to: "Address"),
-            .linkingObjects("clubs", from: "DogClub", property: "members"),
-        ]),
-        ObjectSchema(name: "Dog", properties: [
-            Property(name: "id", type: .int, isPrimaryKey: true),
-            Property(name: "name", type: .string, isIndexed: true),
-            Property(name: "age", type: .int),
-            .link("owner", to: "Person"),
-            .list("toys", of: "DogToy", deleteRule: .cascade),
-            .linkingObjects("walkers", from: "Person", property: "dogs"),
-        ]),
-        ObjectSchema(name: "DogToy", properties: [
-            Property(name: "id", type: .int, isPrimaryKey: true),
-            Property(name: "name", type: .string),
-            .linkingObjects("dogs", from: "Dog", property: "toys"),
-        ]),
-        ObjectSchema(name: "DogClub", properties: [
-            Property(name: "name", type: .string, isPrimaryKey: true),
-            .list("members", of: "Person"),
-            .link("president", to: "Person", deleteRule: .deny),
-        ]),
-        ObjectSchema(name: "Address", properties: [
-            Property(name: "street", type: .string),
-            Property(name: "city", type: .string),
-        ], isEmbedded: true),
+        ObjectSchema(
+            name: "Person",
+            properties: [
+                Property(name: "id", type: .int, isPrimaryKey: true),
+                Property(name: "name", type: .string),
+                Property(name: "age", type: .int),
+                .list("dogs", of: "Dog"),
+                .link("address", to: "Address"),
+                .linkingObjects("clubs", from: "DogClub", property: "members"),
+            ]),
+        ObjectSchema(
+            name: "Dog",
+            properties: [
+                Property(name: "id", type: .int, isPrimaryKey: true),
+                Property(name: "name", type: .string, isIndexed: true),
+                Property(name: "age", type: .int),
+                .link("owner", to: "Person"),
+                .list("toys", of: "DogToy", deleteRule: .cascade),
+                .linkingObjects("walkers", from: "Person", property: "dogs"),
+            ]),
+        ObjectSchema(
+            name: "DogToy",
+            properties: [
+                Property(name: "id", type: .int, isPrimaryKey: true),
+                Property(name: "name", type: .string),
+                .linkingObjects("dogs", from: "Dog", property: "toys"),
+            ]),
+        ObjectSchema(
+            name: "DogClub",
+            properties: [
+                Property(name: "name", type: .string, isPrimaryKey: true),
+                .list("members", of: "Person"),
+                .link("president", to: "Person", deleteRule: .deny),
+            ]),
+        ObjectSchema(
+            name: "Address",
+            properties: [
+                Property(name: "street", type: .string),
+                Property(name: "city", type: .string),
+            ], isEmbedded: true),
     ])
 
     static let people: [JSONValue] = [

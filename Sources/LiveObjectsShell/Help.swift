@@ -61,7 +61,9 @@ struct CommandDoc: Sendable {
             name: "types", aliases: ["ls"], usage: "types", abstract: "List the object types and their counts."),
         CommandDoc(
             name: "schema", usage: "schema [TYPE]", abstract: "Show the schema of one or every type.",
-            discussion: "Properties read 'name: Type' with '?' for optional, '[Type]' for lists, '<- Type.property'\nfor inverse links, and 'primary', 'indexed', 'cascade' or 'deny' after the type."),
+            discussion:
+                "Properties read 'name: Type' with '?' for optional, '[Type]' for lists, '<- Type.property'\nfor inverse links, and 'primary', 'indexed', 'cascade' or 'deny' after the type."
+        ),
         CommandDoc(
             name: "define", usage: "define [embedded] TYPE { NAME: TYPE [primary|indexed|cascade|deny], ... }",
             abstract: "Add an object type, or add properties to one.",
@@ -85,7 +87,9 @@ struct CommandDoc: Sendable {
                 """),
         CommandDoc(
             name: "get", usage: "get TYPE KEY", abstract: "Show one object by primary key.",
-            discussion: "KEY is a number, a quoted string or a word; '#ROW' names an object of a type without\na primary key. The objects linking to it are shown too."),
+            discussion:
+                "KEY is a number, a quoted string or a word; '#ROW' names an object of a type without\na primary key. The objects linking to it are shown too."
+        ),
         CommandDoc(
             name: "query", aliases: ["find"],
             usage: "query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc], ...] [limit N]",
@@ -109,7 +113,9 @@ struct CommandDoc: Sendable {
         CommandDoc(
             name: "begin", usage: "begin",
             abstract: "Open a transaction spanning several commands.",
-            discussion: "Without one, every command is its own transaction. A failed command inside a transaction\nchanges nothing and leaves the transaction open."),
+            discussion:
+                "Without one, every command is its own transaction. A failed command inside a transaction\nchanges nothing and leaves the transaction open."
+        ),
         CommandDoc(name: "commit", usage: "commit", abstract: "Commit the open transaction."),
         CommandDoc(
             name: "rollback", aliases: ["abort"], usage: "rollback",
@@ -117,7 +123,9 @@ struct CommandDoc: Sendable {
         CommandDoc(
             name: "watch", usage: "watch NAME = TYPE [where PREDICATE] [sort by ...] [limit N]",
             abstract: "Print a query's changes after every later command that affects it.",
-            discussion: "Each change set lists the deleted rows (old indices), then the inserted, modified and\nmoved rows (new indices)."),
+            discussion:
+                "Each change set lists the deleted rows (old indices), then the inserted, modified and\nmoved rows (new indices)."
+        ),
         CommandDoc(name: "unwatch", usage: "unwatch NAME", abstract: "Stop a watch."),
         CommandDoc(name: "watches", usage: "watches", abstract: "List the watches."),
         CommandDoc(

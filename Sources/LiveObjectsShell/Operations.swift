@@ -193,11 +193,14 @@ enum Operations {
                 }
             }
             guard let pk = target.primaryKey else {
-                throw ShellError("\(schema.name).\(property.name): \(targetName) has no primary key, so links to it are given as #ROW")
+                throw ShellError(
+                    "\(schema.name).\(property.name): \(targetName) has no primary key, so links to it are given as #ROW"
+                )
             }
             let key = try value(json, for: pk, in: target, realm)
             guard let object = try realm.dynamicObject(ofType: targetName, forPrimaryKey: key) else {
-                throw ShellError("\(schema.name).\(property.name): there is no \(targetName) with primary key \(json.spaced)")
+                throw ShellError(
+                    "\(schema.name).\(property.name): there is no \(targetName) with primary key \(json.spaced)")
             }
             return .object(object.key)
         case .linkingObjects:
@@ -282,7 +285,8 @@ enum Operations {
             initial[name] = try self.value(value, for: p, in: schema, realm)
         }
         let object = try realm.dynamicCreate(type, value: initial)
-        try apply(all.filter { schema[$0.0]?.type == .object || schema[$0.0]?.type == .linkingObjects }, to: object, realm)
+        try apply(
+            all.filter { schema[$0.0]?.type == .object || schema[$0.0]?.type == .linkingObjects }, to: object, realm)
         return object
     }
 }

@@ -19,7 +19,9 @@ struct RealmDump: Sendable {
             var positions: [ObjectKey: Int] = [:]
             for object in try realm.dynamicObjects(schema.name) {
                 var values: [String: PropertyValue] = [:]
-                for property in schema.properties where property.isStored { values[property.name] = object[property.name] }
+                for property in schema.properties where property.isStored {
+                    values[property.name] = object[property.name]
+                }
                 positions[object.key] = records.count
                 records.append(Record(key: object.key, values: values))
             }
@@ -79,7 +81,9 @@ struct RealmDump: Sendable {
                     case .object(let key)?:
                         if let mapped = targetKeys[key] { try object.set(p.name, to: .object(mapped)) }
                     case .list(let items)? where !items.isEmpty:
-                        try object.set(p.name, to: .list(items.compactMap { $0.objectKey.flatMap { targetKeys[$0] }.map { .object($0) } }))
+                        try object.set(
+                            p.name,
+                            to: .list(items.compactMap { $0.objectKey.flatMap { targetKeys[$0] }.map { .object($0) } }))
                     default:
                         break
                     }
@@ -107,12 +111,14 @@ extension Shell {
             for property in definition.properties {
                 if let current = existing[property.name] {
                     guard current == property else {
-                        throw ShellError("\(definition.name).\(property.name) exists as '\(current)'; define only adds properties")
+                        throw ShellError(
+                            "\(definition.name).\(property.name) exists as '\(current)'; define only adds properties")
                     }
                     continue
                 }
                 if property.isPrimaryKey {
-                    throw ShellError("\(definition.name).\(property.name): a primary key can only be given to a new type")
+                    throw ShellError(
+                        "\(definition.name).\(property.name): a primary key can only be given to a new type")
                 }
                 added.append(property)
             }
@@ -170,7 +176,8 @@ extension Shell {
             while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
                 data.append(chunk)
                 if data.count > Self.maximumImportSize {
-                    throw ShellError("\(path) is larger than the \(Self.maximumImportSize) bytes import reads; nothing was imported")
+                    throw ShellError(
+                        "\(path) is larger than the \(Self.maximumImportSize) bytes import reads; nothing was imported")
                 }
             }
         } catch let error as ShellError {
@@ -192,7 +199,8 @@ extension Shell {
             batches = [(type, items)]
         } else {
             guard case .object(let pairs) = document else {
-                throw ShellError("\(path): expected a JSON object of type names and arrays ('import TYPE FILE' reads an array)")
+                throw ShellError(
+                    "\(path): expected a JSON object of type names and arrays ('import TYPE FILE' reads an array)")
             }
             for (name, value) in pairs {
                 guard case .array(let items) = value else { throw ShellError("\(path): \(name) is not an array") }
@@ -241,7 +249,8 @@ extension Shell {
                 sections.append((name, lines))
             }
             func array(_ lines: [String], indent: String) -> String {
-                lines.isEmpty ? "[]" : "[\n" + lines.map { indent + "  " + $0 }.joined(separator: ",\n") + "\n\(indent)]"
+                lines.isEmpty
+                    ? "[]" : "[\n" + lines.map { indent + "  " + $0 }.joined(separator: ",\n") + "\n\(indent)]"
             }
             if type != nil { return (array(sections[0].1, indent: "") + "\n", n) }
             var key = ""

@@ -61,7 +61,9 @@ extension Shell {
                 } catch {
                     current = [:]
                 }
-                report(watches[i].name, type: type, change, old: previous, oldRows: previousRows, new: newKeys, newRows: current)
+                report(
+                    watches[i].name, type: type, change, old: previous, oldRows: previousRows, new: newKeys,
+                    newRows: current)
                 previous = newKeys
                 previousRows = current
             }
@@ -84,10 +86,12 @@ extension Shell {
             entries.append(("modified", String(i), [("index", .int(Int64(i)))], newRows[new[i]] ?? .null))
         }
         for move in change.moves {
-            entries.append((
-                "moved", "\(move.from)->\(move.to)", [("from", .int(Int64(move.from))), ("to", .int(Int64(move.to)))],
-                newRows[new[move.to]] ?? .null
-            ))
+            entries.append(
+                (
+                    "moved", "\(move.from)->\(move.to)",
+                    [("from", .int(Int64(move.from))), ("to", .int(Int64(move.to)))],
+                    newRows[new[move.to]] ?? .null
+                ))
         }
         guard !entries.isEmpty else { return }
         if json {

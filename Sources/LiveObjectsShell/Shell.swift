@@ -205,13 +205,17 @@ public final class Shell {
 
         case .types:
             let rows = try await realm.read { realm in
-                try realm.schema.objectSchemas.map { s in (s.name, s.isEmbedded, try realm.dynamicObjects(s.name).count) }
+                try realm.schema.objectSchemas.map { s in (s.name, s.isEmbedded, try realm.dynamicObjects(s.name).count)
+                }
             }
             var table = TextTable(columns: ["type", "objects", "kind"])
             table.rows = rows.map { [$0.0, String($0.2), $0.1 ? "embedded" : ""] }
             print(
                 table.text,
-                json: .array(rows.map { .object([("name", .string($0.0)), ("objects", .int(Int64($0.2))), ("embedded", .bool($0.1))]) }))
+                json: .array(
+                    rows.map {
+                        .object([("name", .string($0.0)), ("objects", .int(Int64($0.2))), ("embedded", .bool($0.1))])
+                    }))
 
         case .schema(let type):
             var schemas = realm.schema.objectSchemas
@@ -221,12 +225,13 @@ public final class Shell {
             }
             print(
                 schemas.map(\.description).joined(separator: "\n"),
-                json: .array(schemas.map { s in
-                    .object([
-                        ("name", .string(s.name)), ("embedded", .bool(s.isEmbedded)),
-                        ("properties", .array(s.properties.map { .string($0.description) })),
-                    ])
-                }))
+                json: .array(
+                    schemas.map { s in
+                        .object([
+                            ("name", .string(s.name)), ("embedded", .bool(s.isEmbedded)),
+                            ("properties", .array(s.properties.map { .string($0.description) })),
+                        ])
+                    }))
 
         case .define(let definition):
             try await define(definition)
@@ -281,7 +286,9 @@ public final class Shell {
                 for object in objects { try Operations.apply(pairs, to: object, realm) }
                 return objects.count
             }
-            print("Updated \(Self.count(n, type)).", json: .object([("updated", .string(type)), ("count", .int(Int64(n)))]))
+            print(
+                "Updated \(Self.count(n, type)).",
+                json: .object([("updated", .string(type)), ("count", .int(Int64(n)))]))
 
         case .deleteObject(let type, let key):
             let name = try await change { realm in
@@ -299,7 +306,9 @@ public final class Shell {
                 for object in objects where !object.isInvalidated { try realm.delete(object) }
                 return objects.count
             }
-            print("Deleted \(Self.count(n, type)).", json: .object([("deleted", .string(type)), ("count", .int(Int64(n)))]))
+            print(
+                "Deleted \(Self.count(n, type)).",
+                json: .object([("deleted", .string(type)), ("count", .int(Int64(n)))]))
 
         case .begin:
             guard !inTransaction else { throw ShellError("a transaction is already open") }
@@ -343,7 +352,8 @@ public final class Shell {
             table.rows = watches.map { [$0.name, $0.request.text] }
             print(
                 watches.isEmpty ? "No watches." : table.text,
-                json: .array(watches.map { .object([("name", .string($0.name)), ("query", .string($0.request.text))]) }))
+                json: .array(
+                    watches.map { .object([("name", .string($0.name)), ("query", .string($0.request.text))]) }))
 
         case .importFile(let type, let path):
             try await importFile(type: type, path: path)
@@ -354,7 +364,8 @@ public final class Shell {
         case .save:
             guard case .file(let path, let store) = storage else {
                 throw ShellError(
-                    "this realm lives in memory; saving needs a file realm, and file realms need the Persistence module, not available yet")
+                    "this realm lives in memory; saving needs a file realm, and file realms need the Persistence module, not available yet"
+                )
             }
             if inTransaction { throw ShellError("'commit' or 'rollback' the open transaction before saving") }
             try await store.save(realm, to: path)
@@ -393,7 +404,8 @@ public final class Shell {
         var storageJSON: [(String, JSONValue)] = [("storage", "memory")]
         if case .file(let path, let store) = storage {
             let size = store.fileSize(path: path)
-            storageText = "\(path), " + (size.map { "\($0) bytes" } ?? "not written yet")
+            storageText =
+                "\(path), " + (size.map { "\($0) bytes" } ?? "not written yet")
                 + (hasUnsavedChanges ? ", unsaved changes" : "")
             storageJSON = [
                 ("storage", "file"), ("file", .string(path)), ("fileSize", size.map { .int($0) } ?? .null),
@@ -402,12 +414,16 @@ public final class Shell {
         }
         var table = TextTable(columns: ["type", "objects"])
         table.rows = counts.map { [$0.0, String($0.1)] }
-        let text = table.text + "\n\nversion:         \(version)\nschema version:  \(schemaVersion)\nstorage:         \(storageText)"
+        let text =
+            table.text
+            + "\n\nversion:         \(version)\nschema version:  \(schemaVersion)\nstorage:         \(storageText)"
         print(
             text,
             json: .object(
-                [("objects", .object(counts.map { ($0.0, .int(Int64($0.1))) })), ("version", .int(Int64(version))),
-                 ("schemaVersion", .int(Int64(schemaVersion)))] + storageJSON))
+                [
+                    ("objects", .object(counts.map { ($0.0, .int(Int64($0.1))) })), ("version", .int(Int64(version))),
+                    ("schemaVersion", .int(Int64(schemaVersion))),
+                ] + storageJSON))
     }
 }
 

@@ -37,7 +37,8 @@ struct TextTable {
         var total = 0
         for character in text {
             guard let scalar = character.unicodeScalars.first else { continue }
-            total += isWide(scalar) || character.unicodeScalars.count > 1 && scalar.properties.isEmojiPresentation ? 2 : 1
+            total +=
+                isWide(scalar) || character.unicodeScalars.count > 1 && scalar.properties.isEmojiPresentation ? 2 : 1
         }
         return total
     }

@@ -27,7 +27,11 @@ extension SyncEngine {
         var unsent: [SyncObjectID: UnsentChange] = [:]
         for change in collected.levels.joined() + collected.deletions + collected.largePayloads {
             var entry = unsent[change.object] ?? UnsentChange(isDeletion: change.kind == .delete, properties: [])
-            if change.kind == .create { entry.properties = nil } else { entry.properties?.formUnion(change.values.keys) }
+            if change.kind == .create {
+                entry.properties = nil
+            } else {
+                entry.properties?.formUnion(change.values.keys)
+            }
             unsent[change.object] = entry
         }
         for id in recreate { unsent[id] = UnsentChange(isDeletion: false, properties: nil) }
@@ -102,7 +106,9 @@ extension SyncEngine {
                 try object.set(type.serverIDProperty, to: .string(change.serverID))
             }
             for (name, value) in change.values where !isLocal(id, name) {
-                guard case .value(let plain) = value, type.sentProperties.contains(where: { $0.name == name }) else { continue }
+                guard case .value(let plain) = value, type.sentProperties.contains(where: { $0.name == name }) else {
+                    continue
+                }
                 if object[name] != plain { try object.set(name, to: plain) }
             }
             linked.append((change, object))
@@ -122,13 +128,16 @@ extension SyncEngine {
                     }
                     // A target missing locally is left unset until a later pull brings it.
                     guard current != target.object.primaryKey,
-                        try realm.dynamicObject(ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey) != nil
+                        try realm.dynamicObject(ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey)
+                            != nil
                     else { continue }
                     try object.set(name, to: target.object.primaryKey)
                 case .references(let targets):
                     var keys: [PropertyValue] = []
                     for target in targets
-                    where try realm.dynamicObject(ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey) != nil {
+                    where try realm.dynamicObject(
+                        ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey) != nil
+                    {
                         keys.append(target.object.primaryKey)
                     }
                     let current = try object.linkedObjects(name).map { primaryKey(of: $0, types) }

@@ -51,7 +51,10 @@ extension SyncEngine {
             }
         }
 
-        func send(_ type: SyncedType, _ object: DynamicObject, id: SyncObjectID, kind: SyncChange.Kind, properties: Set<String>?, key: String) throws {
+        func send(
+            _ type: SyncedType, _ object: DynamicObject, id: SyncObjectID, kind: SyncChange.Kind,
+            properties: Set<String>?, key: String
+        ) throws {
             let names = type.sentProperties.map(\.name).filter { properties?.contains($0) ?? true }
             // Large payloads go last, unless they are empty.
             func isLarge(_ name: String) -> Bool {
@@ -95,11 +98,16 @@ extension SyncEngine {
                     // Created and deleted since the synced token: sent only if the server got
                     // the creation (an earlier round that did not finish).
                     if change.wasInserted && serverIDs[id] == nil { continue }
-                    add(SyncChange(idempotencyKey: key, object: id, serverID: serverIDs[id], kind: .delete, values: [:]), large: false)
+                    add(
+                        SyncChange(
+                            idempotencyKey: key, object: id, serverID: serverIDs[id], kind: .delete, values: [:]),
+                        large: false)
                 case .insert, .update:
                     // An object deleted by a remote write (an accepted server deletion) has
                     // nothing left to send.
-                    guard let object = try realm.dynamicObject(ofType: type.name, forPrimaryKey: primaryKey) else { continue }
+                    guard let object = try realm.dynamicObject(ofType: type.name, forPrimaryKey: primaryKey) else {
+                        continue
+                    }
                     let isNew = change.kind == .insert || recreate.contains(id)
                     try send(
                         type, object, id: id, kind: isNew ? .create : .update,
@@ -112,7 +120,8 @@ extension SyncEngine {
             guard let type = byName[id.typeName],
                 let object = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey)
             else { continue }
-            try send(type, object, id: id, kind: .create, properties: nil, key: "\(id)@\(result.upTo.rawValue)/recreate")
+            try send(
+                type, object, id: id, kind: .create, properties: nil, key: "\(id)@\(result.upTo.rawValue)/recreate")
         }
         result.levels = dependencyLevels(changes)
         return result
@@ -241,11 +250,12 @@ extension SyncEngine {
                 if target.serverID == nil { target.serverID = serverIDs[target.object] }
                 change.values[name] = .reference(target)
             case .references(let list):
-                change.values[name] = .references(list.map { target in
-                    var target = target
-                    if target.serverID == nil { target.serverID = serverIDs[target.object] }
-                    return target
-                })
+                change.values[name] = .references(
+                    list.map { target in
+                        var target = target
+                        if target.serverID == nil { target.serverID = serverIDs[target.object] }
+                        return target
+                    })
             default:
                 break
             }
@@ -259,7 +269,9 @@ extension SyncEngine {
         let byKey = Dictionary(changes.map { ($0.idempotencyKey, $0) }, uniquingKeysWith: { a, _ in a })
         var newIDs: [(SyncObjectID, String)] = []
         for receipt in receipts {
-            guard let change = byKey[receipt.idempotencyKey], !acknowledged.contains(receipt.idempotencyKey) else { continue }
+            guard let change = byKey[receipt.idempotencyKey], !acknowledged.contains(receipt.idempotencyKey) else {
+                continue
+            }
             acknowledged.insert(receipt.idempotencyKey)
             switch receipt.outcome {
             case .applied:

@@ -92,7 +92,8 @@ public actor SyncEngine {
     var openConflicts: [SyncObjectID: SyncConflict] = [:]
     /// Objects to send again as new (a conflict resolved with ``SyncConflictResolution/keepLocal``).
     var recreate = Set<SyncObjectID>()
-    private var statusSubscribers: [UInt64: (filter: SyncObjectID?, continuation: AsyncStream<SyncStatusUpdate>.Continuation)] = [:]
+    private var statusSubscribers:
+        [UInt64: (filter: SyncObjectID?, continuation: AsyncStream<SyncStatusUpdate>.Continuation)] = [:]
     private var conflictSubscribers: [UInt64: AsyncStream<SyncConflict>.Continuation] = [:]
     private var subscriberCounter: UInt64 = 0
     private var isBusy = false
@@ -126,7 +127,8 @@ public actor SyncEngine {
                     objectType: name)
             }
             let serverID = type.serverIDProperty
-            guard let property = schema[serverID], property.type == .string, property.isOptional, !property.isList else {
+            guard let property = schema[serverID], property.type == .string, property.isOptional, !property.isList
+            else {
                 throw LiveObjectsError(
                     .invalidSchema, "a synced type needs an optional String property for its server id",
                     objectType: name, property: serverID)
@@ -252,7 +254,8 @@ public actor SyncEngine {
             serverVersions[object] = nil
             pushedVersions[object] = nil
             let exists = try await realm.writeRemote { realm -> Bool in
-                guard let local = try realm.dynamicObject(ofType: object.typeName, forPrimaryKey: object.primaryKey) else {
+                guard let local = try realm.dynamicObject(ofType: object.typeName, forPrimaryKey: object.primaryKey)
+                else {
                     return false
                 }
                 if !local[type.serverIDProperty].isNull { try local.set(type.serverIDProperty, to: .null) }

@@ -70,7 +70,9 @@ public struct SyncChange: Sendable, Hashable {
     public var values: [String: SyncValue]
 
     /// Creates a change.
-    public init(idempotencyKey: String, object: SyncObjectID, serverID: String?, kind: Kind, values: [String: SyncValue]) {
+    public init(
+        idempotencyKey: String, object: SyncObjectID, serverID: String?, kind: Kind, values: [String: SyncValue]
+    ) {
         self.idempotencyKey = idempotencyKey
         self.object = object
         self.serverID = serverID
@@ -122,7 +124,9 @@ public struct ServerChange: Sendable, Hashable {
     public var values: [String: SyncValue]
 
     /// Creates a server change.
-    public init(object: SyncObjectID, serverID: String, serverVersion: UInt64, isDeleted: Bool, values: [String: SyncValue]) {
+    public init(
+        object: SyncObjectID, serverID: String, serverVersion: UInt64, isDeleted: Bool, values: [String: SyncValue]
+    ) {
         self.object = object
         self.serverID = serverID
         self.serverVersion = serverVersion

@@ -28,9 +28,14 @@ public enum CrashWorkload {
     /// Runs step `n` inside a write.
     public static func step(_ n: Int64, in realm: isolated Realm) throws {
         let item = try realm.dynamicCreate(
-            "Item", value: ["id": .int(n % 20), "value": .int(n), "score": .double(Double(n) / 7), "tags": .list([.string("t\(n)")])],
+            "Item",
+            value: [
+                "id": .int(n % 20), "value": .int(n), "score": .double(Double(n) / 7),
+                "tags": .list([.string("t\(n)")]),
+            ],
             update: .modified)
-        try realm.dynamicCreate("Counter", value: ["id": 0, "value": .int(n), "last": .object(item.key)], update: .modified)
+        try realm.dynamicCreate(
+            "Counter", value: ["id": 0, "value": .int(n), "last": .object(item.key)], update: .modified)
         if n % 5 == 0, let doomed = try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int((n + 7) % 20)) {
             try realm.delete(doomed)
         }

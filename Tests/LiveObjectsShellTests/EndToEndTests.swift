@@ -35,35 +35,40 @@ import Testing
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        input.fileHandleForWriting.write(Data("""
-            count Dog
-            watch paris = Person where address.city == 'Paris'
-            update Person 3 {"age": 29}
-            query Dog where owner.name == 'Chloé Dubois'
-            count Cat
-            count Person
+        input.fileHandleForWriting.write(
+            Data(
+                """
+                count Dog
+                watch paris = Person where address.city == 'Paris'
+                update Person 3 {"age": 29}
+                query Dog where owner.name == 'Chloé Dubois'
+                count Cat
+                count Person
 
-            """.utf8))
+                """.utf8))
         try input.fileHandleForWriting.close()
         let stdout = output.fileHandleForReading.readDataToEndOfFile()
         let stderr = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 1)
-        #expect(String(decoding: stdout, as: UTF8.self) == """
-            7
-            Watching paris: 1 Person object.
-            Updated Person 3.
-            watch paris: 1 modified
-              change    index  id  name          age  dogs  address
-              --------  -----  --  ------------  ---  ----  --------------------------------------------------
-              modified  0      3   Chloé Dubois  29   [4]   {"street": "9 quai Saint-Michel", "city": "Paris"}
-            id  name  age  owner  toys
-            --  ----  ---  -----  ----
-            4   Max   5    3      [4]
-            (1 object)
+        #expect(
+            String(decoding: stdout, as: UTF8.self) == """
+                7
+                Watching paris: 1 Person object.
+                Updated Person 3.
+                watch paris: 1 modified
+                  change    index  id  name          age  dogs  address
+                  --------  -----  --  ------------  ---  ----  --------------------------------------------------
+                  modified  0      3   Chloé Dubois  29   [4]   {"street": "9 quai Saint-Michel", "city": "Paris"}
+                id  name  age  owner  toys
+                --  ----  ---  -----  ----
+                4   Max   5    3      [4]
+                (1 object)
 
-            """)
-        #expect(String(decoding: stderr, as: UTF8.self) == "Error: there is no object type named 'Cat'; 'types' lists them\n")
+                """)
+        #expect(
+            String(decoding: stderr, as: UTF8.self)
+                == "Error: there is no object type named 'Cat'; 'types' lists them\n")
     }
 
     @Test func demoWithEmptyInputExitsZero() throws {

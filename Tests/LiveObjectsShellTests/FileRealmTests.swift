@@ -33,8 +33,10 @@ import Testing
 
         let created = await run(
             [file, "--create"],
-            ["define Product { id: Int primary, name: String, price: Double }",
-             #"create Product {"id": 1, "name": "Пятёрочка tea", "price": 2.5}"#, "save"])
+            [
+                "define Product { id: Int primary, name: String, price: Double }",
+                #"create Product {"id": 1, "name": "Пятёрочка tea", "price": 2.5}"#, "save",
+            ])
         #expect(created.0 == 0, "\(created.2)")
 
         let reopened = await run([file], ["count Product where name CONTAINS[c] 'пятёр'"])

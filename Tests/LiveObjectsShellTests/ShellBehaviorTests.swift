@@ -11,7 +11,8 @@ import Testing
         expectRun(
             await liveobj(["--demo", "-c", "query Dog where age > > 3"]),
             stdout: "",
-            stderr: lines("""
+            stderr: lines(
+                """
                 Error: expected a value or key path after > but found '>' at column 23
                 query Dog where age > > 3
                                       ^
@@ -20,7 +21,8 @@ import Testing
         expectRun(
             await liveobj(["--demo", "-c", "count Person where naem == 'Ann'"]),
             stdout: "",
-            stderr: lines("""
+            stderr: lines(
+                """
                 Error: Person.naem: Person has no property 'naem' at column 20
                 count Person where naem == 'Ann'
                                    ^
@@ -32,7 +34,8 @@ import Testing
         expectRun(
             await liveobj(["--demo", "-c", #"create Dog {"id": 9, "name" "x"}"#]),
             stdout: "",
-            stderr: lines("""
+            stderr: lines(
+                """
                 Error: invalid JSON: expected ':' after the key
                 create Dog {"id": 9, "name" "x"}
                                             ^
@@ -53,7 +56,10 @@ import Testing
             (#"update Dog 1 {"walkers": []}"#, "Dog.walkers: LinkingObjects cannot be set"),
             ("delete Person 5", "Person.president[5]: DogClub.president still links to it and denies its deletion"),
             ("commit", "no transaction is open; 'begin' opens one"),
-            ("save", "this realm lives in memory; saving needs a file realm, and file realms need the Persistence module, not available yet"),
+            (
+                "save",
+                "this realm lives in memory; saving needs a file realm, and file realms need the Persistence module, not available yet"
+            ),
             ("unwatch nothing", "there is no watch named 'nothing'"),
         ]
         for (command, message) in cases {
@@ -65,12 +71,15 @@ import Testing
         // The second dog links to a missing person: neither dog is created, nor the first
         // update of the where-form (Rex) when a later object fails.
         expectRun(
-            await liveobj(["--demo"], stdin: lines("""
-                begin
-                delete Dog 3
-                update Dog where id IN {1, 2} set owner = 99
-                count Dog where owner == nil
-                """)),
+            await liveobj(
+                ["--demo"],
+                stdin: lines(
+                    """
+                    begin
+                    delete Dog 3
+                    update Dog where id IN {1, 2} set owner = 99
+                    count Dog where owner == nil
+                    """)),
             stdout: "Transaction open.\nDeleted Dog 3.\n",
             stderr: "Error: Dog.owner: there is no Person with primary key 99\nThe open transaction was rolled back.\n",
             code: 1)
@@ -97,19 +106,23 @@ import Testing
 
     @Test func rollbackChangesNothing() async {
         expectRun(
-            await liveobj(["--demo"], stdin: lines("""
-                begin
-                create Dog {"id": 8, "name": "Pip"}
-                update Person 2 {"name": "Changed", "address": null}
-                delete DogClub where name != "朝の散歩"
-                count Dog
-                rollback
-                count Dog
-                get Person 2
-                count DogClub
-                count Address
-                """)),
-            stdout: lines("""
+            await liveobj(
+                ["--demo"],
+                stdin: lines(
+                    """
+                    begin
+                    create Dog {"id": 8, "name": "Pip"}
+                    update Person 2 {"name": "Changed", "address": null}
+                    delete DogClub where name != "朝の散歩"
+                    count Dog
+                    rollback
+                    count Dog
+                    get Person 2
+                    count DogClub
+                    count Address
+                    """)),
+            stdout: lines(
+                """
                 Transaction open.
                 Created Dog 8.
                 Updated Person 2.
@@ -136,7 +149,8 @@ import Testing
         expectRun(
             await liveobj(["--demo", "-c", "begin; quit"]),
             stdout: "Transaction open.\n",
-            stderr: "Error: a transaction is open; 'commit' or 'rollback' it before quitting\nThe open transaction was rolled back.\n",
+            stderr:
+                "Error: a transaction is open; 'commit' or 'rollback' it before quitting\nThe open transaction was rolled back.\n",
             code: 1)
     }
 
@@ -144,23 +158,27 @@ import Testing
 
     @Test func watchPrintsChangeSetsWithRows() async {
         expectRun(
-            await liveobj(["--demo"], stdin: lines("""
-                watch old = Dog where age >= 5 sort by age desc
-                create Dog {"id": 8, "name": "Pip", "age": 6}
-                count Dog
-                update Person 1 {"age": 35}
-                delete Dog 5
-                begin
-                update Dog 2 {"name": "Fido II"}
-                update Dog 4 {"age": 2}
-                update Dog 3 {"age": 5}
-                commit
-                watches
-                unwatch old
-                delete Dog 2
-                watches
-                """)),
-            stdout: lines("""
+            await liveobj(
+                ["--demo"],
+                stdin: lines(
+                    """
+                    watch old = Dog where age >= 5 sort by age desc
+                    create Dog {"id": 8, "name": "Pip", "age": 6}
+                    count Dog
+                    update Person 1 {"age": 35}
+                    delete Dog 5
+                    begin
+                    update Dog 2 {"name": "Fido II"}
+                    update Dog 4 {"age": 2}
+                    update Dog 3 {"age": 5}
+                    commit
+                    watches
+                    unwatch old
+                    delete Dog 2
+                    watches
+                    """)),
+            stdout: lines(
+                """
                 Watching old: 3 Dog objects.
                 Created Dog 8.
                 watch old: 1 inserted
@@ -204,7 +222,8 @@ import Testing
                 "--demo", "--json", "-c",
                 #"watch young = Dog where age < 3; begin; delete Dog 3; rollback; update Dog 1 {"age": 1}"#,
             ]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 {"watching":"young","count":2}
                 {"transaction":"open"}
                 {"deleted":"Dog","count":1}
@@ -220,18 +239,27 @@ import Testing
         let help = await liveobj(["--help"])
         #expect(help.code == 0 && help.stderr == "")
         #expect(help.stdout.hasPrefix("OVERVIEW: An interactive shell for LiveObjects realms.\n"))
-        #expect(help.stdout.contains("\nUSAGE: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]\n"))
+        #expect(
+            help.stdout.contains("\nUSAGE: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]\n"))
         #expect(help.stdout.contains("\nOPTIONS:\n  --demo "))
         expectRun(await liveobj(["--version"]), stdout: "0.1.0\n")
     }
 
     @Test func usageErrorsExit64() async {
-        let usage = "Usage: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]\n  See 'liveobj --help' for more information.\n"
+        let usage =
+            "Usage: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]\n  See 'liveobj --help' for more information.\n"
         expectRun(await liveobj(["--bogus"]), stdout: "", stderr: "Error: Unknown option '--bogus'\n" + usage, code: 64)
-        expectRun(await liveobj(["--demo", "-c"]), stdout: "", stderr: "Error: Missing value for '-c <command>'\n" + usage, code: 64)
-        expectRun(await liveobj(["a.json", "b.json"]), stdout: "", stderr: "Error: Unexpected argument 'b.json'\n" + usage, code: 64)
-        expectRun(await liveobj(["--demo", "a.json"]), stdout: "", stderr: "Error: '--demo' cannot be used with a file\n" + usage, code: 64)
-        expectRun(await liveobj(["--create"]), stdout: "", stderr: "Error: '--create' needs a <file>\n" + usage, code: 64)
+        expectRun(
+            await liveobj(["--demo", "-c"]), stdout: "", stderr: "Error: Missing value for '-c <command>'\n" + usage,
+            code: 64)
+        expectRun(
+            await liveobj(["a.json", "b.json"]), stdout: "", stderr: "Error: Unexpected argument 'b.json'\n" + usage,
+            code: 64)
+        expectRun(
+            await liveobj(["--demo", "a.json"]), stdout: "",
+            stderr: "Error: '--demo' cannot be used with a file\n" + usage, code: 64)
+        expectRun(
+            await liveobj(["--create"]), stdout: "", stderr: "Error: '--create' needs a <file>\n" + usage, code: 64)
     }
 
     @Test func fileRealmsNeedTheFileStore() async {
@@ -242,10 +270,12 @@ import Testing
 
     @Test func parsing() throws {
         #expect(
-            try CommandParser.parse(#"query Dog where name == "a sort by b" AND age > 2 sort by owner.name desc, age limit 3"#)
-                == .query(QueryRequest(
-                    type: "Dog", predicate: PredicateText(text: #"name == "a sort by b" AND age > 2"#, offset: 16),
-                    sorts: [SortField("owner.name", ascending: false), SortField("age")], limit: 3)))
+            try CommandParser.parse(
+                #"query Dog where name == "a sort by b" AND age > 2 sort by owner.name desc, age limit 3"#)
+                == .query(
+                    QueryRequest(
+                        type: "Dog", predicate: PredicateText(text: #"name == "a sort by b" AND age > 2"#, offset: 16),
+                        sorts: [SortField("owner.name", ascending: false), SortField("age")], limit: 3)))
         #expect(
             try CommandParser.parse(#"update Dog where name == 'set x = 1' set age = 3, name = 'Rex'"#)
                 == .updateWhere(
@@ -255,19 +285,22 @@ import Testing
             try CommandParser.parse(#"create Dog {"a": {"b": [1, {"c": "}"}]}}"#)
                 == .create(type: "Dog", values: ["a": ["b": [1, ["c": "}"]]]]))
         #expect(try CommandParser.parse("   # comment") == nil)
-        #expect(CommandParser.split(#"count Dog; create Dog {"name": "a;b"}; query Dog where name == ';'"#) == [
-            "count Dog", #" create Dog {"name": "a;b"}"#, " query Dog where name == ';'",
-        ])
-        guard case .define(let definition)? = try CommandParser.parse(
-            "define embedded Tag { label: String indexed, scores: [Double], owner: Dog?, owners: <- Dog.tags }")
+        #expect(
+            CommandParser.split(#"count Dog; create Dog {"name": "a;b"}; query Dog where name == ';'"#) == [
+                "count Dog", #" create Dog {"name": "a;b"}"#, " query Dog where name == ';'",
+            ])
+        guard
+            case .define(let definition)? = try CommandParser.parse(
+                "define embedded Tag { label: String indexed, scores: [Double], owner: Dog?, owners: <- Dog.tags }")
         else {
             Issue.record("not a define")
             return
         }
         #expect(definition.isEmbedded && definition.name == "Tag")
-        #expect(definition.properties.map(\.description) == [
-            "label: String indexed", "scores: [Double]", "owner: Dog?", "owners: <- Dog.tags",
-        ])
+        #expect(
+            definition.properties.map(\.description) == [
+                "label: String indexed", "scores: [Double]", "owner: Dog?", "owners: <- Dog.tags",
+            ])
     }
 
     // MARK: The file-store hook
@@ -289,7 +322,8 @@ import Testing
         let store = FakeFileStore()
         expectRun(
             await liveobj(["shop.json", "-c", "delete Dog 1; save; stats"], fileStore: store),
-            stdout: lines("""
+            stdout: lines(
+                """
                 Deleted Dog 1.
                 Saved shop.json.
                 type     objects

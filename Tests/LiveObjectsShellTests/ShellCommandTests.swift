@@ -10,7 +10,8 @@ import Testing
     @Test func types() async {
         expectRun(
             await liveobj(["--demo", "-c", "types"]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 type     objects  kind
                 -------  -------  --------
                 Person   6
@@ -24,7 +25,8 @@ import Testing
     @Test func schemaOfOneType() async {
         expectRun(
             await liveobj(["--demo", "-c", "schema Dog"]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 Dog {
                   id: Int primary
                   name: String indexed
@@ -39,7 +41,8 @@ import Testing
     @Test func queryWithPredicateSortAndLimit() async {
         expectRun(
             await liveobj(["--demo", "-c", "query Person where age > 30 sort by age desc limit 3"]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 id  name            age  dogs    address
                 --  --------------  ---  ------  ---------------------------------------------
                 6   Zoë Ng          52   [7]     null
@@ -52,7 +55,8 @@ import Testing
     @Test func tablesAlignWideCharacters() async {
         expectRun(
             await liveobj(["--demo", "-c", "query Dog where id IN {5, 6, 7} sort by name"]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 id  name   age  owner  toys
                 --  -----  ---  -----  ----
                 7   Luna   4    null   []
@@ -69,7 +73,8 @@ import Testing
     @Test func getShowsInverseLinks() async {
         expectRun(
             await liveobj(["--demo", "-c", "get Person 5"]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 id:       5
                 name:     田中さくら
                 age:      25
@@ -79,7 +84,8 @@ import Testing
                 """))
         expectRun(
             await liveobj(["--demo", "-c", "get DogClub 'Собачники'"]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 name:       Собачники
                 members:    [4, 6]
                 president:  null
@@ -99,7 +105,8 @@ import Testing
                 #"create Person {"id": 7, "name": "Eve", "age": 30, "dogs": [7, 3], "address": {"street": "1 Main St", "city": "Oslo"}}"#,
                 "-c", "get Person 7", "-c", "count Address",
             ]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 Created Person 7.
                 id:       7
                 name:     Eve
@@ -118,7 +125,8 @@ import Testing
                 #"update Dog 7 {"owner": 6, "toys": [1]}; update Person where age < 30 set age = 30, name = 'Young'"#,
                 "-c", "query Dog where id == 7; query Person where age == 30",
             ]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 Updated Dog 7.
                 Updated 2 Person objects.
                 id  name  age  owner  toys
@@ -136,7 +144,8 @@ import Testing
     @Test func deleteCascadesToToys() async {
         expectRun(
             await liveobj(["--demo", "-c", "delete Dog 1; delete Dog where age > 4; count Dog; count DogToy"]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 Deleted Dog 1.
                 Deleted 3 Dog objects.
                 3
@@ -147,21 +156,24 @@ import Testing
     @Test func helpListsCommandsAndShowsOne() async {
         let all = await liveobj(["--demo", "-c", "help"])
         #expect(all.code == 0 && all.stdout.hasPrefix("COMMANDS:\n  help [COMMAND]      Show the commands"))
-        for doc in ["types", "schema", "define", "create", "get", "query", "count", "update", "delete", "begin",
-            "commit", "rollback", "watch", "unwatch", "watches", "import", "export", "save", "stats", "quit"]
-        {
+        for doc in [
+            "types", "schema", "define", "create", "get", "query", "count", "update", "delete", "begin",
+            "commit", "rollback", "watch", "unwatch", "watches", "import", "export", "save", "stats", "quit",
+        ] {
             #expect(all.stdout.contains("\n  \(doc)"), "help lists \(doc)")
         }
         expectRun(
             await liveobj(["--demo", "-c", "help count"]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 OVERVIEW: Count the objects of a type.
 
                 USAGE: count TYPE [where PREDICATE]
                 """))
         expectRun(
             await liveobj(["--demo", "-c", "help rm"]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 OVERVIEW: Delete one object, or every object matching a predicate.
 
                 USAGE: delete TYPE KEY | delete TYPE where PREDICATE
@@ -175,7 +187,8 @@ import Testing
     @Test func stats() async {
         expectRun(
             await liveobj(["--demo", "-c", "delete Dog 3", "-c", "stats"]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 Deleted Dog 3.
                 type     objects
                 -------  -------
@@ -197,7 +210,8 @@ import Testing
                 "--demo", "--json", "-c",
                 "query Dog where age > 4 sort by age limit 2; count Dog; get DogToy 5; delete Dog 2; begin; rollback; types",
             ]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 [{"id":4,"name":"Max","age":5,"owner":3,"toys":[4]},{"id":2,"name":"Fido","age":7,"owner":1,"toys":[3]}]
                 7
                 {"id":5,"name":"мячик","dogs":[5]}
@@ -213,12 +227,16 @@ import Testing
             await liveobj([
                 "--demo", "-c",
                 "define Vet { id: Int primary, name: String, patients: [Dog] }",
-                "-c", "define DogClub { vet: Vet? }; define Vet { clubs: <- DogClub.vet }; define Dog { chip: String? indexed, born: Date? }",
-                "-c", #"create Vet {"id": 1, "name": "Dr. Ōta", "patients": [1, 5]}; update DogClub Barkers {"vet": 1}"#,
-                "-c", #"update Dog 1 {"chip": "A-1", "born": "2021-04-01T00:00:00Z"}; get Dog 1; get Vet 1; query Dog where chip == nil AND walkers.@count > 0 limit 1"#,
+                "-c",
+                "define DogClub { vet: Vet? }; define Vet { clubs: <- DogClub.vet }; define Dog { chip: String? indexed, born: Date? }",
+                "-c",
+                #"create Vet {"id": 1, "name": "Dr. Ōta", "patients": [1, 5]}; update DogClub Barkers {"vet": 1}"#,
+                "-c",
+                #"update Dog 1 {"chip": "A-1", "born": "2021-04-01T00:00:00Z"}; get Dog 1; get Vet 1; query Dog where chip == nil AND walkers.@count > 0 limit 1"#,
                 "-c", "stats",
             ]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 Defined Vet (schema version 1).
                 Added vet to DogClub (schema version 2).
                 Added clubs to Vet (schema version 3).
@@ -263,7 +281,8 @@ import Testing
         expectRun(
             await liveobj(["--demo", "-c", "define Cat { owner: Human? }"]),
             stdout: "",
-            stderr: "Error: the definition is not valid: Cat.owner: links to 'Human', which is not an object type of this realm\n",
+            stderr:
+                "Error: the definition is not valid: Cat.owner: links to 'Human', which is not an object type of this realm\n",
             code: 1)
     }
 
@@ -282,21 +301,25 @@ import Testing
         let shell = Shell(realm: realm, io: ShellIO(output: out.write, errorOutput: err.write))
         #expect(await shell.run("import '\(all)'; export '\(again)'; get Dog 6") == .succeeded)
         #expect(err.text == "")
-        #expect(out.text == lines("""
-            Imported 22 objects.
-            Exported 22 objects to \(again).
-            id:       6
-            name:     ポチ
-            age:      2
-            owner:    5
-            toys:     [6]
-            walkers:  [5]
-            """))
+        #expect(
+            out.text
+                == lines(
+                    """
+                    Imported 22 objects.
+                    Exported 22 objects to \(again).
+                    id:       6
+                    name:     ポチ
+                    age:      2
+                    owner:    5
+                    toys:     [6]
+                    walkers:  [5]
+                    """))
         #expect(try String(contentsOfFile: all, encoding: .utf8) == String(contentsOfFile: again, encoding: .utf8))
 
         // A type's array; a failure imports nothing.
         let dogs = dir.appendingPathComponent("dogs.json").path
-        try #"[{"id": 20, "name": "Nova"}, {"id": 21, "owner": 99}]"#.write(toFile: dogs, atomically: true, encoding: .utf8)
+        try #"[{"id": 20, "name": "Nova"}, {"id": 21, "owner": 99}]"#.write(
+            toFile: dogs, atomically: true, encoding: .utf8)
         expectRun(
             await liveobj(["--demo", "-c", "import Dog '\(dogs)'"]),
             stdout: "", stderr: "Error: Dog.owner: there is no Person with primary key 99\n", code: 1)
@@ -310,7 +333,8 @@ import Testing
     @Test func importRefusesEndlessAndOversizedFiles() async throws {
         expectRun(
             await liveobj(["--demo", "-c", "import Dog /dev/zero; count Dog"]),
-            stdout: "", stderr: "Error: /dev/zero is larger than the 268435456 bytes import reads; nothing was imported\n", code: 1)
+            stdout: "",
+            stderr: "Error: /dev/zero is larger than the 268435456 bytes import reads; nothing was imported\n", code: 1)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let big = dir.appendingPathComponent("big.json").path
@@ -320,16 +344,19 @@ import Testing
         try handle.close()
         expectRun(
             await liveobj(["--demo", "-c", "import Dog '\(big)'"]),
-            stdout: "", stderr: "Error: \(big) is larger than the 268435456 bytes import reads; nothing was imported\n", code: 1)
+            stdout: "", stderr: "Error: \(big) is larger than the 268435456 bytes import reads; nothing was imported\n",
+            code: 1)
         try FileManager.default.removeItem(at: dir)
     }
 
     @Test func objectsWithoutPrimaryKeyAreNamedByKey() async {
         expectRun(
             await liveobj([
-                "-c", "define Note { text: String }; create Note {\"text\": \"hi\"}; update Note #0 {\"text\": \"hello\"}; query Note; delete Note #0; count Note",
+                "-c",
+                "define Note { text: String }; create Note {\"text\": \"hi\"}; update Note #0 {\"text\": \"hello\"}; query Note; delete Note #0; count Note",
             ]),
-            stdout: lines("""
+            stdout: lines(
+                """
                 Defined Note (schema version 1).
                 Created Note #0.
                 Updated Note #0.

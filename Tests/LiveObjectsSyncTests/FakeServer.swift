@@ -165,25 +165,29 @@ actor FakeServer: SyncTransport {
             record.version = version
             record.values.merge(change.values) { _, new in new }
             records[id] = record
-            receipt = SyncReceipt(idempotencyKey: change.idempotencyKey, serverID: record.serverID, serverVersion: version)
+            receipt = SyncReceipt(
+                idempotencyKey: change.idempotencyKey, serverID: record.serverID, serverVersion: version)
         case .update:
             guard var record = records[id], !record.isDeleted else {
                 receipt = SyncReceipt(
-                    idempotencyKey: change.idempotencyKey, serverID: records[id]?.serverID ?? "", serverVersion: version,
+                    idempotencyKey: change.idempotencyKey, serverID: records[id]?.serverID ?? "",
+                    serverVersion: version,
                     outcome: .deletedOnServer)
                 break
             }
             record.version = version
             record.values.merge(change.values) { _, new in new }
             records[id] = record
-            receipt = SyncReceipt(idempotencyKey: change.idempotencyKey, serverID: record.serverID, serverVersion: version)
+            receipt = SyncReceipt(
+                idempotencyKey: change.idempotencyKey, serverID: record.serverID, serverVersion: version)
         case .delete:
             var record = records[id] ?? Record(serverID: newServerID(), version: version, values: [:])
             record.isDeleted = true
             record.values = [:]
             record.version = version
             records[id] = record
-            receipt = SyncReceipt(idempotencyKey: change.idempotencyKey, serverID: record.serverID, serverVersion: version)
+            receipt = SyncReceipt(
+                idempotencyKey: change.idempotencyKey, serverID: record.serverID, serverVersion: version)
         }
         receipts[change.idempotencyKey] = receipt
         return receipt
@@ -279,7 +283,8 @@ func differences(_ local: [SyncObjectID: ObjectState], _ server: [SyncObjectID: 
     var lines: [String] = []
     for id in Set(local.keys).union(server.keys).sorted(by: { $0.description < $1.description }) {
         if local[id] != server[id] {
-            lines.append("\(id): local \(local[id]?.description ?? "missing") / server \(server[id]?.description ?? "missing")")
+            lines.append(
+                "\(id): local \(local[id]?.description ?? "missing") / server \(server[id]?.description ?? "missing")")
         }
     }
     return lines

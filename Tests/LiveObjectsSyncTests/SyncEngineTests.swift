@@ -14,7 +14,9 @@ struct SyncEngineTests {
             configuration: .init(maxAttempts: maxAttempts, sleep: sleeps.sleep))
     }
 
-    func expectAgreement(_ realm: Realm, _ server: FakeServer, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func expectAgreement(_ realm: Realm, _ server: FakeServer, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws
+    {
         let diff = differences(try await localState(realm), await serverState(server))
         #expect(diff.isEmpty, "\(diff.joined(separator: "\n"))", sourceLocation: sourceLocation)
     }
@@ -78,7 +80,8 @@ struct SyncEngineTests {
             // Children first in the write, and in key order.
             let ann = try r.create(Holder.self, value: ["id": "z-holder", "name": "Ann"])
             for i in 0..<5 {
-                _ = try r.create(Card.self, value: ["id": "a\(i)", "owner": ann, "photo": Data(repeating: UInt8(i), count: 100)])
+                _ = try r.create(
+                    Card.self, value: ["id": "a\(i)", "owner": ann, "photo": Data(repeating: UInt8(i), count: 100)])
             }
         }
         try await engine.sync()
@@ -134,7 +137,8 @@ struct SyncEngineTests {
 
     @Test func lostAnswersAndDuplicatedRequestsAreAppliedOnce() async throws {
         let realm = try await openSyncRealm("lost")
-        let server = FakeServer(seed: 3, faults: Faults(failAfter: 0.5, duplicate: 0.5, replayOld: 0.5, reorder: true, delay: true))
+        let server = FakeServer(
+            seed: 3, faults: Faults(failAfter: 0.5, duplicate: 0.5, replayOld: 0.5, reorder: true, delay: true))
         let engine = try await engine(realm, server, maxAttempts: 50)
         for round in 0..<5 {
             try await realm.write { r in
@@ -190,8 +194,10 @@ struct SyncEngineTests {
         await server.edit(holder("h"), ["name": .value(.string("Bob"))])
         await server.edit(
             card("c"),
-            ["name": .value(.string("Far")), "discount": .value(.int(2)), "photo": .value(.data(Data())),
-             "owner": .reference(SyncReference(object: holder("h"), serverID: "S1"))])
+            [
+                "name": .value(.string("Far")), "discount": .value(.int(2)), "photo": .value(.data(Data())),
+                "owner": .reference(SyncReference(object: holder("h"), serverID: "S1")),
+            ])
         let report = try await engine.sync()
         #expect(report.pulled == 2)
         try await expectAgreement(realm, server)

@@ -216,7 +216,9 @@ struct RandomScenario {
     /// Another device edits or deletes a card the server has.
     mutating func serverDevice(_ value: Int) async {
         let records = await server.liveRecords
-        let live: [SyncObjectID] = records.keys.filter { $0.typeName == "Card" }.sorted { $0.description < $1.description }
+        let live: [SyncObjectID] = records.keys.filter { $0.typeName == "Card" }.sorted {
+            $0.description < $1.description
+        }
         guard !live.isEmpty else { return }
         let id = live[pick(live.count)]
         if value % 4 == 0 {

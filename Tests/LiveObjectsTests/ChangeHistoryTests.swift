@@ -153,7 +153,9 @@ struct ChangeHistoryTests {
         var log: [String] = []
         var snapshots: [UInt64: [Int: (name: String, age: Int)]] = [0: [:]]
         for _ in 0..<200 {
-            let ops = (0..<Int(rng.next() % 4 + 1)).map { _ in (Int(rng.next() % 12), Int(rng.next() % 3), Int(rng.next() % 5)) }
+            let ops = (0..<Int(rng.next() % 4 + 1)).map { _ in
+                (Int(rng.next() % 12), Int(rng.next() % 3), Int(rng.next() % 5))
+            }
             log.append("\(ops)")
             try await realm.write { r in
                 for (id, op, value) in ops {
@@ -182,13 +184,17 @@ struct ChangeHistoryTests {
                 let context = "seed \(seed), since \(token), id \(id), ops \(log)"
                 switch (was, now) {
                 case (nil, nil):
-                    #expect(!dogs.inserted.contains(.int(Int64(id))) && !dogs.deleted.contains(.int(Int64(id))), "\(context)")
+                    #expect(
+                        !dogs.inserted.contains(.int(Int64(id))) && !dogs.deleted.contains(.int(Int64(id))),
+                        "\(context)")
                 case (nil, _?):
                     #expect(dogs.inserted.contains(.int(Int64(id))), "\(context)")
                 case (_?, nil):
                     #expect(dogs.deleted.contains(.int(Int64(id))), "\(context)")
                 case (let was?, let now?):
-                    #expect(!dogs.inserted.contains(.int(Int64(id))) && !dogs.deleted.contains(.int(Int64(id))), "\(context)")
+                    #expect(
+                        !dogs.inserted.contains(.int(Int64(id))) && !dogs.deleted.contains(.int(Int64(id))),
+                        "\(context)")
                     let changed = dogs.updated[.int(Int64(id))] ?? []
                     if was.name != now.name { #expect(changed.contains("name"), "\(context)") }
                     if was.age != now.age { #expect(changed.contains("age"), "\(context)") }

@@ -142,7 +142,9 @@ private func filledEverything() -> CodedEverything {
         try await Realm.open(
             .init(
                 identifier: "codable-\(name)-\(UUID())",
-                objectTypes: [CodedEverything.self, CodedNode.self, CodedPlace.self, CodedLoop.self, CodedWithInit.self]
+                objectTypes: [
+                    CodedEverything.self, CodedNode.self, CodedPlace.self, CodedLoop.self, CodedWithInit.self,
+                ]
             ))
     }
 
@@ -327,7 +329,8 @@ private func filledEverything() -> CodedEverything {
     @Test func dynamicObjectsEncodeFromTheSchema() async throws {
         let realm = try await open()
         let (typed, dynamic) = try await realm.write { realm in
-            let decoded = try JSONDecoder().decode(CodedEverything.self, from: Data(try encode(filledEverything()).utf8))
+            let decoded = try JSONDecoder().decode(
+                CodedEverything.self, from: Data(try encode(filledEverything()).utf8))
             try realm.add(decoded)
             let typed = try encode(realm.object(ofType: CodedEverything.self, forPrimaryKey: 7)!)
             return (typed, try encode(realm.dynamicResults("CodedEverything")[0]))

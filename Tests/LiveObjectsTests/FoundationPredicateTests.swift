@@ -23,12 +23,14 @@ func openFoundationRealm() async throws -> Realm {
             (5, 7, nil, 3.0, "😀 emoji", "Ωμέγα", true, 3, [2]),
         ]
         for (id, int, optInt, double, string, optString, flag, owner, tagIDs) in items {
-            let item = try r.create(QPItem.self, value: [
-                "id": id, "int": int, "optInt": optInt as Any, "double": double, "string": string,
-                "optString": optString as Any, "flag": flag, "code": "c\(id % 3)",
-                "date": Date(timeIntervalSinceReferenceDate: Double(id) * 1000),
-                "owner": owner as Any,
-            ])
+            let item = try r.create(
+                QPItem.self,
+                value: [
+                    "id": id, "int": int, "optInt": optInt as Any, "double": double, "string": string,
+                    "optString": optString as Any, "flag": flag, "code": "c\(id % 3)",
+                    "date": Date(timeIntervalSinceReferenceDate: Double(id) * 1000),
+                    "owner": owner as Any,
+                ])
             for tag in tagIDs { item.tags.append(r.object(ofType: QPTag.self, forPrimaryKey: tag)!) }
         }
         r.object(ofType: QPOwner.self, forPrimaryKey: 1)!.favorite = r.object(ofType: QPItem.self, forPrimaryKey: 3)
@@ -162,7 +164,8 @@ func openFoundationRealm() async throws -> Realm {
         #expect(try await ids(realm, #Predicate { $0.tags.allSatisfy { $0.weight > 4 } }) == [2, 3, 5])
         #expect(try await ids(realm, #Predicate { $0.tags.filter { $0.weight > 1 }.count == 2 }) == [4])
         #expect(try await ids(realm, #Predicate { $0.tags.filter { $0.weight > 1 }.isEmpty }) == [2])
-        #expect(try await ids(realm, #Predicate { $0.tags.filter { $0.weight > 1 }.contains { $0.label == "red" } }) == [])
+        #expect(
+            try await ids(realm, #Predicate { $0.tags.filter { $0.weight > 1 }.contains { $0.label == "red" } }) == [])
         #expect(try await ids(realm, #Predicate { $0.tags.contains { ($0.rating ?? 0) > 1 } }) == [3, 4])
         #expect(try await ids(realm, #Predicate { item in item.tags.contains { $0.weight > item.int } }) == [4])
         #expect(try await ids(realm, #Predicate { $0.fans.count > 1 }) == [3])
@@ -194,7 +197,9 @@ func openFoundationRealm() async throws -> Realm {
         }
         #expect(await message(#Predicate { $0.int + 1 > 3 }).contains("PredicateExpressions.Arithmetic"))
         #expect(await message(#Predicate { -$0.int > 3 }).contains("PredicateExpressions.UnaryMinus"))
-        #expect(await message(#Predicate { $0.tags[0].weight > 3 }).contains("PredicateExpressions.CollectionIndexSubscript"))
+        #expect(
+            await message(#Predicate { $0.tags[0].weight > 3 }).contains(
+                "PredicateExpressions.CollectionIndexSubscript"))
         #expect(await message(#Predicate { $0.scratch > 3 }).contains("does not read a persisted property"))
         let first = await message(#Predicate { $0.tags.first?.weight == 3 })
         #expect(first.contains("only count and isEmpty"), "\(first)")
@@ -208,7 +213,8 @@ func openFoundationRealm() async throws -> Realm {
                 try dogs.filter("age > %@ AND owner.name BEGINSWITH[c] %@", 3, "an").map(\.id),
                 dogs.where { $0.age > 3 && $0.owner.name.starts(with: "an", options: .caseInsensitive) }.map(\.id),
                 try dogs.filter(#Predicate { $0.age > 3 && $0.owner?.name.starts(with: "An") == true }).map(\.id),
-                try dogs.sorted(using: [SortDescriptor(\.age, order: .reverse), SortDescriptor(\.name)]).prefix(2).map(\.id),
+                try dogs.sorted(using: [SortDescriptor(\.age, order: .reverse), SortDescriptor(\.name)]).prefix(2).map(
+                    \.id),
             ]
         }
         #expect(out == [[2], [2], [2], [8, 4]])
@@ -221,9 +227,11 @@ func openFoundationRealm() async throws -> Realm {
             return [
                 try items.sorted(using: SortDescriptor(\.int)).map(\.id),
                 try items.sorted(using: [SortDescriptor(\.optInt, order: .reverse), SortDescriptor(\.id)]).map(\.id),
-                try items.sorted(using: [SortDescriptor(\.owner?.name), SortDescriptor(\.double, order: .reverse)]).map(\.id),
+                try items.sorted(using: [SortDescriptor(\.owner?.name), SortDescriptor(\.double, order: .reverse)]).map(
+                    \.id),
                 try items.sorted(using: SortDescriptor(\.string, comparator: .lexical)).map(\.id),
-                try items.filter(#Predicate { $0.int > 0 }).sorted(using: SortDescriptor(\.date, order: .reverse)).map(\.id),
+                try items.filter(#Predicate { $0.int > 0 }).sorted(using: SortDescriptor(\.date, order: .reverse)).map(
+                    \.id),
             ]
         }
         #expect(out[0] == [2, 4, 1, 5, 3])

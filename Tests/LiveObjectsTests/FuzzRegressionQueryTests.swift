@@ -12,10 +12,13 @@ import Testing
         for (isList, isOptional) in [(false, false), (false, true), (true, true)] {
             let schema = Schema([
                 ObjectSchema(name: "Person", properties: [.list("dogs", of: "Dog")]),
-                ObjectSchema(name: "Dog", properties: [
-                    Property(name: "owners", type: .linkingObjects, isOptional: isOptional, isList: isList,
-                             objectType: "Person", originProperty: "dogs")
-                ]),
+                ObjectSchema(
+                    name: "Dog",
+                    properties: [
+                        Property(
+                            name: "owners", type: .linkingObjects, isOptional: isOptional, isList: isList,
+                            objectType: "Person", originProperty: "dogs")
+                    ]),
             ])
             do {
                 _ = try await Realm.open(.init(identifier: "fuzz-\(UUID())", schema: schema))
@@ -37,10 +40,14 @@ import Testing
             ann.dogs.append(rex)
             _ = try r.create(Dog.self, value: ["id": 2, "name": "Fido"])
         }
-        for (type, predicate) in [("Dog", "walkers == walkers"), ("Dog", "walkers != walkers"), ("Person", "dogs == dogs"),
-                                  ("Dog", "walkers == SELF"), ("Dog", "ANY walkers == walkers")] {
+        for (type, predicate) in [
+            ("Dog", "walkers == walkers"), ("Dog", "walkers != walkers"), ("Person", "dogs == dogs"),
+            ("Dog", "walkers == SELF"), ("Dog", "ANY walkers == walkers"),
+        ] {
             let outcome: Result<Int, LiveObjectsError> = try await realm.read { r in
-                do throws(LiveObjectsError) { return .success(try r.dynamicResults(type).filter(predicate).count) } catch { return .failure(error) }
+                do throws(LiveObjectsError) {
+                    return .success(try r.dynamicResults(type).filter(predicate).count)
+                } catch { return .failure(error) }
             }
             if case .failure(let error) = outcome {
                 #expect(error.code == .invalidQuery, "\(predicate): \(error)")

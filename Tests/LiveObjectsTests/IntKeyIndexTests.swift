@@ -1,5 +1,6 @@
-@testable import LiveObjects
 import Testing
+
+@testable import LiveObjects
 
 @Suite struct IntKeyIndexTests {
     /// Random inserts and removals agree with a Dictionary (seeded; the seed is in the message).

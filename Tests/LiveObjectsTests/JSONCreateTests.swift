@@ -86,8 +86,10 @@ private func json(_ text: String) -> Data { Data(text.utf8) }
     @Test func arrayFormIsAllOrNothing() async throws {
         let realm = try await petsWithAnn()
         let names = try await realm.write { realm in
-            try realm.create(Dog.self, jsonArray: json(#"[{"id": 1, "name": "A"}, {"id": 2, "name": "B", "owner": 7}]"#))
-                .map(\.name)
+            try realm.create(
+                Dog.self, jsonArray: json(#"[{"id": 1, "name": "A"}, {"id": 2, "name": "B", "owner": 7}]"#)
+            )
+            .map(\.name)
         }
         #expect(names == ["A", "B"])
         do {
@@ -153,9 +155,11 @@ private func json(_ text: String) -> Data { Data(text.utf8) }
 
     @Test func encodedObjectsCreateTheSameObjects() async throws {
         let source = try await Realm.open(
-            .init(identifier: "json-src-\(UUID())", objectTypes: [CodedEverything.self, CodedNode.self, CodedPlace.self]))
+            .init(
+                identifier: "json-src-\(UUID())", objectTypes: [CodedEverything.self, CodedNode.self, CodedPlace.self]))
         let target = try await Realm.open(
-            .init(identifier: "json-dst-\(UUID())", objectTypes: [CodedEverything.self, CodedNode.self, CodedPlace.self]))
+            .init(
+                identifier: "json-dst-\(UUID())", objectTypes: [CodedEverything.self, CodedNode.self, CodedPlace.self]))
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         encoder.dateEncodingStrategy = .iso8601

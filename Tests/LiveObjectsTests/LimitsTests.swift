@@ -7,12 +7,14 @@ import Testing
 /// nothing, and the value at the limit itself is accepted.
 @Suite struct LimitsTests {
     static let schema = Schema([
-        ObjectSchema(name: "Blob", properties: [
-            Property(name: "id", type: .int, isPrimaryKey: true),
-            Property(name: "text", type: .string),
-            Property(name: "bytes", type: .data),
-            Property(name: "texts", type: .string, isList: true),
-        ])
+        ObjectSchema(
+            name: "Blob",
+            properties: [
+                Property(name: "id", type: .int, isPrimaryKey: true),
+                Property(name: "text", type: .string),
+                Property(name: "bytes", type: .data),
+                Property(name: "texts", type: .string, isList: true),
+            ])
     ])
 
     func openBlobs(maximumSubscriptions: Int? = nil) async throws -> Realm {
@@ -32,13 +34,18 @@ import Testing
                 try await realm.write { r in
                     switch attempt {
                     case "create": _ = try r.dynamicCreate("Blob", value: ["id": .int(2), "text": .string(tooLong)])
-                    case "set": try r.dynamicObject(ofType: "Blob", forPrimaryKey: .int(1))!.set("text", to: .string(tooLong))
-                    default: try r.dynamicObject(ofType: "Blob", forPrimaryKey: .int(1))!.append(.string(tooLong), to: "texts")
+                    case "set":
+                        try r.dynamicObject(ofType: "Blob", forPrimaryKey: .int(1))!.set("text", to: .string(tooLong))
+                    default:
+                        try r.dynamicObject(ofType: "Blob", forPrimaryKey: .int(1))!.append(
+                            .string(tooLong), to: "texts")
                     }
                 }
             }
             do {
-                try await realm.write { r in _ = try r.dynamicCreate("Blob", value: ["id": .int(2), "text": .string(tooLong)]) }
+                try await realm.write { r in
+                    _ = try r.dynamicCreate("Blob", value: ["id": .int(2), "text": .string(tooLong)])
+                }
             } catch let error as LiveObjectsError {
                 #expect(error.code == .limitExceeded)
                 #expect(error.property == "text")
@@ -47,7 +54,10 @@ import Testing
         }
         let (count, length, texts) = try await realm.read { r in
             let blob = try r.dynamicObject(ofType: "Blob", forPrimaryKey: .int(1))!
-            return (try r.dynamicObjects("Blob").count, try blob.value("text").stringValue?.utf8.count, try blob.value("texts"))
+            return (
+                try r.dynamicObjects("Blob").count, try blob.value("text").stringValue?.utf8.count,
+                try blob.value("texts")
+            )
         }
         #expect(count == 1)
         #expect(length == limit)
@@ -57,29 +67,38 @@ import Testing
     @Test func dataUpToTheLimitIsStoredLargerRefused() async throws {
         let realm = try await openBlobs()
         let limit = Realm.Limits.maximumDataLength
-        try await realm.write { r in _ = try r.dynamicCreate("Blob", value: ["id": .int(1), "bytes": .data(Data(count: limit))]) }
+        try await realm.write { r in
+            _ = try r.dynamicCreate("Blob", value: ["id": .int(1), "bytes": .data(Data(count: limit))])
+        }
         do {
             try await realm.write { r in
-                try r.dynamicObject(ofType: "Blob", forPrimaryKey: .int(1))!.set("bytes", to: .data(Data(count: limit + 1)))
+                try r.dynamicObject(ofType: "Blob", forPrimaryKey: .int(1))!.set(
+                    "bytes", to: .data(Data(count: limit + 1)))
             }
             Issue.record("data past the limit was stored")
         } catch let error as LiveObjectsError {
             #expect(error.code == .limitExceeded)
             #expect(error.property == "bytes")
         }
-        let size = try await realm.read { r in try r.dynamicObject(ofType: "Blob", forPrimaryKey: .int(1))!.value("bytes") }
+        let size = try await realm.read { r in
+            try r.dynamicObject(ofType: "Blob", forPrimaryKey: .int(1))!.value("bytes")
+        }
         #expect(size == .data(Data(count: limit)))
     }
 
     @Test func predicateNestingAndLengthLimits() async throws {
         let realm = try await openBlobs()
         let depth = Realm.Limits.maximumPredicateNesting
-        func nested(_ n: Int) -> String { String(repeating: "(", count: n) + "id == 1" + String(repeating: ")", count: n) }
+        func nested(_ n: Int) -> String {
+            String(repeating: "(", count: n) + "id == 1" + String(repeating: ")", count: n)
+        }
         let deepest = nested(depth)
         let ok = try await realm.read { r in try r.dynamicResults("Blob").filter(deepest).count }
         #expect(ok == 0)
-        for text in [nested(depth + 1), String(repeating: "NOT ", count: depth + 1) + "id == 1",
-                     "text == '" + String(repeating: "a", count: Realm.Limits.maximumPredicateLength) + "'"] {
+        for text in [
+            nested(depth + 1), String(repeating: "NOT ", count: depth + 1) + "id == 1",
+            "text == '" + String(repeating: "a", count: Realm.Limits.maximumPredicateLength) + "'",
+        ] {
             do {
                 _ = try await realm.read { r in try r.dynamicResults("Blob").filter(text).count }
                 Issue.record("a predicate past the limits was accepted: \(text.prefix(40))…")
@@ -126,6 +145,8 @@ import Testing
     }
 
     @Test func defaultMaximumSubscriptions() {
-        #expect(Realm.Configuration(identifier: "x", objectTypes: []).maximumSubscriptions == Realm.Limits.defaultMaximumSubscriptions)
+        #expect(
+            Realm.Configuration(identifier: "x", objectTypes: []).maximumSubscriptions
+                == Realm.Limits.defaultMaximumSubscriptions)
     }
 }

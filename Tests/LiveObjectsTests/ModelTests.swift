@@ -124,7 +124,10 @@ final class StringKeyed: Object {
         #expect(walkers == 2)
         // Deleting a dog removes every entry of it.
         try await realm.write { try $0.delete($0.object(ofType: Dog.self, forPrimaryKey: 1)!) }
-        #expect(try await realm.read { $0.object(ofType: Person.self, forPrimaryKey: 1)!.dogs.map(\.name) } == ["d3", "d4", "d4"])
+        #expect(
+            try await realm.read { $0.object(ofType: Person.self, forPrimaryKey: 1)!.dogs.map(\.name) } == [
+                "d3", "d4", "d4",
+            ])
     }
 
     @Test func listIndexOutOfBoundsIsTypedError() async throws {

@@ -141,7 +141,9 @@ final class WriteRecorder {
 
     func log(_ text: String) { record.log.append(text) }
     func problem(_ text: String) { record.problems.append(text) }
-    func touch(_ object: ObjRef, _ property: String) { record.touches.insert(Touch(object: object, property: property)) }
+    func touch(_ object: ObjRef, _ property: String) {
+        record.touches.insert(Touch(object: object, property: property))
+    }
 
     /// A link from `source.property` to `target` was made or removed: the target's inverse
     /// `LinkingObjects` changed.
@@ -194,7 +196,8 @@ struct SubSpec: Sendable, CustomStringConvertible {
         switch kind {
         case .results(let type, let filter, let sorts, let distinct, let limit, let offset):
             let sort = sorts.map { "\($0.keyPath) \($0.ascending ? "asc" : "desc") \($0.comparison)" }
-            return "results \(type) filter \(filter ?? "-") sort \(sort) distinct \(distinct) limit \(limit.map(String.init) ?? "-") offset \(offset)\(paths)"
+            return
+                "results \(type) filter \(filter ?? "-") sort \(sort) distinct \(distinct) limit \(limit.map(String.init) ?? "-") offset \(offset)\(paths)"
         case .list(let ownerType, let owner, let property, _):
             return "list \(ownerType)\(owner).\(property)\(paths)"
         case .object(let type, let key):
@@ -292,7 +295,8 @@ extension CollectionObservation {
         var positions = Set(change.insertions + change.modificationsInNewIndices + change.moves.map(\.to))
         positions.formUnion(change.snapshot.indices.prefix(6))
         positions.formUnion(change.snapshot.indices.suffix(2))
-        values = Dictionary(uniqueKeysWithValues: positions.map { ($0, frozenValues(change.snapshot[$0], schema: schema)) })
+        values = Dictionary(
+            uniqueKeysWithValues: positions.map { ($0, frozenValues(change.snapshot[$0], schema: schema)) })
         apply = { change.applied(to: $0) }
     }
 }
@@ -312,10 +316,13 @@ enum SubscriptionFactory {
     }
 
     static func collection<T: Object>(_ changes: CollectionChanges<T>, _ schema: ObjectSchema) -> SubHandle {
-        SubHandle(token: changes.token, drain: { await drainBuffered(changes) { .collection(CollectionObservation($0, schema: schema)) } })
+        SubHandle(
+            token: changes.token,
+            drain: { await drainBuffered(changes) { .collection(CollectionObservation($0, schema: schema)) } })
     }
 
-    static func resultsSubscription<T: Object>(_ r: isolated Realm, _ type: T.Type, _ spec: SubSpec) throws -> SubHandle {
+    static func resultsSubscription<T: Object>(_ r: isolated Realm, _ type: T.Type, _ spec: SubSpec) throws -> SubHandle
+    {
         collection(try results(r, type, spec).changes(keyPaths: spec.keyPaths), r.schema[T.className]!)
     }
 
@@ -335,7 +342,9 @@ enum SubscriptionFactory {
                         return .object(.initial(version: frozen.version, values: frozenValues(frozen, schema: schema)))
                     case .changed(let frozen, let properties):
                         return .object(
-                            .changed(version: frozen.version, values: frozenValues(frozen, schema: schema), changes: properties))
+                            .changed(
+                                version: frozen.version, values: frozenValues(frozen, schema: schema),
+                                changes: properties))
                     case .deleted:
                         return .object(.deleted)
                     }
@@ -361,17 +370,28 @@ enum SubscriptionFactory {
             let schema = r.schema[elementType]!
             switch (ownerType, property) {
             case ("Person", "dogs"):
-                return collection(r.objects(Person.self).first { $0.objectKey == owner }!.dogs.changes(keyPaths: spec.keyPaths), schema)
+                return collection(
+                    r.objects(Person.self).first { $0.objectKey == owner }!.dogs.changes(keyPaths: spec.keyPaths),
+                    schema)
             case ("Dog", "toys"):
-                return collection(r.objects(Dog.self).first { $0.objectKey == owner }!.toys.changes(keyPaths: spec.keyPaths), schema)
+                return collection(
+                    r.objects(Dog.self).first { $0.objectKey == owner }!.toys.changes(keyPaths: spec.keyPaths), schema)
             case ("DogClub", "members"):
-                return collection(r.objects(DogClub.self).first { $0.objectKey == owner }!.members.changes(keyPaths: spec.keyPaths), schema)
+                return collection(
+                    r.objects(DogClub.self).first { $0.objectKey == owner }!.members.changes(keyPaths: spec.keyPaths),
+                    schema)
             case ("Dog", "walkers"):
-                return collection(r.objects(Dog.self).first { $0.objectKey == owner }!.walkers.changes(keyPaths: spec.keyPaths), schema)
+                return collection(
+                    r.objects(Dog.self).first { $0.objectKey == owner }!.walkers.changes(keyPaths: spec.keyPaths),
+                    schema)
             case ("DogToy", "dogs"):
-                return collection(r.objects(DogToy.self).first { $0.objectKey == owner }!.dogs.changes(keyPaths: spec.keyPaths), schema)
+                return collection(
+                    r.objects(DogToy.self).first { $0.objectKey == owner }!.dogs.changes(keyPaths: spec.keyPaths),
+                    schema)
             default:
-                return collection(r.objects(Person.self).first { $0.objectKey == owner }!.clubs.changes(keyPaths: spec.keyPaths), schema)
+                return collection(
+                    r.objects(Person.self).first { $0.objectKey == owner }!.clubs.changes(keyPaths: spec.keyPaths),
+                    schema)
             }
         case .object(let type, let key):
             switch type {
@@ -390,7 +410,9 @@ enum SubscriptionFactory {
                 let table: [String: PartialKeyPath<DogToy>] = ["name": \DogToy.name, "dogs": \DogToy.dogs]
                 return objectSubscription(r, DogToy.self, key, keyPaths(spec.keyPaths, table))
             default:
-                let table: [String: PartialKeyPath<DogClub>] = ["members": \DogClub.members, "president": \DogClub.president]
+                let table: [String: PartialKeyPath<DogClub>] = [
+                    "members": \DogClub.members, "president": \DogClub.president,
+                ]
                 return objectSubscription(r, DogClub.self, key, keyPaths(spec.keyPaths, table))
             }
         case .realm:
@@ -530,24 +552,40 @@ enum Gen {
     static func randomSpec(_ r: isolated Realm, _ rng: inout NotifyRandom) -> SubSpec? {
         let roll = rng.int(0...99)
         if roll < 40 {
-            return SubSpec(kind: .results(type: "Dog", filter: rng.pick(dogFilters)!, sorts: rng.pick(dogSorts)!,
-                distinct: [], limit: nil, offset: 0), keyPaths: rng.chance(0.5) ? nil : rng.pick(dogKeyPaths)!)
+            return SubSpec(
+                kind: .results(
+                    type: "Dog", filter: rng.pick(dogFilters)!, sorts: rng.pick(dogSorts)!,
+                    distinct: [], limit: nil, offset: 0), keyPaths: rng.chance(0.5) ? nil : rng.pick(dogKeyPaths)!)
         } else if roll < 50 {
-            return SubSpec(kind: .results(type: "Person", filter: rng.pick(personFilters)!, sorts: rng.pick(personSorts)!,
-                distinct: [], limit: nil, offset: 0), keyPaths: rng.chance(0.5) ? nil : rng.pick(personKeyPaths)!)
+            return SubSpec(
+                kind: .results(
+                    type: "Person", filter: rng.pick(personFilters)!, sorts: rng.pick(personSorts)!,
+                    distinct: [], limit: nil, offset: 0), keyPaths: rng.chance(0.5) ? nil : rng.pick(personKeyPaths)!)
         } else if roll < 55 {
             let type = rng.chance(0.5) ? "DogToy" : "DogClub"
-            let filter = type == "DogToy" ? rng.pick([nil, "name BEGINSWITH[c] 'b'", "dogs.@count > 1"])! : rng.pick([nil, "members.@count > 1", "president != nil"])!
+            let filter =
+                type == "DogToy"
+                ? rng.pick([nil, "name BEGINSWITH[c] 'b'", "dogs.@count > 1"])!
+                : rng.pick([nil, "members.@count > 1", "president != nil"])!
             let sorts = rng.chance(0.5) ? [] : [SortField("name", ascending: rng.chance(0.5))]
-            let paths: [String]? = rng.chance(0.5) ? nil : (type == "DogToy" ? rng.pick([["name"], ["dogs.name"], ["dogs"]])! : rng.pick([["members.name"], ["president"]])!)
-            return SubSpec(kind: .results(type: type, filter: filter, sorts: sorts, distinct: [], limit: nil, offset: 0), keyPaths: paths)
+            let paths: [String]? =
+                rng.chance(0.5)
+                ? nil
+                : (type == "DogToy"
+                    ? rng.pick([["name"], ["dogs.name"], ["dogs"]])! : rng.pick([["members.name"], ["president"]])!)
+            return SubSpec(
+                kind: .results(type: type, filter: filter, sorts: sorts, distinct: [], limit: nil, offset: 0),
+                keyPaths: paths)
         } else if roll < 65 {
             // Sliced or distinct results: re-evaluated.
             let distinct: [String] = rng.chance(0.3) ? [rng.pick(["age", "owner.name", "name"])!] : []
             let limit: Int? = rng.chance(0.6) ? rng.int(1...4) : nil
             let offset = rng.chance(0.4) ? rng.int(1...3) : 0
-            return SubSpec(kind: .results(type: "Dog", filter: rng.pick(dogFilters)!, sorts: rng.pick(dogSorts)!,
-                distinct: distinct, limit: distinct.isEmpty && limit == nil && offset == 0 ? 2 : limit, offset: offset),
+            return SubSpec(
+                kind: .results(
+                    type: "Dog", filter: rng.pick(dogFilters)!, sorts: rng.pick(dogSorts)!,
+                    distinct: distinct, limit: distinct.isEmpty && limit == nil && offset == 0 ? 2 : limit,
+                    offset: offset),
                 keyPaths: rng.chance(0.5) ? nil : rng.pick(dogKeyPaths)!)
         } else if roll < 82 {
             let choices: [(String, String, String)] = [
@@ -565,16 +603,19 @@ enum Gen {
                 default: paths = rng.pick([["members.name"], ["president"], ["name"]])!
                 }
             }
-            return SubSpec(kind: .list(ownerType: ownerType, owner: owner.key, property: property, elementType: elementType), keyPaths: paths)
+            return SubSpec(
+                kind: .list(ownerType: ownerType, owner: owner.key, property: property, elementType: elementType),
+                keyPaths: paths)
         } else if roll < 95 {
             let type = rng.pick(["Dog", "Dog", "Person", "Person", "DogToy", "DogClub"])!
             guard let object = rng.pick(Model.live(r, type)) else { return nil }
-            let properties: [String] = switch type {
-            case "Dog": ["name", "age", "owner", "toys", "walkers"]
-            case "Person": ["name", "age", "dogs", "address", "clubs"]
-            case "DogToy": ["name", "dogs"]
-            default: ["members", "president"]
-            }
+            let properties: [String] =
+                switch type {
+                case "Dog": ["name", "age", "owner", "toys", "walkers"]
+                case "Person": ["name", "age", "dogs", "address", "clubs"]
+                case "DogToy": ["name", "dogs"]
+                default: ["members", "president"]
+                }
             let paths: [String]? = rng.chance(0.5) ? nil : properties.filter { _ in rng.chance(0.4) }
             return SubSpec(kind: .object(type: type, key: object.key), keyPaths: paths)
         } else {
@@ -590,8 +631,10 @@ enum Gen {
     ]
     static let dogSorts: [[SortField]] = [
         [], [SortField("age")], [SortField("age", ascending: false)], [SortField("name", comparison: .caseInsensitive)],
-        [SortField("age"), SortField("name")], [SortField("name", ascending: false, comparison: .natural), SortField("age")],
-        [SortField("owner.name")], [SortField("owner.age", ascending: false), SortField("name", comparison: .caseInsensitive)],
+        [SortField("age"), SortField("name")],
+        [SortField("name", ascending: false, comparison: .natural), SortField("age")],
+        [SortField("owner.name")],
+        [SortField("owner.age", ascending: false), SortField("name", comparison: .caseInsensitive)],
         [SortField("age", ascending: false), SortField("owner.name", ascending: false)],
     ]
     static let dogKeyPaths: [[String]] = [
@@ -605,7 +648,8 @@ enum Gen {
         [], [SortField("name")], [SortField("age", ascending: false), SortField("name")], [SortField("address.city")],
     ]
     static let personKeyPaths: [[String]] = [
-        ["name"], ["dogs"], ["dogs.name"], ["address.city"], ["address"], ["clubs"], ["clubs.name"], ["age", "dogs.age"],
+        ["name"], ["dogs"], ["dogs.name"], ["address.city"], ["address"], ["clubs"], ["clubs.name"],
+        ["age", "dogs.age"],
     ]
 
     // MARK: Operations
@@ -635,12 +679,16 @@ enum Gen {
         }
     }
 
-    static func createObject(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, nextId: inout Int) throws {
+    static func createObject(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, nextId: inout Int)
+        throws
+    {
         let id = nextId
         nextId += 1
         switch rng.int(0...3) {
         case 0, 1:
-            var value: [String: PropertyValue] = ["id": .int(Int64(id)), "name": .string(rng.pick(names)!), "age": .int(Int64(rng.int(0...6)))]
+            var value: [String: PropertyValue] = [
+                "id": .int(Int64(id)), "name": .string(rng.pick(names)!), "age": .int(Int64(rng.int(0...6))),
+            ]
             let owner = rng.chance(0.6) ? rng.pick(Model.live(r, "Person")) : nil
             if let owner { value["owner"] = .object(owner.key) }
             let toys = (0..<rng.int(0...2)).compactMap { _ in rng.pick(Model.live(r, "DogToy")) }
@@ -657,7 +705,9 @@ enum Gen {
                 rec.log("append \(ref) to \(walker).dogs")
             }
         case 2:
-            let person = try r.dynamicCreate("Person", value: ["id": .int(Int64(id)), "name": .string(rng.pick(names)!), "age": .int(Int64(rng.int(0...6)))])
+            let person = try r.dynamicCreate(
+                "Person",
+                value: ["id": .int(Int64(id)), "name": .string(rng.pick(names)!), "age": .int(Int64(rng.int(0...6)))])
             let ref = ObjRef(type: "Person", key: person.key)
             rec.record.inserted.insert(ref)
             rec.log("create \(ref)")
@@ -688,7 +738,9 @@ enum Gen {
 
     /// Deletes an object, predicting delete rules: embedded children and cascade targets go too;
     /// a deny link from outside refuses everything.
-    static func deleteObject(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, propagate: Bool) throws {
+    static func deleteObject(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, propagate: Bool)
+        throws
+    {
         let type = rng.pick(["Dog", "Dog", "Person", "DogToy", "DogClub"])!
         guard let root = rng.pick(Model.live(r, type)) else { return }
         try delete(r, [root], rec, propagate: propagate) { () throws(LiveObjectsError) in
@@ -701,7 +753,8 @@ enum Gen {
         let age = rng.int(0...1)
         let dogs = r.objects(Dog.self).filter { $0.age >= age }
         guard !dogs.isEmpty else { return }
-        try delete(r, dogs.map { ObjRef(type: "Dog", key: $0.objectKey!) }, rec, propagate: false) { () throws(LiveObjectsError) in
+        try delete(r, dogs.map { ObjRef(type: "Dog", key: $0.objectKey!) }, rec, propagate: false) {
+            () throws(LiveObjectsError) in
             try r.delete(dogs)
         }
     }
@@ -740,7 +793,9 @@ enum Gen {
             }
         }
         let names = roots.count > 3 ? "\(roots.count) objects" : "\(roots)"
-        rec.log("delete \(names) (doomed \(doomed.count > 6 ? "\(doomed.count) objects" : "\(doomed.sorted { $0.description < $1.description })"), denied \(denied))")
+        rec.log(
+            "delete \(names) (doomed \(doomed.count > 6 ? "\(doomed.count) objects" : "\(doomed.sorted { $0.description < $1.description })"), denied \(denied))"
+        )
         do {
             try perform()
             if denied { rec.problem("deleting \(names) should have been denied") }
@@ -755,7 +810,9 @@ enum Gen {
     }
 
     /// Creates many dogs at once: a bulk change for the collections of dogs.
-    static func createDogs(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, nextId: inout Int) throws {
+    static func createDogs(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, nextId: inout Int)
+        throws
+    {
         let people = Model.live(r, "Person")
         let count = rng.int(65...80)
         for _ in 0..<count {
@@ -817,8 +874,12 @@ enum Gen {
             if let old { rec.linkChanged(source, property, old) }
             if let target { rec.linkChanged(source, property, target) }
         }
-        rec.log("set \(source).\(property) = \(target.map(\.description) ?? "nil") (was \(old.map(\.description) ?? "nil"))")
-        do { try object.set(property, to: target.map { .object($0.key) } ?? .null) } catch { rec.problem("link failed: \(error)") }
+        rec.log(
+            "set \(source).\(property) = \(target.map(\.description) ?? "nil") (was \(old.map(\.description) ?? "nil"))"
+        )
+        do { try object.set(property, to: target.map { .object($0.key) } ?? .null) } catch {
+            rec.problem("link failed: \(error)")
+        }
     }
 
     static func setAddress(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder) {
@@ -834,7 +895,8 @@ enum Gen {
                     rec.record.deleted.insert(old)
                 }
             } else {
-                let address = try object.setEmbedded("address", values: ["city": .string(rng.pick(cities)!), "street": "x"])
+                let address = try object.setEmbedded(
+                    "address", values: ["city": .string(rng.pick(cities)!), "street": "x"])
                 let new = ObjRef(type: "Address", key: address.key)
                 rec.log("new address \(new) for \(person) (was \(old.map(\.description) ?? "nil"))")
                 rec.touch(person, "address")
@@ -844,8 +906,13 @@ enum Gen {
         } catch { rec.problem("address failed: \(error)") }
     }
 
-    static func listOperation(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, propagate: Bool) throws {
-        let (type, property, elementType) = rng.pick([("Person", "dogs", "Dog"), ("Person", "dogs", "Dog"), ("Dog", "toys", "DogToy"), ("DogClub", "members", "Person")])!
+    static func listOperation(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, propagate: Bool)
+        throws
+    {
+        let (type, property, elementType) = rng.pick([
+            ("Person", "dogs", "Dog"), ("Person", "dogs", "Dog"), ("Dog", "toys", "DogToy"),
+            ("DogClub", "members", "Person"),
+        ])!
         guard let owner = rng.pick(Model.live(r, type)) else { return }
         let object = Model.object(r, owner)!
         let elements = Model.linked(r, owner, property)
@@ -854,7 +921,9 @@ enum Gen {
         do {
             switch rng.int(0...9) {
             case 0, 1, 2:
-                guard let element = rng.pick(elements.isEmpty || rng.chance(0.7) ? candidates : elements) else { return }
+                guard let element = rng.pick(elements.isEmpty || rng.chance(0.7) ? candidates : elements) else {
+                    return
+                }
                 let index = rng.int(0...count)
                 rec.log("insert \(element) into \(owner).\(property) at \(index) of \(count)")
                 try object.insert(.object(element.key), into: property, at: index)
@@ -1015,7 +1084,10 @@ func runNotificationScenario(seed: UInt64, writes: Int) async throws -> [String]
                 return (spec, handle, expectation, r.version)
             }
             guard let (spec, handle, expectation, version) = started else { continue }
-            subs.append(ActiveSub(id: id, spec: spec, handle: handle, firstWrite: firstWrite, initial: expectation, initialVersion: version))
+            subs.append(
+                ActiveSub(
+                    id: id, spec: spec, handle: handle, firstWrite: firstWrite, initial: expectation,
+                    initialVersion: version))
         }
     }
 
@@ -1035,7 +1107,11 @@ func runNotificationScenario(seed: UInt64, writes: Int) async throws -> [String]
         }
         let versionBefore = await realm.version
         let roll = rng.int(0...99)
-        let kind = roll < 62 ? "write" : roll < 74 ? "throwing" : roll < 90 ? "withoutNotifying" : roll < 95 ? "begin/commit with subscription" : "empty"
+        let kind =
+            roll < 62
+            ? "write"
+            : roll < 74
+                ? "throwing" : roll < 90 ? "withoutNotifying" : roll < 95 ? "begin/commit with subscription" : "empty"
         var silenced = Set<Int>()
         if kind == "withoutNotifying" {
             for sub in subs where rng.chance(0.6) { silenced.insert(sub.id) }
@@ -1066,7 +1142,8 @@ func runNotificationScenario(seed: UInt64, writes: Int) async throws -> [String]
                 }
                 guard i < opCount else { break }
                 do {
-                    try Gen.operation(r, &local, rec, nextId: &id, propagateErrors: kind == "throwing" && local.chance(0.3))
+                    try Gen.operation(
+                        r, &local, rec, nextId: &id, propagateErrors: kind == "throwing" && local.chance(0.3))
                 } catch {
                     failure = error
                     break
@@ -1116,10 +1193,15 @@ func runNotificationScenario(seed: UInt64, writes: Int) async throws -> [String]
         outcome.valuesBefore = before
         for problem in record.problems { failures.append("write #\(w): \(problem)") }
         if outcome.committed == effectiveRecord.isNoOp {
-            failures.append("write #\(w): version went \(versionBefore) -> \(versionAfter), but the test recorded \(effectiveRecord.isNoOp ? "no" : "some") change")
+            failures.append(
+                "write #\(w): version went \(versionBefore) -> \(versionAfter), but the test recorded \(effectiveRecord.isNoOp ? "no" : "some") change"
+            )
         }
         if let insideSpec, let insideHandle {
-            subs.append(ActiveSub(id: subs.count, spec: insideSpec, handle: insideHandle, firstWrite: w + 1, initial: nil, initialVersion: versionAfter))
+            subs.append(
+                ActiveSub(
+                    id: subs.count, spec: insideSpec, handle: insideHandle, firstWrite: w + 1, initial: nil,
+                    initialVersion: versionAfter))
         }
         // What every subscription should show now.
         let specs = subs.map { ($0.id, $0.spec) }
@@ -1138,17 +1220,23 @@ func runNotificationScenario(seed: UInt64, writes: Int) async throws -> [String]
     // Collect and check.
     for sub in subs {
         let elements = await sub.handle.drain()
-        failures += checkSubscription(sub, elements, outcomes, schema: schema).map { "sub \(sub.id) (\(sub.spec)): \($0)" }
+        failures += checkSubscription(sub, elements, outcomes, schema: schema).map {
+            "sub \(sub.id) (\(sub.spec)): \($0)"
+        }
     }
     if !failures.isEmpty {
-        failures.append("subscriptions:\n    " + subs.map { "\($0.id): \($0.spec) from write #\($0.firstWrite)" }.joined(separator: "\n    "))
+        failures.append(
+            "subscriptions:\n    "
+                + subs.map { "\($0.id): \($0.spec) from write #\($0.firstWrite)" }.joined(separator: "\n    "))
         failures.append("writes:\n    " + outcomes.map(\.summary).joined(separator: "\n    "))
     }
     return failures
 }
 
 /// The expected state of a subscription now; `record` is the write just made (nil at start).
-func expectationNow(_ r: isolated Realm, _ spec: SubSpec, record: WriteRecord?, deadOwners: Set<ObjRef>) throws -> SubExpectation {
+func expectationNow(_ r: isolated Realm, _ spec: SubSpec, record: WriteRecord?, deadOwners: Set<ObjRef>) throws
+    -> SubExpectation
+{
     switch spec.kind {
     case .results, .list:
         let keys = try SubscriptionFactory.freshKeys(r, spec, deadOwners: deadOwners)
@@ -1160,7 +1248,9 @@ func expectationNow(_ r: isolated Realm, _ spec: SubSpec, record: WriteRecord?, 
         for key in Set(keys) {
             let ref = ObjRef(type: type, key: key)
             values[key] = Model.values(r, ref)
-            if !touched.isEmpty && Model.isModified(r, ref, keyPaths: spec.keyPaths, touched: touched) { modified.insert(key) }
+            if !touched.isEmpty && Model.isModified(r, ref, keyPaths: spec.keyPaths, touched: touched) {
+                modified.insert(key)
+            }
         }
         return .collection(keys: keys, modified: modified, values: values)
     case .object(let type, let key):
@@ -1173,7 +1263,9 @@ func expectationNow(_ r: isolated Realm, _ spec: SubSpec, record: WriteRecord?, 
 
 // MARK: - Checks
 
-func checkSubscription(_ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [WriteOutcome], schema: Schema) -> [String] {
+func checkSubscription(_ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [WriteOutcome], schema: Schema)
+    -> [String]
+{
     var failures: [String] = []
     var remaining = elements[...]
     var previousVersion: UInt64?
@@ -1217,13 +1309,20 @@ func checkSubscription(_ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [
             if case .collection(let c)? = next, c.version == outcome.versionAfter, outcome.committed {
                 remaining.removeFirst()
                 if !arrives {
-                    failures.append("write #\(outcome.index): unexpected element \(describe(c)) (keys unchanged: \(oldKeys == newKeys), modified: \(modified))")
+                    failures.append(
+                        "write #\(outcome.index): unexpected element \(describe(c)) (keys unchanged: \(oldKeys == newKeys), modified: \(modified))"
+                    )
                     continue
                 }
-                failures += checkCollectionChange(c, old: oldKeys, new: newKeys, modified: modified, values: values, unique: sub.spec.hasUniqueKeys)
-                    .map { "write #\(outcome.index): \($0) in \(describe(c)); old \(oldKeys) new \(newKeys) modified \(modified)" }
+                failures += checkCollectionChange(
+                    c, old: oldKeys, new: newKeys, modified: modified, values: values, unique: sub.spec.hasUniqueKeys
+                )
+                .map {
+                    "write #\(outcome.index): \($0) in \(describe(c)); old \(oldKeys) new \(newKeys) modified \(modified)"
+                }
             } else if arrives {
-                failures.append("write #\(outcome.index): missing element (old \(oldKeys) new \(newKeys) modified \(modified))")
+                failures.append(
+                    "write #\(outcome.index): missing element (old \(oldKeys) new \(newKeys) modified \(modified))")
             }
         case (.object(let oldValues), .object(let newValues)):
             guard oldValues != nil else { continue }  // already deleted
@@ -1233,7 +1332,9 @@ func checkSubscription(_ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [
             let next = remaining.first
             if outcome.record.deleted.contains(ref) && outcome.committed {
                 if !silenced {
-                    if case .object(.deleted)? = next { remaining.removeFirst() } else {
+                    if case .object(.deleted)? = next {
+                        remaining.removeFirst()
+                    } else {
                         failures.append("write #\(outcome.index): expected .deleted, got \(String(describing: next))")
                     }
                 }
@@ -1248,7 +1349,9 @@ func checkSubscription(_ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [
             var names = Set(outcome.record.effectiveTouches.filter { $0.object == ref }.map(\.property))
             if let paths = sub.spec.keyPaths { names.formIntersection(paths) }
             let arrives = outcome.committed && !silenced && !names.isEmpty
-            if case .object(.changed(let version, let values, let changes))? = next, version == outcome.versionAfter, outcome.committed {
+            if case .object(.changed(let version, let values, let changes))? = next, version == outcome.versionAfter,
+                outcome.committed
+            {
                 remaining.removeFirst()
                 guard arrives else {
                     failures.append("write #\(outcome.index): unexpected object change \(changes)")
@@ -1256,22 +1359,30 @@ func checkSubscription(_ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [
                 }
                 let expectedNames = schemaOrder.filter { names.contains($0) }
                 if changes.map(\.name) != expectedNames {
-                    failures.append("write #\(outcome.index): changed properties \(changes.map(\.name)), expected \(expectedNames)")
+                    failures.append(
+                        "write #\(outcome.index): changed properties \(changes.map(\.name)), expected \(expectedNames)")
                 }
                 let valuesBefore = outcome.valuesBefore[sub.id] ?? [:]
                 for change in changes {
                     if change.oldValue != valuesBefore[change.name] {
-                        failures.append("write #\(outcome.index): old value of \(change.name) is \(change.oldValue), expected \(String(describing: valuesBefore[change.name]))")
+                        failures.append(
+                            "write #\(outcome.index): old value of \(change.name) is \(change.oldValue), expected \(String(describing: valuesBefore[change.name]))"
+                        )
                     }
                     if change.newValue != newValues[change.name] {
-                        failures.append("write #\(outcome.index): new value of \(change.name) is \(change.newValue), expected \(String(describing: newValues[change.name]))")
+                        failures.append(
+                            "write #\(outcome.index): new value of \(change.name) is \(change.newValue), expected \(String(describing: newValues[change.name]))"
+                        )
                     }
                 }
                 if values != newValues {
-                    failures.append("write #\(outcome.index): frozen object \(values) differs from the live one \(newValues)")
+                    failures.append(
+                        "write #\(outcome.index): frozen object \(values) differs from the live one \(newValues)")
                 }
             } else if arrives {
-                failures.append("write #\(outcome.index): missing object change for \(names.sorted()), next is \(String(describing: next))")
+                failures.append(
+                    "write #\(outcome.index): missing object change for \(names.sorted()), next is \(String(describing: next))"
+                )
             }
         case (.realm, .realm):
             let arrives = outcome.committed && !silenced
@@ -1281,7 +1392,9 @@ func checkSubscription(_ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [
                     failures.append("write #\(outcome.index): unexpected changeset")
                     continue
                 }
-                failures += checkChangeSet(changes, outcome.record, schema: schema).map { "write #\(outcome.index): \($0)" }
+                failures += checkChangeSet(changes, outcome.record, schema: schema).map {
+                    "write #\(outcome.index): \($0)"
+                }
             } else if arrives {
                 failures.append("write #\(outcome.index): missing changeset")
             }
@@ -1312,7 +1425,8 @@ func checkInitial(_ element: SubElement, _ state: SubExpectation, _ version: UIn
             failures.append("initial element has changes")
         }
         for (i, value) in c.values where value != values[c.keys[i]] {
-            failures.append("initial snapshot object \(c.keys[i]) is \(value), expected \(String(describing: values[c.keys[i]]))")
+            failures.append(
+                "initial snapshot object \(c.keys[i]) is \(value), expected \(String(describing: values[c.keys[i]]))")
         }
         return failures
     case (.object(.initial(let v, let values)), .object(let expected?)):
@@ -1339,27 +1453,46 @@ func checkCollectionChange(
     if c.snapshotVersion != c.version { failures.append("snapshot version \(c.snapshotVersion)") }
     if c.keys != new { failures.append("snapshot keys differ from a fresh query") }
     if c.apply(old) != new { failures.append("applied(to:) gives \(c.apply(old))") }
-    for (name, list) in [("deletions", c.deletions), ("insertions", c.insertions), ("modifications", c.modifications), ("modificationsInNewIndices", c.modificationsInNewIndices), ("move destinations", c.moves.map(\.to))] {
-        if name != "modificationsInNewIndices" && !isStrictlyAscending(list) { failures.append("\(name) not strictly ascending") }
+    for (name, list) in [
+        ("deletions", c.deletions), ("insertions", c.insertions), ("modifications", c.modifications),
+        ("modificationsInNewIndices", c.modificationsInNewIndices), ("move destinations", c.moves.map(\.to)),
+    ] {
+        if name != "modificationsInNewIndices" && !isStrictlyAscending(list) {
+            failures.append("\(name) not strictly ascending")
+        }
     }
-    if Set(c.modificationsInNewIndices).count != c.modificationsInNewIndices.count { failures.append("modificationsInNewIndices repeat") }
+    if Set(c.modificationsInNewIndices).count != c.modificationsInNewIndices.count {
+        failures.append("modificationsInNewIndices repeat")
+    }
     let oldRange = 0..<old.count
     let newRange = 0..<new.count
-    if !(c.deletions + c.modifications + c.moves.map(\.from)).allSatisfy(oldRange.contains) { failures.append("old index out of range") }
-    if !(c.insertions + c.modificationsInNewIndices + c.moves.map(\.to)).allSatisfy(newRange.contains) { failures.append("new index out of range") }
-    if c.modifications.count != c.modificationsInNewIndices.count { failures.append("modification lists differ in length") }
+    if !(c.deletions + c.modifications + c.moves.map(\.from)).allSatisfy(oldRange.contains) {
+        failures.append("old index out of range")
+    }
+    if !(c.insertions + c.modificationsInNewIndices + c.moves.map(\.to)).allSatisfy(newRange.contains) {
+        failures.append("new index out of range")
+    }
+    if c.modifications.count != c.modificationsInNewIndices.count {
+        failures.append("modification lists differ in length")
+    }
     guard failures.isEmpty else { return failures }
     let deleted = Set(c.deletions)
     let inserted = Set(c.insertions)
     let movedFrom = Set(c.moves.map(\.from))
     let movedTo = Set(c.moves.map(\.to))
-    if !deleted.isDisjoint(with: movedFrom) || !inserted.isDisjoint(with: movedTo) { failures.append("a move is also a deletion or insertion") }
+    if !deleted.isDisjoint(with: movedFrom) || !inserted.isDisjoint(with: movedTo) {
+        failures.append("a move is also a deletion or insertion")
+    }
     if Set(c.moves.map(\.from)).count != c.moves.count { failures.append("move sources repeat") }
     for move in c.moves where old[move.from] != new[move.to] { failures.append("move \(move) changes the object") }
     for (o, n) in zip(c.modifications, c.modificationsInNewIndices) {
         if old[o] != new[n] { failures.append("modification \(o)->\(n) pairs different objects") }
-        if deleted.contains(o) || inserted.contains(n) { failures.append("modification \(o)->\(n) is also deleted or inserted") }
-        if !modified.contains(old[o]) { failures.append("\(old[o]) reported modified, but its observed properties did not change") }
+        if deleted.contains(o) || inserted.contains(n) {
+            failures.append("modification \(o)->\(n) is also deleted or inserted")
+        }
+        if !modified.contains(old[o]) {
+            failures.append("\(old[o]) reported modified, but its observed properties did not change")
+        }
     }
     let modifiedNew = Set(c.modificationsInNewIndices)
     for (j, key) in new.enumerated() where modified.contains(key) && !inserted.contains(j) && !modifiedNew.contains(j) {
@@ -1382,7 +1515,10 @@ func checkCollectionChange(
             let flipped = kept.contains { other in
                 other != key && (oldPosition[other]! < move.from) != (newPosition[other]! < move.to)
             }
-            if !flipped { failures.append("move \(move.from)->\(move.to) of \(key) does not change its order relative to any other object") }
+            if !flipped {
+                failures.append(
+                    "move \(move.from)->\(move.to) of \(key) does not change its order relative to any other object")
+            }
         }
     }
     for (i, value) in c.values where value != values[c.keys[i]] {
@@ -1407,7 +1543,9 @@ func checkChangeSet(_ changes: ChangeSet, _ record: WriteRecord, schema: Schema)
         let deletions = Set(table?.deletions.keys ?? [:].keys)
         let modifications = table?.modifications ?? [:]
         if insertions != inserted { failures.append("\(type) insertions \(insertions), expected \(inserted)") }
-        if deletions != deleted { failures.append("\(type) deletions \(deletions.sorted()), expected \(deleted.sorted())") }
+        if deletions != deleted {
+            failures.append("\(type) deletions \(deletions.sorted()), expected \(deleted.sorted())")
+        }
         if modifications != modified { failures.append("\(type) modifications \(modifications), expected \(modified)") }
     }
     return failures

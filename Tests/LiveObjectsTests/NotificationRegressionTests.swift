@@ -70,7 +70,10 @@ final class WeakReference: @unchecked Sendable {
         let realm = try await openWalkers()
         let rex = try await realm.read { r in r.object(ofType: Dog.self, forPrimaryKey: 1)!.changes() }
         let (annKey, bobKey) = try await realm.read { r in
-            (r.object(ofType: Person.self, forPrimaryKey: 1)!.objectKey!, r.object(ofType: Person.self, forPrimaryKey: 2)!.objectKey!)
+            (
+                r.object(ofType: Person.self, forPrimaryKey: 1)!.objectKey!,
+                r.object(ofType: Person.self, forPrimaryKey: 2)!.objectKey!
+            )
         }
         try await realm.write { r in
             r.object(ofType: Person.self, forPrimaryKey: 1)!.dogs.remove(at: 0)
@@ -151,7 +154,8 @@ final class WeakReference: @unchecked Sendable {
         }
         try await realm.write { r in
             // Two links away from the dogs: Ann's clubs' president.
-            r.object(ofType: DogClub.self, forPrimaryKey: "c2")!.president = r.object(ofType: Person.self, forPrimaryKey: 3)
+            r.object(ofType: DogClub.self, forPrimaryKey: "c2")!.president = r.object(
+                ofType: Person.self, forPrimaryKey: 3)
         }
         try await realm.write { r in
             r.object(ofType: Person.self, forPrimaryKey: 1)!.name = "Anna"  // one link away

@@ -17,7 +17,9 @@ struct StressConfig {
 
     static func fromEnvironment() -> StressConfig {
         let env = ProcessInfo.processInfo.environment
-        var config = env["LIVEOBJECTS_STRESS"] == "small" ? StressConfig(writers: 16, writes: 200) : StressConfig(writers: 64, writes: 1_000)
+        var config =
+            env["LIVEOBJECTS_STRESS"] == "small"
+            ? StressConfig(writers: 16, writes: 200) : StressConfig(writers: 64, writes: 1_000)
         if let writers = env["LIVEOBJECTS_STRESS_WRITERS"].flatMap(Int.init) { config.writers = writers }
         if let writes = env["LIVEOBJECTS_STRESS_WRITES"].flatMap(Int.init) { config.writes = writes }
         return config
@@ -108,19 +110,23 @@ actor StressWatcher {
         for await change in changes {
             report.elements += 1
             let keys = change.snapshot.keys
-            if change.isInitial != (report.elements == 1) { report.problems.append("\(name): isInitial wrong at \(report.elements)") }
+            if change.isInitial != (report.elements == 1) {
+                report.problems.append("\(name): isInitial wrong at \(report.elements)")
+            }
             if report.elements > 1 {
                 if change.version <= report.lastVersion {
                     report.problems.append("\(name): version \(change.version) after \(report.lastVersion)")
                 }
                 let applied = change.applied(to: report.lastKeys)
                 if applied != keys {
-                    report.problems.append("\(name): applied(to:) gives \(applied.count) keys, snapshot has \(change.snapshot.count)")
+                    report.problems.append(
+                        "\(name): applied(to:) gives \(applied.count) keys, snapshot has \(change.snapshot.count)")
                 }
             }
             if change.snapshot.version != change.version { report.problems.append("\(name): snapshot version differs") }
             // Read the new and changed frozen objects here, on this actor, while the realm moves on.
-            let read = change.isInitial ? Array(change.snapshot.indices) : change.insertions + change.modificationsInNewIndices
+            let read =
+                change.isInitial ? Array(change.snapshot.indices) : change.insertions + change.modificationsInNewIndices
             for i in read where change.snapshot[i].age < minimumAge {
                 let dog = change.snapshot[i]
                 report.problems.append("\(name): \(dog.name) aged \(dog.age) in results of age >= \(minimumAge)")
@@ -153,8 +159,12 @@ actor StressWatcher {
                     problems.append("counter change \(properties) after \(last)")
                     continue
                 }
-                if new != last + 1 || person.age != Int(new) { problems.append("counter went \(last) -> \(new) (\(person.age))") }
-                if person.version <= lastVersion { problems.append("counter version \(person.version) after \(lastVersion)") }
+                if new != last + 1 || person.age != Int(new) {
+                    problems.append("counter went \(last) -> \(new) (\(person.age))")
+                }
+                if person.version <= lastVersion {
+                    problems.append("counter version \(person.version) after \(lastVersion)")
+                }
                 last = Int(new)
                 lastVersion = person.version
             case .deleted:
@@ -179,25 +189,55 @@ actor StressWatcher {
         // 16 overlapping queries, each watched on its own actor.
         typealias Query = @Sendable (isolated Realm) throws -> Results<Dog>
         var queries: [(String, Int, Query)] = [
-            ("old dogs by age", 6, { r in try r.objects(Dog.self).filter("age >= 6").sorted(by: [SortField("age", ascending: false), SortField("id")]) }),
-            ("owned by 1-3 by name", 0, { r in try r.objects(Dog.self).filter("owner.id IN {1, 2, 3}").sorted(byKeyPath: "name") }),
+            (
+                "old dogs by age", 6,
+                { r in
+                    try r.objects(Dog.self).filter("age >= 6").sorted(by: [
+                        SortField("age", ascending: false), SortField("id"),
+                    ])
+                }
+            ),
+            (
+                "owned by 1-3 by name", 0,
+                { r in try r.objects(Dog.self).filter("owner.id IN {1, 2, 3}").sorted(byKeyPath: "name") }
+            ),
             ("all dogs", 0, { r in r.objects(Dog.self) }),
-            ("young dogs of even owners", 0, { r in try r.objects(Dog.self).filter("age < 5 AND owner.id IN {2, 4, 6, 8}").sorted(byKeyPath: "age") }),
-            ("middle-aged dogs", 3, { r in try r.objects(Dog.self).filter("age BETWEEN {3, 6}").sorted(byKeyPath: "id") }),
+            (
+                "young dogs of even owners", 0,
+                { r in try r.objects(Dog.self).filter("age < 5 AND owner.id IN {2, 4, 6, 8}").sorted(byKeyPath: "age") }
+            ),
+            (
+                "middle-aged dogs", 3,
+                { r in try r.objects(Dog.self).filter("age BETWEEN {3, 6}").sorted(byKeyPath: "id") }
+            ),
             ("dogs of 5 or young", 0, { r in try r.objects(Dog.self).filter("age < 3 OR owner.id == 5") }),
-            ("names starting d1", 0, { r in try r.objects(Dog.self).filter("name BEGINSWITH 'd1'").sorted(byKeyPath: "name", ascending: false) }),
+            (
+                "names starting d1", 0,
+                { r in
+                    try r.objects(Dog.self).filter("name BEGINSWITH 'd1'").sorted(byKeyPath: "name", ascending: false)
+                }
+            ),
             ("walked dogs", 0, { r in try r.objects(Dog.self).filter("walkers.@count > 0").sorted(byKeyPath: "id") }),
         ]
         for minimumAge in [2, 4, 5, 7, 8] {
-            queries.append(("age >= \(minimumAge)", minimumAge, { r in try r.objects(Dog.self).filter("age >= %d", minimumAge).sorted(byKeyPath: "id") }))
+            queries.append(
+                (
+                    "age >= \(minimumAge)", minimumAge,
+                    { r in try r.objects(Dog.self).filter("age >= %d", minimumAge).sorted(byKeyPath: "id") }
+                ))
         }
         for owner in [1, 4, 7] {
-            queries.append(("owned by \(owner)", 0, { r in try r.objects(Dog.self).filter("owner.id == %d", owner).sorted(byKeyPath: "age") }))
+            queries.append(
+                (
+                    "owned by \(owner)", 0,
+                    { r in try r.objects(Dog.self).filter("owner.id == %d", owner).sorted(byKeyPath: "age") }
+                ))
         }
         #expect(queries.count == 16)
         var watches: [Task<WatchReport, Never>] = []
         for (name, minimumAge, query) in queries {
-            let changes = try await realm.read { r in try query(r).changes(keyPaths: name == "all dogs" ? ["age"] : nil) }
+            let changes = try await realm.read { r in try query(r).changes(keyPaths: name == "all dogs" ? ["age"] : nil)
+            }
             let watcher = StressWatcher(name: name)
             watches.append(Task { await watcher.watch(changes, minimumAge: minimumAge) })
         }
@@ -207,7 +247,9 @@ actor StressWatcher {
         let realmWatcher = StressWatcher(name: "realm")
         let realmChanges = try await realm.changes()
         let realmWatch = Task { await realmWatcher.watchRealm(realmChanges) }
-        let counterChanges = try await realm.read { r in r.object(ofType: Person.self, forPrimaryKey: 0)!.changes(keyPaths: [\.age]) }
+        let counterChanges = try await realm.read { r in
+            r.object(ofType: Person.self, forPrimaryKey: 0)!.changes(keyPaths: [\.age])
+        }
         let counterWatch = Task { await realmWatcher.watchCounter(counterChanges) }
 
         // Writers, and readers of frozen snapshots, all at once.
@@ -268,7 +310,8 @@ actor StressWatcher {
         for (_, _, query) in queries {
             fresh.append(try await realm.read { r in try query(r).freeze().keys })
         }
-        fresh.append(try await realm.read { r in r.object(ofType: Person.self, forPrimaryKey: 1)!.dogs.compactMap(\.objectKey) })
+        fresh.append(
+            try await realm.read { r in r.object(ofType: Person.self, forPrimaryKey: 1)!.dogs.compactMap(\.objectKey) })
         for (i, watch) in watches.enumerated() {
             let report = await watch.value
             #expect(report.problems.isEmpty, "\(report.problems.prefix(10))")

@@ -258,7 +258,8 @@ func commit(_ realm: isolated Realm, _ body: () throws -> Void) throws {
                 try commit(r) {
                     for _ in 0..<Int.random(in: 1...4, using: &random) {
                         let dog = r.object(ofType: Dog.self, forPrimaryKey: Int.random(in: 1...3, using: &random))!
-                        let person = r.object(ofType: Person.self, forPrimaryKey: Int.random(in: 1...2, using: &random))!
+                        let person = r.object(
+                            ofType: Person.self, forPrimaryKey: Int.random(in: 1...2, using: &random))!
                         switch Int.random(in: 0..<6, using: &random) {
                         case 0:
                             dog.age = Int.random(in: 0...2, using: &random)

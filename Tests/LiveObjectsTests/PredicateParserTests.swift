@@ -1,7 +1,6 @@
 import Foundation
-import Testing
-
 import LiveObjects
+import Testing
 
 // MARK: - Helpers
 
@@ -234,7 +233,9 @@ private func rhs(_ text: String, _ arguments: [PropertyValue] = []) throws -> Ex
         #expect(try parse("any dogs.name == 'Rex'") == cmp(kp("dogs.name"), .equal, val("Rex"), [], .any))
         #expect(try parse("SOME dogs.age > 3") == cmp(kp("dogs.age"), .greaterThan, val(3), [], .any))
         #expect(try parse("ALL dogs.age > 3") == cmp(kp("dogs.age"), .greaterThan, val(3), [], .all))
-        #expect(try parse("NONE dogs.name BEGINSWITH[c] 'r'") == cmp(kp("dogs.name"), .beginsWith, val("r"), .caseInsensitive, .none))
+        #expect(
+            try parse("NONE dogs.name BEGINSWITH[c] 'r'")
+                == cmp(kp("dogs.name"), .beginsWith, val("r"), .caseInsensitive, .none))
         #expect(try parse("NOT ANY dogs.age > 3") == .not(cmp(kp("dogs.age"), .greaterThan, val(3), [], .any)))
     }
 
@@ -292,7 +293,8 @@ private func rhs(_ text: String, _ arguments: [PropertyValue] = []) throws -> Ex
                 == cmp(.collectionOperation(.count, collection: kp("dogs"), property: []), .greaterThan, val(1)))
         #expect(
             try parse("%K.@max.age > 1", ["owner.dogs"])
-                == cmp(.collectionOperation(.max, collection: kp("owner.dogs"), property: ["age"]), .greaterThan, val(1)))
+                == cmp(
+                    .collectionOperation(.max, collection: kp("owner.dogs"), property: ["age"]), .greaterThan, val(1)))
         #expect(try parse("ANY %K == 1", ["in"]) == cmp(.keyPath(KeyPathSyntax(["in"])), .equal, val(1), [], .any))
         #expect(try parse("%@ IN %K", ["Rex", "dogs.name"]) == cmp(val("Rex"), .in, kp("dogs.name")))
     }
@@ -308,59 +310,110 @@ private func rhs(_ text: String, _ arguments: [PropertyValue] = []) throws -> Ex
 // MARK: - Errors
 
 @Suite struct PredicateParserErrorTests {
-    @Test(arguments: [
-        ("age >", "expected a value or key path after > but found end of input", 6),
-        ("age > > 3", "expected a value or key path after > but found '>'", 7),
-        ("name == 'abc", "expected a closing ' for the string starting here but found end of input", 9),
-        ("(age > 3", "expected AND, OR or ')' to close the '(' at column 1 but found end of input", 9),
-        ("a == 1 AND (b == 2 OR (c == 3) d", "expected AND, OR or ')' to close the '(' at column 12 but found key path 'd'", 32),
-        ("age > 3)", "expected AND, OR or end of input but found ')'", 8),
-        ("a == 1 b == 2", "expected AND, OR or end of input but found key path 'b'", 8),
-        ("age 3", "expected a comparison operator (==, !=, <, <=, >, >=, BETWEEN, IN, BEGINSWITH, ENDSWITH, CONTAINS or LIKE) but found number 3", 5),
-        ("age", "expected a comparison operator", 4),
-        ("", "expected a predicate (a comparison, TRUEPREDICATE, FALSEPREDICATE, NOT or '(') but found end of input", 1),
-        ("a == 1 AND", "expected a predicate", 11),
-        ("a == 1 AND )", "expected a predicate (a comparison, TRUEPREDICATE, FALSEPREDICATE, NOT or '(') but found ')'", 12),
-        ("age ==[x] 3", "expected comparison options c, d or cd but found key path 'x'", 8),
-        ("age ==[c 3", "expected ']' after the comparison options but found number 3", 10),
-        ("age BETWEEN {1, 2, 3}", "expected exactly two values (lower and upper bound) after BETWEEN but found 3", 13),
-        ("age BETWEEN 5", "expected '{lower, upper}' or a list argument after BETWEEN but found number 5", 13),
-        ("age IN {1, 2", "expected ',' or '}' but found end of input", 13),
-        ("age IN {1, name}", "expected a constant value in '{…}' but found key path 'name'", 12),
-        ("a == 1 & b == 2", "expected '&&' but found '&'", 8),
-        ("a == 1 | b == 2", "expected '||' but found '|'", 8),
-        ("dogs.@foo > 1", "expected @count, @size, @min, @max, @sum or @avg but found collection operator @foo", 6),
-        ("dogs.@count.age > 1", "expected nothing after @count but found key path 'age'", 13),
-        ("dogs.@max.@min > 1", "expected a property name but found collection operator @min (one collection operator per key path)", 11),
-        ("owner. == 1", "expected a property name or collection operator after '.' but found '=='", 8),
-        ("owner.in == 1", "expected a property name or collection operator after '.' but found keyword IN", 7),
-        ("$x.age > 3", "expected a variable declared by an enclosing SUBQUERY but found $x", 1),
-        ("SUBQUERY(dogs, $d, $d.age > 3) > 1", "expected '.@count' or another collection operator after SUBQUERY(…) but found '>'", 32),
-        ("SUBQUERY(dogs, $d, $d.age > 3).age > 1", "expected a collection operator such as @count after 'SUBQUERY(…).' but found key path 'age'", 32),
-        ("SUBQUERY(dogs, d, d.age > 3).@count > 1", "expected a variable such as $x as the second part of SUBQUERY but found key path 'd'", 16),
-        ("SUBQUERY(dogs, $d, $d.age > 3 .@count > 1", "expected AND, OR or ')' to close SUBQUERY but found '.'", 31),
-        ("SUBQUERY(5, $d, $d.age > 3).@count > 1", "expected a key path as the collection of SUBQUERY but found number 5", 10),
-        ("name == 0x", "expected digits after '0x' but found end of input", 11),
-        ("name == 0xZ", "expected a hexadecimal digit or the end of the number but found 'Z'", 11),
-        ("name == 12abc", "expected a decimal digit or the end of the number but found 'a'", 11),
-        ("age > 99999999999999999999", "expected an integer that fits in 64 bits but found a longer number", 7),
-        ("age > 9223372036854775808", "expected an integer between -9223372036854775808 and 9223372036854775807 but found 9223372036854775808", 7),
-        ("age > 1e999", "expected a floating-point number within range but found 1e999", 7),
-        ("name MATCHES 'x'", "expected a comparison operator but found MATCHES", 6),
-        ("ANY 5 == 3", "expected a key path after keyword ANY but found number 5", 5),
-        ("ANY dogs.@count == 3", "expected a key path after keyword ANY but found key path 'dogs'", 5),
-        ("name == ‘Rex’", "expected a key path, value or operator but found '‘' (strings use straight quotes ' or \")", 9),
-        ("name == any", "expected a value or key path after == but found keyword ANY (write #any for a property with that name)", 9),
-        ("имя == ==", "expected a value or key path after == but found '=='", 8),
-        (#"name == 'a\qb'"#, #"expected an escape sequence (\\, \', \", \n, \r, \t, \0, \uXXXX or \u{…}) but found '\' followed by 'q'"#, 11),
-        (#"name == '\u12'"#, "expected four hex digits after \\u but found '''", 14),
-        (#"name == '\u{110000}'"#, "expected a valid Unicode scalar but found U+110000", 10),
-        ("a == $", "expected an argument such as $0 or a variable such as $x after '$' but found end of input", 7),
-        ("a == %x", "expected %@, %d, %i, %f or %K but found '%' followed by 'x'", 6),
-        ("a == @count", "expected a value or key path after == but found collection operator @count", 6),
-        ("a == -'x'", "expected a number after '-' but found string \"x\"", 7),
-        ("a == 1 AND\n  b = ", "expected a value or key path after == but found end of input", 7),
-    ] as [(String, String, Int)])
+    @Test(
+        arguments: [
+            ("age >", "expected a value or key path after > but found end of input", 6),
+            ("age > > 3", "expected a value or key path after > but found '>'", 7),
+            ("name == 'abc", "expected a closing ' for the string starting here but found end of input", 9),
+            ("(age > 3", "expected AND, OR or ')' to close the '(' at column 1 but found end of input", 9),
+            (
+                "a == 1 AND (b == 2 OR (c == 3) d",
+                "expected AND, OR or ')' to close the '(' at column 12 but found key path 'd'", 32
+            ),
+            ("age > 3)", "expected AND, OR or end of input but found ')'", 8),
+            ("a == 1 b == 2", "expected AND, OR or end of input but found key path 'b'", 8),
+            (
+                "age 3",
+                "expected a comparison operator (==, !=, <, <=, >, >=, BETWEEN, IN, BEGINSWITH, ENDSWITH, CONTAINS or LIKE) but found number 3",
+                5
+            ),
+            ("age", "expected a comparison operator", 4),
+            (
+                "",
+                "expected a predicate (a comparison, TRUEPREDICATE, FALSEPREDICATE, NOT or '(') but found end of input",
+                1
+            ),
+            ("a == 1 AND", "expected a predicate", 11),
+            (
+                "a == 1 AND )",
+                "expected a predicate (a comparison, TRUEPREDICATE, FALSEPREDICATE, NOT or '(') but found ')'", 12
+            ),
+            ("age ==[x] 3", "expected comparison options c, d or cd but found key path 'x'", 8),
+            ("age ==[c 3", "expected ']' after the comparison options but found number 3", 10),
+            (
+                "age BETWEEN {1, 2, 3}",
+                "expected exactly two values (lower and upper bound) after BETWEEN but found 3", 13
+            ),
+            ("age BETWEEN 5", "expected '{lower, upper}' or a list argument after BETWEEN but found number 5", 13),
+            ("age IN {1, 2", "expected ',' or '}' but found end of input", 13),
+            ("age IN {1, name}", "expected a constant value in '{…}' but found key path 'name'", 12),
+            ("a == 1 & b == 2", "expected '&&' but found '&'", 8),
+            ("a == 1 | b == 2", "expected '||' but found '|'", 8),
+            ("dogs.@foo > 1", "expected @count, @size, @min, @max, @sum or @avg but found collection operator @foo", 6),
+            ("dogs.@count.age > 1", "expected nothing after @count but found key path 'age'", 13),
+            (
+                "dogs.@max.@min > 1",
+                "expected a property name but found collection operator @min (one collection operator per key path)", 11
+            ),
+            ("owner. == 1", "expected a property name or collection operator after '.' but found '=='", 8),
+            ("owner.in == 1", "expected a property name or collection operator after '.' but found keyword IN", 7),
+            ("$x.age > 3", "expected a variable declared by an enclosing SUBQUERY but found $x", 1),
+            (
+                "SUBQUERY(dogs, $d, $d.age > 3) > 1",
+                "expected '.@count' or another collection operator after SUBQUERY(…) but found '>'", 32
+            ),
+            (
+                "SUBQUERY(dogs, $d, $d.age > 3).age > 1",
+                "expected a collection operator such as @count after 'SUBQUERY(…).' but found key path 'age'", 32
+            ),
+            (
+                "SUBQUERY(dogs, d, d.age > 3).@count > 1",
+                "expected a variable such as $x as the second part of SUBQUERY but found key path 'd'", 16
+            ),
+            (
+                "SUBQUERY(dogs, $d, $d.age > 3 .@count > 1", "expected AND, OR or ')' to close SUBQUERY but found '.'",
+                31
+            ),
+            (
+                "SUBQUERY(5, $d, $d.age > 3).@count > 1",
+                "expected a key path as the collection of SUBQUERY but found number 5", 10
+            ),
+            ("name == 0x", "expected digits after '0x' but found end of input", 11),
+            ("name == 0xZ", "expected a hexadecimal digit or the end of the number but found 'Z'", 11),
+            ("name == 12abc", "expected a decimal digit or the end of the number but found 'a'", 11),
+            ("age > 99999999999999999999", "expected an integer that fits in 64 bits but found a longer number", 7),
+            (
+                "age > 9223372036854775808",
+                "expected an integer between -9223372036854775808 and 9223372036854775807 but found 9223372036854775808",
+                7
+            ),
+            ("age > 1e999", "expected a floating-point number within range but found 1e999", 7),
+            ("name MATCHES 'x'", "expected a comparison operator but found MATCHES", 6),
+            ("ANY 5 == 3", "expected a key path after keyword ANY but found number 5", 5),
+            ("ANY dogs.@count == 3", "expected a key path after keyword ANY but found key path 'dogs'", 5),
+            (
+                "name == ‘Rex’",
+                "expected a key path, value or operator but found '‘' (strings use straight quotes ' or \")", 9
+            ),
+            (
+                "name == any",
+                "expected a value or key path after == but found keyword ANY (write #any for a property with that name)",
+                9
+            ),
+            ("имя == ==", "expected a value or key path after == but found '=='", 8),
+            (
+                #"name == 'a\qb'"#,
+                #"expected an escape sequence (\\, \', \", \n, \r, \t, \0, \uXXXX or \u{…}) but found '\' followed by 'q'"#,
+                11
+            ),
+            (#"name == '\u12'"#, "expected four hex digits after \\u but found '''", 14),
+            (#"name == '\u{110000}'"#, "expected a valid Unicode scalar but found U+110000", 10),
+            ("a == $", "expected an argument such as $0 or a variable such as $x after '$' but found end of input", 7),
+            ("a == %x", "expected %@, %d, %i, %f or %K but found '%' followed by 'x'", 6),
+            ("a == @count", "expected a value or key path after == but found collection operator @count", 6),
+            ("a == -'x'", "expected a number after '-' but found string \"x\"", 7),
+            ("a == 1 AND\n  b = ", "expected a value or key path after == but found end of input", 7),
+        ] as [(String, String, Int)])
     func messageAndColumn(text: String, message: String, column: Int) throws {
         let error = try #require(parseError(text))
         #expect(error.code == .invalidQuery)
@@ -382,7 +435,8 @@ private func rhs(_ text: String, _ arguments: [PropertyValue] = []) throws -> Ex
         let missing = try #require(parseError("name == $2", ["a"]))
         #expect(missing.message == "expected an argument for $2 but found only 1 argument at column 9")
         let missingPercent = try #require(parseError("a == %@ AND b == %@", [1]))
-        #expect(missingPercent.message == "expected an argument for %@ (argument 2) but found only 1 argument at column 18")
+        #expect(
+            missingPercent.message == "expected an argument for %@ (argument 2) but found only 1 argument at column 18")
         let notInt = try #require(parseError("a == %d", ["x"]))
         #expect(notInt.message == "expected an integer for %d (argument 1) but found \"x\" at column 6")
         let notDouble = try #require(parseError("a == %f", [true]))
@@ -394,9 +448,13 @@ private func rhs(_ text: String, _ arguments: [PropertyValue] = []) throws -> Ex
         let badOp = try #require(parseError("a == 1 OR %K == 1", ["dogs.@count.age"]))
         #expect(badOp.message == "expected nothing after @count but found 'age' in the %K argument at column 11")
         let notList = try #require(parseError("age BETWEEN $0", [3]))
-        #expect(notList.message.hasPrefix("expected '{lower, upper}' or a list argument after BETWEEN but found argument $0"))
+        #expect(
+            notList.message.hasPrefix(
+                "expected '{lower, upper}' or a list argument after BETWEEN but found argument $0"))
         let shortList = try #require(parseError("age BETWEEN $0", [[3]]))
-        #expect(shortList.message.hasPrefix("expected exactly two values (lower and upper bound) after BETWEEN but found 1"))
+        #expect(
+            shortList.message.hasPrefix("expected exactly two values (lower and upper bound) after BETWEEN but found 1")
+        )
     }
 
     @Test func caretDiagnostic() throws {
@@ -502,7 +560,8 @@ private func nestedSubqueries(_ levels: Int) -> String {
         #expect(parseError(tooMixed)?.code == .limitExceeded)
         #expect(throws: Never.self) { try parse(nestedSubqueries(PredicateParser.maxSubqueryDepth)) }
         // A SUBQUERY counts towards the nesting budget too.
-        let inSubquery = "SUBQUERY(d, $v, " + String(repeating: "(", count: max - 1) + "a == 1"
+        let inSubquery =
+            "SUBQUERY(d, $v, " + String(repeating: "(", count: max - 1) + "a == 1"
             + String(repeating: ")", count: max - 1) + ").@count > 0"
         #expect(throws: Never.self) { try parse(inSubquery) }
         #expect(parseError("NOT " + inSubquery)?.code == .limitExceeded)
@@ -692,10 +751,12 @@ private struct TreeGenerator {
         for round in 0..<5_000 {
             let text: String
             if round % 2 == 0 {
-                let bytes = (0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let bytes = (0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng)
+                }
                 text = String(decoding: bytes, as: UTF8.self)
             } else {
-                text = String((0..<Int.random(in: 0...40, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+                text = String(
+                    (0..<Int.random(in: 0...40, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
             }
             checkParses(text, accepted: &accepted)
         }
@@ -704,7 +765,9 @@ private struct TreeGenerator {
 
     @Test func mutatedTokenSequencesNeverCrash() throws {
         var rng = SeededGenerator(seed: 7)
-        let lhs = ["name", "age", "dogs.name", "owner.age", "dogs.@count", "dogs.@max.age", "SELF", "#in", "%K", "1", "'s'"]
+        let lhs = [
+            "name", "age", "dogs.name", "owner.age", "dogs.@count", "dogs.@max.age", "SELF", "#in", "%K", "1", "'s'",
+        ]
         let ops = ["==", "!=", "<", ">=", "=>", "<>", "BEGINSWITH", "CONTAINS[c]", "LIKE[cd]", "IN", "ENDSWITH[d]"]
         let rhs = ["1", "-2", "0x1F", "2.5e3", "'s'", "\"t\"", "TRUE", "nil", "$0", "%@", "%d", "{1, 2}", "age", "{}"]
         let extra = [
@@ -719,7 +782,9 @@ private struct TreeGenerator {
                 if i > 0 { tokens.append(Bool.random(using: &rng) ? "AND" : "OR") }
                 if Int.random(in: 0...4, using: &rng) == 0 { tokens.append("NOT") }
                 if Int.random(in: 0...5, using: &rng) == 0 { tokens.append("ANY") }
-                tokens += [lhs.randomElement(using: &rng)!, ops.randomElement(using: &rng)!, rhs.randomElement(using: &rng)!]
+                tokens += [
+                    lhs.randomElement(using: &rng)!, ops.randomElement(using: &rng)!, rhs.randomElement(using: &rng)!,
+                ]
             }
             if Bool.random(using: &rng) { tokens = ["("] + tokens + [")"] }
             // …then zero to three random edits.

@@ -11,7 +11,10 @@ import Testing
     @Test func seededGeneratorIsFixed() {
         // Replaying a printed seed needs the same numbers on every platform and Swift version.
         var rng = SeededRandomNumberGenerator(seed: 0)
-        #expect([rng.next(), rng.next(), rng.next()] == [11_091_344_671_253_066_420, 13_793_997_310_169_335_082, 1_900_383_378_846_508_768])
+        #expect(
+            [rng.next(), rng.next(), rng.next()] == [
+                11_091_344_671_253_066_420, 13_793_997_310_169_335_082, 1_900_383_378_846_508_768,
+            ])
         var other = SeededRandomNumberGenerator(seed: PropertyTestConfiguration.defaultSeed)
         #expect((0..<8).map { _ in other.below(10) } == [7, 5, 9, 9, 3, 6, 4, 6])
     }
@@ -26,7 +29,8 @@ import Testing
     }
 
     @Test func generatedSequencesCoverEveryOutcome() async {
-        let report = await PropertyHarness.runSequences(PropertyTestConfiguration(sequences: 10, operations: 200, seed: 7))
+        let report = await PropertyHarness.runSequences(
+            PropertyTestConfiguration(sequences: 10, operations: 200, seed: 7))
         #expect(report.failure == nil)
         #expect(report.operationsRun == 2000)
         let outcomes = Set(report.outcomes.keys)
@@ -43,7 +47,9 @@ import Testing
 
     @Test func descriptionsAreSwiftSource() {
         let op = PropertyOperation.throwingWrite([
-            .createNode(id: 1, tag: "a", score: 2, next: nil, friends: [1], note: NoteValue("x", ref: 1, [NoteValue("y")]), api: .typed),
+            .createNode(
+                id: 1, tag: "a", score: 2, next: nil, friends: [1], note: NoteValue("x", ref: 1, [NoteValue("y")]),
+                api: .typed),
             .editNote(node: 1, path: NotePath(.notes(0), [1]), text: "z", api: .dynamic),
             .createPart(id: "p1", label: nil, sub: "p1", api: .dynamic),
         ])
@@ -59,7 +65,10 @@ import Testing
         let ops: [PropertyOperation] = [
             .write([.createPart(id: "p0", label: "red", sub: nil, api: .typed)]),  // 0
             .write([.createNode(id: 1, tag: "a", score: 0, next: nil, friends: [], note: nil, api: .typed)]),  // 1
-            .write([.createNode(id: 2, tag: "b", score: 0, next: 1, friends: [1, 1], note: NoteValue("x", ref: 1), api: .dynamic)]),  // 2
+            .write([
+                .createNode(
+                    id: 2, tag: "b", score: 0, next: 1, friends: [1, 1], note: NoteValue("x", ref: 1), api: .dynamic)
+            ]),  // 2
             .write([.appendPart(node: 1, part: "p0", api: .typed), .setPinned(node: 2, to: "p0", api: .dynamic)]),  // 3
             .write([.deleteNodes(ids: [1], api: .typed)]),  // 4: denied
             .write([.deleteNodes(ids: [1, 2], api: .typed)]),  // 5: allowed, both doomed
@@ -97,7 +106,9 @@ import Testing
         let realm = try await populatedRealm()
         let found = await violations(realm) { store in
             let nodes = store.tablesByName["PropNode"]!
-            let next = nodes.incoming.first { $0.source === nodes && $0.source.schema.properties[$0.property].name == "next" }!
+            let next = nodes.incoming.first {
+                $0.source === nodes && $0.source.schema.properties[$0.property].name == "next"
+            }!
             next.rows[Int(nodes.row(forPrimaryKey: .int(1))!)].removeAll()
         }
         #expect(found.contains { $0.contains("backlinks of PropNode[1] from PropNode.next") })
@@ -175,10 +186,16 @@ import Testing
 
     @Test func shrinkerKeepsOnlyWhatTheFailureNeeds() async {
         // A failure that needs node 3 created and later deleted through the dynamic API.
-        let ops = OperationGenerator.operations(seed: 5, count: 150)
+        let ops =
+            OperationGenerator.operations(seed: 5, count: 150)
             + [
-                .write([.createNode(id: 3, tag: "d", score: 1, next: 2, friends: [1, 2], note: NoteValue("x", ref: 1), api: .typed)]),
-                .manualWrite([.updateNode(id: 4, tag: nil, score: 2, api: .typed), .deleteNodes(ids: [3, 4], api: .dynamic)]),
+                .write([
+                    .createNode(
+                        id: 3, tag: "d", score: 1, next: 2, friends: [1, 2], note: NoteValue("x", ref: 1), api: .typed)
+                ]),
+                .manualWrite([
+                    .updateNode(id: 4, tag: nil, score: 2, api: .typed), .deleteNodes(ids: [3, 4], api: .dynamic),
+                ]),
             ] + OperationGenerator.operations(seed: 6, count: 50)
         func fails(_ candidate: [PropertyOperation]) -> PropertyFailure? {
             var created = false
@@ -214,16 +231,22 @@ import Testing
             seed: 12, configuration: configuration, original: failure, originalCount: 200,
             shrunk: [.write([.nestedWrite])], failure: failure)
         #expect(report.description.contains("seed 12"))
-        #expect(report.description.contains(
-            "LIVEOBJECTS_PROPERTY_SEED=12 LIVEOBJECTS_PROPERTY_SEQUENCES=1 LIVEOBJECTS_PROPERTY_OPS=200 swift test --filter LiveObjectsTests.PropertyTests"))
+        #expect(
+            report.description.contains(
+                "LIVEOBJECTS_PROPERTY_SEED=12 LIVEOBJECTS_PROPERTY_SEQUENCES=1 LIVEOBJECTS_PROPERTY_OPS=200 swift test --filter LiveObjectsTests.PropertyTests"
+            ))
         #expect(report.description.contains(".write([.nestedWrite]),  // 0"))
     }
 
     @Test func configurationComesFromTheEnvironment() {
         let defaults = PropertyTestConfiguration.fromEnvironment([:])
-        #expect(defaults == PropertyTestConfiguration(sequences: 200, operations: 200, seed: PropertyTestConfiguration.defaultSeed))
+        #expect(
+            defaults
+                == PropertyTestConfiguration(
+                    sequences: 200, operations: 200, seed: PropertyTestConfiguration.defaultSeed))
         let set = PropertyTestConfiguration.fromEnvironment([
-            "LIVEOBJECTS_PROPERTY_SEQUENCES": "5000", "LIVEOBJECTS_PROPERTY_OPS": "50", "LIVEOBJECTS_PROPERTY_SEED": "0x1F",
+            "LIVEOBJECTS_PROPERTY_SEQUENCES": "5000", "LIVEOBJECTS_PROPERTY_OPS": "50",
+            "LIVEOBJECTS_PROPERTY_SEED": "0x1F",
         ])
         #expect(set == PropertyTestConfiguration(sequences: 5000, operations: 50, seed: 31))
         #expect(PropertyTestConfiguration.fromEnvironment(["LIVEOBJECTS_PROPERTY_SEED": "12"]).seed == 12)

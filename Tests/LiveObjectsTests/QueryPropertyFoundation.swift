@@ -71,7 +71,8 @@ struct PlainOperand<E: StandardPredicateExpression>: FoundationOperand where E.O
             return PE.SequenceContains(sequence: PE.Value(values), element: expression)
         case .between:
             guard case .list(let bounds) = constant, bounds.count == 2,
-                let low = swiftConstant(bounds[0], as: E.Output.self), let high = swiftConstant(bounds[1], as: E.Output.self)
+                let low = swiftConstant(bounds[0], as: E.Output.self),
+                let high = swiftConstant(bounds[1], as: E.Output.self)
             else { return nil }
             if low > high {
                 return conjunction(
@@ -79,8 +80,9 @@ struct PlainOperand<E: StandardPredicateExpression>: FoundationOperand where E.O
                     PE.Comparison(lhs: expression, rhs: PE.Value(high), op: .lessThanOrEqual))
             }
             if form == 0 { return PE.RangeExpressionContains(range: PE.Value(low...high), element: expression) }
-            return PE.RangeExpressionContains(range: PE.ClosedRange(lower: PE.Value(low), upper: PE.Value(high)),
-                                              element: expression)
+            return PE.RangeExpressionContains(
+                range: PE.ClosedRange(lower: PE.Value(low), upper: PE.Value(high)),
+                element: expression)
         default:
             guard let c = swiftConstant(constant, as: E.Output.self) else { return nil }
             if op == .equal { return PE.Equal(lhs: expression, rhs: PE.Value(c)) }
@@ -136,7 +138,8 @@ where E.Output == W?, W: Comparable & Codable & Sendable {
             if value == nil && !constant.isNull { return nil }
             if constant.isNull && form == 1 {
                 return op == .equal
-                    ? PE.Equal(lhs: expression, rhs: PE.NilLiteral<W>()) : PE.NotEqual(lhs: expression, rhs: PE.NilLiteral<W>())
+                    ? PE.Equal(lhs: expression, rhs: PE.NilLiteral<W>())
+                    : PE.NotEqual(lhs: expression, rhs: PE.NilLiteral<W>())
             }
             return op == .equal
                 ? PE.Equal(lhs: expression, rhs: PE.Value(value)) : PE.NotEqual(lhs: expression, rhs: PE.Value(value))
@@ -146,11 +149,13 @@ where E.Output == W?, W: Comparable & Codable & Sendable {
             return PE.SequenceContains(sequence: PE.Value(values), element: expression)
         case .between:
             guard case .list(let bounds) = constant, bounds.count == 2,
-                let low = swiftConstant(bounds[0], as: W.self), let high = swiftConstant(bounds[1], as: W.self), low <= high
+                let low = swiftConstant(bounds[0], as: W.self), let high = swiftConstant(bounds[1], as: W.self),
+                low <= high
             else { return nil }
             return PE.NilCoalesce(
                 lhs: PE.OptionalFlatMap(expression) { x in
-                    PE.RangeExpressionContains(range: PE.ClosedRange(lower: PE.Value(low), upper: PE.Value(high)), element: x)
+                    PE.RangeExpressionContains(
+                        range: PE.ClosedRange(lower: PE.Value(low), upper: PE.Value(high)), element: x)
                 },
                 rhs: PE.Value(false))
         default:
@@ -178,7 +183,8 @@ where E.Output == W?, W: Comparable & Codable & Sendable {
             switch op {
             case .contains:
                 PE.NilCoalesce(
-                    lhs: PE.OptionalFlatMap(e) { s in PE.CollectionContainsCollection(base: s, other: PE.Value(pattern)) },
+                    lhs: PE.OptionalFlatMap(e) { s in PE.CollectionContainsCollection(base: s, other: PE.Value(pattern))
+                    },
                     rhs: PE.Value(false))
             case .beginsWith:
                 PE.NilCoalesce(
@@ -242,16 +248,22 @@ struct FoundationBuilder {
         return operand.compare(op, constant, form: form)
     }
 
-    func flatMapOptional<W, R>(_ wrapped: some StandardPredicateExpression<W?>, _ keyPath: any KeyPath<W, R?> & Sendable)
+    func flatMapOptional<W, R>(
+        _ wrapped: some StandardPredicateExpression<W?>, _ keyPath: any KeyPath<W, R?> & Sendable
+    )
         -> some StandardPredicateExpression<R?>
     {
-        PE.OptionalFlatMap(wrapped) { (w: PE.Variable<W>) -> PE.KeyPath<PE.Variable<W>, R?> in PE.KeyPath(root: w, keyPath: keyPath) }
+        PE.OptionalFlatMap(wrapped) { (w: PE.Variable<W>) -> PE.KeyPath<PE.Variable<W>, R?> in
+            PE.KeyPath(root: w, keyPath: keyPath)
+        }
     }
 
     func flatMapValue<W, R>(_ wrapped: some StandardPredicateExpression<W?>, _ keyPath: any KeyPath<W, R> & Sendable)
         -> some StandardPredicateExpression<R?>
     {
-        PE.OptionalFlatMap(wrapped) { (w: PE.Variable<W>) -> PE.KeyPath<PE.Variable<W>, R> in PE.KeyPath(root: w, keyPath: keyPath) }
+        PE.OptionalFlatMap(wrapped) { (w: PE.Variable<W>) -> PE.KeyPath<PE.Variable<W>, R> in
+            PE.KeyPath(root: w, keyPath: keyPath)
+        }
     }
 
     func operand(_ field: ItemField) -> any FoundationOperand {
@@ -270,45 +282,59 @@ struct FoundationBuilder {
         case .ownerScore: return OptionalOperand(expression: flatMapOptional(owner, \QPOwner.score))
         case .ownerID: return OptionalOperand(expression: flatMapValue(owner, \QPOwner.id))
         case .favoriteInt:
-            return OptionalOperand(expression: PE.OptionalFlatMap(owner) { o in
-                flatMapValue(PE.KeyPath(root: o, keyPath: \QPOwner.favorite), \QPItem.int)
-            })
+            return OptionalOperand(
+                expression: PE.OptionalFlatMap(owner) { o in
+                    flatMapValue(PE.KeyPath(root: o, keyPath: \QPOwner.favorite), \QPItem.int)
+                })
         case .favoriteString:
-            return OptionalOperand(expression: PE.OptionalFlatMap(owner) { o in
-                flatMapValue(PE.KeyPath(root: o, keyPath: \QPOwner.favorite), \QPItem.string)
-            })
+            return OptionalOperand(
+                expression: PE.OptionalFlatMap(owner) { o in
+                    flatMapValue(PE.KeyPath(root: o, keyPath: \QPOwner.favorite), \QPItem.string)
+                })
         }
     }
 
     func count(_ list: ListPath) -> any FoundationOperand {
         switch list {
         case .tags:
-            return PlainOperand(expression: PE.KeyPath(
-                root: PE.KeyPath(root: root, keyPath: \QPItem.tags), keyPath: \List<QPTag>.count))
+            return PlainOperand(
+                expression: PE.KeyPath(
+                    root: PE.KeyPath(root: root, keyPath: \QPItem.tags), keyPath: \List<QPTag>.count))
         case .fans:
-            return PlainOperand(expression: PE.KeyPath(
-                root: PE.KeyPath(root: root, keyPath: \QPItem.fans), keyPath: \LinkingObjects<QPOwner>.count))
+            return PlainOperand(
+                expression: PE.KeyPath(
+                    root: PE.KeyPath(root: root, keyPath: \QPItem.fans), keyPath: \LinkingObjects<QPOwner>.count))
         case .ownerItems:
             // No owner: no items.
-            return PlainOperand(expression: PE.NilCoalesce(
-                lhs: PE.OptionalFlatMap(PE.KeyPath(root: root, keyPath: \QPItem.owner)) { o in
-                    PE.KeyPath(root: PE.KeyPath(root: o, keyPath: \QPOwner.items), keyPath: \LinkingObjects<QPItem>.count)
-                },
-                rhs: PE.Value(0)))
+            return PlainOperand(
+                expression: PE.NilCoalesce(
+                    lhs: PE.OptionalFlatMap(PE.KeyPath(root: root, keyPath: \QPItem.owner)) { o in
+                        PE.KeyPath(
+                            root: PE.KeyPath(root: o, keyPath: \QPOwner.items), keyPath: \LinkingObjects<QPItem>.count)
+                    },
+                    rhs: PE.Value(0)))
         }
     }
 
     /// `ANY`/`ALL`/`NONE` with one comparison on an element property.
-    func quantified(_ list: ListPath, _ field: ElementField, _ quantifier: RandomQuantifier, _ op: Op, _ constant: PropertyValue)
+    func quantified(
+        _ list: ListPath, _ field: ElementField, _ quantifier: RandomQuantifier, _ op: Op, _ constant: PropertyValue
+    )
         -> BoolExpression?
     {
         switch (list, field) {
-        case (.tags, .tagID): return each(PE.KeyPath(root: root, keyPath: \QPItem.tags), \QPTag.id, quantifier, op, constant)
-        case (.tags, .weight): return each(PE.KeyPath(root: root, keyPath: \QPItem.tags), \QPTag.weight, quantifier, op, constant)
-        case (.tags, .label): return eachString(PE.KeyPath(root: root, keyPath: \QPItem.tags), \QPTag.label, quantifier, op, constant)
-        case (.tags, .rating): return eachOptional(PE.KeyPath(root: root, keyPath: \QPItem.tags), \QPTag.rating, quantifier, op, constant)
-        case (.fans, .ownerName): return eachString(PE.KeyPath(root: root, keyPath: \QPItem.fans), \QPOwner.name, quantifier, op, constant)
-        case (.fans, .score): return eachOptional(PE.KeyPath(root: root, keyPath: \QPItem.fans), \QPOwner.score, quantifier, op, constant)
+        case (.tags, .tagID):
+            return each(PE.KeyPath(root: root, keyPath: \QPItem.tags), \QPTag.id, quantifier, op, constant)
+        case (.tags, .weight):
+            return each(PE.KeyPath(root: root, keyPath: \QPItem.tags), \QPTag.weight, quantifier, op, constant)
+        case (.tags, .label):
+            return eachString(PE.KeyPath(root: root, keyPath: \QPItem.tags), \QPTag.label, quantifier, op, constant)
+        case (.tags, .rating):
+            return eachOptional(PE.KeyPath(root: root, keyPath: \QPItem.tags), \QPTag.rating, quantifier, op, constant)
+        case (.fans, .ownerName):
+            return eachString(PE.KeyPath(root: root, keyPath: \QPItem.fans), \QPOwner.name, quantifier, op, constant)
+        case (.fans, .score):
+            return eachOptional(PE.KeyPath(root: root, keyPath: \QPItem.fans), \QPOwner.score, quantifier, op, constant)
         default: return nil
         }
     }
@@ -328,14 +354,25 @@ struct FoundationBuilder {
         _ constant: PropertyValue
     ) -> BoolExpression? where S.Output: Sequence {
         guard let c = swiftConstant(constant, as: V.self) else { return nil }
-        if op == .equal { return quantify(sequence, quantifier) { e in PE.Equal(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(c)) } }
-        if op == .notEqual { return quantify(sequence, quantifier) { e in PE.NotEqual(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(c)) } }
+        if op == .equal {
+            return quantify(sequence, quantifier) { e in
+                PE.Equal(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(c))
+            }
+        }
+        if op == .notEqual {
+            return quantify(sequence, quantifier) { e in
+                PE.NotEqual(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(c))
+            }
+        }
         guard let peOp = comparisonOperator(op) else { return nil }
-        return quantify(sequence, quantifier) { e in PE.Comparison(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(c), op: peOp) }
+        return quantify(sequence, quantifier) { e in
+            PE.Comparison(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(c), op: peOp)
+        }
     }
 
     func eachString<S: StandardPredicateExpression>(
-        _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, String> & Sendable, _ quantifier: RandomQuantifier, _ op: Op,
+        _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, String> & Sendable, _ quantifier: RandomQuantifier,
+        _ op: Op,
         _ constant: PropertyValue
     ) -> BoolExpression? where S.Output: Sequence {
         guard case .string(let pattern) = constant else { return nil }
@@ -354,36 +391,55 @@ struct FoundationBuilder {
     }
 
     func eachOptional<S: StandardPredicateExpression, W: Comparable & Codable & Sendable>(
-        _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, W?> & Sendable, _ quantifier: RandomQuantifier, _ op: Op,
+        _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, W?> & Sendable, _ quantifier: RandomQuantifier,
+        _ op: Op,
         _ constant: PropertyValue
     ) -> BoolExpression? where S.Output: Sequence {
         let value: W? = swiftConstant(constant, as: W.self)
         if value == nil && !constant.isNull { return nil }
-        if op == .equal { return quantify(sequence, quantifier) { e in PE.Equal(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(value)) } }
-        if op == .notEqual { return quantify(sequence, quantifier) { e in PE.NotEqual(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(value)) } }
+        if op == .equal {
+            return quantify(sequence, quantifier) { e in
+                PE.Equal(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(value))
+            }
+        }
+        if op == .notEqual {
+            return quantify(sequence, quantifier) { e in
+                PE.NotEqual(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(value))
+            }
+        }
         guard let c = value, let peOp = comparisonOperator(op) else { return nil }
         return quantify(sequence, quantifier) { e in
             PE.NilCoalesce(
-                lhs: PE.OptionalFlatMap(PE.KeyPath(root: e, keyPath: keyPath)) { x in PE.Comparison(lhs: x, rhs: PE.Value(c), op: peOp) },
+                lhs: PE.OptionalFlatMap(PE.KeyPath(root: e, keyPath: keyPath)) { x in
+                    PE.Comparison(lhs: x, rhs: PE.Value(c), op: peOp)
+                },
                 rhs: PE.Value(false))
         }
     }
 
     /// `filter { one comparison }.count`.
-    func subqueryCount(_ list: ListPath, _ field: ElementField, _ op: Op, _ constant: PropertyValue) -> (any FoundationOperand)? {
+    func subqueryCount(_ list: ListPath, _ field: ElementField, _ op: Op, _ constant: PropertyValue) -> (
+        any FoundationOperand
+    )? {
         func filtered<S: StandardPredicateExpression, V: Comparable & Codable & Sendable>(
             _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, V> & Sendable
         ) -> (any FoundationOperand)? where S.Output: Sequence {
             guard let c = swiftConstant(constant, as: V.self) else { return nil }
             if op == .equal {
-                return PlainOperand(expression: PE.KeyPath(
-                    root: PE.Filter(sequence) { e in PE.Equal(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(c)) },
-                    keyPath: \[S.Output.Element].count))
+                return PlainOperand(
+                    expression: PE.KeyPath(
+                        root: PE.Filter(sequence) { e in
+                            PE.Equal(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(c))
+                        },
+                        keyPath: \[S.Output.Element].count))
             }
             guard let peOp = comparisonOperator(op) else { return nil }
-            return PlainOperand(expression: PE.KeyPath(
-                root: PE.Filter(sequence) { e in PE.Comparison(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(c), op: peOp) },
-                keyPath: \[S.Output.Element].count))
+            return PlainOperand(
+                expression: PE.KeyPath(
+                    root: PE.Filter(sequence) { e in
+                        PE.Comparison(lhs: PE.KeyPath(root: e, keyPath: keyPath), rhs: PE.Value(c), op: peOp)
+                    },
+                    keyPath: \[S.Output.Element].count))
         }
         switch (list, field) {
         case (.tags, .weight): return filtered(PE.KeyPath(root: root, keyPath: \QPItem.tags), \QPTag.weight)

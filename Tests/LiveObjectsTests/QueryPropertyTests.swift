@@ -482,7 +482,8 @@ struct PredicateGenerator {
             let path = rng.pick(ListPath.allCases)
             let field = rng.pick(path.fields)
             let quantifier = rng.pick([RandomQuantifier.any, .all, .none, .direct])
-            return simple(.many(path, field), kind: field.kind, quantifier: quantifier, sample: elementSample(field, path))
+            return simple(
+                .many(path, field), kind: field.kind, quantifier: quantifier, sample: elementSample(field, path))
         case 7:
             let path = rng.pick(ListPath.allCases)
             return numeric(.count(path), sample: .int(Int64(rng.int(0...3))))
@@ -494,10 +495,14 @@ struct PredicateGenerator {
                 return numeric(.count(path), sample: .int(Int64(rng.int(0...3))))
             }
             let sample = elementSample(field, path)
-            if field.kind == .string { return simple(.aggregate(op, path, field), kind: .string, quantifier: .direct, sample: sample) }
+            if field.kind == .string {
+                return simple(.aggregate(op, path, field), kind: .string, quantifier: .direct, sample: sample)
+            }
             return numeric(.aggregate(op, path, field), sample: sample)
         default:
-            guard depth < 2 else { return simple(.field(.int), kind: .int, quantifier: .direct, sample: itemSample(.int)) }
+            guard depth < 2 else {
+                return simple(.field(.int), kind: .int, quantifier: .direct, sample: itemSample(.int))
+            }
             let path = rng.pick([ListPath.tags, .fans])
             let inner = predicate(depth: depth + 1, element: path)
             return numeric(.subquery(path, inner), sample: .int(Int64(rng.int(0...2))))
@@ -532,7 +537,9 @@ struct PredicateGenerator {
     }
 
     /// A comparison of an operand with a constant (sometimes a list for IN / BETWEEN).
-    mutating func simple(_ lhs: Operand, kind: Kind, quantifier: RandomQuantifier, sample: PropertyValue) -> QueryPredicate {
+    mutating func simple(_ lhs: Operand, kind: Kind, quantifier: RandomQuantifier, sample: PropertyValue)
+        -> QueryPredicate
+    {
         var ops: [Op]
         switch kind {
         case .bool: ops = [.equal, .notEqual]
@@ -557,7 +564,8 @@ struct PredicateGenerator {
             return .compare(quantifier, lhs, .between, [], .constant(.list([low, high])))
         case .like:
             let base = sample.stringValue ?? QueryText.string(&rng)
-            return .compare(quantifier, lhs, .like, options, .constant(.string(QueryText.likePattern(from: base, &rng))))
+            return .compare(
+                quantifier, lhs, .like, options, .constant(.string(QueryText.likePattern(from: base, &rng))))
         case .beginsWith, .endsWith, .contains:
             let base = sample.stringValue ?? QueryText.string(&rng)
             return .compare(quantifier, lhs, op, options, .constant(.string(QueryText.piece(of: base, &rng))))
@@ -801,7 +809,8 @@ struct TypedOperand<V>: TypedOperandProtocol {
         case .string: return query.in(items.map(\.stringValue))
         case .bool: return query.in(items.map(\.boolValue))
         case .date:
-            return query.in(items.map { value -> Date? in if case .date(let d) = value { return d } else { return nil } })
+            return query.in(
+                items.map { value -> Date? in if case .date(let d) = value { return d } else { return nil } })
         default: return nil
         }
     }
@@ -978,21 +987,23 @@ struct TypedBuilder {
             let count: Query<Int>
             switch list {
             case .tags:
-                count = q.tags.where { t in
-                    guard let p = build(predicate, element: .tag(t)) else {
-                        failed = true
-                        return t.id == t.id
-                    }
-                    return p
-                }.count
+                count =
+                    q.tags.where { t in
+                        guard let p = build(predicate, element: .tag(t)) else {
+                            failed = true
+                            return t.id == t.id
+                        }
+                        return p
+                    }.count
             case .fans:
-                count = q.fans.where { o in
-                    guard let p = build(predicate, element: .owner(o)) else {
-                        failed = true
-                        return o.id == o.id
-                    }
-                    return p
-                }.count
+                count =
+                    q.fans.where { o in
+                        guard let p = build(predicate, element: .owner(o)) else {
+                            failed = true
+                            return o.id == o.id
+                        }
+                        return p
+                    }.count
             case .ownerItems:
                 return nil
             }
@@ -1179,13 +1190,15 @@ enum QueryWorld {
     }
 
     static func randomOwner(_ id: Int, _ rng: inout QueryRandom) -> RefOwner {
-        RefOwner(id: id, name: QueryText.string(&rng, maxFragments: 3), score: rng.chance(0.3) ? nil : rng.int(-2...9),
-                 favorite: nil)
+        RefOwner(
+            id: id, name: QueryText.string(&rng, maxFragments: 3), score: rng.chance(0.3) ? nil : rng.int(-2...9),
+            favorite: nil)
     }
 
     static func randomTag(_ id: Int, _ rng: inout QueryRandom) -> RefTag {
-        RefTag(id: id, label: QueryText.string(&rng, maxFragments: 2), weight: rng.int(-2...9),
-               rating: rng.chance(0.3) ? nil : Double(rng.int(-4...12)) / 4)
+        RefTag(
+            id: id, label: QueryText.string(&rng, maxFragments: 2), weight: rng.int(-2...9),
+            rating: rng.chance(0.3) ? nil : Double(rng.int(-4...12)) / 4)
     }
 
     static func values(_ item: RefItem) -> [String: Any] {
@@ -1216,12 +1229,15 @@ enum QueryWorld {
         let snapshot = world
         try await realm.write { r in
             for owner in snapshot.owners.values.sorted(by: { $0.id < $1.id }) {
-                _ = try r.create(QPOwner.self, value: ["id": owner.id, "name": owner.name, "score": owner.score as Any])
+                _ = try r.create(
+                    QPOwner.self, value: ["id": owner.id, "name": owner.name, "score": owner.score as Any])
             }
             for tag in snapshot.tags.values.sorted(by: { $0.id < $1.id }) {
-                _ = try r.create(QPTag.self, value: [
-                    "id": tag.id, "label": tag.label, "weight": tag.weight, "rating": tag.rating as Any,
-                ])
+                _ = try r.create(
+                    QPTag.self,
+                    value: [
+                        "id": tag.id, "label": tag.label, "weight": tag.weight, "rating": tag.rating as Any,
+                    ])
             }
             for item in snapshot.items.values.sorted(by: { $0.id < $1.id }) {
                 let object = try r.create(QPItem.self, value: values(item))
@@ -1413,13 +1429,15 @@ struct QueryAnswer: Sendable {
                     return p
                 }
                 if !failed {
-                    let sorted = typed.sorted(by: c.sorts.map { ($0.keyPath, ascending: $0.ascending, comparison: $0.comparison) })
+                    let sorted = typed.sorted(
+                        by: c.sorts.map { ($0.keyPath, ascending: $0.ascending, comparison: $0.comparison) })
                     typedAnswer = c.slice(sorted.map(\.id))
                 }
                 var descriptorAnswer: [Int]?
                 let descriptors = c.sorts.compactMap(\.descriptor)
                 if descriptors.count == c.sorts.count, case .success = text {
-                    let results = try all.filter(rendered.text, arguments: rendered.arguments).sorted(using: descriptors)
+                    let results = try all.filter(rendered.text, arguments: rendered.arguments).sorted(
+                        using: descriptors)
                     descriptorAnswer = c.slice(results.map(\.id))
                 }
                 var unsupported = false
@@ -1441,9 +1459,10 @@ struct QueryAnswer: Sendable {
                     }
                     evaluated = try all.filter { try predicate.evaluate($0) }.map(\.id)
                 }
-                answers.append(QueryAnswer(
-                    text: text, typed: typedAnswer, descriptors: descriptorAnswer, foundation: foundation,
-                    foundationEvaluated: evaluated))
+                answers.append(
+                    QueryAnswer(
+                        text: text, typed: typedAnswer, descriptors: descriptorAnswer, foundation: foundation,
+                        foundationEvaluated: evaluated))
             }
             return (all.map(\.id), answers)
         }
@@ -1455,15 +1474,19 @@ struct QueryAnswer: Sendable {
     /// change the seed and the number of data sets.
     @Test func randomQueriesMatchTheReferenceModel() async throws {
         let seedText = Self.environment("LIVEOBJECTS_QUERY_SEED")
-        let seed = seedText == "random" ? UInt64.random(in: 0...UInt64.max) : seedText.flatMap { UInt64($0) } ?? 20_261_122
+        let seed =
+            seedText == "random" ? UInt64.random(in: 0...UInt64.max) : seedText.flatMap { UInt64($0) } ?? 20_261_122
         let iterations = Self.environment("LIVEOBJECTS_QUERY_ITERATIONS").flatMap { Int($0) } ?? 40
         let queriesPerRound = 12
-        print("QueryPropertyTests: seed \(seed), \(iterations) iterations (LIVEOBJECTS_QUERY_SEED, LIVEOBJECTS_QUERY_ITERATIONS)")
+        print(
+            "QueryPropertyTests: seed \(seed), \(iterations) iterations (LIVEOBJECTS_QUERY_SEED, LIVEOBJECTS_QUERY_ITERATIONS)"
+        )
         var rng = QueryRandom(state: seed)
         var failures = 0
         var checked = (text: 0, typed: 0, descriptors: 0, selective: 0, foundation: 0)
         for iteration in 0..<iterations where failures < 5 {
-            let realm = try await Realm.open(.init(identifier: "query-property-\(UUID())", objectTypes: queryPropertyModelTypes))
+            let realm = try await Realm.open(
+                .init(identifier: "query-property-\(UUID())", objectTypes: queryPropertyModelTypes))
             var world = RefWorld()
             try await QueryWorld.populate(realm, &world, &rng)
             for round in 0..<2 where failures < 5 {
@@ -1473,21 +1496,25 @@ struct QueryAnswer: Sendable {
                     let predicate = generator.predicate()
                     var sorts: [SortSpec] = []
                     for _ in 0..<generator.rng.int(0...3) {
-                        sorts.append(SortSpec(
-                            field: generator.rng.pick(SortSpec.fields), ascending: generator.rng.chance(0.5),
-                            comparison: generator.rng.pick([StringComparison.exact, .caseInsensitive, .natural])))
+                        sorts.append(
+                            SortSpec(
+                                field: generator.rng.pick(SortSpec.fields), ascending: generator.rng.chance(0.5),
+                                comparison: generator.rng.pick([StringComparison.exact, .caseInsensitive, .natural])))
                     }
                     let offset = generator.rng.chance(0.2) ? generator.rng.int(1...3) : 0
                     let limit = generator.rng.chance(0.2) ? generator.rng.int(0...5) : nil
-                    cases.append(QueryCase(
-                        predicate: predicate, sorts: sorts, offset: offset, limit: limit, form: generator.rng.int(0...2)))
+                    cases.append(
+                        QueryCase(
+                            predicate: predicate, sorts: sorts, offset: offset, limit: limit,
+                            form: generator.rng.int(0...2)))
                 }
                 rng = generator.rng
                 let (base, answers) = try await Self.run(cases, in: realm)
                 // The unsorted order is the storage order, which the reference takes from the
                 // engine (it is not insertion order once objects were deleted).
                 let ordered = base.map { world.items[$0]! }
-                #expect(Set(base) == Set(world.items.keys), "seed \(seed) iteration \(iteration): the realm lost objects")
+                #expect(
+                    Set(base) == Set(world.items.keys), "seed \(seed) iteration \(iteration): the realm lost objects")
                 for (c, answer) in zip(cases, answers) {
                     let matching = ordered.filter { c.predicate.matches($0, world) }
                     let expected = c.slice(ReferenceSort.sort(matching, c.sorts, world).map(\.id))
@@ -1517,13 +1544,16 @@ struct QueryAnswer: Sendable {
                         if evaluated != matching.map(\.id) {
                             failures += 1
                             Issue.record(
-                                "\(context) (Foundation's evaluation, form \(c.form))\n  reference \(matching.map(\.id))\n  Foundation \(evaluated)")
+                                "\(context) (Foundation's evaluation, form \(c.form))\n  reference \(matching.map(\.id))\n  Foundation \(evaluated)"
+                            )
                         }
                     }
                     switch answer.foundation {
                     case .success(let ids) where ids != expected:
                         failures += 1
-                        Issue.record("\(context) (Foundation Predicate, form \(c.form))\n  expected \(expected)\n  got      \(ids)")
+                        Issue.record(
+                            "\(context) (Foundation Predicate, form \(c.form))\n  expected \(expected)\n  got      \(ids)"
+                        )
                     case .failure(let error):
                         failures += 1
                         Issue.record("\(context) (Foundation Predicate, form \(c.form))\n  failed: \(error)")

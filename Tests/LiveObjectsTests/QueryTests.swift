@@ -68,9 +68,11 @@ func openQueryRealm() async throws -> Realm {
         #expect(try await people("dogs.@max.age >= 12") == [3, 4])
         #expect(try await people("dogs.@sum.age == 19") == [4])
         #expect(try await people("dogs.@avg.age == 7") == [1, 2])
-        #expect(try await people("SUBQUERY(dogs, $d, $d.age > 2 AND $d.name CONTAINS[c] 'e').@count >= 1") == [1, 3, 4])
+        #expect(
+            try await people("SUBQUERY(dogs, $d, $d.age > 2 AND $d.name CONTAINS[c] 'e').@count >= 1") == [1, 3, 4])
         #expect(try await people("dogs.name CONTAINS[c] 'BAN'") == [4])
-        let walkers = try await realm.read { r in try r.objects(Dog.self).filter("ANY walkers.name == 'Ann'").map(\.id) }
+        let walkers = try await realm.read { r in try r.objects(Dog.self).filter("ANY walkers.name == 'Ann'").map(\.id)
+        }
         #expect(walkers == [1, 2])
     }
 
@@ -82,7 +84,8 @@ func openQueryRealm() async throws -> Realm {
                 dogs.where { $0.age > 10 }.map(\.id),
                 dogs.where { $0.age > 2 && $0.name.contains("E", options: [.caseInsensitive]) }.map(\.id),
                 dogs.where { $0.owner.name == "Ann" }.map(\.id),
-                dogs.where { $0.owner.name.starts(with: "emi", options: [.caseInsensitive, .diacriticInsensitive]) }.map(\.id),
+                dogs.where { $0.owner.name.starts(with: "emi", options: [.caseInsensitive, .diacriticInsensitive]) }
+                    .map(\.id),
                 dogs.where { !($0.age < 12) || $0.id.in([1, 2]) }.map(\.id),
                 dogs.where { $0.age.contains(3...5) }.map(\.id),
                 r.objects(Person.self).where { $0.dogs.age > 10 }.map(\.id),
@@ -91,7 +94,10 @@ func openQueryRealm() async throws -> Realm {
                 r.objects(Person.self).where { $0.dogs.max(of: \.age) >= 12 }.map(\.id),
             ]
         }
-        #expect(result == [[2, 4, 8], [1, 4, 7], [1, 2], [4], [1, 2, 4, 8], [1, 7], [1, 3, 4], [1, 4], [1, 4], [3, 4]])
+        #expect(
+            result == [
+                [2, 4, 8], [1, 4, 7], [1, 2], [4], [1, 2, 4, 8], [1, 7], [1, 3, 4], [1, 4], [1, 4], [3, 4],
+            ])
     }
 
     @Test func sorting() async throws {

@@ -39,7 +39,9 @@ func openPets(_ name: String = #function) async throws -> Realm {
             try realm.delete(realm.object(ofType: Person.self, forPrimaryKey: 1)!)
             #expect(rex.owner == nil)
         }
-        let (age, people) = try await realm.read { ($0.object(ofType: Dog.self, forPrimaryKey: 10)!.age, $0.objects(Person.self).count) }
+        let (age, people) = try await realm.read {
+            ($0.object(ofType: Dog.self, forPrimaryKey: 10)!.age, $0.objects(Person.self).count)
+        }
         #expect(age == 4 && people == 0)
     }
 
@@ -135,7 +137,8 @@ func openPets(_ name: String = #function) async throws -> Realm {
         try await realm.write(adding: [ann])
         let state = try await realm.read { realm -> String in
             let ann = realm.object(ofType: Person.self, forPrimaryKey: 1)!
-            return "\(ann.dogs.map(\.name)) \(ann.address?.city ?? "-") \(realm.objects(Dog.self).count) \(realm.objects(Address.self).count)"
+            return
+                "\(ann.dogs.map(\.name)) \(ann.address?.city ?? "-") \(realm.objects(Dog.self).count) \(realm.objects(Address.self).count)"
         }
         #expect(state == "[\"Rex\"] Oslo 1 1")
         // Replacing the embedded object deletes the old one; deleting the parent deletes it.
@@ -155,7 +158,8 @@ func openPets(_ name: String = #function) async throws -> Realm {
         try await realm.write { realm in
             let ann = try realm.create(Person.self, value: ["id": 1, "name": "Ann"])
             try realm.create(DogClub.self, value: ["name": "Barkers", "members": [ann], "president": ann])
-            try realm.create(Dog.self, value: ["id": 1, "toys": [["id": 1, "name": "ball"], ["id": 2, "name": "rope"]]])
+            try realm.create(
+                Dog.self, value: ["id": 1, "toys": [["id": 1, "name": "ball"], ["id": 2, "name": "rope"]]])
         }
         do {
             try await realm.write { try $0.delete($0.object(ofType: Person.self, forPrimaryKey: 1)!) }
@@ -168,7 +172,11 @@ func openPets(_ name: String = #function) async throws -> Realm {
         #expect(try await realm.read { $0.objects(DogToy.self).count } == 0)
         // Deleting the club and the president together is allowed.
         try await realm.write { realm in
-            try realm.delete([realm.object(ofType: Person.self, forPrimaryKey: 1)!, realm.object(ofType: DogClub.self, forPrimaryKey: "Barkers")!] as [Object])
+            try realm.delete(
+                [
+                    realm.object(ofType: Person.self, forPrimaryKey: 1)!,
+                    realm.object(ofType: DogClub.self, forPrimaryKey: "Barkers")!,
+                ] as [Object])
         }
         #expect(try await realm.read { $0.objects(Person.self).count } == 0)
     }

@@ -161,7 +161,8 @@ private func callback<T: Sendable>(
         #expect(try await store.allTeams().map(\.name) == ["Owls", "Otters FC"])
         // Missing data: a typed error the app can switch on, and nothing saved.
         if case .missingRequiredData(_, let property, _)? = await failure({ () throws(RepositoryError) in
-            try await store.save(Team(id: 5, name: "")) }) {
+            try await store.save(Team(id: 5, name: ""))
+        }) {
             #expect(property == "name")
         } else {
             Issue.record("a team without a name was saved")
@@ -181,12 +182,16 @@ private func callback<T: Sendable>(
         #expect(try await dogs.find(primaryKey: 1)?.age == 3)
         #expect(try await dogs.find(primaryKey: 9) == nil)
         #expect(try await dogs.findAll().map(\.id) == [1, 2, 3])
-        #expect(try await dogs.findAll(sortedBy: [SortField("age", ascending: false)]).map(\.name) == ["Fido", "Rex", "Bella"])
+        #expect(
+            try await dogs.findAll(sortedBy: [SortField("age", ascending: false)]).map(\.name) == [
+                "Fido", "Rex", "Bella",
+            ])
         #expect(
             try await dogs.find(where: "age >= %@ AND name != %@", 2, "Rex", sortedBy: [SortField("name")]).map(\.name)
                 == ["Bella", "Fido"])
         #expect(try await dogs.find { $0.age < 3 }.map(\.name) == ["Bella"])
-        #expect(try await dogs.find(sortedBy: [SortField("name")]) { $0.age > 1 }.map(\.name) == ["Bella", "Fido", "Rex"])
+        #expect(
+            try await dogs.find(sortedBy: [SortField("name")]) { $0.age > 1 }.map(\.name) == ["Bella", "Fido", "Rex"])
         #expect(try await dogs.count() == 3)
         #expect(try await dogs.count(where: "age > %@", 2) == 2)
 
@@ -224,14 +229,17 @@ private func callback<T: Sendable>(
 
     @Test func saveFromJSON() async throws {
         let dogs = try await dogs()
-        let saved = try await dogs.save(json: Data(#"{"id": 1, "name": "Rex", "owner": {"id": 7, "name": "Ann"}}"#.utf8))
+        let saved = try await dogs.save(
+            json: Data(#"{"id": 1, "name": "Rex", "owner": {"id": 7, "name": "Ann"}}"#.utf8))
         #expect(saved.map(\.name) == ["Rex"] && saved[0].owner?.name == "Ann")
-        let more = try await dogs.save(json: Data(#"  [{"id": 2, "name": "Fido", "owner": 7}, {"id": 1, "age": 6}]"#.utf8))
+        let more = try await dogs.save(
+            json: Data(#"  [{"id": 2, "name": "Fido", "owner": 7}, {"id": 1, "age": 6}]"#.utf8))
         #expect(more.map(\.name) == ["Fido", "Rex"] && more[1].age == 6)
         #expect(try await dogs.find(primaryKey: 2)?.owner?.id == 7)
         // Insert only: a duplicate fails and nothing of the array is saved.
         if case .insertFailed(let type, let underlying)? = await failure({ () throws(RepositoryError) in
-            try await dogs.save(json: Data(#"[{"id": 3, "name": "New"}, {"id": 2}]"#.utf8), update: .error) }) {
+            try await dogs.save(json: Data(#"[{"id": 3, "name": "New"}, {"id": 2}]"#.utf8), update: .error)
+        }) {
             #expect(type == "Dog")
             #expect((underlying as? LiveObjectsError)?.code == .duplicatePrimaryKey)
         } else {
@@ -240,7 +248,9 @@ private func callback<T: Sendable>(
         #expect(try await dogs.count() == 2)
         // Dates with a strategy.
         let stamped = try await ObjectRepository<CodedEverything>.open(
-            .init(identifier: "repo-dates-\(UUID())", objectTypes: [CodedEverything.self, CodedNode.self, CodedPlace.self]))
+            .init(
+                identifier: "repo-dates-\(UUID())",
+                objectTypes: [CodedEverything.self, CodedNode.self, CodedPlace.self]))
         let items = try await stamped.save(
             json: Data(#"{"id": 1, "date": "2024-02-29T12:00:00Z"}"#.utf8), dateDecodingStrategy: .iso8601)
         #expect(items.first?.date == Date(timeIntervalSince1970: 1_709_208_000))
@@ -254,7 +264,8 @@ private func callback<T: Sendable>(
 
         // Insert-only over an existing key.
         if case .insertFailed(_, let underlying)? = await failure({ () throws(RepositoryError) in
-            try await dogs.save(dog(1, "Other"), update: .error) }) {
+            try await dogs.save(dog(1, "Other"), update: .error)
+        }) {
             #expect((underlying as? LiveObjectsError)?.code == .duplicatePrimaryKey)
         } else {
             Issue.record("duplicate accepted")
@@ -263,26 +274,30 @@ private func callback<T: Sendable>(
 
         // JSON without the primary key; a link to a key that does not exist.
         if case .missingRequiredData(let type, let property, _)? = await failure({ () throws(RepositoryError) in
-            try await dogs.save(json: Data(#"{"name": "Nobody"}"#.utf8)) }) {
+            try await dogs.save(json: Data(#"{"name": "Nobody"}"#.utf8))
+        }) {
             #expect(type == "Dog" && property == "id")
         } else {
             Issue.record("saved without a primary key")
         }
         if case .missingRequiredData(let type, _, let underlying)? = await failure({ () throws(RepositoryError) in
-            try await dogs.save(json: Data(#"{"id": 5, "owner": 99}"#.utf8)) }) {
+            try await dogs.save(json: Data(#"{"id": 5, "owner": 99}"#.utf8))
+        }) {
             #expect(type == "Person" && (underlying as? LiveObjectsError)?.primaryKey == .int(99))
         } else {
             Issue.record("saved a link to nothing")
         }
         // Malformed JSON and a wrong type.
         if case .insertFailed(_, let underlying)? = await failure({ () throws(RepositoryError) in
-            try await dogs.save(json: Data("{".utf8)) }) {
+            try await dogs.save(json: Data("{".utf8))
+        }) {
             #expect((underlying as? LiveObjectsError)?.code == .corruptFile)
         } else {
             Issue.record("saved malformed JSON")
         }
         if case .insertFailed(_, let underlying)? = await failure({ () throws(RepositoryError) in
-            try await dogs.save(json: Data(#"{"id": 6, "age": "old"}"#.utf8)) }) {
+            try await dogs.save(json: Data(#"{"id": 6, "age": "old"}"#.utf8))
+        }) {
             let error = underlying as? LiveObjectsError
             #expect(error?.code == .typeMismatch && error?.property == "age")
         } else {
@@ -292,19 +307,22 @@ private func callback<T: Sendable>(
 
         // Bad queries.
         if case .searchFailed(let type, let underlying)? = await failure({ () throws(RepositoryError) in
-            try await dogs.find(where: "age >>> 3") }) {
+            try await dogs.find(where: "age >>> 3")
+        }) {
             #expect(type == "Dog" && (underlying as? LiveObjectsError)?.code == .invalidQuery)
         } else {
             Issue.record("bad predicate accepted")
         }
         if case .searchFailed(_, let underlying)? = await failure({ () throws(RepositoryError) in
-            try await dogs.findAll(sortedBy: [SortField("colour")]) }) {
+            try await dogs.findAll(sortedBy: [SortField("colour")])
+        }) {
             #expect((underlying as? LiveObjectsError)?.code == .unknownProperty)
         } else {
             Issue.record("unknown sort key accepted")
         }
         if case .searchFailed(_, let underlying)? = await failure({ () throws(RepositoryError) in
-            try await dogs.find(primaryKey: "one") }) {
+            try await dogs.find(primaryKey: "one")
+        }) {
             #expect((underlying as? LiveObjectsError)?.code == .typeMismatch)
         } else {
             Issue.record("a key of the wrong type was accepted")
@@ -319,7 +337,8 @@ private func callback<T: Sendable>(
         try await clubs.save(json: Data(#"{"name": "Barkers", "president": {"id": 1, "name": "Ann"}}"#.utf8))
         let people = ObjectRepository<Person>(realm: clubs.realm)
         if case .deleteFailed(let type, let underlying)? = await failure({ () throws(RepositoryError) in
-            try await people.delete(primaryKey: 1) }) {
+            try await people.delete(primaryKey: 1)
+        }) {
             #expect(type == "Person" && (underlying as? LiveObjectsError)?.code == .deleteDenied)
         } else {
             Issue.record("deleted a club's president")
@@ -331,13 +350,15 @@ private func callback<T: Sendable>(
         let identifier = "repo-open-\(UUID())"
         let realm = try await Realm.open(.init(identifier: identifier, objectTypes: petModelTypes))
         if case .openFailed(let underlying)? = await failure({ () throws(RepositoryError) in
-            try await ObjectRepository<Dog>.open(.init(identifier: identifier, objectTypes: [CodedNode.self])) }) {
+            try await ObjectRepository<Dog>.open(.init(identifier: identifier, objectTypes: [CodedNode.self]))
+        }) {
             #expect((underlying as? LiveObjectsError)?.code == .schemaMismatch)
         } else {
             Issue.record("opened with another schema")
         }
         if case .openFailed(let underlying)? = await failure({ () throws(RepositoryError) in
-            try await ObjectRepository<CodedNode>.open(.init(identifier: identifier, objectTypes: petModelTypes)) }) {
+            try await ObjectRepository<CodedNode>.open(.init(identifier: identifier, objectTypes: petModelTypes))
+        }) {
             #expect((underlying as? LiveObjectsError)?.code == .unknownType)
         } else {
             Issue.record("opened a repository of a type the realm does not hold")
@@ -359,7 +380,9 @@ private func callback<T: Sendable>(
         #expect(try matching.get().count == 1)
         let fromJSON = await callback { teams.save(json: Data(#"{"id": 2, "name": "Otters"}"#.utf8), completion: $0) }
         #expect(try fromJSON.get().map(\.name) == ["Otters"])
-        let counted = await callback { teams.perform({ (teams) throws(RepositoryError) in try await teams.count() }, completion: $0) }
+        let counted = await callback {
+            teams.perform({ (teams) throws(RepositoryError) in try await teams.count() }, completion: $0)
+        }
         #expect(try counted.get() == 2)
 
         // Failures arrive as typed results.

@@ -10,7 +10,9 @@ import Testing
 @Suite struct RollbackKeyTests {
     /// Creates a dog and cancels the write, then creates another one that takes the slot.
     /// Returns what the first dog's handle and key show afterwards.
-    private func ghostAfterSlotReuse(_ realm: isolated Realm) throws -> (invalidated: Bool, keyResolves: Bool, sameKey: Bool) {
+    private func ghostAfterSlotReuse(_ realm: isolated Realm) throws -> (
+        invalidated: Bool, keyResolves: Bool, sameKey: Bool
+    ) {
         try realm.beginWrite()
         let ghost = try realm.create(Dog.self, value: ["id": 100, "name": "Ghost"])
         let ghostKey = try #require(ghost.objectKey)

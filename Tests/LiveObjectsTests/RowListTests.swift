@@ -1,5 +1,6 @@
-@testable import LiveObjects
 import Testing
+
+@testable import LiveObjects
 
 @Suite struct RowListTests {
     @Test(arguments: [11, 12, 13])

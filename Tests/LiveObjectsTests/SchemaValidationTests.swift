@@ -81,16 +81,20 @@ final class LinksOutside: Object {
 
     @Test func dynamicSchemaRules() {
         let bad = Schema([
-            ObjectSchema(name: "A", properties: [
-                Property(name: "x", type: .double, isIndexed: false, deleteRule: .cascade)
-            ])
+            ObjectSchema(
+                name: "A",
+                properties: [
+                    Property(name: "x", type: .double, isIndexed: false, deleteRule: .cascade)
+                ])
         ])
         #expect(throws: LiveObjectsError.self) { try bad.validate() }
         let good = Schema([
-            ObjectSchema(name: "A", properties: [
-                Property(name: "id", type: .int, isPrimaryKey: true),
-                .link("b", to: "B", deleteRule: .cascade),
-            ]),
+            ObjectSchema(
+                name: "A",
+                properties: [
+                    Property(name: "id", type: .int, isPrimaryKey: true),
+                    .link("b", to: "B", deleteRule: .cascade),
+                ]),
             ObjectSchema(name: "B", properties: [.linkingObjects("as", from: "A", property: "b")]),
         ])
         #expect(throws: Never.self) { try good.validate() }

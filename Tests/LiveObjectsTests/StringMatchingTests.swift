@@ -81,87 +81,91 @@ private func matches(
 }
 
 @Suite struct StringMatcherTests {
-    @Test(arguments: [
-        // (string, operation, pattern, options, expected)
-        ("Пятёрочка", StringMatcher.Operation.beginsWith, "ПЯТ", c, true),
-        ("Пятёрочка", .beginsWith, "ПЯТ", [], false),
-        ("Пятёрочка", .endsWith, "РОЧКА", c, true),
-        ("Пятёрочка", .contains, "ТЕР", cd, true),
-        ("Пятёрочка", .contains, "тер", c, false),
-        ("Пятёрочка", .contains, "тер", d, true),
-        ("Crème Brûlée", .endsWith, "BRULEE", cd, true),
-        ("Crème Brûlée", .endsWith, "brûlée", c, true),
-        ("Crème Brûlée", .contains, "reme", [], false),
-        ("Crème Brûlée", .contains, "reme", d, true),
-        ("Crème Brûlée", .beginsWith, "CR", c, true),
-        ("Rex", .equal, "rex", [], false),
-        ("Rex", .equal, "rex", c, true),
-        ("Rex", .equal, "Re", c, false),
-        ("Rex", .contains, "", [], true),
-        ("Rex", .beginsWith, "", [], true),
-        ("Rex", .endsWith, "", [], true),
-        ("", .contains, "", [], true),
-        ("", .contains, "a", [], false),
-        ("Rex", .equal, "", [], false),
-        ("ab", .contains, "abc", [], false),
-        ("ab", .endsWith, "xab", [], false),
-        ("abcabd", .contains, "abd", [], true),
-        // Matches respect character boundaries.
-        ("cafe\u{301}", .contains, "cafe", [], false),
-        ("cafe\u{301}", .beginsWith, "caf", [], true),
-        ("cafe\u{301}", .beginsWith, "cafe", [], false),
-        ("cafe\u{301}", .beginsWith, "cafe", d, true),
-        ("café", .contains, "cafe", [], false),
-        ("café", .endsWith, "é", [], true),
-        ("café", .endsWith, "\u{301}", [], false),
-        ("e\u{301}x", .contains, "\u{301}", [], false),
-        ("👨‍👩‍👧", .contains, "👩", [], false),
-        ("👨‍👩‍👧", .beginsWith, "👨", [], false),
-        ("👨‍👩‍👧 and 👩", .endsWith, "👩", [], true),
-        ("👍🏽", .equal, "👍🏽", [], true),
-        ("👍🏽", .contains, "👍", [], false),
-        ("가나", .contains, "가", [], true),
-        ("가나", .contains, "\u{1100}", [], false),  // the leading jamo of 가
-        ("x가", .endsWith, "가", c, true),
-    ] as [(String, StringMatcher.Operation, String, ComparisonOptions, Bool)])
-    func operations(string: String, operation: StringMatcher.Operation, pattern: String, options: ComparisonOptions, expected: Bool) {
+    @Test(
+        arguments: [
+            // (string, operation, pattern, options, expected)
+            ("Пятёрочка", StringMatcher.Operation.beginsWith, "ПЯТ", c, true),
+            ("Пятёрочка", .beginsWith, "ПЯТ", [], false),
+            ("Пятёрочка", .endsWith, "РОЧКА", c, true),
+            ("Пятёрочка", .contains, "ТЕР", cd, true),
+            ("Пятёрочка", .contains, "тер", c, false),
+            ("Пятёрочка", .contains, "тер", d, true),
+            ("Crème Brûlée", .endsWith, "BRULEE", cd, true),
+            ("Crème Brûlée", .endsWith, "brûlée", c, true),
+            ("Crème Brûlée", .contains, "reme", [], false),
+            ("Crème Brûlée", .contains, "reme", d, true),
+            ("Crème Brûlée", .beginsWith, "CR", c, true),
+            ("Rex", .equal, "rex", [], false),
+            ("Rex", .equal, "rex", c, true),
+            ("Rex", .equal, "Re", c, false),
+            ("Rex", .contains, "", [], true),
+            ("Rex", .beginsWith, "", [], true),
+            ("Rex", .endsWith, "", [], true),
+            ("", .contains, "", [], true),
+            ("", .contains, "a", [], false),
+            ("Rex", .equal, "", [], false),
+            ("ab", .contains, "abc", [], false),
+            ("ab", .endsWith, "xab", [], false),
+            ("abcabd", .contains, "abd", [], true),
+            // Matches respect character boundaries.
+            ("cafe\u{301}", .contains, "cafe", [], false),
+            ("cafe\u{301}", .beginsWith, "caf", [], true),
+            ("cafe\u{301}", .beginsWith, "cafe", [], false),
+            ("cafe\u{301}", .beginsWith, "cafe", d, true),
+            ("café", .contains, "cafe", [], false),
+            ("café", .endsWith, "é", [], true),
+            ("café", .endsWith, "\u{301}", [], false),
+            ("e\u{301}x", .contains, "\u{301}", [], false),
+            ("👨‍👩‍👧", .contains, "👩", [], false),
+            ("👨‍👩‍👧", .beginsWith, "👨", [], false),
+            ("👨‍👩‍👧 and 👩", .endsWith, "👩", [], true),
+            ("👍🏽", .equal, "👍🏽", [], true),
+            ("👍🏽", .contains, "👍", [], false),
+            ("가나", .contains, "가", [], true),
+            ("가나", .contains, "\u{1100}", [], false),  // the leading jamo of 가
+            ("x가", .endsWith, "가", c, true),
+        ] as [(String, StringMatcher.Operation, String, ComparisonOptions, Bool)])
+    func operations(
+        string: String, operation: StringMatcher.Operation, pattern: String, options: ComparisonOptions, expected: Bool
+    ) {
         #expect(matches(string, operation, pattern, options) == expected)
     }
 
-    @Test(arguments: [
-        ("Rex", "R?x", [], true),
-        ("Rex", "r?x", [], false),
-        ("Rex", "r*", c, true),
-        ("Rex", "*", [], true),
-        ("", "*", [], true),
-        ("", "?", [], false),
-        ("", "", [], true),
-        ("a", "", [], false),
-        ("abc", "*c", [], true),
-        ("abc", "a*", [], true),
-        ("abc", "*b*", [], true),
-        ("abc", "a?c", [], true),
-        ("abc", "a??c", [], false),
-        ("abcbc", "*bc", [], true),
-        ("abcbd", "*bc", [], false),
-        ("mississippi", "*iss*ppi", [], true),
-        ("mississippi", "m*iss*iss*", [], true),
-        ("mississippi", "m*iss*iss*iss*", [], false),
-        ("a*b", #"a\*b"#, [], true),
-        ("axb", #"a\*b"#, [], false),
-        ("a?b", #"a\?b"#, [], true),
-        ("axb", #"a\?b"#, [], false),
-        (#"a\b"#, #"a\\b"#, [], true),
-        ("Пятёрочка", "пят?р*", c, true),
-        ("Пятёрочка", "пятер*", cd, true),
-        ("Пятёрочка", "пятер*", c, false),
-        ("Crème Brûlée", "cr?me*", cd, true),
-        ("cre\u{301}me", "cr?me", [], true),  // é written as e + accent is one character
-        ("cre\u{301}me", "cr??me", [], false),
-        ("👨‍👩‍👧", "?", [], true),
-        ("가", "?", [], true),
-        ("Straße", "*SS*", c, true),
-    ] as [(String, String, ComparisonOptions, Bool)])
+    @Test(
+        arguments: [
+            ("Rex", "R?x", [], true),
+            ("Rex", "r?x", [], false),
+            ("Rex", "r*", c, true),
+            ("Rex", "*", [], true),
+            ("", "*", [], true),
+            ("", "?", [], false),
+            ("", "", [], true),
+            ("a", "", [], false),
+            ("abc", "*c", [], true),
+            ("abc", "a*", [], true),
+            ("abc", "*b*", [], true),
+            ("abc", "a?c", [], true),
+            ("abc", "a??c", [], false),
+            ("abcbc", "*bc", [], true),
+            ("abcbd", "*bc", [], false),
+            ("mississippi", "*iss*ppi", [], true),
+            ("mississippi", "m*iss*iss*", [], true),
+            ("mississippi", "m*iss*iss*iss*", [], false),
+            ("a*b", #"a\*b"#, [], true),
+            ("axb", #"a\*b"#, [], false),
+            ("a?b", #"a\?b"#, [], true),
+            ("axb", #"a\?b"#, [], false),
+            (#"a\b"#, #"a\\b"#, [], true),
+            ("Пятёрочка", "пят?р*", c, true),
+            ("Пятёрочка", "пятер*", cd, true),
+            ("Пятёрочка", "пятер*", c, false),
+            ("Crème Brûlée", "cr?me*", cd, true),
+            ("cre\u{301}me", "cr?me", [], true),  // é written as e + accent is one character
+            ("cre\u{301}me", "cr??me", [], false),
+            ("👨‍👩‍👧", "?", [], true),
+            ("가", "?", [], true),
+            ("Straße", "*SS*", c, true),
+        ] as [(String, String, ComparisonOptions, Bool)])
     func like(string: String, pattern: String, options: ComparisonOptions, expected: Bool) {
         #expect(matches(string, .like, pattern, options) == expected)
     }
@@ -226,7 +230,8 @@ private func matches(
         let patternLetters = Array("ab*?é")
         for _ in 0..<3_000 {
             let s = String((0..<Int.random(in: 0...7, using: &rng)).map { _ in letters.randomElement(using: &rng)! })
-            let p = String((0..<Int.random(in: 0...5, using: &rng)).map { _ in patternLetters.randomElement(using: &rng)! })
+            let p = String(
+                (0..<Int.random(in: 0...5, using: &rng)).map { _ in patternLetters.randomElement(using: &rng)! })
             #expect(matches(s, .like, p) == reference(s[...], p[...]), "\(s) LIKE \(p)")
         }
     }
@@ -261,7 +266,8 @@ private func matches(
         let composed = "caf\u{E9}"
         let decomposed = "cafe\u{301}"
         #expect(StringSortOrder.exact.compare(composed, decomposed) != 0)
-        #expect(StringSortOrder.exact.compare(composed, decomposed) == -StringSortOrder.exact.compare(decomposed, composed))
+        #expect(
+            StringSortOrder.exact.compare(composed, decomposed) == -StringSortOrder.exact.compare(decomposed, composed))
     }
 
     @Test func caseInsensitive() {
@@ -275,14 +281,16 @@ private func matches(
         #expect(
             sorted(input, .natural)
                 == ["apple", "Banana", "elan", "Élan", "eland", "File1", "file1", "file02", "file2", "file10"])
-        #expect(sorted(["Яна", "антон", "Борис", "ёж", "Елена"], .natural) == ["антон", "Борис", "ёж", "Елена", "Яна"])
+        #expect(
+            sorted(["Яна", "антон", "Борис", "ёж", "Елена"], .natural) == ["антон", "Борис", "ёж", "Елена", "Яна"])
         #expect(sorted(["v1.10", "v1.9", "v1.10.1", "v1"], .natural) == ["v1", "v1.9", "v1.10", "v1.10.1"])
         #expect(sorted(["file1", "fileA", "file-1", "file"], .natural) == ["file", "file-1", "file1", "fileA"])
         let big = "x" + String(repeating: "9", count: 30)
         let bigger = "x1" + String(repeating: "0", count: 30)
         #expect(StringSortOrder.natural.compare(big, bigger) < 0)
         #expect(StringSortOrder.natural.compare("a0", "a00") != 0)
-        #expect(StringSortOrder.natural.compare("cote", "Côte") < 0 && StringSortOrder.natural.compare("Côte", "coter") < 0)
+        #expect(
+            StringSortOrder.natural.compare("cote", "Côte") < 0 && StringSortOrder.natural.compare("Côte", "coter") < 0)
     }
 
     /// Every order is total and consistent: antisymmetric, zero only for identical strings,

@@ -8,14 +8,16 @@ import Testing
 /// the journal's) are unchanged.
 @Suite struct BadFileTests {
     static let schema = Schema([
-        ObjectSchema(name: "Item", properties: [
-            Property(name: "id", type: .int, isPrimaryKey: true),
-            Property(name: "small", type: .int8),
-            Property(name: "name", type: .string),
-            Property(name: "blob", type: .data),
-            Property(name: "uuid", type: .uuid),
-            .link("next", to: "Item"),
-        ])
+        ObjectSchema(
+            name: "Item",
+            properties: [
+                Property(name: "id", type: .int, isPrimaryKey: true),
+                Property(name: "small", type: .int8),
+                Property(name: "name", type: .string),
+                Property(name: "blob", type: .data),
+                Property(name: "uuid", type: .uuid),
+                .link("next", to: "Item"),
+            ])
     ])
 
     static let schemaText =
@@ -26,8 +28,10 @@ import Testing
             + "\n"
     }
 
-    static let good1 = #"{"$id": 0, "id": 1, "small": 5, "name": "a", "blob": "AAE=", "uuid": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "next": 1}"#
-    static let good2 = #"{"$id": 1, "id": 2, "small": -5, "name": "b", "blob": "", "uuid": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "next": null}"#
+    static let good1 =
+        #"{"$id": 0, "id": 1, "small": 5, "name": "a", "blob": "AAE=", "uuid": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "next": 1}"#
+    static let good2 =
+        #"{"$id": 1, "id": 2, "small": -5, "name": "b", "blob": "", "uuid": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "next": null}"#
 
     static func items(_ records: String...) -> String { #"{"Item": ["# + records.joined(separator: ", ") + "]}" }
 
@@ -38,29 +42,55 @@ import Testing
         ("binary garbage", String(decoding: [0xFF, 0xFE, 0x00, 0x01], as: UTF8.self), nil, .corruptFile),
         ("truncated", String(file(objects: items(good1, good2)).prefix(200)), nil, .corruptFile),
         ("trailing bytes", file(objects: items(good1, good2)) + "{}", nil, .corruptFile),
-        ("another format", file(objects: "{}").replacingOccurrences(of: #""LiveObjects""#, with: #""Other""#), nil, .corruptFile),
+        (
+            "another format", file(objects: "{}").replacingOccurrences(of: #""LiveObjects""#, with: #""Other""#), nil,
+            .corruptFile
+        ),
         ("future format version", file(version: 2, objects: "{}"), nil, .corruptFile),
-        ("invalid schema", file(schema: #"[{"name": "Item", "properties": [{"name": "x", "type": "object", "objectType": "Nope"}]}]"#, objects: "{}"), nil, .corruptFile),
-        ("unknown property type", file(schema: #"[{"name": "Item", "properties": [{"name": "x", "type": "decimal"}]}]"#, objects: "{}"), nil, .corruptFile),
+        (
+            "invalid schema",
+            file(
+                schema: #"[{"name": "Item", "properties": [{"name": "x", "type": "object", "objectType": "Nope"}]}]"#,
+                objects: "{}"), nil, .corruptFile
+        ),
+        (
+            "unknown property type",
+            file(schema: #"[{"name": "Item", "properties": [{"name": "x", "type": "decimal"}]}]"#, objects: "{}"), nil,
+            .corruptFile
+        ),
         ("header after objects", #"{"objects": {}, "format": "LiveObjects"}"# + "\n", nil, .corruptFile),
         ("unknown type", file(objects: #"{"Thing": []}"#), nil, .corruptFile),
         ("unknown property", file(objects: items(#"{"$id": 0, "id": 1, "color": "red"}"#)), nil, .corruptFile),
         ("wrong value type", file(objects: items(#"{"$id": 0, "id": "one"}"#)), nil, .corruptFile),
         ("int8 out of range", file(objects: items(#"{"$id": 0, "id": 1, "small": 300}"#)), nil, .corruptFile),
         ("fraction for an int", file(objects: items(#"{"$id": 0, "id": 1.5}"#)), nil, .corruptFile),
-        ("null for a required property", file(objects: items(#"{"$id": 0, "id": 1, "name": null}"#)), nil, .corruptFile),
+        (
+            "null for a required property", file(objects: items(#"{"$id": 0, "id": 1, "name": null}"#)), nil,
+            .corruptFile
+        ),
         ("bad base64", file(objects: items(#"{"$id": 0, "id": 1, "blob": "!!"}"#)), nil, .corruptFile),
         ("bad UUID", file(objects: items(#"{"$id": 0, "id": 1, "uuid": "nope"}"#)), nil, .corruptFile),
-        ("raw control character in a string", file(objects: items(#"{"$id": 0, "id": 1, "name": "\#u{FFFD}"}"#)).replacingOccurrences(of: "\u{FFFD}", with: "\u{1}"), nil, .corruptFile),
+        (
+            "raw control character in a string",
+            file(objects: items(#"{"$id": 0, "id": 1, "name": "\#u{FFFD}"}"#)).replacingOccurrences(
+                of: "\u{FFFD}", with: "\u{1}"), nil, .corruptFile
+        ),
         ("missing id", file(objects: items(#"{"id": 1}"#)), nil, .corruptFile),
         ("duplicate id", file(objects: items(#"{"$id": 0, "id": 1}"#, #"{"$id": 0, "id": 2}"#)), nil, .corruptFile),
-        ("duplicate primary key", file(objects: items(#"{"$id": 0, "id": 1}"#, #"{"$id": 1, "id": 1}"#)), nil, .corruptFile),
+        (
+            "duplicate primary key", file(objects: items(#"{"$id": 0, "id": 1}"#, #"{"$id": 1, "id": 1}"#)), nil,
+            .corruptFile
+        ),
         ("negative id", file(objects: items(#"{"$id": -1, "id": 1}"#)), nil, .corruptFile),
         ("huge id", file(objects: items(#"{"$id": 2000000000, "id": 1}"#)), nil, .corruptFile),
         ("link to a missing object", file(objects: items(#"{"$id": 0, "id": 1, "next": 7}"#)), nil, .corruptFile),
         ("bare NaN", file(objects: items(#"{"$id": 0, "id": NaN}"#)), nil, .corruptFile),
         ("higher schema version", file(schemaVersion: 5, objects: "{}"), nil, .schemaVersionMismatch),
-        ("journal without snapshot", nil, #"{"format": "LiveObjects journal", "formatVersion": 1, "schemaVersion": 0, "base": 0}"# + "\n", .corruptFile),
+        (
+            "journal without snapshot", nil,
+            #"{"format": "LiveObjects journal", "formatVersion": 1, "schemaVersion": 0, "base": 0}"# + "\n",
+            .corruptFile
+        ),
         (
             "damaged journal line", file(objects: items(good1, good2)),
             #"{"format":"LiveObjects journal","formatVersion":1,"schemaVersion":0,"base":0}"# + "\n"
@@ -91,8 +121,12 @@ import Testing
     @Test func goodFileOpens() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("good.json")
         try Data(Self.file(objects: Self.items(Self.good1, Self.good2)).utf8).write(to: url)
-        let names = try await withRealm(Realm.Configuration(file: url, schema: Self.schema, options: .init(journal: false))) { realm in
-            try await realm.read { realm in try realm.dynamicObjects("Item").map { try $0.linkedObject("next")?["name"] ?? $0["name"] } }
+        let names = try await withRealm(
+            Realm.Configuration(file: url, schema: Self.schema, options: .init(journal: false))
+        ) { realm in
+            try await realm.read { realm in
+                try realm.dynamicObjects("Item").map { try $0.linkedObject("next")?["name"] ?? $0["name"] }
+            }
         }
         #expect(names == ["b", "b"])
     }

@@ -30,7 +30,9 @@ import Testing
     @Test func killedChildLeavesACommittedState() async throws {
         let child = try #require(Self.childURL, "the persistence-crash-child executable was not built")
         let kills = ProcessInfo.processInfo.environment["PERSISTENCE_CRASH_KILLS"].flatMap(Int.init) ?? 200
-        let seed = ProcessInfo.processInfo.environment["PERSISTENCE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+        let seed =
+            ProcessInfo.processInfo.environment["PERSISTENCE_SEED"].flatMap(UInt64.init)
+            ?? UInt64.random(in: 0...UInt64.max)
         print("killedChildLeavesACommittedState seed: \(seed), kills: \(kills)")
         var generator = SeededGenerator(seed: seed)
         let directory = try makeTemporaryDirectory()
@@ -70,7 +72,9 @@ import Testing
             let complete = lines.dropLast().compactMap { Int64($0) }
             let lastReturned = complete.last ?? highest[mode] ?? 0
             if !complete.isEmpty { committedBeforeKill += 1 }
-            #expect(process.terminationReason == .uncaughtSignal, "kill \(kill): the child exited by itself: \(printed.suffix(200))")
+            #expect(
+                process.terminationReason == .uncaughtSignal,
+                "kill \(kill): the child exited by itself: \(printed.suffix(200))")
             guard FileManager.default.fileExists(atPath: file.path) else {
                 // Killed before it created the file: nothing can have been committed.
                 #expect(complete.isEmpty && highest[mode] == nil, "kill \(kill) (\(mode)): the file is gone")
@@ -84,8 +88,11 @@ import Testing
             }
             let options =
                 mode == "journal"
-                ? FileStorage.Options(savePolicy: .manual, journal: true) : FileStorage.Options(savePolicy: .manual, journal: false)
-            let state = try await withRealm(Realm.Configuration(file: check, schema: CrashWorkload.schema, options: options)) { realm in
+                ? FileStorage.Options(savePolicy: .manual, journal: true)
+                : FileStorage.Options(savePolicy: .manual, journal: false)
+            let state = try await withRealm(
+                Realm.Configuration(file: check, schema: CrashWorkload.schema, options: options)
+            ) { realm in
                 try await realm.read { try CrashWorkload.state(of: $0) }
             }
             try? FileManager.default.removeItem(at: check)
@@ -93,12 +100,17 @@ import Testing
             // Every commit that returned is there; at most one more (committed, not yet printed).
             #expect(
                 state.counter == lastReturned || state.counter == lastReturned + 1,
-                "kill \(kill) (\(mode)): the file holds step \(state.counter), the child had finished step \(lastReturned)")
-            #expect(state.items == CrashWorkload.expectedItems(after: state.counter), "kill \(kill) (\(mode)): items differ")
+                "kill \(kill) (\(mode)): the file holds step \(state.counter), the child had finished step \(lastReturned)"
+            )
+            #expect(
+                state.items == CrashWorkload.expectedItems(after: state.counter), "kill \(kill) (\(mode)): items differ"
+            )
             if state.counter > 0 { #expect(state.last == state.counter % 20, "kill \(kill) (\(mode))") }
             highest[mode] = state.counter
         }
-        print("killedChildLeavesACommittedState: \(kills) kills, \(committedBeforeKill) after at least one commit, final steps \(highest)")
+        print(
+            "killedChildLeavesACommittedState: \(kills) kills, \(committedBeforeKill) after at least one commit, final steps \(highest)"
+        )
         #expect(committedBeforeKill >= kills / 2, "too few kills happened after a commit to test anything")
         try? FileManager.default.removeItem(at: directory)
     }

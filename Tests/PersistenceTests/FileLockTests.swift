@@ -38,7 +38,9 @@ import Testing
             var bytes: [UInt8] = []
             while true {
                 let chunk = output.fileHandleForReading.readData(ofLength: 1)
-                guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+                guard let byte = chunk.first else {
+                    return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+                }
                 if byte == 0x0A { return String(decoding: bytes, as: UTF8.self) }
                 bytes.append(byte)
             }
@@ -177,7 +179,8 @@ extension Realm {
 extension FileLockTests {
     @Test func writingASnapshotOverAFileAnotherRealmHasOpenIsRefused() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("target.json")
-        let memory = try await Realm.open(Realm.Configuration(identifier: "memory-\(UUID())", schema: CrashWorkload.schema))
+        let memory = try await Realm.open(
+            Realm.Configuration(identifier: "memory-\(UUID())", schema: CrashWorkload.schema))
         try await memory.write { try CrashWorkload.step(1, in: $0) }
         // Held by another process.
         let holder = try Child(file: url, mode: "hold")

@@ -74,7 +74,9 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
         let url = directory.appendingPathComponent("all.json")
         let options = FileStorage.Options(savePolicy: journal ? .manual : .afterEveryCommit, journal: journal)
         let configuration = Realm.Configuration(file: url, schema: everythingSchema, options: options)
-        let seed = ProcessInfo.processInfo.environment["PERSISTENCE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+        let seed =
+            ProcessInfo.processInfo.environment["PERSISTENCE_SEED"].flatMap(UInt64.init)
+            ?? UInt64.random(in: 0...UInt64.max)
         print("everyPropertyTypeRoundTripsExactly seed: \(seed)")
         let written: [[String: PropertyValue]] = try await withRealm(configuration) { realm in
             try await realm.write { realm in
@@ -82,8 +84,12 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
                 var made: [DynamicObject] = []
                 for i in 0..<40 {
                     let d = i < awkwardDoubles.count ? awkwardDoubles[i] : Double(bitPattern: generator.next())
-                    let f = i < awkwardFloats.count ? awkwardFloats[i] : Float(bitPattern: UInt32(truncatingIfNeeded: generator.next()))
-                    let date = Date(timeIntervalSinceReferenceDate: i == 0 ? 0.000_000_1 : Double(Int64(bitPattern: generator.next() >> 12)) / 1e6)
+                    let f =
+                        i < awkwardFloats.count
+                        ? awkwardFloats[i] : Float(bitPattern: UInt32(truncatingIfNeeded: generator.next()))
+                    let date = Date(
+                        timeIntervalSinceReferenceDate: i == 0
+                            ? 0.000_000_1 : Double(Int64(bitPattern: generator.next() >> 12)) / 1e6)
                     var bytes = [UInt8](repeating: 0, count: i)
                     for j in bytes.indices { bytes[j] = UInt8(truncatingIfNeeded: generator.next()) }
                     let object = try realm.dynamicCreate(
@@ -110,7 +116,8 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
                 }
                 for (i, object) in made.enumerated() {
                     try object.set("next", to: .object(made[(i * 7 + 3) % made.count].key))
-                    try object.set("friends", to: .list([.object(made[(i + 1) % made.count].key), .object(made[i].key)]))
+                    try object.set(
+                        "friends", to: .list([.object(made[(i + 1) % made.count].key), .object(made[i].key)]))
                 }
                 // Free slots and reused ones.
                 try realm.delete(made[5])
@@ -129,7 +136,9 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
             }
         }
         // The file holds the exact values too when read back without the journal.
-        let again = try await withRealm(Realm.Configuration(file: url, schema: everythingSchema, options: .init(journal: false))) { realm in
+        let again = try await withRealm(
+            Realm.Configuration(file: url, schema: everythingSchema, options: .init(journal: false))
+        ) { realm in
             try await realm.read { try snapshotValues($0) }
         }
         #expect(again.count == written.count)
@@ -144,7 +153,8 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
 
     @Test func keysStayTheSameAcrossSaveAndLoad() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("keys.json")
-        let configuration = Realm.Configuration(file: url, schema: everythingSchema, options: .init(savePolicy: .manual, journal: false))
+        let configuration = Realm.Configuration(
+            file: url, schema: everythingSchema, options: .init(savePolicy: .manual, journal: false))
         let (keys, deleted): ([Int64: ObjectKey], ObjectKey) = try await withRealm(configuration) { realm in
             let result = try await realm.write { realm -> ([Int64: ObjectKey], ObjectKey) in
                 for i in 0..<10 { try realm.dynamicCreate("All", value: ["id": .int(Int64(i))]) }
@@ -176,24 +186,30 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
 
     @Test func manualPolicyWithoutJournalSavesOnlyOnSave() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("manual.json")
-        let configuration = Realm.Configuration(file: url, schema: CrashWorkload.schema, options: .init(savePolicy: .manual, journal: false))
+        let configuration = Realm.Configuration(
+            file: url, schema: CrashWorkload.schema, options: .init(savePolicy: .manual, journal: false))
         try await withRealm(configuration) { realm in
             try await realm.write { try CrashWorkload.step(1, in: $0) }
             try await realm.save()
             try await realm.write { try CrashWorkload.step(2, in: $0) }
         }
-        let counter = try await withRealm(configuration) { realm in try await realm.read { try CrashWorkload.state(of: $0).counter } }
+        let counter = try await withRealm(configuration) { realm in
+            try await realm.read { try CrashWorkload.state(of: $0).counter }
+        }
         #expect(counter == 1)
     }
 
     @Test func coalescedPolicySavesPendingChanges() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("coalesced.json")
         let configuration = Realm.Configuration(
-            file: url, schema: CrashWorkload.schema, options: .init(savePolicy: .coalesced(.milliseconds(20)), journal: false))
+            file: url, schema: CrashWorkload.schema,
+            options: .init(savePolicy: .coalesced(.milliseconds(20)), journal: false))
         try await withRealm(configuration) { realm in
             for n in 1...30 { try await realm.write { try CrashWorkload.step(Int64(n), in: $0) } }
         }
-        let state = try await withRealm(configuration) { realm in try await realm.read { try CrashWorkload.state(of: $0) } }
+        let state = try await withRealm(configuration) { realm in
+            try await realm.read { try CrashWorkload.state(of: $0) }
+        }
         #expect(state.counter == 30)
         #expect(state.items == CrashWorkload.expectedItems(after: 30))
     }
@@ -212,14 +228,16 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
         _ = realm
         let snapshot = try String(decoding: Data(contentsOf: copy), as: UTF8.self)
         #expect(snapshot.contains("\"commit\": 0"))
-        let state = try await withRealm(Realm.Configuration(file: copy, schema: CrashWorkload.schema, options: options)) { realm in
+        let state = try await withRealm(Realm.Configuration(file: copy, schema: CrashWorkload.schema, options: options))
+        { realm in
             try await realm.read { try CrashWorkload.state(of: $0) }
         }
         #expect(state.counter == 25 && state.items == CrashWorkload.expectedItems(after: 25) && state.last == 5)
         // Closing folded the journal into the snapshot.
         let folded = try String(decoding: Data(contentsOf: copy), as: UTF8.self)
         #expect(folded.contains("\"commit\": 25"))
-        let journal = try String(decoding: Data(contentsOf: URL(fileURLWithPath: copy.path + ".journal")), as: UTF8.self)
+        let journal = try String(
+            decoding: Data(contentsOf: URL(fileURLWithPath: copy.path + ".journal")), as: UTF8.self)
         #expect(journal.split(separator: "\n").count == 1)
     }
 
@@ -242,7 +260,9 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
         for cut in [lastStart + 1, lastStart + lines[6].count / 2, journal.count - 1] {
             try snapshot.write(to: url)
             try journal.prefix(cut).write(to: journalURL)
-            let state = try await withRealm(configuration) { realm in try await realm.read { try CrashWorkload.state(of: $0) } }
+            let state = try await withRealm(configuration) { realm in
+                try await realm.read { try CrashWorkload.state(of: $0) }
+            }
             #expect(state.counter == 5 && state.items == CrashWorkload.expectedItems(after: 5), "cut at \(cut)")
         }
         // A damaged line in the middle is an error, and changes nothing.
@@ -258,17 +278,21 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
     @Test func productMigrationAddsAPropertyAndKeepsEveryProduct() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("shop.json")
         let v1 = Schema([
-            ObjectSchema(name: "Product", properties: [
-                Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
-                Property(name: "price", type: .double),
-            ])
+            ObjectSchema(
+                name: "Product",
+                properties: [
+                    Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
+                    Property(name: "price", type: .double),
+                ])
         ])
         var v2 = v1
         v2.objectSchemas[0].properties.append(Property(name: "note", type: .string))
         try await withRealm(Realm.Configuration(file: url, schema: v1, schemaVersion: 1)) { realm in
             try await realm.write { realm in
                 for i in 1...100 {
-                    try realm.dynamicCreate("Product", value: ["id": .int(Int64(i)), "name": .string("P\(i)"), "price": .double(Double(i) * 0.1)])
+                    try realm.dynamicCreate(
+                        "Product",
+                        value: ["id": .int(Int64(i)), "name": .string("P\(i)"), "price": .double(Double(i) * 0.1)])
                 }
             }
         }
@@ -305,24 +329,29 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
     @Test func migrationBlockRenamesEnumeratesCreatesAndDeletes() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("migrate.json")
         let v1 = Schema([
-            ObjectSchema(name: "Person", properties: [
-                Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "fullName", type: .string),
-                Property(name: "age", type: .int), .link("friend", to: "Person"),
-            ]),
+            ObjectSchema(
+                name: "Person",
+                properties: [
+                    Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "fullName", type: .string),
+                    Property(name: "age", type: .int), .link("friend", to: "Person"),
+                ]),
             ObjectSchema(name: "Log", properties: [Property(name: "text", type: .string)]),
         ])
         let v2 = Schema([
-            ObjectSchema(name: "Person", properties: [
-                Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
-                Property(name: "birthYear", type: .int), .link("friend", to: "Person"),
-            ]),
+            ObjectSchema(
+                name: "Person",
+                properties: [
+                    Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
+                    Property(name: "birthYear", type: .int), .link("friend", to: "Person"),
+                ]),
             ObjectSchema(name: "Log", properties: [Property(name: "text", type: .string)]),
             ObjectSchema(name: "Note", properties: [Property(name: "text", type: .string)]),
         ])
         try await withRealm(Realm.Configuration(file: url, schema: v1, schemaVersion: 1)) { realm in
             try await realm.write { realm in
                 let a = try realm.dynamicCreate("Person", value: ["id": 1, "fullName": "Ann", "age": 30])
-                try realm.dynamicCreate("Person", value: ["id": 2, "fullName": "Bob", "age": 40, "friend": .object(a.key)])
+                try realm.dynamicCreate(
+                    "Person", value: ["id": 2, "fullName": "Bob", "age": 40, "friend": .object(a.key)])
                 try realm.dynamicCreate("Person", value: ["id": 3, "fullName": "Cy", "age": 50])
                 try realm.dynamicCreate("Log", value: ["text": "old"])
             }
@@ -337,10 +366,14 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
             try migration.deleteData(forType: "Log")
             try migration.create("Note", value: ["text": "migrated"])
         })
-        let (people, logs, notes) = try await withRealm(Realm.Configuration(file: url, schema: v2, schemaVersion: 2, options: options)) { realm in
+        let (people, logs, notes) = try await withRealm(
+            Realm.Configuration(file: url, schema: v2, schemaVersion: 2, options: options)
+        ) { realm in
             try await realm.read { realm in
                 (
-                    try realm.dynamicObjects("Person").map { [$0["id"], $0["name"], $0["birthYear"], try $0.linkedObject("friend")?["id"] ?? .null] },
+                    try realm.dynamicObjects("Person").map {
+                        [$0["id"], $0["name"], $0["birthYear"], try $0.linkedObject("friend")?["id"] ?? .null]
+                    },
                     try realm.dynamicObjects("Log").count, try realm.dynamicObjects("Note").map { $0["text"] }
                 )
             }
@@ -372,7 +405,9 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
         var changed = CrashWorkload.schema
         changed.objectSchemas[1].properties.removeLast()
         let options = FileStorage.Options(deleteDataIfMigrationNeeded: true)
-        let count = try await withRealm(Realm.Configuration(file: url, schema: changed, schemaVersion: 1, options: options)) { realm in
+        let count = try await withRealm(
+            Realm.Configuration(file: url, schema: changed, schemaVersion: 1, options: options)
+        ) { realm in
             try await realm.read { try $0.dynamicObjects("Item").count }
         }
         #expect(count == 0)
@@ -384,8 +419,10 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
         #expect(configuration.identifier == url.standardizedFileURL.path)
         try await withRealm(configuration) { realm in
             try await realm.write { realm in
-                let ann = try realm.create(Person.self, value: ["id": 1, "name": "Ann", "address": ["street": "Main", "city": "X"]])
-                let rex = try realm.create(Dog.self, value: ["id": 1, "name": "Rex", "owner": ann, "toys": [["id": 1, "name": "ball"]]])
+                let ann = try realm.create(
+                    Person.self, value: ["id": 1, "name": "Ann", "address": ["street": "Main", "city": "X"]])
+                let rex = try realm.create(
+                    Dog.self, value: ["id": 1, "name": "Rex", "owner": ann, "toys": [["id": 1, "name": "ball"]]])
                 ann.dogs.append(rex)
             }
         }
@@ -402,9 +439,11 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
         let url = try makeTemporaryDirectory().appendingPathComponent("once.json")
         let realm = try await Realm.open(Realm.Configuration(file: url, schema: CrashWorkload.schema))
         await #expect(throws: LiveObjectsError.self) {
-            _ = try await Realm.open(Realm.Configuration(identifier: "other", schema: CrashWorkload.schema, storage: .file(url)))
+            _ = try await Realm.open(
+                Realm.Configuration(identifier: "other", schema: CrashWorkload.schema, storage: .file(url)))
         }
-        let memory = try await Realm.open(Realm.Configuration(identifier: "memory-\(UUID())", schema: CrashWorkload.schema))
+        let memory = try await Realm.open(
+            Realm.Configuration(identifier: "memory-\(UUID())", schema: CrashWorkload.schema))
         await #expect(throws: LiveObjectsError.self) { try await memory.save() }
         try await realm.save()
     }

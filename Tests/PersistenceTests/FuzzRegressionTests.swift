@@ -20,7 +20,9 @@ import Testing
 
     static let journalHeader = #"{"format":"LiveObjects journal","formatVersion":1,"schemaVersion":0,"base":0}"# + "\n"
 
-    static func decode(journal lines: [String]) throws(LiveObjectsError) -> (store: Store, schemaVersion: UInt64, commit: UInt64) {
+    static func decode(journal lines: [String]) throws(LiveObjectsError) -> (
+        store: Store, schemaVersion: UInt64, commit: UInt64
+    ) {
         try FileStorage.decode(
             snapshot: Array(snapshot.utf8), journal: Array((journalHeader + lines.map { $0 + "\n" }.joined()).utf8))
     }
@@ -29,18 +31,30 @@ import Testing
     /// writes them (it deletes an embedded object with its link), and replaying them used to
     /// leave an orphan or a shared embedded object that the next save lost or duplicated.
     static let orphaningLines: [(String, String)] = [
-        ("link set to null without deleting the embedded object",
-         #"{"commit":1,"changes":{"Person":{"update":[{"$id":0,"address":null}]}}}"#),
-        ("list emptied without deleting its embedded objects",
-         #"{"commit":1,"changes":{"Person":{"update":[{"$id":0,"past":[]}]}}}"#),
-        ("embedded object inserted without a parent",
-         #"{"commit":1,"changes":{"Address":{"insert":[{"$id":2,"city":"Metz"}]}}}"#),
-        ("embedded object given a second parent",
-         #"{"commit":1,"changes":{"Person":{"update":[{"$id":1,"address":0}]}}}"#),
-        ("embedded object twice in a list",
-         #"{"commit":1,"changes":{"Person":{"update":[{"$id":0,"past":[1,1]}]}}}"#),
-        ("embedded object both linked and in a list",
-         #"{"commit":1,"changes":{"Person":{"update":[{"$id":0,"past":[1,0]}]}}}"#),
+        (
+            "link set to null without deleting the embedded object",
+            #"{"commit":1,"changes":{"Person":{"update":[{"$id":0,"address":null}]}}}"#
+        ),
+        (
+            "list emptied without deleting its embedded objects",
+            #"{"commit":1,"changes":{"Person":{"update":[{"$id":0,"past":[]}]}}}"#
+        ),
+        (
+            "embedded object inserted without a parent",
+            #"{"commit":1,"changes":{"Address":{"insert":[{"$id":2,"city":"Metz"}]}}}"#
+        ),
+        (
+            "embedded object given a second parent",
+            #"{"commit":1,"changes":{"Person":{"update":[{"$id":1,"address":0}]}}}"#
+        ),
+        (
+            "embedded object twice in a list",
+            #"{"commit":1,"changes":{"Person":{"update":[{"$id":0,"past":[1,1]}]}}}"#
+        ),
+        (
+            "embedded object both linked and in a list",
+            #"{"commit":1,"changes":{"Person":{"update":[{"$id":0,"past":[1,0]}]}}}"#
+        ),
     ]
 
     @Test(arguments: 0..<orphaningLines.count) func journalThatBreaksEmbeddedParentsIsCorrupt(_ index: Int) throws {
@@ -83,14 +97,17 @@ import Testing
     /// A snapshot whose schema declares `LinkingObjects` without `"list": true`: refused when
     /// the schema is read (it let `owners == owners` crash the query engine).
     @Test func linkingObjectsThatIsNotAListIsACorruptFile() throws {
-        let schema = #"[{"name": "Person", "properties": [{"name": "dogs", "type": "object", "list": true, "objectType": "Dog"}]}, "#
+        let schema =
+            #"[{"name": "Person", "properties": [{"name": "dogs", "type": "object", "list": true, "objectType": "Dog"}]}, "#
             + #"{"name": "Dog", "properties": [{"name": "owners", "type": "linkingObjects", "objectType": "Person", "originProperty": "dogs"}]}]"#
-        let text = #"{"format": "LiveObjects", "formatVersion": 1, "schemaVersion": 0, "commit": 0, "schema": "# + schema
+        let text =
+            #"{"format": "LiveObjects", "formatVersion": 1, "schemaVersion": 0, "commit": 0, "schema": "# + schema
             + #", "objects": {}}"# + "\n"
         #expect { _ = try FileStorage.decode(snapshot: Array(text.utf8), journal: nil) } throws: {
             ($0 as! LiveObjectsError).code == .corruptFile
         }
-        let fixed = text.replacingOccurrences(of: #""linkingObjects", "objectType""#, with: #""linkingObjects", "list": true, "objectType""#)
+        let fixed = text.replacingOccurrences(
+            of: #""linkingObjects", "objectType""#, with: #""linkingObjects", "list": true, "objectType""#)
         #expect(try FileStorage.decode(snapshot: Array(fixed.utf8), journal: nil).commit == 0)
     }
 
@@ -120,7 +137,9 @@ import Testing
             let configuration = Realm.Configuration(
                 file: url, schema: schema, options: .init(journal: false, maximumFileSize: maximum))
             if opens {
-                let count = try await withRealm(configuration) { realm in try await realm.read { try $0.dynamicObjects("Person").count } }
+                let count = try await withRealm(configuration) { realm in
+                    try await realm.read { try $0.dynamicObjects("Person").count }
+                }
                 #expect(count == 2)
             } else {
                 do {
@@ -139,7 +158,8 @@ import Testing
         try Data(journal.utf8).write(to: journalURL)
         let before = (fileBytes(url), fileBytes(journalURL))
         do {
-            _ = try await Realm.open(Realm.Configuration(file: url, schema: schema, options: .init(maximumFileSize: size)))
+            _ = try await Realm.open(
+                Realm.Configuration(file: url, schema: schema, options: .init(maximumFileSize: size)))
             Issue.record("a journal over the maximum was read")
         } catch {
             #expect(error.code == .limitExceeded)

@@ -7,7 +7,9 @@ import Testing
 
 @Suite("Change history in files")
 struct HistoryPersistenceTests {
-    func configuration(_ url: URL, history: Bool = true, journal: Bool = true, version: UInt64 = 0) -> Realm.Configuration {
+    func configuration(_ url: URL, history: Bool = true, journal: Bool = true, version: UInt64 = 0)
+        -> Realm.Configuration
+    {
         var configuration = Realm.Configuration(
             file: url, objectTypes: petModelTypes, schemaVersion: version, options: .init(journal: journal))
         configuration.keepsHistory = history
@@ -146,15 +148,19 @@ struct HistoryPersistenceTests {
     @Test func aMigrationRestartsTheHistoryAfterTheFilesToken() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("m.liveobjects")
         let v1 = Schema([
-            ObjectSchema(name: "Item", properties: [
-                Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
-            ])
+            ObjectSchema(
+                name: "Item",
+                properties: [
+                    Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
+                ])
         ])
         let v2 = Schema([
-            ObjectSchema(name: "Item", properties: [
-                Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
-                Property(name: "note", type: .string),
-            ])
+            ObjectSchema(
+                name: "Item",
+                properties: [
+                    Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
+                    Property(name: "note", type: .string),
+                ])
         ])
         var first = Realm.Configuration(file: url, schema: v1, schemaVersion: 1)
         first.keepsHistory = true
@@ -172,7 +178,9 @@ struct HistoryPersistenceTests {
                 try await realm.read { _ = try $0.changes(since: HistoryToken(rawValue: 2)) }
             }
             #expect(error?.code == .historyTrimmed)
-            try await realm.write { r in try r.dynamicObject(ofType: "Item", forPrimaryKey: .int(1))!.set("note", to: .string("n")) }
+            try await realm.write { r in
+                try r.dynamicObject(ofType: "Item", forPrimaryKey: .int(1))!.set("note", to: .string("n"))
+            }
             let history = try await realm.read { try $0.changes(since: HistoryToken(rawValue: 3)) }
             #expect(history["Item"].updated == [.int(1): ["note"]])
         }

@@ -10,12 +10,16 @@ import Testing
     @Test func randomBytesNeverCrashTheReader() {
         var random = SeededGenerator(seed: 0xF022)
         // Bytes biased towards JSON's own, so that inputs get past the first few bytes.
-        let alphabet = Array(#"{}[]:,"\/ntrufalse0123456789-+.eEu \#n\#t"#.utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xBF, 0xC3, 0xE2, 0xED, 0xF0, 0xF4, 0xFF]
+        let alphabet =
+            Array(#"{}[]:,"\/ntrufalse0123456789-+.eEu \#n\#t"#.utf8) + [
+                0x00, 0x1F, 0x7F, 0x80, 0xBF, 0xC3, 0xE2, 0xED, 0xF0, 0xF4, 0xFF,
+            ]
         var accepted = 0
         for round in 0..<6_000 {
             let length = Int(random.next() % 48)
             let bytes = (0..<length).map { _ in
-                round % 3 == 0 ? UInt8(truncatingIfNeeded: random.next()) : alphabet[Int(random.next() % UInt64(alphabet.count))]
+                round % 3 == 0
+                    ? UInt8(truncatingIfNeeded: random.next()) : alphabet[Int(random.next() % UInt64(alphabet.count))]
             }
             if check(bytes) { accepted += 1 }
         }
@@ -26,7 +30,9 @@ import Testing
     @Test func mutatedDocumentsNeverCrashTheReader() throws {
         var random = SeededGenerator(seed: 0x3A7E)
         let seeds: [[UInt8]] = [
-            Array(#"{"id": 1, "name": "Rex \u00e9\uD83D\uDE00", "age": -3.5e-7, "owner": null, "toys": [true, false, {"a": []}]}"#.utf8),
+            Array(
+                #"{"id": 1, "name": "Rex \u00e9\uD83D\uDE00", "age": -3.5e-7, "owner": null, "toys": [true, false, {"a": []}]}"#
+                    .utf8),
             Array("[0, -0.0, 1e308, \"Жучка\", [[[[1]]]], {\"\": \"\\n\\\"\"}]".utf8),
             randomDocument(&random),
             randomDocument(&random),
@@ -72,7 +78,8 @@ import Testing
         }
         #expect(treeError == skipError, "\(bytes)", sourceLocation: sourceLocation)
         if let error = treeError {
-            #expect(error.code == .corruptFile || error.code == .limitExceeded, "\(error)", sourceLocation: sourceLocation)
+            #expect(
+                error.code == .corruptFile || error.code == .limitExceeded, "\(error)", sourceLocation: sourceLocation)
             #expect(error.message.contains("at byte "), sourceLocation: sourceLocation)
             return false
         }
@@ -98,14 +105,19 @@ import Testing
         case 5: return .string(randomString(&random))
         case 6: return .array((0..<Int(random.next() % 5)).map { _ in randomValue(&random, depth: depth + 1) })
         default:
-            return .object((0..<Int(random.next() % 5)).map { _ in
-                (key: randomString(&random), value: randomValue(&random, depth: depth + 1))
-            })
+            return .object(
+                (0..<Int(random.next() % 5)).map { _ in
+                    (key: randomString(&random), value: randomValue(&random, depth: depth + 1))
+                })
         }
     }
 
     private func randomString(_ random: inout SeededGenerator) -> String {
-        let pool: [Unicode.Scalar] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\u{0}", "\u{1F}", "é", "Ж", "€", "😀", "\u{FFFF}"]
-        return String(String.UnicodeScalarView((0..<Int(random.next() % 8)).map { _ in pool[Int(random.next() % UInt64(pool.count))] }))
+        let pool: [Unicode.Scalar] = [
+            "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\u{0}", "\u{1F}", "é", "Ж", "€", "😀", "\u{FFFF}",
+        ]
+        return String(
+            String.UnicodeScalarView(
+                (0..<Int(random.next() % 8)).map { _ in pool[Int(random.next() % UInt64(pool.count))] }))
     }
 }

@@ -15,8 +15,11 @@ import Testing
             #expect(!exactLessOrEqual(1, pow2: 0, pow10: k + 1, 1, pow2: e, pow10: 0), "floorLog10Pow2(\(e))")
             // 10^k <= 3 * 2^(e-2) < 10^(k+1)
             let k34 = floorLog10ThreeQuartersPow2(e)
-            #expect(exactLessOrEqual(1, pow2: 0, pow10: k34, 3, pow2: e - 2, pow10: 0), "floorLog10ThreeQuartersPow2(\(e))")
-            #expect(!exactLessOrEqual(1, pow2: 0, pow10: k34 + 1, 3, pow2: e - 2, pow10: 0), "floorLog10ThreeQuartersPow2(\(e))")
+            #expect(
+                exactLessOrEqual(1, pow2: 0, pow10: k34, 3, pow2: e - 2, pow10: 0), "floorLog10ThreeQuartersPow2(\(e))")
+            #expect(
+                !exactLessOrEqual(1, pow2: 0, pow10: k34 + 1, 3, pow2: e - 2, pow10: 0),
+                "floorLog10ThreeQuartersPow2(\(e))")
         }
         for e in -400...400 {
             // 2^f <= 10^e < 2^(f+1)
@@ -35,7 +38,8 @@ import Testing
             // g = g1 * 2^63 + g0, 2^125 < g <= 2^126, (g - 1) * 2^r <= 10^-k < g * 2^r.
             let g = TableBigInt(g1).shifted(by: 63).adding(TableBigInt(g0))
             #expect(g.bitWidth == 126, "k = \(k)")
-            let gMinusOne = g0 > 0
+            let gMinusOne =
+                g0 > 0
                 ? TableBigInt(g1).shifted(by: 63).adding(TableBigInt(g0 - 1))
                 : TableBigInt(g1 - 1).shifted(by: 63).adding(TableBigInt((1 << 63) - 1))
             let r = floorLog2Pow10(-k) - 125
@@ -53,7 +57,9 @@ import Testing
             let t = TableBigInt.from(high: table[index], low: table[index + 1])
             let exponent2 = 127 - floorLog2Pow10(q)
             #expect(exactLessOrEqual(t, pow2: 0, pow10: 0, TableBigInt(1), pow2: exponent2, pow10: q), "q = \(q)")
-            #expect(!exactLessOrEqual(t.adding(TableBigInt(1)), pow2: 0, pow10: 0, TableBigInt(1), pow2: exponent2, pow10: q), "q = \(q)")
+            #expect(
+                !exactLessOrEqual(
+                    t.adding(TableBigInt(1)), pow2: 0, pow10: 0, TableBigInt(1), pow2: exponent2, pow10: q), "q = \(q)")
         }
     }
 
@@ -157,7 +163,8 @@ import Testing
             // The float's own shortest form, not the widened double's.
             #expect(significantDigits(text) == significantDigits(value.description), "\(text) vs \(value)")
         }
-        #expect(JSONWriter.format(Float(0.1)) == "0.1" && JSONWriter.format(Double(Float(0.1))) == "0.10000000149011612")
+        #expect(
+            JSONWriter.format(Float(0.1)) == "0.1" && JSONWriter.format(Double(Float(0.1))) == "0.10000000149011612")
     }
 
     // MARK: Parsing
@@ -201,7 +208,9 @@ import Testing
     }
 
     @Test func integersParseExactlyAcrossTheWholeRange() throws {
-        let cases: [Int64] = [0, 1, -1, 9, 10, 99, 100, 12_345_678, 123_456_789, .max, .min, .max - 1, .min + 1, 1 << 53 + 1]
+        let cases: [Int64] = [
+            0, 1, -1, 9, 10, 99, 100, 12_345_678, 123_456_789, .max, .min, .max - 1, .min + 1, 1 << 53 + 1,
+        ]
         var random = SeededGenerator(seed: 1)
         let values = cases + (0..<10_000).map { _ in Int64(bitPattern: random.next()) >> (random.next() % 64) }
         var writer = JSONWriter()
@@ -245,7 +254,6 @@ func significantDigits(_ text: String) -> String {
     while digits.hasSuffix("0") { digits.removeLast() }
     return digits
 }
-
 
 @Suite struct DigitCountTests {
     @Test func digitCountsAndPowersOfTen() {

@@ -7,8 +7,13 @@ import Testing
     // MARK: Reading
 
     @Test func readsEveryKindOfValue() throws {
-        let value = try parse(#" {"a": [1, -2.5e3, true, false, null, "x"], "b": {}, "c": [], "": {"d": "\u00e9\uD83D\uDE00\n"}} "#)
-        #expect(value == ["a": [1, .number(JSONNumber(text: "-2.5e3")!), true, false, nil, "x"], "b": [:], "c": [], "": ["d": "é😀\n"]])
+        let value = try parse(
+            #" {"a": [1, -2.5e3, true, false, null, "x"], "b": {}, "c": [], "": {"d": "\u00e9\uD83D\uDE00\n"}} "#)
+        #expect(
+            value == [
+                "a": [1, .number(JSONNumber(text: "-2.5e3")!), true, false, nil, "x"], "b": [:], "c": [],
+                "": ["d": "é😀\n"],
+            ])
         #expect(value["a"]?[1]?.doubleValue == -2500)
         #expect(value["a"]?[5]?.stringValue == "x" && value["a"]?[6] == nil && value["zz"] == nil)
         #expect(try parse("0") == 0 && parse("\"\"") == "" && parse("[[[]]]") == [[[]]])
@@ -22,14 +27,16 @@ import Testing
     }
 
     @Test func decodesEveryEscape() throws {
-        let text = #""\" \\ \/ \b \f \n \r \t \u0000 \u001F \u00E9 \u00e9 \u0416 \u20AC \uFFFF \uD800\uDC00 \uDBFF\uDFFF \uD83D\uDE00""#
+        let text =
+            #""\" \\ \/ \b \f \n \r \t \u0000 \u001F \u00E9 \u00e9 \u0416 \u20AC \uFFFF \uD800\uDC00 \uDBFF\uDFFF \uD83D\uDE00""#
         let expected = "\" \\ / \u{8} \u{C} \n \r \t \u{0} \u{1F} é é Ж € \u{FFFF} \u{10000} \u{10FFFF} 😀"
         #expect(try parse(text) == .string(expected))
     }
 
     @Test func stringsRoundTrip() throws {
         var strings = [
-            "", "plain", "Жучка и кошка", "🐕🐈‍⬛👨‍👩‍👧", "e\u{301}", "\u{0}", "\u{10FFFF}", "\u{7F}\u{80}\u{7FF}\u{800}\u{FFFF}",
+            "", "plain", "Жучка и кошка", "🐕🐈‍⬛👨‍👩‍👧", "e\u{301}", "\u{0}", "\u{10FFFF}",
+            "\u{7F}\u{80}\u{7FF}\u{800}\u{FFFF}",
             "quote \" backslash \\ slash /", String(repeating: "long ", count: 1000),
         ]
         strings.append(String((0..<128).map { Character(Unicode.Scalar(UInt8($0))) }))
@@ -98,14 +105,16 @@ import Testing
             }
             return dogs
         }
-        #expect(dogs == [
-            Dog(id: 1, name: "Rex", age: 3, score: 0.5, owner: nil),
-            Dog(id: 2, name: "Фидо", age: .max, score: -0.001, owner: 7),
-        ])
+        #expect(
+            dogs == [
+                Dog(id: 1, name: "Rex", age: 3, score: 0.5, owner: nil),
+                Dog(id: 2, name: "Фидо", age: .max, score: -0.001, owner: 7),
+            ])
     }
 
     @Test func peekingAndMixingTreeAndCursor() throws {
-        let kinds = try read(#"[null, true, 1, "s", [], {}]"#) { (reader) throws(LiveObjectsError) -> [JSONReader.Kind] in
+        let kinds = try read(#"[null, true, 1, "s", [], {}]"#) {
+            (reader) throws(LiveObjectsError) -> [JSONReader.Kind] in
             var kinds: [JSONReader.Kind] = []
             try reader.readArray { (reader) throws(LiveObjectsError) in
                 kinds.append(try reader.peekKind())
@@ -144,7 +153,8 @@ import Testing
                 _ = try r.nextKey()
             }
         }
-        expectFailure(.invalidOperation, at: 1, "a key or the end of a container is due") { () throws(LiveObjectsError) in
+        expectFailure(.invalidOperation, at: 1, "a key or the end of a container is due") {
+            () throws(LiveObjectsError) in
             try read(#"{"a": 1}"#) { (r) throws(LiveObjectsError) in
                 try r.beginObject()
                 _ = try r.readInt64()
@@ -225,7 +235,8 @@ import Testing
     }
 
     @Test func rejectsIntegersOutsideInt64() throws {
-        let extremes = try read("[9223372036854775807, -9223372036854775808]") { (r) throws(LiveObjectsError) -> [Int64] in
+        let extremes = try read("[9223372036854775807, -9223372036854775808]") {
+            (r) throws(LiveObjectsError) -> [Int64] in
             var values: [Int64] = []
             try r.readArray { (r) throws(LiveObjectsError) in values.append(try r.readInt64()) }
             return values
@@ -276,10 +287,12 @@ import Testing
             let before = Array(filler.prefix(position))
             let after = Array(filler.prefix(20 - position))
             let quote: [UInt8] = [0x22]
-            #expect(try parse(quote + before + Array(#"\""#.utf8) + after + quote)
-                == .string(String(decoding: before + [0x22] + after, as: UTF8.self)))
-            #expect(try parse(quote + before + Array("é".utf8) + after + quote)
-                == .string(String(decoding: before + Array("é".utf8) + after, as: UTF8.self)))
+            #expect(
+                try parse(quote + before + Array(#"\""#.utf8) + after + quote)
+                    == .string(String(decoding: before + [0x22] + after, as: UTF8.self)))
+            #expect(
+                try parse(quote + before + Array("é".utf8) + after + quote)
+                    == .string(String(decoding: before + Array("é".utf8) + after, as: UTF8.self)))
             expectRejected(bytes: quote + before + [0x01] + after + quote, at: position + 1, "control character 0x01")
             expectRejected(bytes: quote + before + [0xFF] + after + quote, at: position + 1, "invalid UTF-8")
             expectRejected(bytes: quote + before + quote + after + quote, at: position + 2, "the end of the input")
@@ -312,7 +325,9 @@ import Testing
             }
         }
         // The longest valid sequences pass.
-        #expect((try? parse([0x22, 0xF4, 0x8F, 0xBF, 0xBF, 0xEF, 0xBF, 0xBF, 0xDF, 0xBF, 0x22])) == .string("\u{10FFFF}\u{FFFF}\u{7FF}"))
+        #expect(
+            (try? parse([0x22, 0xF4, 0x8F, 0xBF, 0xBF, 0xEF, 0xBF, 0xBF, 0xDF, 0xBF, 0x22]))
+                == .string("\u{10FFFF}\u{FFFF}\u{7FF}"))
     }
 
     @Test func errorsNameLineAndColumn() {
@@ -322,7 +337,9 @@ import Testing
             _ = try JSONValue(parsing: Array("[1,]".utf8), options: .init(fileName: "realm.json"))
         }
         #expect(error?.file == "realm.json")
-        #expect(error?.description.hasPrefix("LiveObjects error corruptFile: realm.json: invalid JSON at byte 3 (line 1, column 4)") == true)
+        #expect(
+            error?.description.hasPrefix(
+                "LiveObjects error corruptFile: realm.json: invalid JSON at byte 3 (line 1, column 4)") == true)
     }
 
     // MARK: Depth
@@ -338,8 +355,9 @@ import Testing
             value = elements.first ?? .null
         }
         #expect(levels == limit)
-        expectRejected(String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1), at: limit,
-                       "nesting deeper than 512 levels", code: .limitExceeded)
+        expectRejected(
+            String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1), at: limit,
+            "nesting deeper than 512 levels", code: .limitExceeded)
         expectRejected(String(repeating: #"{"a":"#, count: limit + 1), at: 5 * limit, code: .limitExceeded)
 
         // A million open brackets: the tree reader, the skipper and a lowered limit all stop.
@@ -391,13 +409,18 @@ import Testing
     @Test func matchesKeysByTheirBytes() throws {
         #expect(try indices(#"{"id": 1, "name": 2, "ключ": 3, "": 4, "a\"b": 5}"#) == [0, 1, 2, 4, 5])
         // Any order, repeated, unknown, and keys that are prefixes or extensions of known ones.
-        #expect(try indices(#"{"name": 1, "id": 2, "name": 3, "i": 4, "ids": 5, "Name": 6, "other": 7}"#)
-            == [1, 0, 1, -1, -1, -1, -1])
+        #expect(
+            try indices(#"{"name": 1, "id": 2, "name": 3, "i": 4, "ids": 5, "Name": 6, "other": 7}"#)
+                == [1, 0, 1, -1, -1, -1, -1])
         // Escaped forms match the same keys; a duplicate in the set matches its first index.
-        #expect(try indices(#"{"\u0069d": 1, "n\u0061me": 2, "\u043A\u043B\u044E\u0447": 3, "a\u0022b": 4}"#) == [0, 1, 2, 5])
+        #expect(
+            try indices(#"{"\u0069d": 1, "n\u0061me": 2, "\u043A\u043B\u044E\u0447": 3, "a\u0022b": 4}"#) == [
+                0, 1, 2, 5,
+            ])
         // Canonically equivalent but different code points do not match (JSON compares code points).
         let decomposed = JSONKeySet(["e\u{301}"])
-        let matched = try JSONReader.withReader(Array(#"{"é": 1, "e\u0301": 2}"#.utf8)) { (reader) throws(LiveObjectsError) -> [Int] in
+        let matched = try JSONReader.withReader(Array(#"{"é": 1, "e\u0301": 2}"#.utf8)) {
+            (reader) throws(LiveObjectsError) -> [Int] in
             var found: [Int] = []
             try reader.beginObject()
             while let index = try reader.nextKey(in: decomposed) {
@@ -415,7 +438,8 @@ import Testing
             _ = try indices("{\"id\n\": 1}")
         }
         expectFailure(at: 3, "invalid UTF-8") { () throws(LiveObjectsError) in
-            try JSONReader.withReader([0x7B, 0x22, 0x61, 0xFF, 0x22, 0x3A, 0x31, 0x7D]) { (reader) throws(LiveObjectsError) in
+            try JSONReader.withReader([0x7B, 0x22, 0x61, 0xFF, 0x22, 0x3A, 0x31, 0x7D]) {
+                (reader) throws(LiveObjectsError) in
                 try reader.beginObject()
                 _ = try reader.nextKey(in: Self.keys)
             }
@@ -432,8 +456,10 @@ import Testing
     }
 
     @Test func integerFastPathAgreesWithTheFullScanner() throws {
-        let good = ["0", "-0", "7", "-7", "123456789012345678", "-123456789012345678", "1234567890123456789",
-                    "9223372036854775807", "-9223372036854775808", "[5]", "[-5,6]"]
+        let good = [
+            "0", "-0", "7", "-7", "123456789012345678", "-123456789012345678", "1234567890123456789",
+            "9223372036854775807", "-9223372036854775808", "[5]", "[-5,6]",
+        ]
         for text in good {
             let values = try read(text) { (reader) throws(LiveObjectsError) -> [Int64] in
                 if try reader.peekKind() == .array {

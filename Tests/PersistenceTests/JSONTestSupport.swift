@@ -139,7 +139,8 @@ extension TableBigInt {
         var result: [UInt32] = []
         var carry: UInt64 = 0
         for i in 0..<max(limbs.count, other.limbs.count) {
-            let sum = UInt64(i < limbs.count ? limbs[i] : 0) + UInt64(i < other.limbs.count ? other.limbs[i] : 0) + carry
+            let sum =
+                UInt64(i < limbs.count ? limbs[i] : 0) + UInt64(i < other.limbs.count ? other.limbs[i] : 0) + carry
             result.append(UInt32(truncatingIfNeeded: sum))
             carry = sum >> 32
         }
@@ -160,7 +161,8 @@ let powersOfTen: [TableBigInt] = {
 }()
 
 /// Whether `a * 2^p * 10^q <= b * 2^s * 10^t`, exactly.
-func exactLessOrEqual(_ a: TableBigInt, pow2 p: Int, pow10 q: Int, _ b: TableBigInt, pow2 s: Int, pow10 t: Int) -> Bool {
+func exactLessOrEqual(_ a: TableBigInt, pow2 p: Int, pow10 q: Int, _ b: TableBigInt, pow2 s: Int, pow10 t: Int) -> Bool
+{
     let shift2 = max(0, -p, -s)
     let shift10 = max(0, -q, -t)
     return a.scaled(pow2: p + shift2, pow10: q + shift10) <= b.scaled(pow2: s + shift2, pow10: t + shift10)

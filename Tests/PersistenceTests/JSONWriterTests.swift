@@ -18,7 +18,10 @@ import Testing
             w.key("empty"); w.beginObject(); w.endObject()
             w.endObject()
         }
-        #expect(text == #"{"id":7,"name":"Rex","score":2.5,"ratio":0.1,"good":true,"bad":false,"owner":null,"tags":["a",-1,[]],"empty":{}}"#)
+        #expect(
+            text
+                == #"{"id":7,"name":"Rex","score":2.5,"ratio":0.1,"good":true,"bad":false,"owner":null,"tags":["a",-1,[]],"empty":{}}"#
+        )
     }
 
     @Test func escapesExactlyWhatJSONRequires() throws {
@@ -60,7 +63,9 @@ import Testing
         // Refused when the option is off, and other strings are never numbers.
         let strict = JSONReader.Options(acceptsNonFiniteStrings: false)
         expectFailure(at: 0, "expected a number, found a string") { () throws(LiveObjectsError) in
-            _ = try JSONReader.withReader(Array(#""NaN""#.utf8), options: strict) { (r) throws(LiveObjectsError) in try r.readDouble() }
+            _ = try JSONReader.withReader(Array(#""NaN""#.utf8), options: strict) { (r) throws(LiveObjectsError) in
+                try r.readDouble()
+            }
         }
         expectFailure(at: 0, "other than") { () throws(LiveObjectsError) in
             _ = try read(#""nan""#) { (r) throws(LiveObjectsError) in try r.readDouble() }
@@ -72,17 +77,18 @@ import Testing
     @Test func prettyLayoutIndentsEveryMember() {
         var w = JSONWriter(options: .pretty)
         w.value(["a": 1, "b": [true, nil], "c": [:], "d": []])
-        #expect(String(decoding: w.takeBytes(), as: UTF8.self) == """
-            {
-              "a": 1,
-              "b": [
-                true,
-                null
-              ],
-              "c": {},
-              "d": []
-            }
-            """)
+        #expect(
+            String(decoding: w.takeBytes(), as: UTF8.self) == """
+                {
+                  "a": 1,
+                  "b": [
+                    true,
+                    null
+                  ],
+                  "c": {},
+                  "d": []
+                }
+                """)
     }
 
     @Test func recordsLayoutPutsOneRecordPerLine() throws {
@@ -103,17 +109,18 @@ import Testing
         w.key("meta"); w.beginObject(singleLine: true); w.key("x"); w.int(1); w.key("y"); w.int(2); w.endObject()
         w.endObject()
         let text = String(decoding: w.takeBytes(), as: UTF8.self)
-        #expect(text == """
-            {
-              "version": 1,
-              "Dog": [
-                {"id": 1, "name": "Rex", "toys": [3, 4]},
-                {"id": 2, "name": "Fido", "toys": [3, 4]}
-              ],
-              "Person": [],
-              "meta": {"x": 1, "y": 2}
-            }
-            """)
+        #expect(
+            text == """
+                {
+                  "version": 1,
+                  "Dog": [
+                    {"id": 1, "name": "Rex", "toys": [3, 4]},
+                    {"id": 2, "name": "Fido", "toys": [3, 4]}
+                  ],
+                  "Person": [],
+                  "meta": {"x": 1, "y": 2}
+                }
+                """)
         // All layouts read back to the same value.
         let compact = try parse(text).jsonBytes()
         #expect(String(decoding: compact, as: UTF8.self).hasPrefix(#"{"version":1,"Dog":[{"id":1,"#))

@@ -94,7 +94,9 @@ struct Options {
                 guard let n = Int(text), n >= 10 else { throw UsageError(description: "--n needs an integer >= 10") }
                 nGiven = n
             case "--runs":
-                guard let r = Int(try value()), r >= 1 else { throw UsageError(description: "--runs needs an integer >= 1") }
+                guard let r = Int(try value()), r >= 1 else {
+                    throw UsageError(description: "--runs needs an integer >= 1")
+                }
                 runsGiven = r
             case "--filter":
                 let names = try value().split(separator: ",").map { String($0) }
@@ -169,7 +171,9 @@ struct Runner {
         let selected = Workload.all.filter { options.filter?.contains($0.name) ?? true }
         let clock = ContinuousClock()
         let started = clock.now
-        log("liveobjects-bench: N = \(options.n) dogs, \(max(1, options.n / 10)) persons, \(options.runs) runs per measurement")
+        log(
+            "liveobjects-bench: N = \(options.n) dogs, \(max(1, options.n / 10)) persons, \(options.runs) runs per measurement"
+        )
 
         let genStart = clock.now
         let data = Dataset(n: options.n)
@@ -191,7 +195,8 @@ struct Runner {
                 // Free the in-process stores first: memory is measured in child processes.
                 for system in systems { system.unload() }
                 loaded = false
-                measurements = try MemoryProbe.measure(n: options.n, runs: min(options.runs, 3), systems: options.systems)
+                measurements = try MemoryProbe.measure(
+                    n: options.n, runs: min(options.runs, 3), systems: options.systems)
             case .latency:
                 if !loaded {
                     for system in systems { try await system.load(data) }
@@ -211,8 +216,11 @@ struct Runner {
                 }
                 // The systems may stop at different updates (time budget): compare what all did.
                 let common = passes.map(\.resultCounts.count).min() ?? 0
-                for s in systems.indices where passes[s].resultCounts.prefix(common) != passes[0].resultCounts.prefix(common) {
-                    log("ERROR: \(workload.name): \(type(of: systems[s]).name) saw other result sizes than \(type(of: systems[0]).name)")
+                for s in systems.indices
+                where passes[s].resultCounts.prefix(common) != passes[0].resultCounts.prefix(common) {
+                    log(
+                        "ERROR: \(workload.name): \(type(of: systems[s]).name) saw other result sizes than \(type(of: systems[0]).name)"
+                    )
                     ok = false
                 }
                 measurements = systems.indices.map {
@@ -226,7 +234,9 @@ struct Runner {
                     for system in systems {
                         let s = clock.now
                         try await system.load(data)
-                        log("loaded \(type(of: system).name) in \(String(format: "%.2f", seconds(s.duration(to: clock.now)))) s")
+                        log(
+                            "loaded \(type(of: system).name) in \(String(format: "%.2f", seconds(s.duration(to: clock.now)))) s"
+                        )
                     }
                     loaded = true
                 }
@@ -248,7 +258,9 @@ struct Runner {
                     }
                 }
                 for s in systems.indices where checksums[s] != checksums[0] {
-                    log("ERROR: \(workload.name): \(type(of: systems[s]).name) checksums \(checksums[s]) differ from \(type(of: systems[0]).name) \(checksums[0])")
+                    log(
+                        "ERROR: \(workload.name): \(type(of: systems[s]).name) checksums \(checksums[s]) differ from \(type(of: systems[0]).name) \(checksums[0])"
+                    )
                     ok = false
                 }
                 measurements = systems.indices.map {

@@ -96,6 +96,9 @@ enum Budget {
         }
         print(line("save", saves))
         print(line("load", loads))
-        print(String(format: "files: LiveObjects %.1f MB, JSONEncoder %.1f MB", Double(liveSize) / 1e6, Double(codableSize) / 1e6))
+        print(
+            String(
+                format: "files: LiveObjects %.1f MB, JSONEncoder %.1f MB", Double(liveSize) / 1e6,
+                Double(codableSize) / 1e6))
     }
 }

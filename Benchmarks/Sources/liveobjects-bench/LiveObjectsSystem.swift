@@ -152,5 +152,9 @@ extension LiveObjectsSystem {
 /// A thread-safe counter, for unique realm identifiers.
 final class Counter: Sendable {
     private let value = Mutex(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
 }

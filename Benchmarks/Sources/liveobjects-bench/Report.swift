@@ -84,7 +84,8 @@ enum Report {
     }
 
     static func markdown(options: Options, workloads: [Workload], results: [[Measurement]]) -> String {
-        var out = "N = \(options.n) dogs and \(max(1, options.n / 10)) persons; \(options.runs) timed runs per measurement.\n"
+        var out =
+            "N = \(options.n) dogs and \(max(1, options.n / 10)) persons; \(options.runs) timed runs per measurement.\n"
         out += "Ratios are LiveObjects / other: below 1 means LiveObjects is faster (or smaller).\n\n"
         out += "| workload | LiveObjects | GRDB | raw | LO/GRDB | target | LO/raw | target |\n"
         out += "|---|---:|---:|---:|---:|---|---:|---|\n"
@@ -104,11 +105,13 @@ enum Report {
                 let target = verdict.isEmpty ? "none" : verdict.replacingOccurrences(of: "target ", with: "")
                 return ratioText(r) + " | " + target
             }
-            out += "| \(workload.name) | \(cell("liveobjects")) | \(cell("grdb")) | \(cell("raw")) | \(ratioCells("grdb")) | \(ratioCells("raw")) |\n"
+            out +=
+                "| \(workload.name) | \(cell("liveobjects")) | \(cell("grdb")) | \(cell("raw")) | \(ratioCells("grdb")) | \(ratioCells("raw")) |\n"
 
             sections += "\n### \(workload.name)\n\n\(workload.description).\n\n"
             if workload.name == "memory" {
-                sections += "| system | peak bytes/object | resident bytes/object after loading | load time (median) | LiveObjects / system |\n"
+                sections +=
+                    "| system | peak bytes/object | resident bytes/object after loading | load time (median) | LiveObjects / system |\n"
                 sections += "|---|---:|---:|---:|---:|\n"
                 let lo = ms.first { $0.system == "liveobjects" }.map(value) ?? .nan
                 for m in ms {
@@ -117,7 +120,8 @@ enum Report {
                     sections += "| \(m.system) | \(bytes(value(m))) | \(resident) B | \(time(m.median)) | \(r) |\n"
                 }
                 if let base = ms.first?.extra.first(where: { $0.0 == "baseline_peak_bytes" })?.1, let b = Double(base) {
-                    sections += "\nBaseline process (generated data only): peak \(String(format: "%.0f", b / 1_048_576)) MiB, subtracted.\n"
+                    sections +=
+                        "\nBaseline process (generated data only): peak \(String(format: "%.0f", b / 1_048_576)) MiB, subtracted.\n"
                 }
             } else if case .latency = workload.kind {
                 sections += "| system | median | p99 | min | max | updates measured | LiveObjects / system (median) |\n"
@@ -125,7 +129,8 @@ enum Report {
                 let lo = ms.first { $0.system == "liveobjects" }?.median ?? .nan
                 for m in ms {
                     let r = m.system == "liveobjects" ? "" : ratioText(lo / m.median)
-                    sections += "| \(m.system) | \(time(m.median)) | \(p99(m)) | \(time(m.samples.min() ?? 0)) | \(time(m.samples.max() ?? 0)) | \(m.samples.count) | \(r) |\n"
+                    sections +=
+                        "| \(m.system) | \(time(m.median)) | \(p99(m)) | \(time(m.samples.min() ?? 0)) | \(time(m.samples.max() ?? 0)) | \(m.samples.count) | \(r) |\n"
                 }
             } else if ms.contains(where: { fileSize($0) != nil }) {
                 sections += "| system | median | min | max | runs | file size | LiveObjects / system |\n"
@@ -134,7 +139,8 @@ enum Report {
                 for m in ms {
                     let r = m.system == "liveobjects" ? "" : ratioText(lo / m.median)
                     let size = fileSize(m).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? ""
-                    sections += "| \(m.system) | \(time(m.median)) | \(time(m.samples.min() ?? 0)) | \(time(m.samples.max() ?? 0)) | \(m.samples.count) | \(size) | \(r) |\n"
+                    sections +=
+                        "| \(m.system) | \(time(m.median)) | \(time(m.samples.min() ?? 0)) | \(time(m.samples.max() ?? 0)) | \(m.samples.count) | \(size) | \(r) |\n"
                 }
             } else {
                 sections += "| system | median | min | max | runs | LiveObjects / system |\n"
@@ -142,7 +148,8 @@ enum Report {
                 let lo = ms.first { $0.system == "liveobjects" }?.median ?? .nan
                 for m in ms {
                     let r = m.system == "liveobjects" ? "" : ratioText(lo / m.median)
-                    sections += "| \(m.system) | \(time(m.median)) | \(time(m.samples.min() ?? 0)) | \(time(m.samples.max() ?? 0)) | \(m.samples.count) | \(r) |\n"
+                    sections +=
+                        "| \(m.system) | \(time(m.median)) | \(time(m.samples.min() ?? 0)) | \(time(m.samples.max() ?? 0)) | \(m.samples.count) | \(r) |\n"
                 }
             }
         }

@@ -116,7 +116,8 @@ struct Workload: Sendable {
             maxRatioVsGRDB: 1.0 / 3, maxRatioVsRaw: 2),
         Workload(
             name: "update_notify", kind: .latency,
-            description: "with a live query \"dogs with age > 10 sorted by name\", 1,000 single-row updates, each its own transaction: latency from commit to the subscriber holding the new result (median, p99)",
+            description:
+                "with a live query \"dogs with age > 10 sorted by name\", 1,000 single-row updates, each its own transaction: latency from commit to the subscriber holding the new result (median, p99)",
             maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
         Workload(
             name: "freeze", kind: .timed(usesLoadedStore: true),
@@ -124,11 +125,13 @@ struct Workload: Sendable {
             maxRatioVsGRDB: nil, maxRatioVsRaw: nil),
         Workload(
             name: "save", kind: .timed(usesLoadedStore: true),
-            description: "write everything to a file, synced: LiveObjects JSON snapshot, GRDB file database (one insert transaction), raw JSONEncoder of Codable arrays; with the file size",
+            description:
+                "write everything to a file, synced: LiveObjects JSON snapshot, GRDB file database (one insert transaction), raw JSONEncoder of Codable arrays; with the file size",
             maxRatioVsGRDB: 0.2, maxRatioVsRaw: 0.1),
         Workload(
             name: "load", kind: .timed(usesLoadedStore: true),
-            description: "read everything back from that file: LiveObjects opens the file realm, GRDB reads every row into structs, raw JSONDecoder of the Codable arrays",
+            description:
+                "read everything back from that file: LiveObjects opens the file realm, GRDB reads every row into structs, raw JSONDecoder of the Codable arrays",
             maxRatioVsGRDB: 3, maxRatioVsRaw: 0.1),
         Workload(
             name: "memory", kind: .memory,

@@ -140,7 +140,8 @@ struct JSONInput: Decodable {
         } catch let error as LiveObjectsError {
             throw error
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
-            let detail = (context.underlyingError as? any CustomStringConvertible)?.description ?? context.debugDescription
+            let detail =
+                (context.underlyingError as? any CustomStringConvertible)?.description ?? context.debugDescription
             throw LiveObjectsError(.corruptFile, "the JSON is not valid: \(detail)", objectType: schema.name)
         } catch {
             throw InputDecoding.error(error, objectType: schema.name, property: nil, expected: nil)

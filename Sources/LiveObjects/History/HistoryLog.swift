@@ -179,8 +179,7 @@ package final class HistoryLog {
     package func coalesced(
         _ type: String, since token: UInt64, schema: ObjectSchema?, localOnly: Bool = false,
         keepingInsertedDeletions: Bool = false
-    ) -> [PropertyValue: Coalesced]
-    {
+    ) -> [PropertyValue: Coalesced] {
         guard let log = types[type] else { return [:] }
         var result: [PropertyValue: Coalesced] = [:]
         let all = Set(schema?.properties.filter { $0.isStored && !$0.isPrimaryKey }.map(\.name) ?? [])
@@ -194,7 +193,8 @@ package final class HistoryLog {
             case (nil, .insert):
                 result[key] = Coalesced(kind: .insert, properties: [], lastToken: entryToken)
             case (nil, .update):
-                result[key] = Coalesced(kind: .update, properties: Set(propertySets[Int(log.properties[i])]), lastToken: entryToken)
+                result[key] = Coalesced(
+                    kind: .update, properties: Set(propertySets[Int(log.properties[i])]), lastToken: entryToken)
             case (nil, .delete):
                 result[key] = Coalesced(kind: .delete, properties: [], lastToken: entryToken)
             case (.insert?, .update):

@@ -183,7 +183,12 @@ extension Store {
         let key = ObservedRow(table: Int32(handle.table.index), row: handle.row, generation: handle.generation)
         if observations.count >= observationSweepCount { sweepObservations() }
         var made = false
-        let observation = Self.existing(&observations[key, default: { made = true; return ObjectObservation(row: key) }()])
+        let observation = Self.existing(
+            &observations[
+                key,
+                default: {
+                    made = true; return ObjectObservation(row: key)
+                }()])
         if made { observedRowCounts[handle.table.index] += 1 }
         return observation
     }

@@ -106,13 +106,15 @@ final class CollectionSubscription<Element: Object>: Subscription {
         let membership = Self.rowsReaching(membershipPaths, context)
         let listChanged: Bool
         if case .list(let owner, let row, _, let property) = source {
-            listChanged = context.modified[owner.index]?[row]?.contains(property) == true
+            listChanged =
+                context.modified[owner.index]?[row]?.contains(property) == true
                 || context.deleted[owner.index]?[row] != nil
         } else {
             listChanged = false
         }
-        guard !observed.isEmpty || !membership.isEmpty || listChanged
-            || !(context.inserted[table.index] ?? []).isEmpty || !(context.deleted[table.index] ?? [:]).isEmpty
+        guard
+            !observed.isEmpty || !membership.isEmpty || listChanged
+                || !(context.inserted[table.index] ?? []).isEmpty || !(context.deleted[table.index] ?? [:]).isEmpty
         else { return }
         let change: CollectionChange<Element>?
         switch source {

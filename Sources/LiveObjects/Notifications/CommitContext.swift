@@ -67,9 +67,12 @@ final class CommitContext {
         var inverses: [Int: [Int: (target: Table, properties: [Int])]] = [:]
         for table in store.tables {
             for (p, backlinks) in table.outgoing {
-                let target: Table? = (table.columns[p] as? LinkColumn)?.target ?? (table.columns[p] as? LinkListColumn)?.target
+                let target: Table? =
+                    (table.columns[p] as? LinkColumn)?.target ?? (table.columns[p] as? LinkListColumn)?.target
                 guard let target else { continue }
-                let properties = target.linkingObjectsSources.indices.filter { target.linkingObjectsSources[$0] === backlinks }
+                let properties = target.linkingObjectsSources.indices.filter {
+                    target.linkingObjectsSources[$0] === backlinks
+                }
                 if !properties.isEmpty { inverses[table.index, default: [:]][p] = (target, properties) }
             }
         }
@@ -212,12 +215,13 @@ final class CommitContext {
         let rows = counts.filter { $0.value > 0 }.keys.sorted().flatMap { row in
             repeatElement(row, count: counts[row]!)
         }
-        return .list(rows.map { row in
-            if let generation = deleted[origin.index]?[row] {
-                return .object(ObjectKey(row: UInt32(bitPattern: row), generation: generation))
-            }
-            return .object(origin.key(row))
-        })
+        return .list(
+            rows.map { row in
+                if let generation = deleted[origin.index]?[row] {
+                    return .object(ObjectKey(row: UInt32(bitPattern: row), generation: generation))
+                }
+                return .object(origin.key(row))
+            })
     }
 
     /// The frozen state after the commit, made once and shared by every subscription.

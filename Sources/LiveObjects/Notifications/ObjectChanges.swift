@@ -106,7 +106,8 @@ final class ObjectSubscription<Element: Object>: Subscription {
 
 extension FrozenStore {
     func object<Element: Object>(_ table: Int, _ row: Int32, _ generation: UInt32) -> FrozenObject<Element> {
-        FrozenObject(frozen: self, tableIndex: table, key: ObjectKey(row: UInt32(bitPattern: row), generation: generation))
+        FrozenObject(
+            frozen: self, tableIndex: table, key: ObjectKey(row: UInt32(bitPattern: row), generation: generation))
     }
 }
 

@@ -9,13 +9,17 @@ extension BoundPredicate {
         case .comparison(let c): return c.lhs.paths(prefixes) + c.rhs.paths(prefixes)
         case .scan(_, let c): return c.lhs.paths(prefixes)
         case .range(let lookup):
-            return [BoundPath(
-                steps: [.init(table: lookup.table, property: lookup.property, target: nil, isToMany: false)],
-                root: lookup.table)]
+            return [
+                BoundPath(
+                    steps: [.init(table: lookup.table, property: lookup.property, target: nil, isToMany: false)],
+                    root: lookup.table)
+            ]
         case .index(let lookup):
-            return [BoundPath(
-                steps: [.init(table: lookup.table, property: lookup.property, target: nil, isToMany: false)],
-                root: lookup.table)]
+            return [
+                BoundPath(
+                    steps: [.init(table: lookup.table, property: lookup.property, target: nil, isToMany: false)],
+                    root: lookup.table)
+            ]
         }
     }
 }

@@ -56,8 +56,9 @@ struct PredicateTerm {
 
     /// A value with a single alternative.
     init(operand: PredicateOperand, failure: PredicateSyntax = .constant(false), isConstant: Bool = false) {
-        self.init(.value([PredicateAlternative(condition: .constant(true), operand: operand)]), failure: failure,
-                  isConstant: isConstant)
+        self.init(
+            .value([PredicateAlternative(condition: .constant(true), operand: operand)]), failure: failure,
+            isConstant: isConstant)
     }
 
     /// The alternatives of the value (a condition is one alternative).
@@ -219,7 +220,8 @@ final class FoundationPredicateTranslator {
         let hint: String
         switch name.split(separator: ".").last.map(String.init) ?? name {
         case "Arithmetic", "UnaryMinus", "IntDivision", "IntRemainder", "FloatDivision":
-            hint = "arithmetic on properties cannot be evaluated by the query engine; compute the other side of the comparison instead"
+            hint =
+                "arithmetic on properties cannot be evaluated by the query engine; compute the other side of the comparison instead"
         case "StringContainsRegex":
             hint = "regular expressions are not supported; use contains(_:) or starts(with:)"
         case "CollectionIndexSubscript", "CollectionRangeSubscript", "DictionaryKeySubscript",
@@ -321,8 +323,9 @@ final class FoundationPredicateTranslator {
                 throw failure("an unmanaged object cannot be compared in a query")
             }
             guard handle.store === store else {
-                throw LiveObjectsError(.wrongRealm, "the object compared in the query belongs to another realm",
-                                       objectType: root.name)
+                throw LiveObjectsError(
+                    .wrongRealm, "the object compared in the query belongs to another realm",
+                    objectType: root.name)
             }
         }
         if isNilValue(value) { return .null }
@@ -400,7 +403,8 @@ final class FoundationPredicateTranslator {
         }
         for step in bound.steps.dropLast() where step.isToMany {
             throw failure(
-                "the key path \(keyPath) reads inside a list; use contains(where:), allSatisfy(_:) or filter(_:) instead")
+                "the key path \(keyPath) reads inside a list; use contains(where:), allSatisfy(_:) or filter(_:) instead"
+            )
         }
         let isToMany = bound.steps.last?.isToMany ?? false
         guard isToMany == (valueType is any PredicateCountable.Type && valueType != String.self) else {
@@ -423,7 +427,9 @@ final class FoundationPredicateTranslator {
     }
 
     /// The elements of a list as a subquery: the variable and the conditions already on it.
-    func elements(of path: PathOperand) throws(LiveObjectsError) -> (variable: String, element: PathOperand, filter: PredicateSyntax) {
+    func elements(of path: PathOperand) throws(LiveObjectsError) -> (
+        variable: String, element: PathOperand, filter: PredicateSyntax
+    ) {
         guard path.isToMany, let table = path.table else {
             throw failure("\(path.keyPath) is not a list of objects; closures over lists of values are not supported")
         }

@@ -31,14 +31,16 @@ extension PredicateExpressions.KeyPath: PredicateTranslatable {
         let base = try t.translate(root)
         var alternatives: [PredicateAlternative] = []
         for alternative in base.alternatives {
-            let operand = try t.member(keyPath as AnyKeyPath, of: alternative.operand, rootType: Root.Output.self,
-                                       valueType: Output.self)
+            let operand = try t.member(
+                keyPath as AnyKeyPath, of: alternative.operand, rootType: Root.Output.self,
+                valueType: Output.self)
             alternatives.append(PredicateAlternative(condition: alternative.condition, operand: operand))
         }
         if Output.self == Bool.self {
             // A Boolean property read as a condition.
-            return PredicateTerm(.condition(try t.predicate(of: PredicateTerm(.value(alternatives)))),
-                                 failure: base.failure, isConstant: base.isConstant)
+            return PredicateTerm(
+                .condition(try t.predicate(of: PredicateTerm(.value(alternatives)))),
+                failure: base.failure, isConstant: base.isConstant)
         }
         return PredicateTerm(.value(alternatives), failure: base.failure, isConstant: base.isConstant)
     }
@@ -76,7 +78,8 @@ extension Translator {
                 if keyPath == countable.isEmptyKeyPath {
                     if isString {
                         return .condition(
-                            .comparison(ComparisonSyntax(.direct, .keyPath(path.keyPath), .equal, [], .value(.string("")))))
+                            .comparison(
+                                ComparisonSyntax(.direct, .keyPath(path.keyPath), .equal, [], .value(.string("")))))
                     }
                     return .condition(.comparison(ComparisonSyntax(.direct, count, .equal, [], .value(.int(0)))))
                 }
@@ -108,11 +111,10 @@ extension PredicateExpressions.NotEqual: PredicateTranslatable {
 extension PredicateExpressions.Comparison: PredicateTranslatable {
     func translate(_ t: Translator) throws(LiveObjectsError) -> PredicateTerm {
         let engineOperator: ComparisonOperator =
-            if op == .lessThan { .lessThan }
-            else if op == .lessThanOrEqual { .lessThanOrEqual }
-            else if op == .greaterThan { .greaterThan }
-            else if op == .greaterThanOrEqual { .greaterThanOrEqual }
-            else { throw t.failure("the comparison operator \(op) is not supported") }
+            if op == .lessThan { .lessThan } else if op == .lessThanOrEqual {
+                .lessThanOrEqual
+            } else if op == .greaterThan { .greaterThan } else if op == .greaterThanOrEqual { .greaterThanOrEqual } else
+            { throw t.failure("the comparison operator \(op) is not supported") }
         return try t.compare(t.translate(lhs), engineOperator, t.translate(rhs))
     }
 }
@@ -147,7 +149,8 @@ extension PredicateExpressions.Disjunction: PredicateTranslatable {
 extension PredicateExpressions.Negation: PredicateTranslatable {
     func translate(_ t: Translator) throws(LiveObjectsError) -> PredicateTerm {
         let a = try t.translate(wrapped)
-        return PredicateTerm(.condition(Translator.not(try t.predicate(of: a))), failure: a.failure, isConstant: a.isConstant)
+        return PredicateTerm(
+            .condition(Translator.not(try t.predicate(of: a))), failure: a.failure, isConstant: a.isConstant)
     }
 }
 
@@ -167,12 +170,16 @@ extension PredicateExpressions.Conditional: PredicateTranslatable {
         }
         var alternatives: [PredicateAlternative] = []
         for alternative in a.alternatives {
-            alternatives.append(PredicateAlternative(condition: Translator.and(p, alternative.condition),
-                                                     operand: alternative.operand))
+            alternatives.append(
+                PredicateAlternative(
+                    condition: Translator.and(p, alternative.condition),
+                    operand: alternative.operand))
         }
         for alternative in b.alternatives {
-            alternatives.append(PredicateAlternative(condition: Translator.and(Translator.not(p), alternative.condition),
-                                                     operand: alternative.operand))
+            alternatives.append(
+                PredicateAlternative(
+                    condition: Translator.and(Translator.not(p), alternative.condition),
+                    operand: alternative.operand))
         }
         try t.checkAlternatives(alternatives.count)
         return PredicateTerm(.value(alternatives), failure: failure, isConstant: isConstant)
@@ -189,15 +196,17 @@ extension PredicateExpressions.NilCoalesce: PredicateTranslatable {
         for alternative in a.alternatives {
             let isNil = t.isNil(alternative.operand)
             if isNil != .constant(true) {
-                alternatives.append(PredicateAlternative(
-                    condition: Translator.and(alternative.condition, Translator.not(isNil)),
-                    operand: alternative.operand.unwrapped))
+                alternatives.append(
+                    PredicateAlternative(
+                        condition: Translator.and(alternative.condition, Translator.not(isNil)),
+                        operand: alternative.operand.unwrapped))
             }
             if isNil != .constant(false) {
                 for fallback in b.alternatives {
-                    alternatives.append(PredicateAlternative(
-                        condition: Translator.and(alternative.condition, isNil, fallback.condition),
-                        operand: fallback.operand))
+                    alternatives.append(
+                        PredicateAlternative(
+                            condition: Translator.and(alternative.condition, isNil, fallback.condition),
+                            operand: fallback.operand))
                 }
             }
         }
@@ -254,12 +263,15 @@ extension PredicateExpressions.OptionalFlatMap: PredicateTranslatable {
                 continue
             }
             for result in b.alternatives {
-                alternatives.append(PredicateAlternative(
-                    condition: Translator.and(present, result.condition), operand: result.operand))
+                alternatives.append(
+                    PredicateAlternative(
+                        condition: Translator.and(present, result.condition), operand: result.operand))
             }
             if isNil != .constant(false) {
-                alternatives.append(PredicateAlternative(
-                    condition: Translator.and(alternative.condition, isNil), operand: .constant(Optional<Int>.none as Any)))
+                alternatives.append(
+                    PredicateAlternative(
+                        condition: Translator.and(alternative.condition, isNil),
+                        operand: .constant(Optional<Int>.none as Any)))
             }
         }
         try t.checkAlternatives(alternatives.count)
@@ -303,13 +315,13 @@ extension PredicateExpressions.SequenceStartsWith: PredicateTranslatable {
 }
 
 #if canImport(Darwin)
-// Only Apple's Foundation has these nodes; they are not built on other platforms.
-extension PredicateExpressions.StringLocalizedStandardContains: PredicateTranslatable {
-    func translate(_ t: Translator) throws(LiveObjectsError) -> PredicateTerm {
-        try t.compare(
-            t.translate(root), .contains, t.translate(other), options: [.caseInsensitive, .diacriticInsensitive])
+    // Only Apple's Foundation has these nodes; they are not built on other platforms.
+    extension PredicateExpressions.StringLocalizedStandardContains: PredicateTranslatable {
+        func translate(_ t: Translator) throws(LiveObjectsError) -> PredicateTerm {
+            try t.compare(
+                t.translate(root), .contains, t.translate(other), options: [.caseInsensitive, .diacriticInsensitive])
+        }
     }
-}
 #endif
 
 // MARK: - Sequences
@@ -342,7 +354,8 @@ extension PredicateExpressions.SequenceContains: PredicateTranslatable {
 
 extension Translator {
     /// Whether a sequence contains an element.
-    func contains(_ sequence: PredicateOperand, _ element: PredicateOperand) throws(LiveObjectsError) -> PredicateSyntax {
+    func contains(_ sequence: PredicateOperand, _ element: PredicateOperand) throws(LiveObjectsError) -> PredicateSyntax
+    {
         switch sequence {
         case .constant(let value):
             let items = try sequenceItems(value)
@@ -360,8 +373,9 @@ extension Translator {
             }
             let (variable, item, filter) = try elements(of: path)
             let test = try compare(.path(item), .equal, element, [])
-            return .comparison(ComparisonSyntax(
-                .direct, subqueryCount(path, variable, Self.and(filter, test)), .greaterThan, [], .value(.int(0))))
+            return .comparison(
+                ComparisonSyntax(
+                    .direct, subqueryCount(path, variable, Self.and(filter, test)), .greaterThan, [], .value(.int(0))))
         default:
             break
         }
@@ -406,7 +420,8 @@ extension Translator {
                 let items = try sequenceItems(value)
                 if items.count > Self.maxUnrolledElements {
                     throw self.failure(
-                        "a closure over a captured sequence of more than \(Self.maxUnrolledElements) elements is not supported")
+                        "a closure over a captured sequence of more than \(Self.maxUnrolledElements) elements is not supported"
+                    )
                 }
                 var tests: [PredicateSyntax] = []
                 // Swift stops at the first element that decides: an element's test is evaluated
@@ -428,21 +443,31 @@ extension Translator {
                 let p = try predicate(of: term)
                 let matching: PredicateSyntax
                 if all {
-                    matching = .comparison(ComparisonSyntax(
-                        .direct, subqueryCount(path, name, Self.and(filter, Self.not(p))), .equal, [], .value(.int(0))))
+                    matching = .comparison(
+                        ComparisonSyntax(
+                            .direct, subqueryCount(path, name, Self.and(filter, Self.not(p))), .equal, [],
+                            .value(.int(0))))
                 } else {
-                    matching = .comparison(ComparisonSyntax(
-                        .direct, subqueryCount(path, name, Self.and(filter, p)), .greaterThan, [], .value(.int(0))))
+                    matching = .comparison(
+                        ComparisonSyntax(
+                            .direct, subqueryCount(path, name, Self.and(filter, p)), .greaterThan, [], .value(.int(0))))
                 }
                 parts.append(Self.and(alternative.condition, matching))
                 if term.failure != .constant(false) {
-                    failure = Self.or(failure, Self.and(alternative.condition, .comparison(ComparisonSyntax(
-                        .direct, subqueryCount(path, name, Self.and(filter, term.failure)), .greaterThan, [],
-                        .value(.int(0))))))
+                    failure = Self.or(
+                        failure,
+                        Self.and(
+                            alternative.condition,
+                            .comparison(
+                                ComparisonSyntax(
+                                    .direct, subqueryCount(path, name, Self.and(filter, term.failure)), .greaterThan,
+                                    [],
+                                    .value(.int(0))))))
                 }
             default:
                 throw self.failure(
-                    "\(all ? "allSatisfy(_:)" : "contains(where:)") is supported on lists of objects and captured sequences only")
+                    "\(all ? "allSatisfy(_:)" : "contains(where:)") is supported on lists of objects and captured sequences only"
+                )
             }
         }
         return PredicateTerm(.condition(Self.or(parts)), failure: failure)
@@ -465,12 +490,19 @@ extension PredicateExpressions.Filter: PredicateTranslatable {
         var failure = sequence.failure
         if term.failure != .constant(false) {
             // filter(_:) tests every element.
-            failure = Translator.or(failure, Translator.and(condition, .comparison(ComparisonSyntax(
-                .direct, t.subqueryCount(path, name, Translator.and(previous, term.failure)), .greaterThan, [],
-                .value(.int(0))))))
+            failure = Translator.or(
+                failure,
+                Translator.and(
+                    condition,
+                    .comparison(
+                        ComparisonSyntax(
+                            .direct, t.subqueryCount(path, name, Translator.and(previous, term.failure)), .greaterThan,
+                            [],
+                            .value(.int(0))))))
         }
         path.filter = (name, Translator.and(previous, p))
-        return PredicateTerm(.value([PredicateAlternative(condition: condition, operand: .path(path))]), failure: failure)
+        return PredicateTerm(
+            .value([PredicateAlternative(condition: condition, operand: .path(path))]), failure: failure)
     }
 }
 
@@ -492,13 +524,16 @@ extension Translator {
         let sequence = try translate(node)
         var alternatives: [PredicateAlternative] = []
         for alternative in sequence.alternatives {
-            guard case .path(let path) = alternative.operand, path.isToMany, path.table == nil, path.filter == nil else {
+            guard case .path(let path) = alternative.operand, path.isToMany, path.table == nil, path.filter == nil
+            else {
                 throw failure("max() and min() are supported on lists of values only")
             }
-            alternatives.append(PredicateAlternative(
-                condition: alternative.condition,
-                operand: .aggregate(.collectionOperation(op, collection: .keyPath(path.keyPath), property: []),
-                                    canBeNil: true)))
+            alternatives.append(
+                PredicateAlternative(
+                    condition: alternative.condition,
+                    operand: .aggregate(
+                        .collectionOperation(op, collection: .keyPath(path.keyPath), property: []),
+                        canBeNil: true)))
         }
         return PredicateTerm(.value(alternatives), failure: sequence.failure)
     }

@@ -46,8 +46,9 @@ extension Results {
                         objectType: table.name, property: names.joined(separator: "."))
                 }
             }
-            fields.append(SortField(
-                names.joined(separator: "."), ascending: descriptor.order == .forward, comparison: comparison))
+            fields.append(
+                SortField(
+                    names.joined(separator: "."), ascending: descriptor.order == .forward, comparison: comparison))
         }
         return try sorted(by: fields)
     }

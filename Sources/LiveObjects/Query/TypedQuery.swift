@@ -49,7 +49,8 @@ public struct Query<Value> {
     func comparison<V>(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = [])
         -> Query<V>
     {
-        Query<V>(context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))))
+        Query<V>(
+            context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))))
     }
 
     /// The table the path leads to, if it leads to objects.
@@ -208,7 +209,8 @@ extension Query where Value: _QueryCollection {
     public var avg: Query<Double> { aggregate(.avg) }
 
     func aggregate<V>(_ op: CollectionOperator, _ property: [String] = []) -> Query<V> {
-        Query<V>(context: context, node: .expression(.collectionOperation(op, collection: expression, property: property)))
+        Query<V>(
+            context: context, node: .expression(.collectionOperation(op, collection: expression, property: property)))
     }
 }
 

@@ -62,7 +62,9 @@ public struct DynamicObject: CustomStringConvertible {
     public func linkedObjects(_ property: String) throws(LiveObjectsError) -> [DynamicObject] {
         let p = try index(property)
         guard case .list(let items) = try value(property), let t = target(p) else { return [] }
-        return items.compactMap { $0.objectKey.flatMap { t.row(for: $0) }.map { DynamicObject(row: $0, table: t, handle: handle) } }
+        return items.compactMap {
+            $0.objectKey.flatMap { t.row(for: $0) }.map { DynamicObject(row: $0, table: t, handle: handle) }
+        }
     }
 
     /// Sets a stored property, inside a write. A link can be given as `.object(key)` or as the
@@ -72,22 +74,29 @@ public struct DynamicObject: CustomStringConvertible {
     ///   `objectInvalidated`, `embeddedObjectAlreadyOwned`. On error nothing changes.
     public func set(_ property: String, to value: PropertyValue) throws(LiveObjectsError) {
         try mutate(property) { (p) throws(LiveObjectsError) in
-            try handle.store.set(.value(value), handle.table, handle.row, p, context: AddContext(update: .error), force: false)
+            try handle.store.set(
+                .value(value), handle.table, handle.row, p, context: AddContext(update: .error), force: false)
         }
     }
 
     /// Creates an embedded object from property values and sets it on a to-one link (replacing
     /// and deleting the old one) or appends it to a list.
-    public func setEmbedded(_ property: String, values: [String: PropertyValue]) throws(LiveObjectsError) -> DynamicObject {
+    public func setEmbedded(_ property: String, values: [String: PropertyValue]) throws(LiveObjectsError)
+        -> DynamicObject
+    {
         var created: DynamicObject?
         try mutate(property) { (p) throws(LiveObjectsError) in
             let input = Input.dictionary(values.mapValues { .value($0) })
             let context = AddContext(update: .error)
             guard let target = target(p), target.schema.isEmbedded else {
-                throw LiveObjectsError(.invalidOperation, "the property does not hold embedded objects", objectType: typeName, property: property)
+                throw LiveObjectsError(
+                    .invalidOperation, "the property does not hold embedded objects", objectType: typeName,
+                    property: property)
             }
             if handle.table.schema.properties[p].isList {
-                try handle.store.insertElement(input, handle.table, handle.row, p, at: handle.store.listCount(handle.table, handle.row, p), context: context)
+                try handle.store.insertElement(
+                    input, handle.table, handle.row, p, at: handle.store.listCount(handle.table, handle.row, p),
+                    context: context)
                 let list = handle.table.columns[p] as! LinkListColumn
                 created = DynamicObject(row: list.lists[Int(handle.row)].last!, table: target, handle: handle)
             } else {
@@ -102,14 +111,17 @@ public struct DynamicObject: CustomStringConvertible {
     /// Inserts an element into a list property.
     public func insert(_ value: PropertyValue, into property: String, at index: Int) throws(LiveObjectsError) {
         try mutate(property) { (p) throws(LiveObjectsError) in
-            try handle.store.insertElement(.value(value), handle.table, handle.row, p, at: index, context: AddContext(update: .error))
+            try handle.store.insertElement(
+                .value(value), handle.table, handle.row, p, at: index, context: AddContext(update: .error))
         }
     }
 
     /// Appends an element to a list property.
     public func append(_ value: PropertyValue, to property: String) throws(LiveObjectsError) {
         try mutate(property) { (p) throws(LiveObjectsError) in
-            try handle.store.insertElement(.value(value), handle.table, handle.row, p, at: handle.store.listCount(handle.table, handle.row, p), context: AddContext(update: .error))
+            try handle.store.insertElement(
+                .value(value), handle.table, handle.row, p, at: handle.store.listCount(handle.table, handle.row, p),
+                context: AddContext(update: .error))
         }
     }
 
@@ -130,7 +142,8 @@ public struct DynamicObject: CustomStringConvertible {
     /// Replaces an element of a list property.
     public func replace(in property: String, at index: Int, with value: PropertyValue) throws(LiveObjectsError) {
         try mutate(property) { (p) throws(LiveObjectsError) in
-            try handle.store.replaceElement(.value(value), handle.table, handle.row, p, at: index, context: AddContext(update: .error))
+            try handle.store.replaceElement(
+                .value(value), handle.table, handle.row, p, at: index, context: AddContext(update: .error))
         }
     }
 
@@ -148,7 +161,8 @@ public struct DynamicObject: CustomStringConvertible {
 
     private func index(_ property: String) throws(LiveObjectsError) -> Int {
         guard let p = handle.table.propertyIndex[property] else {
-            throw LiveObjectsError(.unknownProperty, "there is no property '\(property)'", objectType: typeName, property: property)
+            throw LiveObjectsError(
+                .unknownProperty, "there is no property '\(property)'", objectType: typeName, property: property)
         }
         return p
     }
@@ -245,7 +259,8 @@ extension Realm {
                 objectType: typeName)
         }
         let row = try atomically { () throws(LiveObjectsError) in
-            try store.create(table, from: .dictionary(value.mapValues { .value($0) }), context: AddContext(update: update))
+            try store.create(
+                table, from: .dictionary(value.mapValues { .value($0) }), context: AddContext(update: update))
         }
         return dynamicObject(table, row)
     }

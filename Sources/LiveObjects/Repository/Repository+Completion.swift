@@ -55,21 +55,27 @@ extension Repository {
         json: Data, update: UpdatePolicy = .modified,
         completion: @escaping @Sendable (sending Result<[Item], RepositoryError>) -> Void
     ) {
-        perform({ repository throws(RepositoryError) in try await repository.save(json: json, update: update) }, completion: completion)
+        perform(
+            { repository throws(RepositoryError) in try await repository.save(json: json, update: update) },
+            completion: completion)
     }
 
     /// Finds the item with a primary key; see ``find(primaryKey:)``.
     public func find<Key: _PrimitivePersistable & Sendable>(
         primaryKey: Key, completion: @escaping @Sendable (sending Result<Item?, RepositoryError>) -> Void
     ) {
-        perform({ repository throws(RepositoryError) in try await repository.find(primaryKey: primaryKey) }, completion: completion)
+        perform(
+            { repository throws(RepositoryError) in try await repository.find(primaryKey: primaryKey) },
+            completion: completion)
     }
 
     /// Finds every item; see ``findAll(sortedBy:)``.
     public func findAll(
         sortedBy: [SortField] = [], completion: @escaping @Sendable (sending Result<[Item], RepositoryError>) -> Void
     ) {
-        perform({ repository throws(RepositoryError) in try await repository.findAll(sortedBy: sortedBy) }, completion: completion)
+        perform(
+            { repository throws(RepositoryError) in try await repository.findAll(sortedBy: sortedBy) },
+            completion: completion)
     }
 
     /// Finds the items matching a predicate; see ``find(where:_:sortedBy:)``.
@@ -87,7 +93,9 @@ extension Repository {
     public func delete<Key: _PrimitivePersistable & Sendable>(
         primaryKey: Key, completion: @escaping @Sendable (Result<Bool, RepositoryError>) -> Void
     ) {
-        perform({ repository throws(RepositoryError) in try await repository.delete(primaryKey: primaryKey) }, completion: completion)
+        perform(
+            { repository throws(RepositoryError) in try await repository.delete(primaryKey: primaryKey) },
+            completion: completion)
     }
 
     /// Deletes the objects matching a predicate; see ``delete(where:_:)-(String,_)``.

@@ -209,8 +209,9 @@ public struct Schema: Hashable, Sendable {
                     }
                 }
                 if p.isIndexed {
-                    guard [.bool, .int, .int8, .int16, .int32, .int64, .string, .date, .uuid]
-                        .contains(p.type), !p.isList
+                    guard
+                        [.bool, .int, .int8, .int16, .int32, .int64, .string, .date, .uuid]
+                            .contains(p.type), !p.isList
                     else {
                         throw fail(p.name, "properties of type \(p.type.rawValue) cannot be indexed")
                     }

@@ -254,7 +254,7 @@ package final class LinkColumn: Column {
         targets.append(value.objectKey.map { Int32(bitPattern: $0.row) } ?? -1)
     }
     override func dynamicRemoveLast() { targets.removeLast() }
-        override func dynamicCopy() -> Column {
+    override func dynamicCopy() -> Column {
         let c = LinkColumn(property: property, target: target)
         c.targets = targets
         return c

@@ -484,7 +484,9 @@ extension Store {
     // MARK: List elements
 
     /// Inserts an element into a list property.
-    package func insertElement(_ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext)
+    package func insertElement(
+        _ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext
+    )
         throws(LiveObjectsError)
     {
         try requireWrite(table)
@@ -523,7 +525,9 @@ extension Store {
     }
 
     /// Replaces an element of a list property.
-    package func replaceElement(_ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext)
+    package func replaceElement(
+        _ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext
+    )
         throws(LiveObjectsError)
     {
         try requireWrite(table)

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Synchronization
 
 /// Prints a note (the seed of the sequence being run and how to replay it) when the process
 /// crashes, since a crash ends the run before the harness can report anything. Chains to the

@@ -362,16 +362,19 @@ extension Step {
         case let .createNode(id, tag, score, next, friends, note, api):
             var result: [Step] = []
             if let note {
-                result.append(.createNode(id: id, tag: tag, score: score, next: next, friends: friends, note: nil, api: api))
+                result.append(
+                    .createNode(id: id, tag: tag, score: score, next: next, friends: friends, note: nil, api: api))
                 result += note.simplifications.map {
                     .createNode(id: id, tag: tag, score: score, next: next, friends: friends, note: $0, api: api)
                 }
             }
             if !friends.isEmpty {
-                result.append(.createNode(id: id, tag: tag, score: score, next: next, friends: [], note: note, api: api))
+                result.append(
+                    .createNode(id: id, tag: tag, score: score, next: next, friends: [], note: note, api: api))
             }
             if next != nil {
-                result.append(.createNode(id: id, tag: tag, score: score, next: nil, friends: friends, note: note, api: api))
+                result.append(
+                    .createNode(id: id, tag: tag, score: score, next: nil, friends: friends, note: note, api: api))
             }
             return result
         case let .upsertNode(id, score, friends, api):

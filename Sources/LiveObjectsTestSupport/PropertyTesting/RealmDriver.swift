@@ -143,12 +143,13 @@ public enum RealmDriver {
                 if let sub { value["sub"] = sub }
                 log.add("PropPart", try realm.create(PropPart.self, value: value).objectKey)
             } else {
-                try log.add(realm.dynamicCreate(
-                    "PropPart",
-                    value: [
-                        "id": .string(id), "label": label.map { .string($0) } ?? .null,
-                        "sub": sub.map { .string($0) } ?? .null,
-                    ]))
+                try log.add(
+                    realm.dynamicCreate(
+                        "PropPart",
+                        value: [
+                            "id": .string(id), "label": label.map { .string($0) } ?? .null,
+                            "sub": sub.map { .string($0) } ?? .null,
+                        ]))
             }
 
         case let .updateNode(id, tag, score, api):
@@ -706,8 +707,12 @@ public enum RealmDriver {
         }
         for values in nodeValues {
             let id = Int(values["id"]?.intValue ?? -1)
-            view.referrers[id] = list(values["referrers"] ?? .null).map { nodeID($0, "PropNode[\(id)].referrers") ?? -1 }
-            view.followers[id] = list(values["followers"] ?? .null).map { nodeID($0, "PropNode[\(id)].followers") ?? -1 }
+            view.referrers[id] = list(values["referrers"] ?? .null).map {
+                nodeID($0, "PropNode[\(id)].referrers") ?? -1
+            }
+            view.followers[id] = list(values["followers"] ?? .null).map {
+                nodeID($0, "PropNode[\(id)].followers") ?? -1
+            }
             view.mentions[id] = list(values["mentions"] ?? .null).map { item in
                 item.objectKey.flatMap { notePaths[$0] } ?? "<unreachable note \(item)>"
             }

@@ -94,7 +94,8 @@ package enum StoreInvariants {
                 fail("\(label) is a link property without a link column")
             }
         }
-        for (p, property) in table.schema.properties.enumerated() where property.isList && property.isStored && property.type != .object {
+        for (p, property) in table.schema.properties.enumerated()
+        where property.isList && property.isStored && property.type != .object {
             guard let column = table.columns[p] as? ValueListColumn else {
                 fail("\(table.name).\(property.name) is a list of values without a list column")
                 continue
@@ -160,10 +161,14 @@ package enum StoreInvariants {
                     let source = table.linkingObjectsSources[p],
                     source === origin.outgoing[originProperty], table.incoming.contains(where: { $0 === source })
                 else {
-                    fail("\(table.name).\(property.name) does not read the backlinks of \(property.objectType ?? "?").\(property.originProperty ?? "?")")
+                    fail(
+                        "\(table.name).\(property.name) does not read the backlinks of \(property.objectType ?? "?").\(property.originProperty ?? "?")"
+                    )
                     continue
                 }
-                if let row = table.liveRows.first, table.value(row, p) != .list(source.rows[Int(row)].map { .object(origin.key($0)) }) {
+                if let row = table.liveRows.first,
+                    table.value(row, p) != .list(source.rows[Int(row)].map { .object(origin.key($0)) })
+                {
                     fail("\(table.name).\(property.name) of \(name(table, row)) does not list its backlinks")
                 }
             }
@@ -198,7 +203,9 @@ package enum StoreInvariants {
             }
             seen[key] = row
             if table.row(forPrimaryKey: key) != row {
-                fail("\(table.name): the primary-key index maps \(key) to \(table.row(forPrimaryKey: key).map { "slot \($0)" } ?? "nothing"), not slot \(row)")
+                fail(
+                    "\(table.name): the primary-key index maps \(key) to \(table.row(forPrimaryKey: key).map { "slot \($0)" } ?? "nothing"), not slot \(row)"
+                )
             }
         }
         let entries = index.entries
@@ -209,7 +216,9 @@ package enum StoreInvariants {
             if !isLive(table, row) {
                 fail("\(table.name): the primary-key index maps \(key) to deleted slot \(row)")
             } else if table.value(row, pk) != key {
-                fail("\(table.name): the primary-key index maps \(key) to slot \(row), whose key is \(table.value(row, pk))")
+                fail(
+                    "\(table.name): the primary-key index maps \(key) to slot \(row), whose key is \(table.value(row, pk))"
+                )
             }
         }
     }

@@ -92,7 +92,8 @@ func scanNumber(_ base: UnsafePointer<UInt8>, count: Int, at start: Int) throws(
     if base[i] == 0x30 {
         i += 1
         if i < count && isDigit(base[i]) {
-            throw JSONSyntaxIssue(offset: i, expected: "no leading zeros in a number ('.', 'e' or the end of the number)")
+            throw JSONSyntaxIssue(
+                offset: i, expected: "no leading zeros in a number ('.', 'e' or the end of the number)")
         }
     } else {
         scanDigits(base, count: count, from: &i, into: &w)
@@ -231,11 +232,13 @@ extension ScannedNumber {
         if !truncated {
             if w <= 1 << 53 && exponent >= -22 && exponent <= 22 {
                 let d = Double(w)
-                let magnitude = exponent < 0
+                let magnitude =
+                    exponent < 0
                     ? d / exactDoublePowerOfTen(-exponent) : d * exactDoublePowerOfTen(exponent)
                 return negative ? -magnitude : magnitude
             }
-            if let bits = eiselLemire(w, exponent, explicitBits: 52, bias: 1023, infiniteExponent: 0x7FF, table: table) {
+            if let bits = eiselLemire(w, exponent, explicitBits: 52, bias: 1023, infiniteExponent: 0x7FF, table: table)
+            {
                 return Double(bitPattern: bits | (negative ? 1 << 63 : 0))
             }
         }
@@ -252,7 +255,8 @@ extension ScannedNumber {
         if !truncated {
             if w <= 1 << 24 && exponent >= -10 && exponent <= 10 {
                 let f = Float(w)
-                let magnitude = exponent < 0
+                let magnitude =
+                    exponent < 0
                     ? f / Float(exactDoublePowerOfTen(-exponent)) : f * Float(exactDoublePowerOfTen(exponent))
                 return negative ? -magnitude : magnitude
             }

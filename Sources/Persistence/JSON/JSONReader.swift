@@ -66,7 +66,9 @@ package struct JSONReader {
         /// Creates options.
         ///
         /// - Parameter maxDepth: At most ``depthCeiling``.
-        package init(maxDepth: Int = Options.depthCeiling, acceptsNonFiniteStrings: Bool = true, fileName: String? = nil) {
+        package init(
+            maxDepth: Int = Options.depthCeiling, acceptsNonFiniteStrings: Bool = true, fileName: String? = nil
+        ) {
             self.maxDepth = maxDepth
             self.acceptsNonFiniteStrings = acceptsNonFiniteStrings
             self.fileName = fileName
@@ -297,7 +299,9 @@ package struct JSONReader {
 
     /// Reads an object with `body` called for each key, positioned at the key's value (which
     /// `body` must read or skip).
-    package mutating func readObject(_ body: (inout JSONReader, String) throws(LiveObjectsError) -> Void) throws(LiveObjectsError) {
+    package mutating func readObject(_ body: (inout JSONReader, String) throws(LiveObjectsError) -> Void)
+        throws(LiveObjectsError)
+    {
         try beginObject()
         while let key = try nextKey() {
             try body(&self, key)
@@ -306,7 +310,9 @@ package struct JSONReader {
 
     /// Reads an array with `body` called for each element, positioned at the element (which
     /// `body` must read or skip).
-    package mutating func readArray(_ body: (inout JSONReader) throws(LiveObjectsError) -> Void) throws(LiveObjectsError) {
+    package mutating func readArray(_ body: (inout JSONReader) throws(LiveObjectsError) -> Void)
+        throws(LiveObjectsError)
+    {
         try beginArray()
         while try nextElement() {
             try body(&self)
@@ -541,9 +547,10 @@ package struct JSONReader {
     @inline(__always)
     private mutating func valueStart() throws(LiveObjectsError) -> UInt8 {
         guard state == .value else {
-            throw misuse(state == .afterDocument
-                ? "reading a value after the top-level value (use nextLine() for JSON Lines)"
-                : "reading a value where a key or the end of a container is due")
+            throw misuse(
+                state == .afterDocument
+                    ? "reading a value after the top-level value (use nextLine() for JSON Lines)"
+                    : "reading a value where a key or the end of a container is due")
         }
         skipWhitespace()
         guard offset < end else { throw syntaxError("a value", at: offset) }
@@ -657,7 +664,8 @@ package struct JSONReader {
         guard options.acceptsNonFiniteStrings else { throw typeMismatch("a number") }
         let text = try readStringToken()
         guard let value = nonFiniteValue(text) else {
-            throw error("expected a number, found a string other than \"NaN\", \"Infinity\" or \"-Infinity\"", at: start)
+            throw error(
+                "expected a number, found a string other than \"NaN\", \"Infinity\" or \"-Infinity\"", at: start)
         }
         valueDone()
         return value
@@ -771,7 +779,8 @@ package struct JSONReader {
     /// Decodes the escape at `i` (its backslash) into `buffer`; returns the offset after it.
     private func decodeEscape(at i: Int, into buffer: inout [UInt8]) throws(LiveObjectsError) -> Int {
         guard i + 1 < end else {
-            throw syntaxError("a valid escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u followed by 4 hex digits)", at: i + 1)
+            throw syntaxError(
+                "a valid escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u followed by 4 hex digits)", at: i + 1)
         }
         let decoded: UInt8
         switch base[i + 1] {
@@ -808,7 +817,8 @@ package struct JSONReader {
             appendUTF8(scalar, to: &buffer)
             return next
         default:
-            throw syntaxError("a valid escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u followed by 4 hex digits)", at: i + 1)
+            throw syntaxError(
+                "a valid escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u followed by 4 hex digits)", at: i + 1)
         }
         buffer.append(decoded)
         return i + 2

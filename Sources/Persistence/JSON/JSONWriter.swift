@@ -417,14 +417,18 @@ package struct JSONWriter: ~Copyable {
     }
 
     @inline(__always)
-    private static func formatFinite(_ value: Double, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>) -> Int {
+    private static func formatFinite(_ value: Double, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>)
+        -> Int
+    {
         if value == 0 { return writeZero(negative: value.sign == .minus, into: p) }
         let (digits, exponent) = shortestDecimal(value.magnitude, table: table)
         return formatDecimal(negative: value < 0, digits: digits, exponent: exponent, into: p)
     }
 
     @inline(__always)
-    private static func formatFinite(_ value: Float, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>) -> Int {
+    private static func formatFinite(_ value: Float, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>)
+        -> Int
+    {
         if value == 0 { return writeZero(negative: value.sign == .minus, into: p) }
         let (digits, exponent) = shortestDecimal(value.magnitude, table: table)
         return formatDecimal(negative: value < 0, digits: digits, exponent: exponent, into: p)
@@ -560,7 +564,8 @@ package struct JSONWriter: ~Copyable {
     private mutating func openContainer(isObject: Bool, singleLine: Bool) {
         let separator = valueSeparator()
         let inArray = openCount > 0 && !current.isObject
-        let single = singleLine || (openCount > 0 && current.singleLine)
+        let single =
+            singleLine || (openCount > 0 && current.singleLine)
             || (options.singleLineArrayElements && inArray)
         current = Frame(isObject: isObject, singleLine: single)
         if openCount == frameCapacity {

@@ -21,7 +21,9 @@ enum Journal {
     /// One commit as a line, with its line break: inserted objects whole, modified objects with
     /// their changed properties, deleted objects by id. Embedded objects are records of their
     /// own type, linked by id.
-    static func line(commit: UInt64, changes: ChangeSet, store: Store, writer: inout JSONWriter) throws(LiveObjectsError) {
+    static func line(commit: UInt64, changes: ChangeSet, store: Store, writer: inout JSONWriter)
+        throws(LiveObjectsError)
+    {
         let encoder = RecordEncoder(store: store, inlineEmbedded: false)
         writer.beginObject()
         writer.key("commit")
@@ -245,7 +247,8 @@ extension SnapshotDecoder {
                 } else if try reader.readNull() {
                     fields.append((p, .link(nil)))
                 } else {
-                    fields.append((p, .link(try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: table.name))))
+                    fields.append(
+                        (p, .link(try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: table.name))))
                 }
             } else if property.isList {
                 var items: [PropertyValue] = []
@@ -255,7 +258,8 @@ extension SnapshotDecoder {
                 }
                 fields.append((p, .plain(.list(items))))
             } else {
-                fields.append((p, .plain(try ValueCoding.readPlain(property, element: false, &reader, table: table.name))))
+                fields.append(
+                    (p, .plain(try ValueCoding.readPlain(property, element: false, &reader, table: table.name))))
             }
         }
         guard let key else { throw corrupt("a journal record without $id", type: table.name) }

@@ -61,7 +61,11 @@ extension SnapshotDecoder {
         }
         var token: Int64?
         var start: Int64?
-        var entries: [(type: String, token: UInt64, key: PropertyValue, kind: HistoryLog.Kind, remote: Bool, properties: [String])] = []
+        var entries:
+            [(
+                type: String, token: UInt64, key: PropertyValue, kind: HistoryLog.Kind, remote: Bool,
+                properties: [String]
+            )] = []
         try reader.beginObject()
         while let member = try reader.nextKey() {
             switch member {
@@ -84,7 +88,9 @@ extension SnapshotDecoder {
                             throw corrupt("history tokens must be positive and ascending", type: name)
                         }
                         previous = UInt64(entryToken)
-                        guard try reader.nextElement() else { throw corrupt("a history entry without its kind", type: name) }
+                        guard try reader.nextElement() else {
+                            throw corrupt("a history entry without its kind", type: name)
+                        }
                         let code = try reader.readString()
                         let kind: HistoryLog.Kind
                         switch code.lowercased() {
@@ -93,7 +99,9 @@ extension SnapshotDecoder {
                         case "d": kind = .delete
                         default: throw corrupt("unknown history entry kind '\(code)'", type: name)
                         }
-                        guard try reader.nextElement() else { throw corrupt("a history entry without its key", type: name) }
+                        guard try reader.nextElement() else {
+                            throw corrupt("a history entry without its key", type: name)
+                        }
                         let key = try ValueCoding.readPlain(pkProperty, element: false, &reader, table: name)
                         var properties: [String] = []
                         if try reader.nextElement() {

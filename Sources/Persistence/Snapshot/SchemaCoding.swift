@@ -161,7 +161,8 @@ package struct SchemaDiff: Sendable, Hashable, CustomStringConvertible {
             for p in type.properties {
                 if let oldProperty = oldType[p.name] {
                     if oldProperty != p {
-                        changedProperties.append("\(type.name).\(p.name): \(oldProperty.description) -> \(p.description)")
+                        changedProperties.append(
+                            "\(type.name).\(p.name): \(oldProperty.description) -> \(p.description)")
                     }
                 } else {
                     addedProperties.append("\(type.name).\(p.name)")

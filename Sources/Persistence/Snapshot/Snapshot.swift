@@ -169,7 +169,8 @@ struct RecordEncoder {
     }
 
     /// Writes the `$id` and some properties of an object.
-    func write(_ table: Table, _ row: Int32, properties: [Int], into writer: inout JSONWriter) throws(LiveObjectsError) {
+    func write(_ table: Table, _ row: Int32, properties: [Int], into writer: inout JSONWriter) throws(LiveObjectsError)
+    {
         writer.beginObject()
         writer.key(ValueCoding.idKey)
         writer.int(ValueCoding.id(table.key(row)))
@@ -284,7 +285,8 @@ struct SnapshotDecoder {
                 formatVersion = try reader.readInt64()
                 guard formatVersion == Snapshot.formatVersion else {
                     throw corrupt(
-                        "unsupported format version \(formatVersion ?? 0); this library reads version \(Snapshot.formatVersion)")
+                        "unsupported format version \(formatVersion ?? 0); this library reads version \(Snapshot.formatVersion)"
+                    )
                 }
             case "schemaVersion": schemaVersion = try reader.readInt64()
             case "commit": commit = try reader.readInt64()
@@ -293,7 +295,9 @@ struct SnapshotDecoder {
                 guard format != nil, let formatVersion, let schemaVersion, schemaVersion >= 0, let commit,
                     commit >= 0, let schema
                 else {
-                    throw corrupt("the header (format, formatVersion, schemaVersion, commit, schema) must come before the objects")
+                    throw corrupt(
+                        "the header (format, formatVersion, schemaVersion, commit, schema) must come before the objects"
+                    )
                 }
                 return SnapshotHeader(
                     formatVersion: formatVersion, schemaVersion: UInt64(schemaVersion), commit: UInt64(commit),
@@ -324,7 +328,9 @@ struct SnapshotDecoder {
             guard key == "freeSlots" else { throw corrupt("unknown member '\(key)' after the objects") }
             try reader.beginObject()
             while let name = try reader.nextKey() {
-                guard let table = store.tablesByName[name] else { throw corrupt("free slots of an unknown type '\(name)'") }
+                guard let table = store.tablesByName[name] else {
+                    throw corrupt("free slots of an unknown type '\(name)'")
+                }
                 try reader.beginArray()
                 while try reader.nextElement() {
                     try store.loadFreeSlot(table, at: try ValueCoding.readID(&reader, maxRow: maxRow, table: name))
@@ -410,7 +416,8 @@ struct SnapshotDecoder {
                 try reader.beginArray()
                 while try reader.nextElement() {
                     items.append(
-                        try ValueCoding.readPlain(table.schema.properties[p], element: true, &reader, table: table.name))
+                        try ValueCoding.readPlain(table.schema.properties[p], element: true, &reader, table: table.name)
+                    )
                 }
                 values[p] = .list(items)
             case .link:
@@ -439,7 +446,8 @@ struct SnapshotDecoder {
                 }
                 pendingLists.append((Int32(table.index), -1, Int32(p), targets))
             case .linkingObjects:
-                throw corrupt("LinkingObjects are not stored", type: table.name, property: table.schema.properties[p].name)
+                throw corrupt(
+                    "LinkingObjects are not stored", type: table.name, property: table.schema.properties[p].name)
             }
         }
         guard let id else { throw corrupt("an object without $id", type: table.name) }
@@ -530,7 +538,9 @@ final class RecordPlan {
         self.bucketOffset = bucketOffset
         self.firstBucket = firstBucket
         optional = properties.map(\.isOptional)
-        defaults = properties.indices.map { properties[$0].type == .object ? properties[$0].zeroValue : table.defaults[$0] }
+        defaults = properties.indices.map {
+            properties[$0].type == .object ? properties[$0].zeroValue : table.defaults[$0]
+        }
         values = defaults
         seen = Array(repeating: false, count: properties.count)
     }

@@ -131,7 +131,9 @@ enum ValueCoding {
                 property.type == .int8
                 ? Int64(Int8.min)...Int64(Int8.max)
                 : property.type == .int16 ? Int64(Int16.min)...Int64(Int16.max) : Int64(Int32.min)...Int64(Int32.max)
-            guard range.contains(v) else { throw bad("\(v) is out of range for \(property.type.rawValue)", reader.offset) }
+            guard range.contains(v) else {
+                throw bad("\(v) is out of range for \(property.type.rawValue)", reader.offset)
+            }
             return .int(v)
         case .double:
             return .double(try readDouble(&reader, bad))

@@ -122,7 +122,8 @@ enum FileIO {
             close(fd)
             if code == EWOULDBLOCK {
                 throw LiveObjectsError(
-                    .fileLocked, "the file is open for writing in another process or realm (its lock file \(lockPath) is held)",
+                    .fileLocked,
+                    "the file is open for writing in another process or realm (its lock file \(lockPath) is held)",
                     file: file)
             }
             throw error("locking \(lockPath)", file, code)

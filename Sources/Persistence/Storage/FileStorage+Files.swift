@@ -36,7 +36,8 @@ extension FileStorage {
         let store = realm.store
         let lock = try FileIO.lock(path + ".lock", file: path)
         defer { FileIO.unlock(lock) }
-        try FileIO.replaceAtomically(path, temporary: temporary, directory: directory) { (fd) throws(LiveObjectsError) in
+        try FileIO.replaceAtomically(path, temporary: temporary, directory: directory) {
+            (fd) throws(LiveObjectsError) in
             try Snapshot.encode(store, schemaVersion: schemaVersion, commit: 0) { (chunk) throws(LiveObjectsError) in
                 try FileIO.writeAll(fd, chunk, path: temporary)
             }

@@ -315,7 +315,9 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
                 let session = Session(store: store, schemaVersion: version, commit: header.commit)
                 let replayed = try replayJournal(journal, into: store, header: header, session: session)
                 if options.journal {
-                    if replayed.valid { try reopenJournal(session, validLength: replayed.length) } else {
+                    if replayed.valid {
+                        try reopenJournal(session, validLength: replayed.length)
+                    } else {
                         try resetJournal(session)
                     }
                 } else if journal != nil {
@@ -398,11 +400,13 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
                         continue
                     }
                     guard commit == session.commit + 1 else {
-                        throw decoder.corrupt("commit \(session.commit + 1) is missing from the journal (found \(commit))")
+                        throw decoder.corrupt(
+                            "commit \(session.commit + 1) is missing from the journal (found \(commit))")
                     }
                     guard journalHeader.schemaVersion == header.schemaVersion else {
                         throw decoder.corrupt(
-                            "the journal belongs to schema version \(journalHeader.schemaVersion), not \(header.schemaVersion)")
+                            "the journal belongs to schema version \(journalHeader.schemaVersion), not \(header.schemaVersion)"
+                        )
                     }
                     let entry = try decoder.readJournalChanges(commit: commit, store: store)
                     parsed = true
@@ -440,7 +444,8 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
     }
 
     private func writeSnapshot(_ store: Store, _ session: Session) throws(LiveObjectsError) {
-        try FileIO.replaceAtomically(path, temporary: temporaryPath, directory: directory) { (fd) throws(LiveObjectsError) in
+        try FileIO.replaceAtomically(path, temporary: temporaryPath, directory: directory) {
+            (fd) throws(LiveObjectsError) in
             try Snapshot.encode(store, schemaVersion: session.schemaVersion, commit: session.commit) {
                 (chunk) throws(LiveObjectsError) in
                 try FileIO.writeAll(fd, chunk, path: temporaryPath)
@@ -459,7 +464,9 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         let header = Journal.header(schemaVersion: session.schemaVersion, base: session.commit)
         try FileIO.replaceAtomically(journalPath, temporary: temporaryPath, directory: directory) {
             (fd) throws(LiveObjectsError) in
-            try header.withUnsafeBytesTyped { (raw) throws(LiveObjectsError) in try FileIO.writeAll(fd, raw, path: journalPath) }
+            try header.withUnsafeBytesTyped { (raw) throws(LiveObjectsError) in
+                try FileIO.writeAll(fd, raw, path: journalPath)
+            }
         }
         try reopenJournal(session, validLength: header.count)
     }
@@ -511,7 +518,9 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         case .manual:
             break
         }
-        if options.journal && session.journalSize > options.journalFoldThreshold && session.commit != session.savedCommit {
+        if options.journal && session.journalSize > options.journalFoldThreshold
+            && session.commit != session.savedCommit
+        {
             saveQuietly(store, session)
         }
     }

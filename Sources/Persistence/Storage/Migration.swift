@@ -57,7 +57,9 @@ public final class Migration {
         for row in oldTable.liveRows {
             let key = oldTable.key(row)
             let object = oldObject(oldTable, row)
-            let counterpart = newTable.flatMap { t in t.row(for: key).map { DynamicObject(store: new, table: t, row: $0) } }
+            let counterpart = newTable.flatMap { t in
+                t.row(for: key).map { DynamicObject(store: new, table: t, row: $0) }
+            }
             try body(object, counterpart)
         }
     }
@@ -71,14 +73,17 @@ public final class Migration {
             throw LiveObjectsError(.unknownType, "the type is not in both schemas", objectType: typeName)
         }
         guard let from = oldTable.propertyIndex[from] else {
-            throw LiveObjectsError(.unknownProperty, "the old schema has no such property", objectType: typeName, property: from)
+            throw LiveObjectsError(
+                .unknownProperty, "the old schema has no such property", objectType: typeName, property: from)
         }
         guard let to = newTable.propertyIndex[to], newTable.schema.properties[to].isStored else {
-            throw LiveObjectsError(.unknownProperty, "the new schema has no such property", objectType: typeName, property: to)
+            throw LiveObjectsError(
+                .unknownProperty, "the new schema has no such property", objectType: typeName, property: to)
         }
         for row in oldTable.liveRows {
             guard let newRow = newTable.row(for: oldTable.key(row)) else { continue }
-            let value = MigrationRunner.carry(oldTable.value(row, from), into: new, property: newTable.schema.properties[to])
+            let value = MigrationRunner.carry(
+                oldTable.value(row, from), into: new, property: newTable.schema.properties[to])
             try new.set(.value(value), newTable, newRow, to, context: AddContext.make(update: .modified), force: false)
         }
     }
@@ -96,7 +101,8 @@ public final class Migration {
     @discardableResult
     public func create(_ typeName: String, value: [String: PropertyValue]) throws(LiveObjectsError) -> DynamicObject {
         let table = try new.table(named: typeName)
-        let row = try new.create(table, from: .dictionary(value.mapValues { .value($0) }), context: AddContext.make(update: .error))
+        let row = try new.create(
+            table, from: .dictionary(value.mapValues { .value($0) }), context: AddContext.make(update: .error))
         return DynamicObject(store: new, table: table, row: row)
     }
 
@@ -127,7 +133,8 @@ enum MigrationRunner {
     ) throws(LiveObjectsError) {
         func fail(_ error: LiveObjectsError) -> LiveObjectsError {
             LiveObjectsError(
-                .schemaVersionMismatch, "migration from schema version \(oldVersion) to \(newVersion) failed: \(error.message)",
+                .schemaVersionMismatch,
+                "migration from schema version \(oldVersion) to \(newVersion) failed: \(error.message)",
                 objectType: error.objectType, property: error.property, primaryKey: error.primaryKey, file: file)
         }
         do throws(LiveObjectsError) {
@@ -199,7 +206,9 @@ enum MigrationRunner {
             case .object(let key):
                 if target.row(for: key) != nil { try new.loadLink(table, row, p, to: key) }
             case .list(let items):
-                try new.loadList(table, row, p, to: items.compactMap { $0.objectKey.flatMap { target.row(for: $0) != nil ? $0 : nil } })
+                try new.loadList(
+                    table, row, p,
+                    to: items.compactMap { $0.objectKey.flatMap { target.row(for: $0) != nil ? $0 : nil } })
             default:
                 break
             }

@@ -197,7 +197,8 @@ enum DALWalkthrough: Walkthrough {
             var team: Team {
                 Team(
                     id: id, name: name ?? "",
-                    players: (players ?? []).map { Player(id: $0.id ?? 0, name: $0.name ?? "", number: $0.number ?? 0) })
+                    players: (players ?? []).map { Player(id: $0.id ?? 0, name: $0.name ?? "", number: $0.number ?? 0) }
+                )
             }
         }
     }
@@ -298,32 +299,39 @@ enum DALWalkthrough: Walkthrough {
 
     static let attempts: [Attempt] = [
         Attempt(
-            text: "add a second team with id 1", run: { store throws(RepositoryError) in
+            text: "add a second team with id 1",
+            run: { store throws(RepositoryError) in
                 try await store.add(Team(id: 1, name: "Owls again"))
             }, expected: "That id is taken."),
         Attempt(
-            text: "save a team without a name", run: { store throws(RepositoryError) in
+            text: "save a team without a name",
+            run: { store throws(RepositoryError) in
                 try await store.save(Team(id: 7, name: ""))
             }, expected: "Please fill in the name."),
         Attempt(
-            text: "save a team whose player wears 120", run: { store throws(RepositoryError) in
+            text: "save a team whose player wears 120",
+            run: { store throws(RepositoryError) in
                 try await store.save(Team(id: 7, name: "Wolves", players: [Player(id: 70, name: "Flo", number: 120)]))
             }, expected: "Not allowed: Flo's number must be 1 to 99, not 120."),
         Attempt(
-            text: #"import {"name": "Nobody"} (no id)"#, run: { store throws(RepositoryError) in
+            text: #"import {"name": "Nobody"} (no id)"#,
+            run: { store throws(RepositoryError) in
                 _ = try await store.importTeams(json: Data(#"{"name": "Nobody"}"#.utf8))
             }, expected: "Please fill in the id."),
         Attempt(
             text: #"import [{"id": 8, "name": "Lynx"}, {"id": 1, "name": "Owls"}] (id 1 is taken)"#,
             run: { store throws(RepositoryError) in
-                _ = try await store.importTeams(json: Data(#"[{"id": 8, "name": "Lynx"}, {"id": 1, "name": "Owls"}]"#.utf8))
+                _ = try await store.importTeams(
+                    json: Data(#"[{"id": 8, "name": "Lynx"}, {"id": 1, "name": "Owls"}]"#.utf8))
             }, expected: "That id is taken."),
         Attempt(
-            text: #"import {"id": 9, "name": 42} (a number for a name)"#, run: { store throws(RepositoryError) in
+            text: #"import {"id": 9, "name": 42} (a number for a name)"#,
+            run: { store throws(RepositoryError) in
                 _ = try await store.importTeams(json: Data(#"{"id": 9, "name": 42}"#.utf8))
             }, expected: "The data could not be read or saved."),
         Attempt(
-            text: #"import [{"id": 9, (malformed JSON)"#, run: { store throws(RepositoryError) in
+            text: #"import [{"id": 9, (malformed JSON)"#,
+            run: { store throws(RepositoryError) in
                 _ = try await store.importTeams(json: Data(#"[{"id": 9,"#.utf8))
             }, expected: "The data could not be read or saved."),
     ]
@@ -410,7 +418,8 @@ enum DALWalkthrough: Walkthrough {
             _ = try await RealmTeamStore.openRealm(.init(identifier: "playground.dal", objectTypes: [Dummy.self]))
         }
         guard case .openFailed(let underlying)? = error else {
-            throw CheckFailure(message: "opening with another schema is openFailed (got \(error.map { "\($0)" } ?? "no error"))")
+            throw CheckFailure(
+                message: "opening with another schema is openFailed (got \(error.map { "\($0)" } ?? "no error"))")
         }
         narrator.say("  \(underlying)")
         try narrator.expect(
@@ -474,14 +483,19 @@ enum DALWalkthrough: Walkthrough {
         describe(narrator, seen)
         try narrator.expect(
             seen.owls,
-            Team(id: 1, name: "Owls", players: [Player(id: 10, name: "Ann", number: 9), Player(id: 11, name: "Bo", number: 4)]),
+            Team(
+                id: 1, name: "Owls",
+                players: [Player(id: 10, name: "Ann", number: 9), Player(id: 11, name: "Bo", number: 4)]),
             "team(id: 1) is the Owls with Ann and Bo, in order")
         try narrator.expect(seen.fourth, nil, "team(id: 4) is nil: there is no such team")
         try narrator.expect(seen.namedO, ["Otters", "Owls"], "teams(namedLike: \"O\") finds Otters and Owls, by name")
-        try narrator.expect(seen.wearingNine, ["Owls", "Otters"], "teams(withPlayerNumbered: 9) finds Owls and Otters, by id")
+        try narrator.expect(
+            seen.wearingNine, ["Owls", "Otters"], "teams(withPlayerNumbered: 9) finds Owls and Otters, by id")
         try narrator.expect(
             seen.otters,
-            Team(id: 2, name: "Otters FC", players: [Player(id: 20, name: "Cy", number: 9), Player(id: 21, name: "Dee", number: 5)]),
+            Team(
+                id: 2, name: "Otters FC",
+                players: [Player(id: 20, name: "Cy", number: 9), Player(id: 21, name: "Dee", number: 5)]),
             "save replaced team 2: new name, Dee added")
         try narrator.check(seen.removed && !seen.removedAgain, "removeTeam(id: 3) is true, then false")
         try narrator.expect(seen.remaining, ["Owls", "Otters FC"], "allTeams() is Owls, Otters FC")
@@ -556,7 +570,9 @@ enum DALWalkthrough: Walkthrough {
                 \"""#.utf8)
             let imported = try await store.importTeams(json: json)
             """)
-        narrator.say("The realm-backed store hands it to Repository.save(json:update: .error); the in-memory one to JSONDecoder.")
+        narrator.say(
+            "The realm-backed store hands it to Repository.save(json:update: .error); the in-memory one to JSONDecoder."
+        )
         var results: [[Team]] = []
         for (label, store) in stores {
             let imported = try await store.importTeams(json: json)
@@ -564,7 +580,10 @@ enum DALWalkthrough: Walkthrough {
             narrator.say("\(label): imported \(imported.map(\.name)); allTeams() → \(all.map(\.name))")
             try narrator.expect(
                 imported,
-                [Team(id: 3, name: "Bears", players: [Player(id: 30, name: "Eve", number: 1)]), Team(id: 4, name: "Wolves")],
+                [
+                    Team(id: 3, name: "Bears", players: [Player(id: 30, name: "Eve", number: 1)]),
+                    Team(id: 4, name: "Wolves"),
+                ],
                 "\(label): the import returns Bears with Eve, and Wolves with no players")
             try narrator.expect(all.map(\.id), [1, 2, 3, 4], "\(label): the store now holds teams 1 to 4")
             results.append(all)
@@ -606,7 +625,8 @@ enum DALWalkthrough: Walkthrough {
         }
         var after: [[Team]] = []
         for (_, store) in stores { after.append(try await store.allTeams()) }
-        try narrator.expect(after, before, "every refused attempt changed nothing, in either store (Lynx was not imported)")
+        try narrator.expect(
+            after, before, "every refused attempt changed nothing, in either store (Lynx was not imported)")
 
         narrator.say("Beneath the protocol, the repository reports a bad query as searchFailed:")
         guard let realmStore = stores.first?.1 as? RealmTeamStore else {
@@ -619,11 +639,14 @@ enum DALWalkthrough: Walkthrough {
             underlying.code == .invalidQuery
         else {
             throw CheckFailure(
-                message: "a malformed predicate is searchFailed with invalidQuery (got \(refused.map { "\($0)" } ?? "no error"))")
+                message:
+                    "a malformed predicate is searchFailed with invalidQuery (got \(refused.map { "\($0)" } ?? "no error"))"
+            )
         }
         narrator.say("  \(error)")
         try narrator.expect(
-            message(for: error), "The search could not run.", "searchFailed with an invalidQuery error: “The search could not run.”")
+            message(for: error), "The search could not run.",
+            "searchFailed with an invalidQuery error: “The search could not run.”")
     }
 
     static func completionHandlers(_ narrator: Narrator, _ store: RealmTeamStore) async throws {

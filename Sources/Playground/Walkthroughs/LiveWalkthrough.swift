@@ -154,7 +154,8 @@ enum LiveWalkthrough: Walkthrough {
                 try narrator.check(change.snapshot.isEmpty, "the subscription starts with no dogs")
             } else {
                 guard let (version, expected) = expectations.popFirst() else {
-                    throw CheckFailure(message: "no more change sets are expected (got one at version \(change.version))")
+                    throw CheckFailure(
+                        message: "no more change sets are expected (got one at version \(change.version))")
                 }
                 let actual = Expected(change)
                 narrator.say("Watcher: change set at version \(change.version): \(actual.changeSummary)")

@@ -67,7 +67,8 @@ enum MigrationWalkthrough: Walkthrough {
         var shop: Realm? = try await Realm.open(.init(file: file, objectTypes: [ProductV1.self], schemaVersion: 1))
         try await shop!.write { shop in
             for product in products {
-                _ = try shop.create(ProductV1.self, value: ["id": product.id, "title": product.title, "price": product.price])
+                _ = try shop.create(
+                    ProductV1.self, value: ["id": product.id, "title": product.title, "price": product.price])
             }
         }
         try await shop!.save()
@@ -95,7 +96,9 @@ enum MigrationWalkthrough: Walkthrough {
             """)
         shop = try await openReleasedFile(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 2))
         let afterV2 = try await shop!.read { shop in
-            shop.objects(ProductV2.self).sorted(by: \.id).map { Row(id: $0.id, title: $0.title, price: $0.price, note: $0.note) }
+            shop.objects(ProductV2.self).sorted(by: \.id).map {
+                Row(id: $0.id, title: $0.title, price: $0.price, note: $0.note)
+            }
         }
         for row in afterV2 { narrator.say("\(row)") }
         try narrator.expect(afterV2, products, "every product kept its title and price; note is empty")
@@ -126,7 +129,8 @@ enum MigrationWalkthrough: Walkthrough {
                                                   options: options))
             """)
         let options = FileStorage.Options(migration: { migration in
-            narrator.say("The migration closure runs: version \(migration.oldSchemaVersion) → \(migration.newSchemaVersion).")
+            narrator.say(
+                "The migration closure runs: version \(migration.oldSchemaVersion) → \(migration.newSchemaVersion).")
             try migration.renameProperty(onType: "Product", from: "title", to: "name")
             migration.enumerateObjects(ofType: "Product") { old, new in
                 narrator.say("  Product \(old["id"]): title \(old["title"]) → name \(new?["name"] ?? .null)")
@@ -135,7 +139,9 @@ enum MigrationWalkthrough: Walkthrough {
         shop = try await openReleasedFile(
             .init(file: file, objectTypes: [ProductV3.self], schemaVersion: 3, options: options))
         let afterV3 = try await shop!.read { shop in
-            shop.objects(ProductV3.self).sorted(by: \.id).map { Row(id: $0.id, title: $0.name, price: $0.price, note: $0.note) }
+            shop.objects(ProductV3.self).sorted(by: \.id).map {
+                Row(id: $0.id, title: $0.name, price: $0.price, note: $0.note)
+            }
         }
         var expected = products
         expected[2].note = "keep cold"

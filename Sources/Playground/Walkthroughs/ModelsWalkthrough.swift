@@ -136,7 +136,8 @@ enum ModelsWalkthrough: Walkthrough {
         }
         let back = try narrator.unwrap(copy, "the object is found by its primary key")
         narrator.say(
-            "Read back: int8 = \(back.int8), int64 = \(back.int64), double = \(back.double), data = \(Array(back.data))")
+            "Read back: int8 = \(back.int8), int64 = \(back.int64), double = \(back.double), data = \(Array(back.data))"
+        )
         try narrator.check(
             back.label == "first ✓ Ünïcødé" && back.flag && back.int8 == .min && back.int16 == .max
                 && back.int32 == .min && back.int64 == .max && back.float == 1.5e-30 && back.double == -.pi
@@ -326,7 +327,10 @@ enum ModelsWalkthrough: Walkthrough {
         }
         let (people, owner, walkers, dogs) = try await realm.read { realm in
             let rex = realm.object(ofType: Dog.self, forPrimaryKey: 1)
-            return (realm.objects(Person.self).map(\.name), rex?.owner?.name, rex?.walkers.count, realm.objects(Dog.self).count)
+            return (
+                realm.objects(Person.self).map(\.name), rex?.owner?.name, rex?.walkers.count,
+                realm.objects(Dog.self).count
+            )
         }
         try narrator.expect(people, ["Bob"], "only Bob is left")
         try narrator.check(owner == nil && walkers == 0, "rex.owner is nil and nobody walks Rex")

@@ -233,7 +233,9 @@ enum OfflineWalkthrough: Walkthrough {
         try await realm.read { realm in
             var result: [SyncObjectID: [String: PropertyValue]] = [:]
             for shop in realm.objects(Shop.self) {
-                result[shopID(shop.id)] = ["serverID": shop.serverID.map { .string($0) } ?? .null, "name": .string(shop.name)]
+                result[shopID(shop.id)] = [
+                    "serverID": shop.serverID.map { .string($0) } ?? .null, "name": .string(shop.name),
+                ]
             }
             for card in realm.objects(DiscountCard.self) {
                 result[cardID(card.id)] = [
@@ -365,11 +367,17 @@ enum OfflineWalkthrough: Walkthrough {
             narrator.say("engine.sync() threw: \(error)")
         }
         let waited = await waits.recorded
-        narrator.say("Waits between attempts (push, then pull): \(waited.map { "\($0.components.seconds) s" }.joined(separator: ", "))")
-        try narrator.expect(waited, [.seconds(1), .seconds(2), .seconds(1), .seconds(2)], "each request was tried 3 times, with backoff")
-        try narrator.expect(await engine.status(of: shopID("shop-1")), .failed, "the shops' batch failed: they are marked failed")
+        narrator.say(
+            "Waits between attempts (push, then pull): \(waited.map { "\($0.components.seconds) s" }.joined(separator: ", "))"
+        )
         try narrator.expect(
-            await engine.status(of: cardID("card-1")), .pending, "the cards, which wait for their shops, are still pending")
+            waited, [.seconds(1), .seconds(2), .seconds(1), .seconds(2)], "each request was tried 3 times, with backoff"
+        )
+        try narrator.expect(
+            await engine.status(of: shopID("shop-1")), .failed, "the shops' batch failed: they are marked failed")
+        try narrator.expect(
+            await engine.status(of: cardID("card-1")), .pending,
+            "the cards, which wait for their shops, are still pending")
         try narrator.expect(try await cards(realm).count, 2, "both cards are still on the phone")
         try narrator.check(await server.requestsPerKey.isEmpty, "nothing reached the server")
 
@@ -379,7 +387,9 @@ enum OfflineWalkthrough: Walkthrough {
         narrator.code("let report = try await engine.sync()")
         await server.setReachable(true)
         let report = try await engine.sync()
-        narrator.say("pushed \(report.pushed), pulled \(report.pulled), conflicts \(report.conflicts), failed \(report.failed.count)")
+        narrator.say(
+            "pushed \(report.pushed), pulled \(report.pulled), conflicts \(report.conflicts), failed \(report.failed.count)"
+        )
         narrator.say("(The pull brings back the 4 objects just pushed: the phone already holds those values.)")
         let log = await server.pushLog
         narrator.say("The push requests the server got, in order:")
@@ -400,13 +410,16 @@ enum OfflineWalkthrough: Walkthrough {
             "each card's create names its shop with the server id the shop just got, and carries no image")
         try await showCards(realm, engine, narrator)
         let afterSync = try await cards(realm)
-        try narrator.expect(afterSync.map { $0.serverID ?? "-" }, ["srv-3", "srv-4"], "the server ids came back into the cards")
+        try narrator.expect(
+            afterSync.map { $0.serverID ?? "-" }, ["srv-3", "srv-4"], "the server ids came back into the cards")
         for id in ["card-1", "card-2"] {
             try narrator.expect(await engine.status(of: cardID(id)), .synced, "\(id) is synced")
         }
         try narrator.expect(await engine.status(of: shopID("shop-1")), .synced, "shop-1, failed before, is synced")
         let serverCard1 = await server.records[cardID("card-1")]
-        try narrator.check(serverCard1?.values["image"] == .value(.data(groceriesPhoto)), "the server has card-1's image, byte for byte")
+        try narrator.check(
+            serverCard1?.values["image"] == .value(.data(groceriesPhoto)),
+            "the server has card-1's image, byte for byte")
         try narrator.check(
             await server.records[cardID("card-2")]?.values["number"] == .value(.string("2000 9877")),
             "card-2 reached the server once, as a create with the fixed number")
@@ -417,8 +430,11 @@ enum OfflineWalkthrough: Walkthrough {
         narrator.step("Another device relabels card-1 on the server; the phone, offline, changes its number.")
         await server.editFromAnotherDevice(cardID("card-1"), ["label": .string("Семейная"), "discount": .int(7)])
         await server.setReachable(false)
-        try await realm.write { $0.object(ofType: DiscountCard.self, forPrimaryKey: "card-1")?.number = "7700 1234 5679" }
-        try narrator.expect(await engine.status(of: cardID("card-1")), .pending, "card-1 is pending: its new number is not sent")
+        try await realm.write {
+            $0.object(ofType: DiscountCard.self, forPrimaryKey: "card-1")?.number = "7700 1234 5679"
+        }
+        try narrator.expect(
+            await engine.status(of: cardID("card-1")), .pending, "card-1 is pending: its new number is not sent")
         narrator.say("Back online, the app refreshes first: it pulls without pushing.")
         narrator.code("try await engine.pull()")
         await server.setReachable(true)
@@ -434,7 +450,8 @@ enum OfflineWalkthrough: Walkthrough {
         try await engine.sync()
         let sent = await server.pushLog[before...].flatMap { $0 }
         narrator.say("sync sent: \(sent.joined(separator: "; "))")
-        try narrator.expect(sent, ["update DiscountCard \"card-1\": number \"7700 1234 5679\""], "only the changed number was sent")
+        try narrator.expect(
+            sent, ["update DiscountCard \"card-1\": number \"7700 1234 5679\""], "only the changed number was sent")
         try narrator.check(
             await server.records[cardID("card-1")]?.values["label"] == .value(.string("Семейная")),
             "the server keeps the other device's label")
@@ -453,7 +470,9 @@ enum OfflineWalkthrough: Walkthrough {
         let card2ServerID = try await card(realm, "card-2")?.serverID
         await server.deleteFromAnotherDevice(cardID("card-2"))
         await server.setReachable(false)
-        try await realm.write { $0.object(ofType: DiscountCard.self, forPrimaryKey: "card-2")?.label = "Weekend + fuel" }
+        try await realm.write {
+            $0.object(ofType: DiscountCard.self, forPrimaryKey: "card-2")?.label = "Weekend + fuel"
+        }
         await server.setReachable(true)
         let conflicts = await engine.conflicts()
         narrator.code(
@@ -466,13 +485,15 @@ enum OfflineWalkthrough: Walkthrough {
         var iterator = conflicts.makeAsyncIterator()
         let conflict = try narrator.unwrap(await iterator.next(), "a conflict is reported")
         narrator.say(
-            "conflict: \(conflict.object), server id \(conflict.serverID ?? "-"), changed here: \(conflict.localChanges.sorted().joined(separator: ", "))")
+            "conflict: \(conflict.object), server id \(conflict.serverID ?? "-"), changed here: \(conflict.localChanges.sorted().joined(separator: ", "))"
+        )
         try narrator.expect(conflictReport.conflicts, 1, "sync counts one conflict")
         try narrator.expect(conflict.object, cardID("card-2"), "it is card-2")
         try narrator.expect(conflict.localChanges, ["label"], "its unsent change is the label")
         try narrator.expect(await engine.status(of: cardID("card-2")), .conflict, "card-2's status is conflict")
         try await engine.sync()
-        try narrator.expect(try await card(realm, "card-2")?.label, "Weekend + fuel", "not resolved silently: the phone keeps the card")
+        try narrator.expect(
+            try await card(realm, "card-2")?.label, "Weekend + fuel", "not resolved silently: the phone keeps the card")
         try narrator.check(await server.liveState()[cardID("card-2")] == nil, "and the server keeps it deleted")
 
         narrator.step("The app resolves it: the user wants the card, so keep the local one.")
@@ -502,11 +523,14 @@ enum OfflineWalkthrough: Walkthrough {
         for id in Set(local.keys).union(remote.keys).sorted(by: { $0.description < $1.description }) {
             try narrator.check(
                 local[id] == remote[id], "\(id) is the same on both sides",
-                detail: "phone \(local[id].map { "\($0)" } ?? "missing"), server \(remote[id].map { "\($0)" } ?? "missing")")
+                detail:
+                    "phone \(local[id].map { "\($0)" } ?? "missing"), server \(remote[id].map { "\($0)" } ?? "missing")"
+            )
         }
         let requests = await server.requestsPerKey
         let applications = await server.applicationsPerKey
-        narrator.say("\(requests.count) idempotency keys reached the server; requests per key: \(Set(requests.values).sorted())")
+        narrator.say(
+            "\(requests.count) idempotency keys reached the server; requests per key: \(Set(requests.values).sorted())")
         try narrator.check(requests.values.allSatisfy { $0 == 1 }, "no change was sent twice")
         try narrator.check(applications.values.allSatisfy { $0 == 1 }, "no change was applied twice")
         let pushes = await server.pushLog.count

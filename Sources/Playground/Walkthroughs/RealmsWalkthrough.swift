@@ -5,7 +5,8 @@ import Persistence
 /// `realms`: one realm per domain, each with its own types, storage, schema version and migration.
 enum RealmsWalkthrough: Walkthrough {
     static let name = "realms"
-    static let summary = "a realm per domain, pets in memory and auth in a file, each with its own types, version, migration"
+    static let summary =
+        "a realm per domain, pets in memory and auth in a file, each with its own types, version, migration"
 
     // The pets domain, in memory.
 
@@ -186,7 +187,9 @@ enum RealmsWalkthrough: Walkthrough {
             """)
         let keepers = try await pets!.read { pets in pets.objects(Keeper.self).map { ($0.id, $0.name) } }
         let rows = try await pets!.read { pets in
-            pets.objects(Pet.self).sorted(by: \.id).map { PetRow(id: $0.id, name: $0.name, species: $0.species, keeper: $0.keeper?.id) }
+            pets.objects(Pet.self).sorted(by: \.id).map {
+                PetRow(id: $0.id, name: $0.name, species: $0.species, keeper: $0.keeper?.id)
+            }
         }
         pets = nil
         let petsV2 = try await Realm.open(petsV2Configuration)
@@ -200,7 +203,9 @@ enum RealmsWalkthrough: Walkthrough {
             }
         }
         let copied = try await petsV2.read { pets in
-            pets.objects(PetV2.self).sorted(by: \.id).map { PetRow(id: $0.id, name: $0.name, species: $0.species, keeper: $0.keeper?.id) }
+            pets.objects(PetV2.self).sorted(by: \.id).map {
+                PetRow(id: $0.id, name: $0.name, species: $0.species, keeper: $0.keeper?.id)
+            }
         }
         let birthdays = try await petsV2.read { $0.objects(PetV2.self).filter { $0.birthday != nil }.count }
         try narrator.expect(copied, rows, "every pet came over with its values and its keeper")

@@ -39,10 +39,12 @@ struct ColumnScan {
                 return scan(col.values, candidates) { v in v.map { Self.apply(op, $0, c) } ?? (op == .notEqual) }
             }
             if let col = column as? ScalarColumn<Float?> {
-                return scan(col.values, candidates) { v in v.map { Self.apply(op, Double($0), c) } ?? (op == .notEqual) }
+                return scan(col.values, candidates) { v in v.map { Self.apply(op, Double($0), c) } ?? (op == .notEqual)
+                }
             }
             if let col = column as? ScalarColumn<Int64?> {
-                return scan(col.values, candidates) { v in v.map { Self.apply(op, Double($0), c) } ?? (op == .notEqual) }
+                return scan(col.values, candidates) { v in v.map { Self.apply(op, Double($0), c) } ?? (op == .notEqual)
+                }
             }
         case .date(let op, let c):
             if let col = column as? ScalarColumn<Date> { return compareScan(col.values, op, c, candidates) }
@@ -142,7 +144,8 @@ struct ColumnScan {
         }
         let allLive = table.liveCount == values.count
         values.forEachChunk { base, buffer in
-            for i in 0..<buffer.count where (allLive || table.isLive(Int32(truncatingIfNeeded: base + i))) && test(buffer[i]) {
+            for i in 0..<buffer.count
+            where (allLive || table.isLive(Int32(truncatingIfNeeded: base + i))) && test(buffer[i]) {
                 result.append(Int32(truncatingIfNeeded: base + i))
             }
         }

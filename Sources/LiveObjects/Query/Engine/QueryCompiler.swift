@@ -181,7 +181,8 @@ struct QueryCompiler {
             guard lhs.kind == .string || lhs.kind == .unknown || lhs.kind == .null,
                 rhs.kind == .string || rhs.kind == .unknown || rhs.kind == .null
             else {
-                throw fail("\(op.rawValue) compares strings, not \(lhs.kind.rawValue) and \(rhs.kind.rawValue)", at: c.offset)
+                throw fail(
+                    "\(op.rawValue) compares strings, not \(lhs.kind.rawValue) and \(rhs.kind.rawValue)", at: c.offset)
             }
         }
         if op == .between {
@@ -276,7 +277,9 @@ struct QueryCompiler {
                 var element: BoundPath?
                 if !property.isEmpty {
                     guard let table = path.objectTable, path.terminal?.type != nil || path.steps.isEmpty else {
-                        throw fail("\(keyPath) holds no objects, so @\(op.rawValue).\(property.joined(separator: ".")) has no meaning", at: keyPath.offset)
+                        throw fail(
+                            "\(keyPath) holds no objects, so @\(op.rawValue).\(property.joined(separator: ".")) has no meaning",
+                            at: keyPath.offset)
                     }
                     do {
                         element = try BoundPath.resolve(property, from: table, store: store)
@@ -451,7 +454,9 @@ struct RangeLookup {
         case .greaterThan: range = partition(true)..<index.values.count
         default: range = partition(false)..<index.values.count
         }
-        var rows = Array(index.rows[Swift.max(range.lowerBound, index.firstNonNull)..<Swift.max(range.upperBound, index.firstNonNull)])
+        var rows = Array(
+            index.rows[
+                Swift.max(range.lowerBound, index.firstNonNull)..<Swift.max(range.upperBound, index.firstNonNull)])
         rows.sort()
         guard let candidates else { return rows }
         let set = Set(rows)
