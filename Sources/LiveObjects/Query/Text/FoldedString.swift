@@ -63,6 +63,10 @@ enum StringFolding {
             for byte in bytes { high |= byte }
             guard high < 0x80 else { return nil }
             guard caseInsensitive else { return Array(bytes) }
+            // Not for an empty string: an empty array made this way writes its count into the
+            // stdlib's shared empty-array storage, which the thread sanitizer reports as a race
+            // with every other read of an empty array.
+            guard !bytes.isEmpty else { return [] }
             return [UInt8](unsafeUninitializedCapacity: bytes.count) { out, count in
                 for i in 0..<bytes.count {
                     let b = bytes[i]
