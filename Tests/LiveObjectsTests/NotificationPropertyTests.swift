@@ -1049,8 +1049,8 @@ struct RollbackError: Error {}
 
 /// A value shared with a `@Sendable` closure.
 final class LockedBox<T: Sendable>: Sendable {
-    private let mutex: Mutex<T>
-    init(_ value: T) { mutex = Mutex(value) }
+    private let mutex: Locked<T>
+    init(_ value: T) { mutex = Locked(value) }
     func set(_ value: T) { mutex.withLock { $0 = value } }
     func get() -> T { mutex.withLock { $0 } }
 }

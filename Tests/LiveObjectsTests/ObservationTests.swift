@@ -7,7 +7,7 @@ import Testing
 
 /// Counts the `onChange` calls of `withObservationTracking`.
 final class ChangeCounter: Sendable {
-    private let count = Mutex(0)
+    private let count = Locked(0)
     var value: Int { count.withLock { $0 } }
 
     /// Tracks the reads of `apply`; each change the tracking hears adds one.

@@ -5,17 +5,17 @@ import Foundation
 /// Used where threads contend, instead of `Synchronization.Mutex`: under contention `Mutex`
 /// takes a futex path on Linux that the thread sanitizer does not follow, so it reports false
 /// races on the values it guards.
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched while `lock` is held.
     private var value: Value
     private let lock = NSLock()
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
     /// Runs `body` with the value, one caller at a time.
-    func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+    package func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

@@ -6,7 +6,7 @@ import Synchronization
 /// commits: the harness checks that the keys of objects that were deleted, or whose creation was
 /// rolled back, never resolve again.
 public final class CreationLog: Sendable {
-    private let entries = Mutex<[(type: String, key: ObjectKey)]>([])
+    private let entries = Locked<[(type: String, key: ObjectKey)]>([])
 
     public init() {}
 

@@ -152,7 +152,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
     let lockPath: String
 
     /// The files open in this process, by standardized path.
-    static let openPaths = Mutex<[String: OpenFile]>([:])
+    static let openPaths = Locked<[String: OpenFile]>([:])
 
     /// A file open in this process.
     struct OpenFile {
