@@ -137,7 +137,13 @@ package final class Table {
     /// retain of it.
     package internal(set) unowned(unsafe) var store: Store?
     /// One column per property, in schema order; nil for `LinkingObjects`.
-    @exclusivity(unchecked) package internal(set) var columns: [Column?] = []
+    @exclusivity(unchecked) package private(set) var columns: [Column?] = []
+    /// The same columns, unretained, for the property reads of managed objects: reading through
+    /// `columns` retains and releases the array's buffer, and those atomic operations keep the
+    /// processor from overlapping one read's cache miss with the next. Valid while `columns`
+    /// holds the columns (both change together in `setColumns`).
+    @exclusivity(unchecked) private(set) var unretainedColumns = UnsafeMutableBufferPointer<Unmanaged<Column>?>(
+        start: nil, count: 0)
     /// Per slot: the generation shifted left by one, with the low bit set while the slot holds
     /// a live object. A handle is valid while its generation matches and the bit is set; one
     /// array, so checking a handle touches one cache line.
@@ -424,7 +430,16 @@ package final class Table {
         for (p, index) in valueIndexes { index.remove(columns[p]!.value(at: Int(row)), row: row) }
     }
 
-    func setColumns(_ columns: [Column?]) { self.columns = columns }
+    func setColumns(_ columns: [Column?]) {
+        self.columns = columns
+        unretainedColumns.deallocate()
+        unretainedColumns = .allocate(capacity: columns.count)
+        _ = unretainedColumns.initialize(from: columns.map { $0.map(Unmanaged.passUnretained) })
+    }
+
+    deinit {
+        unretainedColumns.deallocate()
+    }
     func setObjectType(_ type: Object.Type?, defaults: [PropertyValue]?) {
         objectType = type
         if let defaults { self.defaults = defaults }
