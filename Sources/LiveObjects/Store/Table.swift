@@ -179,7 +179,11 @@ package final class Table {
     /// For each property, the value case it takes without conversion.
     private let valueTags: [PropertyValue.Tag?]
     /// Property index by the key path of a `@Persisted` wrapper's storage; filled on first use.
-    @exclusivity(unchecked) private var storageKeyPaths: [(id: ObjectIdentifier, property: Int)] = []
+    /// Kept in an unmanaged buffer (`storageKeyCount` entries): scanning an array held in a
+    /// class property retains and releases its buffer, atomic operations on every property read.
+    @exclusivity(unchecked) private var storageKeys = UnsafeMutableBufferPointer<(id: ObjectIdentifier, property: Int)>(
+        start: nil, count: 0)
+    @exclusivity(unchecked) private var storageKeyCount = 0
     /// For each property resolved through a `@Persisted` wrapper, how to report its change to
     /// an observation registrar.
     @exclusivity(unchecked) var observationReporters: [ObservationReporter?] = []
@@ -242,14 +246,23 @@ package final class Table {
     @inline(__always)
     func property(forStorage id: ObjectIdentifier) -> Int? {
         // A linear scan: a type has few properties, and this beats hashing.
-        storageKeyPaths.withUnsafeBufferPointer { entries in
-            for entry in entries where entry.id == id { return entry.property }
-            return nil
-        }
+        for i in 0..<storageKeyCount where storageKeys[i].id == id { return storageKeys[i].property }
+        return nil
     }
 
     func setProperty(_ p: Int, forStorage id: ObjectIdentifier) {
-        if property(forStorage: id) == nil { storageKeyPaths.append((id, p)) }
+        guard property(forStorage: id) == nil else { return }
+        if storageKeyCount == storageKeys.count {
+            let grown = UnsafeMutableBufferPointer<(id: ObjectIdentifier, property: Int)>.allocate(
+                capacity: max(8, 2 * storageKeys.count))
+            if let old = storageKeys.baseAddress {
+                grown.baseAddress!.moveInitialize(from: old, count: storageKeyCount)
+            }
+            storageKeys.deallocate()
+            storageKeys = grown
+        }
+        (storageKeys.baseAddress! + storageKeyCount).initialize(to: (id, p))
+        storageKeyCount += 1
     }
 
     /// Whether a plain value fits property `p` as it is (the common case, checked quickly).
@@ -439,6 +452,7 @@ package final class Table {
 
     deinit {
         unretainedColumns.deallocate()
+        storageKeys.deallocate()
     }
     func setObjectType(_ type: Object.Type?, defaults: [PropertyValue]?) {
         objectType = type
