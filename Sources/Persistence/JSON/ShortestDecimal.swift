@@ -100,31 +100,44 @@ func shortestDecimal(_ value: Float, table: UnsafePointer<UInt64>) -> (digits: U
     return shortestDecimal(c: c, q: q, cMin: 1 << 23, qMin: -149, table: table)
 }
 
-/// "00" to "99", for writing two digits at a time.
-private let digitPairs: StaticString = """
-    00010203040506070809101112131415161718192021222324252627282930313233343536373839\
-    40414243444546474849505152535455565758596061626364656667686970717273747576777879\
-    8081828384858687888990919293949596979899
-    """
-
-/// Writes the `count` lowest decimal digits of `value` (zero-padded) ending just before `end`.
+/// The eight decimal digits of `value` (below 10^8, with leading zeros) as ASCII, the first
+/// digit in the lowest byte: stored little-endian, they read in order. Four lanes of two digits,
+/// then eight lanes of one, split with multiplications in place of divisions.
 @inline(__always)
-func writeDigits(_ value: UInt64, count: Int, endingAt end: UnsafeMutablePointer<UInt8>) {
-    let pairs = digitPairs.utf8Start
-    var v = value
-    var p = end
-    var remaining = count
-    while remaining >= 2 {
-        let q = v / 100
-        let r = Int(truncatingIfNeeded: v &- q &* 100)
-        p -= 2
-        p[0] = pairs[2 &* r]
-        p[1] = pairs[2 &* r &+ 1]
-        v = q
-        remaining -= 2
+func eightDigits(_ value: UInt32) -> UInt64 {
+    let high = value / 10_000
+    // Two 32-bit lanes below 10,000: the first four digits in the low lane.
+    var v = UInt64(high) | UInt64(value &- high &* 10_000) << 32
+    // x / 100 is (x * 10486) >> 20 for x < 10,000: four 16-bit lanes below 100.
+    let hundreds = (v &* 10486) >> 20 & 0x0000_007F_0000_007F
+    v = hundreds | (v &- hundreds &* 100) << 16
+    // x / 10 is (x * 103) >> 10 for x < 100: eight 8-bit lanes below 10.
+    let tens = (v &* 103) >> 10 & 0x000F_000F_000F_000F
+    v = tens | (v &- tens &* 10) << 8
+    return v | 0x3030_3030_3030_3030
+}
+
+/// Writes the `count` (1...20) lowest decimal digits of `value` (zero-padded) from `p` on. It
+/// writes in 8-byte stores, so it may overwrite the bytes after the digits up to `p + 8`.
+@inline(__always)
+func storeDigits(_ value: UInt64, count: Int, at p: UnsafeMutablePointer<UInt8>) {
+    @inline(__always)
+    func store(_ digits: UInt64, _ at: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(at).storeBytes(of: digits.littleEndian, as: UInt64.self)
     }
-    if remaining == 1 {
-        p[-1] = UInt8(truncatingIfNeeded: 0x30 &+ v % 10)
+    if count <= 8 {
+        store(eightDigits(UInt32(truncatingIfNeeded: value)) >> (8 * (8 - count)), p)
+    } else if count <= 16 {
+        let high = value / 100_000_000
+        store(eightDigits(UInt32(truncatingIfNeeded: high)) >> (8 * (16 - count)), p)
+        store(eightDigits(UInt32(truncatingIfNeeded: value &- high &* 100_000_000)), p + count - 8)
+    } else {
+        let high = value / 10_000_000_000_000_000
+        let rest = value &- high &* 10_000_000_000_000_000
+        let middle = rest / 100_000_000
+        store(eightDigits(UInt32(truncatingIfNeeded: high)) >> (8 * (24 - count)), p)
+        store(eightDigits(UInt32(truncatingIfNeeded: middle)), p + count - 16)
+        store(eightDigits(UInt32(truncatingIfNeeded: rest &- middle &* 100_000_000)), p + count - 8)
     }
 }
 
@@ -171,7 +184,7 @@ func powerOfTen(_ n: Int) -> UInt64 {
 let maxFormattedDecimalLength = 32
 
 /// Formats `±digits * 10^exponent` (at most 17 significant digits) into `buffer`, which must hold
-/// ``maxFormattedDecimalLength`` bytes, and returns the length.
+/// ``maxFormattedDecimalLength`` bytes (all of which it may overwrite), and returns the length.
 ///
 /// Magnitudes in `[1e-4, 1e16)` are written positionally with at least one digit after the
 /// point (`0.0001`, `12.5`, `3.0`, `9007199254740992.0`); others in exponent form (`1e16`,
@@ -196,7 +209,7 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
     if x >= -4 && x < 16 {
         if e >= 0 {
             // Integer: digits, zeros, ".0".
-            writeDigits(f, count: n, endingAt: p + n)
+            storeDigits(f, count: n, at: p)
             p += n
             for _ in 0..<e {
                 p[0] = 0x30
@@ -206,13 +219,11 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
             p[1] = 0x30
             return p + 2 - buffer
         } else if x >= 0 {
-            // The point inside the digits.
-            let after = -e
-            let scale = powerOfTen(after)
-            let high = f / scale
-            writeDigits(high, count: x + 1, endingAt: p + x + 1)
+            // The point inside the digits: the digits one place to the right, then those before
+            // the point moved back.
+            storeDigits(f, count: n, at: p + 1)
+            for i in 0...x { p[i] = p[i + 1] }
             p[x + 1] = 0x2E
-            writeDigits(f &- high &* scale, count: after, endingAt: p + n + 1)
             return p + n + 1 - buffer
         } else {
             // 0.000ddd
@@ -223,12 +234,12 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
                 p[0] = 0x30
                 p += 1
             }
-            writeDigits(f, count: n, endingAt: p + n)
+            storeDigits(f, count: n, at: p)
             return p + n - buffer
         }
     }
     // d.ddde-x: the digits one place to the right, then the first one moved before the point.
-    writeDigits(f, count: n, endingAt: p + n + 1)
+    storeDigits(f, count: n, at: p + 1)
     p[0] = p[1]
     if n > 1 {
         p[1] = 0x2E
@@ -245,6 +256,6 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
         magnitude = -x
     }
     let width = magnitude >= 100 ? 3 : magnitude >= 10 ? 2 : 1
-    writeDigits(UInt64(magnitude), count: width, endingAt: p + width)
+    storeDigits(UInt64(magnitude), count: width, at: p)
     return p + width - buffer
 }

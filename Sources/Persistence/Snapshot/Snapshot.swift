@@ -22,7 +22,8 @@ enum Snapshot {
         _ store: Store, schemaVersion: UInt64, commit: UInt64,
         sink: (UnsafeRawBufferPointer) throws(LiveObjectsError) -> Void
     ) throws(LiveObjectsError) {
-        var writer = JSONWriter(options: .records, capacity: 1 << 20)
+        // Chunks are handed on at 1 MiB: a staging buffer of 2 MiB takes them without copying.
+        var writer = JSONWriter(options: .records, capacity: 1 << 21)
         writer.beginHeader(format: formatName, version: formatVersion, schemaVersion: schemaVersion)
         writer.key("commit")
         writer.uint(commit)
@@ -127,13 +128,20 @@ struct RecordEncoder {
         columns = store.tables.map { $0.columns.map { $0.map(TypedColumn.init) } }
     }
 
-    /// Writes every live object of a top-level table, handing full buffers to `flush`.
+    /// Writes every live object of a top-level table, handing full buffers to `flush`. The
+    /// writer must be inside an array whose elements it writes on one line each.
     func writeAll(
         _ table: Table, into writer: inout JSONWriter, flush: (inout JSONWriter) throws(LiveObjectsError) -> Void
     ) throws(LiveObjectsError) {
         let keys = keys[table.index]
         let columns = columns[table.index]
         let states = table.withSlotStates { $0.chunks }
+        if writer.options.indentWidth == 0 || writer.options.singleLineArrayElements,
+            let flat = FlatRecords(columns: columns, keys: keys, inlineEmbedded: inlineEmbedded, writer: writer)
+        {
+            try flat.writeAll(states: states, into: &writer, flush: flush)
+            return
+        }
         for (c, chunk) in states.enumerated() {
             for (i, state) in chunk.enumerated() {
                 let r = c << 12 | i

@@ -1,0 +1,270 @@
+import LiveObjects
+
+/// The fast path of ``RecordEncoder/writeAll(_:into:flush:)``, for tables whose stored
+/// properties are all scalars (`Int`, `Double`, `String`, `Bool`, optional or not) or links
+/// written by id, the common shape of bulk data.
+///
+/// A record of such a table is written in one reservation, from a template of its fixed bytes
+/// (`{"$id": `, `, "name": `, …, `}`, laid out like ``JSONWriter``'s own output) with its values
+/// formatted in between. The columns are read through pointers opened once per chunk of 4,096
+/// rows, so writing a record touches no reference count and boxes no value.
+struct FlatRecords {
+    /// A column of a chunk, read by row within the chunk.
+    private enum Cursor {
+        case int(UnsafePointer<Int64>)
+        case double(UnsafePointer<Double>)
+        case string(UnsafePointer<String>)
+        case bool(UnsafePointer<Bool>)
+        case optionalInt(UnsafePointer<Int64?>)
+        case optionalDouble(UnsafePointer<Double?>)
+        case optionalString(UnsafePointer<String?>)
+        /// Link targets (rows, -1 for nil) and the target table's slot states, all of them
+        /// (`count`), for the targets' generations.
+        case link(UnsafePointer<Int32>, states: UnsafePointer<UInt32>, count: Int)
+    }
+
+    /// Where a column's values come from.
+    private enum Source {
+        case int([[Int64]])
+        case double([[Double]])
+        case string([[String]])
+        case bool([[Bool]])
+        case optionalInt([[Int64?]])
+        case optionalDouble([[Double?]])
+        case optionalString([[String?]])
+        /// Link targets by chunk, and the index of the target's slot states in `targetStates`.
+        case link([[Int32]], states: Int)
+    }
+
+    private let sources: [Source]
+    /// The slot states of the link targets' tables, each flattened into one array.
+    private let targetStates: [[UInt32]]
+    /// The record's fixed bytes: `{"$id": `, then before each property's value its prefix
+    /// (`, "name": `); fragment `k` is `template[starts[k]..<starts[k + 1]]`.
+    private let template: [UInt8]
+    private let starts: [Int]
+    /// The most bytes a record takes, apart from 6 per byte of its strings.
+    private let fixedLength: Int
+    /// The properties whose values are strings.
+    private let stringColumns: [Int]
+
+    /// The plan for `columns` and their `keys`, or nil when a column needs the general path
+    /// (lists, embedded objects written inline, other value types).
+    init?(columns: [RecordEncoder.TypedColumn?], keys: [JSONKey], inlineEmbedded: Bool, writer: borrowing JSONWriter) {
+        var sources: [Source] = []
+        var targetStates: [[UInt32]] = []
+        var statesIndex: [ObjectIdentifier: Int] = [:]
+        var template: [UInt8] = [0x7B] + writer.singleLineMemberPrefix(ValueCoding.idKey, first: true)
+        var starts = [0, template.count]
+        var fixedLength = template.count + JSONWriter.maxIntLength + 1
+        var stringColumns: [Int] = []
+        for (p, column) in columns.enumerated() {
+            guard let column else { continue }
+            let valueLength: Int
+            switch column {
+            case .int(let chunks):
+                sources.append(.int(chunks))
+                valueLength = JSONWriter.maxIntLength
+            case .double(let chunks):
+                sources.append(.double(chunks))
+                valueLength = maxFormattedDecimalLength
+            case .string(let chunks):
+                stringColumns.append(sources.count)
+                sources.append(.string(chunks))
+                valueLength = 2
+            case .bool(let chunks):
+                sources.append(.bool(chunks))
+                valueLength = 5
+            case .optionalInt(let chunks):
+                sources.append(.optionalInt(chunks))
+                valueLength = JSONWriter.maxIntLength
+            case .optionalDouble(let chunks):
+                // A finite value, or a non-finite one as a string (at most 24 bytes).
+                sources.append(.optionalDouble(chunks))
+                valueLength = maxFormattedDecimalLength
+            case .optionalString(let chunks):
+                stringColumns.append(sources.count)
+                sources.append(.optionalString(chunks))
+                valueLength = 4  // null, or the quotes
+            case .link(let link, let targets, let states, let targetIsEmbedded):
+                guard !(inlineEmbedded && targetIsEmbedded) else { return nil }
+                let id = ObjectIdentifier(link.target)
+                let index = statesIndex[id] ?? targetStates.count
+                if index == targetStates.count {
+                    statesIndex[id] = index
+                    var flat: [UInt32] = []
+                    flat.reserveCapacity(states.reduce(0) { $0 + $1.count })
+                    for chunk in states { flat += chunk }
+                    targetStates.append(flat)
+                }
+                sources.append(.link(targets, states: index))
+                valueLength = JSONWriter.maxIntLength
+            case .list, .other:
+                return nil
+            }
+            template += writer.singleLineMemberPrefix(keys[p], first: false)
+            starts.append(template.count)
+            fixedLength += template.count - starts[starts.count - 2] + valueLength
+        }
+        self.sources = sources
+        self.targetStates = targetStates
+        self.template = template
+        self.starts = starts
+        self.fixedLength = fixedLength
+        self.stringColumns = stringColumns
+    }
+
+    /// Writes the live rows of a table (its slot states by chunk), one record each, handing the
+    /// writer to `flush` when it holds 1 MiB or more (between chunks).
+    func writeAll(
+        states: [[UInt32]], into writer: inout JSONWriter, flush: (inout JSONWriter) throws(LiveObjectsError) -> Void
+    ) throws(LiveObjectsError) {
+        let cursors = UnsafeMutablePointer<Cursor>.allocate(capacity: max(1, sources.count))
+        defer { cursors.deallocate() }
+        for (c, chunk) in states.enumerated() where !chunk.isEmpty {
+            chunk.withUnsafeBufferPointer { live in
+                withCursors(chunk: c, rows: live.count, from: 0, cursors) {
+                    writeRows(chunk: c, live: live, cursors, into: &writer)
+                }
+            }
+            if writer.count >= 1 << 20 { try flush(&writer) }
+        }
+    }
+
+    /// Points `cursors[k...]` at chunk `chunk` of each column from `k` on, then calls `body`.
+    private func withCursors(
+        chunk c: Int, rows: Int, from k: Int, _ cursors: UnsafeMutablePointer<Cursor>, _ body: () -> Void
+    ) {
+        guard k < sources.count else { return body() }
+        /// Sets `cursors[k]` for the duration of the rest.
+        func open<T>(_ chunks: [[T]], _ cursor: (UnsafePointer<T>) -> Cursor) {
+            chunks[c].withUnsafeBufferPointer { values in
+                precondition(values.count >= rows, "FlatRecords: a column is shorter than its table")
+                cursors[k] = cursor(values.baseAddress!)
+                withCursors(chunk: c, rows: rows, from: k + 1, cursors, body)
+            }
+        }
+        switch sources[k] {
+        case .int(let chunks): open(chunks) { .int($0) }
+        case .double(let chunks): open(chunks) { .double($0) }
+        case .string(let chunks): open(chunks) { .string($0) }
+        case .bool(let chunks): open(chunks) { .bool($0) }
+        case .optionalInt(let chunks): open(chunks) { .optionalInt($0) }
+        case .optionalDouble(let chunks): open(chunks) { .optionalDouble($0) }
+        case .optionalString(let chunks): open(chunks) { .optionalString($0) }
+        case .link(let chunks, let index):
+            targetStates[index].withUnsafeBufferPointer { states in
+                // An empty table has no slot states; no link can point into it.
+                let base = states.baseAddress ?? UnsafePointer(bitPattern: 8)!
+                open(chunks) { .link($0, states: base, count: states.count) }
+            }
+        }
+    }
+
+    /// Writes the records of the live rows of one chunk.
+    private func writeRows(
+        chunk c: Int, live: UnsafeBufferPointer<UInt32>, _ cursors: UnsafeMutablePointer<Cursor>,
+        into writer: inout JSONWriter
+    ) {
+        let columnCount = sources.count
+        template.withUnsafeBufferPointer { template in
+            starts.withUnsafeBufferPointer { starts in
+                stringColumns.withUnsafeBufferPointer { stringColumns in
+                    DecimalTables.shortestTable.withUnsafeBufferPointer { table in
+                        let template = template.baseAddress!
+                        let table = table.baseAddress!
+                        for i in 0..<live.count {
+                            let state = live[i]
+                            guard state & 1 != 0 else { continue }
+                            var length = fixedLength
+                            for k in stringColumns {
+                                switch cursors[k] {
+                                case .string(let values): length += 6 * values[i].utf8.count
+                                case .optionalString(let values): length += 6 * (values[i]?.utf8.count ?? 0)
+                                default: break
+                                }
+                            }
+                            writer.rawValue(maxLength: length) { p in
+                                var q = p
+                                copyBytes(q, template, starts[1])
+                                q += starts[1]
+                                q += JSONWriter.formatInt(Int64(state >> 1) << 32 | Int64(c << 12 | i), into: q)
+                                for k in 0..<columnCount {
+                                    let start = starts[k + 1]
+                                    let count = starts[k + 2] - start
+                                    copyBytes(q, template + start, count)
+                                    q += count
+                                    q += Self.write(cursors[k], row: i, table: table, into: q)
+                                }
+                                q[0] = 0x7D
+                                return q + 1 - p
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes the value of a cursor's row and returns the number of bytes.
+    @inline(__always)
+    private static func write(
+        _ cursor: Cursor, row i: Int, table: UnsafePointer<UInt64>, into q: UnsafeMutablePointer<UInt8>
+    ) -> Int {
+        switch cursor {
+        case .int(let values):
+            return JSONWriter.formatInt(values[i], into: q)
+        case .double(let values):
+            return double(values[i], table: table, into: q)
+        case .string(let values):
+            return string(values[i], into: q)
+        case .bool(let values):
+            return bool(values[i], into: q)
+        case .optionalInt(let values):
+            guard let v = values[i] else { return null(into: q) }
+            return JSONWriter.formatInt(v, into: q)
+        case .optionalDouble(let values):
+            guard let v = values[i] else { return null(into: q) }
+            return double(v, table: table, into: q)
+        case .optionalString(let values):
+            guard let v = values[i] else { return null(into: q) }
+            return string(v, into: q)
+        case .link(let targets, let states, let count):
+            let t = targets[i]
+            guard t >= 0 else { return null(into: q) }
+            precondition(Int(t) < count, "FlatRecords: a link to a row that does not exist")
+            return JSONWriter.formatInt(Int64(states[Int(t)] >> 1) << 32 | Int64(t), into: q)
+        }
+    }
+
+    /// A `Double` as ``ValueCoding/writeDouble(_:_:)`` writes it.
+    @inline(__always)
+    private static func double(_ value: Double, table: UnsafePointer<UInt64>, into q: UnsafeMutablePointer<UInt8>)
+        -> Int
+    {
+        if value.isFinite { return JSONWriter.formatFinite(value, table: table, into: q) }
+        return string(ValueCoding.nonFiniteName(value), into: q)
+    }
+
+    @inline(__always)
+    private static func string(_ value: String, into q: UnsafeMutablePointer<UInt8>) -> Int {
+        var value = value
+        return value.withUTF8 { JSONWriter.formatQuoted($0, into: q) }
+    }
+
+    @inline(__always)
+    private static func bool(_ value: Bool, into q: UnsafeMutablePointer<UInt8>) -> Int {
+        if value {
+            q[0] = 0x74; q[1] = 0x72; q[2] = 0x75; q[3] = 0x65
+            return 4
+        }
+        q[0] = 0x66; q[1] = 0x61; q[2] = 0x6C; q[3] = 0x73; q[4] = 0x65
+        return 5
+    }
+
+    @inline(__always)
+    private static func null(into q: UnsafeMutablePointer<UInt8>) -> Int {
+        q[0] = 0x6E; q[1] = 0x75; q[2] = 0x6C; q[3] = 0x6C
+        return 4
+    }
+}
