@@ -2,7 +2,8 @@ import LiveObjects
 
 /// The fast path of ``RecordEncoder/writeAll(_:into:flush:)``, for tables whose stored
 /// properties are all scalars (`Int`, `Double`, `String`, `Bool`, optional or not) or links
-/// written by id, the common shape of bulk data.
+/// written by id, the common shape of bulk data. Other tables (with lists, embedded objects,
+/// dates, data, UUIDs, floats, small integers) take the general path.
 ///
 /// A record of such a table is written in one reservation, from a template of its fixed bytes
 /// (`{"$id": `, `, "name": `, …, `}`, laid out like ``JSONWriter``'s own output) with its values
@@ -18,9 +19,12 @@ struct FlatRecords {
         case optionalInt(UnsafePointer<Int64?>)
         case optionalDouble(UnsafePointer<Double?>)
         case optionalString(UnsafePointer<String?>)
+        case optionalBool(UnsafePointer<Bool?>)
         /// Link targets (rows, -1 for nil) and the target table's slot states, all of them
         /// (`count`), for the targets' generations.
         case link(UnsafePointer<Int32>, states: UnsafePointer<UInt32>, count: Int)
+        /// Link targets into a table whose slots all have generation 0: the id is the row.
+        case linkRow(UnsafePointer<Int32>)
     }
 
     /// Where a column's values come from.
@@ -32,8 +36,10 @@ struct FlatRecords {
         case optionalInt([[Int64?]])
         case optionalDouble([[Double?]])
         case optionalString([[String?]])
-        /// Link targets by chunk, and the index of the target's slot states in `targetStates`.
-        case link([[Int32]], states: Int)
+        case optionalBool([[Bool?]])
+        /// Link targets by chunk, and the index of the target's slot states in `targetStates`,
+        /// or nil when every slot of the target has generation 0.
+        case link([[Int32]], states: Int?)
     }
 
     private let sources: [Source]
@@ -86,18 +92,27 @@ struct FlatRecords {
                 stringColumns.append(sources.count)
                 sources.append(.optionalString(chunks))
                 valueLength = 4  // null, or the quotes
+            case .optionalBool(let chunks):
+                sources.append(.optionalBool(chunks))
+                valueLength = 5
             case .link(let link, let targets, let states, let targetIsEmbedded):
                 guard !(inlineEmbedded && targetIsEmbedded) else { return nil }
+                // Reading the targets' generations costs a cache miss per link in a large table:
+                // skipped when they are all 0, the case of tables that never reused a slot.
                 let id = ObjectIdentifier(link.target)
-                let index = statesIndex[id] ?? targetStates.count
+                var index = statesIndex[id] ?? targetStates.count
                 if index == targetStates.count {
+                    if states.allSatisfy({ $0.allSatisfy { $0 >> 1 == 0 } }) {
+                        index = -1
+                    } else {
+                        var flat: [UInt32] = []
+                        flat.reserveCapacity(states.reduce(0) { $0 + $1.count })
+                        for chunk in states { flat += chunk }
+                        targetStates.append(flat)
+                    }
                     statesIndex[id] = index
-                    var flat: [UInt32] = []
-                    flat.reserveCapacity(states.reduce(0) { $0 + $1.count })
-                    for chunk in states { flat += chunk }
-                    targetStates.append(flat)
                 }
-                sources.append(.link(targets, states: index))
+                sources.append(.link(targets, states: index < 0 ? nil : index))
                 valueLength = JSONWriter.maxIntLength
             case .list, .other:
                 return nil
@@ -152,7 +167,10 @@ struct FlatRecords {
         case .optionalInt(let chunks): open(chunks) { .optionalInt($0) }
         case .optionalDouble(let chunks): open(chunks) { .optionalDouble($0) }
         case .optionalString(let chunks): open(chunks) { .optionalString($0) }
-        case .link(let chunks, let index):
+        case .optionalBool(let chunks): open(chunks) { .optionalBool($0) }
+        case .link(let chunks, nil):
+            open(chunks) { .linkRow($0) }
+        case .link(let chunks, let index?):
             targetStates[index].withUnsafeBufferPointer { states in
                 // An empty table has no slot states; no link can point into it.
                 let base = states.baseAddress ?? UnsafePointer(bitPattern: 8)!
@@ -229,11 +247,18 @@ struct FlatRecords {
         case .optionalString(let values):
             guard let v = values[i] else { return null(into: q) }
             return string(v, into: q)
+        case .optionalBool(let values):
+            guard let v = values[i] else { return null(into: q) }
+            return bool(v, into: q)
         case .link(let targets, let states, let count):
             let t = targets[i]
             guard t >= 0 else { return null(into: q) }
             precondition(Int(t) < count, "FlatRecords: a link to a row that does not exist")
             return JSONWriter.formatInt(Int64(states[Int(t)] >> 1) << 32 | Int64(t), into: q)
+        case .linkRow(let targets):
+            let t = targets[i]
+            guard t >= 0 else { return null(into: q) }
+            return JSONWriter.formatInt(Int64(t), into: q)
         }
     }
 
