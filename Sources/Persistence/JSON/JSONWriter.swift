@@ -270,11 +270,7 @@ package struct JSONWriter: ~Copyable {
 
     /// Writes an unsigned integer exactly.
     package mutating func uint(_ value: UInt64) {
-        emit(valueSeparator(), count: Self.maxIntLength) { p in
-            let n = decimalDigitCount(value)
-            storeDigits(value, count: n, at: p)
-            return n
-        }
+        emit(valueSeparator(), count: Self.maxIntLength) { p in storeDecimal(value, at: p) }
         valueDone()
     }
 
@@ -418,10 +414,7 @@ package struct JSONWriter: ~Copyable {
             q[0] = 0x2D
             q += 1
         }
-        let magnitude = value.magnitude
-        let n = decimalDigitCount(magnitude)
-        storeDigits(magnitude, count: n, at: q)
-        return q + n - p
+        return q + storeDecimal(value.magnitude, at: q) - p
     }
 
     /// Writes `"…"` with escapes as ``string(_:)`` does and returns the number of bytes, at most

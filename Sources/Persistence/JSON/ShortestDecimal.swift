@@ -117,67 +117,44 @@ func eightDigits(_ value: UInt32) -> UInt64 {
     return v | 0x3030_3030_3030_3030
 }
 
-/// Writes the `count` (1...20) lowest decimal digits of `value` (zero-padded) from `p` on. It
-/// writes in 8-byte stores, so it may overwrite the bytes after the digits up to `p + 8`.
+/// The number of leading zeros (0...7: the last digit always counts) among eight digits made
+/// by ``eightDigits(_:)``.
 @inline(__always)
-func storeDigits(_ value: UInt64, count: Int, at p: UnsafeMutablePointer<UInt8>) {
+func leadingZeroDigits(_ digits: UInt64) -> Int {
+    min((digits & 0x0F0F_0F0F_0F0F_0F0F).trailingZeroBitCount >> 3, 7)
+}
+
+/// Writes `value` in decimal, without leading zeros, from `p` on, and returns the number of
+/// digits (1...20). It writes in 8-byte stores, so it may overwrite the bytes after the digits
+/// up to `p + 8`.
+@inline(__always)
+func storeDecimal(_ value: UInt64, at p: UnsafeMutablePointer<UInt8>) -> Int {
     @inline(__always)
     func store(_ digits: UInt64, _ at: UnsafeMutablePointer<UInt8>) {
         UnsafeMutableRawPointer(at).storeBytes(of: digits.littleEndian, as: UInt64.self)
     }
-    if count <= 8 {
-        store(eightDigits(UInt32(truncatingIfNeeded: value)) >> (8 * (8 - count)), p)
-    } else if count <= 16 {
+    /// Stores the digits of `head` (below 10^8) without leading zeros; returns how many.
+    @inline(__always)
+    func storeHead(_ head: UInt64) -> Int {
+        let digits = eightDigits(UInt32(truncatingIfNeeded: head))
+        let zeros = leadingZeroDigits(digits)
+        store(digits >> (8 * zeros), p)
+        return 8 - zeros
+    }
+    if value < 100_000_000 { return storeHead(value) }
+    if value < 10_000_000_000_000_000 {
         let high = value / 100_000_000
-        store(eightDigits(UInt32(truncatingIfNeeded: high)) >> (8 * (16 - count)), p)
-        store(eightDigits(UInt32(truncatingIfNeeded: value &- high &* 100_000_000)), p + count - 8)
-    } else {
-        let high = value / 10_000_000_000_000_000
-        let rest = value &- high &* 10_000_000_000_000_000
-        let middle = rest / 100_000_000
-        store(eightDigits(UInt32(truncatingIfNeeded: high)) >> (8 * (24 - count)), p)
-        store(eightDigits(UInt32(truncatingIfNeeded: middle)), p + count - 16)
-        store(eightDigits(UInt32(truncatingIfNeeded: rest &- middle &* 100_000_000)), p + count - 8)
+        let n = storeHead(high)
+        store(eightDigits(UInt32(truncatingIfNeeded: value &- high &* 100_000_000)), p + n)
+        return n + 8
     }
-}
-
-/// The number of decimal digits of `value` (1 for 0).
-@inline(__always)
-func decimalDigitCount(_ value: UInt64) -> Int {
-    // floor(log10) estimated from the bit width, then corrected by one comparison. Setting the
-    // lowest bit changes no digit count and makes 0 count as one digit.
-    let v = value | 1
-    let bits = 64 - v.leadingZeroBitCount
-    let guess = (bits &* 1233) >> 12  // floor(bits * log10(2)), in 0...19
-    return guess + (v >= powerOfTen(guess) ? 1 : 0)
-}
-
-/// 10^n for 0 <= n <= 19 (a switch, which compiles to a constant lookup table; a global array
-/// would pay for its lazy initialisation check on every access).
-@inline(__always)
-func powerOfTen(_ n: Int) -> UInt64 {
-    switch n {
-    case 0: 1
-    case 1: 10
-    case 2: 100
-    case 3: 1_000
-    case 4: 10_000
-    case 5: 100_000
-    case 6: 1_000_000
-    case 7: 10_000_000
-    case 8: 100_000_000
-    case 9: 1_000_000_000
-    case 10: 10_000_000_000
-    case 11: 100_000_000_000
-    case 12: 1_000_000_000_000
-    case 13: 10_000_000_000_000
-    case 14: 100_000_000_000_000
-    case 15: 1_000_000_000_000_000
-    case 16: 10_000_000_000_000_000
-    case 17: 100_000_000_000_000_000
-    case 18: 1_000_000_000_000_000_000
-    default: 10_000_000_000_000_000_000
-    }
+    let high = value / 10_000_000_000_000_000
+    let rest = value &- high &* 10_000_000_000_000_000
+    let middle = rest / 100_000_000
+    let n = storeHead(high)
+    store(eightDigits(UInt32(truncatingIfNeeded: middle)), p + n)
+    store(eightDigits(UInt32(truncatingIfNeeded: rest &- middle &* 100_000_000)), p + n + 8)
+    return n + 16
 }
 
 /// The largest number of bytes ``formatDecimal(negative:digits:exponent:into:)`` writes.
@@ -199,17 +176,18 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
             e += 1
         } while f % 10 == 0
     }
-    let n = decimalDigitCount(f)
-    let x = n + e - 1  // exponent of the first digit
     var p = buffer
     if negative {
         p[0] = 0x2D
         p += 1
     }
+    // The digits go one place to the right, where every layout but two can use them as they are.
+    let n = storeDecimal(f, at: p + 1)
+    let x = n + e - 1  // exponent of the first digit
     if x >= -4 && x < 16 {
         if e >= 0 {
             // Integer: digits, zeros, ".0".
-            storeDigits(f, count: n, at: p)
+            for i in 0..<n { p[i] = p[i + 1] }
             p += n
             for _ in 0..<e {
                 p[0] = 0x30
@@ -219,9 +197,7 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
             p[1] = 0x30
             return p + 2 - buffer
         } else if x >= 0 {
-            // The point inside the digits: the digits one place to the right, then those before
-            // the point moved back.
-            storeDigits(f, count: n, at: p + 1)
+            // The point inside the digits: those before it moved back.
             for i in 0...x { p[i] = p[i + 1] }
             p[x + 1] = 0x2E
             return p + n + 1 - buffer
@@ -234,12 +210,11 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
                 p[0] = 0x30
                 p += 1
             }
-            storeDigits(f, count: n, at: p)
+            _ = storeDecimal(f, at: p)
             return p + n - buffer
         }
     }
-    // d.ddde-x: the digits one place to the right, then the first one moved before the point.
-    storeDigits(f, count: n, at: p + 1)
+    // d.ddde-x: the first digit moved before the point.
     p[0] = p[1]
     if n > 1 {
         p[1] = 0x2E
@@ -255,7 +230,5 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
         p += 1
         magnitude = -x
     }
-    let width = magnitude >= 100 ? 3 : magnitude >= 10 ? 2 : 1
-    storeDigits(UInt64(magnitude), count: width, at: p)
-    return p + width - buffer
+    return p + storeDecimal(UInt64(magnitude), at: p) - buffer
 }
