@@ -277,22 +277,17 @@ package struct JSONWriter: ~Copyable {
     /// Writes a `Double` in its shortest round-trip form; non-finite values as the strings
     /// `"NaN"`, `"Infinity"`, `"-Infinity"` (see the type's documentation).
     package mutating func double(_ value: Double) {
-        guard value.isFinite else {
-            string(Self.nonFiniteName(value.isNaN, value < 0))
-            return
-        }
-        let separator = valueSeparator()
-        shortestTable.withUnsafeBufferPointer { table in
-            emit(separator, count: maxFormattedDecimalLength) { p in
-                Self.formatFinite(value, table: table.baseAddress!, into: p)
-            }
-        }
-        valueDone()
+        binaryFloatingPoint(value)
     }
 
     /// Writes a `Float` in its own shortest round-trip form; non-finite values as for
     /// ``double(_:)``.
     package mutating func float(_ value: Float) {
+        binaryFloatingPoint(value)
+    }
+
+    @inline(__always)
+    private mutating func binaryFloatingPoint<T: ShortestDecimalFormattable>(_ value: T) {
         guard value.isFinite else {
             string(Self.nonFiniteName(value.isNaN, value < 0))
             return
@@ -493,17 +488,15 @@ package struct JSONWriter: ~Copyable {
     /// The shortest round-trip text of a `Double`, exactly as ``double(_:)`` writes it
     /// (`"NaN"`, `"Infinity"` and `"-Infinity"` without the quotes).
     package static func format(_ value: Double) -> String {
-        guard value.isFinite else { return nonFiniteName(value.isNaN, value < 0) }
-        return DecimalTables.shortestTable.withUnsafeBufferPointer { table in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxFormattedDecimalLength) { buffer in
-                let n = formatFinite(value, table: table.baseAddress!, into: buffer.baseAddress!)
-                return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<n]), as: UTF8.self)
-            }
-        }
+        formatted(value)
     }
 
     /// The shortest round-trip text of a `Float`, exactly as ``float(_:)`` writes it.
     package static func format(_ value: Float) -> String {
+        formatted(value)
+    }
+
+    private static func formatted<T: ShortestDecimalFormattable>(_ value: T) -> String {
         guard value.isFinite else { return nonFiniteName(value.isNaN, value < 0) }
         return DecimalTables.shortestTable.withUnsafeBufferPointer { table in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxFormattedDecimalLength) { buffer in
@@ -518,25 +511,15 @@ package struct JSONWriter: ~Copyable {
         isNaN ? "NaN" : isNegative ? "-Infinity" : "Infinity"
     }
 
-    /// Writes a finite `Double` as ``double(_:)`` does and returns the number of bytes (at most
-    /// `maxFormattedDecimalLength`). `table` is the base address of
+    /// Writes a finite `Double` or `Float` as ``double(_:)`` and ``float(_:)`` do and returns
+    /// the number of bytes (at most `maxFormattedDecimalLength`). `table` is the base address of
     /// ``DecimalTables/shortestTable``.
     @inline(__always)
-    package static func formatFinite(_ value: Double, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>)
-        -> Int
-    {
+    package static func formatFinite<T: ShortestDecimalFormattable>(
+        _ value: T, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>
+    ) -> Int {
         if value == 0 { return writeZero(negative: value.sign == .minus, into: p) }
-        let (digits, exponent) = shortestDecimal(value.magnitude, table: table)
-        return formatDecimal(negative: value < 0, digits: digits, exponent: exponent, into: p)
-    }
-
-    /// Writes a finite `Float` as ``float(_:)`` does; as for `Double`.
-    @inline(__always)
-    package static func formatFinite(_ value: Float, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>)
-        -> Int
-    {
-        if value == 0 { return writeZero(negative: value.sign == .minus, into: p) }
-        let (digits, exponent) = shortestDecimal(value.magnitude, table: table)
+        let (digits, exponent) = value.magnitude.shortestDecimal(table: table)
         return formatDecimal(negative: value < 0, digits: digits, exponent: exponent, into: p)
     }
 

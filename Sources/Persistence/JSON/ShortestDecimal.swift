@@ -100,6 +100,27 @@ func shortestDecimal(_ value: Float, table: UnsafePointer<UInt64>) -> (digits: U
     return shortestDecimal(c: c, q: q, cMin: 1 << 23, qMin: -149, table: table)
 }
 
+/// The binary floating-point types written in their own shortest round-trip form.
+package protocol ShortestDecimalFormattable: BinaryFloatingPoint {
+    /// The shortest decimal of a finite, nonzero magnitude; `table` is the base address of
+    /// ``DecimalTables/shortestTable``.
+    func shortestDecimal(table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int)
+}
+
+extension Double: ShortestDecimalFormattable {
+    @inline(__always)
+    package func shortestDecimal(table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
+        Persistence.shortestDecimal(self, table: table)
+    }
+}
+
+extension Float: ShortestDecimalFormattable {
+    @inline(__always)
+    package func shortestDecimal(table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
+        Persistence.shortestDecimal(self, table: table)
+    }
+}
+
 /// The eight decimal digits of `value` (below 10^8, with leading zeros) as ASCII, the first
 /// digit in the lowest byte: stored little-endian, they read in order. Four lanes of two digits,
 /// then eight lanes of one, split with multiplications in place of divisions.

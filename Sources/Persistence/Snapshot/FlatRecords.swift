@@ -27,22 +27,11 @@ struct FlatRecords {
         case linkRow(UnsafePointer<Int32>)
     }
 
-    /// Where a column's values come from.
-    private enum Source {
-        case int([[Int64]])
-        case double([[Double]])
-        case string([[String]])
-        case bool([[Bool]])
-        case optionalInt([[Int64?]])
-        case optionalDouble([[Double?]])
-        case optionalString([[String?]])
-        case optionalBool([[Bool?]])
-        /// Link targets by chunk, and the index of the target's slot states in `targetStates`,
-        /// or nil when every slot of the target has generation 0.
-        case link([[Int32]], states: Int?)
-    }
-
-    private let sources: [Source]
+    /// The stored columns, all of kinds the fast path writes.
+    private let sources: [RecordEncoder.TypedColumn]
+    /// For each link column, the index of its target's slot states in `targetStates`, or nil
+    /// when every slot of the target has generation 0 (and for other columns).
+    private let linkStates: [Int?]
     /// The slot states of the link targets' tables, each flattened into one array.
     private let targetStates: [[UInt32]]
     /// The record's fixed bytes: `{"$id": `, then before each property's value its prefix
@@ -57,7 +46,8 @@ struct FlatRecords {
     /// The plan for `columns` and their `keys`, or nil when a column needs the general path
     /// (lists, embedded objects written inline, other value types).
     init?(columns: [RecordEncoder.TypedColumn?], keys: [JSONKey], inlineEmbedded: Bool, writer: borrowing JSONWriter) {
-        var sources: [Source] = []
+        var sources: [RecordEncoder.TypedColumn] = []
+        var linkStates: [Int?] = []
         var targetStates: [[UInt32]] = []
         var statesIndex: [ObjectIdentifier: Int] = [:]
         var template: [UInt8] = [0x7B] + writer.singleLineMemberPrefix(ValueCoding.idKey, first: true)
@@ -66,62 +56,47 @@ struct FlatRecords {
         var stringColumns: [Int] = []
         for (p, column) in columns.enumerated() {
             guard let column else { continue }
+            var states: Int?
+            // The most bytes of the value: a non-finite double is a string of at most 24
+            // bytes; a string's 6 per byte are added per record.
             let valueLength: Int
             switch column {
-            case .int(let chunks):
-                sources.append(.int(chunks))
-                valueLength = JSONWriter.maxIntLength
-            case .double(let chunks):
-                sources.append(.double(chunks))
-                valueLength = maxFormattedDecimalLength
-            case .string(let chunks):
+            case .int, .optionalInt: valueLength = JSONWriter.maxIntLength
+            case .double, .optionalDouble: valueLength = maxFormattedDecimalLength
+            case .bool, .optionalBool: valueLength = 5
+            case .string, .optionalString:
                 stringColumns.append(sources.count)
-                sources.append(.string(chunks))
-                valueLength = 2
-            case .bool(let chunks):
-                sources.append(.bool(chunks))
-                valueLength = 5
-            case .optionalInt(let chunks):
-                sources.append(.optionalInt(chunks))
-                valueLength = JSONWriter.maxIntLength
-            case .optionalDouble(let chunks):
-                // A finite value, or a non-finite one as a string (at most 24 bytes).
-                sources.append(.optionalDouble(chunks))
-                valueLength = maxFormattedDecimalLength
-            case .optionalString(let chunks):
-                stringColumns.append(sources.count)
-                sources.append(.optionalString(chunks))
                 valueLength = 4  // null, or the quotes
-            case .optionalBool(let chunks):
-                sources.append(.optionalBool(chunks))
-                valueLength = 5
-            case .link(let link, let targets, let states, let targetIsEmbedded):
+            case .link(let link, _, let targetSlots, let targetIsEmbedded):
                 guard !(inlineEmbedded && targetIsEmbedded) else { return nil }
                 // Reading the targets' generations costs a cache miss per link in a large table:
                 // skipped when they are all 0, the case of tables that never reused a slot.
                 let id = ObjectIdentifier(link.target)
                 var index = statesIndex[id] ?? targetStates.count
                 if index == targetStates.count {
-                    if states.allSatisfy({ $0.allSatisfy { $0 >> 1 == 0 } }) {
+                    if targetSlots.allSatisfy({ $0.allSatisfy { $0 >> 1 == 0 } }) {
                         index = -1
                     } else {
                         var flat: [UInt32] = []
-                        flat.reserveCapacity(states.reduce(0) { $0 + $1.count })
-                        for chunk in states { flat += chunk }
+                        flat.reserveCapacity(targetSlots.reduce(0) { $0 + $1.count })
+                        for chunk in targetSlots { flat += chunk }
                         targetStates.append(flat)
                     }
                     statesIndex[id] = index
                 }
-                sources.append(.link(targets, states: index < 0 ? nil : index))
+                states = index < 0 ? nil : index
                 valueLength = JSONWriter.maxIntLength
             case .list, .other:
                 return nil
             }
+            sources.append(column)
+            linkStates.append(states)
             template += writer.singleLineMemberPrefix(keys[p], first: false)
             starts.append(template.count)
             fixedLength += template.count - starts[starts.count - 2] + valueLength
         }
         self.sources = sources
+        self.linkStates = linkStates
         self.targetStates = targetStates
         self.template = template
         self.starts = starts
@@ -168,14 +143,15 @@ struct FlatRecords {
         case .optionalDouble(let chunks): open(chunks) { .optionalDouble($0) }
         case .optionalString(let chunks): open(chunks) { .optionalString($0) }
         case .optionalBool(let chunks): open(chunks) { .optionalBool($0) }
-        case .link(let chunks, nil):
-            open(chunks) { .linkRow($0) }
-        case .link(let chunks, let index?):
+        case .link(_, let chunks, _, _):
+            guard let index = linkStates[k] else { return open(chunks) { .linkRow($0) } }
             targetStates[index].withUnsafeBufferPointer { states in
                 // An empty table has no slot states; no link can point into it.
                 let base = states.baseAddress ?? UnsafePointer(bitPattern: 8)!
                 open(chunks) { .link($0, states: base, count: states.count) }
             }
+        case .list, .other:
+            preconditionFailure("FlatRecords: a column of the general path")
         }
     }
 
