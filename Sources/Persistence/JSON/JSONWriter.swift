@@ -421,7 +421,9 @@ package struct JSONWriter: ~Copyable {
 
     /// ``formatQuoted(_:into:)`` for a string whose first `clean` bytes need no escape.
     @inline(__always)
-    private static func formatQuoted(_ utf8: UnsafeBufferPointer<UInt8>, clean: Int, into p: UnsafeMutablePointer<UInt8>)
+    private static func formatQuoted(
+        _ utf8: UnsafeBufferPointer<UInt8>, clean: Int, into p: UnsafeMutablePointer<UInt8>
+    )
         -> Int
     {
         p[0] = 0x22
