@@ -43,7 +43,9 @@ public struct Query<Value> {
             context.fail("a key path can only follow a property")
             return Query<V>(context: context, node: .predicate(.constant(false)))
         }
-        return Query<V>(context: context, node: .path(variable: variable, components: components + name, table: table))
+        // A path from the root (the usual case) is the traced names as they are, not a copy.
+        let extended = components.isEmpty ? name : components + name
+        return Query<V>(context: context, node: .path(variable: variable, components: extended, table: table))
     }
 
     func comparison<V>(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = [])
@@ -83,11 +85,17 @@ final class QueryContext {
     }
 
     func names<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table) -> [String] {
+        trace(keyPath, from: table)?.names ?? []
+    }
+
+    /// The names a key path reads and the table they lead to; nil (and the error noted) when
+    /// it reads no persisted property.
+    func trace<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table) -> TracedKeyPath? {
         do {
-            return try store.propertyNames(of: keyPath, from: table)
+            return try store.trace(keyPath, from: table)
         } catch {
             if self.error == nil { self.error = error }
-            return []
+            return nil
         }
     }
 
@@ -107,20 +115,8 @@ extension Query where Value: Object {
 
     func extend<V>(_ keyPath: KeyPath<Value, V>) -> Query<V> {
         guard let table else { return extending([], table: context.store.tables[0]) }
-        let names = context.names(keyPath, from: table)
-        return extending(names, table: target(of: names, from: table))
-    }
-
-    func target(of names: [String], from table: Table) -> Table {
-        var current = table
-        for name in names {
-            guard let p = current.propertyIndex[name],
-                let type = current.schema.properties[p].objectType,
-                let next = context.store.tablesByName[type]
-            else { break }
-            current = next
-        }
-        return current
+        guard let traced = context.trace(keyPath, from: table) else { return extending([], table: table) }
+        return extending(traced.names, table: context.store.tables[traced.target])
     }
 }
 

@@ -99,11 +99,29 @@ package final class PrimaryKeyIndex {
 }
 
 /// A secondary index: value to rows, for `indexed: true` properties.
+///
+/// Each value's rows are in ascending order, so that a lookup hands them out as results in
+/// storage order without sorting them. New rows usually come last (an append); a reused slot
+/// is put in its place.
 package final class ValueIndex {
     @exclusivity(unchecked) package var rows: [PropertyValue: [Int32]] = [:]
 
     func insert(_ value: PropertyValue, row: Int32) {
-        rows[value, default: []].append(row)
+        Self.insert(row, into: &rows[value, default: []])
+    }
+
+    private static func insert(_ row: Int32, into list: inout [Int32]) {
+        guard let last = list.last, last > row else {
+            list.append(row)
+            return
+        }
+        var low = 0
+        var high = list.count
+        while low < high {
+            let mid = (low + high) / 2
+            if list[mid] < row { low = mid + 1 } else { high = mid }
+        }
+        list.insert(row, at: low)
     }
 
     func remove(_ value: PropertyValue, row: Int32) {
@@ -151,7 +169,10 @@ package final class Table {
     /// The primary-key index.
     package let primaryKeyIndex: PrimaryKeyIndex?
     /// Secondary indexes, by property index.
-    package internal(set) var valueIndexes: [Int: ValueIndex] = [:]
+    package let valueIndexes: [Int: ValueIndex]
+    /// The secondary index of each property, nil where there is none: `valueIndexes` by
+    /// position, for lookups without hashing.
+    let valueIndexByProperty: [ValueIndex?]
     /// Every link property (of any table) that targets this table.
     @exclusivity(unchecked) package internal(set) var incoming: [BacklinkColumn] = []
     /// For each link property of this table, the backlink column in the target table.
@@ -178,11 +199,11 @@ package final class Table {
     /// an observation registrar.
     @exclusivity(unchecked) var observationReporters: [ObservationReporter?] = []
     /// Property names read by Swift key paths of the model class, traced once.
-    @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: [String]] = [:]
+    @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: TracedKeyPath] = [:]
     /// The key paths traced most recently, found by identity before hashing: a key path
     /// literal is one instance for the life of the process. Holding the key path keeps its
     /// identity from being reused by another one.
-    @exclusivity(unchecked) var recentKeyPaths: [(keyPath: AnyKeyPath, names: [String])] = []
+    @exclusivity(unchecked) var recentKeyPaths: [(keyPath: AnyKeyPath, traced: TracedKeyPath)] = []
     /// Sorted indexes of indexed properties, for ranges; rebuilt when stale.
     @exclusivity(unchecked) var sortedIndexes: [Int: SortedIndex] = [:]
     /// Whether the hash indexes must be rebuilt before use.
@@ -227,9 +248,12 @@ package final class Table {
             }
         }
         primaryKeyIndex = primaryKeyProperty == nil ? nil : PrimaryKeyIndex()
+        var indexes: [Int: ValueIndex] = [:]
         for (i, p) in schema.properties.enumerated() where p.isIndexed && !p.isPrimaryKey {
-            valueIndexes[i] = ValueIndex()
+            indexes[i] = ValueIndex()
         }
+        valueIndexes = indexes
+        valueIndexByProperty = schema.properties.indices.map { indexes[$0] }
     }
 
     /// The property stored by the wrapper with this storage key path, if known.

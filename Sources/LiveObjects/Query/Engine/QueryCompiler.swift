@@ -386,32 +386,20 @@ struct IndexLookup {
 
     func rows() -> [Int32] {
         table.ensureIndexes()
-        // One key on a secondary index: its rows as they are, when already in order (no copy).
-        if keys.count == 1, property != table.primaryKeyProperty, let index = table.valueIndexes[property] {
-            let found = index.rows[keys[0]] ?? []
-            if Self.isStrictlyIncreasing(found) { return found }
+        // One key on a secondary index: its rows as they are (the index keeps them in order).
+        if keys.count == 1, let index = table.valueIndexByProperty[property] {
+            return index.rows[keys[0]] ?? []
         }
         var rows: [Int32] = []
         if property == table.primaryKeyProperty {
             for key in keys { if let row = table.row(forPrimaryKey: key) { rows.append(row) } }
-        } else if let index = table.valueIndexes[property] {
+        } else if let index = table.valueIndexByProperty[property] {
             for key in keys { rows += index.rows[key] ?? [] }
         }
         rows.sort()
         var unique: [Int32] = []
         for row in rows where unique.last != row { unique.append(row) }
         return unique
-    }
-
-    private static func isStrictlyIncreasing(_ rows: [Int32]) -> Bool {
-        rows.withUnsafeBufferPointer { b in
-            var i = 1
-            while i < b.count {
-                if b[i - 1] >= b[i] { return false }
-                i += 1
-            }
-            return true
-        }
     }
 
     func filter(_ candidates: [Int32]?) -> [Int32] {
