@@ -102,7 +102,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// Results that also match a predicate in the string language, with dynamic arguments.
     public func filter(_ predicate: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> Results {
-        let syntax = try PredicateParser.parse(predicate, arguments: arguments)
+        let syntax = try store.predicateTemplates.parse(predicate, arguments: arguments)
         return try adding(syntax, text: predicate)
     }
 
@@ -234,6 +234,12 @@ final class ResultsCache {
 extension PropertyValue {
     /// Converts a query argument.
     init(argument: Any) throws(LiveObjectsError) {
+        // A string (the usual argument) by one cast; the general conversion tries many types
+        // first, none of which a string is.
+        if let string = argument as? String {
+            self = .string(string)
+            return
+        }
         switch try Input(any: argument, objectType: "") {
         case .value(let value): self = value
         case .object(let object):

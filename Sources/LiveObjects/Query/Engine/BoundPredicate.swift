@@ -67,7 +67,7 @@ extension BoundPredicate {
         case .scan(_, let fallback): return fallback.matches(row, &context)
         case .index(let lookup):
             let value = lookup.table.columns[lookup.property]!.value(at: Int(row))
-            return lookup.keys.contains(value)
+            return lookup.contains(value)
         case .range(let lookup):
             return lookup.matches(lookup.table.columns[lookup.property]!.value(at: Int(row)))
         }

@@ -41,14 +41,15 @@ struct QueryCompiler {
             value = v
         default: return nil
         }
+        // `accepts` takes only a value of the property's own type (never for a list or a link),
+        // which checking against the property leaves as it is. The check could only refuse a
+        // string or data longer than allowed, which no stored value is: the general path then
+        // looks up no key, and looking it up finds nothing, the same empty result.
         guard path.variable == nil, path.components.count == 1, !value.isNull,
-            let p = table.propertyIndex[path.components[0]]
+            let p = table.propertyIndex[path.components[0]],
+            table.valueIndexByProperty[p] != nil || p == table.primaryKeyProperty, table.accepts(value, p)
         else { return nil }
-        let property = table.schema.properties[p]
-        guard property.isPrimaryKey || property.isIndexed, !property.isList, property.type != .object,
-            table.accepts(value, p), let key = try? store.check(value, for: property, in: table)
-        else { return nil }
-        return BoundQuery(predicate: .index(IndexLookup(table: table, property: p, keys: [key])), slotCount: 0)
+        return BoundQuery(predicate: .index(IndexLookup(table: table, property: p, key: value)), slotCount: 0)
     }
 
     private func fail(_ failure: QueryBindingFailure, at offset: Int) -> LiveObjectsError {
@@ -382,13 +383,44 @@ extension ComparisonOperator {
 struct IndexLookup {
     let table: Table
     let property: Int
-    let keys: [PropertyValue]
+    let keys: Keys
+
+    /// The keys looked up: usually one, held without an array.
+    enum Keys {
+        case one(PropertyValue)
+        case several([PropertyValue])
+    }
+
+    init(table: Table, property: Int, key: PropertyValue) {
+        self.table = table
+        self.property = property
+        self.keys = .one(key)
+    }
+
+    init(table: Table, property: Int, keys: [PropertyValue]) {
+        self.table = table
+        self.property = property
+        self.keys = keys.count == 1 ? .one(keys[0]) : .several(keys)
+    }
+
+    /// Whether a value is one of the keys.
+    func contains(_ value: PropertyValue) -> Bool {
+        switch keys {
+        case .one(let key): key == value
+        case .several(let keys): keys.contains(value)
+        }
+    }
 
     func rows() -> [Int32] {
         table.ensureIndexes()
-        // One key on a secondary index: its rows as they are (the index keeps them in order).
-        if keys.count == 1, let index = table.valueIndexByProperty[property] {
-            return index.rows[keys[0]] ?? []
+        let keys: [PropertyValue]
+        switch self.keys {
+        case .one(let key):
+            // A secondary index's rows for one key as they are (the index keeps them in order).
+            if let index = table.valueIndexByProperty[property] { return index.rows[key] ?? [] }
+            keys = [key]
+        case .several(let several):
+            keys = several
         }
         var rows: [Int32] = []
         if property == table.primaryKeyProperty {
