@@ -70,18 +70,22 @@ enum QueryNode {
     case predicate(PredicateSyntax)
 }
 
-/// Where a typed query is built: the store (for tracing key paths) and the first error.
-final class QueryContext {
+/// Where a typed query is built: the store, which traces key paths and holds the state of
+/// the condition being built (``TypedQueryState``), so that building one allocates nothing.
+struct QueryContext {
     let store: Store
-    var error: LiveObjectsError?
-    private var variableCount = 0
 
     init(store: Store) {
         self.store = store
     }
 
+    /// Notes an error, unless one was met before.
+    func note(_ error: LiveObjectsError) {
+        if store.typedQueryState.errors.isEmpty { store.typedQueryState.errors.append(error) }
+    }
+
     func fail(_ message: String) {
-        if error == nil { error = LiveObjectsError(.invalidQuery, message) }
+        note(LiveObjectsError(.invalidQuery, message))
     }
 
     func names<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table) -> [String] {
@@ -94,15 +98,24 @@ final class QueryContext {
         do {
             return try store.trace(keyPath, from: table)
         } catch {
-            if self.error == nil { self.error = error }
+            note(error)
             return nil
         }
     }
 
     func newVariable() -> String {
-        variableCount += 1
-        return "v\(variableCount)"
+        store.typedQueryState.variableCount += 1
+        return "v\(store.typedQueryState.variableCount)"
     }
+}
+
+/// What building one typed condition has met so far: its first error and how many subquery
+/// variables it has named.
+struct TypedQueryState {
+    /// The first error met, if any (in an array, which is cheaper to save and restore than an
+    /// optional error).
+    var errors: [LiveObjectsError] = []
+    var variableCount = 0
 }
 
 // MARK: Member access
@@ -357,10 +370,16 @@ extension Results {
     /// gives no results and makes the enclosing realm call throw `invalidQuery`.
     public func `where`(_ condition: (Query<Element>) -> Query<Bool>) -> Results {
         guard let table else { return self }
-        let context = QueryContext(store: store)
-        let root = Query<Element>(context: context, node: .path(variable: nil, components: [], table: table))
+        // A condition may build another one inside it (on other results): each starts afresh
+        // and the outer one's state comes back after.
+        let outer = store.typedQueryState
+        store.typedQueryState = TypedQueryState()
+        let root = Query<Element>(
+            context: QueryContext(store: store), node: .path(variable: nil, components: [], table: table))
         let predicate = condition(root).predicate
-        if let error = context.error {
+        let failure = store.typedQueryState.errors.first
+        store.typedQueryState = outer
+        if let error = failure {
             store.recordError(error)
             return (try? adding(.constant(false), text: nil)) ?? self
         }

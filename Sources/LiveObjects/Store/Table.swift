@@ -187,6 +187,8 @@ package final class Table {
     @exclusivity(unchecked) package internal(set) var defaults: [PropertyValue]
     /// Property index by name.
     package let propertyIndex: [String: Int]
+    /// The property names in schema order, for ``position(ofProperty:)``.
+    private let propertyNames: [String]
     /// How each property is stored.
     let storage: [PropertyStorage]
     /// The stored properties that hold plain values (not links).
@@ -225,6 +227,7 @@ package final class Table {
         var names: [String: Int] = [:]
         for (i, p) in schema.properties.enumerated() { names[p.name] = i }
         self.propertyIndex = names
+        self.propertyNames = schema.properties.map(\.name)
         self.linkingObjectsSources = Array(repeating: nil, count: schema.properties.count)
         self.observationReporters = Array(repeating: nil, count: schema.properties.count)
         self.storage = schema.properties.map {
@@ -276,6 +279,14 @@ package final class Table {
         guard let tag = valueTags[p] else { return false }
         let actual = value.tag
         return actual == tag || (actual == .null && schema.properties[p].isOptional)
+    }
+
+    /// The index of the property with a name, as `propertyIndex` gives it, found without
+    /// hashing the name when the type has few properties (comparing a short name with a few
+    /// others is cheaper than hashing it): for lookups on every query.
+    func position(ofProperty name: String) -> Int? {
+        guard propertyNames.count <= 16 else { return propertyIndex[name] }
+        return propertyNames.withUnsafeBufferPointer { names in names.firstIndex(of: name) }
     }
 
     /// The name of the object type.

@@ -33,20 +33,25 @@ struct QueryCompiler {
     static func bindIndexedEquality(_ predicate: PredicateSyntax, to table: Table, store: Store) -> BoundQuery? {
         guard case .comparison(let c) = predicate, c.quantifier == .direct, c.op == .equal, c.options.isEmpty
         else { return nil }
+        // The key path on either side, the value on the other (matched side by side rather
+        // than as a pair, which would copy both).
         let path: KeyPathSyntax
         let value: PropertyValue
-        switch (c.lhs, c.rhs) {
-        case (.keyPath(let k), .value(let v)), (.value(let v), .keyPath(let k)):
+        if case .keyPath(let k) = c.lhs, case .value(let v) = c.rhs {
             path = k
             value = v
-        default: return nil
+        } else if case .value(let v) = c.lhs, case .keyPath(let k) = c.rhs {
+            path = k
+            value = v
+        } else {
+            return nil
         }
         // `accepts` takes only a value of the property's own type (never for a list or a link),
         // which checking against the property leaves as it is. The check could only refuse a
         // string or data longer than allowed, which no stored value is: the general path then
         // looks up no key, and looking it up finds nothing, the same empty result.
         guard path.variable == nil, path.components.count == 1, !value.isNull,
-            let p = table.propertyIndex[path.components[0]],
+            let p = table.position(ofProperty: path.components[0]),
             table.valueIndexByProperty[p] != nil || p == table.primaryKeyProperty, table.accepts(value, p)
         else { return nil }
         return BoundQuery(predicate: .index(IndexLookup(table: table, property: p, key: value)), slotCount: 0)

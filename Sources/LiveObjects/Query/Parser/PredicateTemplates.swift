@@ -24,7 +24,7 @@ package final class PredicateTemplates {
     }
 
     /// Per text: the tree with markers, or nil when the text must be parsed directly.
-    private var templates: [Key: PredicateSyntax?] = [:]
+    @exclusivity(unchecked) private var templates: [Key: PredicateSyntax?] = [:]
 
     /// The number of texts kept (for tests).
     package var count: Int { templates.count }
