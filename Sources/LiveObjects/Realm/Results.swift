@@ -46,6 +46,23 @@ public struct Results<Element: Object>: RandomAccessCollection {
         return query.isEmpty ? table.liveCount : rows.count
     }
 
+    /// The number of results.
+    ///
+    /// Equality with one value on an indexed property or the primary key, the usual lookup,
+    /// is counted from the index without collecting its rows (which a later read still does
+    /// when it needs them).
+    public var count: Int {
+        guard let table else { return 0 }
+        if query.isEmpty { return table.liveCount }
+        if let rows = cache.rows, cache.mutationCount == store.mutationCount { return rows.count }
+        if query.predicates.count == 1, query.distinct.isEmpty, query.limit == nil, query.offset == 0,
+            let count = cache.bound?.indexCount()
+        {
+            return count
+        }
+        return rows.count
+    }
+
     /// - Complexity: O(1) once evaluated.
     public subscript(position: Int) -> Element {
         let table = table!

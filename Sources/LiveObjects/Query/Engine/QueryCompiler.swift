@@ -439,6 +439,15 @@ struct IndexLookup {
         return unique
     }
 
+    /// The number of rows a lookup of one key finds, without collecting them; nil for a lookup
+    /// of several keys.
+    func count() -> Int? {
+        guard case .one(let key) = keys else { return nil }
+        table.ensureIndexes()
+        if let index = table.valueIndexByProperty[property] { return index.rows[key]?.count ?? 0 }
+        return property == table.primaryKeyProperty && table.row(forPrimaryKey: key) != nil ? 1 : 0
+    }
+
     func filter(_ candidates: [Int32]?) -> [Int32] {
         let found = rows()
         guard let candidates else { return found }
@@ -564,6 +573,13 @@ struct BoundQuery {
             var context = EvaluationContext(variables: Array(repeating: -1, count: slotCount))
             return (candidates ?? table.liveRows).filter { p.matches($0, &context) }
         }
+    }
+
+    /// The number of rows that match, when the predicate is an index lookup of one key and
+    /// so counts without collecting them; nil for any other predicate.
+    func indexCount() -> Int? {
+        guard case .index(let lookup) = predicate else { return nil }
+        return lookup.count()
     }
 
     /// Whether one row matches.
