@@ -138,4 +138,36 @@ import Testing
         #expect(try frozen.objects(Dog.self, where: "name == %@", arguments: [.string("Tri")]).count == 3)
         #expect(try frozen.objects(Dog.self, where: "name == %@", arguments: [.string("Other")]).count == 5)
     }
+
+    /// A typed equality on a property of the object itself is bound from what building it
+    /// found; other shapes are bound from the predicate. Both must answer as the string form.
+    @Test func typedEqualityShapesAnswerAsTheStringForm() async throws {
+        let realm = try await openPets()
+        try await realm.write { r in
+            let ann = try r.create(Person.self, value: ["id": 1, "name": "Ann"])
+            for (id, name) in [(1, "Rex"), (2, "Fido"), (3, "Rex")] {
+                let dog = try r.create(Dog.self, value: ["id": id, "name": name, "age": id])
+                if id != 2 { dog.owner = ann }
+            }
+        }
+        let (typed, strings) = try await realm.read { r -> ([[Int]], [[Int]]) in
+            let dogs = r.objects(Dog.self)
+            let typed = [
+                dogs.where { $0.name == "Rex" }, dogs.where { $0.id == 2 }, dogs.where { $0.age == 3 },
+                dogs.where { $0.owner.name == "Ann" }, dogs.where { $0.name == "Rex" && $0.id > 1 },
+                dogs.where { !($0.name == "Rex") }, dogs.where { $0.name == "Rex" }.where { $0.age == 1 },
+            ].map { $0.map(\.id) }
+            let strings = try [
+                "name == 'Rex'", "id == 2", "age == 3", "owner.name == 'Ann'", "name == 'Rex' AND id > 1",
+                "NOT (name == 'Rex')", "name == 'Rex' AND age == 1",
+            ].map { try dogs.filter($0).map(\.id) }
+            return (typed, strings)
+        }
+        #expect(typed == strings)
+        #expect(typed == [[1, 3], [2], [3], [1, 3], [3], [2], [1]])
+        // A value of the wrong type is still refused, as in the string form.
+        await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { r in _ = r.objects(Dog.self).where { $0.name == 3 }.count }
+        }
+    }
 }

@@ -18,10 +18,13 @@ import Foundation
 public struct Query<Value> {
     let context: QueryContext
     let node: QueryNode
+    /// For the usual lookup by value, what binding it needs (see ``LookupShortcut``).
+    let shortcut: LookupShortcut?
 
-    init(context: QueryContext, node: QueryNode) {
+    init(context: QueryContext, node: QueryNode, shortcut: LookupShortcut? = nil) {
         self.context = context
         self.node = node
+        self.shortcut = shortcut
     }
 
     var expression: ExpressionSyntax {
@@ -38,21 +41,25 @@ public struct Query<Value> {
         return .comparison(ComparisonSyntax(.direct, expression, .equal, [], .value(.bool(true))))
     }
 
-    func extending<V>(_ name: [String], table: Table) -> Query<V> {
+    func extending<V>(_ name: [String], table: Table, shortcut: LookupShortcut? = nil) -> Query<V> {
         guard case .path(let variable, let components, _) = node else {
             context.fail("a key path can only follow a property")
             return Query<V>(context: context, node: .predicate(.constant(false)))
         }
         // A path from the root (the usual case) is the traced names as they are, not a copy.
         let extended = components.isEmpty ? name : components + name
-        return Query<V>(context: context, node: .path(variable: variable, components: extended, table: table))
+        return Query<V>(
+            context: context, node: .path(variable: variable, components: extended, table: table),
+            shortcut: shortcut)
     }
 
-    func comparison<V>(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = [])
-        -> Query<V>
-    {
+    func comparison<V>(
+        _ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = [],
+        shortcut: LookupShortcut? = nil
+    ) -> Query<V> {
         Query<V>(
-            context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))))
+            context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))),
+            shortcut: shortcut)
     }
 
     /// The table the path leads to, if it leads to objects.
@@ -60,6 +67,15 @@ public struct Query<Value> {
         if case .path(_, _, let table) = node { return table }
         return nil
     }
+}
+
+/// What the usual lookup by value (`$0.name == name`) needs to be bound without looking at
+/// its predicate: for a property of the object being tested (`$0.name`), the property's
+/// position in its table; for an equality of such a property with a value, also the value.
+/// The predicate is built all the same, and says the same.
+struct LookupShortcut {
+    let property: Int
+    var value: PropertyValue?
 }
 
 /// What a typed query expression holds.
@@ -129,7 +145,13 @@ extension Query where Value: Object {
     func extend<V>(_ keyPath: KeyPath<Value, V>) -> Query<V> {
         guard let table else { return extending([], table: context.store.tables[0]) }
         guard let traced = context.trace(keyPath, from: table) else { return extending([], table: table) }
-        return extending(traced.names, table: context.store.tables[traced.target])
+        var shortcut: LookupShortcut?
+        if case .path(nil, let components, _) = node, components.isEmpty, traced.names.count == 1,
+            let property = traced.firstProperty
+        {
+            shortcut = LookupShortcut(property: property)
+        }
+        return extending(traced.names, table: context.store.tables[traced.target], shortcut: shortcut)
     }
 }
 
@@ -270,7 +292,9 @@ extension Object: _QueryValue {
 
 extension Query {
     public static func == <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
-        lhs.comparison(.equal, .value(rhs._queryValue))
+        let value = rhs._queryValue
+        return lhs.comparison(
+            .equal, .value(value), shortcut: lhs.shortcut.map { LookupShortcut(property: $0.property, value: value) })
     }
     public static func != <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
         lhs.comparison(.notEqual, .value(rhs._queryValue))
@@ -376,15 +400,19 @@ extension Results {
         store.typedQueryState = TypedQueryState()
         let root = Query<Element>(
             context: QueryContext(store: store), node: .path(variable: nil, components: [], table: table))
-        let predicate = condition(root).predicate
+        let built = condition(root)
         let failure = store.typedQueryState.errors.first
         store.typedQueryState = outer
         if let error = failure {
             store.recordError(error)
             return (try? adding(.constant(false), text: nil)) ?? self
         }
+        var bound: BoundQuery?
+        if let shortcut = built.shortcut, let value = shortcut.value {
+            bound = QueryCompiler.bindIndexedEquality(property: shortcut.property, value: value, in: table)
+        }
         do {
-            return try adding(predicate, text: nil)
+            return try adding(built.predicate, text: nil, bound: bound)
         } catch {
             store.recordError(error)
             return (try? adding(.constant(false), text: nil)) ?? self

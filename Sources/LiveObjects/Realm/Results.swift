@@ -123,15 +123,18 @@ public struct Results<Element: Object>: RandomAccessCollection {
         return try adding(syntax, text: predicate)
     }
 
-    /// Adds a predicate, checking it against the schema now.
-    func adding(_ syntax: PredicateSyntax, text: String?) throws(LiveObjectsError) -> Results {
+    /// Adds a predicate, checking it against the schema now (or taking `bound`, its binding
+    /// found by the caller).
+    func adding(_ syntax: PredicateSyntax, text: String?, bound known: BoundQuery? = nil) throws(LiveObjectsError)
+        -> Results
+    {
         var query = query
         query.predicates.append(QuerySpec.Filter(syntax: syntax, text: text))
         let results = Results(store: store, table: table, query: query)
         if let table {
             // Bind now, to report errors at once; keep the binding when it is the whole filter.
             // An equality on an indexed property (the common lookup) takes a short cut.
-            var bound = QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
+            var bound = known ?? QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
             if bound == nil { bound = try QueryCompiler.bind(syntax, to: table, store: store, text: text) }
             if query.predicates.count == 1 { results.cache.bound = bound }
         }

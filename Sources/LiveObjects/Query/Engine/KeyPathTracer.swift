@@ -19,6 +19,8 @@ struct TracedKeyPath {
     /// The position in the store of the table the names lead to: the target of the last link
     /// followed, or the starting table when none is.
     let target: Int
+    /// The position of the first name's property in the starting table.
+    let firstProperty: Int?
 }
 
 extension Store {
@@ -65,7 +67,8 @@ extension Store {
                 .invalidQuery, "the key path \(keyPath) does not read a persisted property",
                 objectType: table.name)
         }
-        let traced = TracedKeyPath(names: names, target: target(of: names, from: table).index)
+        let traced = TracedKeyPath(
+            names: names, target: target(of: names, from: table).index, firstProperty: table.propertyIndex[names[0]])
         table.tracedKeyPaths[keyPath] = traced
         table.rememberRecent(keyPath, traced)
         return traced

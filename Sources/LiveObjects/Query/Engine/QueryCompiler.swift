@@ -46,13 +46,22 @@ struct QueryCompiler {
         } else {
             return nil
         }
+        guard path.variable == nil, path.components.count == 1,
+            let p = table.position(ofProperty: path.components[0])
+        else { return nil }
+        return bindIndexedEquality(property: p, value: value, in: table)
+    }
+
+    /// Binds the equality of property `p` of the table with a value, when the property is the
+    /// primary key or indexed; nil otherwise. What ``bindIndexedEquality(_:to:store:)`` gives
+    /// for a predicate that says so.
+    static func bindIndexedEquality(property p: Int, value: PropertyValue, in table: Table) -> BoundQuery? {
         // `accepts` takes only a value of the property's own type (never for a list or a link),
         // which checking against the property leaves as it is. The check could only refuse a
         // string or data longer than allowed, which no stored value is: the general path then
         // looks up no key, and looking it up finds nothing, the same empty result.
-        guard path.variable == nil, path.components.count == 1, !value.isNull,
-            let p = table.position(ofProperty: path.components[0]),
-            table.valueIndexByProperty[p] != nil || p == table.primaryKeyProperty, table.accepts(value, p)
+        guard !value.isNull, table.valueIndexByProperty[p] != nil || p == table.primaryKeyProperty,
+            table.accepts(value, p)
         else { return nil }
         return BoundQuery(predicate: .index(IndexLookup(table: table, property: p, key: value)), slotCount: 0)
     }
