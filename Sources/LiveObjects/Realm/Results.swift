@@ -113,6 +113,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     ///   `limitExceeded` for an over-long or over-nested predicate.
     public func filter(_ predicate: String, _ arguments: Any...) throws(LiveObjectsError) -> Results {
         var values: [PropertyValue] = []
+        values.reserveCapacity(arguments.count)
         for argument in arguments { values.append(try PropertyValue(argument: argument)) }
         return try filter(predicate, arguments: values)
     }

@@ -7,8 +7,9 @@ import Foundation
 /// literal of the language produces. Later calls with that text and as many arguments get a
 /// copy of that tree with their arguments in place of the markers, which is the tree the
 /// parser gives for them. A text whose parse depends on the arguments' values (`%K`, `%d`,
-/// `%f`, `BETWEEN %@`) fails with markers and is then always parsed directly; so is a text
-/// that does not parse, so errors always come from the parser itself.
+/// `%f`, `BETWEEN %@`) fails with markers (or gives a tree that does not match the first
+/// call's) and is then always parsed directly; so is a text that does not parse, so errors
+/// always come from the parser itself.
 ///
 /// The cache belongs to one store and is used one caller at a time; it keeps at most
 /// ``capacity`` texts of at most ``maxTextLength`` bytes, and starts over when full.
@@ -41,8 +42,11 @@ package final class PredicateTemplates {
         let tree = try PredicateParser.parse(text, arguments: arguments)
         if text.utf8.count <= Self.maxTextLength {
             if templates.count >= Self.capacity { templates.removeAll(keepingCapacity: true) }
+            // Kept only if it gives back this call's tree: a parse that treats an argument by
+            // its value without failing on a marker is then not reused either.
             let markers = arguments.indices.map(Self.marker)
-            templates[key] = try? PredicateParser.parse(text, arguments: markers)
+            let template = try? PredicateParser.parse(text, arguments: markers)
+            templates[key] = template.flatMap { $0.substituting(arguments) == tree ? $0 : nil }
         }
         return tree
     }
