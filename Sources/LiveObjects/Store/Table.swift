@@ -99,11 +99,29 @@ package final class PrimaryKeyIndex {
 }
 
 /// A secondary index: value to rows, for `indexed: true` properties.
+///
+/// Each value's rows are in ascending order, so that a lookup hands them out as results in
+/// storage order without sorting them. New rows usually come last (an append); a reused slot
+/// is put in its place.
 package final class ValueIndex {
     @exclusivity(unchecked) package var rows: [PropertyValue: [Int32]] = [:]
 
     func insert(_ value: PropertyValue, row: Int32) {
-        rows[value, default: []].append(row)
+        Self.insert(row, into: &rows[value, default: []])
+    }
+
+    private static func insert(_ row: Int32, into list: inout [Int32]) {
+        guard let last = list.last, last > row else {
+            list.append(row)
+            return
+        }
+        var low = 0
+        var high = list.count
+        while low < high {
+            let mid = (low + high) / 2
+            if list[mid] < row { low = mid + 1 } else { high = mid }
+        }
+        list.insert(row, at: low)
     }
 
     func remove(_ value: PropertyValue, row: Int32) {
@@ -157,7 +175,10 @@ package final class Table {
     /// The primary-key index.
     package let primaryKeyIndex: PrimaryKeyIndex?
     /// Secondary indexes, by property index.
-    package internal(set) var valueIndexes: [Int: ValueIndex] = [:]
+    package let valueIndexes: [Int: ValueIndex]
+    /// The secondary index of each property, nil where there is none: `valueIndexes` by
+    /// position, for lookups without hashing.
+    let valueIndexByProperty: [ValueIndex?]
     /// Every link property (of any table) that targets this table.
     @exclusivity(unchecked) package internal(set) var incoming: [BacklinkColumn] = []
     /// For each link property of this table, the backlink column in the target table.
@@ -172,6 +193,8 @@ package final class Table {
     @exclusivity(unchecked) package internal(set) var defaults: [PropertyValue]
     /// Property index by name.
     package let propertyIndex: [String: Int]
+    /// The property names in schema order, for ``position(ofProperty:)``.
+    private let propertyNames: [String]
     /// How each property is stored.
     let storage: [PropertyStorage]
     /// The stored properties that hold plain values (not links).
@@ -188,11 +211,11 @@ package final class Table {
     /// an observation registrar.
     @exclusivity(unchecked) var observationReporters: [ObservationReporter?] = []
     /// Property names read by Swift key paths of the model class, traced once.
-    @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: [String]] = [:]
+    @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: TracedKeyPath] = [:]
     /// The key paths traced most recently, found by identity before hashing: a key path
     /// literal is one instance for the life of the process. Holding the key path keeps its
     /// identity from being reused by another one.
-    @exclusivity(unchecked) var recentKeyPaths: [(keyPath: AnyKeyPath, names: [String])] = []
+    @exclusivity(unchecked) var recentKeyPaths: [(keyPath: AnyKeyPath, traced: TracedKeyPath)] = []
     /// Sorted indexes of indexed properties, for ranges; rebuilt when stale.
     @exclusivity(unchecked) var sortedIndexes: [Int: SortedIndex] = [:]
     /// Whether the hash indexes must be rebuilt before use.
@@ -214,6 +237,7 @@ package final class Table {
         var names: [String: Int] = [:]
         for (i, p) in schema.properties.enumerated() { names[p.name] = i }
         self.propertyIndex = names
+        self.propertyNames = schema.properties.map(\.name)
         self.linkingObjectsSources = Array(repeating: nil, count: schema.properties.count)
         self.observationReporters = Array(repeating: nil, count: schema.properties.count)
         self.storage = schema.properties.map {
@@ -237,9 +261,12 @@ package final class Table {
             }
         }
         primaryKeyIndex = primaryKeyProperty == nil ? nil : PrimaryKeyIndex()
+        var indexes: [Int: ValueIndex] = [:]
         for (i, p) in schema.properties.enumerated() where p.isIndexed && !p.isPrimaryKey {
-            valueIndexes[i] = ValueIndex()
+            indexes[i] = ValueIndex()
         }
+        valueIndexes = indexes
+        valueIndexByProperty = schema.properties.indices.map { indexes[$0] }
     }
 
     /// The property stored by the wrapper with this storage key path, if known.
@@ -271,6 +298,14 @@ package final class Table {
         guard let tag = valueTags[p] else { return false }
         let actual = value.tag
         return actual == tag || (actual == .null && schema.properties[p].isOptional)
+    }
+
+    /// The index of the property with a name, as `propertyIndex` gives it, found without
+    /// hashing the name when the type has few properties (comparing a short name with a few
+    /// others is cheaper than hashing it): for lookups on every query.
+    func position(ofProperty name: String) -> Int? {
+        guard propertyNames.count <= 16 else { return propertyIndex[name] }
+        return propertyNames.withUnsafeBufferPointer { names in names.firstIndex(of: name) }
     }
 
     /// The name of the object type.
