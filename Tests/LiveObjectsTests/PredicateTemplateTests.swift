@@ -14,8 +14,10 @@ import Testing
         ("age BETWEEN {$0, $1}", [[.int(1), .int(5)], [.int(9), .int(2)]]),
         ("age IN {$0, 3, {$1}}", [[.int(1), .string("x")], [.null, .list([.int(2)])]]),
         ("age IN $0", [[.list([.int(1), .int(2)])], [.list([])]]),
-        ("SUBQUERY(dogs, $d, $d.age > %@ AND $d.name == $1).@count > %@",
-         [[.int(3), .string("Rex")], [.int(0), .string("Fido")]]),
+        (
+            "SUBQUERY(dogs, $d, $d.age > %@ AND $d.name == $1).@count > %@",
+            [[.int(3), .string("Rex")], [.int(0), .string("Fido")]]
+        ),
         ("NOT (name == %@) OR TRUEPREDICATE", [[.string("a")], [.bool(true)]]),
         ("dogs.@max.age >= $0", [[.int(4)], [.double(1.5)]]),
         // These depend on the arguments' values, and are parsed every time.
