@@ -34,15 +34,15 @@ open class Object: CustomStringConvertible, Hashable {
     /// first read (see ``ObjectObservation``).
     @exclusivity(unchecked) @usableFromInline final var _observation: ObjectObservation?
 
-    /// The access context of the property stored by the `@Persisted` wrapper with the given
-    /// storage key path. Unresolved the first time a type's property is used; not usable (and
-    /// the error recorded) when the object was deleted.
+    /// The access context of the property stored by the `@Persisted` wrapper at the given
+    /// offset in the object. Unresolved the first time a type's property is used; not usable
+    /// (and the error recorded) when the object was deleted.
     @usableFromInline
-    final func _context(forStorage id: ObjectIdentifier) -> _AccessContext {
+    final func _context(forField field: Int) -> _AccessContext {
         let handle = _handle!
         // Borrowed, not retained: the handle's store and table outlive any access through it,
         // and retains and releases are atomic operations that would stall every read.
-        let p = Unmanaged.passUnretained(handle.table)._withUnsafeGuaranteedRef { $0.property(forStorage: id) }
+        let p = Unmanaged.passUnretained(handle.table)._withUnsafeGuaranteedRef { $0.property(forField: field) }
         guard let p else {
             return _AccessContext(handle: handle, property: _AccessContext.unresolved)
         }
@@ -56,6 +56,25 @@ open class Object: CustomStringConvertible, Hashable {
                 _handle!.validAt = store.mutationCount
             }
             return _AccessContext(handle: handle, property: p)
+        }
+    }
+
+    /// Finds the property of a managed object's table that the `@Persisted` wrapper at this
+    /// offset stores, once per table and property, and records how to report its changes to
+    /// observers.
+    @usableFromInline
+    final func _resolve(field: Int) {
+        guard let table = _handle?.table else { return }
+        let info = try! ModelInfo.info(for: type(of: self))
+        guard let found = info.fields.first(where: { $0.offset == field }),
+            let p = table.propertyIndex[found.property.name]
+        else {
+            preconditionFailure("no @Persisted property of \(type(of: self)) is stored at offset \(field)")
+        }
+        table.setProperty(p, forField: field)
+        let keyPath = Object.observedKeyPath(field: field)
+        table.observationReporters[p] = { registrar, subject in
+            registrar.withMutation(of: subject, keyPath: keyPath) {}
         }
     }
 

@@ -61,7 +61,7 @@ struct ObservedRow: Hashable {
 }
 
 /// Reports a property change to a registrar; one per property, made when a `@Persisted`
-/// wrapper is first resolved (it knows the property's Swift key path and type).
+/// wrapper is first resolved (it knows the key path the property is tracked by).
 typealias ObservationReporter = (ObservationRegistrar, Object) -> Void
 
 /// Tells whether the current read happens inside `withObservationTracking`, without a
@@ -137,9 +137,7 @@ extension Object {
     /// Makes (or, for a managed object, finds) the instance's registrar for a tracked read,
     /// and registers the read with it.
     @usableFromInline @inline(never)
-    final func _beginObservation<Subject: Object, Member>(
-        _ subject: Subject, _ keyPath: KeyPath<Subject, Member>
-    ) {
+    final func _beginObservation(field: Int) {
         let observation: ObjectObservation
         if let handle = _handle {
             observation = handle.store.observation(of: handle)
@@ -147,30 +145,55 @@ extension Object {
             observation = ObjectObservation(row: nil)
         }
         _observation = observation
-        observation.registrar.access(subject, keyPath: keyPath)
+        observation.registrar.access(self, keyPath: Object.observedKeyPath(field: field))
     }
 
-    /// Sets a property of an unmanaged object, reporting it to the instance's registrar if it
-    /// has one (without one, no read of it was tracked).
+    /// Registers a tracked read of the `@Persisted` property at this offset.
     @usableFromInline
-    final func _setUnmanaged<Subject: Object, Value: _Persistable>(
-        _ subject: Subject, _ storageKeyPath: ReferenceWritableKeyPath<Subject, Persisted<Value>>,
-        _ newValue: Value
-    ) {
-        guard let observation = _observation else {
-            subject[keyPath: storageKeyPath].storage = newValue
-            return
-        }
-        if case .value(let old) = subject[keyPath: storageKeyPath].storage._encode().input,
-            case .value(let new) = newValue._encode().input, old == new
-        {
-            subject[keyPath: storageKeyPath].storage = newValue
-            return
-        }
-        observation.registrar.withMutation(of: subject, keyPath: storageKeyPath) {
-            subject[keyPath: storageKeyPath].storage = newValue
+    final func _access(_ observation: ObjectObservation, field: Int) {
+        observation.registrar.access(self, keyPath: Object.observedKeyPath(field: field))
+    }
+
+    /// Whether setting an unmanaged property from `old` to `new` is reported: not when both
+    /// are the same plain value.
+    @usableFromInline
+    final func _reportsChange<Value: _Persistable>(from old: Value, to new: Value) -> Bool {
+        guard case .value(let oldValue) = old._encode().input, case .value(let newValue) = new._encode().input
+        else { return true }
+        return oldValue != newValue
+    }
+
+    /// Announces a change of the unmanaged property at this offset.
+    @usableFromInline
+    final func _willSet(_ observation: ObjectObservation, field: Int) {
+        observation.registrar.willSet(self, keyPath: Object.observedKeyPath(field: field))
+    }
+
+    /// Reports a change of the unmanaged property at this offset.
+    @usableFromInline
+    final func _didSet(_ observation: ObjectObservation, field: Int) {
+        observation.registrar.didSet(self, keyPath: Object.observedKeyPath(field: field))
+    }
+
+    /// The key path that observation tracks the `@Persisted` property at this offset by: the
+    /// same for every instance (and every class: a registrar belongs to one object, so only
+    /// the properties of one object need telling apart).
+    ///
+    /// Not the wrapper's own key path: a property access that kept it would fetch the key
+    /// path object (a retain and a release) on every read, tracked or not.
+    static func observedKeyPath(field: Int) -> KeyPath<Object, Int> {
+        observedKeyPaths.withLock { cache in
+            if let keyPath = cache[field] { return keyPath }
+            let keyPath = \Object.[observedField: field]
+            cache[field] = keyPath
+            return keyPath
         }
     }
+
+    private static let observedKeyPaths = Locked<[Int: KeyPath<Object, Int>]>([:])
+
+    /// What ``observedKeyPath(field:)`` names.
+    subscript(observedField field: Int) -> Int { field }
 }
 
 extension Store {

@@ -18,8 +18,6 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline var storage: Value
     @usableFromInline var flags: UInt8
 
-    static var markerFlag: UInt8 { 0x80 }
-
     /// Declares a stored property with a default value.
     ///
     /// - Parameters:
@@ -55,55 +53,66 @@ public struct Persisted<Value: _Persistable> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
+        // The key paths are only ever projected here, never kept or passed on: projecting a
+        // literal key path compiles to a plain field access, while keeping one would make
+        // every access fetch (and retain and release) the key path object. The property is
+        // told apart by its field's offset in the object instead (`_field`).
         @inline(__always) get {
             guard object._handle != nil else {
-                _access(object, storageKeyPath)
+                _access(object, _field(object, storageKeyPath))
                 return object[keyPath: storageKeyPath].storage
             }
-            let context = _context(object, storageKeyPath)
+            let field = _field(object, storageKeyPath)
+            let context = _context(object, field)
             guard context.isUsable else { return Value._defaultValue }
-            _access(object, storageKeyPath)
+            _access(object, field)
             return Value._get(context)
         }
         @inline(__always) set {
             guard object._handle != nil else {
-                // Inline when nothing observes the instance: the key path is then a literal
-                // here, and the optimizer turns the access into a plain stored-property write.
-                guard object._observation == nil else {
-                    object._setUnmanaged(object, storageKeyPath, newValue)
-                    return
+                if let observation = object._observation,
+                    object._reportsChange(from: object[keyPath: storageKeyPath].storage, to: newValue)
+                {
+                    let field = _field(object, storageKeyPath)
+                    object._willSet(observation, field: field)
+                    object[keyPath: storageKeyPath].storage = newValue
+                    object._didSet(observation, field: field)
+                } else {
+                    object[keyPath: storageKeyPath].storage = newValue
                 }
-                object[keyPath: storageKeyPath].storage = newValue
                 return
             }
-            _managedSet(newValue, object, storageKeyPath)
+            _managedSet(newValue, object, _field(object, storageKeyPath))
+        }
+    }
+
+    /// The offset of the wrapper's field in the object: what tells the properties of a class
+    /// apart (also across subclasses, which keep their superclass's layout).
+    @inlinable @inline(__always)
+    static func _field<EnclosingSelf: Object>(
+        _ object: EnclosingSelf,
+        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Int {
+        withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { field in
+            UnsafeRawPointer(field) - UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
         }
     }
 
     /// Registers a read with the object's observation registrar, made on the instance's first
     /// read inside `withObservationTracking` (untracked reads of an instance without one only
     /// ask the probe). Managed objects report changes at commit, not in their setters.
-    ///
-    /// The key path tracked is the wrapper's storage key path (`\Dog._name`), not the
-    /// property's (`\Dog.name`): the read has it at hand already, while materializing the
-    /// property's key path would cost every read a retain and a release.
     @inlinable @inline(__always)
-    static func _access<EnclosingSelf: Object>(
-        _ object: EnclosingSelf, _ storageKeyPath: KeyPath<EnclosingSelf, Persisted<Value>>
-    ) {
+    static func _access(_ object: Object, _ field: Int) {
         if let observation = object._observation {
-            observation.registrar.access(object, keyPath: storageKeyPath)
+            object._access(observation, field: field)
         } else if object._isTracked {
-            object._beginObservation(object, storageKeyPath)
+            object._beginObservation(field: field)
         }
     }
 
     @inlinable
-    static func _managedSet<EnclosingSelf: Object>(
-        _ newValue: Value, _ object: EnclosingSelf,
-        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
-    ) {
-        let context = _context(object, storageKeyPath)
+    static func _managedSet(_ newValue: Value, _ object: Object, _ field: Int) {
+        let context = _context(object, field)
         guard context.isUsable else { return }
         let savepoint = context.savepoint
         do {
@@ -114,47 +123,11 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @inlinable
-    static func _context<EnclosingSelf: Object>(
-        _ object: EnclosingSelf,
-        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
-    ) -> _AccessContext {
-        let id = ObjectIdentifier(storageKeyPath)
-        let context = object._context(forStorage: id)
+    static func _context(_ object: Object, _ field: Int) -> _AccessContext {
+        let context = object._context(forField: field)
         if context.isResolved { return context }
-        _resolve(object, storageKeyPath)
-        return object._context(forStorage: id)
-    }
-
-    /// Finds the property a wrapper stores, once per type and property: the wrapper is marked
-    /// through its key path and found among the type's fields. Also records how to report the
-    /// property's changes to observers (by the key path reads are tracked with).
-    @usableFromInline
-    static func _resolve<EnclosingSelf: Object>(
-        _ object: EnclosingSelf,
-        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
-    ) {
-        guard let table = object._handle?.table else { return }
-        let info = try! ModelInfo.info(for: EnclosingSelf.self)
-        object[keyPath: storageKeyPath].flags |= markerFlag
-        defer { object[keyPath: storageKeyPath].flags &= ~markerFlag }
-        let flagsOffset = MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>.flags)!
-        let name: String = withExtendedLifetime(object) {
-            let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-            for field in info.fields {
-                let flags = (base + field.offset + field.accessor._flagsOffset).load(as: UInt8.self)
-                if field.accessor == Persisted<Value>.self && flags & markerFlag != 0
-                    && field.accessor._flagsOffset == flagsOffset
-                {
-                    return field.property.name
-                }
-            }
-            preconditionFailure("a @Persisted property of \(EnclosingSelf.self) was not found")
-        }
-        let p = table.propertyIndex[name]!
-        table.setProperty(p, forStorage: ObjectIdentifier(storageKeyPath))
-        table.observationReporters[p] = { registrar, subject in
-            registrar.withMutation(of: subject as! EnclosingSelf, keyPath: storageKeyPath) {}
-        }
+        object._resolve(field: field)
+        return object._context(forField: field)
     }
 
     var deleteRule: DeleteRule {
@@ -181,7 +154,6 @@ func _persistedFlags(_ primaryKey: Bool, _ indexed: Bool, _ deleteRule: DeleteRu
 /// The type-erased view of a `Persisted<Value>` field, used by schema discovery and `add`.
 protocol PersistedField {
     static var _template: _PropertyTemplate { get }
-    static var _flagsOffset: Int { get }
     /// Where the value sits in the wrapper (always 0: the readers rely on it).
     static var _storageOffset: Int { get }
     static func _flags(at pointer: UnsafeRawPointer) -> UInt8
@@ -200,7 +172,6 @@ protocol PersistedField {
 
 extension Persisted: PersistedField {
     static var _template: _PropertyTemplate { Value._propertyTemplate }
-    static var _flagsOffset: Int { MemoryLayout<Self>.offset(of: \Self.flags)! }
 
     static func _flags(at pointer: UnsafeRawPointer) -> UInt8 {
         pointer.assumingMemoryBound(to: Self.self).pointee.flags

@@ -201,12 +201,13 @@ package final class Table {
     let valueProperties: [Int]
     /// For each property, the value case it takes without conversion.
     private let valueTags: [PropertyValue.Tag?]
-    /// Property index by the key path of a `@Persisted` wrapper's storage; filled on first use.
-    /// Kept in an unmanaged buffer (`storageKeyCount` entries): scanning an array held in a
+    /// Property index by the offset of a `@Persisted` wrapper's field in the object; filled on
+    /// first use.
+    /// Kept in an unmanaged buffer (`fieldKeyCount` entries): scanning an array held in a
     /// class property retains and releases its buffer, atomic operations on every property read.
-    @exclusivity(unchecked) private var storageKeys = UnsafeMutableBufferPointer<(id: ObjectIdentifier, property: Int)>(
+    @exclusivity(unchecked) private var fieldKeys = UnsafeMutableBufferPointer<(field: Int, property: Int)>(
         start: nil, count: 0)
-    @exclusivity(unchecked) private var storageKeyCount = 0
+    @exclusivity(unchecked) private var fieldKeyCount = 0
     /// For each property resolved through a `@Persisted` wrapper, how to report its change to
     /// an observation registrar.
     @exclusivity(unchecked) var observationReporters: [ObservationReporter?] = []
@@ -269,27 +270,27 @@ package final class Table {
         valueIndexByProperty = schema.properties.indices.map { indexes[$0] }
     }
 
-    /// The property stored by the wrapper with this storage key path, if known.
+    /// The property stored by the wrapper at this offset in the object, if known.
     @inline(__always)
-    func property(forStorage id: ObjectIdentifier) -> Int? {
+    func property(forField field: Int) -> Int? {
         // A linear scan: a type has few properties, and this beats hashing.
-        for i in 0..<storageKeyCount where storageKeys[i].id == id { return storageKeys[i].property }
+        for i in 0..<fieldKeyCount where fieldKeys[i].field == field { return fieldKeys[i].property }
         return nil
     }
 
-    func setProperty(_ p: Int, forStorage id: ObjectIdentifier) {
-        guard property(forStorage: id) == nil else { return }
-        if storageKeyCount == storageKeys.count {
-            let grown = UnsafeMutableBufferPointer<(id: ObjectIdentifier, property: Int)>.allocate(
-                capacity: max(8, 2 * storageKeys.count))
-            if let old = storageKeys.baseAddress {
-                grown.baseAddress!.moveInitialize(from: old, count: storageKeyCount)
+    func setProperty(_ p: Int, forField field: Int) {
+        guard property(forField: field) == nil else { return }
+        if fieldKeyCount == fieldKeys.count {
+            let grown = UnsafeMutableBufferPointer<(field: Int, property: Int)>.allocate(
+                capacity: max(8, 2 * fieldKeys.count))
+            if let old = fieldKeys.baseAddress {
+                grown.baseAddress!.moveInitialize(from: old, count: fieldKeyCount)
             }
-            storageKeys.deallocate()
-            storageKeys = grown
+            fieldKeys.deallocate()
+            fieldKeys = grown
         }
-        (storageKeys.baseAddress! + storageKeyCount).initialize(to: (id, p))
-        storageKeyCount += 1
+        (fieldKeys.baseAddress! + fieldKeyCount).initialize(to: (field, p))
+        fieldKeyCount += 1
     }
 
     /// Whether a plain value fits property `p` as it is (the common case, checked quickly).
@@ -487,7 +488,7 @@ package final class Table {
 
     deinit {
         unretainedColumns.deallocate()
-        storageKeys.deallocate()
+        fieldKeys.deallocate()
     }
     func setObjectType(_ type: Object.Type?, defaults: [PropertyValue]?) {
         objectType = type
