@@ -24,6 +24,31 @@ package final class BacklinkColumn {
         rows[t].insert(sourceRow, at: i)
     }
 
+    /// Adds many links (`sources[i]` to `targets[i]`) as ``add(_:to:)`` would one by one, but
+    /// grouped by target first (a counting sort), so that the targets' lists are filled in
+    /// order, each made once at its size, instead of in random order.
+    func addAll(sources: [Int32], targets: [Int32]) {
+        let n = rows.count
+        // starts[t]..<starts[t + 1]: where target t's sources go in `grouped`.
+        var starts = [Int32](repeating: 0, count: n + 1)
+        for t in targets { starts[Int(t) + 1] &+= 1 }
+        for t in 0..<n { starts[t + 1] &+= starts[t] }
+        var next = starts
+        var grouped = [Int32](repeating: 0, count: sources.count)
+        for (s, t) in zip(sources, targets) {
+            grouped[Int(next[Int(t)])] = s
+            next[Int(t)] &+= 1
+        }
+        for t in 0..<n where starts[t + 1] > starts[t] {
+            let group = grouped[Int(starts[t])..<Int(starts[t + 1])]
+            if rows[t].isEmpty && zip(group, group.dropFirst()).allSatisfy({ $0 <= $1 }) {
+                rows[t] = Array(group)
+            } else {
+                for s in group { add(s, to: Int32(t)) }
+            }
+        }
+    }
+
     func remove(_ sourceRow: Int32, from target: Int32) {
         if let i = rows[Int(target)].lastIndex(of: sourceRow) {
             rows[Int(target)].remove(at: i)
@@ -72,6 +97,13 @@ package final class PrimaryKeyIndex {
         }
     }
 
+    /// Adds integer keys that are not there yet, in order: ``IntKeyIndex/insertAll(_:rows:generations:)``.
+    func insertAll(
+        _ keys: UnsafeBufferPointer<Int64>, rows: UnsafeBufferPointer<Int32>, generations: UnsafeBufferPointer<UInt32>
+    ) -> Int? {
+        ints.insertAll(keys, rows: rows, generations: generations)
+    }
+
     func remove(_ key: PropertyValue) {
         switch key {
         case .int(let k): ints.remove(k)
@@ -104,6 +136,11 @@ package final class ValueIndex {
 
     func insert(_ value: PropertyValue, row: Int32) {
         rows[value, default: []].append(row)
+    }
+
+    /// Adds the values of some rows of a column, in the order given.
+    func insertAll(_ column: Column, rows sources: [Int32]) {
+        for row in sources { rows[column.value(at: Int(row)), default: []].append(row) }
     }
 
     func remove(_ value: PropertyValue, row: Int32) {
@@ -280,6 +317,12 @@ package final class Table {
         return row
     }
 
+    /// Whether every slot holds a live object of generation 0 (as in a table never deleted
+    /// from): then a key names an object exactly when its generation is 0 and its row in range.
+    package var hasOnlyFirstGenerationObjects: Bool {
+        liveCount == rowCount && slotStates.chunks.allSatisfy { $0.allSatisfy { $0 == 1 } }
+    }
+
     /// Whether a slot holds a live object of the given generation.
     @inline(__always)
     package func isValid(_ row: Int32, generation: UInt32) -> Bool {
@@ -364,6 +407,17 @@ package final class Table {
         return row
     }
 
+    /// Adds a live slot at the end for an object whose values are already appended to every
+    /// column (the snapshot loader's fast path).
+    func appendLoadedSlot(generation: UInt32) -> Int32 {
+        let row = Int32(rowCount)
+        slotStates.append(generation << 1 | 1)
+        for b in incoming { b.rows.append([]) }
+        liveCount += 1
+        structureVersion &+= 1
+        return row
+    }
+
     func removeLastSlot() {
         for column in columns { column?.removeLast() }
         slotStates.removeLast()
@@ -404,11 +458,6 @@ package final class Table {
 
     func indexInsert(_ row: Int32, values: [PropertyValue]) {
         if let pk = primaryKeyProperty { primaryKeyIndex?.insert(values[pk], row: row, generation: generation(row)) }
-        for (p, index) in valueIndexes { index.insert(values[p], row: row) }
-    }
-
-    /// Adds a row's values to the secondary indexes only.
-    func valueIndexInsert(_ row: Int32, values: [PropertyValue]) {
         for (p, index) in valueIndexes { index.insert(values[p], row: row) }
     }
 

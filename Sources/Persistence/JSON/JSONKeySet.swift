@@ -23,6 +23,9 @@ package struct JSONKeySet: Sendable, Hashable {
     private let starts: [Int]
     /// For each index, the first index holding the same key.
     private let firstIndex: [Int]
+    /// For each index, whether JSON text holds the key as its bytes, unescaped: no `"`, `\` or
+    /// control character in it.
+    private let isPlain: [Bool]
 
     /// Creates a set. If a key is listed twice, its first index is the one matched.
     package init(_ keys: [String]) {
@@ -35,6 +38,7 @@ package struct JSONKeySet: Sendable, Hashable {
         }
         self.bytes = bytes
         self.starts = starts
+        isPlain = keys.map { key in !key.utf8.contains { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 } }
         var seen: [String: Int] = [:]
         firstIndex = keys.indices.map { i in
             if let first = seen[keys[i]] { return first }
@@ -64,6 +68,26 @@ package struct JSONKeySet: Sendable, Hashable {
                 }
                 for i in 0..<n where matches(i) { return i }
                 return Self.unknownKey
+            }
+        }
+    }
+
+    /// If the bytes at `text` (`available` of them readable) are key `i` unescaped and then the
+    /// string's closing `"`, the index matched (as ``index(of:hint:)`` gives it) and the length
+    /// of the key's bytes; nil otherwise. Bytes equal to a key's are valid UTF-8, being a
+    /// string's.
+    @inline(__always)
+    func match(_ i: Int, at text: UnsafePointer<UInt8>, available: Int) -> (index: Int, length: Int)? {
+        guard i < firstIndex.count else { return nil }
+        return starts.withUnsafeBufferPointer { starts in
+            let start = starts[i]
+            let length = starts[i + 1] - start
+            guard length < available, text[length] == 0x22, isPlain.withUnsafeBufferPointer({ $0[i] }) else {
+                return nil
+            }
+            return bytes.withUnsafeBufferPointer { all in
+                for j in 0..<length where all[start + j] != text[j] { return nil }
+                return (firstIndex.withUnsafeBufferPointer { $0[i] }, length)
             }
         }
     }

@@ -110,6 +110,8 @@ package struct JSONReader {
     private let end: Int
     /// The offset of the next byte to read.
     package private(set) var offset: Int = 0
+    /// The number of bytes after ``offset``.
+    package var remainingCount: Int { end - offset }
     private var state: State = .value
     /// The number of open containers.
     package private(set) var depth: Int = 0
@@ -209,6 +211,12 @@ package struct JSONReader {
         }
     }
 
+    /// The first byte of the next value, not consumed (after whitespace): `"` for a string,
+    /// `n` for null, and so on.
+    package mutating func peekByte() throws(LiveObjectsError) -> UInt8 {
+        try valueStart()
+    }
+
     /// Consumes the `{` of an object.
     package mutating func beginObject() throws(LiveObjectsError) {
         let b = try valueStart()
@@ -236,6 +244,15 @@ package struct JSONReader {
     package mutating func nextKey(in keys: JSONKeySet) throws(LiveObjectsError) -> Int? {
         guard try moveToKey() else { return nil }
         let start = offset + 1
+        // Records list their keys in the same order: the expected key (after the last one, the
+        // first), compared byte for byte.
+        let hint = keyHint < keys.count ? keyHint : 0
+        if let (index, length) = keys.match(hint, at: base + start, available: end - start) {
+            offset = start + length + 1
+            keyHint = index + 1
+            try consumeColon()
+            return index
+        }
         var i = start
         var plain = true
         while true {

@@ -27,6 +27,77 @@ enum FileIO {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw error("opening the file", path) }
         defer { close(fd) }
+        let size = try checkedSize(fd, path, maximumSize: maximumSize)
+        // Read into uninitialized storage: zeroing it first would cost one more pass over it.
+        var failure: LiveObjectsError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            do throws(LiveObjectsError) {
+                count = try readAll(fd, into: UnsafeMutableRawBufferPointer(buffer), path)
+            } catch {
+                failure = error
+                count = 0
+            }
+        }
+        if let failure { throw failure }
+        return bytes
+    }
+
+    /// Calls `body` with the whole content of a file, read into memory that is freed when
+    /// `body` returns. Large files go to memory that the system may back with huge pages, which
+    /// take far fewer page faults to fill than ordinary ones.
+    ///
+    /// - Throws: as ``read(_:maximumSize:)``, or what `body` throws.
+    static func withContents<R>(
+        of path: String, maximumSize: Int = .max, _ body: (UnsafeRawBufferPointer) throws(LiveObjectsError) -> R
+    ) throws(LiveObjectsError) -> R {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw error("opening the file", path) }
+        var isOpen = true
+        defer { if isOpen { close(fd) } }
+        let size = try checkedSize(fd, path, maximumSize: maximumSize)
+        let buffer = Buffer(size: size)
+        defer { buffer.free() }
+        let count = try readAll(fd, into: buffer.bytes, path)
+        close(fd)
+        isOpen = false
+        return try body(UnsafeRawBufferPointer(rebasing: buffer.bytes[..<count]))
+    }
+
+    /// Memory for a file's content.
+    private struct Buffer {
+        /// Files at least this large get memory mapped apart, advised to use huge pages.
+        static let mappedSize = 4 << 20
+        let bytes: UnsafeMutableRawBufferPointer
+        let isMapped: Bool
+
+        init(size: Int) {
+            #if os(Linux)
+                if size >= Self.mappedSize,
+                    let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+                    address != MAP_FAILED
+                {
+                    _ = madvise(address, size, MADV_HUGEPAGE)
+                    bytes = UnsafeMutableRawBufferPointer(start: address, count: size)
+                    isMapped = true
+                    return
+                }
+            #endif
+            let address = UnsafeMutableRawPointer.allocate(byteCount: max(size, 1), alignment: 16)
+            bytes = UnsafeMutableRawBufferPointer(start: address, count: size)
+            isMapped = false
+        }
+
+        func free() {
+            if isMapped {
+                munmap(bytes.baseAddress, bytes.count)
+            } else {
+                bytes.baseAddress!.deallocate()
+            }
+        }
+    }
+
+    /// The size of an open file, checked against a maximum.
+    private static func checkedSize(_ fd: Int32, _ path: String, maximumSize: Int) throws(LiveObjectsError) -> Int {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw error("reading the file's size", path) }
         guard Int64(info.st_size) <= Int64(maximumSize) else {
@@ -36,10 +107,17 @@ enum FileIO {
                     + "(FileStorage.Options.maximumFileSize); nothing was read or changed",
                 file: path)
         }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        return Int(info.st_size)
+    }
+
+    /// Reads from `fd` until `buffer` is full or the file ends; returns the number of bytes read
+    /// (fewer than the buffer holds for a file that shrank while being read).
+    private static func readAll(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, _ path: String)
+        throws(LiveObjectsError) -> Int
+    {
         var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress! + done, $0.count - done) }
+        while done < buffer.count {
+            let n = Foundation.read(fd, buffer.baseAddress! + done, buffer.count - done)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw error("reading the file", path)
@@ -47,9 +125,7 @@ enum FileIO {
             if n == 0 { break }
             done += n
         }
-        // A file that shrank while being read: keep what was there.
-        if done < bytes.count { bytes.removeSubrange(done...) }
-        return bytes
+        return done
     }
 
     /// Writes all of `bytes` to `fd`.
