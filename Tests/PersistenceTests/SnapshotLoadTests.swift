@@ -99,6 +99,37 @@ import Testing
         #expect(table.valueIndexes[1]?.rows[.string("n42")] == (0..<(n / 100)).map { Int32($0 * 100 + 42) })
     }
 
+    /// Files of a megabyte or more are mapped rather than read: the same objects, the same
+    /// errors, the file untouched.
+    @Test func largeFilesOpenAndLargeBadFilesAreRefusedUntouched() async throws {
+        let n = 12_000
+        let records = (0..<n).map { i in
+            #"{"$id": \#(i), "id": \#(i), "name": "a name long enough to pass a megabyte \#(i)", "next": \#((i + 1) % n)}"#
+        }
+        let bytes = Self.file(records)
+        #expect(bytes.count > FileIO.mappedSize)
+        let schema = try FileStorage.decode(snapshot: bytes, journal: nil).store.schema
+        let directory = try makeTemporaryDirectory()
+        let url = directory.appendingPathComponent("large.json")
+        try Data(bytes).write(to: url)
+        let names = try await withRealm(Realm.Configuration(file: url, schema: schema, options: .init(journal: false))) {
+            realm in
+            try await realm.read { realm in
+                try realm.dynamicObjects("Item").map { try $0.linkedObject("next")?["name"] ?? .null }
+            }
+        }
+        #expect(names.count == n)
+        #expect(names.first == .string("a name long enough to pass a megabyte 1"))
+
+        let truncated = directory.appendingPathComponent("truncated.json")
+        try Data(bytes.prefix(bytes.count - 100)).write(to: truncated)
+        let before = fileBytes(truncated)
+        await #expect {
+            _ = try await Realm.open(Realm.Configuration(file: truncated, schema: schema))
+        } throws: { ($0 as! LiveObjectsError).code == .corruptFile }
+        #expect(fileBytes(truncated) == before)
+    }
+
     @Test func duplicatePrimaryKeyFarIntoTheFileNamesTheObjectAndWhereItEnds() throws {
         var records = (0..<6000).map { #"{"$id": \#($0), "id": \#($0)}"# }
         records[5000] = #"{"$id": 5000, "id": 17}"#

@@ -42,9 +42,11 @@ enum FileIO {
         return bytes
     }
 
-    /// Calls `body` with the whole content of a file, read into memory that is freed when
-    /// `body` returns. Large files go to memory that the system may back with huge pages, which
-    /// take far fewer page faults to fill than ordinary ones.
+    /// Calls `body` with the whole content of a file. A large file is mapped into memory
+    /// (read-only, private) rather than copied: its pages come straight from the system's file
+    /// cache, with no fresh memory to clear and fill. This module replaces files by renaming a
+    /// new one over them, never by writing into them, so the mapped bytes do not change while
+    /// `body` runs; a file that cannot be mapped is read.
     ///
     /// - Throws: as ``read(_:maximumSize:)``, or what `body` throws.
     static func withContents<R>(
@@ -55,45 +57,32 @@ enum FileIO {
         var isOpen = true
         defer { if isOpen { close(fd) } }
         let size = try checkedSize(fd, path, maximumSize: maximumSize)
-        let buffer = Buffer(size: size)
-        defer { buffer.free() }
-        let count = try readAll(fd, into: buffer.bytes, path)
+        if size >= mappedSize, let address = map(fd, size) {
+            defer { munmap(address, size) }
+            close(fd)
+            isOpen = false
+            return try body(UnsafeRawBufferPointer(start: address, count: size))
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 16)
+        defer { buffer.deallocate() }
+        let count = try readAll(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<size]), path)
         close(fd)
         isOpen = false
-        return try body(UnsafeRawBufferPointer(rebasing: buffer.bytes[..<count]))
+        return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
     }
 
-    /// Memory for a file's content.
-    private struct Buffer {
-        /// Files at least this large get memory mapped apart, advised to use huge pages.
-        static let mappedSize = 4 << 20
-        let bytes: UnsafeMutableRawBufferPointer
-        let isMapped: Bool
+    /// Files at least this large are mapped by ``withContents(of:maximumSize:_:)``.
+    static let mappedSize = 1 << 20
 
-        init(size: Int) {
-            #if os(Linux)
-                if size >= Self.mappedSize,
-                    let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-                    address != MAP_FAILED
-                {
-                    _ = madvise(address, size, MADV_HUGEPAGE)
-                    bytes = UnsafeMutableRawBufferPointer(start: address, count: size)
-                    isMapped = true
-                    return
-                }
-            #endif
-            let address = UnsafeMutableRawPointer.allocate(byteCount: max(size, 1), alignment: 16)
-            bytes = UnsafeMutableRawBufferPointer(start: address, count: size)
-            isMapped = false
-        }
-
-        func free() {
-            if isMapped {
-                munmap(bytes.baseAddress, bytes.count)
-            } else {
-                bytes.baseAddress!.deallocate()
-            }
-        }
+    /// Maps `size` bytes of a file read-only (on Linux with its pages loaded at once), or nil.
+    private static func map(_ fd: Int32, _ size: Int) -> UnsafeMutableRawPointer? {
+        #if os(Linux)
+            let flags = MAP_PRIVATE | MAP_POPULATE
+        #else
+            let flags = MAP_PRIVATE
+        #endif
+        guard let address = mmap(nil, size, PROT_READ, flags, fd, 0), address != MAP_FAILED else { return nil }
+        return address
     }
 
     /// The size of an open file, checked against a maximum.
