@@ -123,6 +123,7 @@ extension Store {
         throws(LiveObjectsError)
     {
         let column = table.columns[property] as! LinkColumn
+        column.target.fillIncomingRows()
         guard let target else { return }
         guard column.targets[Int(row)] < 0 else {
             throw LiveObjectsError(
@@ -144,6 +145,7 @@ extension Store {
         guard !links.isEmpty else { return }
         let column = table.columns[property] as! LinkColumn
         let target = column.target
+        target.fillIncomingRows()
         if target.schema.isEmbedded {
             for link in links { try loadLink(table, link.row, property, to: link.target) }
             return
@@ -184,6 +186,7 @@ extension Store {
         throws(LiveObjectsError)
     {
         let column = table.columns[property] as! LinkListColumn
+        column.target.fillIncomingRows()
         guard column.lists[Int(row)].isEmpty else {
             throw LiveObjectsError(
                 .corruptFile, "the list is given twice", objectType: table.name, property: column.property.name)
@@ -220,6 +223,7 @@ extension Store {
     /// indexes are built, in one pass over each indexed column.
     package func finishLoading() {
         for table in tables {
+            table.fillIncomingRows()
             table.freeRows = []
             for r in stride(from: table.rowCount - 1, through: 0, by: -1) where !table.isLive(Int32(r)) {
                 table.freeRows.append(Int32(r))

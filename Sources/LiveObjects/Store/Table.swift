@@ -400,6 +400,7 @@ package final class Table {
     // MARK: Raw slot operations (no logging; used by the store's logged primitives).
 
     func appendSlot(_ values: [PropertyValue]) -> Int32 {
+        fillIncomingRows()
         let row = Int32(rowCount)
         for (i, column) in columns.enumerated() { column?.append(values[i]) }
         slotStates.append(appendGeneration << 1)
@@ -408,14 +409,23 @@ package final class Table {
     }
 
     /// Adds a live slot at the end for an object whose values are already appended to every
-    /// column (the snapshot loader's fast path).
+    /// column (the snapshot loader's fast path). The incoming backlink columns get their
+    /// (empty) entries for such slots all at once, in ``fillIncomingRows()``, which must run
+    /// before they are read or appended to.
     func appendLoadedSlot(generation: UInt32) -> Int32 {
         let row = Int32(rowCount)
         slotStates.append(generation << 1 | 1)
-        for b in incoming { b.rows.append([]) }
         liveCount += 1
         structureVersion &+= 1
         return row
+    }
+
+    /// Gives every incoming backlink column an empty entry for each slot it lacks one for
+    /// (those added by ``appendLoadedSlot(generation:)``).
+    func fillIncomingRows() {
+        for b in incoming where b.rows.count < rowCount {
+            b.rows.append(repeating: [], count: rowCount - b.rows.count)
+        }
     }
 
     func removeLastSlot() {

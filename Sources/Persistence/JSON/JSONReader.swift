@@ -213,6 +213,7 @@ package struct JSONReader {
 
     /// The first byte of the next value, not consumed (after whitespace): `"` for a string,
     /// `n` for null, and so on.
+    @inline(__always)
     package mutating func peekByte() throws(LiveObjectsError) -> UInt8 {
         try valueStart()
     }
@@ -242,11 +243,21 @@ package struct JSONReader {
     /// strings, trying first the key that followed the previous match. Keys match exactly
     /// (code point by code point, as JSON compares them), escaped or not.
     package mutating func nextKey(in keys: JSONKeySet) throws(LiveObjectsError) -> Int? {
+        // Records list their keys in the same order: the expected key (after the last one, the
+        // first), compared byte for byte; first with what precedes and follows it as
+        // ``JSONWriter`` writes it (`, "key": `), all of which the checks below would skip.
+        let hint = keyHint < keys.count ? keyHint : 0
+        if state == .objectNext || state == .objectFirst,
+            let (index, length) = keys.matchMember(
+                hint, at: base + offset, available: end - offset, first: state == .objectFirst)
+        {
+            offset += length
+            keyHint = index + 1
+            state = .value
+            return index
+        }
         guard try moveToKey() else { return nil }
         let start = offset + 1
-        // Records list their keys in the same order: the expected key (after the last one, the
-        // first), compared byte for byte.
-        let hint = keyHint < keys.count ? keyHint : 0
         if let (index, length) = keys.match(hint, at: base + start, available: end - start) {
             offset = start + length + 1
             keyHint = index + 1

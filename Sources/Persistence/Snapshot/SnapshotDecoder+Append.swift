@@ -203,11 +203,15 @@ extension SnapshotDecoder {
             let v: Int64? = try reader.readNull() ? nil : try reader.readInt64()
             column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Int64?>.self).appendLoaded(v) }
         case .double:
-            try refuseNull(table, p)
-            let v = try readDouble(table, p)
+            let first = try reader.peekByte()
+            if first == 0x6E, try reader.readNull() { throw nullError(table, p) }
+            let v = try readDouble(table, p, first: first)
             column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Double>.self).appendLoaded(v) }
         case .optionalDouble:
-            let v: Double? = try reader.readNull() ? nil : try readDouble(table, p)
+            let first = try reader.peekByte()
+            var v: Double?
+            let isNull = first == 0x6E ? try reader.readNull() : false
+            if !isNull { v = try readDouble(table, p, first: first) }
             column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Double?>.self).appendLoaded(v) }
         case .string:
             try refuseNull(table, p)
@@ -284,10 +288,11 @@ extension SnapshotDecoder {
         pendingLists.append((Int32(table.index), row, Int32(p), targets))
     }
 
-    /// Reads a `double`: a number, or one of the strings written for non-finite values.
+    /// Reads a `double` whose first byte is `first`: a number, or one of the strings written for
+    /// non-finite values.
     @inline(__always)
-    private mutating func readDouble(_ table: Table, _ p: Int) throws(LiveObjectsError) -> Double {
-        guard try reader.peekByte() == 0x22 else { return try reader.readDouble() }
+    private mutating func readDouble(_ table: Table, _ p: Int, first: UInt8) throws(LiveObjectsError) -> Double {
+        guard first == 0x22 else { return try reader.readDouble() }
         let text = try reader.readString()
         guard let v = ValueCoding.nonFiniteDouble(text) else {
             throw corrupt("'\(text)' is not a number", type: table.name, property: table.schema.properties[p].name)
