@@ -138,9 +138,40 @@ package final class ValueIndex {
         rows[value, default: []].append(row)
     }
 
-    /// Adds the values of some rows of a column, in the order given.
+    /// Adds the values of some rows of a column, as ``insert(_:row:)`` for each in the order
+    /// given would, but grouping the rows by value first (one probe per row into a table of
+    /// the distinct values, then a counting sort), so that each value's list is made once at
+    /// its size instead of growing by appends scattered over all the lists.
     func insertAll(_ column: Column, rows sources: [Int32]) {
-        for row in sources { rows[column.value(at: Int(row)), default: []].append(row) }
+        var groupOf: [PropertyValue: Int32] = [:]
+        var values: [PropertyValue] = []
+        var groups: [Int32] = []
+        groups.reserveCapacity(sources.count)
+        for row in sources {
+            let value = column.value(at: Int(row))
+            if let group = groupOf[value] {
+                groups.append(group)
+            } else {
+                let group = Int32(values.count)
+                groupOf[value] = group
+                values.append(value)
+                groups.append(group)
+            }
+        }
+        // starts[g]..<starts[g + 1]: where group g's rows go in `grouped`.
+        var starts = [Int](repeating: 0, count: values.count + 1)
+        for g in groups { starts[Int(g) + 1] += 1 }
+        for g in values.indices { starts[g + 1] += starts[g] }
+        var next = starts
+        var grouped = [Int32](repeating: 0, count: sources.count)
+        for (row, g) in zip(sources, groups) {
+            grouped[next[Int(g)]] = row
+            next[Int(g)] += 1
+        }
+        rows.reserveCapacity(rows.count + values.count)
+        for (g, value) in values.enumerated() {
+            rows[value, default: []].append(contentsOf: grouped[starts[g]..<starts[g + 1]])
+        }
     }
 
     func remove(_ value: PropertyValue, row: Int32) {
