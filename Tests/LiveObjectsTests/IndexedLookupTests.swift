@@ -82,4 +82,92 @@ import Testing
             try await realm.read { r in _ = try r.objects(Dog.self).filter("id == 'x'") }
         }
     }
+
+    /// Every way of counting a lookup gives the number of matching dogs.
+    static func check(_ r: isolated Realm, _ step: String) throws {
+        let dogs = r.objects(Dog.self)
+        for name in ["Tri", "Other", "Nobody"] {
+            let lookups = [dogs.where { $0.name == name }, try dogs.filter("name == %@", name)]
+            for results in lookups {
+                let ids = dogs.filter { $0.name == name }.map(\.id)
+                #expect(results.count == ids.count, "\(step): \(name)")
+                #expect(results.map(\.id) == ids, "\(step): \(name)")
+                #expect(try results.sorted(byKeyPath: "id", ascending: false).count == ids.count)
+                #expect(results.limit(1).count == min(1, ids.count))
+                #expect(results.offset(1).count == max(0, ids.count - 1))
+                #expect(try results.distinct(byKeyPaths: ["name"]).count == min(1, ids.count))
+            }
+        }
+        for id in [3, 4, 99] {
+            #expect(dogs.where { $0.id == id }.count == dogs.filter { $0.id == id }.count, "\(step): id \(id)")
+        }
+    }
+
+    /// `count` of a lookup comes from the index without collecting rows; it must agree with
+    /// the rows themselves through writes, deletes, renames and rollbacks, and with the
+    /// refinements that change the number of results.
+    @Test func countFromTheIndexAgreesWithTheRows() async throws {
+        let realm = try await openPets()
+        try await realm.write { r in
+            for id in 1...8 { _ = try r.create(Dog.self, value: ["id": id, "name": id % 3 == 0 ? "Tri" : "Other"]) }
+        }
+        try await realm.read { r in try Self.check(r, "start") }
+        try await realm.write { r in
+            let tri = r.objects(Dog.self).where { $0.name == "Tri" }
+            let before = tri.count
+            try r.delete(r.objects(Dog.self).where { $0.id == 3 })
+            #expect(tri.count == before - 1)
+            r.objects(Dog.self).where { $0.id == 4 }.first!.name = "Tri"
+            #expect(tri.count == before)
+            _ = try r.create(Dog.self, value: ["id": 9, "name": "Tri"])
+            #expect(tri.count == before + 1)
+            try Self.check(r, "in the write")
+        }
+        try await realm.read { r in try Self.check(r, "after the write") }
+        struct Abandon: Error {}
+        await #expect(throws: Abandon.self) {
+            try await realm.write { r in
+                _ = try r.create(Dog.self, value: ["id": 10, "name": "Tri"])
+                #expect(r.objects(Dog.self).where { $0.name == "Tri" }.count == 4)
+                throw Abandon()
+            }
+        }
+        try await realm.read { r in try Self.check(r, "after a rollback") }
+        // A frozen copy rebuilds its indexes on first use; the lookup through it agrees.
+        let frozen = await realm.freeze()
+        #expect(try frozen.objects(Dog.self, where: "name == %@", arguments: [.string("Tri")]).count == 3)
+        #expect(try frozen.objects(Dog.self, where: "name == %@", arguments: [.string("Other")]).count == 5)
+    }
+
+    /// A typed equality on a property of the object itself is bound from what building it
+    /// found; other shapes are bound from the predicate. Both must answer as the string form.
+    @Test func typedEqualityShapesAnswerAsTheStringForm() async throws {
+        let realm = try await openPets()
+        try await realm.write { r in
+            let ann = try r.create(Person.self, value: ["id": 1, "name": "Ann"])
+            for (id, name) in [(1, "Rex"), (2, "Fido"), (3, "Rex")] {
+                let dog = try r.create(Dog.self, value: ["id": id, "name": name, "age": id])
+                if id != 2 { dog.owner = ann }
+            }
+        }
+        let (typed, strings) = try await realm.read { r -> ([[Int]], [[Int]]) in
+            let dogs = r.objects(Dog.self)
+            let typed = [
+                dogs.where { $0.name == "Rex" }, dogs.where { $0.id == 2 }, dogs.where { $0.age == 3 },
+                dogs.where { $0.owner.name == "Ann" }, dogs.where { $0.name == "Rex" && $0.id > 1 },
+                dogs.where { !($0.name == "Rex") }, dogs.where { $0.name == "Rex" }.where { $0.age == 1 },
+            ].map { $0.map(\.id) }
+            let strings = try [
+                "name == 'Rex'", "id == 2", "age == 3", "owner.name == 'Ann'", "name == 'Rex' AND id > 1",
+                "NOT (name == 'Rex')", "name == 'Rex' AND age == 1",
+            ].map { try dogs.filter($0).map(\.id) }
+            return (typed, strings)
+        }
+        #expect(typed == strings)
+        #expect(typed == [[1, 3], [2], [3], [1, 3], [3], [2], [1]])
+        // A value of the wrong type is still refused, as in the string form.
+        await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { r in _ = r.objects(Dog.self).where { $0.name == 3 }.count }
+        }
+    }
 }

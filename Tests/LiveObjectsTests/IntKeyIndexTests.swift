@@ -32,19 +32,21 @@ import Testing
         #expect(Dictionary(uniqueKeysWithValues: index.pairs.map { ($0.key, $0.row) }) == model)
     }
 
-    /// Adding keys in batches agrees with adding them one at a time, duplicates included
+    /// Adding keys in batches agrees with adding them one at a time, duplicates included, with
+    /// dense keys (odd seeds) and keys spread out enough for the hash layout (even seeds)
     /// (seeded; the seed is in the message).
-    @Test(arguments: [1, 2, 3])
+    @Test(arguments: [1, 2, 3, 4])
     func batchesAgreeWithSingleInserts(seed: UInt64) {
         var rng = SplitMix(seed: seed)
+        let spread: Int64 = seed % 2 == 1 ? 1 : 1_000_003
         var batched = IntKeyIndex()
         var single = IntKeyIndex()
         var row: Int32 = 0
         for batch in 0..<40 {
             let size = Int(rng.next() % 600)
             // Rarely a duplicate: of an earlier key, or of one earlier in the batch.
-            let keys = (0..<size).map { _ in
-                rng.next() % 500 == 0 ? Int64(rng.next() % UInt64(max(1, row))) : Int64(row) * 3 + Int64(rng.next() % 3)
+            let keys = (0..<size).map { i in
+                spread * (rng.next() % 500 == 0 ? Int64(rng.next() % UInt64(max(1, row))) : Int64(row) + Int64(i))
             }
             let rows = keys.indices.map { row + Int32($0) }
             let generations = keys.indices.map { UInt32($0 % 5) }
@@ -63,12 +65,75 @@ import Testing
             #expect(batched.count == single.count, "seed \(seed) batch \(batch)")
             row += Int32(size)
         }
+        #expect(batched.usesDenseLayout == (spread == 1), "seed \(seed)")
         #expect(
             Dictionary(uniqueKeysWithValues: batched.pairs.map { ($0.key, $0.row) })
                 == Dictionary(uniqueKeysWithValues: single.pairs.map { ($0.key, $0.row) }), "seed \(seed)")
         for (key, _) in single.pairs {
             #expect(batched.entry(for: key)?.generation == single.entry(for: key)?.generation, "seed \(seed)")
         }
+    }
+}
+
+extension IntKeyIndexTests {
+    /// Keys inside a dense span (the first key is the smallest) keep the array layout, and
+    /// random inserts, replacements and removals agree with a Dictionary.
+    @Test(arguments: [11, 12, 13])
+    func denseKeysAgreeWithDictionary(seed: UInt64) {
+        var rng = SplitMix(seed: seed)
+        var index = IntKeyIndex()
+        var model: [Int64: Int32] = [:]
+        let start = Int64(rng.next() % 1_000_000) - 500_000
+        index.insert(start, row: 0)
+        model[start] = 0
+        for step in 1..<20_000 {
+            let key = start + Int64(rng.next() % 1_000)
+            switch rng.next() % 4 {
+            case 0:
+                index.remove(key)
+                model[key] = nil
+            case 1:
+                let added = index.insertIfAbsent(key, row: Int32(step))
+                #expect(added == (model[key] == nil), "seed \(seed) step \(step) key \(key)")
+                if added { model[key] = Int32(step) }
+            default:
+                index.insert(key, row: Int32(step), generation: UInt32(step))
+                model[key] = Int32(step)
+            }
+        }
+        #expect(index.usesDenseLayout, "seed \(seed)")
+        #expect(index.count == model.count)
+        for probe in (start - 10)..<(start + 1_010) where index.row(for: probe) != model[probe] {
+            Issue.record("seed \(seed): key \(probe) disagrees")
+            return
+        }
+        #expect(Dictionary(uniqueKeysWithValues: index.pairs.map { ($0.key, $0.row) }) == model)
+    }
+
+    /// Ascending ids stay in the array; a key below the smallest or far beyond the largest
+    /// turns the index into a hash map, keeping every entry (generations included).
+    @Test func layoutChangesKeepEntries() {
+        var ascending = IntKeyIndex()
+        for key in Int64(1)...100_000 { ascending.insert(key, row: Int32(key), generation: UInt32(key % 7)) }
+        #expect(ascending.usesDenseLayout && ascending.count == 100_000)
+        #expect(ascending.entry(for: 77_777)! == (77_777, 77_777 % 7))
+        #expect(ascending.row(for: 0) == nil && ascending.row(for: 100_001) == nil)
+
+        var below = ascending
+        below.insert(0, row: 0)
+        #expect(!below.usesDenseLayout && below.count == 100_001)
+        #expect(below.row(for: 0) == 0 && below.entry(for: 99_999)! == (99_999, 99_999 % 7))
+
+        var far = ascending
+        far.insert(Int64.max, row: 1)
+        far.insert(Int64.min, row: 2)
+        #expect(!far.usesDenseLayout && far.count == 100_002)
+        #expect(far.row(for: .max) == 1 && far.row(for: .min) == 2 && far.row(for: 50_000) == 50_000)
+
+        var sparse = IntKeyIndex()
+        for i in Int64(0)..<5_000 { sparse.insert(i * 1_000_003, row: Int32(i)) }
+        #expect(!sparse.usesDenseLayout)
+        #expect((Int64(0)..<5_000).allSatisfy { sparse.row(for: $0 * 1_000_003) == Int32($0) })
     }
 }
 

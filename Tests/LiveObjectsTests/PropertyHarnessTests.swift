@@ -144,6 +144,17 @@ import Testing
         #expect(found.contains { $0.contains("PropNode.score: the index maps 3 to slots") })
     }
 
+    @Test func checkerFindsSecondaryIndexOutOfOrder() async throws {
+        let realm = try await populatedRealm()
+        let found = await violations(realm) { store in
+            let nodes = store.tablesByName["PropNode"]!
+            let index = nodes.valueIndexes[nodes.propertyIndex["score"]!]!
+            let value = index.rows.first { $0.value.count >= 2 }!.key
+            index.rows[value]!.reverse()
+        }
+        #expect(found.contains { $0.contains("PropNode.score: the index's slots for") && $0.contains("not ascending") })
+    }
+
     @Test func checkerFindsEmbeddedObjectWithTwoParents() async throws {
         let realm = try await populatedRealm()
         let found = await violations(realm) { store in

@@ -256,15 +256,25 @@ func significantDigits(_ text: String) -> String {
 }
 
 @Suite struct DigitCountTests {
-    @Test func digitCountsAndPowersOfTen() {
-        #expect(decimalDigitCount(0) == 1)
-        #expect(decimalDigitCount(.max) == 20)
+    /// The digits of every power of ten and its neighbours, and of random values of every
+    /// width, as the standard library writes them, with nothing written past 8 bytes or the
+    /// digits.
+    @Test func decimalDigitsOfEveryWidth() {
+        var values: [UInt64] = [0, 1, 9, .max, .max - 1]
         var power: UInt64 = 1
         for n in 0...19 {
-            #expect(powerOfTen(n) == power)
-            #expect(decimalDigitCount(power) == n + 1)
-            if n > 0 { #expect(decimalDigitCount(power - 1) == n) }
+            values += [power, power - 1, power + 1]
             if n < 19 { power *= 10 }
+        }
+        var random = SeededGenerator(seed: 0xD161)
+        for _ in 0..<20_000 { values.append(random.next() >> (random.next() % 64)) }
+        let guardByte: UInt8 = 0xEE
+        for value in values {
+            var buffer = [UInt8](repeating: guardByte, count: 32)
+            let n = buffer.withUnsafeMutableBufferPointer { storeDecimal(value, at: $0.baseAddress!) }
+            let text = String(value)
+            #expect(String(decoding: buffer[0..<n], as: UTF8.self) == text)
+            #expect(buffer[max(n, 8)...].allSatisfy { $0 == guardByte }, "\(value) wrote past its room")
         }
     }
 }

@@ -29,7 +29,7 @@
 /// reading a `@Persisted` property tracks it, and the tracker hears of the commit that changes
 /// its value (see the conformance's documentation for the details).
 open class Object: CustomStringConvertible, Hashable {
-    @exclusivity(unchecked) @usableFromInline package var _handle: ObjectHandle?
+    @exclusivity(unchecked) @usableFromInline package final var _handle: ObjectHandle?
     /// The registrar that reads of the instance's properties are tracked with, made on the
     /// first read (see ``ObjectObservation``).
     @exclusivity(unchecked) @usableFromInline final var _observation: ObjectObservation?
@@ -40,19 +40,23 @@ open class Object: CustomStringConvertible, Hashable {
     @usableFromInline
     final func _context(forStorage id: ObjectIdentifier) -> _AccessContext {
         let handle = _handle!
-        guard let p = handle.table.property(forStorage: id) else {
+        // Borrowed, not retained: the handle's store and table outlive any access through it,
+        // and retains and releases are atomic operations that would stall every read.
+        let p = Unmanaged.passUnretained(handle.table)._withUnsafeGuaranteedRef { $0.property(forStorage: id) }
+        guard let p else {
             return _AccessContext(handle: handle, property: _AccessContext.unresolved)
         }
-        let store = handle.store
-        if let tracer = store.tracer { tracer.record(handle.table, p) }
-        if handle.validAt != store.mutationCount {
-            guard handle.isValid else {
-                store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
-                return _AccessContext(handle: handle, property: _AccessContext.invalid)
+        return Unmanaged.passUnretained(handle.store)._withUnsafeGuaranteedRef { store in
+            if let tracer = store.tracer { tracer.record(handle.table, p) }
+            if handle.validAt != store.mutationCount {
+                guard handle.isValid else {
+                    store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
+                    return _AccessContext(handle: handle, property: _AccessContext.invalid)
+                }
+                _handle!.validAt = store.mutationCount
             }
-            _handle!.validAt = store.mutationCount
+            return _AccessContext(handle: handle, property: p)
         }
-        return _AccessContext(handle: handle, property: p)
     }
 
     /// Creates an unmanaged object with the properties' default values.

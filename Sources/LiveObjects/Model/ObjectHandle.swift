@@ -78,8 +78,9 @@ public struct _AccessContext {
     @inline(__always)
     func scalar<T: ColumnElement>(_ type: T.Type, _ kind: ScalarKind) -> T? {
         let row = Int(handle.row)
-        return handle.table.columns.withUnsafeBufferPointer { columns in
-            guard let column = columns[property], column.scalarKind == kind else { return nil }
+        guard let column = handle.table.unretainedColumns[property] else { return nil }
+        return column._withUnsafeGuaranteedRef { column in
+            guard column.scalarKind == kind else { return nil }
             return unsafeDowncast(column, to: ScalarColumn<T>.self).values[row]
         }
     }

@@ -67,7 +67,13 @@ public struct Persisted<Value: _Persistable> {
         }
         @inline(__always) set {
             guard object._handle != nil else {
-                object._setUnmanaged(object, storageKeyPath, newValue)
+                // Inline when nothing observes the instance: the key path is then a literal
+                // here, and the optimizer turns the access into a plain stored-property write.
+                guard object._observation == nil else {
+                    object._setUnmanaged(object, storageKeyPath, newValue)
+                    return
+                }
+                object[keyPath: storageKeyPath].storage = newValue
                 return
             }
             _managedSet(newValue, object, storageKeyPath)
@@ -176,6 +182,8 @@ func _persistedFlags(_ primaryKey: Bool, _ indexed: Bool, _ deleteRule: DeleteRu
 protocol PersistedField {
     static var _template: _PropertyTemplate { get }
     static var _flagsOffset: Int { get }
+    /// Where the value sits in the wrapper (always 0: the readers rely on it).
+    static var _storageOffset: Int { get }
     static func _flags(at pointer: UnsafeRawPointer) -> UInt8
     static func _originProperty(at pointer: UnsafeRawPointer) -> String?
     static func _input(at pointer: UnsafeRawPointer) -> Input
@@ -203,12 +211,19 @@ extension Persisted: PersistedField {
             ._originProperty
     }
 
+    static var _storageOffset: Int { MemoryLayout<Self>.offset(of: \Self.storage)! }
+
+    // The two readers below run for every property of every object added to a realm. They read
+    // the field as its `Value` (the wrapper's first stored property; `ModelInfo` checks that
+    // it sits at offset 0): naming `Self` would look up the generic metadata of
+    // `Persisted<Value>` in the runtime's cache on every call.
+
     static func _input(at pointer: UnsafeRawPointer) -> Input {
-        pointer.load(as: Self.self).storage._encode().input
+        pointer.assumingMemoryBound(to: Value.self).pointee._encode().input
     }
 
     static func _unmanagedValue(at pointer: UnsafeRawPointer) -> PropertyValue {
-        switch pointer.load(as: Self.self).storage._encode().input {
+        switch pointer.assumingMemoryBound(to: Value.self).pointee._encode().input {
         case .value(let v): v
         case .array(let items):
             .list(items.map { if case .value(let v) = $0 { v } else { .null } })

@@ -18,10 +18,13 @@ import Foundation
 public struct Query<Value> {
     let context: QueryContext
     let node: QueryNode
+    /// For the usual lookup by value, what binding it needs (see ``LookupShortcut``).
+    let shortcut: LookupShortcut?
 
-    init(context: QueryContext, node: QueryNode) {
+    init(context: QueryContext, node: QueryNode, shortcut: LookupShortcut? = nil) {
         self.context = context
         self.node = node
+        self.shortcut = shortcut
     }
 
     var expression: ExpressionSyntax {
@@ -38,19 +41,25 @@ public struct Query<Value> {
         return .comparison(ComparisonSyntax(.direct, expression, .equal, [], .value(.bool(true))))
     }
 
-    func extending<V>(_ name: [String], table: Table) -> Query<V> {
+    func extending<V>(_ name: [String], table: Table, shortcut: LookupShortcut? = nil) -> Query<V> {
         guard case .path(let variable, let components, _) = node else {
             context.fail("a key path can only follow a property")
             return Query<V>(context: context, node: .predicate(.constant(false)))
         }
-        return Query<V>(context: context, node: .path(variable: variable, components: components + name, table: table))
+        // A path from the root (the usual case) is the traced names as they are, not a copy.
+        let extended = components.isEmpty ? name : components + name
+        return Query<V>(
+            context: context, node: .path(variable: variable, components: extended, table: table),
+            shortcut: shortcut)
     }
 
-    func comparison<V>(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = [])
-        -> Query<V>
-    {
+    func comparison<V>(
+        _ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = [],
+        shortcut: LookupShortcut? = nil
+    ) -> Query<V> {
         Query<V>(
-            context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))))
+            context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))),
+            shortcut: shortcut)
     }
 
     /// The table the path leads to, if it leads to objects.
@@ -58,6 +67,15 @@ public struct Query<Value> {
         if case .path(_, _, let table) = node { return table }
         return nil
     }
+}
+
+/// What the usual lookup by value (`$0.name == name`) needs to be bound without looking at
+/// its predicate: for a property of the object being tested (`$0.name`), the property's
+/// position in its table; for an equality of such a property with a value, also the value.
+/// The predicate is built all the same, and says the same.
+struct LookupShortcut {
+    let property: Int
+    var value: PropertyValue?
 }
 
 /// What a typed query expression holds.
@@ -68,33 +86,52 @@ enum QueryNode {
     case predicate(PredicateSyntax)
 }
 
-/// Where a typed query is built: the store (for tracing key paths) and the first error.
-final class QueryContext {
+/// Where a typed query is built: the store, which traces key paths and holds the state of
+/// the condition being built (``TypedQueryState``), so that building one allocates nothing.
+struct QueryContext {
     let store: Store
-    var error: LiveObjectsError?
-    private var variableCount = 0
 
     init(store: Store) {
         self.store = store
     }
 
+    /// Notes an error, unless one was met before.
+    func note(_ error: LiveObjectsError) {
+        if store.typedQueryState.errors.isEmpty { store.typedQueryState.errors.append(error) }
+    }
+
     func fail(_ message: String) {
-        if error == nil { error = LiveObjectsError(.invalidQuery, message) }
+        note(LiveObjectsError(.invalidQuery, message))
     }
 
     func names<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table) -> [String] {
+        trace(keyPath, from: table)?.names ?? []
+    }
+
+    /// The names a key path reads and the table they lead to; nil (and the error noted) when
+    /// it reads no persisted property.
+    func trace<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table) -> TracedKeyPath? {
         do {
-            return try store.propertyNames(of: keyPath, from: table)
+            return try store.trace(keyPath, from: table)
         } catch {
-            if self.error == nil { self.error = error }
-            return []
+            note(error)
+            return nil
         }
     }
 
     func newVariable() -> String {
-        variableCount += 1
-        return "v\(variableCount)"
+        store.typedQueryState.variableCount += 1
+        return "v\(store.typedQueryState.variableCount)"
     }
+}
+
+/// What building one typed condition has met so far: its first error and how many subquery
+/// variables it has named.
+struct TypedQueryState {
+    /// The first error met, if any (in an array, which is cheaper to save and restore than an
+    /// optional error).
+    var errors: [LiveObjectsError] = []
+    var variableCount = 0
 }
 
 // MARK: Member access
@@ -107,20 +144,14 @@ extension Query where Value: Object {
 
     func extend<V>(_ keyPath: KeyPath<Value, V>) -> Query<V> {
         guard let table else { return extending([], table: context.store.tables[0]) }
-        let names = context.names(keyPath, from: table)
-        return extending(names, table: target(of: names, from: table))
-    }
-
-    func target(of names: [String], from table: Table) -> Table {
-        var current = table
-        for name in names {
-            guard let p = current.propertyIndex[name],
-                let type = current.schema.properties[p].objectType,
-                let next = context.store.tablesByName[type]
-            else { break }
-            current = next
+        guard let traced = context.trace(keyPath, from: table) else { return extending([], table: table) }
+        var shortcut: LookupShortcut?
+        if case .path(nil, let components, _) = node, components.isEmpty, traced.names.count == 1,
+            let property = traced.firstProperty
+        {
+            shortcut = LookupShortcut(property: property)
         }
-        return current
+        return extending(traced.names, table: context.store.tables[traced.target], shortcut: shortcut)
     }
 }
 
@@ -261,7 +292,9 @@ extension Object: _QueryValue {
 
 extension Query {
     public static func == <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
-        lhs.comparison(.equal, .value(rhs._queryValue))
+        let value = rhs._queryValue
+        return lhs.comparison(
+            .equal, .value(value), shortcut: lhs.shortcut.map { LookupShortcut(property: $0.property, value: value) })
     }
     public static func != <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
         lhs.comparison(.notEqual, .value(rhs._queryValue))
@@ -361,15 +394,25 @@ extension Results {
     /// gives no results and makes the enclosing realm call throw `invalidQuery`.
     public func `where`(_ condition: (Query<Element>) -> Query<Bool>) -> Results {
         guard let table else { return self }
-        let context = QueryContext(store: store)
-        let root = Query<Element>(context: context, node: .path(variable: nil, components: [], table: table))
-        let predicate = condition(root).predicate
-        if let error = context.error {
+        // A condition may build another one inside it (on other results): each starts afresh
+        // and the outer one's state comes back after.
+        let outer = store.typedQueryState
+        store.typedQueryState = TypedQueryState()
+        let root = Query<Element>(
+            context: QueryContext(store: store), node: .path(variable: nil, components: [], table: table))
+        let built = condition(root)
+        let failure = store.typedQueryState.errors.first
+        store.typedQueryState = outer
+        if let error = failure {
             store.recordError(error)
             return (try? adding(.constant(false), text: nil)) ?? self
         }
+        var bound: BoundQuery?
+        if let shortcut = built.shortcut, let value = shortcut.value {
+            bound = QueryCompiler.bindIndexedEquality(property: shortcut.property, value: value, in: table)
+        }
         do {
-            return try adding(predicate, text: nil)
+            return try adding(built.predicate, text: nil, bound: bound)
         } catch {
             store.recordError(error)
             return (try? adding(.constant(false), text: nil)) ?? self

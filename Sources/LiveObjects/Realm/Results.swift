@@ -46,6 +46,23 @@ public struct Results<Element: Object>: RandomAccessCollection {
         return query.isEmpty ? table.liveCount : rows.count
     }
 
+    /// The number of results.
+    ///
+    /// Equality with one value on an indexed property or the primary key, the usual lookup,
+    /// is counted from the index without collecting its rows (which a later read still does
+    /// when it needs them).
+    public var count: Int {
+        guard let table else { return 0 }
+        if query.isEmpty { return table.liveCount }
+        if let rows = cache.rows, cache.mutationCount == store.mutationCount { return rows.count }
+        if query.predicates.count == 1, query.distinct.isEmpty, query.limit == nil, query.offset == 0,
+            let count = cache.bound?.indexCount()
+        {
+            return count
+        }
+        return rows.count
+    }
+
     /// - Complexity: O(1) once evaluated.
     public subscript(position: Int) -> Element {
         let table = table!
@@ -96,25 +113,29 @@ public struct Results<Element: Object>: RandomAccessCollection {
     ///   `limitExceeded` for an over-long or over-nested predicate.
     public func filter(_ predicate: String, _ arguments: Any...) throws(LiveObjectsError) -> Results {
         var values: [PropertyValue] = []
+        values.reserveCapacity(arguments.count)
         for argument in arguments { values.append(try PropertyValue(argument: argument)) }
         return try filter(predicate, arguments: values)
     }
 
     /// Results that also match a predicate in the string language, with dynamic arguments.
     public func filter(_ predicate: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> Results {
-        let syntax = try PredicateParser.parse(predicate, arguments: arguments)
+        let syntax = try store.predicateTemplates.parse(predicate, arguments: arguments)
         return try adding(syntax, text: predicate)
     }
 
-    /// Adds a predicate, checking it against the schema now.
-    func adding(_ syntax: PredicateSyntax, text: String?) throws(LiveObjectsError) -> Results {
+    /// Adds a predicate, checking it against the schema now (or taking `bound`, its binding
+    /// found by the caller).
+    func adding(_ syntax: PredicateSyntax, text: String?, bound known: BoundQuery? = nil) throws(LiveObjectsError)
+        -> Results
+    {
         var query = query
         query.predicates.append(QuerySpec.Filter(syntax: syntax, text: text))
         let results = Results(store: store, table: table, query: query)
         if let table {
             // Bind now, to report errors at once; keep the binding when it is the whole filter.
             // An equality on an indexed property (the common lookup) takes a short cut.
-            var bound = QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
+            var bound = known ?? QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
             if bound == nil { bound = try QueryCompiler.bind(syntax, to: table, store: store, text: text) }
             if query.predicates.count == 1 { results.cache.bound = bound }
         }
@@ -234,6 +255,12 @@ final class ResultsCache {
 extension PropertyValue {
     /// Converts a query argument.
     init(argument: Any) throws(LiveObjectsError) {
+        // A string (the usual argument) by one cast; the general conversion tries many types
+        // first, none of which a string is.
+        if let string = argument as? String {
+            self = .string(string)
+            return
+        }
         switch try Input(any: argument, objectType: "") {
         case .value(let value): self = value
         case .object(let object):

@@ -42,6 +42,7 @@ final class ModelInfo: @unchecked Sendable {
         var raw: [(String, Int, any PersistedField.Type)] = []
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { cName, offset, fieldType, _ in
             if let accessor = fieldType as? any PersistedField.Type {
+                precondition(accessor._storageOffset == 0, "the layout of @Persisted changed")
                 raw.append((String(cString: cName), offset, accessor))
             }
             return true

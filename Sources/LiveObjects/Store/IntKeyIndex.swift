@@ -1,10 +1,17 @@
-/// An open-addressing hash map from `Int64` keys to rows: the primary-key index of tables whose
+/// A map from `Int64` keys to rows and generations: the primary-key index of tables whose
 /// primary key is an integer.
 ///
-/// Keys and rows sit side by side in one array, so a lookup usually touches one cache line
-/// (a `Dictionary` keeps keys, values and occupancy in three arrays). Linear probing, at most
-/// three quarters full, with backward-shift deletion (no tombstones). The hash mixes the key
-/// with a per-index random seed.
+/// Two layouts. While the keys are dense (they span at most about twice as many values as
+/// there are keys, as auto-incremented ids do) the index is an array with one slot per key
+/// value from the smallest key on: no hashing, consecutive keys in consecutive slots (an
+/// insert in key order touches memory in order), 8 bytes a slot. When a key would leave that
+/// shape (a key below the smallest, or far beyond the largest), the index turns into an
+/// open-addressing hash map for good.
+///
+/// The hash map keeps keys and rows side by side in one array, so a lookup usually touches one
+/// cache line (a `Dictionary` keeps keys, values and occupancy in three arrays). Linear
+/// probing, at most three quarters full, with backward-shift deletion (no tombstones). The
+/// hash mixes the key with a per-index random seed.
 package struct IntKeyIndex {
     @usableFromInline
     struct Entry {
@@ -16,15 +23,26 @@ package struct IntKeyIndex {
         var generation: UInt32 = 0
     }
 
-    private var entries: [Entry]
-    private var mask: Int
+    /// A slot of the dense layout: the row (-1 when no key has this value) and its generation.
+    @usableFromInline
+    struct Slot {
+        var row: Int32
+        var generation: UInt32
+        static var empty: Slot { Slot(row: -1, generation: 0) }
+    }
+
+    /// Whether the dense layout is in use.
+    private var isDense = true
+    /// The dense layout: slot `i` holds key `base + i`.
+    private var slots: [Slot] = []
+    private var base: Int64 = 0
+    /// The hash layout.
+    private var entries: [Entry] = []
+    private var mask = 0
     private let seed: UInt64
     package private(set) var count = 0
 
-    package init(capacity: Int = 16) {
-        let size = Self.size(for: capacity)
-        entries = Array(repeating: Entry(key: 0, row: -1), count: size)
-        mask = size - 1
+    package init() {
         seed = UInt64.random(in: 1...UInt64.max) | 1
     }
 
@@ -34,30 +52,41 @@ package struct IntKeyIndex {
         return size
     }
 
+    /// The most slots the dense layout may span for `count` keys.
+    private static func denseLimit(_ count: Int) -> Int { 2 * count + 1_024 }
+
+    /// Whether the index uses the dense layout (for tests).
+    package var usesDenseLayout: Bool { isDense }
+
     @inline(__always)
-    private func slot(_ key: Int64) -> Int {
+    private func hashSlot(_ key: Int64) -> Int {
         let h = (UInt64(bitPattern: key) ^ (seed >> 1)) &* seed
         return Int(truncatingIfNeeded: h >> 32 ^ h) & mask
+    }
+
+    /// The dense slot of a key, if the key falls inside the dense layout's span.
+    @inline(__always)
+    private func denseSlot(_ key: Int64) -> Int? {
+        let (offset, overflow) = key.subtractingReportingOverflow(base)
+        guard !overflow, UInt64(bitPattern: offset) < UInt64(slots.count) else { return nil }
+        return Int(offset)
     }
 
     /// The row of a key.
     @inline(__always)
     package func row(for key: Int64) -> Int32? {
-        var i = slot(key)
-        return entries.withUnsafeBufferPointer { buffer in
-            while true {
-                let entry = buffer[i]
-                if entry.row < 0 { return nil }
-                if entry.key == key { return entry.row }
-                i = (i + 1) & mask
-            }
-        }
+        entry(for: key)?.row
     }
 
     /// The row of a key and its generation.
     @inline(__always)
     package func entry(for key: Int64) -> (row: Int32, generation: UInt32)? {
-        var i = slot(key)
+        if isDense {
+            guard let i = denseSlot(key) else { return nil }
+            let slot = slots.withUnsafeBufferPointer { $0[i] }
+            return slot.row < 0 ? nil : (slot.row, slot.generation)
+        }
+        var i = hashSlot(key)
         return entries.withUnsafeBufferPointer { buffer in
             while true {
                 let entry = buffer[i]
@@ -70,29 +99,40 @@ package struct IntKeyIndex {
 
     /// Sets the row of a key, replacing any previous one.
     package mutating func insert(_ key: Int64, row: Int32, generation: UInt32 = 0) {
-        if (count + 1) * 4 > entries.count * 3 { grow(to: entries.count * 2) }
-        var i = slot(key)
-        while entries[i].row >= 0 {
-            if entries[i].key == key {
-                entries[i].row = row
-                entries[i].generation = generation
-                return
-            }
-            i = (i + 1) & mask
-        }
-        entries[i] = Entry(key: key, row: row, generation: generation)
-        count += 1
+        _ = put(key, row: row, generation: generation, replacing: true)
     }
 
     /// Adds a key that is not there yet, with one probe: returns false (and changes nothing)
     /// when the key is already there.
     package mutating func insertIfAbsent(_ key: Int64, row: Int32, generation: UInt32 = 0) -> Bool {
+        put(key, row: row, generation: generation, replacing: false)
+    }
+
+    /// Places a key; returns false when the key was there (and is replaced only if asked).
+    @inline(__always)
+    private mutating func put(_ key: Int64, row: Int32, generation: UInt32, replacing: Bool) -> Bool {
+        if isDense {
+            if let i = denseSlot(key) ?? makeDenseSlot(key) {
+                let existed = slots[i].row >= 0
+                if existed && !replacing { return false }
+                slots[i] = Slot(row: row, generation: generation)
+                if !existed { count += 1 }
+                return !existed
+            }
+            convertToHash()
+        }
         if (count + 1) * 4 > entries.count * 3 { grow(to: entries.count * 2) }
         let mask = mask
-        var i = slot(key)
+        var i = hashSlot(key)
         return entries.withUnsafeMutableBufferPointer { buffer in
             while buffer[i].row >= 0 {
-                if buffer[i].key == key { return false }
+                if buffer[i].key == key {
+                    if replacing {
+                        buffer[i].row = row
+                        buffer[i].generation = generation
+                    }
+                    return false
+                }
                 i = (i + 1) & mask
             }
             buffer[i] = Entry(key: key, row: row, generation: generation)
@@ -101,29 +141,66 @@ package struct IntKeyIndex {
         }
     }
 
+    /// Extends the dense layout to cover a key outside its span, if the layout stays dense;
+    /// returns the key's slot, or nil when the index must turn into a hash map.
+    private mutating func makeDenseSlot(_ key: Int64) -> Int? {
+        if count == 0 {
+            // Nothing stored: start the span at this key.
+            slots.removeAll(keepingCapacity: true)
+            base = key
+            slots.append(.empty)
+            return 0
+        }
+        let (offset, overflow) = key.subtractingReportingOverflow(base)
+        guard !overflow, offset >= 0, offset < Int64(Self.denseLimit(count + 1)) else { return nil }
+        slots.append(contentsOf: repeatElement(.empty, count: Int(offset) - slots.count + 1))
+        return Int(offset)
+    }
+
+    /// Moves every key into the hash layout, for good.
+    private mutating func convertToHash() {
+        isDense = false
+        let size = Self.size(for: max(count + 1, 8))
+        entries = Array(repeating: Entry(key: 0, row: -1), count: size)
+        mask = size - 1
+        let old = slots
+        slots = []
+        count = 0
+        for (i, slot) in old.enumerated() where slot.row >= 0 {
+            _ = put(base + Int64(i), row: slot.row, generation: slot.generation, replacing: true)
+        }
+    }
+
     /// Adds keys that are not there yet, in order, as ``insertIfAbsent(_:row:generation:)`` one
     /// after the other would. Returns the position of the first key already there (in the index
     /// or earlier in `keys`), whose entry and those after it are not added; nil when all are.
     ///
-    /// Faster than one call per key for large indexes: the first slot of every key is loaded
-    /// before any is placed, and those loads do not depend on one another, so their cache misses
-    /// overlap instead of coming one at a time.
+    /// In the hash layout, faster than one call per key for large indexes: the first slot of
+    /// every key is loaded before any is placed, and those loads do not depend on one another,
+    /// so their cache misses overlap instead of coming one at a time.
     package mutating func insertAll(
         _ keys: UnsafeBufferPointer<Int64>, rows: UnsafeBufferPointer<Int32>, generations: UnsafeBufferPointer<UInt32>
     ) -> Int? {
-        reserve(count + keys.count)
+        // The dense layout places keys in order anyway (until a key makes it a hash map).
+        var first = 0
+        while first < keys.count && isDense {
+            if !put(keys[first], row: rows[first], generation: generations[first], replacing: false) { return first }
+            first += 1
+        }
+        guard first < keys.count else { return nil }
+        reserve(count + keys.count - first)
         let mask = mask
-        var slots = [Int](repeating: 0, count: keys.count)
-        for (i, key) in keys.enumerated() { slots[i] = slot(key) }
+        var homes = [Int](repeating: 0, count: keys.count)
+        for i in first..<keys.count { homes[i] = hashSlot(keys[i]) }
         var added = 0
         let duplicate: Int? = entries.withUnsafeMutableBufferPointer { buffer in
             var touched: Int32 = 0
-            for s in slots { touched |= buffer[s].row }
+            for i in first..<keys.count { touched |= buffer[homes[i]].row }
             // Rows are at least -1: this never holds, but keeps the loads above.
-            if touched < -1 { return 0 }
-            for i in 0..<keys.count {
+            if touched < -1 { return first }
+            for i in first..<keys.count {
                 let key = keys[i]
-                var s = slots[i]
+                var s = homes[i]
                 while buffer[s].row >= 0 {
                     if buffer[s].key == key { return i }
                     s = (s + 1) & mask
@@ -139,7 +216,15 @@ package struct IntKeyIndex {
 
     /// Removes a key.
     package mutating func remove(_ key: Int64) {
-        var i = slot(key)
+        if isDense {
+            guard let i = denseSlot(key), slots[i].row >= 0 else { return }
+            slots[i] = .empty
+            count -= 1
+            // Trailing empty slots go (a rolled-back bulk insert leaves no span behind).
+            while slots.last?.row == -1 { slots.removeLast() }
+            return
+        }
+        var i = hashSlot(key)
         while true {
             if entries[i].row < 0 { return }
             if entries[i].key == key { break }
@@ -149,7 +234,7 @@ package struct IntKeyIndex {
         var hole = i
         var j = (i + 1) & mask
         while entries[j].row >= 0 {
-            let home = slot(entries[j].key)
+            let home = hashSlot(entries[j].key)
             // Move j into the hole unless its home lies cyclically in (hole, j].
             let inRange = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j)
             if !inRange {
@@ -164,6 +249,10 @@ package struct IntKeyIndex {
 
     /// Makes room for at least `capacity` keys.
     package mutating func reserve(_ capacity: Int) {
+        if isDense {
+            slots.reserveCapacity(capacity)
+            return
+        }
         let size = Self.size(for: capacity)
         if size > entries.count { grow(to: size) }
     }
@@ -178,6 +267,9 @@ package struct IntKeyIndex {
 
     /// Every (key, row) pair, in no particular order.
     package var pairs: [(key: Int64, row: Int32)] {
-        entries.compactMap { $0.row >= 0 ? ($0.key, $0.row) : nil }
+        if isDense {
+            return slots.enumerated().compactMap { $1.row >= 0 ? (base + Int64($0), $1.row) : nil }
+        }
+        return entries.compactMap { $0.row >= 0 ? ($0.key, $0.row) : nil }
     }
 }

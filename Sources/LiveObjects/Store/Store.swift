@@ -50,6 +50,10 @@ package final class Store {
     @exclusivity(unchecked) var tracer: KeyPathTracer?
     /// A one-object-per-table copy of the schema that Swift key paths are traced on.
     @exclusivity(unchecked) var probeStore: Store?
+    /// The typed condition (`where { … }`) being built on this store.
+    @exclusivity(unchecked) var typedQueryState = TypedQueryState()
+    /// Predicates of the string language parsed on this store, for reuse with new arguments.
+    let predicateTemplates = PredicateTemplates()
     /// Live subscriptions, told about every commit.
     var subscriptions: [Subscription] = []
     /// Subscriptions made while a write was open: they get their first element when it ends.

@@ -131,11 +131,29 @@ package final class PrimaryKeyIndex {
 }
 
 /// A secondary index: value to rows, for `indexed: true` properties.
+///
+/// Each value's rows are in ascending order, so that a lookup hands them out as results in
+/// storage order without sorting them. New rows usually come last (an append); a reused slot
+/// is put in its place.
 package final class ValueIndex {
     @exclusivity(unchecked) package var rows: [PropertyValue: [Int32]] = [:]
 
     func insert(_ value: PropertyValue, row: Int32) {
-        rows[value, default: []].append(row)
+        Self.insert(row, into: &rows[value, default: []])
+    }
+
+    private static func insert(_ row: Int32, into list: inout [Int32]) {
+        guard let last = list.last, last > row else {
+            list.append(row)
+            return
+        }
+        var low = 0
+        var high = list.count
+        while low < high {
+            let mid = (low + high) / 2
+            if list[mid] < row { low = mid + 1 } else { high = mid }
+        }
+        list.insert(row, at: low)
     }
 
     /// Adds the values of some rows of a column, as ``insert(_:row:)`` for each in the order
@@ -205,7 +223,13 @@ package final class Table {
     /// retain of it.
     package internal(set) unowned(unsafe) var store: Store?
     /// One column per property, in schema order; nil for `LinkingObjects`.
-    @exclusivity(unchecked) package internal(set) var columns: [Column?] = []
+    @exclusivity(unchecked) package private(set) var columns: [Column?] = []
+    /// The same columns, unretained, for the property reads of managed objects: reading through
+    /// `columns` retains and releases the array's buffer, and those atomic operations keep the
+    /// processor from overlapping one read's cache miss with the next. Valid while `columns`
+    /// holds the columns (both change together in `setColumns`).
+    @exclusivity(unchecked) private(set) var unretainedColumns = UnsafeMutableBufferPointer<Unmanaged<Column>?>(
+        start: nil, count: 0)
     /// Per slot: the generation shifted left by one, with the low bit set while the slot holds
     /// a live object. A handle is valid while its generation matches and the bit is set; one
     /// array, so checking a handle touches one cache line.
@@ -219,7 +243,10 @@ package final class Table {
     /// The primary-key index.
     package let primaryKeyIndex: PrimaryKeyIndex?
     /// Secondary indexes, by property index.
-    package internal(set) var valueIndexes: [Int: ValueIndex] = [:]
+    package let valueIndexes: [Int: ValueIndex]
+    /// The secondary index of each property, nil where there is none: `valueIndexes` by
+    /// position, for lookups without hashing.
+    let valueIndexByProperty: [ValueIndex?]
     /// Every link property (of any table) that targets this table.
     @exclusivity(unchecked) package internal(set) var incoming: [BacklinkColumn] = []
     /// For each link property of this table, the backlink column in the target table.
@@ -234,6 +261,8 @@ package final class Table {
     @exclusivity(unchecked) package internal(set) var defaults: [PropertyValue]
     /// Property index by name.
     package let propertyIndex: [String: Int]
+    /// The property names in schema order, for ``position(ofProperty:)``.
+    private let propertyNames: [String]
     /// How each property is stored.
     let storage: [PropertyStorage]
     /// The stored properties that hold plain values (not links).
@@ -241,16 +270,20 @@ package final class Table {
     /// For each property, the value case it takes without conversion.
     private let valueTags: [PropertyValue.Tag?]
     /// Property index by the key path of a `@Persisted` wrapper's storage; filled on first use.
-    @exclusivity(unchecked) private var storageKeyPaths: [(id: ObjectIdentifier, property: Int)] = []
+    /// Kept in an unmanaged buffer (`storageKeyCount` entries): scanning an array held in a
+    /// class property retains and releases its buffer, atomic operations on every property read.
+    @exclusivity(unchecked) private var storageKeys = UnsafeMutableBufferPointer<(id: ObjectIdentifier, property: Int)>(
+        start: nil, count: 0)
+    @exclusivity(unchecked) private var storageKeyCount = 0
     /// For each property resolved through a `@Persisted` wrapper, how to report its change to
     /// an observation registrar.
     @exclusivity(unchecked) var observationReporters: [ObservationReporter?] = []
     /// Property names read by Swift key paths of the model class, traced once.
-    @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: [String]] = [:]
+    @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: TracedKeyPath] = [:]
     /// The key paths traced most recently, found by identity before hashing: a key path
     /// literal is one instance for the life of the process. Holding the key path keeps its
     /// identity from being reused by another one.
-    @exclusivity(unchecked) var recentKeyPaths: [(keyPath: AnyKeyPath, names: [String])] = []
+    @exclusivity(unchecked) var recentKeyPaths: [(keyPath: AnyKeyPath, traced: TracedKeyPath)] = []
     /// Sorted indexes of indexed properties, for ranges; rebuilt when stale.
     @exclusivity(unchecked) var sortedIndexes: [Int: SortedIndex] = [:]
     /// Whether the hash indexes must be rebuilt before use.
@@ -272,6 +305,7 @@ package final class Table {
         var names: [String: Int] = [:]
         for (i, p) in schema.properties.enumerated() { names[p.name] = i }
         self.propertyIndex = names
+        self.propertyNames = schema.properties.map(\.name)
         self.linkingObjectsSources = Array(repeating: nil, count: schema.properties.count)
         self.observationReporters = Array(repeating: nil, count: schema.properties.count)
         self.storage = schema.properties.map {
@@ -295,23 +329,35 @@ package final class Table {
             }
         }
         primaryKeyIndex = primaryKeyProperty == nil ? nil : PrimaryKeyIndex()
+        var indexes: [Int: ValueIndex] = [:]
         for (i, p) in schema.properties.enumerated() where p.isIndexed && !p.isPrimaryKey {
-            valueIndexes[i] = ValueIndex()
+            indexes[i] = ValueIndex()
         }
+        valueIndexes = indexes
+        valueIndexByProperty = schema.properties.indices.map { indexes[$0] }
     }
 
     /// The property stored by the wrapper with this storage key path, if known.
     @inline(__always)
     func property(forStorage id: ObjectIdentifier) -> Int? {
         // A linear scan: a type has few properties, and this beats hashing.
-        storageKeyPaths.withUnsafeBufferPointer { entries in
-            for entry in entries where entry.id == id { return entry.property }
-            return nil
-        }
+        for i in 0..<storageKeyCount where storageKeys[i].id == id { return storageKeys[i].property }
+        return nil
     }
 
     func setProperty(_ p: Int, forStorage id: ObjectIdentifier) {
-        if property(forStorage: id) == nil { storageKeyPaths.append((id, p)) }
+        guard property(forStorage: id) == nil else { return }
+        if storageKeyCount == storageKeys.count {
+            let grown = UnsafeMutableBufferPointer<(id: ObjectIdentifier, property: Int)>.allocate(
+                capacity: max(8, 2 * storageKeys.count))
+            if let old = storageKeys.baseAddress {
+                grown.baseAddress!.moveInitialize(from: old, count: storageKeyCount)
+            }
+            storageKeys.deallocate()
+            storageKeys = grown
+        }
+        (storageKeys.baseAddress! + storageKeyCount).initialize(to: (id, p))
+        storageKeyCount += 1
     }
 
     /// Whether a plain value fits property `p` as it is (the common case, checked quickly).
@@ -320,6 +366,14 @@ package final class Table {
         guard let tag = valueTags[p] else { return false }
         let actual = value.tag
         return actual == tag || (actual == .null && schema.properties[p].isOptional)
+    }
+
+    /// The index of the property with a name, as `propertyIndex` gives it, found without
+    /// hashing the name when the type has few properties (comparing a short name with a few
+    /// others is cheaper than hashing it): for lookups on every query.
+    func position(ofProperty name: String) -> Int? {
+        guard propertyNames.count <= 16 else { return propertyIndex[name] }
+        return propertyNames.withUnsafeBufferPointer { names in names.firstIndex(of: name) }
     }
 
     /// The name of the object type.
@@ -514,7 +568,17 @@ package final class Table {
         for (p, index) in valueIndexes { index.remove(columns[p]!.value(at: Int(row)), row: row) }
     }
 
-    func setColumns(_ columns: [Column?]) { self.columns = columns }
+    func setColumns(_ columns: [Column?]) {
+        self.columns = columns
+        unretainedColumns.deallocate()
+        unretainedColumns = .allocate(capacity: columns.count)
+        _ = unretainedColumns.initialize(from: columns.map { $0.map(Unmanaged.passUnretained) })
+    }
+
+    deinit {
+        unretainedColumns.deallocate()
+        storageKeys.deallocate()
+    }
     func setObjectType(_ type: Object.Type?, defaults: [PropertyValue]?) {
         objectType = type
         if let defaults { self.defaults = defaults }

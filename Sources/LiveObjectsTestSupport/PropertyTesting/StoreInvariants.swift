@@ -234,6 +234,9 @@ package enum StoreInvariants {
             var have: [PropertyValue: [Int32]] = [:]
             for (value, rows) in index.rows {
                 if rows.isEmpty { fail("\(table.name).\(property.name): the index keeps an empty entry for \(value)") }
+                if zip(rows, rows.dropFirst()).contains(where: { $0 >= $1 }) {
+                    fail("\(table.name).\(property.name): the index's slots for \(value) are not ascending: \(rows)")
+                }
                 have[value] = rows.sorted()
             }
             have = have.filter { !$0.value.isEmpty }

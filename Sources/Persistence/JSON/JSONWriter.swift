@@ -34,9 +34,10 @@
 /// stops the program.
 ///
 /// The writer is non-copyable: it owns its buffers outright, so writing needs no copy-on-write
-/// checks. Tokens are written into a small staging buffer that stays in cache, which is moved
-/// into the output array every 64 KB. Take the output with ``takeBytes()``, or stream it with
-/// ``withUnsafeBytes(_:)`` and ``removeAllBytes()``.
+/// checks. Tokens are written into a staging buffer (64 KB, or the capacity asked for), which is
+/// moved into the output array when it is full. Take the output with ``takeBytes()``, or stream it
+/// with ``withUnsafeBytes(_:)`` and ``removeAllBytes()``: a stream that empties the writer before
+/// the staging buffer fills never copies its bytes.
 package struct JSONWriter: ~Copyable {
     /// How the output is laid out.
     package struct Options: Sendable, Hashable {
@@ -105,11 +106,12 @@ package struct JSONWriter: ~Copyable {
     ///
     /// - Parameters:
     ///   - options: The layout; compact by default.
-    ///   - capacity: Bytes to reserve up front, if the output size can be estimated.
+    ///   - capacity: The size of the staging buffer, if more than 64 KB: the most bytes that can
+    ///     be written before they are copied to the output array.
     package init(options: Options = .compact, capacity: Int = 0) {
         precondition(options.indentWidth >= 0, "JSONWriter: indentWidth must not be negative")
         self.options = options
-        output.reserveCapacity(capacity)
+        self.capacity = max(self.capacity, capacity)
         buffer = .allocate(capacity: self.capacity)
         frames = .allocate(capacity: frameCapacity)
         shortestTable = DecimalTables.shortestTable
@@ -257,17 +259,7 @@ package struct JSONWriter: ~Copyable {
 
     /// Writes an integer exactly.
     package mutating func int(_ value: Int64) {
-        emit(valueSeparator(), count: 20) { p in
-            var q = p
-            if value < 0 {
-                q[0] = 0x2D
-                q += 1
-            }
-            let magnitude = value.magnitude
-            let n = decimalDigitCount(magnitude)
-            writeDigits(magnitude, count: n, endingAt: q + n)
-            return q + n - p
-        }
+        emit(valueSeparator(), count: Self.maxIntLength) { p in Self.formatInt(value, into: p) }
         valueDone()
     }
 
@@ -278,33 +270,24 @@ package struct JSONWriter: ~Copyable {
 
     /// Writes an unsigned integer exactly.
     package mutating func uint(_ value: UInt64) {
-        emit(valueSeparator(), count: 20) { p in
-            let n = decimalDigitCount(value)
-            writeDigits(value, count: n, endingAt: p + n)
-            return n
-        }
+        emit(valueSeparator(), count: Self.maxIntLength) { p in storeDecimal(value, at: p) }
         valueDone()
     }
 
     /// Writes a `Double` in its shortest round-trip form; non-finite values as the strings
     /// `"NaN"`, `"Infinity"`, `"-Infinity"` (see the type's documentation).
     package mutating func double(_ value: Double) {
-        guard value.isFinite else {
-            string(Self.nonFiniteName(value.isNaN, value < 0))
-            return
-        }
-        let separator = valueSeparator()
-        shortestTable.withUnsafeBufferPointer { table in
-            emit(separator, count: maxFormattedDecimalLength) { p in
-                Self.formatFinite(value, table: table.baseAddress!, into: p)
-            }
-        }
-        valueDone()
+        binaryFloatingPoint(value)
     }
 
     /// Writes a `Float` in its own shortest round-trip form; non-finite values as for
     /// ``double(_:)``.
     package mutating func float(_ value: Float) {
+        binaryFloatingPoint(value)
+    }
+
+    @inline(__always)
+    private mutating func binaryFloatingPoint<T: ShortestDecimalFormattable>(_ value: T) {
         guard value.isFinite else {
             string(Self.nonFiniteName(value.isNaN, value < 0))
             return
@@ -386,22 +369,136 @@ package struct JSONWriter: ~Copyable {
         valueDone()
     }
 
+    /// Writes one value that the caller formats itself, in a single reservation: `body` gets
+    /// room for `maxLength` bytes and returns how many it wrote. The bytes must be one complete
+    /// JSON value without line breaks (which is not checked); the formatting functions below
+    /// (``formatInt(_:into:)``, ``formatFinite(_:table:into:)``, ``formatQuoted(_:into:)``) and
+    /// ``singleLineMemberPrefix(_:first:)`` help write it. For records written in bulk.
+    @inline(__always)
+    package mutating func rawValue(maxLength: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        emit(valueSeparator(), count: maxLength) { p in
+            let n = body(p)
+            precondition(n >= 0 && n <= maxLength, "JSONWriter.rawValue: wrote more than maxLength bytes")
+            return n
+        }
+        valueDone()
+    }
+
+    /// What goes before a member's value in an object written on one line, laid out like the
+    /// writer's own output: `"name": ` (compact: `"name":`), preceded by `, ` (compact: `,`)
+    /// unless it is the `first` member.
+    package func singleLineMemberPrefix(_ key: JSONKey, first: Bool) -> [UInt8] {
+        let spaced = options.indentWidth > 0
+        var bytes: [UInt8] = first ? [] : spaced ? [0x2C, 0x20] : [0x2C]
+        bytes += key.quoted
+        bytes += spaced ? [0x3A, 0x20] : [0x3A]
+        return bytes
+    }
+
     // MARK: Standalone formatting
+
+    /// The most bytes ``formatInt(_:into:)`` writes.
+    package static let maxIntLength = 20
+
+    /// Writes an integer exactly and returns the number of bytes (at most ``maxIntLength``, all
+    /// of which it may overwrite).
+    @inline(__always)
+    package static func formatInt(_ value: Int64, into p: UnsafeMutablePointer<UInt8>) -> Int {
+        var q = p
+        if value < 0 {
+            q[0] = 0x2D
+            q += 1
+        }
+        return q + storeDecimal(value.magnitude, at: q) - p
+    }
+
+    /// Writes `"…"` with escapes as ``string(_:)`` does and returns the number of bytes, at most
+    /// `6 * utf8.count + 2`.
+    @inline(__always)
+    package static func formatQuoted(_ utf8: UnsafeBufferPointer<UInt8>, into p: UnsafeMutablePointer<UInt8>) -> Int {
+        formatQuoted(utf8, clean: utf8.baseAddress.map { cleanPrefixLength($0, utf8.count) } ?? 0, into: p)
+    }
+
+    /// ``formatQuoted(_:into:)`` for a string whose first `clean` bytes need no escape.
+    @inline(__always)
+    private static func formatQuoted(
+        _ utf8: UnsafeBufferPointer<UInt8>, clean: Int, into p: UnsafeMutablePointer<UInt8>
+    )
+        -> Int
+    {
+        p[0] = 0x22
+        guard let source = utf8.baseAddress else {
+            p[1] = 0x22
+            return 2
+        }
+        let n = utf8.count
+        copyBytes(p + 1, source, clean)
+        var q = p + 1 + clean
+        if clean < n { q = writeEscaped(source + clean, n - clean, into: q) }
+        q[0] = 0x22
+        return q + 1 - p
+    }
+
+    /// The number of leading bytes that a JSON string can hold as they are (no `"`, `\` or
+    /// control character).
+    @inline(__always)
+    private static func cleanPrefixLength(_ source: UnsafePointer<UInt8>, _ n: Int) -> Int {
+        var clean = 0
+        while clean < n {
+            let b = source[clean]
+            if b < 0x20 || b == 0x22 || b == 0x5C { break }
+            clean += 1
+        }
+        return clean
+    }
+
+    /// Writes `n` bytes of string content with escapes (at most `6 * n` bytes) and returns the
+    /// position after them.
+    private static func writeEscaped(_ source: UnsafePointer<UInt8>, _ n: Int, into p: UnsafeMutablePointer<UInt8>)
+        -> UnsafeMutablePointer<UInt8>
+    {
+        var q = p
+        for i in 0..<n {
+            let b = source[i]
+            if b >= 0x20 && b != 0x22 && b != 0x5C {
+                q[0] = b
+                q += 1
+                continue
+            }
+            q[0] = 0x5C
+            switch b {
+            case 0x22, 0x5C: q[1] = b
+            case 0x08: q[1] = 0x62  // b
+            case 0x0C: q[1] = 0x66  // f
+            case 0x0A: q[1] = 0x6E  // n
+            case 0x0D: q[1] = 0x72  // r
+            case 0x09: q[1] = 0x74  // t
+            default:
+                q[1] = 0x75  // u00XX
+                q[2] = 0x30
+                q[3] = 0x30
+                q[4] = hexDigit(b >> 4)
+                q[5] = hexDigit(b & 0xF)
+                q += 6
+                continue
+            }
+            q += 2
+        }
+        return q
+    }
 
     /// The shortest round-trip text of a `Double`, exactly as ``double(_:)`` writes it
     /// (`"NaN"`, `"Infinity"` and `"-Infinity"` without the quotes).
     package static func format(_ value: Double) -> String {
-        guard value.isFinite else { return nonFiniteName(value.isNaN, value < 0) }
-        return DecimalTables.shortestTable.withUnsafeBufferPointer { table in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxFormattedDecimalLength) { buffer in
-                let n = formatFinite(value, table: table.baseAddress!, into: buffer.baseAddress!)
-                return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<n]), as: UTF8.self)
-            }
-        }
+        formatted(value)
     }
 
     /// The shortest round-trip text of a `Float`, exactly as ``float(_:)`` writes it.
     package static func format(_ value: Float) -> String {
+        formatted(value)
+    }
+
+    private static func formatted<T: ShortestDecimalFormattable>(_ value: T) -> String {
         guard value.isFinite else { return nonFiniteName(value.isNaN, value < 0) }
         return DecimalTables.shortestTable.withUnsafeBufferPointer { table in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxFormattedDecimalLength) { buffer in
@@ -416,21 +513,15 @@ package struct JSONWriter: ~Copyable {
         isNaN ? "NaN" : isNegative ? "-Infinity" : "Infinity"
     }
 
+    /// Writes a finite `Double` or `Float` as ``double(_:)`` and ``float(_:)`` do and returns
+    /// the number of bytes (at most `maxFormattedDecimalLength`). `table` is the base address of
+    /// ``DecimalTables/shortestTable``.
     @inline(__always)
-    private static func formatFinite(_ value: Double, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>)
-        -> Int
-    {
+    package static func formatFinite<T: ShortestDecimalFormattable>(
+        _ value: T, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>
+    ) -> Int {
         if value == 0 { return writeZero(negative: value.sign == .minus, into: p) }
-        let (digits, exponent) = shortestDecimal(value.magnitude, table: table)
-        return formatDecimal(negative: value < 0, digits: digits, exponent: exponent, into: p)
-    }
-
-    @inline(__always)
-    private static func formatFinite(_ value: Float, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>)
-        -> Int
-    {
-        if value == 0 { return writeZero(negative: value.sign == .minus, into: p) }
-        let (digits, exponent) = shortestDecimal(value.magnitude, table: table)
+        let (digits, exponent) = value.magnitude.shortestDecimal(table: table)
         return formatDecimal(negative: value < 0, digits: digits, exponent: exponent, into: p)
     }
 
@@ -603,65 +694,13 @@ package struct JSONWriter: ~Copyable {
     private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>, after separator: Separator, colon: Bool) {
         let n = utf8.count
         let suffix = colon ? (options.indentWidth > 0 ? 2 : 1) : 0
-        guard let source = utf8.baseAddress else {
-            emit(separator, count: 4) { p in
-                p[0] = 0x22; p[1] = 0x22; p[2] = 0x3A; p[3] = 0x20
-                return 2 + suffix
-            }
-            return
-        }
-        // The bytes before the first one that needs an escape are copied in one go.
-        var clean = 0
-        while clean < n {
-            let b = source[clean]
-            if b < 0x20 || b == 0x22 || b == 0x5C { break }
-            clean += 1
-        }
-        if clean == n {
-            emit(separator, count: n + 4) { p in
-                p[0] = 0x22
-                copyBytes(p + 1, source, n)
-                p[n + 1] = 0x22
-                p[n + 2] = 0x3A
-                p[n + 3] = 0x20
-                return n + 2 + suffix
-            }
-            return
-        }
+        // The room for escapes is only reserved when there are some.
+        let clean = utf8.baseAddress.map { Self.cleanPrefixLength($0, n) } ?? 0
         emit(separator, count: clean + 6 * (n - clean) + 4) { p in
-            p[0] = 0x22
-            copyBytes(p + 1, source, clean)
-            var q = p + 1 + clean
-            for i in clean..<n {
-                let b = source[i]
-                if b >= 0x20 && b != 0x22 && b != 0x5C {
-                    q[0] = b
-                    q += 1
-                    continue
-                }
-                q[0] = 0x5C
-                switch b {
-                case 0x22, 0x5C: q[1] = b
-                case 0x08: q[1] = 0x62  // b
-                case 0x0C: q[1] = 0x66  // f
-                case 0x0A: q[1] = 0x6E  // n
-                case 0x0D: q[1] = 0x72  // r
-                case 0x09: q[1] = 0x74  // t
-                default:
-                    q[1] = 0x75  // u00XX
-                    q[2] = 0x30
-                    q[3] = 0x30
-                    q[4] = hexDigit(b >> 4)
-                    q[5] = hexDigit(b & 0xF)
-                    q += 6
-                    continue
-                }
-                q += 2
-            }
-            q[0] = 0x22
-            q[1] = 0x3A
-            q[2] = 0x20
-            return q + 1 + suffix - p
+            let q = p + Self.formatQuoted(utf8, clean: clean, into: p)
+            q[0] = 0x3A
+            q[1] = 0x20
+            return q + suffix - p
         }
     }
 }

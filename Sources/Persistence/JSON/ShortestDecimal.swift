@@ -100,78 +100,89 @@ func shortestDecimal(_ value: Float, table: UnsafePointer<UInt64>) -> (digits: U
     return shortestDecimal(c: c, q: q, cMin: 1 << 23, qMin: -149, table: table)
 }
 
-/// "00" to "99", for writing two digits at a time.
-private let digitPairs: StaticString = """
-    00010203040506070809101112131415161718192021222324252627282930313233343536373839\
-    40414243444546474849505152535455565758596061626364656667686970717273747576777879\
-    8081828384858687888990919293949596979899
-    """
+/// The binary floating-point types written in their own shortest round-trip form.
+package protocol ShortestDecimalFormattable: BinaryFloatingPoint {
+    /// The shortest decimal of a finite, nonzero magnitude; `table` is the base address of
+    /// ``DecimalTables/shortestTable``.
+    func shortestDecimal(table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int)
+}
 
-/// Writes the `count` lowest decimal digits of `value` (zero-padded) ending just before `end`.
-@inline(__always)
-func writeDigits(_ value: UInt64, count: Int, endingAt end: UnsafeMutablePointer<UInt8>) {
-    let pairs = digitPairs.utf8Start
-    var v = value
-    var p = end
-    var remaining = count
-    while remaining >= 2 {
-        let q = v / 100
-        let r = Int(truncatingIfNeeded: v &- q &* 100)
-        p -= 2
-        p[0] = pairs[2 &* r]
-        p[1] = pairs[2 &* r &+ 1]
-        v = q
-        remaining -= 2
-    }
-    if remaining == 1 {
-        p[-1] = UInt8(truncatingIfNeeded: 0x30 &+ v % 10)
+extension Double: ShortestDecimalFormattable {
+    @inline(__always)
+    package func shortestDecimal(table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
+        Persistence.shortestDecimal(self, table: table)
     }
 }
 
-/// The number of decimal digits of `value` (1 for 0).
-@inline(__always)
-func decimalDigitCount(_ value: UInt64) -> Int {
-    // floor(log10) estimated from the bit width, then corrected by one comparison. Setting the
-    // lowest bit changes no digit count and makes 0 count as one digit.
-    let v = value | 1
-    let bits = 64 - v.leadingZeroBitCount
-    let guess = (bits &* 1233) >> 12  // floor(bits * log10(2)), in 0...19
-    return guess + (v >= powerOfTen(guess) ? 1 : 0)
+extension Float: ShortestDecimalFormattable {
+    @inline(__always)
+    package func shortestDecimal(table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
+        Persistence.shortestDecimal(self, table: table)
+    }
 }
 
-/// 10^n for 0 <= n <= 19 (a switch, which compiles to a constant lookup table; a global array
-/// would pay for its lazy initialisation check on every access).
+/// The eight decimal digits of `value` (below 10^8, with leading zeros) as ASCII, the first
+/// digit in the lowest byte: stored little-endian, they read in order. Four lanes of two digits,
+/// then eight lanes of one, split with multiplications in place of divisions.
 @inline(__always)
-func powerOfTen(_ n: Int) -> UInt64 {
-    switch n {
-    case 0: 1
-    case 1: 10
-    case 2: 100
-    case 3: 1_000
-    case 4: 10_000
-    case 5: 100_000
-    case 6: 1_000_000
-    case 7: 10_000_000
-    case 8: 100_000_000
-    case 9: 1_000_000_000
-    case 10: 10_000_000_000
-    case 11: 100_000_000_000
-    case 12: 1_000_000_000_000
-    case 13: 10_000_000_000_000
-    case 14: 100_000_000_000_000
-    case 15: 1_000_000_000_000_000
-    case 16: 10_000_000_000_000_000
-    case 17: 100_000_000_000_000_000
-    case 18: 1_000_000_000_000_000_000
-    default: 10_000_000_000_000_000_000
+func eightDigits(_ value: UInt32) -> UInt64 {
+    let high = value / 10_000
+    // Two 32-bit lanes below 10,000: the first four digits in the low lane.
+    var v = UInt64(high) | UInt64(value &- high &* 10_000) << 32
+    // x / 100 is (x * 10486) >> 20 for x < 10,000: four 16-bit lanes below 100.
+    let hundreds = (v &* 10486) >> 20 & 0x0000_007F_0000_007F
+    v = hundreds | (v &- hundreds &* 100) << 16
+    // x / 10 is (x * 103) >> 10 for x < 100: eight 8-bit lanes below 10.
+    let tens = (v &* 103) >> 10 & 0x000F_000F_000F_000F
+    v = tens | (v &- tens &* 10) << 8
+    return v | 0x3030_3030_3030_3030
+}
+
+/// The number of leading zeros (0...7: the last digit always counts) among eight digits made
+/// by ``eightDigits(_:)``.
+@inline(__always)
+func leadingZeroDigits(_ digits: UInt64) -> Int {
+    min((digits & 0x0F0F_0F0F_0F0F_0F0F).trailingZeroBitCount >> 3, 7)
+}
+
+/// Writes `value` in decimal, without leading zeros, from `p` on, and returns the number of
+/// digits (1...20). It writes in 8-byte stores, so it may overwrite the bytes after the digits
+/// up to `p + 8`.
+@inline(__always)
+func storeDecimal(_ value: UInt64, at p: UnsafeMutablePointer<UInt8>) -> Int {
+    @inline(__always)
+    func store(_ digits: UInt64, _ at: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(at).storeBytes(of: digits.littleEndian, as: UInt64.self)
     }
+    /// Stores the digits of `head` (below 10^8) without leading zeros; returns how many.
+    @inline(__always)
+    func storeHead(_ head: UInt64) -> Int {
+        let digits = eightDigits(UInt32(truncatingIfNeeded: head))
+        let zeros = leadingZeroDigits(digits)
+        store(digits >> (8 * zeros), p)
+        return 8 - zeros
+    }
+    if value < 100_000_000 { return storeHead(value) }
+    if value < 10_000_000_000_000_000 {
+        let high = value / 100_000_000
+        let n = storeHead(high)
+        store(eightDigits(UInt32(truncatingIfNeeded: value &- high &* 100_000_000)), p + n)
+        return n + 8
+    }
+    let high = value / 10_000_000_000_000_000
+    let rest = value &- high &* 10_000_000_000_000_000
+    let middle = rest / 100_000_000
+    let n = storeHead(high)
+    store(eightDigits(UInt32(truncatingIfNeeded: middle)), p + n)
+    store(eightDigits(UInt32(truncatingIfNeeded: rest &- middle &* 100_000_000)), p + n + 8)
+    return n + 16
 }
 
 /// The largest number of bytes ``formatDecimal(negative:digits:exponent:into:)`` writes.
 let maxFormattedDecimalLength = 32
 
 /// Formats `±digits * 10^exponent` (at most 17 significant digits) into `buffer`, which must hold
-/// ``maxFormattedDecimalLength`` bytes, and returns the length.
+/// ``maxFormattedDecimalLength`` bytes (all of which it may overwrite), and returns the length.
 ///
 /// Magnitudes in `[1e-4, 1e16)` are written positionally with at least one digit after the
 /// point (`0.0001`, `12.5`, `3.0`, `9007199254740992.0`); others in exponent form (`1e16`,
@@ -186,17 +197,18 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
             e += 1
         } while f % 10 == 0
     }
-    let n = decimalDigitCount(f)
-    let x = n + e - 1  // exponent of the first digit
     var p = buffer
     if negative {
         p[0] = 0x2D
         p += 1
     }
+    // The digits go one place to the right, where every layout but two can use them as they are.
+    let n = storeDecimal(f, at: p + 1)
+    let x = n + e - 1  // exponent of the first digit
     if x >= -4 && x < 16 {
         if e >= 0 {
             // Integer: digits, zeros, ".0".
-            writeDigits(f, count: n, endingAt: p + n)
+            for i in 0..<n { p[i] = p[i + 1] }
             p += n
             for _ in 0..<e {
                 p[0] = 0x30
@@ -206,13 +218,9 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
             p[1] = 0x30
             return p + 2 - buffer
         } else if x >= 0 {
-            // The point inside the digits.
-            let after = -e
-            let scale = powerOfTen(after)
-            let high = f / scale
-            writeDigits(high, count: x + 1, endingAt: p + x + 1)
+            // The point inside the digits: those before it moved back.
+            for i in 0...x { p[i] = p[i + 1] }
             p[x + 1] = 0x2E
-            writeDigits(f &- high &* scale, count: after, endingAt: p + n + 1)
             return p + n + 1 - buffer
         } else {
             // 0.000ddd
@@ -223,12 +231,11 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
                 p[0] = 0x30
                 p += 1
             }
-            writeDigits(f, count: n, endingAt: p + n)
+            _ = storeDecimal(f, at: p)
             return p + n - buffer
         }
     }
-    // d.ddde-x: the digits one place to the right, then the first one moved before the point.
-    writeDigits(f, count: n, endingAt: p + n + 1)
+    // d.ddde-x: the first digit moved before the point.
     p[0] = p[1]
     if n > 1 {
         p[1] = 0x2E
@@ -244,7 +251,5 @@ func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: U
         p += 1
         magnitude = -x
     }
-    let width = magnitude >= 100 ? 3 : magnitude >= 10 ? 2 : 1
-    writeDigits(UInt64(magnitude), count: width, endingAt: p + width)
-    return p + width - buffer
+    return p + storeDecimal(UInt64(magnitude), at: p) - buffer
 }

@@ -22,7 +22,8 @@ enum Snapshot {
         _ store: Store, schemaVersion: UInt64, commit: UInt64,
         sink: (UnsafeRawBufferPointer) throws(LiveObjectsError) -> Void
     ) throws(LiveObjectsError) {
-        var writer = JSONWriter(options: .records, capacity: 1 << 20)
+        // Chunks are handed on at 1 MiB: a staging buffer of 2 MiB takes them without copying.
+        var writer = JSONWriter(options: .records, capacity: 1 << 21)
         writer.beginHeader(format: formatName, version: formatVersion, schemaVersion: schemaVersion)
         writer.key("commit")
         writer.uint(commit)
@@ -91,6 +92,7 @@ struct RecordEncoder {
         case optionalInt([[Int64?]])
         case optionalDouble([[Double?]])
         case optionalString([[String?]])
+        case optionalBool([[Bool?]])
         /// The link column, its targets, the target table's slot states (for the targets'
         /// ids) and whether the target is embedded.
         case link(LinkColumn, [[Int32]], [[UInt32]], targetIsEmbedded: Bool)
@@ -106,6 +108,7 @@ struct RecordEncoder {
             case let c as ScalarColumn<Int64?>: self = .optionalInt(c.values.chunks)
             case let c as ScalarColumn<Double?>: self = .optionalDouble(c.values.chunks)
             case let c as ScalarColumn<String?>: self = .optionalString(c.values.chunks)
+            case let c as ScalarColumn<Bool?>: self = .optionalBool(c.values.chunks)
             case let c as LinkColumn:
                 self = .link(
                     c, c.targets.chunks, c.target.withSlotStates { $0.chunks },
@@ -127,13 +130,18 @@ struct RecordEncoder {
         columns = store.tables.map { $0.columns.map { $0.map(TypedColumn.init) } }
     }
 
-    /// Writes every live object of a top-level table, handing full buffers to `flush`.
+    /// Writes every live object of a top-level table, handing full buffers to `flush`. The
+    /// writer must be inside an array whose elements it writes on one line each.
     func writeAll(
         _ table: Table, into writer: inout JSONWriter, flush: (inout JSONWriter) throws(LiveObjectsError) -> Void
     ) throws(LiveObjectsError) {
         let keys = keys[table.index]
         let columns = columns[table.index]
         let states = table.withSlotStates { $0.chunks }
+        if let flat = flatRecords(table, writer: writer) {
+            try flat.writeAll(states: states, into: &writer, flush: flush)
+            return
+        }
         for (c, chunk) in states.enumerated() {
             for (i, state) in chunk.enumerated() {
                 let r = c << 12 | i
@@ -151,6 +159,14 @@ struct RecordEncoder {
                 if writer.count >= 1 << 20 { try flush(&writer) }
             }
         }
+    }
+
+    /// The fast path for a table's records, if its properties allow it and the writer puts each
+    /// record on one line.
+    func flatRecords(_ table: Table, writer: borrowing JSONWriter) -> FlatRecords? {
+        guard writer.options.indentWidth == 0 || writer.options.singleLineArrayElements else { return nil }
+        return FlatRecords(
+            columns: columns[table.index], keys: keys[table.index], inlineEmbedded: inlineEmbedded, writer: writer)
     }
 
     /// Writes a whole object.
@@ -200,6 +216,8 @@ struct RecordEncoder {
             if let v = Self.element(values, r) { ValueCoding.writeDouble(v, &writer) } else { writer.null() }
         case .optionalString(let values):
             if let v = Self.element(values, r) { writer.string(v) } else { writer.null() }
+        case .optionalBool(let values):
+            if let v = Self.element(values, r) { writer.bool(v) } else { writer.null() }
         case .link(let link, let targets, let targetStates, let targetIsEmbedded):
             let t = Self.element(targets, r)
             if t < 0 {

@@ -176,14 +176,27 @@ enum FileIO {
     /// with mode 0600 if needed), held by the returned descriptor until it is closed or the
     /// process ends.
     ///
+    /// A lock that is held is tried again for up to `grace` before the open fails: a lock
+    /// released a moment ago can still be held by a child process that this process forked
+    /// while the file was open (the child has a copy of the lock's descriptor until it starts
+    /// its program, which closes it), and a realm reopened right after its close must not
+    /// fail because of that.
+    ///
     /// - Throws: `fileLocked` when another process (or another descriptor, even of this
     ///   process) holds it; `io` when the lock file cannot be opened.
-    static func lock(_ lockPath: String, file: String) throws(LiveObjectsError) -> Int32 {
+    static func lock(_ lockPath: String, file: String, grace: Duration = .seconds(1)) throws(LiveObjectsError) -> Int32
+    {
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw error("opening the lock file \(lockPath)", file) }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: grace)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             if code == EINTR { continue }
+            if code == EWOULDBLOCK && clock.now < deadline {
+                usleep(2_000)
+                continue
+            }
             close(fd)
             if code == EWOULDBLOCK {
                 throw LiveObjectsError(

@@ -16,8 +16,8 @@ extension Realm.Storage {
     /// file one identifier: the `Configuration(file:…)` initializers use the file's standardized
     /// path. A file can be open in one realm of one process at a time: opening it again under
     /// another identifier fails with `invalidOperation`, and opening it from another process
-    /// fails with `fileLocked` until the realm is closed (``Realm/close()``, or when it is
-    /// released) or its process ends. Opening a file right after releasing its realm waits for
+    /// fails with `fileLocked` (after trying again for up to a second) until the realm is closed
+    /// (``Realm/close()``, or when it is released) or its process ends. Opening a file right after releasing its realm waits for
     /// that realm to finish closing it.
     public static func file(_ url: URL, options: FileStorage.Options = .init()) -> Realm.Storage {
         Realm.Storage(backend: FileStorage(url: url, options: options))

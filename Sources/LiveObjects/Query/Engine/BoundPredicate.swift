@@ -2,14 +2,17 @@ import Foundation
 
 /// A predicate bound to a table: key paths resolved, constants checked, string constants
 /// folded once. Evaluated row by row, or by scanning a column for the common simple shapes.
-indirect enum BoundPredicate {
+///
+/// Only the cases that nest are boxed, so that an index lookup (the common lookup by value)
+/// needs no allocation for its case.
+enum BoundPredicate {
     case constant(Bool)
     case and([BoundPredicate])
     case or([BoundPredicate])
-    case not(BoundPredicate)
-    case comparison(BoundComparison)
+    indirect case not(BoundPredicate)
+    indirect case comparison(BoundComparison)
     /// A comparison of one column with a constant, evaluated by scanning the column.
-    case scan(ColumnScan, fallback: BoundComparison)
+    indirect case scan(ColumnScan, fallback: BoundComparison)
     /// Equality or `IN` on an indexed property, evaluated with the index.
     case index(IndexLookup)
     /// A range on an indexed property, evaluated with the sorted index.
@@ -17,14 +20,14 @@ indirect enum BoundPredicate {
 }
 
 /// One side of a bound comparison.
-indirect enum BoundExpression {
+enum BoundExpression {
     case constant(PropertyValue)
     /// A key path from the object being tested (`variable == nil`) or from a subquery variable.
     case path(BoundPath, variable: Int?)
     /// `collection.@op.property`.
-    case aggregate(CollectionOperator, collection: BoundPath, variable: Int?, element: BoundPath?)
+    indirect case aggregate(CollectionOperator, collection: BoundPath, variable: Int?, element: BoundPath?)
     /// `SUBQUERY(collection, $v, predicate).@count`.
-    case subqueryCount(collection: BoundPath, variable: Int?, slot: Int, predicate: BoundPredicate)
+    indirect case subqueryCount(collection: BoundPath, variable: Int?, slot: Int, predicate: BoundPredicate)
 
     var isToMany: Bool {
         if case .path(let path, _) = self { return path.isToMany }
@@ -64,7 +67,7 @@ extension BoundPredicate {
         case .scan(_, let fallback): return fallback.matches(row, &context)
         case .index(let lookup):
             let value = lookup.table.columns[lookup.property]!.value(at: Int(row))
-            return lookup.keys.contains(value)
+            return lookup.contains(value)
         case .range(let lookup):
             return lookup.matches(lookup.table.columns[lookup.property]!.value(at: Int(row)))
         }

@@ -12,6 +12,17 @@ final class KeyPathTracer {
     }
 }
 
+/// What tracing a key path found: the property names it reads, and where they lead.
+struct TracedKeyPath {
+    /// The property names, link by link.
+    let names: [String]
+    /// The position in the store of the table the names lead to: the target of the last link
+    /// followed, or the starting table when none is.
+    let target: Int
+    /// The position of the first name's property in the starting table.
+    let firstProperty: Int?
+}
+
 extension Store {
     /// The property names a key path of a model class reads, from `table`.
     ///
@@ -20,10 +31,18 @@ extension Store {
     func propertyNames<Root: Object>(of keyPath: PartialKeyPath<Root>, from table: Table)
         throws(LiveObjectsError) -> [String]
     {
-        for entry in table.recentKeyPaths where entry.keyPath === keyPath { return entry.names }
-        if let names = table.tracedKeyPaths[keyPath] {
-            table.rememberRecent(keyPath, names)
-            return names
+        try trace(keyPath, from: table).names
+    }
+
+    /// The property names a key path reads from `table` and the table they lead to, traced once
+    /// per key path and table.
+    func trace<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table)
+        throws(LiveObjectsError) -> TracedKeyPath
+    {
+        for entry in table.recentKeyPaths where entry.keyPath === keyPath { return entry.traced }
+        if let traced = table.tracedKeyPaths[keyPath] {
+            table.rememberRecent(keyPath, traced)
+            return traced
         }
         let probe = try makeProbeStore()
         let probeTable = probe.tables[table.index]
@@ -48,9 +67,25 @@ extension Store {
                 .invalidQuery, "the key path \(keyPath) does not read a persisted property",
                 objectType: table.name)
         }
-        table.tracedKeyPaths[keyPath] = names
-        table.rememberRecent(keyPath, names)
-        return names
+        let traced = TracedKeyPath(
+            names: names, target: target(of: names, from: table).index, firstProperty: table.propertyIndex[names[0]])
+        table.tracedKeyPaths[keyPath] = traced
+        table.rememberRecent(keyPath, traced)
+        return traced
+    }
+
+    /// The table that following `names` from `table` leads to: through each link, stopping at
+    /// the first name that is not one.
+    private func target(of names: [String], from table: Table) -> Table {
+        var current = table
+        for name in names {
+            guard let p = current.propertyIndex[name],
+                let type = current.schema.properties[p].objectType,
+                let next = tablesByName[type]
+            else { break }
+            current = next
+        }
+        return current
     }
 
     private func makeProbeStore() throws(LiveObjectsError) -> Store {
@@ -83,8 +118,8 @@ extension Store {
 
 extension Table {
     /// Keeps a traced key path among the few found by identity (the oldest makes room).
-    func rememberRecent(_ keyPath: AnyKeyPath, _ names: [String]) {
+    func rememberRecent(_ keyPath: AnyKeyPath, _ traced: TracedKeyPath) {
         if recentKeyPaths.count >= 16 { recentKeyPaths.removeFirst() }
-        recentKeyPaths.append((keyPath, names))
+        recentKeyPaths.append((keyPath, traced))
     }
 }

@@ -33,22 +33,37 @@ struct QueryCompiler {
     static func bindIndexedEquality(_ predicate: PredicateSyntax, to table: Table, store: Store) -> BoundQuery? {
         guard case .comparison(let c) = predicate, c.quantifier == .direct, c.op == .equal, c.options.isEmpty
         else { return nil }
+        // The key path on either side, the value on the other (matched side by side rather
+        // than as a pair, which would copy both).
         let path: KeyPathSyntax
         let value: PropertyValue
-        switch (c.lhs, c.rhs) {
-        case (.keyPath(let k), .value(let v)), (.value(let v), .keyPath(let k)):
+        if case .keyPath(let k) = c.lhs, case .value(let v) = c.rhs {
             path = k
             value = v
-        default: return nil
+        } else if case .value(let v) = c.lhs, case .keyPath(let k) = c.rhs {
+            path = k
+            value = v
+        } else {
+            return nil
         }
-        guard path.variable == nil, path.components.count == 1, !value.isNull,
-            let p = table.propertyIndex[path.components[0]]
+        guard path.variable == nil, path.components.count == 1,
+            let p = table.position(ofProperty: path.components[0])
         else { return nil }
-        let property = table.schema.properties[p]
-        guard property.isPrimaryKey || property.isIndexed, !property.isList, property.type != .object,
-            table.accepts(value, p), let key = try? store.check(value, for: property, in: table)
+        return bindIndexedEquality(property: p, value: value, in: table)
+    }
+
+    /// Binds the equality of property `p` of the table with a value, when the property is the
+    /// primary key or indexed; nil otherwise. What ``bindIndexedEquality(_:to:store:)`` gives
+    /// for a predicate that says so.
+    static func bindIndexedEquality(property p: Int, value: PropertyValue, in table: Table) -> BoundQuery? {
+        // `accepts` takes only a value of the property's own type (never for a list or a link),
+        // which checking against the property leaves as it is. The check could only refuse a
+        // string or data longer than allowed, which no stored value is: the general path then
+        // looks up no key, and looking it up finds nothing, the same empty result.
+        guard !value.isNull, table.valueIndexByProperty[p] != nil || p == table.primaryKeyProperty,
+            table.accepts(value, p)
         else { return nil }
-        return BoundQuery(predicate: .index(IndexLookup(table: table, property: p, keys: [key])), slotCount: 0)
+        return BoundQuery(predicate: .index(IndexLookup(table: table, property: p, key: value)), slotCount: 0)
     }
 
     private func fail(_ failure: QueryBindingFailure, at offset: Int) -> LiveObjectsError {
@@ -382,19 +397,49 @@ extension ComparisonOperator {
 struct IndexLookup {
     let table: Table
     let property: Int
-    let keys: [PropertyValue]
+    let keys: Keys
+
+    /// The keys looked up: usually one, held without an array.
+    enum Keys {
+        case one(PropertyValue)
+        case several([PropertyValue])
+    }
+
+    init(table: Table, property: Int, key: PropertyValue) {
+        self.table = table
+        self.property = property
+        self.keys = .one(key)
+    }
+
+    init(table: Table, property: Int, keys: [PropertyValue]) {
+        self.table = table
+        self.property = property
+        self.keys = keys.count == 1 ? .one(keys[0]) : .several(keys)
+    }
+
+    /// Whether a value is one of the keys.
+    func contains(_ value: PropertyValue) -> Bool {
+        switch keys {
+        case .one(let key): key == value
+        case .several(let keys): keys.contains(value)
+        }
+    }
 
     func rows() -> [Int32] {
         table.ensureIndexes()
-        // One key on a secondary index: its rows as they are, when already in order (no copy).
-        if keys.count == 1, property != table.primaryKeyProperty, let index = table.valueIndexes[property] {
-            let found = index.rows[keys[0]] ?? []
-            if Self.isStrictlyIncreasing(found) { return found }
+        let keys: [PropertyValue]
+        switch self.keys {
+        case .one(let key):
+            // A secondary index's rows for one key as they are (the index keeps them in order).
+            if let index = table.valueIndexByProperty[property] { return index.rows[key] ?? [] }
+            keys = [key]
+        case .several(let several):
+            keys = several
         }
         var rows: [Int32] = []
         if property == table.primaryKeyProperty {
             for key in keys { if let row = table.row(forPrimaryKey: key) { rows.append(row) } }
-        } else if let index = table.valueIndexes[property] {
+        } else if let index = table.valueIndexByProperty[property] {
             for key in keys { rows += index.rows[key] ?? [] }
         }
         rows.sort()
@@ -403,15 +448,13 @@ struct IndexLookup {
         return unique
     }
 
-    private static func isStrictlyIncreasing(_ rows: [Int32]) -> Bool {
-        rows.withUnsafeBufferPointer { b in
-            var i = 1
-            while i < b.count {
-                if b[i - 1] >= b[i] { return false }
-                i += 1
-            }
-            return true
-        }
+    /// The number of rows a lookup of one key finds, without collecting them; nil for a lookup
+    /// of several keys.
+    func count() -> Int? {
+        guard case .one(let key) = keys else { return nil }
+        table.ensureIndexes()
+        if let index = table.valueIndexByProperty[property] { return index.rows[key]?.count ?? 0 }
+        return property == table.primaryKeyProperty && table.row(forPrimaryKey: key) != nil ? 1 : 0
     }
 
     func filter(_ candidates: [Int32]?) -> [Int32] {
@@ -539,6 +582,13 @@ struct BoundQuery {
             var context = EvaluationContext(variables: Array(repeating: -1, count: slotCount))
             return (candidates ?? table.liveRows).filter { p.matches($0, &context) }
         }
+    }
+
+    /// The number of rows that match, when the predicate is an index lookup of one key and
+    /// so counts without collecting them; nil for any other predicate.
+    func indexCount() -> Int? {
+        guard case .index(let lookup) = predicate else { return nil }
+        return lookup.count()
     }
 
     /// Whether one row matches.

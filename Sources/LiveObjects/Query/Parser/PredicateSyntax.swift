@@ -180,7 +180,10 @@ package struct KeyPathSyntax: Hashable, Sendable {
 }
 
 /// One side of a comparison.
-package indirect enum ExpressionSyntax: Hashable, Sendable {
+///
+/// Only the cases that nest are boxed: a value or a key path (the sides of most comparisons)
+/// is stored in place, without an allocation of its own.
+package enum ExpressionSyntax: Hashable, Sendable {
     /// A constant: a literal (`42`, `-0x1F`, `2.5`, `'Rex'`, `TRUE`, `nil`), a substituted
     /// argument (`$0`, `%@`, `%d`, `%f`) or an aggregate `{1, 2, 3}`, which becomes
     /// `.list([...])`. Integer literals are `.int`, floating-point literals `.double`.
@@ -190,11 +193,11 @@ package indirect enum ExpressionSyntax: Hashable, Sendable {
     /// A collection operator applied to a collection, optionally followed by a property path:
     /// `dogs.@count` is `(.count, .keyPath(dogs), [])`; `dogs.@max.age` is
     /// `(.max, .keyPath(dogs), ["age"])`; `SUBQUERY(…).@count` is `(.count, .subquery(…), [])`.
-    case collectionOperation(CollectionOperator, collection: ExpressionSyntax, property: [String])
+    indirect case collectionOperation(CollectionOperator, collection: ExpressionSyntax, property: [String])
     /// `SUBQUERY(collection, $variable, predicate)`: the elements of `collection` for which
     /// `predicate` holds, where `predicate` names the element `$variable`. The parser only
     /// produces it as the collection of a ``collectionOperation(_:collection:property:)``.
-    case subquery(collection: KeyPathSyntax, variable: String, predicate: PredicateSyntax)
+    indirect case subquery(collection: KeyPathSyntax, variable: String, predicate: PredicateSyntax)
 }
 
 // MARK: - Printing

@@ -1,0 +1,107 @@
+import Foundation
+
+/// Predicates of the string language already parsed, by text, so that running the same text
+/// again with other arguments (`filter("name == %@", name)` in a loop) does not parse it again.
+///
+/// A text is parsed once more with a marker value in place of each argument: a UUID, which no
+/// literal of the language produces. Later calls with that text and as many arguments get a
+/// copy of that tree with their arguments in place of the markers, which is the tree the
+/// parser gives for them. A text whose parse depends on the arguments' values (`%K`, `%d`,
+/// `%f`, `BETWEEN %@`) fails with markers (or gives a tree that does not match the first
+/// call's) and is then always parsed directly; so is a text that does not parse, so errors
+/// always come from the parser itself.
+///
+/// The cache belongs to one store and is used one caller at a time; it keeps at most
+/// ``capacity`` texts of at most ``maxTextLength`` bytes, and starts over when full.
+package final class PredicateTemplates {
+    /// The most texts kept.
+    package static let capacity = 128
+    /// The longest text kept, in UTF-8 bytes.
+    package static let maxTextLength = 1024
+
+    private struct Key: Hashable {
+        var text: String
+        var argumentCount: Int
+    }
+
+    /// Per text: the tree with markers, or nil when the text must be parsed directly.
+    @exclusivity(unchecked) private var templates: [Key: PredicateSyntax?] = [:]
+
+    /// The number of texts kept (for tests).
+    package var count: Int { templates.count }
+
+    package init() {}
+
+    /// The tree `PredicateParser.parse(text, arguments:)` gives, from the cache when it can.
+    package func parse(_ text: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> PredicateSyntax {
+        let key = Key(text: text, argumentCount: arguments.count)
+        if let template = templates[key] {
+            guard let template else { return try PredicateParser.parse(text, arguments: arguments) }
+            return template.substituting(arguments)
+        }
+        let tree = try PredicateParser.parse(text, arguments: arguments)
+        if text.utf8.count <= Self.maxTextLength {
+            if templates.count >= Self.capacity { templates.removeAll(keepingCapacity: true) }
+            // Kept only if it gives back this call's tree: a parse that treats an argument by
+            // its value without failing on a marker is then not reused either.
+            let markers = arguments.indices.map(Self.marker)
+            let template = try? PredicateParser.parse(text, arguments: markers)
+            templates[key] = template.flatMap { $0.substituting(arguments) == tree ? $0 : nil }
+        }
+        return tree
+    }
+
+    // MARK: Markers
+
+    /// The first half of every marker; the second half is the argument's position.
+    private static let markerTag: UInt64 = 0x7E3A_91C4_5B20_D8F6
+
+    static func marker(_ index: Int) -> PropertyValue {
+        .uuid(UUID(uuid: unsafeBitCast((markerTag, UInt64(index)), to: uuid_t.self)))
+    }
+
+    /// The argument position a marker stands for; nil for any other value.
+    static func argumentIndex(_ value: UUID) -> Int? {
+        let (tag, index) = unsafeBitCast(value.uuid, to: (UInt64, UInt64).self)
+        return tag == markerTag ? Int(index) : nil
+    }
+}
+
+extension PredicateSyntax {
+    /// The tree with `arguments` in place of the markers of ``PredicateTemplates``.
+    func substituting(_ arguments: [PropertyValue]) -> PredicateSyntax {
+        switch self {
+        case .constant: return self
+        case .not(let operand): return .not(operand.substituting(arguments))
+        case .and(let operands): return .and(operands.map { $0.substituting(arguments) })
+        case .or(let operands): return .or(operands.map { $0.substituting(arguments) })
+        case .comparison(var comparison):
+            comparison.lhs = comparison.lhs.substituting(arguments)
+            comparison.rhs = comparison.rhs.substituting(arguments)
+            return .comparison(comparison)
+        }
+    }
+}
+
+extension ExpressionSyntax {
+    func substituting(_ arguments: [PropertyValue]) -> ExpressionSyntax {
+        switch self {
+        case .value(let value): .value(value.substituting(arguments))
+        case .keyPath: self
+        case .collectionOperation(let op, let collection, let property):
+            .collectionOperation(op, collection: collection.substituting(arguments), property: property)
+        case .subquery(let collection, let variable, let predicate):
+            .subquery(collection: collection, variable: variable, predicate: predicate.substituting(arguments))
+        }
+    }
+}
+
+extension PropertyValue {
+    fileprivate func substituting(_ arguments: [PropertyValue]) -> PropertyValue {
+        switch self {
+        case .uuid(let uuid): PredicateTemplates.argumentIndex(uuid).map { arguments[$0] } ?? self
+        case .list(let items): .list(items.map { $0.substituting(arguments) })
+        default: self
+        }
+    }
+}

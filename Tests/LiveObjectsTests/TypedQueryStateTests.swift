@@ -1,0 +1,44 @@
+import Foundation
+import LiveObjects
+import Testing
+
+/// The state of a typed condition while it is built (its first error, its subquery variables)
+/// belongs to that condition alone, also when one is built inside another.
+@Suite struct TypedQueryStateTests {
+    @Test func anUnusableKeyPathGivesNoResultsAndAnError() async throws {
+        let realm = try await openFoundationRealm()
+        await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { r in _ = r.objects(QPItem.self).where { $0.scratch > 3 }.count }
+        }
+        // The next condition starts without the error.
+        let count = try await realm.read { r in r.objects(QPItem.self).where { $0.int > -1000 }.count }
+        #expect(count > 0)
+    }
+
+    @Test func aConditionBuiltInsideAnotherKeepsItsOwnState() async throws {
+        let realm = try await openFoundationRealm()
+        let all = try await realm.read { r in r.objects(QPItem.self).count }
+        // The outer condition fails before an inner one is built and used: the failure is
+        // still the outer condition's afterwards.
+        let error = await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { r -> Int in
+                r.objects(QPItem.self).where { item in
+                    let unusable = item.scratch > 3
+                    _ = r.objects(QPItem.self).where { $0.int > 0 }.count
+                    return unusable && item.int > -1000
+                }.count
+            }
+        }
+        #expect(error?.message.contains("does not read a persisted property") == true)
+        let outer = try await realm.read { r -> (Int, Int) in
+            var inner = -1
+            let outer = r.objects(QPItem.self).where { item in
+                inner = r.objects(QPItem.self).where { $0.tags.where { $0.weight > 1 }.count > 0 }.count
+                return item.tags.where { $0.weight > 4 }.count > 0 && item.int > -1000
+            }.count
+            return (outer, inner)
+        }
+        #expect(outer.0 > 0 && outer.0 < all)
+        #expect(outer.1 >= outer.0)
+    }
+}
