@@ -31,6 +31,48 @@ import Testing
         #expect(index.count == model.count)
         #expect(Dictionary(uniqueKeysWithValues: index.pairs.map { ($0.key, $0.row) }) == model)
     }
+
+    /// Adding keys in batches agrees with adding them one at a time, duplicates included, with
+    /// dense keys (odd seeds) and keys spread out enough for the hash layout (even seeds)
+    /// (seeded; the seed is in the message).
+    @Test(arguments: [1, 2, 3, 4])
+    func batchesAgreeWithSingleInserts(seed: UInt64) {
+        var rng = SplitMix(seed: seed)
+        let spread: Int64 = seed % 2 == 1 ? 1 : 1_000_003
+        var batched = IntKeyIndex()
+        var single = IntKeyIndex()
+        var row: Int32 = 0
+        for batch in 0..<40 {
+            let size = Int(rng.next() % 600)
+            // Rarely a duplicate: of an earlier key, or of one earlier in the batch.
+            let keys = (0..<size).map { i in
+                spread * (rng.next() % 500 == 0 ? Int64(rng.next() % UInt64(max(1, row))) : Int64(row) + Int64(i))
+            }
+            let rows = keys.indices.map { row + Int32($0) }
+            let generations = keys.indices.map { UInt32($0 % 5) }
+            var expected: Int?
+            for i in keys.indices where !single.insertIfAbsent(keys[i], row: rows[i], generation: generations[i]) {
+                expected = i
+                break
+            }
+            let found = keys.withUnsafeBufferPointer { keys in
+                rows.withUnsafeBufferPointer { rows in
+                    generations.withUnsafeBufferPointer { batched.insertAll(keys, rows: rows, generations: $0) }
+                }
+            }
+            #expect(found == expected, "seed \(seed) batch \(batch)")
+            // Continue from the same state: the single index keeps what the batch added.
+            #expect(batched.count == single.count, "seed \(seed) batch \(batch)")
+            row += Int32(size)
+        }
+        #expect(batched.usesDenseLayout == (spread == 1), "seed \(seed)")
+        #expect(
+            Dictionary(uniqueKeysWithValues: batched.pairs.map { ($0.key, $0.row) })
+                == Dictionary(uniqueKeysWithValues: single.pairs.map { ($0.key, $0.row) }), "seed \(seed)")
+        for (key, _) in single.pairs {
+            #expect(batched.entry(for: key)?.generation == single.entry(for: key)?.generation, "seed \(seed)")
+        }
+    }
 }
 
 extension IntKeyIndexTests {

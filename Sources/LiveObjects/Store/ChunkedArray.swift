@@ -40,6 +40,22 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
         count += 1
     }
 
+    /// Appends `count` copies of an element, a chunk at a time.
+    package mutating func append(repeating element: Element, count: Int) {
+        var left = count
+        while left > 0 {
+            if self.count & Self.mask == 0 {
+                var chunk: [Element] = []
+                chunk.reserveCapacity(Self.chunkSize)
+                chunks.append(chunk)
+            }
+            let n = Swift.min(left, Self.chunkSize - self.count & Self.mask)
+            chunks[chunks.count - 1].append(contentsOf: repeatElement(element, count: n))
+            self.count += n
+            left -= n
+        }
+    }
+
     package mutating func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
         for element in elements { append(element) }
     }

@@ -171,6 +171,49 @@ package struct IntKeyIndex {
         }
     }
 
+    /// Adds keys that are not there yet, in order, as ``insertIfAbsent(_:row:generation:)`` one
+    /// after the other would. Returns the position of the first key already there (in the index
+    /// or earlier in `keys`), whose entry and those after it are not added; nil when all are.
+    ///
+    /// In the hash layout, faster than one call per key for large indexes: the first slot of
+    /// every key is loaded before any is placed, and those loads do not depend on one another,
+    /// so their cache misses overlap instead of coming one at a time.
+    package mutating func insertAll(
+        _ keys: UnsafeBufferPointer<Int64>, rows: UnsafeBufferPointer<Int32>, generations: UnsafeBufferPointer<UInt32>
+    ) -> Int? {
+        // The dense layout places keys in order anyway (until a key makes it a hash map).
+        var first = 0
+        while first < keys.count && isDense {
+            if !put(keys[first], row: rows[first], generation: generations[first], replacing: false) { return first }
+            first += 1
+        }
+        guard first < keys.count else { return nil }
+        reserve(count + keys.count - first)
+        let mask = mask
+        var homes = [Int](repeating: 0, count: keys.count)
+        for i in first..<keys.count { homes[i] = hashSlot(keys[i]) }
+        var added = 0
+        let duplicate: Int? = entries.withUnsafeMutableBufferPointer { buffer in
+            var touched: Int32 = 0
+            for i in first..<keys.count { touched |= buffer[homes[i]].row }
+            // Rows are at least -1: this never holds, but keeps the loads above.
+            if touched < -1 { return first }
+            for i in first..<keys.count {
+                let key = keys[i]
+                var s = homes[i]
+                while buffer[s].row >= 0 {
+                    if buffer[s].key == key { return i }
+                    s = (s + 1) & mask
+                }
+                buffer[s] = Entry(key: key, row: rows[i], generation: generations[i])
+                added += 1
+            }
+            return nil
+        }
+        count += added
+        return duplicate
+    }
+
     /// Removes a key.
     package mutating func remove(_ key: Int64) {
         if isDense {

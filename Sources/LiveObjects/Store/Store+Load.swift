@@ -36,19 +36,64 @@ extension Store {
                 primaryKey: values[pk])
         }
         if isNewSlot {
-            if Int(row) > table.rowCount {
-                let zeros = table.schema.properties.map(\.zeroValue)
-                while table.rowCount < Int(row) { _ = table.appendSlot(zeros) }
-            }
+            loadFreeSlots(table, upTo: Int(row))
             _ = table.appendSlot(values)
         } else {
             for (p, column) in table.columns.enumerated() { column?.set(values[p], at: Int(row)) }
         }
         table.setGeneration(row, key.generation)
         table.markLive(row, true)
-        table.valueIndexInsert(row, values: values)
         mutationCount &+= 1
         return row
+    }
+
+    // MARK: Appending loaded objects column by column
+
+    /// Adds free slots at the end of a table up to `row` (not included), while loading.
+    package func loadFreeSlots(_ table: Table, upTo row: Int) {
+        guard row > table.rowCount else { return }
+        let zeros = table.schema.properties.map(\.zeroValue)
+        while table.rowCount < row { _ = table.appendSlot(zeros) }
+    }
+
+    /// Ends an object placed at the end of a table while loading, whose values the loader has
+    /// appended to each of the table's columns itself (one value per column, of the column's
+    /// stored type; links `-1` and lists empty, set afterwards as for ``loadRow(_:at:values:)``).
+    /// Adds its slot, live, with the given generation, and returns its row.
+    ///
+    /// Its primary key is not indexed yet: pass its row to ``loadPrimaryKeys(_:rows:)``.
+    package func appendLoadedObject(_ table: Table, generation: UInt32) -> Int32 {
+        mutationCount &+= 1
+        return table.appendLoadedSlot(generation: generation)
+    }
+
+    /// Makes room in a table's primary-key index for `capacity` keys in all, while loading.
+    package func reservePrimaryKeys(_ table: Table, _ capacity: Int) {
+        guard let pk = table.primaryKeyProperty else { return }
+        table.primaryKeyIndex?.reserve(capacity, for: table.schema.properties[pk].type)
+    }
+
+    /// Adds the primary keys of objects placed with ``appendLoadedObject(_:generation:)`` to the
+    /// primary-key index, in order. Returns the position in `rows` of the first object whose
+    /// primary key an earlier object already has (it and the objects after it are not added),
+    /// or nil when every key was added. Many rows at once are much faster than one at a time.
+    package func loadPrimaryKeys(_ table: Table, rows: [Int32]) -> Int? {
+        guard let pk = table.primaryKeyProperty, let index = table.primaryKeyIndex else { return nil }
+        if let column = table.columns[pk] as? ScalarColumn<Int64> {
+            let keys = rows.map { column.values[Int($0)] }
+            let generations = rows.map { table.generation($0) }
+            return keys.withUnsafeBufferPointer { keys in
+                rows.withUnsafeBufferPointer { rows in
+                    generations.withUnsafeBufferPointer { index.insertAll(keys, rows: rows, generations: $0) }
+                }
+            }
+        }
+        let column = table.columns[pk]!
+        for (i, row) in rows.enumerated()
+        where !index.insertIfAbsent(column.value(at: Int(row)), row: row, generation: table.generation(row)) {
+            return i
+        }
+        return nil
     }
 
     /// Sets the generation of a free slot while loading (so that keys of objects deleted before
@@ -78,6 +123,7 @@ extension Store {
         throws(LiveObjectsError)
     {
         let column = table.columns[property] as! LinkColumn
+        column.target.fillIncomingRows()
         guard let target else { return }
         guard column.targets[Int(row)] < 0 else {
             throw LiveObjectsError(
@@ -99,24 +145,37 @@ extension Store {
         guard !links.isEmpty else { return }
         let column = table.columns[property] as! LinkColumn
         let target = column.target
+        target.fillIncomingRows()
         if target.schema.isEmbedded {
             for link in links { try loadLink(table, link.row, property, to: link.target) }
             return
         }
-        let backlinks = table.outgoing[property]!
+        // When every slot of the target holds an object of the first generation (a file
+        // written without deletions), a key names an object exactly when its generation is 0
+        // and its row in range: no look at the target's slots, which are not in the cache.
+        let dense = target.hasOnlyFirstGenerationObjects
+        let rowCount = target.rowCount
+        var targetRows: [Int32] = []
+        targetRows.reserveCapacity(links.count)
         for link in links {
             guard column.targets[Int(link.row)] < 0 else {
                 throw LiveObjectsError(
                     .corruptFile, "the link is given twice", objectType: table.name, property: column.property.name)
             }
-            guard let t = target.row(for: link.target) else {
+            let t: Int32
+            if dense && link.target.generation == 0 && Int(link.target.row) < rowCount {
+                t = Int32(link.target.row)
+            } else if let row = target.row(for: link.target) {
+                t = row
+            } else {
                 throw LiveObjectsError(
                     .corruptFile, "links to \(target.name) \(link.target), which does not exist",
                     objectType: table.name, property: column.property.name)
             }
             column.targets[Int(link.row)] = t
-            backlinks.add(link.row, to: t)
+            targetRows.append(t)
         }
+        table.outgoing[property]!.addAll(sources: links.map(\.row), targets: targetRows)
         column.version &+= 1
     }
 
@@ -127,6 +186,7 @@ extension Store {
         throws(LiveObjectsError)
     {
         let column = table.columns[property] as! LinkListColumn
+        column.target.fillIncomingRows()
         guard column.lists[Int(row)].isEmpty else {
             throw LiveObjectsError(
                 .corruptFile, "the list is given twice", objectType: table.name, property: column.property.name)
@@ -159,12 +219,18 @@ extension Store {
         return t
     }
 
-    /// Ends loading: every slot that holds no object becomes free for reuse.
+    /// Ends loading: every slot that holds no object becomes free for reuse, and the secondary
+    /// indexes are built, in one pass over each indexed column.
     package func finishLoading() {
         for table in tables {
+            table.fillIncomingRows()
             table.freeRows = []
             for r in stride(from: table.rowCount - 1, through: 0, by: -1) where !table.isLive(Int32(r)) {
                 table.freeRows.append(Int32(r))
+            }
+            if !table.valueIndexes.isEmpty {
+                let rows = table.liveRows
+                for (p, index) in table.valueIndexes { index.insertAll(table.columns[p]!, rows: rows) }
             }
         }
         mutationCount &+= 1
@@ -318,6 +384,61 @@ extension Store {
     package func discardReplayedEmbedded() {
         replayedEmbedded.removeAll()
     }
+}
+
+extension Column {
+    /// Appends a value, of the property's stored type, to a column of a table being loaded
+    /// (see ``Store/appendLoadedObject(_:generation:)``).
+    package func appendLoaded(_ value: PropertyValue) { append(value) }
+
+    /// Replaces the value of a row of a table being loaded.
+    package func setLoaded(_ value: PropertyValue, at row: Int) { set(value, at: row) }
+}
+
+// Appending one value to a column of a table being loaded, for each element type the snapshot
+// loader appends natively. Non-generic: called from another module, `ChunkedArray`'s generic
+// `append` would run unspecialized.
+
+extension ScalarColumn where Element == Int64 {
+    package func appendLoaded(_ value: Int64) { values.append(value) }
+}
+
+extension ScalarColumn where Element == Int64? {
+    package func appendLoaded(_ value: Int64?) { values.append(value) }
+}
+
+extension ScalarColumn where Element == Double {
+    package func appendLoaded(_ value: Double) { values.append(value) }
+}
+
+extension ScalarColumn where Element == Double? {
+    package func appendLoaded(_ value: Double?) { values.append(value) }
+}
+
+extension ScalarColumn where Element == String {
+    package func appendLoaded(_ value: String) { values.append(value) }
+}
+
+extension ScalarColumn where Element == String? {
+    package func appendLoaded(_ value: String?) { values.append(value) }
+}
+
+extension ScalarColumn where Element == Bool {
+    package func appendLoaded(_ value: Bool) { values.append(value) }
+}
+
+extension ScalarColumn where Element == Bool? {
+    package func appendLoaded(_ value: Bool?) { values.append(value) }
+}
+
+extension LinkColumn {
+    /// Appends a nil link (set later with ``Store/loadLinks(_:_:_:)``).
+    package func appendLoadedNil() { targets.append(-1) }
+}
+
+extension LinkListColumn {
+    /// Appends an empty list (set later with ``Store/loadList(_:_:_:to:)``).
+    package func appendLoadedEmpty() { lists.append([]) }
 }
 
 extension AddContext {

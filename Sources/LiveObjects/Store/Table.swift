@@ -24,6 +24,31 @@ package final class BacklinkColumn {
         rows[t].insert(sourceRow, at: i)
     }
 
+    /// Adds many links (`sources[i]` to `targets[i]`) as ``add(_:to:)`` would one by one, but
+    /// grouped by target first (a counting sort), so that the targets' lists are filled in
+    /// order, each made once at its size, instead of in random order.
+    func addAll(sources: [Int32], targets: [Int32]) {
+        let n = rows.count
+        // starts[t]..<starts[t + 1]: where target t's sources go in `grouped`.
+        var starts = [Int32](repeating: 0, count: n + 1)
+        for t in targets { starts[Int(t) + 1] &+= 1 }
+        for t in 0..<n { starts[t + 1] &+= starts[t] }
+        var next = starts
+        var grouped = [Int32](repeating: 0, count: sources.count)
+        for (s, t) in zip(sources, targets) {
+            grouped[Int(next[Int(t)])] = s
+            next[Int(t)] &+= 1
+        }
+        for t in 0..<n where starts[t + 1] > starts[t] {
+            let group = grouped[Int(starts[t])..<Int(starts[t + 1])]
+            if rows[t].isEmpty && zip(group, group.dropFirst()).allSatisfy({ $0 <= $1 }) {
+                rows[t] = Array(group)
+            } else {
+                for s in group { add(s, to: Int32(t)) }
+            }
+        }
+    }
+
     func remove(_ sourceRow: Int32, from target: Int32) {
         if let i = rows[Int(target)].lastIndex(of: sourceRow) {
             rows[Int(target)].remove(at: i)
@@ -70,6 +95,13 @@ package final class PrimaryKeyIndex {
             return true
         default: return true
         }
+    }
+
+    /// Adds integer keys that are not there yet, in order: ``IntKeyIndex/insertAll(_:rows:generations:)``.
+    func insertAll(
+        _ keys: UnsafeBufferPointer<Int64>, rows: UnsafeBufferPointer<Int32>, generations: UnsafeBufferPointer<UInt32>
+    ) -> Int? {
+        ints.insertAll(keys, rows: rows, generations: generations)
     }
 
     func remove(_ key: PropertyValue) {
@@ -122,6 +154,42 @@ package final class ValueIndex {
             if list[mid] < row { low = mid + 1 } else { high = mid }
         }
         list.insert(row, at: low)
+    }
+
+    /// Adds the values of some rows of a column, as ``insert(_:row:)`` for each in the order
+    /// given would, but grouping the rows by value first (one probe per row into a table of
+    /// the distinct values, then a counting sort), so that each value's list is made once at
+    /// its size instead of growing by appends scattered over all the lists.
+    func insertAll(_ column: Column, rows sources: [Int32]) {
+        var groupOf: [PropertyValue: Int32] = [:]
+        var values: [PropertyValue] = []
+        var groups: [Int32] = []
+        groups.reserveCapacity(sources.count)
+        for row in sources {
+            let value = column.value(at: Int(row))
+            if let group = groupOf[value] {
+                groups.append(group)
+            } else {
+                let group = Int32(values.count)
+                groupOf[value] = group
+                values.append(value)
+                groups.append(group)
+            }
+        }
+        // starts[g]..<starts[g + 1]: where group g's rows go in `grouped`.
+        var starts = [Int](repeating: 0, count: values.count + 1)
+        for g in groups { starts[Int(g) + 1] += 1 }
+        for g in values.indices { starts[g + 1] += starts[g] }
+        var next = starts
+        var grouped = [Int32](repeating: 0, count: sources.count)
+        for (row, g) in zip(sources, groups) {
+            grouped[next[Int(g)]] = row
+            next[Int(g)] += 1
+        }
+        rows.reserveCapacity(rows.count + values.count)
+        for (g, value) in values.enumerated() {
+            rows[value, default: []].append(contentsOf: grouped[starts[g]..<starts[g + 1]])
+        }
     }
 
     func remove(_ value: PropertyValue, row: Int32) {
@@ -335,6 +403,12 @@ package final class Table {
         return row
     }
 
+    /// Whether every slot holds a live object of generation 0 (as in a table never deleted
+    /// from): then a key names an object exactly when its generation is 0 and its row in range.
+    package var hasOnlyFirstGenerationObjects: Bool {
+        liveCount == rowCount && slotStates.chunks.allSatisfy { $0.allSatisfy { $0 == 1 } }
+    }
+
     /// Whether a slot holds a live object of the given generation.
     @inline(__always)
     package func isValid(_ row: Int32, generation: UInt32) -> Bool {
@@ -412,11 +486,32 @@ package final class Table {
     // MARK: Raw slot operations (no logging; used by the store's logged primitives).
 
     func appendSlot(_ values: [PropertyValue]) -> Int32 {
+        fillIncomingRows()
         let row = Int32(rowCount)
         for (i, column) in columns.enumerated() { column?.append(values[i]) }
         slotStates.append(appendGeneration << 1)
         for b in incoming { b.rows.append([]) }
         return row
+    }
+
+    /// Adds a live slot at the end for an object whose values are already appended to every
+    /// column (the snapshot loader's fast path). The incoming backlink columns get their
+    /// (empty) entries for such slots all at once, in ``fillIncomingRows()``, which must run
+    /// before they are read or appended to.
+    func appendLoadedSlot(generation: UInt32) -> Int32 {
+        let row = Int32(rowCount)
+        slotStates.append(generation << 1 | 1)
+        liveCount += 1
+        structureVersion &+= 1
+        return row
+    }
+
+    /// Gives every incoming backlink column an empty entry for each slot it lacks one for
+    /// (those added by ``appendLoadedSlot(generation:)``).
+    func fillIncomingRows() {
+        for b in incoming where b.rows.count < rowCount {
+            b.rows.append(repeating: [], count: rowCount - b.rows.count)
+        }
     }
 
     func removeLastSlot() {
@@ -459,11 +554,6 @@ package final class Table {
 
     func indexInsert(_ row: Int32, values: [PropertyValue]) {
         if let pk = primaryKeyProperty { primaryKeyIndex?.insert(values[pk], row: row, generation: generation(row)) }
-        for (p, index) in valueIndexes { index.insert(values[p], row: row) }
-    }
-
-    /// Adds a row's values to the secondary indexes only.
-    func valueIndexInsert(_ row: Int32, values: [PropertyValue]) {
         for (p, index) in valueIndexes { index.insert(values[p], row: row) }
     }
 

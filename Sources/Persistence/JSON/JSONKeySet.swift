@@ -23,6 +23,50 @@ package struct JSONKeySet: Sendable, Hashable {
     private let starts: [Int]
     /// For each index, the first index holding the same key.
     private let firstIndex: [Int]
+    /// For each index, whether JSON text holds the key as its bytes, unescaped: no `"`, `\` or
+    /// control character in it.
+    private let isPlain: [Bool]
+    /// For each plain key of at most 7 bytes: its bytes and the closing `"`, little-endian, and
+    /// the mask of those bytes (zero for other keys), to match it with one 8-byte load.
+    private let words: [Word]
+
+    /// For each plain key short enough: its member as ``JSONWriter`` writes it, `"key": ` after
+    /// the `{` and `, "key": ` after a member, as 16 bytes and masks (zero masks for other keys).
+    private let members: [Member]
+
+    private struct Word: Sendable, Hashable {
+        var bytes: UInt64
+        var mask: UInt64
+    }
+
+    private struct Member: Sendable, Hashable {
+        var first: (Word, Word)
+        var next: (Word, Word)
+        var firstLength: Int
+        var nextLength: Int
+
+        static func == (a: Member, b: Member) -> Bool {
+            a.first == b.first && a.next == b.next && a.firstLength == b.firstLength && a.nextLength == b.nextLength
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(first.0)
+            hasher.combine(first.1)
+            hasher.combine(next.0)
+            hasher.combine(next.1)
+        }
+
+        /// Up to 16 bytes as two words and masks; zero masks when longer.
+        static func words(_ bytes: [UInt8]) -> (Word, Word) {
+            guard bytes.count <= 16 else { return (Word(bytes: 0, mask: 0), Word(bytes: 0, mask: 0)) }
+            var words = [Word(bytes: 0, mask: 0), Word(bytes: 0, mask: 0)]
+            for (j, byte) in bytes.enumerated() {
+                words[j / 8].bytes |= UInt64(byte) << (8 * UInt64(j % 8))
+                words[j / 8].mask |= 0xFF << (8 * UInt64(j % 8))
+            }
+            return (words[0], words[1])
+        }
+    }
 
     /// Creates a set. If a key is listed twice, its first index is the one matched.
     package init(_ keys: [String]) {
@@ -35,6 +79,21 @@ package struct JSONKeySet: Sendable, Hashable {
         }
         self.bytes = bytes
         self.starts = starts
+        let isPlain = keys.map { key in !key.utf8.contains { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 } }
+        self.isPlain = isPlain
+        words = keys.indices.map { i in
+            let utf8 = Array(keys[i].utf8) + [0x22]
+            guard isPlain[i] && utf8.count <= 8 else { return Word(bytes: 0, mask: 0) }
+            var word: UInt64 = 0
+            for (j, byte) in utf8.enumerated() { word |= UInt64(byte) << (8 * UInt64(j)) }
+            return Word(bytes: word, mask: utf8.count == 8 ? ~0 : (1 << (8 * UInt64(utf8.count))) - 1)
+        }
+        members = keys.indices.map { i in
+            let quoted = [0x22] + Array(keys[i].utf8) + [0x22, 0x3A, 0x20]
+            let first = isPlain[i] ? Member.words(quoted) : Member.words(Array(repeating: 0, count: 17))
+            let next = isPlain[i] ? Member.words([0x2C, 0x20] + quoted) : first
+            return Member(first: first, next: next, firstLength: quoted.count, nextLength: quoted.count + 2)
+        }
         var seen: [String: Int] = [:]
         firstIndex = keys.indices.map { i in
             if let first = seen[keys[i]] { return first }
@@ -65,6 +124,51 @@ package struct JSONKeySet: Sendable, Hashable {
                 for i in 0..<n where matches(i) { return i }
                 return Self.unknownKey
             }
+        }
+    }
+
+    /// If the bytes at `text` (`available` of them readable) are key `i` unescaped and then the
+    /// string's closing `"`, the index matched (as ``index(of:hint:)`` gives it) and the length
+    /// of the key's bytes; nil otherwise. Bytes equal to a key's are valid UTF-8, being a
+    /// string's.
+    @inline(__always)
+    func match(_ i: Int, at text: UnsafePointer<UInt8>, available: Int) -> (index: Int, length: Int)? {
+        guard i < firstIndex.count else { return nil }
+        if available >= 8 {
+            let word = words.withUnsafeBufferPointer { $0[i] }
+            if word.mask != 0 {
+                guard loadEightBytes(text) & word.mask == word.bytes else { return nil }
+                return (firstIndex.withUnsafeBufferPointer { $0[i] }, word.mask.nonzeroBitCount / 8 - 1)
+            }
+        }
+        return starts.withUnsafeBufferPointer { starts in
+            let start = starts[i]
+            let length = starts[i + 1] - start
+            guard length < available, text[length] == 0x22, isPlain.withUnsafeBufferPointer({ $0[i] }) else {
+                return nil
+            }
+            return bytes.withUnsafeBufferPointer { all in
+                for j in 0..<length where all[start + j] != text[j] { return nil }
+                return (firstIndex.withUnsafeBufferPointer { $0[i] }, length)
+            }
+        }
+    }
+
+    /// If the bytes at `text` (`available` of them readable) are member `i`'s start as
+    /// ``JSONWriter`` writes it (`"key": `, or `, "key": ` when not `first`), the index matched
+    /// (as ``index(of:hint:)`` gives it) and the length of those bytes; nil otherwise.
+    @inline(__always)
+    func matchMember(_ i: Int, at text: UnsafePointer<UInt8>, available: Int, first: Bool)
+        -> (index: Int, length: Int)?
+    {
+        guard i < firstIndex.count, available >= 16 else { return nil }
+        return members.withUnsafeBufferPointer { members in
+            let member = members[i]
+            let (low, high) = first ? member.first : member.next
+            guard low.mask != 0, loadEightBytes(text) & low.mask == low.bytes,
+                loadEightBytes(text + 8) & high.mask == high.bytes
+            else { return nil }
+            return (firstIndex.withUnsafeBufferPointer { $0[i] }, first ? member.firstLength : member.nextLength)
         }
     }
 

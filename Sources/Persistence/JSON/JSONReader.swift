@@ -110,6 +110,8 @@ package struct JSONReader {
     private let end: Int
     /// The offset of the next byte to read.
     package private(set) var offset: Int = 0
+    /// The number of bytes after ``offset``.
+    package var remainingCount: Int { end - offset }
     private var state: State = .value
     /// The number of open containers.
     package private(set) var depth: Int = 0
@@ -209,6 +211,13 @@ package struct JSONReader {
         }
     }
 
+    /// The first byte of the next value, not consumed (after whitespace): `"` for a string,
+    /// `n` for null, and so on.
+    @inline(__always)
+    package mutating func peekByte() throws(LiveObjectsError) -> UInt8 {
+        try valueStart()
+    }
+
     /// Consumes the `{` of an object.
     package mutating func beginObject() throws(LiveObjectsError) {
         let b = try valueStart()
@@ -234,8 +243,27 @@ package struct JSONReader {
     /// strings, trying first the key that followed the previous match. Keys match exactly
     /// (code point by code point, as JSON compares them), escaped or not.
     package mutating func nextKey(in keys: JSONKeySet) throws(LiveObjectsError) -> Int? {
+        // Records list their keys in the same order: the expected key (after the last one, the
+        // first), compared byte for byte; first with what precedes and follows it as
+        // ``JSONWriter`` writes it (`, "key": `), all of which the checks below would skip.
+        let hint = keyHint < keys.count ? keyHint : 0
+        if state == .objectNext || state == .objectFirst,
+            let (index, length) = keys.matchMember(
+                hint, at: base + offset, available: end - offset, first: state == .objectFirst)
+        {
+            offset += length
+            keyHint = index + 1
+            state = .value
+            return index
+        }
         guard try moveToKey() else { return nil }
         let start = offset + 1
+        if let (index, length) = keys.match(hint, at: base + start, available: end - start) {
+            offset = start + length + 1
+            keyHint = index + 1
+            try consumeColon()
+            return index
+        }
         var i = start
         var plain = true
         while true {

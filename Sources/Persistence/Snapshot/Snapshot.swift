@@ -265,11 +265,13 @@ struct SnapshotDecoder {
     private var plans: [RecordPlan?] = []
     /// To-one links to set once every object is placed, by link property (``RecordPlan``'s
     /// buckets), in file order.
-    private var linkBuckets: [(table: Int32, property: Int32, links: [(row: Int32, target: ObjectKey)])] = []
+    var linkBuckets: [(table: Int32, property: Int32, links: [(row: Int32, target: ObjectKey)])] = []
     /// The links of the records being read (a record's own follow those of its embedded
     /// children, which take theirs off when they are placed).
     private var linkStack: [(bucket: Int32, target: ObjectKey)] = []
-    private var pendingLists: [(table: Int32, row: Int32, property: Int32, targets: [ObjectKey])] = []
+    var pendingLists: [(table: Int32, row: Int32, property: Int32, targets: [ObjectKey])] = []
+    /// Objects appended straight to their columns whose primary keys are not indexed yet.
+    var unindexed = UnindexedObjects()
 
     init(_ bytes: UnsafeRawBufferPointer, fileName: String?) {
         reader = JSONReader(bytes, options: .init(fileName: fileName))
@@ -329,14 +331,12 @@ struct SnapshotDecoder {
 
     /// Reads the objects (after ``readHeader()``) into an empty store of the file's schema.
     mutating func readObjects(into store: Store) throws(LiveObjectsError) {
-        try reader.beginObject()
-        while let name = try reader.nextKey() {
-            guard let table = store.tablesByName[name] else { throw corrupt("objects of an unknown type '\(name)'") }
-            guard !table.schema.isEmbedded else {
-                throw corrupt("embedded objects must be written inside their parent", type: name)
-            }
-            try reader.beginArray()
-            while try reader.nextElement() { _ = try readRecord(table, store: store, depth: 0) }
+        do throws(LiveObjectsError) {
+            try readTables(into: store)
+        } catch {
+            // Objects read before the error may share a primary key: that error comes first.
+            try indexPrimaryKeys(store)
+            throw error
         }
         while let key = try reader.nextKey() {
             if key == "history" {
@@ -361,6 +361,18 @@ struct SnapshotDecoder {
         store.finishLoading()
     }
 
+    private mutating func readTables(into store: Store) throws(LiveObjectsError) {
+        try reader.beginObject()
+        while let name = try reader.nextKey() {
+            guard let table = store.tablesByName[name] else { throw corrupt("objects of an unknown type '\(name)'") }
+            guard !table.schema.isEmbedded else {
+                throw corrupt("embedded objects must be written inside their parent", type: name)
+            }
+            try readTable(table, plan: plan(table, store), store: store)
+            try indexPrimaryKeys(store)
+        }
+    }
+
     private mutating func applyPendingLinks(_ store: Store) throws(LiveObjectsError) {
         for bucket in linkBuckets {
             try store.loadLinks(store.tables[Int(bucket.table)], Int(bucket.property), bucket.links)
@@ -373,7 +385,7 @@ struct SnapshotDecoder {
     }
 
     /// The plan of a table, made on first use.
-    private mutating func plan(_ table: Table, _ store: Store) -> RecordPlan {
+    mutating func plan(_ table: Table, _ store: Store) -> RecordPlan {
         if plans.count <= table.index { plans += Array(repeating: nil, count: table.index + 1 - plans.count) }
         if let plan = plans[table.index] { return plan }
         let plan = RecordPlan(table, store: store, firstBucket: linkBuckets.count)
@@ -386,6 +398,15 @@ struct SnapshotDecoder {
 
     /// Reads one whole object (with embedded children inline) and places it.
     private mutating func readRecord(_ table: Table, store: Store, depth: Int) throws(LiveObjectsError) -> ObjectKey {
+        try reader.beginObject()
+        return try readMembers(table, store: store, depth: depth, firstKey: nil, id: nil)
+    }
+
+    /// Reads the members of an object, after its `{` and, when given, its first key (as
+    /// ``JSONReader/nextKey(in:)`` returned it) or its `$id`, and places it.
+    mutating func readMembers(_ table: Table, store: Store, depth: Int, firstKey: Int?, id firstID: ObjectKey?)
+        throws(LiveObjectsError) -> ObjectKey
+    {
         guard depth <= Snapshot.maxEmbeddedDepth else {
             throw LiveObjectsError(
                 .limitExceeded, "embedded objects nest more than \(Snapshot.maxEmbeddedDepth) levels deep",
@@ -397,13 +418,23 @@ struct SnapshotDecoder {
         let reuse = depth == 0
         var values = reuse ? plan.takeValues() : plan.defaults
         var seen = reuse ? plan.takeSeen() : Array(repeating: false, count: plan.kinds.count)
-        var id: ObjectKey?
+        var id = firstID
         let firstStacked = linkStack.count
         let firstList = pendingLists.count
-        try reader.beginObject()
-        while let k = try reader.nextKey(in: plan.keys) {
+        var pendingKey = firstKey
+        while true {
+            let k: Int
+            if let first = pendingKey {
+                k = first
+                pendingKey = nil
+            } else if let next = try reader.nextKey(in: plan.keys) {
+                k = next
+            } else {
+                break
+            }
             guard k > 0 else {
                 if k == 0 {
+                    guard id == nil else { throw corrupt("the $id is given twice", type: table.name) }
                     id = try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name)
                     continue
                 }
@@ -412,32 +443,8 @@ struct SnapshotDecoder {
             let p = k - 1
             seen[p] = true
             switch plan.kinds[p] {
-            case .int:
-                if try reader.readNull() {
-                    guard plan.optional[p] else { throw nullError(table, p) }
-                    values[p] = .null
-                } else {
-                    values[p] = .int(try reader.readInt64())
-                }
-            case .string:
-                if try reader.readNull() {
-                    guard plan.optional[p] else { throw nullError(table, p) }
-                    values[p] = .null
-                } else {
-                    values[p] = .string(try reader.readString())
-                }
-            case .plain:
-                values[p] = try ValueCoding.readPlain(
-                    table.schema.properties[p], element: false, &reader, table: table.name)
-            case .plainList:
-                var items: [PropertyValue] = []
-                try reader.beginArray()
-                while try reader.nextElement() {
-                    items.append(
-                        try ValueCoding.readPlain(table.schema.properties[p], element: true, &reader, table: table.name)
-                    )
-                }
-                values[p] = .list(items)
+            case .int, .string, .plain, .plainList:
+                values[p] = try readPlainValue(table, plan, p)
             case .link:
                 values[p] = .null
                 if !(try reader.readNull()) {
@@ -488,7 +495,37 @@ struct SnapshotDecoder {
         return id
     }
 
-    private func nullError(_ table: Table, _ p: Int) -> LiveObjectsError {
+    /// Reads a value of a property of kind `int`, `string`, `plain` or `plainList`.
+    mutating func readPlainValue(_ table: Table, _ plan: RecordPlan, _ p: Int) throws(LiveObjectsError)
+        -> PropertyValue
+    {
+        switch plan.kinds[p] {
+        case .int:
+            if try reader.readNull() {
+                guard plan.optional[p] else { throw nullError(table, p) }
+                return .null
+            }
+            return .int(try reader.readInt64())
+        case .string:
+            if try reader.readNull() {
+                guard plan.optional[p] else { throw nullError(table, p) }
+                return .null
+            }
+            return .string(try reader.readString())
+        case .plainList:
+            var items: [PropertyValue] = []
+            try reader.beginArray()
+            while try reader.nextElement() {
+                items.append(
+                    try ValueCoding.readPlain(table.schema.properties[p], element: true, &reader, table: table.name))
+            }
+            return .list(items)
+        default:
+            return try ValueCoding.readPlain(table.schema.properties[p], element: false, &reader, table: table.name)
+        }
+    }
+
+    func nullError(_ table: Table, _ p: Int) -> LiveObjectsError {
         corrupt("null for a property that is not optional", type: table.name, property: table.schema.properties[p].name)
     }
 }
@@ -518,6 +555,9 @@ final class RecordPlan {
     let firstBucket: Int
     /// The value of each property when a record does not give it (links: nil, empty lists).
     let defaults: [PropertyValue]
+    /// How records of the table are appended straight to its columns, or nil when they cannot
+    /// be (an embedded table, or embedded objects inside).
+    let columnTargets: ColumnTargets?
     private var values: [PropertyValue]
     private var seen: [Bool]
 
@@ -561,6 +601,7 @@ final class RecordPlan {
         }
         values = defaults
         seen = Array(repeating: false, count: properties.count)
+        columnTargets = ColumnTargets(table, kinds: kinds)
     }
 
     func takeValues() -> [PropertyValue] {

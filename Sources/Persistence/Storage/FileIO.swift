@@ -27,6 +27,66 @@ enum FileIO {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw error("opening the file", path) }
         defer { close(fd) }
+        let size = try checkedSize(fd, path, maximumSize: maximumSize)
+        // Read into uninitialized storage: zeroing it first would cost one more pass over it.
+        var failure: LiveObjectsError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            do throws(LiveObjectsError) {
+                count = try readAll(fd, into: UnsafeMutableRawBufferPointer(buffer), path)
+            } catch {
+                failure = error
+                count = 0
+            }
+        }
+        if let failure { throw failure }
+        return bytes
+    }
+
+    /// Calls `body` with the whole content of a file. A large file is mapped into memory
+    /// (read-only, private) rather than copied: its pages come straight from the system's file
+    /// cache, with no fresh memory to clear and fill. This module replaces files by renaming a
+    /// new one over them, never by writing into them, so the mapped bytes do not change while
+    /// `body` runs; a file that cannot be mapped is read.
+    ///
+    /// - Throws: as ``read(_:maximumSize:)``, or what `body` throws.
+    static func withContents<R>(
+        of path: String, maximumSize: Int = .max, _ body: (UnsafeRawBufferPointer) throws(LiveObjectsError) -> R
+    ) throws(LiveObjectsError) -> R {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw error("opening the file", path) }
+        var isOpen = true
+        defer { if isOpen { close(fd) } }
+        let size = try checkedSize(fd, path, maximumSize: maximumSize)
+        if size >= mappedSize, let address = map(fd, size) {
+            defer { munmap(address, size) }
+            close(fd)
+            isOpen = false
+            return try body(UnsafeRawBufferPointer(start: address, count: size))
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 16)
+        defer { buffer.deallocate() }
+        let count = try readAll(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<size]), path)
+        close(fd)
+        isOpen = false
+        return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+    }
+
+    /// Files at least this large are mapped by ``withContents(of:maximumSize:_:)``.
+    static let mappedSize = 1 << 20
+
+    /// Maps `size` bytes of a file read-only (on Linux with its pages loaded at once), or nil.
+    private static func map(_ fd: Int32, _ size: Int) -> UnsafeMutableRawPointer? {
+        #if os(Linux)
+            let flags = MAP_PRIVATE | MAP_POPULATE
+        #else
+            let flags = MAP_PRIVATE
+        #endif
+        guard let address = mmap(nil, size, PROT_READ, flags, fd, 0), address != MAP_FAILED else { return nil }
+        return address
+    }
+
+    /// The size of an open file, checked against a maximum.
+    private static func checkedSize(_ fd: Int32, _ path: String, maximumSize: Int) throws(LiveObjectsError) -> Int {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw error("reading the file's size", path) }
         guard Int64(info.st_size) <= Int64(maximumSize) else {
@@ -36,10 +96,17 @@ enum FileIO {
                     + "(FileStorage.Options.maximumFileSize); nothing was read or changed",
                 file: path)
         }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        return Int(info.st_size)
+    }
+
+    /// Reads from `fd` until `buffer` is full or the file ends; returns the number of bytes read
+    /// (fewer than the buffer holds for a file that shrank while being read).
+    private static func readAll(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, _ path: String)
+        throws(LiveObjectsError) -> Int
+    {
         var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress! + done, $0.count - done) }
+        while done < buffer.count {
+            let n = Foundation.read(fd, buffer.baseAddress! + done, buffer.count - done)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw error("reading the file", path)
@@ -47,9 +114,7 @@ enum FileIO {
             if n == 0 { break }
             done += n
         }
-        // A file that shrank while being read: keep what was there.
-        if done < bytes.count { bytes.removeSubrange(done...) }
-        return bytes
+        return done
     }
 
     /// Writes all of `bytes` to `fd`.

@@ -297,10 +297,10 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             if options.journal { try resetJournal(session) }
             return session
         }
-        let bytes = try FileIO.read(path, maximumSize: options.maximumFileSize)
-        let journal =
-            FileIO.exists(journalPath) ? try FileIO.read(journalPath, maximumSize: options.maximumFileSize) : nil
-        return try bytes.withUnsafeBytesTyped { (raw) throws(LiveObjectsError) -> Session in
+        return try FileIO.withContents(of: path, maximumSize: options.maximumFileSize) {
+            (raw) throws(LiveObjectsError) -> Session in
+            let journal =
+                FileIO.exists(journalPath) ? try FileIO.read(journalPath, maximumSize: options.maximumFileSize) : nil
             var decoder = SnapshotDecoder(raw, fileName: path)
             let header = try decoder.readHeader()
             if header.schemaVersion > version {

@@ -1,0 +1,302 @@
+import LiveObjects
+
+/// How the snapshot loader appends each property's value of a table's records straight to the
+/// property's column, with no row of `PropertyValue`s in between: one target per property, in a
+/// buffer of plain values (the columns held unretained, kept alive by `columns`), so that
+/// reading a target for every value costs no reference counting.
+final class ColumnTargets {
+    struct Target {
+        enum Kind: UInt8 {
+            /// Columns of these native types, appended to directly.
+            case int, optionalInt, double, optionalDouble, string, optionalString, bool, optionalBool
+            /// Any other plain value or list of values, appended as a `PropertyValue`.
+            case plain
+            /// A to-one link or a list of links to top-level objects: set once every object is
+            /// placed.
+            case link, linkList
+            /// `LinkingObjects`: no column, nothing stored.
+            case computed
+        }
+
+        var kind: Kind
+        var column: Unmanaged<Column>?
+    }
+
+    let targets: UnsafeMutableBufferPointer<Target>
+    /// Whether the table has a primary key, indexed in batches after its objects are appended.
+    let hasPrimaryKey: Bool
+    private let columns: [Column?]
+
+    /// The targets of a table's properties; nil when its records cannot be appended this way
+    /// (an embedded table, whose objects are placed inside their parent's record, or a table
+    /// with embedded objects inside).
+    init?(_ table: Table, kinds: [RecordPlan.Kind]) {
+        guard !table.schema.isEmbedded else { return nil }
+        var targets: [Target] = []
+        for (p, property) in table.schema.properties.enumerated() {
+            let column = table.columns[p]
+            let kind: Target.Kind
+            switch kinds[p] {
+            case .embeddedLink, .embeddedList: return nil
+            case .linkingObjects: kind = .computed
+            case .link: kind = .link
+            case .linkList: kind = .linkList
+            case .plainList: kind = .plain
+            case .int, .string, .plain:
+                switch (property.type, column) {
+                case (.int, is ScalarColumn<Int64>), (.int64, is ScalarColumn<Int64>): kind = .int
+                case (.int, is ScalarColumn<Int64?>), (.int64, is ScalarColumn<Int64?>): kind = .optionalInt
+                case (.double, is ScalarColumn<Double>): kind = .double
+                case (.double, is ScalarColumn<Double?>): kind = .optionalDouble
+                case (.string, is ScalarColumn<String>): kind = .string
+                case (.string, is ScalarColumn<String?>): kind = .optionalString
+                case (.bool, is ScalarColumn<Bool>): kind = .bool
+                case (.bool, is ScalarColumn<Bool?>): kind = .optionalBool
+                default: kind = .plain
+                }
+            }
+            guard kind == .computed || column != nil else { return nil }
+            targets.append(Target(kind: kind, column: column.map { Unmanaged.passUnretained($0) }))
+        }
+        self.targets = .allocate(capacity: targets.count)
+        _ = self.targets.initialize(from: targets)
+        hasPrimaryKey = table.primaryKeyProperty != nil
+        columns = table.columns
+    }
+
+    deinit { targets.deallocate() }
+}
+
+/// Objects appended to their columns whose primary keys are not in the index yet: they are
+/// added in batches (``Store/loadPrimaryKeys(_:rows:)``), much faster than one at a time.
+struct UnindexedObjects {
+    /// The number of objects indexed at once.
+    static let batchSize = 4096
+
+    var table: Table?
+    /// Where the table's array of objects starts in the file.
+    var start = 0
+    var rows: [Int32] = []
+    /// Where each object's record ends in the file, for the error about a duplicate key.
+    var offsets: [Int] = []
+}
+
+extension SnapshotDecoder {
+    /// Reads the array of a table's objects and places them.
+    ///
+    /// A record whose `$id` comes first and names a slot past those placed so far (the way files
+    /// are written: in slot order) is appended straight to the columns; any other is placed
+    /// through a row of values.
+    mutating func readTable(_ table: Table, plan: RecordPlan, store: Store) throws(LiveObjectsError) {
+        try reader.beginArray()
+        guard let targets = plan.columnTargets else {
+            while try reader.nextElement() {
+                try reader.beginObject()
+                _ = try readMembers(table, store: store, depth: 0, firstKey: nil, id: nil)
+            }
+            return
+        }
+        let keys = plan.keys
+        let start = reader.offset
+        while try reader.nextElement() {
+            try reader.beginObject()
+            guard let first = try reader.nextKey(in: keys) else {
+                throw corrupt("an object without $id", type: table.name)
+            }
+            if first == 0 {
+                let id = try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name)
+                if Int(id.row) >= table.rowCount {
+                    try appendRecord(table, plan, keys, targets, id: id, start: start, store: store)
+                    continue
+                }
+                // Placing by row checks the primary key at once: the earlier ones must be there.
+                try indexPrimaryKeys(store)
+                _ = try readMembers(table, store: store, depth: 0, firstKey: nil, id: id)
+            } else {
+                try indexPrimaryKeys(store)
+                _ = try readMembers(table, store: store, depth: 0, firstKey: first, id: nil)
+            }
+        }
+    }
+
+    /// Reads the rest of a record (after its `$id`) whose slot is at or past the end of its
+    /// table, appending each value to its column; then adds the object's slot.
+    private mutating func appendRecord(
+        _ table: Table, _ plan: RecordPlan, _ keys: JSONKeySet, _ targets: ColumnTargets, id: ObjectKey,
+        start: Int, store: Store
+    ) throws(LiveObjectsError) {
+        store.loadFreeSlots(table, upTo: Int(id.row))
+        let row = Int32(id.row)
+        let count = targets.targets.count
+        // Properties before `next` have their value in the columns; records list them in schema
+        // order, but any order is read, a property given twice taking its last value.
+        var next = 0
+        while let k = try reader.nextKey(in: keys) {
+            guard k > 0 else {
+                throw corrupt(k == 0 ? "the $id is given twice" : "unknown property", type: table.name)
+            }
+            let p = k - 1
+            if p < next {
+                try setValue(table, plan, targets.targets[p], p, row: row)
+                continue
+            }
+            while next < p {
+                appendDefault(plan, targets.targets[next], next)
+                next += 1
+            }
+            try appendValue(table, plan, targets.targets[p], p, row: row)
+            next = p + 1
+        }
+        while next < count {
+            appendDefault(plan, targets.targets[next], next)
+            next += 1
+        }
+        _ = store.appendLoadedObject(table, generation: id.generation)
+        if targets.hasPrimaryKey {
+            if unindexed.table !== table || unindexed.rows.count >= UnindexedObjects.batchSize {
+                try indexPrimaryKeys(store)
+                unindexed.table = table
+                unindexed.start = start
+            }
+            unindexed.rows.append(row)
+            unindexed.offsets.append(reader.offset)
+        }
+    }
+
+    /// Adds the primary keys of the objects appended so far to the index.
+    ///
+    /// - Throws: `corruptFile` for the first object whose primary key an earlier one has.
+    mutating func indexPrimaryKeys(_ store: Store) throws(LiveObjectsError) {
+        guard let table = unindexed.table, !unindexed.rows.isEmpty else { return }
+        if unindexed.rows.count == UnindexedObjects.batchSize && table.primaryKeyIndex?.count == 0 {
+            // The first batch of many: size the index once for as many objects as the rest of
+            // the file would hold if it were all records like these (it holds at most that),
+            // rather than doubling it again and again.
+            let length = max(1, unindexed.offsets[unindexed.offsets.count - 1] - unindexed.start)
+            let count = unindexed.rows.count
+            store.reservePrimaryKeys(table, count + count * reader.remainingCount / length + 1)
+        }
+        let duplicate = store.loadPrimaryKeys(table, rows: unindexed.rows)
+        let (rows, offsets) = (unindexed.rows, unindexed.offsets)
+        unindexed.rows.removeAll(keepingCapacity: true)
+        unindexed.offsets.removeAll(keepingCapacity: true)
+        if let i = duplicate {
+            let key = table.primaryKey(of: rows[i]) ?? .null
+            throw LiveObjectsError(
+                .corruptFile, "two objects have the primary key \(key) (before byte \(offsets[i]))",
+                objectType: table.name, primaryKey: key, file: reader.options.fileName)
+        }
+    }
+
+    /// Reads a value and appends it to its column.
+    @inline(__always)
+    private mutating func appendValue(
+        _ table: Table, _ plan: RecordPlan, _ target: ColumnTargets.Target, _ p: Int, row: Int32
+    ) throws(LiveObjectsError) {
+        let column = target.column
+        switch target.kind {
+        case .int:
+            try refuseNull(table, p)
+            let v = try reader.readInt64()
+            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Int64>.self).appendLoaded(v) }
+        case .optionalInt:
+            let v: Int64? = try reader.readNull() ? nil : try reader.readInt64()
+            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Int64?>.self).appendLoaded(v) }
+        case .double:
+            let first = try reader.peekByte()
+            if first == 0x6E, try reader.readNull() { throw nullError(table, p) }
+            let v = try readDouble(table, p, first: first)
+            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Double>.self).appendLoaded(v) }
+        case .optionalDouble:
+            let first = try reader.peekByte()
+            var v: Double?
+            let isNull = first == 0x6E ? try reader.readNull() : false
+            if !isNull { v = try readDouble(table, p, first: first) }
+            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Double?>.self).appendLoaded(v) }
+        case .string:
+            try refuseNull(table, p)
+            let v = try reader.readString()
+            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<String>.self).appendLoaded(v) }
+        case .optionalString:
+            let v: String? = try reader.readNull() ? nil : try reader.readString()
+            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<String?>.self).appendLoaded(v) }
+        case .bool:
+            try refuseNull(table, p)
+            let v = try reader.readBool()
+            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Bool>.self).appendLoaded(v) }
+        case .optionalBool:
+            let v: Bool? = try reader.readNull() ? nil : try reader.readBool()
+            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Bool?>.self).appendLoaded(v) }
+        case .plain:
+            let v = try readPlainValue(table, plan, p)
+            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
+        case .link:
+            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: LinkColumn.self).appendLoadedNil() }
+            try readLink(table, plan, p, row: row)
+        case .linkList:
+            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: LinkListColumn.self).appendLoadedEmpty() }
+            try readLinkList(table, p, row: row)
+        case .computed:
+            throw corrupt("LinkingObjects are not stored", type: table.name, property: table.schema.properties[p].name)
+        }
+    }
+
+    /// Reads a value for a property whose column already has this row's value (the property
+    /// comes again, or after one that follows it in the schema) and replaces it.
+    private mutating func setValue(
+        _ table: Table, _ plan: RecordPlan, _ target: ColumnTargets.Target, _ p: Int, row: Int32
+    ) throws(LiveObjectsError) {
+        switch target.kind {
+        case .link: try readLink(table, plan, p, row: row)
+        case .linkList: try readLinkList(table, p, row: row)
+        case .computed:
+            throw corrupt("LinkingObjects are not stored", type: table.name, property: table.schema.properties[p].name)
+        default:
+            let v = try readPlainValue(table, plan, p)
+            target.column!._withUnsafeGuaranteedRef { $0.setLoaded(v, at: Int(row)) }
+        }
+    }
+
+    /// Appends the value of a property that the record does not give.
+    @inline(__always)
+    private func appendDefault(_ plan: RecordPlan, _ target: ColumnTargets.Target, _ p: Int) {
+        guard let column = target.column else { return }
+        column._withUnsafeGuaranteedRef { $0.appendLoaded(plan.defaults[p]) }
+    }
+
+    /// Throws for a null (read to check it is one), for a property that is not optional.
+    @inline(__always)
+    private mutating func refuseNull(_ table: Table, _ p: Int) throws(LiveObjectsError) {
+        if try reader.peekByte() == 0x6E, try reader.readNull() { throw nullError(table, p) }
+    }
+
+    /// Reads a to-one link (an id or null), to be set once every object is placed.
+    @inline(__always)
+    private mutating func readLink(_ table: Table, _ plan: RecordPlan, _ p: Int, row: Int32) throws(LiveObjectsError) {
+        if try reader.readNull() { return }
+        let key = try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name)
+        linkBuckets[plan.firstBucket + plan.bucketOffset[p]].links.append((row, key))
+    }
+
+    /// Reads a list of links (ids), to be set once every object is placed.
+    private mutating func readLinkList(_ table: Table, _ p: Int, row: Int32) throws(LiveObjectsError) {
+        var targets: [ObjectKey] = []
+        try reader.beginArray()
+        while try reader.nextElement() {
+            targets.append(try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name))
+        }
+        pendingLists.append((Int32(table.index), row, Int32(p), targets))
+    }
+
+    /// Reads a `double` whose first byte is `first`: a number, or one of the strings written for
+    /// non-finite values.
+    @inline(__always)
+    private mutating func readDouble(_ table: Table, _ p: Int, first: UInt8) throws(LiveObjectsError) -> Double {
+        guard first == 0x22 else { return try reader.readDouble() }
+        let text = try reader.readString()
+        guard let v = ValueCoding.nonFiniteDouble(text) else {
+            throw corrupt("'\(text)' is not a number", type: table.name, property: table.schema.properties[p].name)
+        }
+        return v
+    }
+}
