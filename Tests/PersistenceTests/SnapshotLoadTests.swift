@@ -61,7 +61,8 @@ import Testing
         #expect(saved == (try Self.resaved(canonical)))
         // What was written reads back the same.
         let loaded = try FileStorage.decode(snapshot: Array(saved.utf8), journal: nil)
-        #expect(String(decoding: try FileStorage.encode(loaded.store, schemaVersion: 0, commit: 0), as: UTF8.self) == saved)
+        #expect(
+            String(decoding: try FileStorage.encode(loaded.store, schemaVersion: 0, commit: 0), as: UTF8.self) == saved)
 
         // Indexes and backlinks: by row, whatever the order in the file.
         let table = loaded.store.tablesByName["Item"]!
@@ -112,7 +113,8 @@ import Testing
         let directory = try makeTemporaryDirectory()
         let url = directory.appendingPathComponent("large.json")
         try Data(bytes).write(to: url)
-        let names = try await withRealm(Realm.Configuration(file: url, schema: schema, options: .init(journal: false))) {
+        let names = try await withRealm(Realm.Configuration(file: url, schema: schema, options: .init(journal: false)))
+        {
             realm in
             try await realm.read { realm in
                 try realm.dynamicObjects("Item").map { try $0.linkedObject("next")?["name"] ?? .null }
@@ -156,7 +158,10 @@ import Testing
     @Test func badRecordsAreCorrupt() {
         let cases: [(String, [String], String)] = [
             ("$id twice", [#"{"$id": 0, "id": 1, "$id": 1}"#], "$id is given twice"),
-            ("$id twice, second placed by row", [#"{"$id": 1, "id": 2}"#, #"{"$id": 0, "$id": 0}"#], "$id is given twice"),
+            (
+                "$id twice, second placed by row", [#"{"$id": 1, "id": 2}"#, #"{"$id": 0, "$id": 0}"#],
+                "$id is given twice"
+            ),
             ("no $id", [#"{}"#], "without $id"),
             ("no $id after properties", [#"{"id": 1, "name": "a"}"#], "without $id"),
             ("link to a missing object", [#"{"$id": 0, "id": 1, "next": 1}"#], "does not exist"),
