@@ -8,6 +8,10 @@ import LiveObjects
 //
 // Every update moves a dog across the filter (`age = age > 10 ? 5 : 15`), so that every update
 // changes the result: LiveObjects, rightly, notifies only when the result changes.
+//
+// A system that stops at its time budget then makes the updates it did not get to, untimed and
+// unobserved, so that every store holds the same data for the workloads that follow (save and
+// load compare what they read back).
 
 extension LiveObjectsSystem {
     /// `Results.changes()`: an asynchronous sequence of `CollectionChange`s, each with a frozen
@@ -32,6 +36,13 @@ extension LiveObjectsSystem {
             let received = clock.now
             result.seconds.append(seconds(committing.duration(to: received)))
             result.resultCounts.append(change.snapshot.count)
+        }
+        let remaining = data.notifyDogIds.dropFirst(result.seconds.count)
+        try await realm.write { realm in
+            for id in remaining {
+                let dog = realm.object(ofType: Dog.self, forPrimaryKey: id)!
+                dog.age = dog.age > 10 ? 5 : 15
+            }
         }
         return result
     }
@@ -64,14 +75,25 @@ extension GRDBSystem {
             result.seconds.append(seconds(committing.duration(to: received)))
             result.resultCounts.append(count)
         }
+        cancellable.cancel()
+        try updateAges(of: Array(data.notifyDogIds.dropFirst(result.seconds.count)), in: dbQueue)
         return result
     }
 }
 
+/// The updates a pass did not get to, in one transaction (synchronous `write`).
+private func updateAges(of ids: [Int], in dbQueue: DatabaseQueue) throws {
+    try dbQueue.write { db in
+        for id in ids { try db.execute(sql: updateAgeSQL, arguments: [id]) }
+    }
+}
+
+private let updateAgeSQL = "UPDATE dog SET age = CASE WHEN age > 10 THEN 5 ELSE 15 END WHERE id = ?"
+
 /// One update in its own transaction, through GRDB's synchronous `write`.
 private func updateAge(of id: Int, in dbQueue: DatabaseQueue) throws -> ContinuousClock.Instant {
     try dbQueue.write { db in
-        try db.execute(sql: "UPDATE dog SET age = CASE WHEN age > 10 THEN 5 ELSE 15 END WHERE id = ?", arguments: [id])
+        try db.execute(sql: updateAgeSQL, arguments: [id])
         return ContinuousClock.now
     }
 }
@@ -97,6 +119,9 @@ extension RawSystem {
             subscriber(recompute(store!))
             result.seconds.append(seconds(committing.duration(to: received!.at)))
             result.resultCounts.append(received!.count)
+        }
+        for id in data.notifyDogIds.dropFirst(result.seconds.count) {
+            store!.dogs[id]!.age = store!.dogs[id]!.age > 10 ? 5 : 15
         }
         return result
     }
