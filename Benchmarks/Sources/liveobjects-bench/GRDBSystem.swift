@@ -36,17 +36,29 @@ final class GRDBSystem: BenchSystem {
     /// One write transaction; one prepared INSERT statement per table, reused for every row
     /// (`setUncheckedArguments` + `execute()`, which skips the per-row argument validation).
     static func insert(_ data: Dataset, into dbQueue: DatabaseQueue) throws -> Double {
+        try insert(
+            persons: data.personCount, { [$0 + 1, data.personNames[$0], data.personAges[$0]] },
+            dogs: data.dogCount, { [$0 + 1, data.dogNames[$0], data.dogAges[$0], data.dogOwners[$0]] },
+            into: dbQueue)
+    }
+
+    /// Inserts rows (given by index as statement arguments) in one transaction with one
+    /// prepared statement per table; returns the time it took.
+    static func insert(
+        persons: Int, _ person: (Int) -> StatementArguments, dogs: Int, _ dog: (Int) -> StatementArguments,
+        into dbQueue: DatabaseQueue
+    ) throws -> Double {
         let clock = ContinuousClock()
         let start = clock.now
         try dbQueue.write { db in
             let insertPerson = try db.makeStatement(sql: "INSERT INTO person (id, name, age) VALUES (?, ?, ?)")
-            for i in 0..<data.personCount {
-                insertPerson.setUncheckedArguments([i + 1, data.personNames[i], data.personAges[i]])
+            for i in 0..<persons {
+                insertPerson.setUncheckedArguments(person(i))
                 try insertPerson.execute()
             }
             let insertDog = try db.makeStatement(sql: "INSERT INTO dog (id, name, age, ownerId) VALUES (?, ?, ?, ?)")
-            for i in 0..<data.dogCount {
-                insertDog.setUncheckedArguments([i + 1, data.dogNames[i], data.dogAges[i], data.dogOwners[i]])
+            for i in 0..<dogs {
+                insertDog.setUncheckedArguments(dog(i))
                 try insertDog.execute()
             }
         }
