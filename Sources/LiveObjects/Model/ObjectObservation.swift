@@ -182,7 +182,10 @@ extension Object {
     /// Not the wrapper's own key path: a property access that kept it would fetch the key
     /// path object (a retain and a release) on every read, tracked or not.
     static func observedKeyPath(field: Int) -> KeyPath<Object, Int> {
-        observedKeyPaths.withLock { cache in
+        // Fields of ordinary classes lie in the first few hundred bytes: their key paths are
+        // made once, together, and read without a lock on every tracked access.
+        if field >= 0 && field < nearObservedKeyPaths.count { return nearObservedKeyPaths[field] }
+        return observedKeyPaths.withLock { cache in
             if let keyPath = cache[field] { return keyPath }
             let keyPath = \Object.[observedField: field]
             cache[field] = keyPath
@@ -190,6 +193,10 @@ extension Object {
         }
     }
 
+    // nonisolated(unsafe): made once and never changed; key paths are immutable objects.
+    nonisolated(unsafe) private static let nearObservedKeyPaths: [KeyPath<Object, Int>] = (0..<512).map {
+        \Object.[observedField: $0]
+    }
     private static let observedKeyPaths = Locked<[Int: KeyPath<Object, Int>]>([:])
 
     /// What ``observedKeyPath(field:)`` names.
