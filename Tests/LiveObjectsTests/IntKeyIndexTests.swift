@@ -137,6 +137,62 @@ extension IntKeyIndexTests {
     }
 }
 
+extension IntKeyIndexTests {
+    /// Whether rows follow keys is noted exactly: while the index says so, every entry's row
+    /// is where `alignedRow(for:)` points; ascending keys in fresh rows keep it so; an empty
+    /// index never says so. Random inserts (mostly aligned), replacements, removals and batches,
+    /// in both layouts (seeded; the seed and step are in the message).
+    @Test(arguments: [21, 22, 23, 24])
+    func alignmentIsNotedExactly(seed: UInt64) {
+        var rng = SplitMix(seed: seed)
+        var index = IntKeyIndex()
+        #expect(!index.rowsFollowKeys)
+        let offset = Int64(rng.next() % 1_000) - 500
+        // Even seeds spread some keys far apart, which turns the index into a hash map.
+        let far: Int64 = seed % 2 == 0 ? 1 << 40 : 0
+        var nextRow: Int32 = 0
+        for step in 0..<5_000 {
+            switch rng.next() % 10 {
+            case 0...4:
+                index.insert(Int64(nextRow) + offset, row: nextRow)
+                nextRow += 1
+            case 5:
+                let row = Int32(rng.next() % UInt64(nextRow + 1))
+                index.insert(Int64(rng.next() % 2_000) + offset + (rng.next() % 8 == 0 ? far : 0), row: row)
+            case 6, 7:
+                index.remove(Int64(rng.next() % UInt64(nextRow + 1)) + offset)
+            case 8:
+                let rows = (0..<Int32(rng.next() % 40)).map { nextRow + $0 }
+                let keys = rows.map { Int64($0) + offset + (rng.next() % 50 == 0 ? 1 : 0) }
+                let generations = [UInt32](repeating: 0, count: rows.count)
+                let stop = keys.withUnsafeBufferPointer { keys in
+                    rows.withUnsafeBufferPointer { rows in
+                        generations.withUnsafeBufferPointer { index.insertAll(keys, rows: rows, generations: $0) }
+                    }
+                }
+                nextRow += Int32(stop ?? rows.count)
+            default:
+                // Start over now and then, so that alignment is also found again.
+                if rng.next() % 20 == 0 {
+                    for (key, _) in index.pairs { index.remove(key) }
+                    #expect(!index.rowsFollowKeys, "seed \(seed) step \(step)")
+                }
+            }
+            guard index.rowsFollowKeys else { continue }
+            for (key, row) in index.pairs where index.alignedRow(for: key) != UInt64(row) {
+                Issue.record("seed \(seed) step \(step): key \(key) is in row \(row), not the aligned one")
+                return
+            }
+        }
+        var ascending = IntKeyIndex()
+        for row in Int32(0)..<10_000 { ascending.insert(Int64(row) + offset, row: row) }
+        ascending.remove(offset + 17)
+        #expect(ascending.rowsFollowKeys && ascending.alignedRow(for: offset + 9_999) == 9_999)
+        ascending.insert(offset + 17, row: 10_000)
+        #expect(!ascending.rowsFollowKeys)
+    }
+}
+
 /// A small seeded generator (SplitMix64) for repeatable tests.
 struct SplitMix: RandomNumberGenerator {
     var state: UInt64

@@ -12,6 +12,11 @@
 /// cache line (a `Dictionary` keeps keys, values and occupancy in three arrays). Linear
 /// probing, at most three quarters full, with backward-shift deletion (no tombstones). The
 /// hash mixes the key with a per-index random seed.
+///
+/// Either layout also notes whether every key's row is the key minus one fixed offset, as it is
+/// when objects with increasing keys fill fresh slots in order. While that holds, the table
+/// finds a key's row by arithmetic (``alignedRow(for:)``) and confirms it by the row's state
+/// alone, without reading the index.
 package struct IntKeyIndex {
     @usableFromInline
     struct Entry {
@@ -41,6 +46,9 @@ package struct IntKeyIndex {
     private var mask = 0
     private let seed: UInt64
     package private(set) var count = 0
+    /// Whether every stored key's row is `key - keyOffset` (never for an empty index).
+    package private(set) var rowsFollowKeys = false
+    private var keyOffset: Int64 = 0
 
     package init() {
         seed = UInt64.random(in: 1...UInt64.max) | 1
@@ -70,6 +78,26 @@ package struct IntKeyIndex {
         let (offset, overflow) = key.subtractingReportingOverflow(base)
         guard !overflow, UInt64(bitPattern: offset) < UInt64(slots.count) else { return nil }
         return Int(offset)
+    }
+
+    /// The only row that can hold `key`, while ``rowsFollowKeys`` holds: then a key is in the
+    /// index exactly when that row (if there is such a row) holds a live object. Nil otherwise.
+    /// Wrapping arithmetic: far keys give rows beyond any table.
+    @inline(__always)
+    package func alignedRow(for key: Int64) -> UInt64? {
+        rowsFollowKeys ? UInt64(bitPattern: key &- keyOffset) : nil
+    }
+
+    /// Records a key about to be placed at a row, before ``count`` counts it.
+    @inline(__always)
+    private mutating func notePlacement(_ key: Int64, row: Int32) {
+        let offset = key &- Int64(row)
+        if count == 0 {
+            rowsFollowKeys = true
+            keyOffset = offset
+        } else if offset != keyOffset {
+            rowsFollowKeys = false
+        }
     }
 
     /// The row of a key.
@@ -115,6 +143,7 @@ package struct IntKeyIndex {
             if let i = denseSlot(key) ?? makeDenseSlot(key) {
                 let existed = slots[i].row >= 0
                 if existed && !replacing { return false }
+                notePlacement(key, row: row)
                 slots[i] = Slot(row: row, generation: generation)
                 if !existed { count += 1 }
                 return !existed
@@ -124,21 +153,18 @@ package struct IntKeyIndex {
         if (count + 1) * 4 > entries.count * 3 { grow(to: entries.count * 2) }
         let mask = mask
         var i = hashSlot(key)
-        return entries.withUnsafeMutableBufferPointer { buffer in
+        let found = entries.withUnsafeBufferPointer { buffer in
             while buffer[i].row >= 0 {
-                if buffer[i].key == key {
-                    if replacing {
-                        buffer[i].row = row
-                        buffer[i].generation = generation
-                    }
-                    return false
-                }
+                if buffer[i].key == key { return true }
                 i = (i + 1) & mask
             }
-            buffer[i] = Entry(key: key, row: row, generation: generation)
-            count += 1
-            return true
+            return false
         }
+        if found && !replacing { return false }
+        notePlacement(key, row: row)
+        entries[i] = Entry(key: key, row: row, generation: generation)
+        if !found { count += 1 }
+        return !found
     }
 
     /// Extends the dense layout to cover a key outside its span, if the layout stays dense;
@@ -193,6 +219,9 @@ package struct IntKeyIndex {
         var homes = [Int](repeating: 0, count: keys.count)
         for i in first..<keys.count { homes[i] = hashSlot(keys[i]) }
         var added = 0
+        // Alignment is noted here, as `put` would note it key by key.
+        let offset = count == 0 ? keys[first] &- Int64(rows[first]) : keyOffset
+        var aligned = count == 0 || rowsFollowKeys
         let duplicate: Int? = entries.withUnsafeMutableBufferPointer { buffer in
             var touched: Int32 = 0
             for i in first..<keys.count { touched |= buffer[homes[i]].row }
@@ -206,9 +235,14 @@ package struct IntKeyIndex {
                     s = (s + 1) & mask
                 }
                 buffer[s] = Entry(key: key, row: rows[i], generation: generations[i])
+                if key &- Int64(rows[i]) != offset { aligned = false }
                 added += 1
             }
             return nil
+        }
+        if added > 0 {
+            rowsFollowKeys = aligned
+            keyOffset = offset
         }
         count += added
         return duplicate
@@ -220,6 +254,7 @@ package struct IntKeyIndex {
             guard let i = denseSlot(key), slots[i].row >= 0 else { return }
             slots[i] = .empty
             count -= 1
+            if count == 0 { rowsFollowKeys = false }
             // Trailing empty slots go (a rolled-back bulk insert leaves no span behind).
             while slots.last?.row == -1 { slots.removeLast() }
             return
@@ -245,6 +280,7 @@ package struct IntKeyIndex {
         }
         entries[hole] = Entry(key: 0, row: -1)
         count -= 1
+        if count == 0 { rowsFollowKeys = false }
     }
 
     /// Makes room for at least `capacity` keys.

@@ -234,6 +234,13 @@ package final class Table {
     /// a live object. A handle is valid while its generation matches and the bit is set; one
     /// array, so checking a handle touches one cache line.
     @exclusivity(unchecked) private var slotStates = ChunkedArray<UInt32>()
+    /// The live bits of `slotStates` again, 64 slots a word: 32 times smaller, so that
+    /// lookups by primary key find them in a near cache (one word per 64 slots, always
+    /// `(rowCount + 63) / 64` words).
+    @exclusivity(unchecked) private var liveBits = ChunkedArray<UInt64>()
+    /// The number of live slots whose generation is not 0 (reused slots). While there are
+    /// none, a live slot's generation is known without reading its state.
+    @exclusivity(unchecked) private var liveLaterGenerations = 0
     /// Slots free for reuse (last is used first).
     @exclusivity(unchecked) package internal(set) var freeRows: [Int32] = []
     /// The number of live objects.
@@ -391,6 +398,37 @@ package final class Table {
     @inline(__always)
     package func isLive(_ row: Int32) -> Bool { slotStates[Int(row)] & 1 != 0 }
 
+    /// Whether a slot's bit in ``liveBits`` is set (the same answer as ``isLive(_:)``).
+    @inline(__always)
+    package func hasLiveBit(_ row: Int) -> Bool {
+        liveBits[row >> 6] & (1 << UInt64(row & 63)) != 0
+    }
+
+    /// Whether the slot bookkeeping agrees with the slot states: a live bit per live slot and
+    /// nothing more, and the count of live slots of later generations. For invariant checks.
+    package var slotBookkeepingIsConsistent: Bool {
+        let rows = (0..<Int32(rowCount))
+        return liveBits.count == (rowCount + 63) >> 6
+            && rows.allSatisfy { hasLiveBit(Int($0)) == isLive($0) }
+            && liveBits.last.map { rowCount & 63 == 0 || $0 >> UInt64(rowCount & 63) == 0 } ?? true
+            && liveLaterGenerations == rows.count(where: { isLive($0) && generation($0) != 0 })
+    }
+
+    private func setLiveBit(_ row: Int, _ live: Bool) {
+        let bit: UInt64 = 1 << UInt64(row & 63)
+        if live { liveBits[row >> 6] |= bit } else { liveBits[row >> 6] &= ~bit }
+    }
+
+    /// Adds a slot's state at the end (with its word of live bits when it starts one).
+    private func appendSlotState(generation: UInt32, live: Bool) {
+        if slotStates.count & 63 == 0 { liveBits.append(0) }
+        slotStates.append(generation << 1 | (live ? 1 : 0))
+        if live {
+            setLiveBit(slotStates.count - 1, true)
+            if generation != 0 { liveLaterGenerations += 1 }
+        }
+    }
+
     /// The key of the object in a slot.
     package func key(_ row: Int32) -> ObjectKey {
         ObjectKey(row: UInt32(bitPattern: row), generation: generation(row))
@@ -440,7 +478,18 @@ package final class Table {
     @inline(__always)
     package func entry(forPrimaryKey key: Int64) -> (row: Int32, generation: UInt32)? {
         if indexesAreStale { rebuildIndexes() }
-        return primaryKeyIndex?.ints.entry(for: key)
+        guard let index = primaryKeyIndex else { return nil }
+        if let row = index.ints.alignedRow(for: key) {
+            // Every live row holds the key its position gives, so the row's state answers on
+            // its own; and reads of the object's columns need not wait for an index read.
+            guard row < UInt64(slotStates.count) else { return nil }
+            if liveLaterGenerations == 0 {
+                return hasLiveBit(Int(row)) ? (Int32(row), 0) : nil
+            }
+            let state = slotStates[Int(row)]
+            return state & 1 == 0 ? nil : (Int32(row), state >> 1)
+        }
+        return index.ints.entry(for: key)
     }
 
     /// Marks the hash indexes as out of date (frozen copies start that way).
@@ -489,7 +538,7 @@ package final class Table {
         fillIncomingRows()
         let row = Int32(rowCount)
         for (i, column) in columns.enumerated() { column?.append(values[i]) }
-        slotStates.append(appendGeneration << 1)
+        appendSlotState(generation: appendGeneration, live: false)
         for b in incoming { b.rows.append([]) }
         return row
     }
@@ -500,7 +549,7 @@ package final class Table {
     /// before they are read or appended to.
     func appendLoadedSlot(generation: UInt32) -> Int32 {
         let row = Int32(rowCount)
-        slotStates.append(generation << 1 | 1)
+        appendSlotState(generation: generation, live: true)
         liveCount += 1
         structureVersion &+= 1
         return row
@@ -516,29 +565,41 @@ package final class Table {
 
     func removeLastSlot() {
         for column in columns { column?.removeLast() }
+        let last = Int32(slotStates.count - 1)
+        if isLive(last) && generation(last) != 0 { liveLaterGenerations -= 1 }
+        setLiveBit(Int(last), false)
         slotStates.removeLast()
+        if slotStates.count & 63 == 0 { liveBits.removeLast() }
         for b in incoming { b.rows.removeLast() }
     }
 
     func reserve(_ capacity: Int) {
         for column in columns { column?.reserve(capacity) }
         slotStates.reserveCapacity(capacity)
+        liveBits.reserveCapacity((capacity + 63) >> 6)
         if let pk = primaryKeyProperty { primaryKeyIndex?.reserve(capacity, for: schema.properties[pk].type) }
     }
 
     func markLive(_ row: Int32, _ live: Bool) {
         if live { slotStates[Int(row)] |= 1 } else { slotStates[Int(row)] &= ~1 }
+        setLiveBit(Int(row), live)
+        if generation(row) != 0 { liveLaterGenerations += live ? 1 : -1 }
         liveCount += live ? 1 : -1
         structureVersion &+= 1
     }
 
     func setGeneration(_ row: Int32, _ generation: UInt32) {
+        if isLive(row) {
+            liveLaterGenerations += (generation != 0 ? 1 : 0) - (self.generation(row) != 0 ? 1 : 0)
+        }
         slotStates[Int(row)] = generation << 1 | (slotStates[Int(row)] & 1)
     }
 
     /// Copies slot bookkeeping from another table (for frozen copies).
     func copySlots(from other: Table) {
         slotStates = other.slotStates
+        liveBits = other.liveBits
+        liveLaterGenerations = other.liveLaterGenerations
         freeRows = other.freeRows
         liveCount = other.liveCount
         structureVersion = other.structureVersion

@@ -34,6 +34,9 @@ package enum StoreInvariants {
 
     private static func checkSlots(_ table: Table, _ store: Store, _ fail: (@autoclosure () -> String) -> Void) {
         let n = table.rowCount
+        if !table.slotBookkeepingIsConsistent {
+            fail("\(table.name): the live bits or the first-generation promise disagree with the slot states")
+        }
         for (p, column) in table.columns.enumerated() {
             if let column, column.count != n {
                 fail("\(table.name).\(table.schema.properties[p].name): \(column.count) values for \(n) slots")
@@ -208,6 +211,7 @@ package enum StoreInvariants {
                 )
             }
         }
+        checkIntegerKeyLookups(table, keys: seen, fail)
         let entries = index.entries
         if entries.count != table.liveCount {
             fail("\(table.name): the primary-key index has \(entries.count) entries for \(table.liveCount) objects")
@@ -219,6 +223,29 @@ package enum StoreInvariants {
                 fail(
                     "\(table.name): the primary-key index maps \(key) to slot \(row), whose key is \(table.value(row, pk))"
                 )
+            }
+        }
+    }
+
+    /// Integer keys are also looked up the way `object(ofType:forPrimaryKey:)` does (by
+    /// arithmetic while rows follow keys): every key finds its row and generation, and keys
+    /// near them that no object has find nothing.
+    private static func checkIntegerKeyLookups(
+        _ table: Table, keys: [PropertyValue: Int32], _ fail: (@autoclosure () -> String) -> Void
+    ) {
+        var ints: [Int64: Int32] = [:]
+        for (key, row) in keys { if case .int(let k) = key { ints[k] = row } }
+        guard let low = ints.keys.min(), let high = ints.keys.max() else { return }
+        for (key, row) in ints {
+            if let found = table.entry(forPrimaryKey: key), found != (row, table.generation(row)) {
+                fail("\(table.name): looking up \(key) finds slot \(found.row) generation \(found.generation)")
+            } else if table.entry(forPrimaryKey: key) == nil {
+                fail("\(table.name): looking up \(key) finds nothing, not slot \(row)")
+            }
+        }
+        for key in (low - 3)...(high + 3) where ints[key] == nil {
+            if let found = table.entry(forPrimaryKey: key) {
+                fail("\(table.name): looking up \(key), which no object has, finds slot \(found.row)")
             }
         }
     }
