@@ -81,7 +81,7 @@ public struct _AccessContext {
         guard let column = handle.table.unretainedColumns[property] else { return nil }
         return column._withUnsafeGuaranteedRef { column in
             guard column.scalarKind == kind else { return nil }
-            return unsafeDowncast(column, to: ScalarColumn<T>.self).values[row]
+            return unsafeDowncast(column, to: ScalarColumn<T>.self).values.element(at: row)
         }
     }
 

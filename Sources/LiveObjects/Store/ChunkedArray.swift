@@ -30,6 +30,18 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
         _modify { yield &chunks[position >> Self.shift][position & Self.mask] }
     }
 
+    /// The element at a position, checked against ``count`` only: the subscript also checks
+    /// the position against its chunk's own count, which is kept in the chunk's first cache
+    /// line, so a read at a random position would wait for that line (and its page's address
+    /// translation) as well as for the element's.
+    @inline(__always)
+    func element(at position: Int) -> Element {
+        precondition(UInt(bitPattern: position) < UInt(bitPattern: count), "position out of range")
+        return chunks.withUnsafeBufferPointer { chunks in
+            chunks[position >> Self.shift].withUnsafeBufferPointer { $0[position & Self.mask] }
+        }
+    }
+
     package mutating func append(_ element: Element) {
         if count & Self.mask == 0 {
             var chunk: [Element] = []
