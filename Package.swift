@@ -12,7 +12,9 @@ let package = Package(
         .executable(name: "Playground", targets: ["Playground"]),
     ],
     targets: [
-        .target(name: "LiveObjects"),
+        .target(name: "LiveObjects", dependencies: ["CPrefetch"]),
+        // One inline function for the processor's prefetch hint, which Swift does not expose.
+        .target(name: "CPrefetch"),
         .target(name: "Persistence", dependencies: ["LiveObjects"]),
         .target(name: "LiveObjectsSync", dependencies: ["LiveObjects"]),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "Persistence"]),

@@ -18,7 +18,9 @@ out=Fuzz/out
 mkdir -p "$out"
 # The gold linker warns about every local sanitizer symbol it cannot export: noise.
 quiet() { "$@" 2> >(grep -v "Cannot export local symbol" >&2); }
-flags=(-O -swift-version 6 -package-name LiveObjects -sanitize=fuzzer,address -parse-as-library -I "$out")
+# The C module (one inline function, no library) is found by its module map.
+flags=(-O -swift-version 6 -package-name LiveObjects -sanitize=fuzzer,address -parse-as-library -I "$out"
+    -I Sources/CPrefetch/include)
 
 # One module as a static library, rebuilt when a source is newer than it.
 build_module() {

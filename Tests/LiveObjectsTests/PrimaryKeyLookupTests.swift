@@ -73,7 +73,8 @@ import Testing
                 }
             }
             if let mismatch {
-                Issue.record("seed \(seed) step \(step): lookup of \(mismatch) disagrees\n\(log.joined(separator: "\n"))")
+                Issue.record(
+                    "seed \(seed) step \(step): lookup of \(mismatch) disagrees\n\(log.joined(separator: "\n"))")
                 return
             }
         }

@@ -135,6 +135,7 @@ extension Realm {
             // The index holds the generation too: no slot-state read, and the handle is known
             // valid until the store changes.
             guard let (row, generation) = table.entry(forPrimaryKey: k) else { return nil }
+            table.prefetch(row: row)
             object._handle = ObjectHandle(
                 store: store, table: table, row: row, generation: generation, validAt: store.mutationCount)
             return object

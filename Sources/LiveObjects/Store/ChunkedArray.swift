@@ -1,3 +1,5 @@
+internal import CPrefetch
+
 /// An array stored in fixed-size chunks, copy-on-write per chunk.
 ///
 /// Copying a chunked array (to freeze a store) copies only the list of chunk references; the
@@ -39,6 +41,17 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
         precondition(UInt(bitPattern: position) < UInt(bitPattern: count), "position out of range")
         return chunks.withUnsafeBufferPointer { chunks in
             chunks[position >> Self.shift].withUnsafeBufferPointer { $0[position & Self.mask] }
+        }
+    }
+
+    /// Starts loading the element at a position into the cache, without waiting for it.
+    @inline(__always)
+    func prefetch(_ position: Int) {
+        guard UInt(bitPattern: position) < UInt(bitPattern: count) else { return }
+        chunks.withUnsafeBufferPointer { chunks in
+            chunks[position >> Self.shift].withUnsafeBufferPointer {
+                liveobjects_prefetch($0.baseAddress! + (position & Self.mask))
+            }
         }
     }
 

@@ -129,6 +129,13 @@ package class Column {
         if let k = scalarKind { return k.apply(ReserveOperation(capacity: capacity), to: self) }
     }
 
+    /// Starts loading a row's value into the cache (scalar and link columns; others do
+    /// nothing).
+    final func prefetch(row: Int) {
+        if let k = scalarKind { return k.apply(PrefetchOperation(row: row), to: self) }
+        if let links = self as? LinkColumn { links.targets.prefetch(row) }
+    }
+
     /// A copy sharing storage until one side changes.
     final func copy() -> Column {
         if let k = scalarKind { return k.apply(CopyOperation(), to: self) }
@@ -222,6 +229,11 @@ private struct ReserveOperation: ScalarOperation {
     func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
         column.values.reserveCapacity(capacity)
     }
+}
+
+private struct PrefetchOperation: ScalarOperation {
+    let row: Int
+    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) { column.values.prefetch(row) }
 }
 
 private struct CopyOperation: ScalarOperation {

@@ -492,6 +492,18 @@ package final class Table {
         return index.ints.entry(for: key)
     }
 
+    /// Starts loading the values of a row's first four properties (other than the primary key,
+    /// which a lookup already knows) into the cache, so that reading several of them waits
+    /// about as long as reading one (their cache misses overlap).
+    func prefetch(row: Int32) {
+        var left = 4
+        for i in 0..<unretainedColumns.count where left > 0 && i != primaryKeyProperty {
+            guard let column = unretainedColumns[i] else { continue }
+            column._withUnsafeGuaranteedRef { $0.prefetch(row: Int(row)) }
+            left -= 1
+        }
+    }
+
     /// Marks the hash indexes as out of date (frozen copies start that way).
     func markIndexesStale() { indexesAreStale = true }
 

@@ -1,0 +1,2 @@
+// The module is the header alone: Swift code calls its inline function.
+#include "CPrefetch.h"
