@@ -121,7 +121,11 @@ extension Realm {
 
     /// The object with a primary key, or nil.
     ///
-    /// - Complexity: O(1) (hash index).
+    /// Integer keys given in creation order (auto-incremented ids) are found by their position
+    /// alone, without reading an index; the lookup also starts loading the object's first
+    /// properties, so that reading them right after does not wait for each in turn.
+    ///
+    /// - Complexity: O(1).
     public func object<T: Object, Key: _PrimitivePersistable>(ofType type: T.Type, forPrimaryKey key: Key)
         -> T?
     {
