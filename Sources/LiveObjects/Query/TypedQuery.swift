@@ -31,12 +31,15 @@ public struct Query<Value> {
         switch node {
         case .path(let variable, let components, _): .keyPath(KeyPathSyntax(variable: variable, components))
         case .expression(let e): e
-        case .predicate: .value(.null)
+        case .predicate, .equality: .value(.null)
         }
     }
 
     var predicate: PredicateSyntax {
         if case .predicate(let p) = node { return p }
+        if case .equality(let property, let value) = node {
+            return QuerySpec.Filter(equality: property, value: value).syntax
+        }
         // A Bool property used as a condition.
         return .comparison(ComparisonSyntax(.direct, expression, .equal, [], .value(.bool(true))))
     }
@@ -84,6 +87,9 @@ enum QueryNode {
     case path(variable: String?, components: [String], table: Table)
     case expression(ExpressionSyntax)
     case predicate(PredicateSyntax)
+    /// `property == value` on the object being tested (the usual lookup), kept as its parts:
+    /// its ``Query/predicate`` is made only when something needs it.
+    case equality(property: String, value: PropertyValue)
 }
 
 /// Where a typed query is built: the store, which traces key paths and holds the state of
@@ -293,8 +299,14 @@ extension Object: _QueryValue {
 extension Query {
     public static func == <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
         let value = rhs._queryValue
-        return lhs.comparison(
-            .equal, .value(value), shortcut: lhs.shortcut.map { LookupShortcut(property: $0.property, value: value) })
+        // A property of the object itself (the shortcut says so) compared with a value: the
+        // usual lookup, built without making its predicate.
+        if let shortcut = lhs.shortcut, case .path(nil, let components, _) = lhs.node, components.count == 1 {
+            return Query<Bool>(
+                context: lhs.context, node: .equality(property: components[0], value: value),
+                shortcut: LookupShortcut(property: shortcut.property, value: value))
+        }
+        return lhs.comparison(.equal, .value(value))
     }
     public static func != <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
         lhs.comparison(.notEqual, .value(rhs._queryValue))
@@ -412,6 +424,9 @@ extension Results {
             bound = QueryCompiler.bindIndexedEquality(property: shortcut.property, value: value, in: table)
         }
         do {
+            if case .equality(let property, let value) = built.node {
+                return try adding(QuerySpec.Filter(equality: property, value: value), bound: bound)
+            }
             return try adding(built.predicate, text: nil, bound: bound)
         } catch {
             store.recordError(error)

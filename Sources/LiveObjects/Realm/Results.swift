@@ -16,16 +16,17 @@ import Foundation
 /// Unsorted results are in storage order, which is stable between writes but is not insertion
 /// order once objects were deleted.
 public struct Results<Element: Object>: RandomAccessCollection {
-    let store: Store
-    let table: Table?
-    let query: QuerySpec
-    private let cache = ResultsCache()
+    /// What the results ask for and their last evaluation, in one object: copying results
+    /// retains one reference, and refining them allocates one object.
+    let cache: ResultsCache
 
     init(store: Store, table: Table?, query: QuerySpec = QuerySpec()) {
-        self.store = store
-        self.table = table
-        self.query = query
+        cache = ResultsCache(store: store, table: table, query: query)
     }
+
+    var store: Store { cache.store }
+    var table: Table? { cache.table }
+    var query: QuerySpec { cache.query }
 
     /// The matching rows, in order, evaluated at most once per change of the realm.
     var rows: [Int32] {
@@ -55,11 +56,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
         guard let table else { return 0 }
         if query.isEmpty { return table.liveCount }
         if let rows = cache.rows, cache.mutationCount == store.mutationCount { return rows.count }
-        if query.predicates.count == 1, query.distinct.isEmpty, query.limit == nil, query.offset == 0,
-            let count = cache.bound?.indexCount()
-        {
-            return count
-        }
+        if query.isOneFilter, let count = cache.bound?.indexCount() { return count }
         return rows.count
     }
 
@@ -129,14 +126,23 @@ public struct Results<Element: Object>: RandomAccessCollection {
     func adding(_ syntax: PredicateSyntax, text: String?, bound known: BoundQuery? = nil) throws(LiveObjectsError)
         -> Results
     {
+        try adding(QuerySpec.Filter(syntax: syntax, text: text), bound: known)
+    }
+
+    /// Adds a filter, checking it against the schema now (or taking `bound`, its binding found
+    /// by the caller).
+    func adding(_ filter: QuerySpec.Filter, bound known: BoundQuery?) throws(LiveObjectsError) -> Results {
         var query = query
-        query.predicates.append(QuerySpec.Filter(syntax: syntax, text: text))
+        query.predicates.append(filter)
         let results = Results(store: store, table: table, query: query)
         if let table {
             // Bind now, to report errors at once; keep the binding when it is the whole filter.
             // An equality on an indexed property (the common lookup) takes a short cut.
-            var bound = known ?? QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
-            if bound == nil { bound = try QueryCompiler.bind(syntax, to: table, store: store, text: text) }
+            var bound = known
+            if bound == nil, case .syntax(let syntax) = filter.form {
+                bound = QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
+            }
+            if bound == nil { bound = try QueryCompiler.bind(filter.syntax, to: table, store: store, text: filter.text) }
             if query.predicates.count == 1 { results.cache.bound = bound }
         }
         return results
@@ -191,8 +197,34 @@ public struct Results<Element: Object>: RandomAccessCollection {
 /// What `Results` ask for: filters, sort, distinct, slice.
 struct QuerySpec {
     struct Filter {
-        var syntax: PredicateSyntax
+        enum Form {
+            case syntax(PredicateSyntax)
+            /// `property == value` on the object itself (the usual lookup), kept as its parts
+            /// until its syntax is needed.
+            case equality(property: String, value: PropertyValue)
+        }
+
+        var form: Form
+        /// The predicate's text, for error messages that point into it.
         var text: String?
+
+        init(syntax: PredicateSyntax, text: String?) {
+            form = .syntax(syntax)
+            self.text = text
+        }
+
+        init(equality property: String, value: PropertyValue) {
+            form = .equality(property: property, value: value)
+        }
+
+        var syntax: PredicateSyntax {
+            switch form {
+            case .syntax(let syntax): syntax
+            case .equality(let property, let value):
+                .comparison(
+                    ComparisonSyntax(.direct, .keyPath(KeyPathSyntax([property])), .equal, [], .value(value)))
+            }
+        }
     }
 
     var predicates: [Filter] = []
@@ -203,6 +235,11 @@ struct QuerySpec {
 
     var isEmpty: Bool {
         predicates.isEmpty && sorts.isEmpty && distinct.isEmpty && limit == nil && offset == 0
+    }
+
+    /// Whether the query is one filter and nothing else (its count may come from an index).
+    var isOneFilter: Bool {
+        predicates.count == 1 && distinct.isEmpty && limit == nil && offset == 0
     }
 
     /// Evaluates the query. Binding was checked when the parts were added, so errors here can
@@ -244,12 +281,21 @@ struct QuerySpec {
     }
 }
 
-/// The last evaluation of a `Results`, and its bound predicate and sorter.
+/// What a `Results` asks for, its last evaluation, and its bound predicate and sorter.
 final class ResultsCache {
+    let store: Store
+    let table: Table?
+    let query: QuerySpec
     var rows: [Int32]?
     var mutationCount: UInt64 = 0
     var bound: BoundQuery?
     var sorter: RowSorter?
+
+    init(store: Store, table: Table?, query: QuerySpec) {
+        self.store = store
+        self.table = table
+        self.query = query
+    }
 }
 
 extension PropertyValue {
