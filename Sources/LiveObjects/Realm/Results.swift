@@ -24,18 +24,26 @@ public struct Results<Element: Object>: RandomAccessCollection {
         cache = ResultsCache(store: store, table: table, query: query)
     }
 
-    var store: Store { cache.store }
-    var table: Table? { cache.table }
-    var query: QuerySpec { cache.query }
+    var store: Store {
+        @inline(__always) get { cache.store }
+    }
+    var table: Table? {
+        @inline(__always) get { cache.table }
+    }
+    /// The query (a copy: hot paths read `cache.query`'s parts in place instead).
+    var query: QuerySpec {
+        @inline(__always) get { cache.query }
+    }
 
     /// The matching rows, in order, evaluated at most once per change of the realm.
     var rows: [Int32] {
-        guard let table else { return [] }
-        if query.isEmpty { return table.liveRows }
-        if let rows = cache.rows, cache.mutationCount == store.mutationCount { return rows }
-        let rows = query.evaluate(table: table, store: store, cache: cache)
+        let cache = cache
+        guard let table = cache.table else { return [] }
+        if cache.query.isEmpty { return table.liveRows }
+        if let rows = cache.rows, cache.mutationCount == cache.store.mutationCount { return rows }
+        let rows = cache.query.evaluate(table: table, store: cache.store, cache: cache)
         cache.rows = rows
-        cache.mutationCount = store.mutationCount
+        cache.mutationCount = cache.store.mutationCount
         return rows
     }
 
@@ -43,8 +51,8 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// - Complexity: O(1) once evaluated.
     public var endIndex: Int {
-        guard let table else { return 0 }
-        return query.isEmpty ? table.liveCount : rows.count
+        guard let table = cache.table else { return 0 }
+        return cache.query.isEmpty ? table.liveCount : rows.count
     }
 
     /// The number of results.
@@ -53,19 +61,20 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// is counted from the index without collecting its rows (which a later read still does
     /// when it needs them).
     public var count: Int {
-        guard let table else { return 0 }
-        if query.isEmpty { return table.liveCount }
-        if let rows = cache.rows, cache.mutationCount == store.mutationCount { return rows.count }
-        if query.isOneFilter, let count = cache.bound?.indexCount() { return count }
+        let cache = cache
+        guard let table = cache.table else { return 0 }
+        if cache.query.isEmpty { return table.liveCount }
+        if let rows = cache.rows, cache.mutationCount == cache.store.mutationCount { return rows.count }
+        if cache.query.isOneFilter, let count = cache.bound?.indexCount() { return count }
         return rows.count
     }
 
     /// - Complexity: O(1) once evaluated.
     public subscript(position: Int) -> Element {
-        let table = table!
+        let table = cache.table!
         let row =
-            query.isEmpty && table.liveCount == table.rowCount ? Int32(position) : rows[position]
-        return Self.object(store, table, row)
+            cache.query.isEmpty && table.liveCount == table.rowCount ? Int32(position) : rows[position]
+        return Self.object(cache.store, table, row)
     }
 
     @inline(__always)

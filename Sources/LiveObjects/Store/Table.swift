@@ -142,6 +142,12 @@ package final class ValueIndex {
         Self.insert(row, into: &rows[value, default: []])
     }
 
+    /// The number of rows holding a value (read in place, without copying their list out).
+    func count(of value: PropertyValue) -> Int {
+        guard let i = rows.index(forKey: value) else { return 0 }
+        return rows.values[i].count
+    }
+
     private static func insert(_ row: Int32, into list: inout [Int32]) {
         guard let last = list.last, last > row else {
             list.append(row)

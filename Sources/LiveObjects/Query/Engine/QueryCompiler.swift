@@ -453,7 +453,7 @@ struct IndexLookup {
     func count() -> Int? {
         guard case .one(let key) = keys else { return nil }
         table.ensureIndexes()
-        if let index = table.valueIndexByProperty[property] { return index.rows[key]?.count ?? 0 }
+        if let index = table.valueIndexByProperty[property] { return index.count(of: key) }
         return property == table.primaryKeyProperty && table.row(forPrimaryKey: key) != nil ? 1 : 0
     }
 
