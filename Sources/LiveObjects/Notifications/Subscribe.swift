@@ -83,10 +83,8 @@ extension Results {
         if query.distinct.isEmpty && query.limit == nil && query.offset == 0 {
             var bound: BoundQuery?
             var sorter: RowSorter?
-            if !query.predicates.isEmpty {
-                let combined: PredicateSyntax =
-                    query.predicates.count == 1 ? query.predicates[0].syntax : .and(query.predicates.map(\.syntax))
-                bound = try? QueryCompiler.bind(combined, to: table, store: store, text: nil)
+            if let combined = query.combinedFilter {
+                bound = try? QueryCompiler.bind(combined.syntax, to: table, store: store, text: nil)
             }
             if !query.sorts.isEmpty { sorter = try? RowSorter.bind(query.sorts, table: table, store: store) }
             membership = (bound?.predicate.paths() ?? []) + (sorter?.fields.map(\.path) ?? [])

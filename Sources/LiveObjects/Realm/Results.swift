@@ -142,7 +142,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// by the caller).
     func adding(_ filter: QuerySpec.Filter, bound known: BoundQuery?) throws(LiveObjectsError) -> Results {
         var query = query
-        query.predicates.append(filter)
+        query.add(filter)
         let results = Results(store: store, table: table, query: query)
         if let table {
             // Bind now, to report errors at once; keep the binding when it is the whole filter.
@@ -152,7 +152,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
                 bound = QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
             }
             if bound == nil { bound = try QueryCompiler.bind(filter.syntax, to: table, store: store, text: filter.text) }
-            if query.predicates.count == 1 { results.cache.bound = bound }
+            if query.filterCount == 1 { results.cache.bound = bound }
         }
         return results
     }
@@ -236,33 +236,51 @@ struct QuerySpec {
         }
     }
 
-    var predicates: [Filter] = []
+    /// The first filter, kept inline (results have one filter more often than several, and
+    /// an array would be one more allocation for each), and the others.
+    private var firstFilter: Filter?
+    private var moreFilters: [Filter] = []
     var sorts: [SortField] = []
     var distinct: [String] = []
     var limit: Int?
     var offset = 0
 
     var isEmpty: Bool {
-        predicates.isEmpty && sorts.isEmpty && distinct.isEmpty && limit == nil && offset == 0
+        firstFilter == nil && sorts.isEmpty && distinct.isEmpty && limit == nil && offset == 0
+    }
+
+    /// The number of filters.
+    var filterCount: Int { firstFilter == nil ? 0 : 1 + moreFilters.count }
+
+    /// The filters, in the order added.
+    var predicates: [Filter] { firstFilter.map { [$0] + moreFilters } ?? [] }
+
+    /// Adds a filter (all must hold).
+    mutating func add(_ filter: Filter) {
+        if firstFilter == nil { firstFilter = filter } else { moreFilters.append(filter) }
+    }
+
+    /// The filters as one predicate (chained filters combine into one AND, so that the planner
+    /// sees them together), with the text of a single filter; nil without filters.
+    var combinedFilter: (syntax: PredicateSyntax, text: String?)? {
+        guard let firstFilter else { return nil }
+        if moreFilters.isEmpty { return (firstFilter.syntax, firstFilter.text) }
+        return (.and(predicates.map(\.syntax)), nil)
     }
 
     /// Whether the query is one filter and nothing else (its count may come from an index).
     var isOneFilter: Bool {
-        predicates.count == 1 && distinct.isEmpty && limit == nil && offset == 0
+        firstFilter != nil && moreFilters.isEmpty && distinct.isEmpty && limit == nil && offset == 0
     }
 
     /// Evaluates the query. Binding was checked when the parts were added, so errors here can
     /// only come from a changed schema; they give no rows.
     func evaluate(table: Table, store: Store, cache: ResultsCache? = nil) -> [Int32] {
         var rows: [Int32]?
-        // Chained filters combine into one AND, so the planner sees them together.
-        if !predicates.isEmpty {
+        if let combined = combinedFilter {
             var bound = cache?.bound
             if bound == nil {
-                let combined: PredicateSyntax =
-                    predicates.count == 1 ? predicates[0].syntax : .and(predicates.map(\.syntax))
-                let text = predicates.count == 1 ? predicates[0].text : nil
-                bound = try? QueryCompiler.bind(combined, to: table, store: store, text: text)
+                bound = try? QueryCompiler.bind(combined.syntax, to: table, store: store, text: combined.text)
                 cache?.bound = bound
             }
             guard let bound else { return [] }
