@@ -151,7 +151,9 @@ public struct Results<Element: Object>: RandomAccessCollection {
             if bound == nil, case .syntax(let syntax) = filter.form {
                 bound = QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
             }
-            if bound == nil { bound = try QueryCompiler.bind(filter.syntax, to: table, store: store, text: filter.text) }
+            if bound == nil {
+                bound = try QueryCompiler.bind(filter.syntax, to: table, store: store, text: filter.text)
+            }
             if query.filterCount == 1 { results.cache.bound = bound }
         }
         return results
