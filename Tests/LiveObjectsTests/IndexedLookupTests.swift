@@ -156,15 +156,23 @@ import Testing
                 dogs.where { $0.name == "Rex" }, dogs.where { $0.id == 2 }, dogs.where { $0.age == 3 },
                 dogs.where { $0.owner.name == "Ann" }, dogs.where { $0.name == "Rex" && $0.id > 1 },
                 dogs.where { !($0.name == "Rex") }, dogs.where { $0.name == "Rex" }.where { $0.age == 1 },
+                dogs.where { $0.age > 1 }.where { $0.name == "Rex" },
+                try dogs.where { $0.name == "Rex" }.sorted(byKeyPath: "age", ascending: false),
             ].map { $0.map(\.id) }
             let strings = try [
                 "name == 'Rex'", "id == 2", "age == 3", "owner.name == 'Ann'", "name == 'Rex' AND id > 1",
-                "NOT (name == 'Rex')", "name == 'Rex' AND age == 1",
+                "NOT (name == 'Rex')", "name == 'Rex' AND age == 1", "age > 1 AND name == 'Rex'",
             ].map { try dogs.filter($0).map(\.id) }
-            return (typed, strings)
+            let sorted = try dogs.filter("name == 'Rex'").sorted(byKeyPath: "age", ascending: false).map(\.id)
+            let counts = [
+                dogs.where { $0.name == "Rex" }.count, dogs.where { $0.name == "Max" }.count,
+                try dogs.filter("name == %@", "Rex").count,
+            ]
+            #expect(counts == [2, 0, 2])
+            return (typed, strings + [sorted])
         }
         #expect(typed == strings)
-        #expect(typed == [[1, 3], [2], [3], [1, 3], [3], [2], [1]])
+        #expect(typed == [[1, 3], [2], [3], [1, 3], [3], [2], [1], [3], [3, 1]])
         // A value of the wrong type is still refused, as in the string form.
         await #expect(throws: LiveObjectsError.self) {
             try await realm.read { r in _ = r.objects(Dog.self).where { $0.name == 3 }.count }

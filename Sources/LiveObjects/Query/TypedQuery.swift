@@ -425,7 +425,14 @@ extension Results {
         }
         do {
             if case .equality(let property, let value) = built.node {
-                return try adding(QuerySpec.Filter(equality: property, value: value), bound: bound)
+                let filter = QuerySpec.Filter(equality: property, value: value)
+                // The usual lookup on all objects of a type: its results made directly.
+                if let bound, cache.query.isEmpty {
+                    let results = Results(store: store, table: table, query: QuerySpec(filter: filter))
+                    results.cache.bound = bound
+                    return results
+                }
+                return try adding(filter, bound: bound)
             }
             return try adding(built.predicate, text: nil, bound: bound)
         } catch {

@@ -251,6 +251,13 @@ struct QuerySpec {
         firstFilter == nil && sorts.isEmpty && distinct.isEmpty && limit == nil && offset == 0
     }
 
+    init() {}
+
+    /// A query of one filter.
+    init(filter: Filter) {
+        firstFilter = filter
+    }
+
     /// The number of filters.
     var filterCount: Int { firstFilter == nil ? 0 : 1 + moreFilters.count }
 
