@@ -16,15 +16,48 @@ import Foundation
 /// `&&`, `||` and `!`.
 @dynamicMemberLookup
 public struct Query<Value> {
+    /// What the expression holds: the same for every `Value`, so that building one runs in
+    /// code that is not generic (the generic parts are inlined into the caller, where `Value`
+    /// is known).
+    @usableFromInline let core: QueryCore
+
+    @inlinable init(_ core: QueryCore) {
+        self.core = core
+    }
+
+    init(context: QueryContext, node: QueryNode) {
+        core = QueryCore(context: context, node: node)
+    }
+
+    var context: QueryContext { core.context }
+    var node: QueryNode { core.node }
+    var predicate: PredicateSyntax { core.predicate }
+    var expression: ExpressionSyntax { core.expression }
+    var table: Table? { core.table }
+
+    func extending<V>(_ name: [String], table: Table) -> Query<V> {
+        Query<V>(core.extending(name, table: table))
+    }
+
+    func comparison<V>(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = []) -> Query<V> {
+        Query<V>(core.comparison(op, rhs, options: options))
+    }
+}
+
+/// A typed query expression without its phantom type (see ``Query``).
+@usableFromInline
+struct QueryCore {
     let context: QueryContext
     let node: QueryNode
-    /// For the usual lookup by value, what binding it needs (see ``LookupShortcut``).
-    let shortcut: LookupShortcut?
+    /// For a path that is one property of the object being tested (`$0.name`), and for that
+    /// property's equality with a value (the usual lookup), the property's position in its
+    /// table: what binding the lookup needs, without looking at its predicate.
+    let property: Int?
 
-    init(context: QueryContext, node: QueryNode, shortcut: LookupShortcut? = nil) {
+    init(context: QueryContext, node: QueryNode, property: Int? = nil) {
         self.context = context
         self.node = node
-        self.shortcut = shortcut
+        self.property = property
     }
 
     var expression: ExpressionSyntax {
@@ -44,25 +77,21 @@ public struct Query<Value> {
         return .comparison(ComparisonSyntax(.direct, expression, .equal, [], .value(.bool(true))))
     }
 
-    func extending<V>(_ name: [String], table: Table, shortcut: LookupShortcut? = nil) -> Query<V> {
+    func extending(_ name: [String], table: Table, property: Int? = nil) -> QueryCore {
         guard case .path(let variable, let components, _) = node else {
             context.fail("a key path can only follow a property")
-            return Query<V>(context: context, node: .predicate(.constant(false)))
+            return QueryCore(context: context, node: .predicate(.constant(false)))
         }
         // A path from the root (the usual case) is the traced names as they are, not a copy.
         let extended = components.isEmpty ? name : components + name
-        return Query<V>(
+        return QueryCore(
             context: context, node: .path(variable: variable, components: extended, table: table),
-            shortcut: shortcut)
+            property: property)
     }
 
-    func comparison<V>(
-        _ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = [],
-        shortcut: LookupShortcut? = nil
-    ) -> Query<V> {
-        Query<V>(
-            context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))),
-            shortcut: shortcut)
+    func comparison(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = []) -> QueryCore {
+        QueryCore(
+            context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))))
     }
 
     /// The table the path leads to, if it leads to objects.
@@ -70,15 +99,43 @@ public struct Query<Value> {
         if case .path(_, _, let table) = node { return table }
         return nil
     }
-}
 
-/// What the usual lookup by value (`$0.name == name`) needs to be bound without looking at
-/// its predicate: for a property of the object being tested (`$0.name`), the property's
-/// position in its table; for an equality of such a property with a value, also the value.
-/// The predicate is built all the same, and says the same.
-struct LookupShortcut {
-    let property: Int
-    var value: PropertyValue?
+    /// A persisted property of the object the path leads to, read by a key path from `root`.
+    @usableFromInline
+    func member(_ keyPath: AnyKeyPath, root: Object.Type) -> QueryCore {
+        guard let table else { return extending([], table: context.store.tables[0]) }
+        guard let traced = context.trace(keyPath, root: root, from: table) else { return extending([], table: table) }
+        var property: Int?
+        if case .path(nil, let components, _) = node, components.isEmpty, traced.names.count == 1 {
+            property = traced.firstProperty
+        }
+        return extending(traced.names, table: context.store.tables[traced.target], property: property)
+    }
+
+    /// `self == value`. A property of the object itself compared with a value is the usual
+    /// lookup, built without making its predicate.
+    @usableFromInline
+    func equal(_ value: PropertyValue) -> QueryCore {
+        if let property, case .path(nil, let components, _) = node, components.count == 1 {
+            return QueryCore(context: context, node: .equality(property: components[0], value: value), property: property)
+        }
+        return comparison(.equal, .value(value))
+    }
+
+    @usableFromInline
+    func and(_ other: QueryCore) -> QueryCore {
+        QueryCore(context: context, node: .predicate(.and([predicate, other.predicate])))
+    }
+
+    @usableFromInline
+    func or(_ other: QueryCore) -> QueryCore {
+        QueryCore(context: context, node: .predicate(.or([predicate, other.predicate])))
+    }
+
+    @usableFromInline
+    func not() -> QueryCore {
+        QueryCore(context: context, node: .predicate(.not(predicate)))
+    }
 }
 
 /// What a typed query expression holds.
@@ -111,14 +168,14 @@ struct QueryContext {
     }
 
     func names<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table) -> [String] {
-        trace(keyPath, from: table)?.names ?? []
+        trace(keyPath, root: Root.self, from: table)?.names ?? []
     }
 
     /// The names a key path reads and the table they lead to; nil (and the error noted) when
     /// it reads no persisted property.
-    func trace<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table) -> TracedKeyPath? {
+    func trace(_ keyPath: AnyKeyPath, root: Object.Type, from table: Table) -> TracedKeyPath? {
         do {
-            return try store.trace(keyPath, from: table)
+            return try store.trace(keyPath, root: root, from: table)
         } catch {
             note(error)
             return nil
@@ -144,20 +201,9 @@ struct TypedQueryState {
 
 extension Query where Value: Object {
     /// A persisted property of the object.
+    @inlinable
     public subscript<V>(dynamicMember keyPath: KeyPath<Value, V>) -> Query<V> {
-        extend(keyPath)
-    }
-
-    func extend<V>(_ keyPath: KeyPath<Value, V>) -> Query<V> {
-        guard let table else { return extending([], table: context.store.tables[0]) }
-        guard let traced = context.trace(keyPath, from: table) else { return extending([], table: table) }
-        var shortcut: LookupShortcut?
-        if case .path(nil, let components, _) = node, components.isEmpty, traced.names.count == 1,
-            let property = traced.firstProperty
-        {
-            shortcut = LookupShortcut(property: property)
-        }
-        return extending(traced.names, table: context.store.tables[traced.target], shortcut: shortcut)
+        Query<V>(core.member(keyPath, root: Value.self))
     }
 }
 
@@ -172,8 +218,9 @@ extension Optional: _OptionalObject2 where Wrapped: Object {
 
 extension Query where Value: _OptionalObject2 {
     /// A persisted property of the linked object (nil when the link is nil).
+    @inlinable
     public subscript<V>(dynamicMember keyPath: KeyPath<Value._Wrapped, V>) -> Query<V> {
-        Query<Value._Wrapped>(context: context, node: node).extend(keyPath)
+        Query<V>(core.member(keyPath, root: Value._Wrapped.self))
     }
 }
 
@@ -192,8 +239,9 @@ extension LinkingObjects: _ObjectCollection {
 
 extension Query where Value: _ObjectCollection {
     /// A property of the elements: a comparison on it holds when any element matches.
+    @inlinable
     public subscript<V>(dynamicMember keyPath: KeyPath<Value._Element, V>) -> Query<V> {
-        Query<Value._Element>(context: context, node: node).extend(keyPath)
+        Query<V>(core.member(keyPath, root: Value._Element.self))
     }
 
     /// The elements that match a condition, to count: `$0.dogs.where { $0.age > 3 }.count > 1`.
@@ -297,16 +345,9 @@ extension Object: _QueryValue {
 }
 
 extension Query {
+    @inlinable
     public static func == <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
-        let value = rhs._queryValue
-        // A property of the object itself (the shortcut says so) compared with a value: the
-        // usual lookup, built without making its predicate.
-        if let shortcut = lhs.shortcut, case .path(nil, let components, _) = lhs.node, components.count == 1 {
-            return Query<Bool>(
-                context: lhs.context, node: .equality(property: components[0], value: value),
-                shortcut: LookupShortcut(property: shortcut.property, value: value))
-        }
-        return lhs.comparison(.equal, .value(value))
+        Query<Bool>(lhs.core.equal(rhs._queryValue))
     }
     public static func != <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
         lhs.comparison(.notEqual, .value(rhs._queryValue))
@@ -388,14 +429,17 @@ extension Query where Value: _QueryString {
 // MARK: Logic
 
 extension Query where Value == Bool {
+    @inlinable
     public static func && (lhs: Query, rhs: Query) -> Query {
-        Query(context: lhs.context, node: .predicate(.and([lhs.predicate, rhs.predicate])))
+        Query(lhs.core.and(rhs.core))
     }
+    @inlinable
     public static func || (lhs: Query, rhs: Query) -> Query {
-        Query(context: lhs.context, node: .predicate(.or([lhs.predicate, rhs.predicate])))
+        Query(lhs.core.or(rhs.core))
     }
+    @inlinable
     public static prefix func ! (operand: Query) -> Query {
-        Query(context: operand.context, node: .predicate(.not(operand.predicate)))
+        Query(operand.core.not())
     }
 }
 
@@ -404,40 +448,62 @@ extension Results {
     ///
     /// A condition that cannot be used (a key path through a property that is not persisted)
     /// gives no results and makes the enclosing realm call throw `invalidQuery`.
+    @inlinable
     public func `where`(_ condition: (Query<Element>) -> Query<Bool>) -> Results {
-        guard let table else { return self }
+        guard let start = cache.beginCondition() else { return self }
+        return Results(cache: cache.endCondition(condition(Query(start.root)).core, start))
+    }
+}
+
+/// A typed condition being built: its root, and the state of any enclosing condition being
+/// built, which comes back after.
+@usableFromInline
+struct ConditionStart {
+    @usableFromInline let root: QueryCore
+    let outer: TypedQueryState
+}
+
+extension ResultsCache {
+    /// Starts building a typed condition on these results; nil for results of no table.
+    @usableFromInline
+    func beginCondition() -> ConditionStart? {
+        guard let table else { return nil }
         // A condition may build another one inside it (on other results): each starts afresh
         // and the outer one's state comes back after.
         let outer = store.typedQueryState
         store.typedQueryState = TypedQueryState()
-        let root = Query<Element>(
-            context: QueryContext(store: store), node: .path(variable: nil, components: [], table: table))
-        let built = condition(root)
+        return ConditionStart(
+            root: QueryCore(context: QueryContext(store: store), node: .path(variable: nil, components: [], table: table)),
+            outer: outer)
+    }
+
+    /// These results refined by the typed condition built since `start`.
+    @usableFromInline
+    func endCondition(_ built: QueryCore, _ start: ConditionStart) -> ResultsCache {
         let failure = store.typedQueryState.errors.first
-        store.typedQueryState = outer
+        store.typedQueryState = start.outer
+        guard let table else { return self }
         if let error = failure {
             store.recordError(error)
-            return (try? adding(.constant(false), text: nil)) ?? self
-        }
-        var bound: BoundQuery?
-        if let shortcut = built.shortcut, let value = shortcut.value {
-            bound = QueryCompiler.bindIndexedEquality(property: shortcut.property, value: value, in: table)
+            return (try? adding(QuerySpec.Filter(syntax: .constant(false), text: nil), bound: nil)) ?? self
         }
         do {
-            if case .equality(let property, let value) = built.node {
-                let filter = QuerySpec.Filter(equality: property, value: value)
+            if case .equality(let name, let value) = built.node {
+                var bound: BoundQuery?
+                if let property = built.property {
+                    bound = QueryCompiler.bindIndexedEquality(property: property, value: value, in: table)
+                }
+                let filter = QuerySpec.Filter(equality: name, value: value)
                 // The usual lookup on all objects of a type: its results made directly.
-                if let bound, cache.query.isEmpty {
-                    let results = Results(store: store, table: table, query: QuerySpec(filter: filter))
-                    results.cache.bound = bound
-                    return results
+                if let bound, query.isEmpty {
+                    return ResultsCache(store: store, table: table, query: QuerySpec(filter: filter), bound: bound)
                 }
                 return try adding(filter, bound: bound)
             }
-            return try adding(built.predicate, text: nil, bound: bound)
+            return try adding(QuerySpec.Filter(syntax: built.predicate, text: nil), bound: nil)
         } catch {
             store.recordError(error)
-            return (try? adding(.constant(false), text: nil)) ?? self
+            return (try? adding(QuerySpec.Filter(syntax: .constant(false), text: nil), bound: nil)) ?? self
         }
     }
 }

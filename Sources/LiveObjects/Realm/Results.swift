@@ -18,10 +18,14 @@ import Foundation
 public struct Results<Element: Object>: RandomAccessCollection {
     /// What the results ask for and their last evaluation, in one object: copying results
     /// retains one reference, and refining them allocates one object.
-    let cache: ResultsCache
+    @usableFromInline let cache: ResultsCache
 
     init(store: Store, table: Table?, query: QuerySpec = QuerySpec()) {
         cache = ResultsCache(store: store, table: table, query: query)
+    }
+
+    @usableFromInline init(cache: ResultsCache) {
+        self.cache = cache
     }
 
     var store: Store {
@@ -141,22 +145,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// Adds a filter, checking it against the schema now (or taking `bound`, its binding found
     /// by the caller).
     func adding(_ filter: QuerySpec.Filter, bound known: BoundQuery?) throws(LiveObjectsError) -> Results {
-        var query = query
-        query.add(filter)
-        let results = Results(store: store, table: table, query: query)
-        if let table {
-            // Bind now, to report errors at once; keep the binding when it is the whole filter.
-            // An equality on an indexed property (the common lookup) takes a short cut.
-            var bound = known
-            if bound == nil, case .syntax(let syntax) = filter.form {
-                bound = QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
-            }
-            if bound == nil {
-                bound = try QueryCompiler.bind(filter.syntax, to: table, store: store, text: filter.text)
-            }
-            if query.filterCount == 1 { results.cache.bound = bound }
-        }
-        return results
+        Results(cache: try cache.adding(filter, bound: known))
     }
 
     /// Results sorted by a key path, replacing any earlier sort.
@@ -239,16 +228,60 @@ struct QuerySpec {
     }
 
     /// The first filter, kept inline (results have one filter more often than several, and
-    /// an array would be one more allocation for each), and the others.
+    /// an array would be one more allocation for each).
     private var firstFilter: Filter?
-    private var moreFilters: [Filter] = []
-    var sorts: [SortField] = []
-    var distinct: [String] = []
-    var limit: Int?
-    var offset = 0
+    /// Everything else, which most results do not ask for: in one shared box (nil when there
+    /// is nothing), so that a query of one filter copies and frees no more than that filter.
+    private var rest: Rest?
+
+    /// The rare parts of a query. Immutable: changing one makes a new box.
+    private final class Rest {
+        let parts: Parts
+
+        init(_ parts: Parts) {
+            self.parts = parts
+        }
+    }
+
+    private struct Parts {
+        var moreFilters: [Filter] = []
+        var sorts: [SortField] = []
+        var distinct: [String] = []
+        var limit: Int?
+        var offset = 0
+
+        var isEmpty: Bool { moreFilters.isEmpty && sorts.isEmpty && distinct.isEmpty && limit == nil && offset == 0 }
+    }
+
+    private var parts: Parts {
+        get { rest?.parts ?? Parts() }
+        set { rest = newValue.isEmpty ? nil : Rest(newValue) }
+    }
+
+    private var moreFilters: [Filter] { rest?.parts.moreFilters ?? [] }
+
+    var sorts: [SortField] {
+        get { rest?.parts.sorts ?? [] }
+        set { parts.sorts = newValue }
+    }
+
+    var distinct: [String] {
+        get { rest?.parts.distinct ?? [] }
+        set { parts.distinct = newValue }
+    }
+
+    var limit: Int? {
+        get { rest?.parts.limit }
+        set { parts.limit = newValue }
+    }
+
+    var offset: Int {
+        get { rest?.parts.offset ?? 0 }
+        set { parts.offset = newValue }
+    }
 
     var isEmpty: Bool {
-        firstFilter == nil && sorts.isEmpty && distinct.isEmpty && limit == nil && offset == 0
+        firstFilter == nil && rest == nil
     }
 
     init() {}
@@ -266,7 +299,7 @@ struct QuerySpec {
 
     /// Adds a filter (all must hold).
     mutating func add(_ filter: Filter) {
-        if firstFilter == nil { firstFilter = filter } else { moreFilters.append(filter) }
+        if firstFilter == nil { firstFilter = filter } else { parts.moreFilters.append(filter) }
     }
 
     /// The filters as one predicate (chained filters combine into one AND, so that the planner
@@ -279,7 +312,10 @@ struct QuerySpec {
 
     /// Whether the query is one filter and nothing else (its count may come from an index).
     var isOneFilter: Bool {
-        firstFilter != nil && moreFilters.isEmpty && distinct.isEmpty && limit == nil && offset == 0
+        guard firstFilter != nil else { return false }
+        guard let rest else { return true }
+        let parts = rest.parts
+        return parts.moreFilters.isEmpty && parts.distinct.isEmpty && parts.limit == nil && parts.offset == 0
     }
 
     /// Evaluates the query. Binding was checked when the parts were added, so errors here can
@@ -318,6 +354,7 @@ struct QuerySpec {
 }
 
 /// What a `Results` asks for, its last evaluation, and its bound predicate and sorter.
+@usableFromInline
 final class ResultsCache {
     let store: Store
     let table: Table?
@@ -327,10 +364,29 @@ final class ResultsCache {
     var bound: BoundQuery?
     var sorter: RowSorter?
 
-    init(store: Store, table: Table?, query: QuerySpec) {
+    init(store: Store, table: Table?, query: QuerySpec, bound: BoundQuery? = nil) {
         self.store = store
         self.table = table
         self.query = query
+        self.bound = bound
+    }
+
+    /// The query refined by a filter, checked against the schema now (or taking `bound`, its
+    /// binding found by the caller).
+    func adding(_ filter: QuerySpec.Filter, bound known: BoundQuery?) throws(LiveObjectsError) -> ResultsCache {
+        var query = query
+        query.add(filter)
+        guard let table else { return ResultsCache(store: store, table: nil, query: query) }
+        // Bind now, to report errors at once; keep the binding when it is the whole filter.
+        // An equality on an indexed property (the common lookup) takes a short cut.
+        var bound = known
+        if bound == nil, case .syntax(let syntax) = filter.form {
+            bound = QueryCompiler.bindIndexedEquality(syntax, to: table, store: store)
+        }
+        if bound == nil {
+            bound = try QueryCompiler.bind(filter.syntax, to: table, store: store, text: filter.text)
+        }
+        return ResultsCache(store: store, table: table, query: query, bound: query.filterCount == 1 ? bound : nil)
     }
 }
 

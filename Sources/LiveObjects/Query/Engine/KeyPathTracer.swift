@@ -39,6 +39,12 @@ extension Store {
     func trace<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table)
         throws(LiveObjectsError) -> TracedKeyPath
     {
+        try trace(keyPath, root: Root.self, from: table)
+    }
+
+    /// ``trace(_:from:)`` for a key path whose root is `root` (not generic, so that typed
+    /// queries built in other modules call it directly).
+    func trace(_ keyPath: AnyKeyPath, root: Object.Type, from table: Table) throws(LiveObjectsError) -> TracedKeyPath {
         for entry in table.recentKeyPaths where entry.keyPath === keyPath { return entry.traced }
         if let traced = table.tracedKeyPaths[keyPath] {
             table.rememberRecent(keyPath, traced)
@@ -46,7 +52,7 @@ extension Store {
         }
         let probe = try makeProbeStore()
         let probeTable = probe.tables[table.index]
-        let object = Root()
+        let object = root.init()
         object._handle = ObjectHandle(store: probe, table: probeTable, row: 0, generation: 0)
         let tracer = KeyPathTracer()
         probe.tracer = tracer
