@@ -117,7 +117,8 @@ struct QueryCore {
     @usableFromInline
     func equal(_ value: PropertyValue) -> QueryCore {
         if let property, case .path(nil, let components, _) = node, components.count == 1 {
-            return QueryCore(context: context, node: .equality(property: components[0], value: value), property: property)
+            return QueryCore(
+                context: context, node: .equality(property: components[0], value: value), property: property)
         }
         return comparison(.equal, .value(value))
     }
@@ -473,7 +474,8 @@ extension ResultsCache {
         let outer = store.typedQueryState
         store.typedQueryState = TypedQueryState()
         return ConditionStart(
-            root: QueryCore(context: QueryContext(store: store), node: .path(variable: nil, components: [], table: table)),
+            root: QueryCore(
+                context: QueryContext(store: store), node: .path(variable: nil, components: [], table: table)),
             outer: outer)
     }
 
