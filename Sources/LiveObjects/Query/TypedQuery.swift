@@ -451,39 +451,29 @@ extension Results {
     /// gives no results and makes the enclosing realm call throw `invalidQuery`.
     @inlinable
     public func `where`(_ condition: (Query<Element>) -> Query<Bool>) -> Results {
-        guard let start = cache.beginCondition() else { return self }
-        return Results(cache: cache.endCondition(condition(Query(start.root)).core, start))
+        guard let root = cache.beginCondition() else { return self }
+        return Results(cache: cache.endCondition(condition(Query(root)).core))
     }
-}
-
-/// A typed condition being built: its root, and the state of any enclosing condition being
-/// built, which comes back after.
-@usableFromInline
-struct ConditionStart {
-    @usableFromInline let root: QueryCore
-    let outer: TypedQueryState
 }
 
 extension ResultsCache {
-    /// Starts building a typed condition on these results; nil for results of no table.
+    /// Starts building a typed condition on these results: its root, the object being tested;
+    /// nil for results of no table. ``endCondition(_:)`` ends it.
     @usableFromInline
-    func beginCondition() -> ConditionStart? {
+    func beginCondition() -> QueryCore? {
         guard let table else { return nil }
         // A condition may build another one inside it (on other results): each starts afresh
         // and the outer one's state comes back after.
-        let outer = store.typedQueryState
+        store.outerTypedQueryStates.append(store.typedQueryState)
         store.typedQueryState = TypedQueryState()
-        return ConditionStart(
-            root: QueryCore(
-                context: QueryContext(store: store), node: .path(variable: nil, components: [], table: table)),
-            outer: outer)
+        return QueryCore(context: QueryContext(store: store), node: .path(variable: nil, components: [], table: table))
     }
 
-    /// These results refined by the typed condition built since `start`.
+    /// These results refined by the typed condition built since ``beginCondition()``.
     @usableFromInline
-    func endCondition(_ built: QueryCore, _ start: ConditionStart) -> ResultsCache {
+    func endCondition(_ built: QueryCore) -> ResultsCache {
         let failure = store.typedQueryState.errors.first
-        store.typedQueryState = start.outer
+        store.typedQueryState = store.outerTypedQueryStates.removeLast()
         guard let table else { return self }
         if let error = failure {
             store.recordError(error)
@@ -492,15 +482,14 @@ extension ResultsCache {
         do {
             if case .equality(let name, let value) = built.node {
                 var bound: BoundQuery?
-                if let property = built.property {
-                    bound = QueryCompiler.bindIndexedEquality(property: property, value: value, in: table)
+                if let property = built.property, QueryCompiler.canLookUp(property: property, value: value, in: table) {
+                    // The usual lookup on all objects of a type: its results made directly.
+                    if isAll {
+                        return ResultsCache(store: store, table: table, lookup: Lookup(property: property, key: value))
+                    }
+                    bound = QueryCompiler.indexedEquality(property: property, value: value, in: table)
                 }
-                let filter = QuerySpec.Filter(equality: name, value: value)
-                // The usual lookup on all objects of a type: its results made directly.
-                if let bound, query.isEmpty {
-                    return ResultsCache(store: store, table: table, query: QuerySpec(filter: filter), bound: bound)
-                }
-                return try adding(filter, bound: bound)
+                return try adding(QuerySpec.Filter(equality: name, value: value), bound: bound)
             }
             return try adding(QuerySpec.Filter(syntax: built.predicate, text: nil), bound: nil)
         } catch {

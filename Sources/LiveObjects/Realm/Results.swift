@@ -40,23 +40,14 @@ public struct Results<Element: Object>: RandomAccessCollection {
     }
 
     /// The matching rows, in order, evaluated at most once per change of the realm.
-    var rows: [Int32] {
-        let cache = cache
-        guard let table = cache.table else { return [] }
-        if cache.query.isEmpty { return table.liveRows }
-        if let rows = cache.rows, cache.mutationCount == cache.store.mutationCount { return rows }
-        let rows = cache.query.evaluate(table: table, store: cache.store, cache: cache)
-        cache.rows = rows
-        cache.mutationCount = cache.store.mutationCount
-        return rows
-    }
+    var rows: [Int32] { cache.rows }
 
     public var startIndex: Int { 0 }
 
     /// - Complexity: O(1) once evaluated.
     public var endIndex: Int {
         guard let table = cache.table else { return 0 }
-        return cache.query.isEmpty ? table.liveCount : rows.count
+        return cache.isAll ? table.liveCount : cache.rows.count
     }
 
     /// The number of results.
@@ -64,20 +55,12 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// Equality with one value on an indexed property or the primary key, the usual lookup,
     /// is counted from the index without collecting its rows (which a later read still does
     /// when it needs them).
-    public var count: Int {
-        let cache = cache
-        guard let table = cache.table else { return 0 }
-        if cache.query.isEmpty { return table.liveCount }
-        if let rows = cache.rows, cache.mutationCount == cache.store.mutationCount { return rows.count }
-        if cache.query.isOneFilter, let count = cache.bound?.indexCount() { return count }
-        return rows.count
-    }
+    public var count: Int { cache.count }
 
     /// - Complexity: O(1) once evaluated.
     public subscript(position: Int) -> Element {
         let table = cache.table!
-        let row =
-            cache.query.isEmpty && table.liveCount == table.rowCount ? Int32(position) : rows[position]
+        let row = cache.isAll && table.liveCount == table.rowCount ? Int32(position) : cache.rows[position]
         return Self.object(cache.store, table, row)
     }
 
@@ -358,17 +341,77 @@ struct QuerySpec {
 final class ResultsCache {
     let store: Store
     let table: Table?
-    let query: QuerySpec
-    var rows: [Int32]?
+    /// What the results ask for, unless they are a lookup.
+    private let spec: QuerySpec
+    /// For the usual lookup, results of all objects of a type whose indexed property (or
+    /// primary key) equals a value: the property and the value, which counting and reading
+    /// the results use directly. Its query and binding are made only when something else
+    /// needs them.
+    let lookup: Lookup?
+    /// The last evaluation, and the realm's mutation count it was made at.
+    var evaluatedRows: [Int32]?
     var mutationCount: UInt64 = 0
     var bound: BoundQuery?
     var sorter: RowSorter?
 
+    struct Lookup {
+        let property: Int
+        let key: PropertyValue
+    }
+
     init(store: Store, table: Table?, query: QuerySpec, bound: BoundQuery? = nil) {
         self.store = store
         self.table = table
-        self.query = query
+        self.spec = query
+        self.lookup = nil
         self.bound = bound
+    }
+
+    /// Results of a lookup, which the caller has checked can use an index.
+    init(store: Store, table: Table, lookup: Lookup) {
+        self.store = store
+        self.table = table
+        self.spec = QuerySpec()
+        self.lookup = lookup
+    }
+
+    /// What the results ask for.
+    var query: QuerySpec {
+        guard let lookup, let table else { return spec }
+        return QuerySpec(
+            filter: QuerySpec.Filter(equality: table.schema.properties[lookup.property].name, value: lookup.key))
+    }
+
+    /// Whether the results are all objects of their type, in storage order.
+    var isAll: Bool { lookup == nil && spec.isEmpty }
+
+    /// The matching rows, in order, evaluated at most once per change of the realm.
+    var rows: [Int32] {
+        guard let table else { return [] }
+        if isAll { return table.liveRows }
+        if let evaluatedRows, mutationCount == store.mutationCount { return evaluatedRows }
+        let rows: [Int32]
+        if let lookup {
+            rows = IndexLookup(table: table, property: lookup.property, key: lookup.key).rows()
+        } else {
+            rows = spec.evaluate(table: table, store: store, cache: self)
+        }
+        evaluatedRows = rows
+        mutationCount = store.mutationCount
+        return rows
+    }
+
+    /// The number of results: from the index for a lookup of one value.
+    var count: Int {
+        guard let table else { return 0 }
+        if let lookup {
+            if let evaluatedRows, mutationCount == store.mutationCount { return evaluatedRows.count }
+            return IndexLookup(table: table, property: lookup.property, key: lookup.key).count() ?? rows.count
+        }
+        if spec.isEmpty { return table.liveCount }
+        if let evaluatedRows, mutationCount == store.mutationCount { return evaluatedRows.count }
+        if spec.isOneFilter, let count = bound?.indexCount() { return count }
+        return rows.count
     }
 
     /// The query refined by a filter, checked against the schema now (or taking `bound`, its
@@ -385,6 +428,10 @@ final class ResultsCache {
         }
         if bound == nil {
             bound = try QueryCompiler.bind(filter.syntax, to: table, store: store, text: filter.text)
+        }
+        // A lookup of one value on all objects: kept as its parts.
+        if isAll, case .index(let lookup) = bound?.predicate, case .one(let key) = lookup.keys {
+            return ResultsCache(store: store, table: table, lookup: Lookup(property: lookup.property, key: key))
         }
         return ResultsCache(store: store, table: table, query: query, bound: query.filterCount == 1 ? bound : nil)
     }

@@ -52,6 +52,9 @@ package final class Store {
     @exclusivity(unchecked) var probeStore: Store?
     /// The typed condition (`where { … }`) being built on this store.
     @exclusivity(unchecked) var typedQueryState = TypedQueryState()
+    /// The states of the conditions being built around it (a condition may build another on
+    /// other results), innermost last: each comes back when the one inside it is done.
+    @exclusivity(unchecked) var outerTypedQueryStates: [TypedQueryState] = []
     /// Predicates of the string language parsed on this store, for reuse with new arguments.
     let predicateTemplates = PredicateTemplates()
     /// Live subscriptions, told about every commit.

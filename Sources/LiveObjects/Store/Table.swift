@@ -136,16 +136,43 @@ package final class PrimaryKeyIndex {
 /// storage order without sorting them. New rows usually come last (an append); a reused slot
 /// is put in its place.
 package final class ValueIndex {
-    @exclusivity(unchecked) package var rows: [PropertyValue: [Int32]] = [:]
+    /// Each value's rows, with their number beside them: counting a value's rows reads the
+    /// table's own storage, not the list, which lies elsewhere in memory.
+    @exclusivity(unchecked) package var entries: [PropertyValue: Entry] = [:]
+
+    package struct Entry {
+        /// The rows, ascending.
+        package var rows: [Int32] {
+            didSet { count = rows.count }
+        }
+        /// `rows.count`, kept in step by every change of `rows`.
+        package private(set) var count: Int
+
+        init(rows: [Int32] = []) {
+            self.rows = rows
+            count = rows.count
+        }
+    }
+
+    /// The rows of each value (a copy, for checks and tests; setting it replaces the index).
+    package var rows: [PropertyValue: [Int32]] {
+        get { entries.mapValues(\.rows) }
+        set { entries = newValue.mapValues { Entry(rows: $0) } }
+    }
+
+    /// The rows holding a value, ascending.
+    func rows(of value: PropertyValue) -> [Int32]? {
+        entries[value]?.rows
+    }
 
     func insert(_ value: PropertyValue, row: Int32) {
-        Self.insert(row, into: &rows[value, default: []])
+        Self.insert(row, into: &entries[value, default: Entry()].rows)
     }
 
     /// The number of rows holding a value (read in place, without copying their list out).
     func count(of value: PropertyValue) -> Int {
-        guard let i = rows.index(forKey: value) else { return 0 }
-        return rows.values[i].count
+        guard let i = entries.index(forKey: value) else { return 0 }
+        return entries.values[i].count
     }
 
     private static func insert(_ row: Int32, into list: inout [Int32]) {
@@ -192,17 +219,17 @@ package final class ValueIndex {
             grouped[next[Int(g)]] = row
             next[Int(g)] += 1
         }
-        rows.reserveCapacity(rows.count + values.count)
+        entries.reserveCapacity(entries.count + values.count)
         for (g, value) in values.enumerated() {
-            rows[value, default: []].append(contentsOf: grouped[starts[g]..<starts[g + 1]])
+            entries[value, default: Entry()].rows.append(contentsOf: grouped[starts[g]..<starts[g + 1]])
         }
     }
 
     func remove(_ value: PropertyValue, row: Int32) {
-        guard var list = rows[value] else { return }
-        rows[value] = nil
-        if let i = list.lastIndex(of: row) { list.remove(at: i) }
-        if !list.isEmpty { rows[value] = list }
+        guard var entry = entries[value] else { return }
+        entries[value] = nil
+        if let i = entry.rows.lastIndex(of: row) { entry.rows.remove(at: i) }
+        if !entry.rows.isEmpty { entries[value] = entry }
     }
 }
 

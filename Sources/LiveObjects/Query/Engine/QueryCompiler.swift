@@ -56,14 +56,22 @@ struct QueryCompiler {
     /// primary key or indexed; nil otherwise. What ``bindIndexedEquality(_:to:store:)`` gives
     /// for a predicate that says so.
     static func bindIndexedEquality(property p: Int, value: PropertyValue, in table: Table) -> BoundQuery? {
+        canLookUp(property: p, value: value, in: table) ? indexedEquality(property: p, value: value, in: table) : nil
+    }
+
+    /// Whether the equality of property `p` with a value can be answered from an index.
+    static func canLookUp(property p: Int, value: PropertyValue, in table: Table) -> Bool {
         // `accepts` takes only a value of the property's own type (never for a list or a link),
         // which checking against the property leaves as it is. The check could only refuse a
         // string or data longer than allowed, which no stored value is: the general path then
         // looks up no key, and looking it up finds nothing, the same empty result.
-        guard !value.isNull, table.valueIndexByProperty[p] != nil || p == table.primaryKeyProperty,
-            table.accepts(value, p)
-        else { return nil }
-        return BoundQuery(predicate: .index(IndexLookup(table: table, property: p, key: value)), slotCount: 0)
+        !value.isNull && (table.valueIndexByProperty[p] != nil || p == table.primaryKeyProperty)
+            && table.accepts(value, p)
+    }
+
+    /// The equality of property `p` with a value, answered from an index (see ``canLookUp``).
+    static func indexedEquality(property p: Int, value: PropertyValue, in table: Table) -> BoundQuery {
+        BoundQuery(predicate: .index(IndexLookup(table: table, property: p, key: value)), slotCount: 0)
     }
 
     private func fail(_ failure: QueryBindingFailure, at offset: Int) -> LiveObjectsError {
@@ -431,7 +439,7 @@ struct IndexLookup {
         switch self.keys {
         case .one(let key):
             // A secondary index's rows for one key as they are (the index keeps them in order).
-            if let index = table.valueIndexByProperty[property] { return index.rows[key] ?? [] }
+            if let index = table.valueIndexByProperty[property] { return index.rows(of: key) ?? [] }
             keys = [key]
         case .several(let several):
             keys = several
@@ -440,7 +448,7 @@ struct IndexLookup {
         if property == table.primaryKeyProperty {
             for key in keys { if let row = table.row(forPrimaryKey: key) { rows.append(row) } }
         } else if let index = table.valueIndexByProperty[property] {
-            for key in keys { rows += index.rows[key] ?? [] }
+            for key in keys { rows += index.rows(of: key) ?? [] }
         }
         rows.sort()
         var unique: [Int32] = []
