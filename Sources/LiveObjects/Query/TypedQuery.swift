@@ -35,10 +35,6 @@ public struct Query<Value> {
     var expression: ExpressionSyntax { core.expression }
     var table: Table? { core.table }
 
-    func extending<V>(_ name: [String], table: Table) -> Query<V> {
-        Query<V>(core.extending(name, table: table))
-    }
-
     func comparison<V>(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = []) -> Query<V> {
         Query<V>(core.comparison(op, rhs, options: options))
     }
@@ -77,18 +73,6 @@ struct QueryCore {
         return .comparison(ComparisonSyntax(.direct, expression, .equal, [], .value(.bool(true))))
     }
 
-    func extending(_ name: [String], table: Table, property: Int? = nil) -> QueryCore {
-        guard case .path(let variable, let components, _) = node else {
-            context.fail("a key path can only follow a property")
-            return QueryCore(context: context, node: .predicate(.constant(false)))
-        }
-        // A path from the root (the usual case) is the traced names as they are, not a copy.
-        let extended = components.isEmpty ? name : components + name
-        return QueryCore(
-            context: context, node: .path(variable: variable, components: extended, table: table),
-            property: property)
-    }
-
     func comparison(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = []) -> QueryCore {
         QueryCore(
             context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))))
@@ -103,13 +87,22 @@ struct QueryCore {
     /// A persisted property of the object the path leads to, read by a key path from `root`.
     @usableFromInline
     func member(_ keyPath: AnyKeyPath, root: Object.Type) -> QueryCore {
-        guard let table else { return extending([], table: context.store.tables[0]) }
-        guard let traced = context.trace(keyPath, root: root, from: table) else { return extending([], table: table) }
-        var property: Int?
-        if case .path(nil, let components, _) = node, components.isEmpty, traced.names.count == 1 {
-            property = traced.firstProperty
+        guard case .path(let variable, let components, let table) = node else {
+            context.fail("a key path can only follow a property")
+            return QueryCore(context: context, node: .predicate(.constant(false)))
         }
-        return extending(traced.names, table: context.store.tables[traced.target], property: property)
+        guard let traced = context.trace(keyPath, root: root, from: table) else {
+            return QueryCore(context: context, node: node)
+        }
+        let target = traced.target == table.index ? table : context.store.tables[traced.target]
+        // A property of the object being tested: the traced names as they are, not a copy.
+        if variable == nil, components.isEmpty {
+            return QueryCore(
+                context: context, node: .path(variable: nil, components: traced.names, table: target),
+                property: traced.names.count == 1 ? traced.firstProperty : nil)
+        }
+        return QueryCore(
+            context: context, node: .path(variable: variable, components: components + traced.names, table: target))
     }
 
     /// `self == value`. A property of the object itself compared with a value is the usual
@@ -452,7 +445,7 @@ extension Results {
     @inlinable
     public func `where`(_ condition: (Query<Element>) -> Query<Bool>) -> Results {
         guard let root = cache.beginCondition() else { return self }
-        return Results(cache: cache.endCondition(condition(Query(root)).core))
+        return Results(cache: cache.endCondition(condition(Query(consume root)).core))
     }
 }
 
@@ -472,13 +465,14 @@ extension ResultsCache {
     /// These results refined by the typed condition built since ``beginCondition()``.
     @usableFromInline
     func endCondition(_ built: QueryCore) -> ResultsCache {
-        let failure = store.typedQueryState.errors.first
-        store.typedQueryState = store.outerTypedQueryStates.removeLast()
-        guard let table else { return self }
-        if let error = failure {
+        if !store.typedQueryState.errors.isEmpty {
+            let error = store.typedQueryState.errors[0]
+            store.typedQueryState = store.outerTypedQueryStates.removeLast()
             store.recordError(error)
             return (try? adding(QuerySpec.Filter(syntax: .constant(false), text: nil), bound: nil)) ?? self
         }
+        store.typedQueryState = store.outerTypedQueryStates.removeLast()
+        guard let table else { return self }
         do {
             if case .equality(let name, let value) = built.node {
                 var bound: BoundQuery?

@@ -322,9 +322,9 @@ package final class Table {
     /// Property names read by Swift key paths of the model class, traced once.
     @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: TracedKeyPath] = [:]
     /// The key paths traced most recently, found by identity before hashing: a key path
-    /// literal is one instance for the life of the process. Holding the key path keeps its
-    /// identity from being reused by another one.
-    @exclusivity(unchecked) var recentKeyPaths: [(keyPath: AnyKeyPath, traced: TracedKeyPath)] = []
+    /// literal is one instance for the life of the process. Each is also a key of
+    /// `tracedKeyPaths`, which holds it, so its identity is never reused by another one.
+    @exclusivity(unchecked) var recentKeyPaths: [(id: ObjectIdentifier, traced: TracedKeyPath)] = []
     /// Sorted indexes of indexed properties, for ranges; rebuilt when stale.
     @exclusivity(unchecked) var sortedIndexes: [Int: SortedIndex] = [:]
     /// Whether the hash indexes must be rebuilt before use.

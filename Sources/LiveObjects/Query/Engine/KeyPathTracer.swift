@@ -45,7 +45,9 @@ extension Store {
     /// ``trace(_:from:)`` for a key path whose root is `root` (not generic, so that typed
     /// queries built in other modules call it directly).
     func trace(_ keyPath: AnyKeyPath, root: Object.Type, from table: Table) throws(LiveObjectsError) -> TracedKeyPath {
-        for entry in table.recentKeyPaths where entry.keyPath === keyPath { return entry.traced }
+        let id = ObjectIdentifier(keyPath)
+        let recent = table.recentKeyPaths
+        for i in recent.indices where recent[i].id == id { return recent[i].traced }
         if let traced = table.tracedKeyPaths[keyPath] {
             table.rememberRecent(keyPath, traced)
             return traced
@@ -123,9 +125,10 @@ extension Store {
 }
 
 extension Table {
-    /// Keeps a traced key path among the few found by identity (the oldest makes room).
+    /// Keeps a traced key path, already among `tracedKeyPaths`, among the few found by
+    /// identity (the oldest makes room).
     func rememberRecent(_ keyPath: AnyKeyPath, _ traced: TracedKeyPath) {
         if recentKeyPaths.count >= 16 { recentKeyPaths.removeFirst() }
-        recentKeyPaths.append((keyPath, traced))
+        recentKeyPaths.append((ObjectIdentifier(keyPath), traced))
     }
 }
