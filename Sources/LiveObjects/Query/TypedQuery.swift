@@ -25,12 +25,11 @@ public struct Query<Value> {
         self.core = core
     }
 
-    init(context: QueryContext, node: QueryNode) {
-        core = QueryCore(context: context, node: node)
+    init(_ context: QueryContext, _ form: QueryCore.Form) {
+        core = QueryCore(context, form)
     }
 
     var context: QueryContext { core.context }
-    var node: QueryNode { core.node }
     var predicate: PredicateSyntax { core.predicate }
     var expression: ExpressionSyntax { core.expression }
     var table: Table? { core.table }
@@ -41,106 +40,126 @@ public struct Query<Value> {
 }
 
 /// A typed query expression without its phantom type (see ``Query``).
+///
+/// A key path (`$0.owner.name`) is held in fields of its own, which building the next step
+/// reads in place; anything else in ``form``.
 @usableFromInline
 struct QueryCore {
     let context: QueryContext
-    let node: QueryNode
+    /// For a key path: the table it leads to. Nil for anything else.
+    let table: Table?
+    /// For a key path: the property names, link by link (none for the object itself).
+    let components: [String]
+    /// For a key path from a subquery variable: the variable (nil: the object being tested).
+    let variable: String?
     /// For a path that is one property of the object being tested (`$0.name`), and for that
     /// property's equality with a value (the usual lookup), the property's position in its
     /// table: what binding the lookup needs, without looking at its predicate.
     let property: Int?
+    /// What the expression is when it is not a key path.
+    let form: Form?
 
-    init(context: QueryContext, node: QueryNode, property: Int? = nil) {
+    enum Form {
+        case expression(ExpressionSyntax)
+        case predicate(PredicateSyntax)
+        /// `property == value` on the object being tested (the usual lookup), where the
+        /// property is the one of the path it was made from (its name `components[0]`, its
+        /// position ``property``): its ``predicate`` is made only when something needs it.
+        case equality(PropertyValue)
+    }
+
+    /// A key path.
+    init(context: QueryContext, variable: String?, components: [String], table: Table, property: Int? = nil) {
         self.context = context
-        self.node = node
+        self.table = table
+        self.components = components
+        self.variable = variable
         self.property = property
+        form = nil
+    }
+
+    init(_ context: QueryContext, _ form: Form) {
+        self.context = context
+        table = nil
+        components = []
+        variable = nil
+        property = nil
+        self.form = form
+    }
+
+    /// `components[0] == value`, the usual lookup on property `property`.
+    private init(context: QueryContext, equality value: PropertyValue, components: [String], property: Int) {
+        self.context = context
+        table = nil
+        self.components = components
+        variable = nil
+        self.property = property
+        form = .equality(value)
     }
 
     var expression: ExpressionSyntax {
-        switch node {
-        case .path(let variable, let components, _): .keyPath(KeyPathSyntax(variable: variable, components))
+        switch form {
+        case nil: .keyPath(KeyPathSyntax(variable: variable, components))
         case .expression(let e): e
         case .predicate, .equality: .value(.null)
         }
     }
 
     var predicate: PredicateSyntax {
-        if case .predicate(let p) = node { return p }
-        if case .equality(let property, let value) = node {
-            return QuerySpec.Filter(equality: property, value: value).syntax
-        }
+        switch form {
+        case .predicate(let p): p
+        case .equality(let value): QuerySpec.Filter(equality: components[0], value: value).syntax
         // A Bool property used as a condition.
-        return .comparison(ComparisonSyntax(.direct, expression, .equal, [], .value(.bool(true))))
+        default: .comparison(ComparisonSyntax(.direct, expression, .equal, [], .value(.bool(true))))
+        }
     }
 
     func comparison(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = []) -> QueryCore {
-        QueryCore(
-            context: context, node: .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))))
-    }
-
-    /// The table the path leads to, if it leads to objects.
-    var table: Table? {
-        if case .path(_, _, let table) = node { return table }
-        return nil
+        QueryCore(context, .predicate(.comparison(ComparisonSyntax(.direct, expression, op, options, rhs))))
     }
 
     /// A persisted property of the object the path leads to, read by a key path from `root`.
     @usableFromInline
     func member(_ keyPath: AnyKeyPath, root: Object.Type) -> QueryCore {
-        guard case .path(let variable, let components, let table) = node else {
+        guard let table else {
             context.fail("a key path can only follow a property")
-            return QueryCore(context: context, node: .predicate(.constant(false)))
+            return QueryCore(context, .predicate(.constant(false)))
         }
-        guard let traced = context.trace(keyPath, root: root, from: table) else {
-            return QueryCore(context: context, node: node)
-        }
+        guard let traced = context.trace(keyPath, root: root, from: table) else { return self }
         let target = traced.target == table.index ? table : context.store.tables[traced.target]
         // A property of the object being tested: the traced names as they are, not a copy.
         if variable == nil, components.isEmpty {
             return QueryCore(
-                context: context, node: .path(variable: nil, components: traced.names, table: target),
+                context: context, variable: nil, components: traced.names, table: target,
                 property: traced.names.count == 1 ? traced.firstProperty : nil)
         }
-        return QueryCore(
-            context: context, node: .path(variable: variable, components: components + traced.names, table: target))
+        return QueryCore(context: context, variable: variable, components: components + traced.names, table: target)
     }
 
     /// `self == value`. A property of the object itself compared with a value is the usual
     /// lookup, built without making its predicate.
     @usableFromInline
     func equal(_ value: PropertyValue) -> QueryCore {
-        if let property, case .path(nil, let components, _) = node, components.count == 1 {
-            return QueryCore(
-                context: context, node: .equality(property: components[0], value: value), property: property)
+        if let property, form == nil, components.count == 1 {
+            return QueryCore(context: context, equality: value, components: components, property: property)
         }
         return comparison(.equal, .value(value))
     }
 
     @usableFromInline
     func and(_ other: QueryCore) -> QueryCore {
-        QueryCore(context: context, node: .predicate(.and([predicate, other.predicate])))
+        QueryCore(context, .predicate(.and([predicate, other.predicate])))
     }
 
     @usableFromInline
     func or(_ other: QueryCore) -> QueryCore {
-        QueryCore(context: context, node: .predicate(.or([predicate, other.predicate])))
+        QueryCore(context, .predicate(.or([predicate, other.predicate])))
     }
 
     @usableFromInline
     func not() -> QueryCore {
-        QueryCore(context: context, node: .predicate(.not(predicate)))
+        QueryCore(context, .predicate(.not(predicate)))
     }
-}
-
-/// What a typed query expression holds.
-enum QueryNode {
-    /// A key path from the object being tested, or from a subquery variable.
-    case path(variable: String?, components: [String], table: Table)
-    case expression(ExpressionSyntax)
-    case predicate(PredicateSyntax)
-    /// `property == value` on the object being tested (the usual lookup), kept as its parts:
-    /// its ``Query/predicate`` is made only when something needs it.
-    case equality(property: String, value: PropertyValue)
 }
 
 /// Where a typed query is built: the store, which traces key paths and holds the state of
@@ -240,13 +259,14 @@ extension Query where Value: _ObjectCollection {
 
     /// The elements that match a condition, to count: `$0.dogs.where { $0.age > 3 }.count > 1`.
     public func `where`(_ condition: (Query<Value._Element>) -> Query<Bool>) -> QuerySubquery {
-        guard case .path(let variable, let components, let table) = node else {
+        guard let table else {
             context.fail("where(_:) needs a list property")
             return QuerySubquery(context: context, expression: .value(.int(0)))
         }
+        let (variable, components) = (core.variable, core.components)
         let name = context.newVariable()
         let element = Query<Value._Element>(
-            context: context, node: .path(variable: name, components: [], table: table))
+            QueryCore(context: context, variable: name, components: [], table: table))
         let predicate = condition(element).predicate
         let expression = ExpressionSyntax.collectionOperation(
             .count,
@@ -264,7 +284,7 @@ public struct QuerySubquery {
     let expression: ExpressionSyntax
 
     /// The number of matching elements.
-    public var count: Query<Int> { Query<Int>(context: context, node: .expression(expression)) }
+    public var count: Query<Int> { Query<Int>(context, .expression(expression)) }
 }
 
 // MARK: Collection aggregates
@@ -288,8 +308,7 @@ extension Query where Value: _QueryCollection {
     public var avg: Query<Double> { aggregate(.avg) }
 
     func aggregate<V>(_ op: CollectionOperator, _ property: [String] = []) -> Query<V> {
-        Query<V>(
-            context: context, node: .expression(.collectionOperation(op, collection: expression, property: property)))
+        Query<V>(context, .expression(.collectionOperation(op, collection: expression, property: property)))
     }
 }
 
@@ -459,7 +478,7 @@ extension ResultsCache {
         // and the outer one's state comes back after.
         store.outerTypedQueryStates.append(store.typedQueryState)
         store.typedQueryState = TypedQueryState()
-        return QueryCore(context: QueryContext(store: store), node: .path(variable: nil, components: [], table: table))
+        return QueryCore(context: QueryContext(store: store), variable: nil, components: [], table: table)
     }
 
     /// These results refined by the typed condition built since ``beginCondition()``.
@@ -474,7 +493,7 @@ extension ResultsCache {
         store.typedQueryState = store.outerTypedQueryStates.removeLast()
         guard let table else { return self }
         do {
-            if case .equality(let name, let value) = built.node {
+            if case .equality(let value) = built.form {
                 var bound: BoundQuery?
                 if let property = built.property, QueryCompiler.canLookUp(property: property, value: value, in: table) {
                     // The usual lookup on all objects of a type: its results made directly.
@@ -483,7 +502,7 @@ extension ResultsCache {
                     }
                     bound = QueryCompiler.indexedEquality(property: property, value: value, in: table)
                 }
-                return try adding(QuerySpec.Filter(equality: name, value: value), bound: bound)
+                return try adding(QuerySpec.Filter(equality: built.components[0], value: value), bound: bound)
             }
             return try adding(QuerySpec.Filter(syntax: built.predicate, text: nil), bound: nil)
         } catch {
