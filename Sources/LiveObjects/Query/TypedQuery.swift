@@ -498,7 +498,7 @@ extension ResultsCache {
                 if let property = built.property, QueryCompiler.canLookUp(property: property, value: value, in: table) {
                     // The usual lookup on all objects of a type: its results made directly.
                     if isAll {
-                        return ResultsCache(store: store, table: table, lookup: Lookup(property: property, key: value))
+                        return ResultsCache(store: store, table: table, lookup: property, key: value)
                     }
                     bound = QueryCompiler.indexedEquality(property: property, value: value, in: table)
                 }

@@ -344,58 +344,56 @@ final class ResultsCache {
     /// What the results ask for, unless they are a lookup.
     private let spec: QuerySpec
     /// For the usual lookup, results of all objects of a type whose indexed property (or
-    /// primary key) equals a value: the property and the value, which counting and reading
-    /// the results use directly. Its query and binding are made only when something else
-    /// needs them.
-    let lookup: Lookup?
+    /// primary key) equals a value: the property's position (-1 for other results) and the
+    /// value, which counting and reading the results use directly. Its query and binding are
+    /// made only when something else needs them.
+    let lookupProperty: Int
+    let lookupKey: PropertyValue
     /// The last evaluation, and the realm's mutation count it was made at.
     var evaluatedRows: [Int32]?
     var mutationCount: UInt64 = 0
     var bound: BoundQuery?
     var sorter: RowSorter?
 
-    struct Lookup {
-        let property: Int
-        let key: PropertyValue
-    }
-
     init(store: Store, table: Table?, query: QuerySpec, bound: BoundQuery? = nil) {
         self.store = store
         self.table = table
         self.spec = query
-        self.lookup = nil
+        lookupProperty = -1
+        lookupKey = .null
         self.bound = bound
     }
 
-    /// Results of a lookup, which the caller has checked can use an index.
-    init(store: Store, table: Table, lookup: Lookup) {
+    /// Results of a lookup, which the caller has checked can use an index
+    /// (``QueryCompiler/canLookUp(property:value:in:)``).
+    init(store: Store, table: Table, lookup property: Int, key: PropertyValue) {
         self.store = store
         self.table = table
         self.spec = QuerySpec()
-        self.lookup = lookup
+        lookupProperty = property
+        lookupKey = key
     }
+
+    var isLookup: Bool { lookupProperty >= 0 }
 
     /// What the results ask for.
     var query: QuerySpec {
-        guard let lookup, let table else { return spec }
+        guard isLookup, let table else { return spec }
         return QuerySpec(
-            filter: QuerySpec.Filter(equality: table.schema.properties[lookup.property].name, value: lookup.key))
+            filter: QuerySpec.Filter(equality: table.schema.properties[lookupProperty].name, value: lookupKey))
     }
 
     /// Whether the results are all objects of their type, in storage order.
-    var isAll: Bool { lookup == nil && spec.isEmpty }
+    var isAll: Bool { !isLookup && spec.isEmpty }
 
     /// The matching rows, in order, evaluated at most once per change of the realm.
     var rows: [Int32] {
         guard let table else { return [] }
         if isAll { return table.liveRows }
         if let evaluatedRows, mutationCount == store.mutationCount { return evaluatedRows }
-        let rows: [Int32]
-        if let lookup {
-            rows = IndexLookup(table: table, property: lookup.property, key: lookup.key).rows()
-        } else {
-            rows = spec.evaluate(table: table, store: store, cache: self)
-        }
+        let rows =
+            isLookup
+            ? table.lookUp(lookupProperty, lookupKey) : spec.evaluate(table: table, store: store, cache: self)
         evaluatedRows = rows
         mutationCount = store.mutationCount
         return rows
@@ -404,10 +402,7 @@ final class ResultsCache {
     /// The number of results: from the index for a lookup of one value.
     var count: Int {
         guard let table else { return 0 }
-        if let lookup {
-            if let evaluatedRows, mutationCount == store.mutationCount { return evaluatedRows.count }
-            return IndexLookup(table: table, property: lookup.property, key: lookup.key).count() ?? rows.count
-        }
+        if isLookup { return table.lookUpCount(lookupProperty, lookupKey) }
         if spec.isEmpty { return table.liveCount }
         if let evaluatedRows, mutationCount == store.mutationCount { return evaluatedRows.count }
         if spec.isOneFilter, let count = bound?.indexCount() { return count }
@@ -431,7 +426,7 @@ final class ResultsCache {
         }
         // A lookup of one value on all objects: kept as its parts.
         if isAll, case .index(let lookup) = bound?.predicate, case .one(let key) = lookup.keys {
-            return ResultsCache(store: store, table: table, lookup: Lookup(property: lookup.property, key: key))
+            return ResultsCache(store: store, table: table, lookup: lookup.property, key: key)
         }
         return ResultsCache(store: store, table: table, query: query, bound: query.filterCount == 1 ? bound : nil)
     }

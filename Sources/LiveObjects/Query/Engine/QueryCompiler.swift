@@ -434,16 +434,12 @@ struct IndexLookup {
     }
 
     func rows() -> [Int32] {
-        table.ensureIndexes()
         let keys: [PropertyValue]
         switch self.keys {
-        case .one(let key):
-            // A secondary index's rows for one key as they are (the index keeps them in order).
-            if let index = table.valueIndexByProperty[property] { return index.rows(of: key) ?? [] }
-            keys = [key]
-        case .several(let several):
-            keys = several
+        case .one(let key): return table.lookUp(property, key)
+        case .several(let several): keys = several
         }
+        table.ensureIndexes()
         var rows: [Int32] = []
         if property == table.primaryKeyProperty {
             for key in keys { if let row = table.row(forPrimaryKey: key) { rows.append(row) } }
@@ -460,9 +456,7 @@ struct IndexLookup {
     /// of several keys.
     func count() -> Int? {
         guard case .one(let key) = keys else { return nil }
-        table.ensureIndexes()
-        if let index = table.valueIndexByProperty[property] { return index.count(of: key) }
-        return property == table.primaryKeyProperty && table.row(forPrimaryKey: key) != nil ? 1 : 0
+        return table.lookUpCount(property, key)
     }
 
     func filter(_ candidates: [Int32]?) -> [Int32] {
@@ -470,6 +464,25 @@ struct IndexLookup {
         guard let candidates else { return found }
         let set = Set(found)
         return candidates.filter { set.contains($0) }
+    }
+}
+
+extension Table {
+    /// The rows whose property `p`, indexed or the primary key, equals `key`, ascending.
+    func lookUp(_ p: Int, _ key: PropertyValue) -> [Int32] {
+        ensureIndexes()
+        // A secondary index's rows as they are (the index keeps them in order).
+        if let index = valueIndexByProperty[p] { return index.rows(of: key) ?? [] }
+        guard p == primaryKeyProperty, let row = row(forPrimaryKey: key) else { return [] }
+        return [row]
+    }
+
+    /// The number of rows whose property `p`, indexed or the primary key, equals `key`,
+    /// without collecting them.
+    func lookUpCount(_ p: Int, _ key: PropertyValue) -> Int {
+        ensureIndexes()
+        if let index = valueIndexByProperty[p] { return index.count(of: key) }
+        return p == primaryKeyProperty && row(forPrimaryKey: key) != nil ? 1 : 0
     }
 }
 
