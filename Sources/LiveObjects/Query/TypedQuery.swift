@@ -210,6 +210,32 @@ struct TypedQueryState {
     var variableCount = 0
 }
 
+extension Store {
+    /// Starts building a typed condition: afresh, keeping the state of any condition being
+    /// built around it.
+    func beginTypedQuery() {
+        if typedQueryDepth > 0 {
+            outerTypedQueryStates.append(typedQueryState)
+            typedQueryState = TypedQueryState()
+        } else if !typedQueryState.errors.isEmpty || typedQueryState.variableCount != 0 {
+            // Left by a query expression used after its condition was built.
+            typedQueryState = TypedQueryState()
+        }
+        typedQueryDepth += 1
+    }
+
+    /// Ends building a typed condition: the state of the condition around it comes back
+    /// (outside all, a fresh state).
+    func endTypedQuery() {
+        typedQueryDepth -= 1
+        if typedQueryDepth > 0 {
+            typedQueryState = outerTypedQueryStates.removeLast()
+        } else if !typedQueryState.errors.isEmpty || typedQueryState.variableCount != 0 {
+            typedQueryState = TypedQueryState()
+        }
+    }
+}
+
 // MARK: Member access
 
 extension Query where Value: Object {
@@ -474,10 +500,7 @@ extension ResultsCache {
     @usableFromInline
     func beginCondition() -> QueryCore? {
         guard let table else { return nil }
-        // A condition may build another one inside it (on other results): each starts afresh
-        // and the outer one's state comes back after.
-        store.outerTypedQueryStates.append(store.typedQueryState)
-        store.typedQueryState = TypedQueryState()
+        store.beginTypedQuery()
         return QueryCore(context: QueryContext(store: store), variable: nil, components: [], table: table)
     }
 
@@ -486,14 +509,14 @@ extension ResultsCache {
     func endCondition(_ built: QueryCore) -> ResultsCache {
         if !store.typedQueryState.errors.isEmpty {
             let error = store.typedQueryState.errors[0]
-            store.typedQueryState = store.outerTypedQueryStates.removeLast()
+            store.endTypedQuery()
             store.recordError(error)
             return (try? adding(QuerySpec.Filter(syntax: .constant(false), text: nil), bound: nil)) ?? self
         }
-        store.typedQueryState = store.outerTypedQueryStates.removeLast()
+        store.endTypedQuery()
         guard let table else { return self }
         do {
-            if case .equality(let value) = built.form {
+            if case .equality(let value)? = built.form {
                 var bound: BoundQuery?
                 if let property = built.property, QueryCompiler.canLookUp(property: property, value: value, in: table) {
                     // The usual lookup on all objects of a type: its results made directly.

@@ -52,8 +52,11 @@ package final class Store {
     @exclusivity(unchecked) var probeStore: Store?
     /// The typed condition (`where { … }`) being built on this store.
     @exclusivity(unchecked) var typedQueryState = TypedQueryState()
-    /// The states of the conditions being built around it (a condition may build another on
-    /// other results), innermost last: each comes back when the one inside it is done.
+    /// How many typed conditions are being built, one inside another (a condition may build
+    /// another on other results).
+    @exclusivity(unchecked) var typedQueryDepth = 0
+    /// The states of the conditions being built around the innermost one, innermost last:
+    /// each comes back when the one inside it is done.
     @exclusivity(unchecked) var outerTypedQueryStates: [TypedQueryState] = []
     /// Predicates of the string language parsed on this store, for reuse with new arguments.
     let predicateTemplates = PredicateTemplates()
