@@ -41,4 +41,19 @@ import Testing
         #expect(outer.0 > 0 && outer.0 < all)
         #expect(outer.1 >= outer.0)
     }
+
+    @Test func anExpressionUsedAfterItsConditionLeavesTheNextOneClean() async throws {
+        let realm = try await openFoundationRealm()
+        let (all, count) = try await realm.read { r -> (Int, Int) in
+            var kept: Query<QPItem>?
+            _ = r.objects(QPItem.self).where { item in
+                kept = item
+                return item.int > -1000
+            }.count
+            // Outside any condition: notes an error that no condition owns.
+            _ = kept!.scratch > 3
+            return (r.objects(QPItem.self).count, r.objects(QPItem.self).where { $0.int > -1000 }.count)
+        }
+        #expect(count == all)
+    }
 }
