@@ -46,10 +46,11 @@ import Testing
         let realm = try await openFoundationRealm()
         let (all, count) = try await realm.read { r -> (Int, Int) in
             var kept: Query<QPItem>?
-            _ = r.objects(QPItem.self).where { item in
-                kept = item
-                return item.int > -1000
-            }.count
+            _ =
+                r.objects(QPItem.self).where { item in
+                    kept = item
+                    return item.int > -1000
+                }.count
             // Outside any condition: notes an error that no condition owns.
             _ = kept!.scratch > 3
             return (r.objects(QPItem.self).count, r.objects(QPItem.self).where { $0.int > -1000 }.count)
