@@ -178,4 +178,34 @@ import Testing
             try await realm.read { r in _ = r.objects(Dog.self).where { $0.name == 3 }.count }
         }
     }
+
+    /// A string lookup run again with other arguments is answered from its cached shape
+    /// (`property == %@`) without making its tree: the same answers and errors as the first
+    /// run, which parses it.
+    @Test func repeatedStringLookupsAnswerAsTheirFirstParse() async throws {
+        let realm = try await openPets()
+        try await realm.write { r in
+            for (id, name) in [(1, "Rex"), (2, "Fido"), (3, "Rex")] {
+                _ = try r.create(Dog.self, value: ["id": id, "name": name, "age": id])
+            }
+        }
+        try await realm.read { r throws in
+            let dogs = r.objects(Dog.self)
+            for text in ["name == %@", "%@ == name"] {
+                for run in 0..<3 {
+                    #expect(try dogs.filter(text, "Rex").map(\.id) == [1, 3], "\(text), run \(run)")
+                    #expect(try dogs.filter(text, "Rex").count == 2, "\(text), run \(run)")
+                    #expect(try dogs.filter(text, "Nobody").count == 0, "\(text), run \(run)")
+                    #expect(try dogs.filter("age > 1").filter(text, "Rex").map(\.id) == [3], "\(text), run \(run)")
+                    #expect(throws: LiveObjectsError.self) { try dogs.filter(text, 3) }
+                }
+            }
+            for run in 0..<3 {
+                // The same shape on the primary key and on a property without an index.
+                #expect(try dogs.filter("id == %@", 2).map(\.name) == ["Fido"], "run \(run)")
+                #expect(try dogs.filter("age == %@", 3).map(\.id) == [3], "run \(run)")
+                #expect(try dogs.filter("age == %@", 3).count == 1, "run \(run)")
+            }
+        }
+    }
 }

@@ -113,8 +113,18 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// Results that also match a predicate in the string language, with dynamic arguments.
     public func filter(_ predicate: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> Results {
-        let syntax = try store.predicateTemplates.parse(predicate, arguments: arguments)
-        return try adding(syntax, text: predicate)
+        switch try store.predicateTemplates.parseForLookup(predicate, arguments: arguments) {
+        case .tree(let syntax):
+            return try adding(syntax, text: predicate)
+        case .equality(let property, let value, let template):
+            // The usual lookup on all objects of a type: its results made directly.
+            if cache.isAll, let table, let p = table.position(ofProperty: property),
+                QueryCompiler.canLookUp(property: p, value: value, in: table)
+            {
+                return Results(cache: ResultsCache(store: store, table: table, lookup: p, key: value))
+            }
+            return try adding(template.substituting(arguments), text: predicate)
+        }
     }
 
     /// Adds a predicate, checking it against the schema now (or taking `bound`, its binding

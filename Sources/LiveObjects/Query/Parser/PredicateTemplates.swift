@@ -25,7 +25,45 @@ package final class PredicateTemplates {
     }
 
     /// Per text: the tree with markers, or nil when the text must be parsed directly.
-    @exclusivity(unchecked) private var templates: [Key: PredicateSyntax?] = [:]
+    @exclusivity(unchecked) private var templates: [Key: Template?] = [:]
+
+    private struct Template {
+        let tree: PredicateSyntax
+        /// For `property == %@` (either way round), the usual lookup: the property and the
+        /// argument's position.
+        let equality: (property: String, argument: Int)?
+
+        init(_ tree: PredicateSyntax) {
+            self.tree = tree
+            equality = Self.equality(in: tree)
+        }
+
+        private static func equality(in tree: PredicateSyntax) -> (property: String, argument: Int)? {
+            guard case .comparison(let c) = tree, c.quantifier == .direct, c.op == .equal, c.options.isEmpty
+            else { return nil }
+            let path: KeyPathSyntax
+            let marker: UUID
+            if case .keyPath(let k) = c.lhs, case .value(.uuid(let m)) = c.rhs {
+                (path, marker) = (k, m)
+            } else if case .value(.uuid(let m)) = c.lhs, case .keyPath(let k) = c.rhs {
+                (path, marker) = (k, m)
+            } else {
+                return nil
+            }
+            guard path.variable == nil, path.components.count == 1, let argument = argumentIndex(marker) else {
+                return nil
+            }
+            return (path.components[0], argument)
+        }
+    }
+
+    /// What a text with its arguments says: for the usual lookup, `property == value`, its
+    /// parts and its tree with markers (``PredicateSyntax/substituting(_:)`` with the
+    /// arguments gives its tree); else its tree.
+    package enum Parsed {
+        case equality(property: String, value: PropertyValue, template: PredicateSyntax)
+        case tree(PredicateSyntax)
+    }
 
     /// The number of texts kept (for tests).
     package var count: Int { templates.count }
@@ -34,10 +72,21 @@ package final class PredicateTemplates {
 
     /// The tree `PredicateParser.parse(text, arguments:)` gives, from the cache when it can.
     package func parse(_ text: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> PredicateSyntax {
+        switch try parseForLookup(text, arguments: arguments) {
+        case .tree(let tree): tree
+        case .equality(_, _, let template): template.substituting(arguments)
+        }
+    }
+
+    /// ``parse(_:arguments:)``, telling the usual lookup apart without making its tree.
+    package func parseForLookup(_ text: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> Parsed {
         let key = Key(text: text, argumentCount: arguments.count)
         if let template = templates[key] {
-            guard let template else { return try PredicateParser.parse(text, arguments: arguments) }
-            return template.substituting(arguments)
+            guard let template else { return .tree(try PredicateParser.parse(text, arguments: arguments)) }
+            if let (property, argument) = template.equality {
+                return .equality(property: property, value: arguments[argument], template: template.tree)
+            }
+            return .tree(template.tree.substituting(arguments))
         }
         let tree = try PredicateParser.parse(text, arguments: arguments)
         if text.utf8.count <= Self.maxTextLength {
@@ -46,9 +95,9 @@ package final class PredicateTemplates {
             // its value without failing on a marker is then not reused either.
             let markers = arguments.indices.map(Self.marker)
             let template = try? PredicateParser.parse(text, arguments: markers)
-            templates[key] = template.flatMap { $0.substituting(arguments) == tree ? $0 : nil }
+            templates[key] = template.flatMap { $0.substituting(arguments) == tree ? Template($0) : nil }
         }
-        return tree
+        return .tree(tree)
     }
 
     // MARK: Markers
