@@ -506,7 +506,7 @@ extension ResultsCache {
 
     /// These results refined by the typed condition built since ``beginCondition()``.
     @usableFromInline
-    func endCondition(_ built: QueryCore) -> ResultsCache {
+    func endCondition(_ built: consuming QueryCore) -> ResultsCache {
         if !store.typedQueryState.errors.isEmpty {
             let error = store.typedQueryState.errors[0]
             store.endTypedQuery()
