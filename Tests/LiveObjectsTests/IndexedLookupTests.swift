@@ -65,12 +65,14 @@ import Testing
         #expect(ids == all.filter { [4, 6, 7].contains($0) })
         let live = try await realm.write { r in
             let results = r.objects(Dog.self).where { $0.name == "Odd" }
-            let first = results.count
+            let strings = try r.objects(Dog.self).filter("name == %@", "Odd")
+            let first = (results.count, results.map(\.id), strings.map(\.id))
             _ = try r.create(Dog.self, value: ["id": 9, "name": "Odd"])
-            return (first, results.count)
+            r.objects(Dog.self).where { $0.id == 1 }.first!.name = "Even"
+            return (first, (results.count, results.map(\.id), strings.map(\.id)))
         }
-        #expect(live.0 == 3)
-        #expect(live.1 == 4)
+        #expect(live.0 == (3, [1, 3, 5], [1, 3, 5]))
+        #expect(live.1 == (3, [3, 5, 9], [3, 5, 9]))
     }
 
     @Test func mismatchedTypeIsStillAnError() async throws {
