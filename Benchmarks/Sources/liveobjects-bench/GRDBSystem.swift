@@ -142,6 +142,19 @@ final class GRDBSystem: BenchSystem {
         }
     }
 
+    func indexedEqCount(_ data: Dataset) async throws -> Sample {
+        try read { db in
+            let clock = ContinuousClock()
+            let start = clock.now
+            var checksum = 0
+            let statement = try db.cachedStatement(sql: "SELECT COUNT(*) FROM dog WHERE name = ?")
+            for name in data.eqLookupNames {
+                checksum &+= try Int.fetchOne(statement, arguments: [name]) ?? 0
+            }
+            return Sample(seconds: seconds(start.duration(to: clock.now)), checksum: checksum)
+        }
+    }
+
     func toMany(_ data: Dataset) async throws -> Sample {
         try read { db in
             let clock = ContinuousClock()

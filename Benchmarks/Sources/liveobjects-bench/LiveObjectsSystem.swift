@@ -111,6 +111,17 @@ final class LiveObjectsSystem: BenchSystem {
         }
     }
 
+    func indexedEqCount(_ data: Dataset) async throws -> Sample {
+        try await realm!.read { realm in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let dogs = realm.objects(Dog.self)
+            var checksum = 0
+            for name in data.eqLookupNames { checksum &+= dogs.where { $0.name == name }.count }
+            return Sample(seconds: seconds(start.duration(to: clock.now)), checksum: checksum)
+        }
+    }
+
     func toMany(_ data: Dataset) async throws -> Sample {
         try await realm!.read { realm in
             let clock = ContinuousClock()

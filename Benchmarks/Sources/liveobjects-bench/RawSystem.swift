@@ -109,6 +109,15 @@ final class RawSystem: BenchSystem {
         return Sample(seconds: seconds(start.duration(to: clock.now)), checksum: checksum)
     }
 
+    func indexedEqCount(_ data: Dataset) async throws -> Sample {
+        let store = store!
+        let clock = ContinuousClock()
+        let start = clock.now
+        var checksum = 0
+        for name in data.eqLookupNames { checksum &+= store.dogsByName[name]?.count ?? 0 }
+        return Sample(seconds: seconds(start.duration(to: clock.now)), checksum: checksum)
+    }
+
     func toMany(_ data: Dataset) async throws -> Sample {
         let store = store!
         let clock = ContinuousClock()
