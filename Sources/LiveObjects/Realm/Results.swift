@@ -34,7 +34,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     var table: Table? {
         @inline(__always) get { cache.table }
     }
-    /// The query (a copy: hot paths read `cache.query`'s parts in place instead).
+    /// The query (made anew for a lookup: hot paths ask the cache for its rows and count).
     var query: QuerySpec {
         @inline(__always) get { cache.query }
     }
