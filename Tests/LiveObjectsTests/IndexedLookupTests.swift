@@ -210,4 +210,36 @@ import Testing
             }
         }
     }
+
+    /// One text run on two types whose property of that name sits at different positions (where
+    /// the other type has another indexed property): each lookup uses its own type's position.
+    @Test func oneTextOnTwoTypesLooksUpEachTypesProperty() async throws {
+        let realm = try await Realm.open(
+            .init(identifier: "lookup-two-types-\(UUID())", objectTypes: [LookupFirst.self, LookupLater.self]))
+        try await realm.write { r in
+            for (id, name) in [(1, "a"), (2, "b"), (3, "a")] {
+                _ = try r.create(LookupFirst.self, value: ["id": id, "name": name])
+                _ = try r.create(LookupLater.self, value: ["id": id, "note": "a", "name": name == "a" ? "b" : "a"])
+            }
+        }
+        try await realm.read { r throws in
+            for run in 0..<3 {
+                #expect(try r.objects(LookupFirst.self).filter("name == %@", "a").map(\.id) == [1, 3], "run \(run)")
+                #expect(try r.objects(LookupLater.self).filter("name == %@", "a").map(\.id) == [2], "run \(run)")
+                #expect(try r.objects(LookupLater.self).filter("name == %@", "b").count == 2, "run \(run)")
+                #expect(try r.objects(LookupFirst.self).filter("name == %@", "b").count == 1, "run \(run)")
+            }
+        }
+    }
+}
+
+final class LookupFirst: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var name = ""
+}
+
+final class LookupLater: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var note = ""
+    @Persisted(indexed: true) var name = ""
 }

@@ -105,7 +105,14 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// - Throws: `invalidQuery` with the column of the problem, `unknownProperty`, or
     ///   `limitExceeded` for an over-long or over-nested predicate.
     public func filter(_ predicate: String, _ arguments: Any...) throws(LiveObjectsError) -> Results {
+        // The converted arguments go into the store's spare array, taken and given back, so that
+        // a filter run in a loop does not allocate one per call.
         var values: [PropertyValue] = []
+        swap(&values, &store.spareArguments)
+        defer {
+            values.removeAll(keepingCapacity: true)
+            swap(&values, &store.spareArguments)
+        }
         values.reserveCapacity(arguments.count)
         for argument in arguments { values.append(try PropertyValue(argument: argument)) }
         return try filter(predicate, arguments: values)
@@ -116,14 +123,14 @@ public struct Results<Element: Object>: RandomAccessCollection {
         switch try store.predicateTemplates.parseForLookup(predicate, arguments: arguments) {
         case .tree(let syntax):
             return try adding(syntax, text: predicate)
-        case .equality(let property, let value, let template):
+        case .equality(let value, let template):
             // The usual lookup on all objects of a type: its results made directly.
-            if cache.isAll, let table, let p = table.position(ofProperty: property),
+            if cache.isAll, let table, let p = template.position(in: table),
                 QueryCompiler.canLookUp(property: p, value: value, in: table)
             {
                 return Results(cache: ResultsCache(store: store, table: table, lookup: p, key: value))
             }
-            return try adding(template.substituting(arguments), text: predicate)
+            return try adding(template.tree.substituting(arguments), text: predicate)
         }
     }
 

@@ -58,6 +58,9 @@ package final class Store {
     /// The states of the conditions being built around the innermost one, innermost last:
     /// each comes back when the one inside it is done.
     @exclusivity(unchecked) var outerTypedQueryStates: [TypedQueryState] = []
+    /// An empty array with room, which `Results.filter(_:_:)` fills with its arguments and
+    /// empties again (one caller at a time, as for all of the store).
+    @exclusivity(unchecked) var spareArguments: [PropertyValue] = []
     /// Predicates of the string language parsed on this store, for reuse with new arguments.
     let predicateTemplates = PredicateTemplates()
     /// Live subscriptions, told about every commit.

@@ -26,12 +26,18 @@ package final class PredicateTemplates {
 
     /// Per text: the tree with markers, or nil when the text must be parsed directly.
     @exclusivity(unchecked) private var templates: [Key: Template?] = [:]
+    /// The text used last and its entry, found by comparing the text before hashing it: a loop
+    /// that runs one text with new arguments finds it here.
+    @exclusivity(unchecked) private var last: (key: Key, template: Template?)?
 
-    private struct Template {
+    /// A parsed text with markers in place of its arguments.
+    package final class Template {
         let tree: PredicateSyntax
         /// For `property == %@` (either way round), the usual lookup: the property and the
         /// argument's position.
         let equality: (property: String, argument: Int)?
+        /// Where that property was found last (checked by name before it is used again).
+        @exclusivity(unchecked) private var lastPosition = -1
 
         init(_ tree: PredicateSyntax) {
             self.tree = tree
@@ -55,13 +61,25 @@ package final class PredicateTemplates {
             }
             return (path.components[0], argument)
         }
+
+        /// The position in `table` of the property of ``equality``; nil when it has none.
+        func position(in table: Table) -> Int? {
+            guard let property = equality?.property else { return nil }
+            let properties = table.schema.properties
+            if lastPosition >= 0, lastPosition < properties.count, properties[lastPosition].name == property {
+                return lastPosition
+            }
+            guard let p = table.position(ofProperty: property) else { return nil }
+            lastPosition = p
+            return p
+        }
     }
 
     /// What a text with its arguments says: for the usual lookup, `property == value`, its
-    /// parts and its tree with markers (``PredicateSyntax/substituting(_:)`` with the
-    /// arguments gives its tree); else its tree.
+    /// value and its template (``PredicateSyntax/substituting(_:)`` with the arguments gives
+    /// the template's tree as the parser gives it); else its tree.
     package enum Parsed {
-        case equality(property: String, value: PropertyValue, template: PredicateSyntax)
+        case equality(value: PropertyValue, template: Template)
         case tree(PredicateSyntax)
     }
 
@@ -74,23 +92,33 @@ package final class PredicateTemplates {
     package func parse(_ text: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> PredicateSyntax {
         switch try parseForLookup(text, arguments: arguments) {
         case .tree(let tree): tree
-        case .equality(_, _, let template): template.substituting(arguments)
+        case .equality(_, let template): template.tree.substituting(arguments)
         }
     }
 
     /// ``parse(_:arguments:)``, telling the usual lookup apart without making its tree.
     package func parseForLookup(_ text: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> Parsed {
         let key = Key(text: text, argumentCount: arguments.count)
-        if let template = templates[key] {
-            guard let template else { return .tree(try PredicateParser.parse(text, arguments: arguments)) }
-            if let (property, argument) = template.equality {
-                return .equality(property: property, value: arguments[argument], template: template.tree)
+        var found: Template??
+        if let last, last.key == key {
+            found = last.template
+        } else if let entry = templates[key] {
+            found = entry
+            last = (key, entry)
+        }
+        if let found {
+            guard let template = found else { return .tree(try PredicateParser.parse(text, arguments: arguments)) }
+            if let argument = template.equality?.argument {
+                return .equality(value: arguments[argument], template: template)
             }
             return .tree(template.tree.substituting(arguments))
         }
         let tree = try PredicateParser.parse(text, arguments: arguments)
         if text.utf8.count <= Self.maxTextLength {
-            if templates.count >= Self.capacity { templates.removeAll(keepingCapacity: true) }
+            if templates.count >= Self.capacity {
+                templates.removeAll(keepingCapacity: true)
+                last = nil
+            }
             // Kept only if it gives back this call's tree: a parse that treats an argument by
             // its value without failing on a marker is then not reused either.
             let markers = arguments.indices.map(Self.marker)
