@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsTestSupport
 import Testing
 
 /// The state of a typed condition while it is built (its first error, its subquery variables)
@@ -54,6 +55,19 @@ import Testing
             // Outside any condition: notes an error that no condition owns.
             _ = kept!.scratch > 3
             return (r.objects(QPItem.self).count, r.objects(QPItem.self).where { $0.int > -1000 }.count)
+        }
+        #expect(count == all)
+    }
+
+    @Test func aConditionOnATypeOutsideTheSchemaKeepsTheTypesError() async throws {
+        let realm = try await openFoundationRealm()
+        let error = await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { r in r.objects(Dog.self).where { $0.name == "Rex" }.count }
+        }
+        #expect(error?.code == .unknownType)
+        // The next condition, on a type of the schema, starts clean.
+        let (all, count) = try await realm.read { r in
+            (r.objects(QPItem.self).count, r.objects(QPItem.self).where { $0.int > -1000 }.count)
         }
         #expect(count == all)
     }

@@ -489,24 +489,29 @@ extension Results {
     /// gives no results and makes the enclosing realm call throw `invalidQuery`.
     @inlinable
     public func `where`(_ condition: (Query<Element>) -> Query<Bool>) -> Results {
-        guard let root = cache.beginCondition() else { return self }
-        return Results(cache: cache.endCondition(condition(Query(consume root)).core))
+        Results(cache: cache.endCondition(condition(Query(cache.beginCondition())).core))
     }
 }
 
 extension ResultsCache {
-    /// Starts building a typed condition on these results: its root, the object being tested;
-    /// nil for results of no table. ``endCondition(_:)`` ends it.
+    /// Starts building a typed condition on these results: its root, the object being tested
+    /// (for results of no table, whose type is not in the schema, a condition that refuses
+    /// every member). ``endCondition(_:)`` ends it.
     @usableFromInline
-    func beginCondition() -> QueryCore? {
-        guard let table else { return nil }
+    func beginCondition() -> QueryCore {
         store.beginTypedQuery()
+        guard let table else { return QueryCore(QueryContext(store: store), .predicate(.constant(false))) }
         return QueryCore(context: QueryContext(store: store), variable: nil, components: [], table: table)
     }
 
     /// These results refined by the typed condition built since ``beginCondition()``.
     @usableFromInline
     func endCondition(_ built: consuming QueryCore) -> ResultsCache {
+        // Results of no table stay as they are (their type's error is already recorded).
+        guard let table else {
+            store.endTypedQuery()
+            return self
+        }
         if !store.typedQueryState.errors.isEmpty {
             let error = store.typedQueryState.errors[0]
             store.endTypedQuery()
@@ -514,7 +519,6 @@ extension ResultsCache {
             return (try? adding(QuerySpec.Filter(syntax: .constant(false), text: nil), bound: nil)) ?? self
         }
         store.endTypedQuery()
-        guard let table else { return self }
         do {
             if case .equality(let value)? = built.form {
                 var bound: BoundQuery?
