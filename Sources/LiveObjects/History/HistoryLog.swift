@@ -89,6 +89,22 @@ package final class HistoryLog {
         }
     }
 
+    /// Removes the entries of the last commit recorded: for a commit that was rolled back
+    /// after ``record(_:_:)`` because it could not be made durable.
+    package func forgetLastCommit() {
+        guard token > startToken else { return }
+        for (name, var log) in types {
+            let first = log.firstIndex(after: token - 1)
+            guard first < log.count else { continue }
+            log.tokens.removeSubrange(first...)
+            log.keys.removeSubrange(first...)
+            log.kinds.removeSubrange(first...)
+            log.properties.removeSubrange(first...)
+            types[name] = log.count == 0 ? nil : log
+        }
+        token -= 1
+    }
+
     /// A deterministic order of primary keys (for stable files).
     static func order(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
         a.description < b.description

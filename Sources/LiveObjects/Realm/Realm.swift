@@ -33,9 +33,7 @@ public actor Realm {
             store.register(type, info: info)
         }
         if configuration.keepsHistory {
-            let history = HistoryLog()
-            store.history = history
-            store.commitObservers.append { changes, store in history.record(changes, store) }
+            store.history = HistoryLog()
         }
         try configuration.storage.backend?.open(store, configuration: configuration)
         configuration.storage.backend?.attach(self)
@@ -107,7 +105,10 @@ public actor Realm {
     ///
     /// - Returns: What `body` returns. It cannot be a live object; return a value, a key or a
     ///   detached copy.
-    /// - Throws: `alreadyInWriteTransaction` if a write is open, or the error that ended `body`.
+    /// - Throws: `alreadyInWriteTransaction` if a write is open, or the error that ended `body`;
+    ///   for a realm kept in a file, `io` when the commit cannot be made durable under the
+    ///   storage's policy (the journal line or the save failed): the write is then rolled back,
+    ///   as if `body` had thrown, and a later write tries the file again.
     public func write<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {
         try write(silencing: [], body)
     }
@@ -118,15 +119,17 @@ public actor Realm {
     ) throws -> sending T {
         try store.beginWrite()
         store.silencedTokens = tokens
+        let result: T
         do {
-            let result = try body(self)
+            result = try body(self)
             if let error = store.takePendingError() { throw error }
-            store.commitWrite()
-            return result
         } catch {
             store.cancelWrite()
             throw error
         }
+        // A commit that cannot be made durable rolls itself back before it throws.
+        try store.commitWrite()
+        return result
     }
 
     /// Runs `body` inside the realm's isolation without opening a write.
@@ -148,11 +151,11 @@ public actor Realm {
         try store.beginWrite()
         do {
             for object in objects { try add(object, update: update) }
-            store.commitWrite()
         } catch {
             store.cancelWrite()
             throw error
         }
+        try store.commitWrite()
     }
 
     /// Opens a write that stays open until ``commitWrite()`` or ``cancelWrite()``.
@@ -165,14 +168,15 @@ public actor Realm {
     /// Commits the write opened by ``beginWrite()``.
     ///
     /// - Throws: `notInWriteTransaction`; or, when an accessor failed during the write, its
-    ///   error, after rolling the write back.
+    ///   error, after rolling the write back; or `io` when a realm kept in a file cannot make
+    ///   the commit durable, after rolling the write back (see ``write(_:)``).
     public func commitWrite() throws(LiveObjectsError) {
         try store.requireWrite()
         if let error = store.takePendingError() {
             store.cancelWrite()
             throw error
         }
-        store.commitWrite()
+        try store.commitWrite()
     }
 
     /// Rolls back the write opened by ``beginWrite()``.

@@ -250,12 +250,35 @@ extension Store {
         notifySubscriptions(ChangeSet(version: version, tables: [:]), undoLog: [])
     }
 
-    /// Commits the open write: frees deleted slots, bumps the version, tells the observers.
+    /// Commits the open write: records it in the history, makes it durable, frees deleted
+    /// slots, bumps the version, tells the observers.
+    ///
+    /// - Throws: what ``durability`` throws, after rolling the whole write back and closing it
+    ///   (as ``cancelWrite()`` does): the store and its history are then as before the write.
     @discardableResult
-    package func commitWrite() -> ChangeSet {
+    package func commitWrite() throws(LiveObjectsError) -> ChangeSet {
         let changes = changeSet()
+        // Slots freed before the commit is made durable, so that a snapshot saved for it lists
+        // them (their generations keep keys of the deleted objects from resolving again).
+        var freed: [Int32] = []
         for entry in undoLog {
-            if case .remove(let t, let row, _) = entry { tables[Int(t)].pushFreeRow(row) }
+            if case .remove(let t, let row, _) = entry {
+                tables[Int(t)].pushFreeRow(row)
+                freed.append(t)
+            }
+        }
+        if !changes.tables.isEmpty {
+            history?.record(changes, self)
+            if let durability {
+                do throws(LiveObjectsError) {
+                    try durability(changes, self)
+                } catch {
+                    for t in freed.reversed() { _ = tables[Int(t)].popFreeRow() }
+                    history?.forgetLastCommit()
+                    cancelWrite()
+                    throw error
+                }
+            }
         }
         let log = undoLog
         undoLog.removeAll(keepingCapacity: false)

@@ -141,7 +141,7 @@ struct JournalEntry {
             try store.checkReplayedEmbedded()
             store.history?.isRecordingRemote = isRemote
             defer { store.history?.isRecordingRemote = false }
-            store.commitWrite()
+            try store.commitWrite()
         } catch {
             store.discardReplayedEmbedded()
             store.cancelWrite()

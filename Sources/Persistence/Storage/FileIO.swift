@@ -117,8 +117,23 @@ enum FileIO {
         return done
     }
 
+    // MARK: Calls that change files
+    //
+    // Each asks `FileFaults` first, so that tests can make any one of them fail.
+
+    /// Opens a file for writing (`open(2)` with `flags`, which include `O_WRONLY` or `O_RDWR`),
+    /// or a directory to sync it; -1 with `errno` set on failure.
+    static func openForWriting(_ path: String, _ flags: Int32, mode: mode_t = 0o600) -> Int32 {
+        if let code = FileFaults.check(.open, path) {
+            errno = code
+            return -1
+        }
+        return open(path, flags | O_CLOEXEC, mode)
+    }
+
     /// Writes all of `bytes` to `fd`.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(LiveObjectsError) {
+        if let code = FileFaults.check(.write, path) { throw error("writing", path, code) }
         var done = 0
         while done < bytes.count {
             let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
@@ -130,46 +145,94 @@ enum FileIO {
         }
     }
 
+    /// Flushes a file's content to the disk. On Apple platforms `fsync` only reaches the
+    /// drive's cache, so `F_FULLFSYNC` asks the drive to write it through (falling back to
+    /// `fsync` on file systems that do not support it).
     static func sync(_ fd: Int32, path: String) throws(LiveObjectsError) {
+        if let code = FileFaults.check(.sync, path) { throw error("syncing", path, code) }
+        #if canImport(Darwin)
+            if fcntl(fd, F_FULLFSYNC) == 0 { return }
+        #endif
         guard fsync(fd) == 0 else { throw error("syncing", path) }
     }
 
     /// Flushes a directory entry change (a rename) to disk.
     static func syncDirectory(_ path: String) throws(LiveObjectsError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = openForWriting(path, O_RDONLY)
         guard fd >= 0 else { throw error("opening the directory", path) }
         defer { close(fd) }
+        if let code = FileFaults.check(.syncDirectory, path + "/") {
+            throw error("syncing the directory", path, code)
+        }
+        #if canImport(Darwin)
+            if fcntl(fd, F_FULLFSYNC) == 0 { return }
+        #endif
         guard fsync(fd) == 0 || errno == EINVAL else { throw error("syncing the directory", path) }
+    }
+
+    /// Cuts a file open for writing to `length` bytes and places its offset there.
+    static func truncate(_ fd: Int32, to length: Int, path: String) throws(LiveObjectsError) {
+        if let code = FileFaults.check(.truncate, path) { throw error("cutting the file", path, code) }
+        guard ftruncate(fd, off_t(length)) == 0, lseek(fd, off_t(length), SEEK_SET) >= 0 else {
+            throw error("cutting the file", path)
+        }
+    }
+
+    /// Removes a file; a file that does not exist is not an error.
+    static func remove(_ path: String) throws(LiveObjectsError) {
+        if let code = FileFaults.check(.unlink, path) { throw error("removing the file", path, code) }
+        guard unlink(path) == 0 || errno == ENOENT else { throw error("removing the file", path) }
+    }
+
+    /// Renames `from` over `to`.
+    static func rename(_ from: String, over to: String) throws(LiveObjectsError) {
+        if let code = FileFaults.check(.rename, to) {
+            throw error("renaming the temporary file over the file", to, code)
+        }
+        guard Foundation.rename(from, to) == 0 else { throw error("renaming the temporary file over the file", to) }
     }
 
     /// Replaces the file at `path` atomically: the content goes to `temporary` (same directory,
     /// created with mode 0600, or the mode of the file it replaces), is synced, renamed over
     /// `path`, and the directory is synced. A reader or a crash sees the old file or the new one.
+    ///
+    /// The rename is the point of no return: once it is done, `replaced` is set, and readers
+    /// see the new file even if syncing the directory then fails (the error is still thrown).
+    /// Before it, a failure removes the temporary file and leaves `path` as it was.
     static func replaceAtomically(
-        _ path: String, temporary: String, directory: String,
+        _ path: String, temporary: String, directory: String, replaced: inout Bool,
         write body: (_ fd: Int32) throws(LiveObjectsError) -> Void
     ) throws(LiveObjectsError) {
         var mode: mode_t = 0o600
         var info = stat()
         if stat(path, &info) == 0 { mode = info.st_mode & 0o777 }
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        let fd = openForWriting(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode: mode)
         guard fd >= 0 else { throw error("creating the temporary file", temporary) }
+        var isOpen = true
         do throws(LiveObjectsError) {
             _ = fchmod(fd, mode)
             try body(fd)
             try sync(fd, path: temporary)
-        } catch {
             close(fd)
-            unlink(temporary)
+            isOpen = false
+            try rename(temporary, over: path)
+        } catch {
+            if isOpen { close(fd) }
+            try? remove(temporary)
             throw error
         }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let e = FileIO.error("renaming the temporary file over the file", path)
-            unlink(temporary)
-            throw e
-        }
+        replaced = true
         try syncDirectory(directory)
+    }
+
+    /// ``replaceAtomically(_:temporary:directory:replaced:write:)`` for callers that need not
+    /// know whether the rename was done.
+    static func replaceAtomically(
+        _ path: String, temporary: String, directory: String,
+        write body: (_ fd: Int32) throws(LiveObjectsError) -> Void
+    ) throws(LiveObjectsError) {
+        var replaced = false
+        try replaceAtomically(path, temporary: temporary, directory: directory, replaced: &replaced, write: body)
     }
 
     /// Takes the advisory lock of a file realm: an exclusive `flock` on `lockPath` (created
@@ -186,7 +249,7 @@ enum FileIO {
     ///   process) holds it; `io` when the lock file cannot be opened.
     static func lock(_ lockPath: String, file: String, grace: Duration = .seconds(1)) throws(LiveObjectsError) -> Int32
     {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = openForWriting(lockPath, O_RDWR | O_CREAT)
         guard fd >= 0 else { throw error("opening the lock file \(lockPath)", file) }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: grace)

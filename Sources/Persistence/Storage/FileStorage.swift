@@ -52,8 +52,10 @@ extension Realm {
     ///
     /// - Throws: `invalidOperation` for a realm that is not kept in a file;
     ///   `alreadyInWriteTransaction` while a write is open (only committed state is saved); `io`
-    ///   when the file cannot be written (the previous file is then left as it was); an earlier
-    ///   journal write failure, once.
+    ///   when the file cannot be written (the previous file and the journal are then left as
+    ///   they were, so every commit stays durable) or when the fresh journal cannot be started
+    ///   (the saved file then holds every commit, and the next write saves again before it
+    ///   returns).
     public func save() throws(LiveObjectsError) {
         guard let storage = configuration.storage.backend as? FileStorage else {
             throw LiveObjectsError(.invalidOperation, "the realm '\(configuration.identifier)' is not kept in a file")
@@ -61,7 +63,7 @@ extension Realm {
         guard !store.isInWrite else {
             throw LiveObjectsError(.alreadyInWriteTransaction, "a realm cannot be saved while a write is open")
         }
-        try storage.save(store, explicit: true)
+        try storage.save(store)
     }
 
     /// Runs a save that a coalescing policy deferred.
@@ -72,6 +74,16 @@ extension Realm {
 }
 
 /// The engine behind ``Realm/Storage/file(_:options:)``.
+///
+/// **Durability.** When a write returns, its commit is on disk under the options' policy: with
+/// the journal, its line is appended (and synced, with ``Options/syncsJournal``); with
+/// ``SavePolicy/afterEveryCommit``, the saved file holds it. When that fails (a full disk, an
+/// I/O error), the write throws `io` and is rolled back: the realm and its files are exactly as
+/// before it. Nothing turns durability off: the next write tries the files again, and every
+/// write throws while they cannot be written. Saves the policy makes on its own (folding the
+/// journal, ``SavePolicy/coalesced(_:)``) come after the commit is durable; when one fails,
+/// the journal or the previous file still holds every commit, and the save is tried again
+/// later. See docs/DURABILITY.md.
 ///
 /// One value per configuration; its state is used only inside the isolation of the realm that
 /// opened it (open, commits, saves and close all run there).
@@ -85,8 +97,10 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         /// folded: past its threshold and when the realm closes. Without the journal, changes
         /// not saved are lost when the realm closes.
         case manual
-        /// After every commit, before the write returns. Simple and durable, but each commit
-        /// rewrites the whole file: for small realms.
+        /// After every commit, before the write returns: when a write returns, the saved file
+        /// holds its commit; when the save fails, the write throws `io` and is rolled back.
+        /// Simple, but each commit rewrites the whole file: for small realms. (With the journal
+        /// on, it is restarted after each save and never holds more than its header.)
         case afterEveryCommit
         /// At most once per interval: a commit saves if the last save is at least `interval`
         /// old, otherwise a save is scheduled for when it is; the realm saves pending changes
@@ -187,8 +201,9 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         var lastSave = ContinuousClock.now
         var deferredSaveScheduled = false
         weak var realm: Realm?
-        /// A journal write that failed: reported by the next save.
-        var failure: LiveObjectsError?
+        /// Set when syncing the directory failed after a snapshot was renamed into place: the
+        /// next commit syncs it before it returns.
+        var directoryNeedsSync = false
         var writer = JSONWriter(capacity: 4096)
 
         init(store: Store, schemaVersion: UInt64, commit: UInt64) {
@@ -225,6 +240,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             if error.file == nil { error.file = path }
             throw error
         }
+        store.durability = { [self] (changes, store) throws(LiveObjectsError) in try makeDurable(changes, store) }
         store.commitObservers.append { [self] changes, store in self.committed(changes, store) }
     }
 
@@ -260,7 +276,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         if session.commit != session.savedCommit {
             switch options.savePolicy {
             case .manual where !options.journal: break
-            default: try save(store, explicit: false)
+            default: try save(store)
             }
         }
         if session.journalFD >= 0 { Glibc_close(session.journalFD) }
@@ -293,7 +309,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             }
             let session = Session(store: store, schemaVersion: version, commit: 0)
             store.finishLoading()
-            try writeSnapshot(store, session)
+            try writeSnapshot(store, session, commit: session.commit)
             if options.journal { try resetJournal(session) }
             return session
         }
@@ -321,16 +337,16 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
                         try resetJournal(session)
                     }
                 } else if journal != nil {
-                    try writeSnapshot(store, session)
-                    unlink(journalPath)
+                    try writeSnapshot(store, session, commit: session.commit)
+                    try FileIO.remove(journalPath)
                 }
                 return session
             }
             if options.deleteDataIfMigrationNeeded {
                 let session = Session(store: store, schemaVersion: version, commit: header.commit)
                 store.finishLoading()
-                try writeSnapshot(store, session)
-                if options.journal { try resetJournal(session) } else { unlink(journalPath) }
+                try writeSnapshot(store, session, commit: session.commit)
+                if options.journal { try resetJournal(session) } else { try FileIO.remove(journalPath) }
                 return session
             }
             if header.schemaVersion == version {
@@ -342,10 +358,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             // Migration: load the old data with the old schema, then move it over.
             let old = try Store(schema: header.schema)
             let oldHistory = store.history == nil ? nil : HistoryLog()
-            if let oldHistory {
-                old.history = oldHistory
-                old.commitObservers.append { changes, store in oldHistory.record(changes, store) }
-            }
+            old.history = oldHistory
             try decoder.readObjects(into: old)
             let oldSession = Session(store: old, schemaVersion: header.schemaVersion, commit: header.commit)
             _ = try replayJournal(journal, into: old, header: header, session: oldSession)
@@ -357,67 +370,92 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             if let oldHistory { store.history?.load(token: oldHistory.token + 1, startToken: oldHistory.token + 1) }
             let session = Session(store: store, schemaVersion: version, commit: oldSession.commit + 1)
             session.savedCommit = 0
-            try writeSnapshot(store, session)
-            if options.journal { try resetJournal(session) } else { unlink(journalPath) }
+            try writeSnapshot(store, session, commit: session.commit)
+            if options.journal { try resetJournal(session) } else { try FileIO.remove(journalPath) }
             return session
         }
     }
 
     // MARK: Saving
 
-    /// Saves now.
-    func save(_ store: Store, explicit: Bool) throws(LiveObjectsError) {
+    /// Saves now: writes the snapshot and starts a fresh journal.
+    ///
+    /// - Throws: `io` when the snapshot cannot be written (the old one is then as it was, and
+    ///   the journal still holds every commit), or when the fresh journal cannot be started (the
+    ///   snapshot then holds every commit, and the next commit saves again before it returns).
+    func save(_ store: Store) throws(LiveObjectsError) {
         guard let session, session.store === store else {
             throw LiveObjectsError(.invalidOperation, "the file realm is closed", file: path)
         }
-        if explicit, let failure = session.failure {
-            session.failure = nil
-            // Save anyway, so that the snapshot holds what the journal missed; then report.
-            try writeSnapshot(store, session)
-            if options.journal { try resetJournal(session) }
-            throw failure
-        }
-        try writeSnapshot(store, session)
+        try writeSnapshot(store, session, commit: session.commit)
         if options.journal { try resetJournal(session) }
     }
 
-    private func writeSnapshot(_ store: Store, _ session: Session) throws(LiveObjectsError) {
-        try FileIO.replaceAtomically(path, temporary: temporaryPath, directory: directory) {
-            (fd) throws(LiveObjectsError) in
-            try Snapshot.encode(store, schemaVersion: session.schemaVersion, commit: session.commit) {
-                (chunk) throws(LiveObjectsError) in
-                try FileIO.writeAll(fd, chunk, path: temporaryPath)
+    /// Writes the snapshot of the store's current state as commit `commit`.
+    ///
+    /// - Throws: `io`. When the rename over the old snapshot was done before the failure (only
+    ///   syncing the directory failed), the new snapshot is what readers see: it is recorded as
+    ///   saved and the error is not thrown, but the next commit syncs the directory again first
+    ///   (see ``makeDurable(_:_:)``).
+    private func writeSnapshot(_ store: Store, _ session: Session, commit: UInt64) throws(LiveObjectsError) {
+        var replaced = false
+        do throws(LiveObjectsError) {
+            try FileIO.replaceAtomically(path, temporary: temporaryPath, directory: directory, replaced: &replaced) {
+                (fd) throws(LiveObjectsError) in
+                try Snapshot.encode(store, schemaVersion: session.schemaVersion, commit: commit) {
+                    (chunk) throws(LiveObjectsError) in
+                    try FileIO.writeAll(fd, chunk, path: temporaryPath)
+                }
             }
+        } catch {
+            guard replaced else { throw error }
+            session.directoryNeedsSync = true
         }
-        session.savedCommit = session.commit
+        session.savedCommit = commit
         session.lastSave = .now
     }
 
     /// Replaces the journal with one holding only its header, and opens it for appending.
+    ///
+    /// A failure before the new journal's rename leaves the old journal open and in use (its
+    /// lines up to the snapshot's commit are skipped at replay). A failure after it leaves no
+    /// journal open: the next commit then saves the whole snapshot before it returns.
     private func resetJournal(_ session: Session) throws(LiveObjectsError) {
+        let header = Journal.header(schemaVersion: session.schemaVersion, base: session.savedCommit)
+        var replaced = false
+        do throws(LiveObjectsError) {
+            try FileIO.replaceAtomically(
+                journalPath, temporary: temporaryPath, directory: directory, replaced: &replaced
+            ) { (fd) throws(LiveObjectsError) in
+                try header.withUnsafeBytesTyped { (raw) throws(LiveObjectsError) in
+                    try FileIO.writeAll(fd, raw, path: journalPath)
+                }
+            }
+        } catch {
+            if replaced { closeJournal(session) }
+            throw error
+        }
+        closeJournal(session)
+        try reopenJournal(session, validLength: header.count)
+    }
+
+    private func closeJournal(_ session: Session) {
         if session.journalFD >= 0 {
             Glibc_close(session.journalFD)
             session.journalFD = -1
         }
-        let header = Journal.header(schemaVersion: session.schemaVersion, base: session.commit)
-        try FileIO.replaceAtomically(journalPath, temporary: temporaryPath, directory: directory) {
-            (fd) throws(LiveObjectsError) in
-            try header.withUnsafeBytesTyped { (raw) throws(LiveObjectsError) in
-                try FileIO.writeAll(fd, raw, path: journalPath)
-            }
-        }
-        try reopenJournal(session, validLength: header.count)
     }
 
     /// Opens the journal for appending after its first `validLength` bytes (cutting off a torn
     /// last line).
     private func reopenJournal(_ session: Session, validLength: Int) throws(LiveObjectsError) {
-        let fd = Glibc_open(journalPath, O_WRONLY | O_CLOEXEC)
+        let fd = FileIO.openForWriting(journalPath, O_WRONLY)
         guard fd >= 0 else { throw FileIO.error("opening the journal", journalPath) }
-        guard ftruncate(fd, off_t(validLength)) == 0, lseek(fd, off_t(validLength), SEEK_SET) >= 0 else {
-            let e = FileIO.error("positioning the journal", journalPath)
+        do throws(LiveObjectsError) {
+            try FileIO.truncate(fd, to: validLength, path: journalPath)
+        } catch {
             Glibc_close(fd)
-            throw e
+            throw error
         }
         session.journalFD = fd
         session.journalSize = validLength
@@ -425,36 +463,77 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
 
     // MARK: Commits
 
-    private func committed(_ changes: ChangeSet, _ store: Store) {
+    /// Makes a commit durable before its write returns (the store's ``Store/durability``
+    /// step): the write is still open, so throwing rolls it back.
+    ///
+    /// - With the journal, the commit's line is appended and synced. If that fails, the
+    ///   journal is cut back to its length before the line and the error is thrown.
+    /// - With ``SavePolicy/afterEveryCommit``, or when no journal is open because starting a
+    ///   fresh one failed, the snapshot is saved with the commit instead.
+    /// - A directory sync that failed after an earlier rename is done again first.
+    ///
+    /// - Throws: `io`; the files then hold exactly what they held before the write.
+    private func makeDurable(_ changes: ChangeSet, _ store: Store) throws(LiveObjectsError) {
         guard let session, session.store === store else { return }
-        session.commit += 1
-        if options.journal && session.journalFD >= 0 && session.failure == nil {
+        let commit = session.commit + 1
+        if session.directoryNeedsSync {
+            try FileIO.syncDirectory(directory)
+            session.directoryNeedsSync = false
+        }
+        if options.savePolicy == .afterEveryCommit || (options.journal && session.journalFD < 0) {
+            try writeSnapshot(store, session, commit: commit)
+            session.commit = commit
+            // The snapshot holds the commit: a journal that cannot be started now is started
+            // by the next commit.
+            if options.journal { try? resetJournal(session) }
+            return
+        }
+        if options.journal {
+            try append(changes, commit: commit, session, store)
+        }
+        session.commit = commit
+    }
+
+    /// Appends a commit's line to the journal and syncs it; on failure cuts the journal back.
+    private func append(_ changes: ChangeSet, commit: UInt64, _ session: Session, _ store: Store)
+        throws(LiveObjectsError)
+    {
+        session.writer.removeAllBytes()
+        try Journal.line(commit: commit, changes: changes, store: store, writer: &session.writer)
+        do throws(LiveObjectsError) {
+            try session.writer.withUnsafeBytes { (raw) throws(LiveObjectsError) in
+                try FileIO.writeAll(session.journalFD, raw, path: journalPath)
+            }
+            if options.syncsJournal { try FileIO.sync(session.journalFD, path: journalPath) }
+        } catch {
+            // Part of the line may be in the file: cut it off, so that a reopen does not replay
+            // a commit that was rolled back. If even that fails, stop using the journal: the
+            // next commit saves the snapshot, which replaces it.
             do throws(LiveObjectsError) {
-                session.writer.removeAllBytes()
-                try Journal.line(commit: session.commit, changes: changes, store: store, writer: &session.writer)
-                try session.writer.withUnsafeBytes { (raw) throws(LiveObjectsError) in
-                    try FileIO.writeAll(session.journalFD, raw, path: journalPath)
-                    session.journalSize += raw.count
-                }
+                try FileIO.truncate(session.journalFD, to: session.journalSize, path: journalPath)
                 if options.syncsJournal { try FileIO.sync(session.journalFD, path: journalPath) }
             } catch {
-                // Stop journaling: the next save writes everything and reports the failure.
-                session.failure = error
-                Glibc_close(session.journalFD)
-                session.journalFD = -1
+                closeJournal(session)
             }
+            throw error
         }
+        session.journalSize += session.writer.count
+    }
+
+    /// Work a commit leaves for after it is durable: the save policy's saves and folding the
+    /// journal. These cannot fail the commit, which is already durable; a failed one is tried
+    /// again later (the next commit past the fold threshold, the next interval, the close).
+    private func committed(_ changes: ChangeSet, _ store: Store) {
+        guard let session, session.store === store else { return }
         switch options.savePolicy {
-        case .afterEveryCommit:
-            saveQuietly(store, session)
+        case .afterEveryCommit, .manual:
+            break
         case .coalesced(let interval):
             if ContinuousClock.now - session.lastSave >= interval {
                 saveQuietly(store, session)
             } else {
                 scheduleDeferredSave(session, after: interval - (ContinuousClock.now - session.lastSave))
             }
-        case .manual:
-            break
         }
         if options.journal && session.journalSize > options.journalFoldThreshold
             && session.commit != session.savedCommit
@@ -463,13 +542,14 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         }
     }
 
-    /// Saves from a commit, which cannot throw: a failure is kept for the next ``Realm/save()``.
+    /// Saves after a commit: a failure leaves the journal, or the previous snapshot, holding
+    /// what it held, and the save is tried again later.
     private func saveQuietly(_ store: Store, _ session: Session) {
         do throws(LiveObjectsError) {
-            try writeSnapshot(store, session)
-            if options.journal { try resetJournal(session) }
+            try save(store)
         } catch {
-            if session.failure == nil { session.failure = error }
+            session.lastSave = .now
+            if case .coalesced(let interval) = options.savePolicy { scheduleDeferredSave(session, after: interval) }
         }
     }
 
@@ -491,8 +571,6 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
 
 #if canImport(Glibc)
     @inline(__always) private func Glibc_close(_ fd: Int32) { _ = Glibc.close(fd) }
-    @inline(__always) private func Glibc_open(_ path: String, _ flags: Int32) -> Int32 { Glibc.open(path, flags) }
 #elseif canImport(Darwin)
     @inline(__always) private func Glibc_close(_ fd: Int32) { _ = Darwin.close(fd) }
-    @inline(__always) private func Glibc_open(_ path: String, _ flags: Int32) -> Int32 { Darwin.open(path, flags) }
 #endif

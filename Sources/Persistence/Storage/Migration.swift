@@ -147,7 +147,7 @@ enum MigrationRunner {
         do {
             try block(Migration(old: old, oldVersion: oldVersion, new: new, newVersion: newVersion))
             if let error = new.takePendingError() { throw error }
-            new.commitWrite()
+            try new.commitWrite()
         } catch {
             new.cancelWrite()
             if let error = error as? LiveObjectsError { throw fail(error) }
