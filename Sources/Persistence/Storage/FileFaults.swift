@@ -36,19 +36,20 @@ package enum FileFaults {
     }
 
     /// A plan: count the calls under `directory`, and fail the `failing.n`-th call of kind
-    /// `failing.call` (counted from 1) with the error number `failing.code`.
+    /// `failing.call` (counted from 1) with the error number `failing.code`, and the calls of
+    /// that kind after it up to `times` calls in all.
     package struct Plan: Sendable {
         package var directory: String
         package var failing: (call: Call, n: Int, code: Int32)?
-        /// Whether every call of the failing kind from the `n`-th on fails (a disk that stays
-        /// full), rather than only the `n`-th.
-        package var persistent: Bool
+        /// How many calls in a row fail: 1 for a passing fault, `Int.max` for a disk that
+        /// stays full, a few for one that is full for a while.
+        package var times: Int
         package var counts: [Call: Int] = [:]
 
-        package init(directory: String, failing: (call: Call, n: Int, code: Int32)? = nil, persistent: Bool = false) {
+        package init(directory: String, failing: (call: Call, n: Int, code: Int32)? = nil, times: Int = 1) {
             self.directory = directory.hasSuffix("/") ? directory : directory + "/"
             self.failing = failing
-            self.persistent = persistent
+            self.times = times
         }
     }
 
@@ -81,9 +82,7 @@ package enum FileFaults {
                 let n = plan.counts[call, default: 0] + 1
                 plan.counts[call] = n
                 plans[id] = plan
-                if let failing = plan.failing, failing.call == call,
-                    n == failing.n || (plan.persistent && n > failing.n)
-                {
+                if let failing = plan.failing, failing.call == call, n >= failing.n, n - failing.n < plan.times {
                     return failing.code
                 }
             }
