@@ -40,7 +40,7 @@ public actor Realm {
     }
 
     isolated deinit {
-        if !store.isClosed { try? configuration.storage.backend?.close(store) }
+        if !store.isClosed { configuration.storage.backend?.release(store) }
         for subscription in store.subscriptions { subscription.finish() }
     }
 
@@ -209,6 +209,10 @@ package protocol StorageBackend: Sendable {
     /// storage is released. After an error the storage must still be open (the realm stays
     /// usable); errors are ignored when the realm goes away.
     func close(_ store: Store) throws(LiveObjectsError)
+    /// Called when the realm goes away without ``close(_:)``: as ``close(_:)``, but the storage
+    /// is released even when the last save fails (nothing can report the error; with a
+    /// journal, the journal still holds every commit).
+    func release(_ store: Store)
     /// Called by `Realm.open` before it makes a realm: waits while a realm of the same storage
     /// that was just released is still closing it (its deinit runs on its own executor). The
     /// default does nothing.

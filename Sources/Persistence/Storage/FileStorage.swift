@@ -284,6 +284,17 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         release()
     }
 
+    package func release(_ store: Store) {
+        do throws(LiveObjectsError) {
+            try close(store)
+        } catch {
+            guard let session, session.store === store else { return }
+            if session.journalFD >= 0 { Glibc_close(session.journalFD) }
+            self.session = nil
+            release()
+        }
+    }
+
     /// Releases the advisory lock and the file's entry in this process, and wakes the opens
     /// waiting for it.
     private func release() {
