@@ -48,3 +48,24 @@ import Testing
         #expect(try Self.mode(file) == 0o600)
     }
 }
+
+/// Errors of files the shell opens name the file and the byte.
+@Suite struct FileErrorTests {
+    @Test func schemaErrorsNameTheFileAndTheByte() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("liveobj-errors-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("twice.liveobjects").path
+        let text =
+            #"{"format": "LiveObjects", "formatVersion": 1, "schemaVersion": 0, "commit": 0, "schema": "#
+            + #"[{"name": "Person", "properties": []}, {"name": "Person", "properties": []}], "objects": {}}"# + "\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        let run = await liveobj([file, "-c", "types"], fileStore: PersistenceFileStore())
+        #expect(run.code != 0)
+        #expect(
+            run.stderr
+                == "Error: \(file): Person: the file's schema is not valid: the type is declared twice "
+                + "(at byte 128, line 1, column 129)\n", "\(run)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == text)
+    }
+}
