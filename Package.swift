@@ -15,7 +15,9 @@ let package = Package(
         .target(name: "LiveObjects", dependencies: ["CPrefetch"]),
         // One inline function for the processor's prefetch hint, which Swift does not expose.
         .target(name: "CPrefetch"),
-        .target(name: "Persistence", dependencies: ["LiveObjects"]),
+        .target(name: "Persistence", dependencies: ["LiveObjects", "CCRC32C"]),
+        // CRC-32C with the processor's CRC instructions, for the snapshot and journal checksums.
+        .target(name: "CCRC32C"),
         .target(name: "LiveObjectsSync", dependencies: ["LiveObjects"]),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),

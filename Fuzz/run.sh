@@ -18,9 +18,21 @@ out=Fuzz/out
 mkdir -p "$out"
 # The gold linker warns about every local sanitizer symbol it cannot export: noise.
 quiet() { "$@" 2> >(grep -v "Cannot export local symbol" >&2); }
-# The C module (one inline function, no library) is found by its module map.
+# The C modules are found by their module maps: CPrefetch is one inline function (no library);
+# CCRC32C is compiled into a static library of its own.
 flags=(-O -swift-version 6 -package-name LiveObjects -sanitize=fuzzer,address -parse-as-library -I "$out"
-    -I Sources/CPrefetch/include)
+    -I Sources/CPrefetch/include -I Sources/CCRC32C/include)
+
+# The C library of CCRC32C, rebuilt when its source is newer than it.
+build_crc32c() {
+    local library="$out/libCCRC32C.a"
+    if [[ -f $library && ! Sources/CCRC32C/CCRC32C.c -nt $library ]]; then
+        return
+    fi
+    echo "building CCRC32C" >&2
+    clang -O2 -fsanitize=address -I Sources/CCRC32C/include -c Sources/CCRC32C/CCRC32C.c -o "$out/CCRC32C.o"
+    ar rcs "$library" "$out/CCRC32C.o"
+}
 
 # One module as a static library, rebuilt when a source is newer than it.
 build_module() {
@@ -37,9 +49,10 @@ build_module() {
 
 build_target() {
     local target=$1
+    build_crc32c
     build_module LiveObjects
     build_module Persistence
-    local libraries=(-lPersistence -lLiveObjects)
+    local libraries=(-lPersistence -lLiveObjects -lCCRC32C)
     if [[ $target == shell ]]; then
         build_module LiveObjectsShell
         libraries=(-lLiveObjectsShell "${libraries[@]}")

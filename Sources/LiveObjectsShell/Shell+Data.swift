@@ -261,11 +261,7 @@ extension Shell {
             }
             return ("{\n" + body.joined(separator: ",\n") + "\n}\n", n)
         }
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw ShellError("cannot write \(path): \((error as NSError).localizedDescription)")
-        }
+        try PrivateFile.save(Array(text.utf8), to: path)
         print(
             "Exported \(n) object\(n == 1 ? "" : "s") to \(path).",
             json: .object([("exported", .int(Int64(n))), ("file", .string(path))]))

@@ -46,7 +46,8 @@ import Testing
             "another format", file(objects: "{}").replacingOccurrences(of: #""LiveObjects""#, with: #""Other""#), nil,
             .corruptFile
         ),
-        ("future format version", file(version: 2, objects: "{}"), nil, .corruptFile),
+        ("future format version", file(version: 3, objects: "{}"), nil, .corruptFile),
+        ("format 2 without its checksum", file(version: 2, objects: "{}"), nil, .corruptFile),
         (
             "invalid schema",
             file(

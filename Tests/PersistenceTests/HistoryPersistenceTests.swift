@@ -137,8 +137,16 @@ struct HistoryPersistenceTests {
         let bad = good.replacingOccurrences(of: "\"u\"", with: "\"x\"")
         #expect(bad != good)
         try Data(bad.utf8).write(to: url)
-        let error = await #expect(throws: LiveObjectsError.self) {
+        // The edit breaks the file's checksum first.
+        let checksumError = await #expect(throws: LiveObjectsError.self) {
             _ = try await Realm.open(configuration(url, journal: false))
+        }
+        #expect(checksumError?.message.contains("verifiesChecksum") == true, "\(String(describing: checksumError))")
+        // Opened as a file edited by hand, the history is still checked.
+        var unchecked = configuration(url, journal: false)
+        unchecked.storage = .file(url, options: .init(journal: false, verifiesChecksum: false))
+        let error = await #expect(throws: LiveObjectsError.self) {
+            _ = try await Realm.open(unchecked)
         }
         #expect(error?.code == .corruptFile)
         #expect(error?.message.contains("history") == true)

@@ -43,8 +43,8 @@ import Testing
 
     @Test func recordsInAnyOrderLoadAsTheWriterWouldWriteThem() throws {
         let scrambled = [
-            // Properties out of schema order, one given twice (the last counts), some missing.
-            #"{"$id": 0, "score": 2.5, "id": 1, "name": "x", "tags": ["a"], "name": "a", "next": 3, "small": -3}"#,
+            // Properties out of schema order, some missing.
+            #"{"$id": 0, "score": 2.5, "id": 1, "tags": ["a"], "name": "a", "next": 3, "small": -3}"#,
             // The $id after other properties.
             #"{"name": "c", "$id": 3, "id": 4, "friends": [0, 0], "count": 7, "flag": true}"#,
             // A slot before one already placed; slot 2 stays free.
@@ -141,7 +141,7 @@ import Testing
         #expect(error.primaryKey == .int(17))
         let text = String(decoding: Self.file(records), as: UTF8.self)
         let end = text.utf8.count - text[text.range(of: records[5000])!.upperBound...].utf8.count
-        #expect(error.message.contains("primary key 17 (before byte \(end))"), "\(error)")
+        #expect(error.message.contains("primary key 17 (before byte \(end), line 5001, column "), "\(error)")
     }
 
     @Test func duplicatePrimaryKeyComesBeforeALaterSyntaxError() throws {
@@ -171,6 +171,13 @@ import Testing
                 "does not exist"
             ),
             ("link given twice", [#"{"$id": 0, "id": 1, "next": 0, "next": 0}"#], "given twice"),
+            ("property given twice", [#"{"$id": 0, "id": 1, "name": "x", "name": "a"}"#], "given twice"),
+            ("property given twice, out of order", [#"{"$id": 0, "name": "x", "id": 1, "name": "a"}"#], "given twice"),
+            (
+                "property given twice, placed by row", [#"{"$id": 1, "id": 2}"#, #"{"$id": 0, "id": 1, "id": 1}"#],
+                "given twice"
+            ),
+            ("list given twice", [#"{"$id": 0, "id": 1, "friends": [], "friends": [0]}"#], "given twice"),
             ("null for a string", [#"{"$id": 0, "id": 1, "name": null}"#], "not optional"),
             ("null for a double", [#"{"$id": 0, "id": 1, "score": null}"#], "not optional"),
             ("null for a bool", [#"{"$id": 0, "id": 1, "flag": null}"#], "not optional"),
@@ -184,6 +191,7 @@ import Testing
             let error = Self.error(records)
             #expect(error?.code == .corruptFile, "\(name): \(String(describing: error))")
             #expect(error?.message.contains(message) == true, "\(name): \(String(describing: error))")
+            #expect(error?.message.contains("byte ") == true, "\(name): \(String(describing: error))")
         }
     }
 }

@@ -62,16 +62,24 @@ package struct JSONReader {
         package var acceptsNonFiniteStrings: Bool
         /// A file name for error messages (``LiveObjectsError/file``), if any.
         package var fileName: String?
+        /// Where the bytes start in their file, when they are a part of it (a journal line):
+        /// error messages give positions in the file.
+        package var startOffset: Int
+        /// The line of the file that the bytes start on (from 1), at its start.
+        package var startLine: Int
 
         /// Creates options.
         ///
         /// - Parameter maxDepth: At most ``depthCeiling``.
         package init(
-            maxDepth: Int = Options.depthCeiling, acceptsNonFiniteStrings: Bool = true, fileName: String? = nil
+            maxDepth: Int = Options.depthCeiling, acceptsNonFiniteStrings: Bool = true, fileName: String? = nil,
+            startOffset: Int = 0, startLine: Int = 1
         ) {
             self.maxDepth = maxDepth
             self.acceptsNonFiniteStrings = acceptsNonFiniteStrings
             self.fileName = fileName
+            self.startOffset = startOffset
+            self.startLine = startLine
         }
     }
 
@@ -110,6 +118,8 @@ package struct JSONReader {
     private let end: Int
     /// The offset of the next byte to read.
     package private(set) var offset: Int = 0
+    /// ``offset`` in the file (see ``Options/startOffset``).
+    package var fileOffset: Int { offset + options.startOffset }
     /// The number of bytes after ``offset``.
     package var remainingCount: Int { end - offset }
     private var state: State = .value
@@ -949,7 +959,9 @@ package struct JSONReader {
 
     @inline(never)
     private func unterminatedString(_ start: Int) -> LiveObjectsError {
-        error("expected '\"' to close the string that starts at byte \(start), found end of input", at: end)
+        error(
+            "expected '\"' to close the string that starts at byte \(start + options.startOffset), found end of input",
+            at: end)
     }
 
     @inline(never)
@@ -964,13 +976,27 @@ package struct JSONReader {
 
     /// "at byte N (line L, column C)".
     private func position(_ offset: Int) -> String {
-        var line = 1
+        let (byte, line, column) = coordinates(offset)
+        return "at byte \(byte) (line \(line), column \(column))"
+    }
+
+    /// "byte N, line L, column C": `offset` in the reader's bytes as a position in the file (see
+    /// ``Options/startOffset``). Counts the lines before it: for error messages.
+    package func location(_ offset: Int) -> String {
+        let (byte, line, column) = coordinates(offset)
+        return "byte \(byte), line \(line), column \(column)"
+    }
+
+    /// The byte offset in the file, line and column (from 1, in bytes) of `offset` in the
+    /// reader's bytes.
+    package func coordinates(_ offset: Int) -> (byte: Int, line: Int, column: Int) {
+        var line = options.startLine
         var lineStart = 0
         for i in 0..<min(offset, end) where base[i] == 0x0A {
             line += 1
             lineStart = i + 1
         }
-        return "at byte \(offset) (line \(line), column \(offset - lineStart + 1))"
+        return (offset + options.startOffset, line, offset - lineStart + 1)
     }
 
     private func describeByte(at offset: Int) -> String {

@@ -5,7 +5,15 @@ import LiveObjects
 /// docs/FORMAT.md.
 enum Journal {
     static let formatName = "LiveObjects journal"
-    static let formatVersion: Int64 = 1
+    /// The version written. Version 1 (no checksums) is still read.
+    static let formatVersion: Int64 = 2
+    /// The last member of every line (version 2 on): the CRC-32C of the line's bytes before it.
+    static let checksumKey = "crc32c"
+    /// What ends every line of version 2, after the bytes its checksum covers:
+    /// `,"crc32c":"` (`checksumPrefix`), 8 lowercase hexadecimal digits, `"}`, and the line break.
+    static let checksumPrefix = Array(#","crc32c":""#.utf8)
+    /// The length of the end of a line after the bytes its checksum covers, line break excluded.
+    static let checksumSuffixLength = checksumPrefix.count + 8 + 2
 
     /// The header line, with its line break.
     static func header(schemaVersion: UInt64, base: UInt64) -> [UInt8] {
@@ -13,9 +21,36 @@ enum Journal {
         writer.beginHeader(format: formatName, version: formatVersion, schemaVersion: schemaVersion)
         writer.key("base")
         writer.uint(base)
+        endLine(&writer, start: 0)
+        return writer.takeBytes()
+    }
+
+    /// Ends the line that starts at byte `start` of the writer, inside its top-level object:
+    /// writes the checksum member, closes the object, and adds the line break.
+    static func endLine(_ writer: inout JSONWriter, start: Int) {
+        let crc = writer.withUnsafeBytes { bytes in
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[start...]))
+        }
+        writer.key(checksumKey)
+        writer.string(String(decoding: CRC32C.hex(crc), as: UTF8.self))
         writer.endObject()
         writer.finishLine()
-        return writer.takeBytes()
+    }
+
+    /// Whether `line` (without its line break) ends with a checksum member, `,"crc32c":"` and 8
+    /// lowercase hexadecimal digits and `"}`; if so, the checksum it records.
+    static func recordedChecksum(_ line: UnsafeRawBufferPointer) -> UInt32? {
+        let n = line.count
+        guard n > checksumSuffixLength else { return nil }
+        let start = n - checksumSuffixLength
+        for (i, b) in checksumPrefix.enumerated() where line[start + i] != b { return nil }
+        guard line[n - 2] == 0x22, line[n - 1] == 0x7D else { return nil }
+        return CRC32C.parseHex(line.baseAddress! + start + checksumPrefix.count)
+    }
+
+    /// The checksum of a line's bytes (line break excluded) before its checksum member.
+    static func actualChecksum(_ line: UnsafeRawBufferPointer) -> UInt32 {
+        CRC32C.checksum(UnsafeRawBufferPointer(rebasing: line[..<(line.count - checksumSuffixLength)]))
     }
 
     /// One commit as a line, with its line break: inserted objects whole, modified objects with
@@ -25,6 +60,7 @@ enum Journal {
         throws(LiveObjectsError)
     {
         let encoder = RecordEncoder(store: store, inlineEmbedded: false)
+        let start = writer.count
         writer.beginObject()
         writer.key("commit")
         writer.uint(commit)
@@ -65,8 +101,7 @@ enum Journal {
             writer.key("remote")
             writer.bool(true)
         }
-        writer.endObject()
-        writer.finishLine()
+        endLine(&writer, start: start)
     }
 }
 
@@ -77,18 +112,39 @@ enum JournalField {
     case list([ObjectKey])
 }
 
-/// An object in a journal line: its key and the properties given.
+/// An object in a journal line: its key, the properties given, and where the record ends in
+/// the file (for errors).
 struct JournalRecord {
     var key: ObjectKey
     var fields: [(property: Int, value: JournalField)]
+    /// Where the record ends in the file.
+    var offset: Int
 }
 
 /// One parsed journal line.
 struct JournalEntry {
     var commit: UInt64
-    var changes: [(table: Table, inserts: [JournalRecord], updates: [JournalRecord], deletes: [ObjectKey])]
+    var changes:
+        [(
+            table: Table, inserts: [JournalRecord], updates: [JournalRecord],
+            deletes: [(key: ObjectKey, offset: Int)]
+        )]
     /// Whether the commit was a remote write (recorded as such in the change history).
     var isRemote = false
+    /// The line of the journal that the entry is.
+    var line = 0
+
+    /// Where a record or id that ends at byte `offset` of the file is.
+    private func position(_ offset: Int) -> String {
+        "(before byte \(offset), line \(line))"
+    }
+
+    /// `error` with the position of the record or id it is about.
+    private func positioned(_ error: LiveObjectsError, _ offset: Int) -> LiveObjectsError {
+        var error = error
+        if !error.message.contains("byte ") { error.message += " \(position(offset))" }
+        return error
+    }
 
     /// Applies the entry to a store as one write.
     func apply(to store: Store) throws(LiveObjectsError) {
@@ -96,16 +152,22 @@ struct JournalEntry {
         do throws(LiveObjectsError) {
             for change in changes {
                 for record in change.inserts {
-                    var values = change.table.defaults
-                    for (p, property) in change.table.schema.properties.enumerated() where property.type == .object {
-                        values[p] = property.zeroValue
-                    }
-                    for (p, field) in record.fields {
-                        if case .plain(let v) = field {
-                            values[p] = try store.check(v, for: change.table.schema.properties[p], in: change.table)
+                    do throws(LiveObjectsError) {
+                        var values = change.table.defaults
+                        for (p, property) in change.table.schema.properties.enumerated()
+                        where property.type == .object {
+                            values[p] = property.zeroValue
                         }
+                        for (p, field) in record.fields {
+                            if case .plain(let v) = field {
+                                values[p] = try store.check(
+                                    v, for: change.table.schema.properties[p], in: change.table)
+                            }
+                        }
+                        try store.insertRow(change.table, at: record.key, values: values)
+                    } catch {
+                        throw positioned(error, record.offset)
                     }
-                    try store.insertRow(change.table, at: record.key, values: values)
                 }
             }
             for change in changes {
@@ -113,25 +175,30 @@ struct JournalEntry {
                 for record in change.inserts + change.updates {
                     guard let row = change.table.row(for: record.key) else {
                         throw LiveObjectsError(
-                            .corruptFile, "the journal changes \(record.key), which does not exist",
+                            .corruptFile,
+                            "the journal changes \(record.key), which does not exist \(position(record.offset))",
                             objectType: change.table.name)
                     }
                     let isInsert = inserted.contains(record.key)
-                    for (p, field) in record.fields {
-                        switch field {
-                        case .plain(let v): if !isInsert { try store.replaySetValue(v, change.table, row, p) }
-                        case .link(let key): try store.replaySetLink(change.table, row, p, to: key)
-                        case .list(let keys): try store.replaySetList(change.table, row, p, to: keys)
+                    do throws(LiveObjectsError) {
+                        for (p, field) in record.fields {
+                            switch field {
+                            case .plain(let v): if !isInsert { try store.replaySetValue(v, change.table, row, p) }
+                            case .link(let key): try store.replaySetLink(change.table, row, p, to: key)
+                            case .list(let keys): try store.replaySetList(change.table, row, p, to: keys)
+                            }
                         }
+                    } catch {
+                        throw positioned(error, record.offset)
                     }
                 }
             }
             var doomed: [(Table, Int32)] = []
             for change in changes {
-                for key in change.deletes {
+                for (key, offset) in change.deletes {
                     guard let row = change.table.row(for: key) else {
                         throw LiveObjectsError(
-                            .corruptFile, "the journal deletes \(key), which does not exist",
+                            .corruptFile, "the journal deletes \(key), which does not exist \(position(offset))",
                             objectType: change.table.name)
                     }
                     doomed.append((change.table, row))
@@ -150,31 +217,67 @@ struct JournalEntry {
     }
 }
 
+/// What a journal's header line says.
+struct JournalHeader {
+    var formatVersion: Int64
+    var schemaVersion: UInt64
+    var base: UInt64
+}
+
 extension SnapshotDecoder {
-    /// Reads the journal header line.
-    mutating func readJournalHeader() throws(LiveObjectsError) -> (schemaVersion: UInt64, base: UInt64) {
+    /// Reads the journal header line (all of it).
+    mutating func readJournalHeader() throws(LiveObjectsError) -> JournalHeader {
         var format: String?
         var version: Int64?
         var schemaVersion: Int64?
         var base: Int64?
+        var hasChecksum = false
         try reader.beginObject()
         while let key = try reader.nextKey() {
+            guard !hasChecksum else { throw corrupt("the checksum must be the line's last member") }
             switch key {
-            case "format": format = try reader.readString()
-            case "formatVersion": version = try reader.readInt64()
-            case "schemaVersion": schemaVersion = try reader.readInt64()
-            case "base": base = try reader.readInt64()
+            case "format":
+                guard format == nil else { throw duplicate(key) }
+                format = try reader.readString()
+            case "formatVersion":
+                guard version == nil else { throw duplicate(key) }
+                version = try reader.readInt64()
+            case "schemaVersion":
+                guard schemaVersion == nil else { throw duplicate(key) }
+                schemaVersion = try reader.readInt64()
+            case "base":
+                guard base == nil else { throw duplicate(key) }
+                base = try reader.readInt64()
+            case Journal.checksumKey where version ?? 0 >= 2:
+                try readLineChecksum()
+                hasChecksum = true
             default: throw corrupt("unknown member '\(key)' in the journal header")
             }
         }
+        try reader.finish()
         guard format == Journal.formatName else { throw corrupt("not a LiveObjects journal") }
-        guard version == Journal.formatVersion else {
-            throw corrupt("unsupported journal format version \(version ?? 0)")
+        guard let version, version == 1 || version == Journal.formatVersion else {
+            throw corrupt(
+                "unsupported journal format version \(version ?? 0); this library reads versions 1 to \(Journal.formatVersion)"
+            )
         }
         guard let schemaVersion, schemaVersion >= 0, let base, base >= 0 else {
             throw corrupt("the journal header needs schemaVersion and base")
         }
-        return (UInt64(schemaVersion), UInt64(base))
+        if version >= 2 && verifiesChecksum && !hasChecksum {
+            throw corrupt("the journal header has no checksum")
+        }
+        return JournalHeader(formatVersion: version, schemaVersion: UInt64(schemaVersion), base: UInt64(base))
+    }
+
+    /// Reads the value of a line's checksum member (checked before the line was read): 8
+    /// lowercase hexadecimal digits.
+    private mutating func readLineChecksum() throws(LiveObjectsError) {
+        let text = try reader.readString()
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 8, utf8.withUnsafeBytes({ CRC32C.parseHex($0.baseAddress!) }) != nil else {
+            throw corrupt("the checksum must be 8 lowercase hexadecimal digits")
+        }
     }
 
     /// Reads the commit number at the start of a journal line, leaving the reader after it.
@@ -186,16 +289,29 @@ extension SnapshotDecoder {
         return UInt64(commit)
     }
 
-    /// Reads the rest of a journal line (after ``readJournalCommit()``).
-    mutating func readJournalChanges(commit: UInt64, store: Store) throws(LiveObjectsError) -> JournalEntry {
-        var entry = JournalEntry(commit: commit, changes: [])
-        guard try reader.nextKey() == "changes" else { throw corrupt("a journal line needs its changes") }
+    /// Reads the rest of a journal line (after ``readJournalCommit()``), of a journal of format
+    /// `version`.
+    mutating func readJournalChanges(commit: UInt64, store: Store, version: Int64) throws(LiveObjectsError)
+        -> JournalEntry
+    {
+        var entry = JournalEntry(commit: commit, changes: [], line: reader.options.startLine)
+        guard let changesKey = try reader.nextKey() else { throw corrupt("a journal line needs its changes") }
+        guard changesKey == "changes" else {
+            throw changesKey == "commit" ? duplicate(changesKey) : corrupt("a journal line needs its changes")
+        }
         try reader.beginObject()
+        var types: Set<Int> = []
         while let name = try reader.nextKey() {
             guard let table = store.tablesByName[name] else { throw corrupt("changes to an unknown type '\(name)'") }
-            var change = (table: table, inserts: [JournalRecord](), updates: [JournalRecord](), deletes: [ObjectKey]())
+            guard types.insert(table.index).inserted else { throw duplicate(name) }
+            var change = (
+                table: table, inserts: [JournalRecord](), updates: [JournalRecord](),
+                deletes: [(key: ObjectKey, offset: Int)]()
+            )
+            var kinds: Set<String> = []
             try reader.beginObject()
             while let kind = try reader.nextKey() {
+                guard kinds.insert(kind).inserted else { throw duplicate(kind, type: name) }
                 switch kind {
                 case "insert", "update":
                     try reader.beginArray()
@@ -206,7 +322,8 @@ extension SnapshotDecoder {
                 case "delete":
                     try reader.beginArray()
                     while try reader.nextElement() {
-                        change.deletes.append(try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: name))
+                        let key = try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: name)
+                        change.deletes.append((key, reader.fileOffset))
                     }
                 default:
                     throw corrupt("unknown member '\(kind)' in journal changes", type: name)
@@ -214,10 +331,22 @@ extension SnapshotDecoder {
             }
             entry.changes.append(change)
         }
-        if let key = try reader.nextKey() {
-            guard key == "remote" else { throw corrupt("unexpected member '\(key)' after the changes") }
-            entry.isRemote = try reader.readBool()
-            guard try reader.nextKey() == nil else { throw corrupt("unexpected member after 'remote'") }
+        var seen: Set<String> = []
+        while let key = try reader.nextKey() {
+            guard seen.insert(key).inserted else { throw duplicate(key) }
+            switch key {
+            case "remote" where !seen.contains(Journal.checksumKey):
+                entry.isRemote = try reader.readBool()
+            case Journal.checksumKey where version >= 2:
+                try readLineChecksum()
+            case "commit", "changes":
+                throw duplicate(key)
+            default:
+                throw corrupt("unexpected member '\(key)' after the changes")
+            }
+        }
+        if version >= 2 && verifiesChecksum && !seen.contains(Journal.checksumKey) {
+            throw corrupt("the line has no checksum")
         }
         try reader.finish()
         return entry
@@ -226,14 +355,19 @@ extension SnapshotDecoder {
     private mutating func readJournalRecord(_ table: Table) throws(LiveObjectsError) -> JournalRecord {
         var key: ObjectKey?
         var fields: [(property: Int, value: JournalField)] = []
+        var seen: Set<Int> = []
         try reader.beginObject()
         while let name = try reader.nextKey() {
             if name == "$id" {
+                guard key == nil else { throw corrupt("the $id is given twice", type: table.name) }
                 key = try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: table.name)
                 continue
             }
             guard let p = table.propertyIndex[name], table.schema.properties[p].isStored else {
                 throw corrupt("unknown property", type: table.name, property: name)
+            }
+            guard seen.insert(p).inserted else {
+                throw corrupt("the property is given twice", type: table.name, property: name)
             }
             let property = table.schema.properties[p]
             if property.type == .object {
@@ -263,7 +397,7 @@ extension SnapshotDecoder {
             }
         }
         guard let key else { throw corrupt("a journal record without $id", type: table.name) }
-        return JournalRecord(key: key, fields: fields)
+        return JournalRecord(key: key, fields: fields, offset: reader.fileOffset)
     }
 }
 

@@ -66,17 +66,21 @@ extension SnapshotDecoder {
                 type: String, token: UInt64, key: PropertyValue, kind: HistoryLog.Kind, remote: Bool,
                 properties: [String]
             )] = []
+        var members: Set<String> = []
         try reader.beginObject()
         while let member = try reader.nextKey() {
+            guard members.insert(member).inserted else { throw duplicate(member) }
             switch member {
             case "token": token = try reader.readInt64()
             case "start": start = try reader.readInt64()
             case "types":
                 try reader.beginObject()
+                var types: Set<String> = []
                 while let name = try reader.nextKey() {
                     guard let table = store.tablesByName[name], let pk = table.primaryKeyProperty else {
                         throw corrupt("history of an unknown type or a type without a primary key '\(name)'")
                     }
+                    guard types.insert(name).inserted else { throw duplicate(name) }
                     let pkProperty = table.schema.properties[pk]
                     var previous: UInt64 = 0
                     try reader.beginArray()

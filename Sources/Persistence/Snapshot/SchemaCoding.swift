@@ -58,20 +58,38 @@ enum SchemaCoding {
 
     static func read(from reader: inout JSONReader) throws(LiveObjectsError) -> Schema {
         var types: [ObjectSchema] = []
+        _ = try reader.peekByte()
+        let schemaStart = reader.offset
+        // Where each type's object starts, and each of its properties', for errors of the
+        // schema as a whole.
+        var typeStarts: [Int] = []
+        var propertyStarts: [[Int]] = []
         try reader.beginArray()
         while try reader.nextElement() {
             var name: String?
-            var embedded = false
+            var embedded: Bool?
             var properties: [Property]?
+            _ = try reader.peekByte()
+            typeStarts.append(reader.offset)
+            propertyStarts.append([])
             try reader.beginObject()
             while let key = try reader.nextKey() {
                 switch key {
-                case "name": name = try reader.readString()
-                case "embedded": embedded = try reader.readBool()
+                case "name":
+                    guard name == nil else { throw duplicate(reader, key) }
+                    name = try reader.readString()
+                case "embedded":
+                    guard embedded == nil else { throw duplicate(reader, key) }
+                    embedded = try reader.readBool()
                 case "properties":
+                    guard properties == nil else { throw duplicate(reader, key) }
                     var list: [Property] = []
                     try reader.beginArray()
-                    while try reader.nextElement() { list.append(try readProperty(&reader)) }
+                    while try reader.nextElement() {
+                        _ = try reader.peekByte()
+                        propertyStarts[propertyStarts.count - 1].append(reader.offset)
+                        list.append(try readProperty(&reader))
+                    }
                     properties = list
                 default:
                     throw corrupt(reader, "unknown member '\(key)' in an object type of the schema")
@@ -80,25 +98,42 @@ enum SchemaCoding {
             guard let name, let properties else {
                 throw corrupt(reader, "an object type of the schema needs a name and properties")
             }
-            types.append(ObjectSchema(name: name, properties: properties, isEmbedded: embedded))
+            types.append(ObjectSchema(name: name, properties: properties, isEmbedded: embedded ?? false))
         }
         let schema = Schema(types)
         do {
             try schema.validate()
         } catch {
+            // Point at the type (the last one of its name: a type declared twice, at the
+            // second) and its property, when the error names them.
+            var start = schemaStart
+            if let t = types.lastIndex(where: { $0.name == error.objectType }) {
+                start = typeStarts[t]
+                if let p = types[t].properties.lastIndex(where: { $0.name == error.property }) {
+                    start = propertyStarts[t][p]
+                }
+            }
+            let (byte, line, column) = reader.coordinates(start)
             throw LiveObjectsError(
-                .corruptFile, "the file's schema is not valid: \(error.message)",
-                objectType: error.objectType, property: error.property)
+                .corruptFile,
+                "the file's schema is not valid: \(error.message) (at byte \(byte), line \(line), column \(column))",
+                objectType: error.objectType, property: error.property, file: reader.options.fileName)
         }
         return schema
+    }
+
+    private static func duplicate(_ reader: JSONReader, _ key: String) -> LiveObjectsError {
+        corrupt(reader, "the member '\(key)' is given twice in the schema")
     }
 
     private static func readProperty(_ reader: inout JSONReader) throws(LiveObjectsError) -> Property {
         var name: String?
         var type: PropertyType?
         var property = Property(name: "", type: .int)
+        var seen: Set<String> = []
         try reader.beginObject()
         while let key = try reader.nextKey() {
+            guard seen.insert(key).inserted else { throw duplicate(reader, key) }
             switch key {
             case "name": name = try reader.readString()
             case "type":
@@ -132,7 +167,7 @@ enum SchemaCoding {
     }
 
     static func corrupt(_ reader: JSONReader, _ message: String) -> LiveObjectsError {
-        LiveObjectsError(.corruptFile, "\(message) (before byte \(reader.offset))", file: reader.options.fileName)
+        LiveObjectsError(.corruptFile, "\(message) \(reader.before())", file: reader.options.fileName)
     }
 }
 

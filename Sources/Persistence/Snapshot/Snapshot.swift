@@ -13,15 +13,26 @@ struct SnapshotHeader: Sendable, Hashable {
 /// The snapshot format: see docs/FORMAT.md.
 enum Snapshot {
     static let formatName = "LiveObjects"
-    static let formatVersion: Int64 = 1
+    /// The version written. Version 1 (no checksum) is still read.
+    static let formatVersion: Int64 = 2
+    /// The name of the last member, which holds the checksum (version 2 on).
+    static let checksumKey = "checksum"
+    /// How the checksum's value starts: the algorithm, then 8 lowercase hexadecimal digits.
+    static let checksumPrefix = "crc32c:"
     /// How deep embedded objects may nest inside one another in a file.
     static let maxEmbeddedDepth = 100
 
-    /// Encodes a whole store, handing the bytes to `sink` in chunks of about 1 MiB.
+    /// Encodes a whole store, handing the bytes to `sink` in chunks of about 1 MiB. The last
+    /// member is the checksum of every byte before it, computed on the chunks as they go.
     static func encode(
         _ store: Store, schemaVersion: UInt64, commit: UInt64,
-        sink: (UnsafeRawBufferPointer) throws(LiveObjectsError) -> Void
+        sink rawSink: (UnsafeRawBufferPointer) throws(LiveObjectsError) -> Void
     ) throws(LiveObjectsError) {
+        var crc = CRC32C()
+        func sink(_ chunk: UnsafeRawBufferPointer) throws(LiveObjectsError) {
+            crc.update(chunk)
+            try rawSink(chunk)
+        }
         // Chunks are handed on at 1 MiB: a staging buffer of 2 MiB takes them without copying.
         var writer = JSONWriter(options: .records, capacity: 1 << 21)
         writer.beginHeader(format: formatName, version: formatVersion, schemaVersion: schemaVersion)
@@ -58,9 +69,61 @@ enum Snapshot {
         if let history = store.history {
             try HistoryCoding.write(history, store: store, into: &writer, sink: sink)
         }
+        // The checksum covers every byte before its key's opening quote.
+        writer.key(checksumKey)
+        writer.withUnsafeBytes { bytes in
+            var end = bytes.count
+            while bytes[end - 1] == 0x20 { end -= 1 }
+            let keyStart = end - 1 - (checksumKey.utf8.count + 2)
+            crc.update(UnsafeRawBufferPointer(rebasing: bytes[..<keyStart]))
+        }
+        writer.string(checksumPrefix + String(decoding: CRC32C.hex(crc.value), as: UTF8.self))
         writer.endObject()
         writer.finishLine()
-        try writer.withUnsafeBytes(sink)
+        try writer.withUnsafeBytes(rawSink)
+    }
+
+    /// Where a snapshot's checksum member is, found from the end of the file without parsing
+    /// it: `"checksum": "crc32c:XXXXXXXX"`, then the `}` closing the file's object, with
+    /// whitespace around them.
+    struct ChecksumMember {
+        /// The number of bytes the checksum covers: those before the key's opening quote.
+        var covered: Int
+        /// The checksum the file records.
+        var recorded: UInt32
+        /// Where the value starts and ends (after its closing quote).
+        var valueStart: Int
+        var valueEnd: Int
+    }
+
+    /// The checksum member at the end of `bytes`, or nil if they do not end with one.
+    static func checksumMember(_ bytes: UnsafeRawBufferPointer) -> ChecksumMember? {
+        var i = bytes.count
+        func skipWhitespace() {
+            while i > 0, bytes[i - 1] == 0x20 || bytes[i - 1] == 0x0A || bytes[i - 1] == 0x0D || bytes[i - 1] == 0x09 {
+                i -= 1
+            }
+        }
+        func ends(with text: String) -> Bool {
+            let utf8 = Array(text.utf8)
+            guard i >= utf8.count else { return false }
+            for (k, b) in utf8.enumerated() where bytes[i - utf8.count + k] != b { return false }
+            i -= utf8.count
+            return true
+        }
+        skipWhitespace()
+        guard ends(with: "}") else { return nil }
+        skipWhitespace()
+        let valueEnd = i
+        guard ends(with: "\""), i >= 8, let recorded = CRC32C.parseHex(bytes.baseAddress! + i - 8) else { return nil }
+        i -= 8
+        guard ends(with: "\"" + checksumPrefix) else { return nil }
+        let valueStart = i
+        skipWhitespace()
+        guard ends(with: ":") else { return nil }
+        skipWhitespace()
+        guard ends(with: "\"" + checksumKey + "\"") else { return nil }
+        return ChecksumMember(covered: i, recorded: recorded, valueStart: valueStart, valueEnd: valueEnd)
     }
 
     /// Encodes a whole store into one byte array.
@@ -258,36 +321,83 @@ struct RecordEncoder {
 /// Reads snapshot files and journal records into a store.
 struct SnapshotDecoder {
     var reader: JSONReader
+    /// The bytes read.
+    let bytes: UnsafeRawBufferPointer
     /// The highest row an id may name: bounded by the input's size, so that a corrupt id cannot
     /// make the loader allocate without limit.
     let maxRow: Int
+    /// Whether a snapshot's checksum is checked (``FileStorage/Options/verifiesChecksum``).
+    let verifiesChecksum: Bool
+    /// The snapshot's checksum member, found from the end of the file when it is checked.
+    private var checksum: Snapshot.ChecksumMember?
+    /// The snapshot's format version, once read.
+    private(set) var formatVersion: Int64 = 0
     /// What the loader needs of each table, by table index; made on first use.
     private var plans: [RecordPlan?] = []
     /// To-one links to set once every object is placed, by link property (``RecordPlan``'s
     /// buckets), in file order.
     var linkBuckets: [(table: Int32, property: Int32, links: [(row: Int32, target: ObjectKey)])] = []
+    /// Whether to note where each to-one link is (in `linkOffsets`, parallel to the buckets):
+    /// only when reading a file again to say where a link that failed is.
+    var tracksLinkOffsets = false
+    var linkOffsets: [[Int]] = []
     /// The links of the records being read (a record's own follow those of its embedded
-    /// children, which take theirs off when they are placed).
-    private var linkStack: [(bucket: Int32, target: ObjectKey)] = []
-    var pendingLists: [(table: Int32, row: Int32, property: Int32, targets: [ObjectKey])] = []
+    /// children, which take theirs off when they are placed), with where each is.
+    private var linkStack: [(bucket: Int32, target: ObjectKey, offset: Int)] = []
+    /// Lists of links to set once every object is placed, with where each list starts.
+    var pendingLists: [(table: Int32, row: Int32, property: Int32, targets: [ObjectKey], offset: Int)] = []
     /// Objects appended straight to their columns whose primary keys are not indexed yet.
     var unindexed = UnindexedObjects()
 
-    init(_ bytes: UnsafeRawBufferPointer, fileName: String?) {
-        reader = JSONReader(bytes, options: .init(fileName: fileName))
+    /// A decoder of `bytes`, which must stay valid and unchanged while it is used: a whole
+    /// snapshot, or a journal line starting at `startOffset` on line `startLine` of its file.
+    init(
+        _ bytes: UnsafeRawBufferPointer, fileName: String?, startOffset: Int = 0, startLine: Int = 1,
+        verifiesChecksum: Bool = true
+    ) {
+        self.bytes = bytes
+        reader = JSONReader(
+            bytes, options: .init(fileName: fileName, startOffset: startOffset, startLine: startLine))
         maxRow = max(bytes.count, 16)
+        self.verifiesChecksum = verifiesChecksum
     }
 
     func corrupt(_ message: String, type: String? = nil, property: String? = nil) -> LiveObjectsError {
         LiveObjectsError(
-            .corruptFile, "\(message) (before byte \(reader.offset))", objectType: type, property: property,
+            .corruptFile, "\(message) \(reader.before())", objectType: type, property: property,
             file: reader.options.fileName)
+    }
+
+    /// `error` (from the store) with the position `offset` (of the reader) and the file.
+    func positioned(_ error: LiveObjectsError, at offset: Int) -> LiveObjectsError {
+        var error = error
+        error.message += " \(reader.before(offset))"
+        if error.file == nil { error.file = reader.options.fileName }
+        return error
     }
 
     // MARK: Snapshot
 
-    /// Reads the members before `objects`, leaving the reader at the value of `objects`.
+    /// Checks the snapshot's checksum, if it has one: before anything is read.
+    private mutating func checkChecksum() throws(LiveObjectsError) {
+        guard let member = Snapshot.checksumMember(bytes) else { return }
+        checksum = member
+        let actual = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<member.covered]))
+        guard actual == member.recorded else {
+            let hex = { (v: UInt32) in Snapshot.checksumPrefix + String(decoding: CRC32C.hex(v), as: UTF8.self) }
+            throw LiveObjectsError(
+                .corruptFile,
+                "the file was changed outside LiveObjects, or damaged: its content's checksum is \(hex(actual)), "
+                    + "not the \(hex(member.recorded)) it records \(reader.before(member.valueEnd)); "
+                    + "to open a file edited by hand, set FileStorage.Options.verifiesChecksum to false",
+                file: reader.options.fileName)
+        }
+    }
+
+    /// Reads the members before `objects`, leaving the reader at the value of `objects`. With
+    /// ``verifiesChecksum``, checks the checksum first.
     mutating func readHeader() throws(LiveObjectsError) -> SnapshotHeader {
+        if verifiesChecksum { try checkChecksum() }
         var format: String?
         var formatVersion: Int64?
         var schemaVersion: Int64?
@@ -297,20 +407,36 @@ struct SnapshotDecoder {
         while let key = try reader.nextKey() {
             switch key {
             case "format":
+                guard format == nil else { throw duplicate(key) }
                 format = try reader.readString()
                 guard format == Snapshot.formatName else {
                     throw corrupt("not a LiveObjects file (format '\(format ?? "")')")
                 }
             case "formatVersion":
-                formatVersion = try reader.readInt64()
-                guard formatVersion == Snapshot.formatVersion else {
+                guard formatVersion == nil else { throw duplicate(key) }
+                let version = try reader.readInt64()
+                guard version == 1 || version == Snapshot.formatVersion else {
                     throw corrupt(
-                        "unsupported format version \(formatVersion ?? 0); this library reads version \(Snapshot.formatVersion)"
+                        "unsupported format version \(version); this library reads versions 1 to \(Snapshot.formatVersion)"
                     )
                 }
-            case "schemaVersion": schemaVersion = try reader.readInt64()
-            case "commit": commit = try reader.readInt64()
-            case "schema": schema = try SchemaCoding.read(from: &reader)
+                if version >= 2 && verifiesChecksum && checksum == nil {
+                    throw corrupt(
+                        "the file has no checksum as its last member: it was cut short or changed outside "
+                            + "LiveObjects; to open a file edited by hand, set FileStorage.Options.verifiesChecksum to false"
+                    )
+                }
+                formatVersion = version
+                self.formatVersion = version
+            case "schemaVersion":
+                guard schemaVersion == nil else { throw duplicate(key) }
+                schemaVersion = try reader.readInt64()
+            case "commit":
+                guard commit == nil else { throw duplicate(key) }
+                commit = try reader.readInt64()
+            case "schema":
+                guard schema == nil else { throw duplicate(key) }
+                schema = try SchemaCoding.read(from: &reader)
             case "objects":
                 guard format != nil, let formatVersion, let schemaVersion, schemaVersion >= 0, let commit,
                     commit >= 0, let schema
@@ -329,6 +455,11 @@ struct SnapshotDecoder {
         throw corrupt(format == nil ? "not a LiveObjects file (no format member)" : "the file has no objects member")
     }
 
+    /// The error for a member given twice in an object.
+    func duplicate(_ key: String, type: String? = nil, property: String? = nil) -> LiveObjectsError {
+        corrupt("the member '\(key)' is given twice", type: type, property: property)
+    }
+
     /// Reads the objects (after ``readHeader()``) into an empty store of the file's schema.
     mutating func readObjects(into store: Store) throws(LiveObjectsError) {
         do throws(LiveObjectsError) {
@@ -338,50 +469,121 @@ struct SnapshotDecoder {
             try indexPrimaryKeys(store)
             throw error
         }
+        var seen: Set<String> = []
+        var sawChecksum = false
         while let key = try reader.nextKey() {
-            if key == "history" {
+            guard !sawChecksum else { throw corrupt("the checksum must be the file's last member") }
+            guard seen.insert(key).inserted else { throw duplicate(key) }
+            switch key {
+            case "history":
                 try readHistory(into: store)
-                continue
-            }
-            guard key == "freeSlots" else { throw corrupt("unknown member '\(key)' after the objects") }
-            try reader.beginObject()
-            while let name = try reader.nextKey() {
-                guard let table = store.tablesByName[name] else {
-                    throw corrupt("free slots of an unknown type '\(name)'")
+            case "freeSlots":
+                try reader.beginObject()
+                var types: Set<Int> = []
+                while let name = try reader.nextKey() {
+                    guard let table = store.tablesByName[name] else {
+                        throw corrupt("free slots of an unknown type '\(name)'")
+                    }
+                    guard types.insert(table.index).inserted else { throw duplicate(name) }
+                    try reader.beginArray()
+                    while try reader.nextElement() {
+                        let key = try ValueCoding.readID(&reader, maxRow: maxRow, table: name)
+                        do throws(LiveObjectsError) {
+                            try store.loadFreeSlot(table, at: key)
+                        } catch {
+                            throw positioned(error, at: reader.offset)
+                        }
+                    }
                 }
-                try reader.beginArray()
-                while try reader.nextElement() {
-                    try store.loadFreeSlot(table, at: try ValueCoding.readID(&reader, maxRow: maxRow, table: name))
+            case Snapshot.checksumKey where formatVersion >= 2:
+                let text = try reader.readString()
+                let utf8 = Array(text.utf8)
+                guard text.hasPrefix(Snapshot.checksumPrefix), utf8.count == Snapshot.checksumPrefix.utf8.count + 8,
+                    utf8.withUnsafeBytes({ CRC32C.parseHex($0.baseAddress! + utf8.count - 8) }) != nil
+                else {
+                    throw corrupt(
+                        "the checksum must be '\(Snapshot.checksumPrefix)' and 8 lowercase hexadecimal digits")
                 }
+                if let checksum, reader.offset != checksum.valueEnd {
+                    throw corrupt("the checksum must be the file's last member")
+                }
+                sawChecksum = true
+            default:
+                throw corrupt("unknown member '\(key)' after the objects")
             }
         }
+        if formatVersion >= 2 && verifiesChecksum && !sawChecksum {
+            throw corrupt("the file has no checksum as its last member")
+        }
         try reader.finish()
-        try applyPendingLinks(store)
+        do throws(LiveObjectsError) {
+            try applyPendingLinks(store)
+        } catch {
+            throw locateLinkError(error, schema: store.schema)
+        }
         // Every embedded object has its one parent (it is written inside it).
         store.finishLoading()
     }
 
     private mutating func readTables(into store: Store) throws(LiveObjectsError) {
         try reader.beginObject()
+        var seen: [Bool] = Array(repeating: false, count: store.tables.count)
         while let name = try reader.nextKey() {
             guard let table = store.tablesByName[name] else { throw corrupt("objects of an unknown type '\(name)'") }
             guard !table.schema.isEmbedded else {
                 throw corrupt("embedded objects must be written inside their parent", type: name)
             }
+            guard !seen[table.index] else { throw corrupt("the objects of a type are given twice", type: name) }
+            seen[table.index] = true
             try readTable(table, plan: plan(table, store), store: store)
             try indexPrimaryKeys(store)
         }
     }
 
+    /// Sets the links read, once every object is placed. When positions are tracked (reading
+    /// again for an error), one link at a time, so that the one that fails is known.
     private mutating func applyPendingLinks(_ store: Store) throws(LiveObjectsError) {
-        for bucket in linkBuckets {
-            try store.loadLinks(store.tables[Int(bucket.table)], Int(bucket.property), bucket.links)
+        for (b, bucket) in linkBuckets.enumerated() {
+            let table = store.tables[Int(bucket.table)]
+            if tracksLinkOffsets {
+                for (i, link) in bucket.links.enumerated() {
+                    do throws(LiveObjectsError) {
+                        try store.loadLink(table, link.row, Int(bucket.property), to: link.target)
+                    } catch {
+                        throw positioned(error, at: linkOffsets[b][i])
+                    }
+                }
+            } else {
+                try store.loadLinks(table, Int(bucket.property), bucket.links)
+            }
         }
         for list in pendingLists {
-            try store.loadList(store.tables[Int(list.table)], list.row, Int(list.property), to: list.targets)
+            do throws(LiveObjectsError) {
+                try store.loadList(store.tables[Int(list.table)], list.row, Int(list.property), to: list.targets)
+            } catch {
+                throw positioned(error, at: list.offset)
+            }
         }
         linkBuckets = []
         pendingLists = []
+    }
+
+    /// The error of a to-one link that failed, with where the link is: the file is read again
+    /// into a scratch store, noting where each link is (links are set in bulk, after every
+    /// object is placed, and where each is is not kept otherwise).
+    private func locateLinkError(_ error: LiveObjectsError, schema: Schema) -> LiveObjectsError {
+        guard !tracksLinkOffsets else { return error }
+        var again = SnapshotDecoder(bytes, fileName: reader.options.fileName, verifiesChecksum: false)
+        again.tracksLinkOffsets = true
+        do throws(LiveObjectsError) {
+            _ = try again.readHeader()
+            try again.readObjects(into: try Store(schema: schema))
+        } catch {
+            return error
+        }
+        var error = error
+        if error.file == nil { error.file = reader.options.fileName }
+        return error
     }
 
     /// The plan of a table, made on first use.
@@ -391,6 +593,7 @@ struct SnapshotDecoder {
         let plan = RecordPlan(table, store: store, firstBucket: linkBuckets.count)
         for p in plan.kinds.indices where plan.bucketOffset[p] >= 0 {
             linkBuckets.append((Int32(table.index), Int32(p), []))
+            linkOffsets.append([])
         }
         plans[table.index] = plan
         return plan
@@ -409,7 +612,8 @@ struct SnapshotDecoder {
     {
         guard depth <= Snapshot.maxEmbeddedDepth else {
             throw LiveObjectsError(
-                .limitExceeded, "embedded objects nest more than \(Snapshot.maxEmbeddedDepth) levels deep",
+                .limitExceeded,
+                "embedded objects nest more than \(Snapshot.maxEmbeddedDepth) levels deep \(reader.before())",
                 objectType: table.name, file: reader.options.fileName)
         }
         let plan = plan(table, store)
@@ -441,6 +645,13 @@ struct SnapshotDecoder {
                 throw corrupt("unknown property", type: table.name)
             }
             let p = k - 1
+            guard !seen[p] else {
+                // Leave the buffers clean for the next load of the plan.
+                for q in seen.indices { seen[q] = false }
+                if reuse { plan.give(values, seen) }
+                throw corrupt(
+                    "the property is given twice", type: table.name, property: table.schema.properties[p].name)
+            }
             seen[p] = true
             switch plan.kinds[p] {
             case .int, .string, .plain, .plainList:
@@ -449,19 +660,21 @@ struct SnapshotDecoder {
                 values[p] = .null
                 if !(try reader.readNull()) {
                     let key = try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name)
-                    linkStack.append((Int32(plan.firstBucket + plan.bucketOffset[p]), key))
+                    linkStack.append((Int32(plan.firstBucket + plan.bucketOffset[p]), key, reader.offset))
                 }
             case .embeddedLink:
                 values[p] = .null
                 if !(try reader.readNull()) {
                     // The child has placed itself and taken its own links off the stack.
                     let key = try readRecord(store.tables[plan.targets[p]], store: store, depth: depth + 1)
-                    linkStack.append((Int32(plan.firstBucket + plan.bucketOffset[p]), key))
+                    linkStack.append((Int32(plan.firstBucket + plan.bucketOffset[p]), key, reader.offset))
                 }
             case .linkList, .embeddedList:
                 values[p] = .list([])
                 let embedded = plan.kinds[p] == .embeddedList
                 var targets: [ObjectKey] = []
+                _ = try reader.peekByte()
+                let start = reader.offset
                 try reader.beginArray()
                 while try reader.nextElement() {
                     targets.append(
@@ -469,7 +682,7 @@ struct SnapshotDecoder {
                             ? try readRecord(store.tables[plan.targets[p]], store: store, depth: depth + 1)
                             : try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name))
                 }
-                pendingLists.append((Int32(table.index), -1, Int32(p), targets))
+                pendingLists.append((Int32(table.index), -1, Int32(p), targets, start))
             case .linkingObjects:
                 throw corrupt(
                     "LinkingObjects are not stored", type: table.name, property: table.schema.properties[p].name)
@@ -480,10 +693,17 @@ struct SnapshotDecoder {
             if !seen[p] { values[p] = plan.defaults[p] }
             seen[p] = false
         }
-        let row = try store.loadRow(table, at: id, values: values)
+        let row: Int32
+        do throws(LiveObjectsError) {
+            row = try store.loadRow(table, at: id, values: values)
+        } catch {
+            throw positioned(error, at: reader.offset)
+        }
         // This record's own links are on top of the stack (its children took theirs off).
         for i in firstStacked..<linkStack.count {
-            linkBuckets[Int(linkStack[i].bucket)].links.append((row, linkStack[i].target))
+            let bucket = Int(linkStack[i].bucket)
+            linkBuckets[bucket].links.append((row, linkStack[i].target))
+            if tracksLinkOffsets { linkOffsets[bucket].append(linkStack[i].offset) }
         }
         linkStack.removeSubrange(firstStacked...)
         // Entries queued by embedded children (read in between) already have their row.
@@ -511,7 +731,11 @@ struct SnapshotDecoder {
                 guard plan.optional[p] else { throw nullError(table, p) }
                 return .null
             }
-            return .string(try reader.readString())
+            let v = try reader.readString()
+            if v.utf8.count > Realm.Limits.maximumStringLength {
+                throw ValueCoding.stringTooLong(v, reader, table: table.name, property: table.schema.properties[p].name)
+            }
+            return .string(v)
         case .plainList:
             var items: [PropertyValue] = []
             try reader.beginArray()
@@ -527,6 +751,14 @@ struct SnapshotDecoder {
 
     func nullError(_ table: Table, _ p: Int) -> LiveObjectsError {
         corrupt("null for a property that is not optional", type: table.name, property: table.schema.properties[p].name)
+    }
+}
+
+extension JSONReader {
+    /// "(before byte N, line L, column C)": where a value that ends before `offset` (by
+    /// default the reader's offset) is, for error messages.
+    func before(_ offset: Int? = nil) -> String {
+        "(before \(location(offset ?? self.offset)))"
     }
 }
 
@@ -559,7 +791,11 @@ final class RecordPlan {
     /// be (an embedded table, or embedded objects inside).
     let columnTargets: ColumnTargets?
     private var values: [PropertyValue]
-    private var seen: [Bool]
+    private var seenFlags: [Bool]
+    /// A bit per property, for the records appended straight to the columns: set for each
+    /// property a record gives, cleared after each record.
+    let seen: UnsafeMutablePointer<UInt64>
+    let seenWordCount: Int
 
     init(_ table: Table, store: Store, firstBucket: Int) {
         let properties = table.schema.properties
@@ -600,9 +836,14 @@ final class RecordPlan {
             properties[$0].type == .object ? properties[$0].zeroValue : table.defaults[$0]
         }
         values = defaults
-        seen = Array(repeating: false, count: properties.count)
+        seenFlags = Array(repeating: false, count: properties.count)
+        seenWordCount = max(1, (properties.count + 63) / 64)
+        seen = .allocate(capacity: seenWordCount)
+        seen.initialize(repeating: 0, count: seenWordCount)
         columnTargets = ColumnTargets(table, kinds: kinds)
     }
+
+    deinit { seen.deallocate() }
 
     func takeValues() -> [PropertyValue] {
         var taken: [PropertyValue] = []
@@ -612,12 +853,12 @@ final class RecordPlan {
 
     func takeSeen() -> [Bool] {
         var taken: [Bool] = []
-        swap(&taken, &seen)
+        swap(&taken, &seenFlags)
         return taken.isEmpty ? Array(repeating: false, count: kinds.count) : taken
     }
 
     func give(_ values: [PropertyValue], _ seen: [Bool]) {
         self.values = values
-        self.seen = seen
+        self.seenFlags = seen
     }
 }

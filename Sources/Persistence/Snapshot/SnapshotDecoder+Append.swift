@@ -129,13 +129,21 @@ extension SnapshotDecoder {
         let row = Int32(id.row)
         let count = targets.targets.count
         // Properties before `next` have their value in the columns; records list them in schema
-        // order, but any order is read, a property given twice taking its last value.
+        // order, but any order is read. A property given twice is an error: `seen` has a bit
+        // for each property given (cleared after the record).
+        let seen = plan.seen
         var next = 0
         while let k = try reader.nextKey(in: keys) {
             guard k > 0 else {
                 throw corrupt(k == 0 ? "the $id is given twice" : "unknown property", type: table.name)
             }
             let p = k - 1
+            let bit: UInt64 = 1 << UInt64(p & 63)
+            guard seen[p >> 6] & bit == 0 else {
+                throw corrupt(
+                    "the property is given twice", type: table.name, property: table.schema.properties[p].name)
+            }
+            seen[p >> 6] |= bit
             if p < next {
                 try setValue(table, plan, targets.targets[p], p, row: row)
                 continue
@@ -151,6 +159,7 @@ extension SnapshotDecoder {
             appendDefault(plan, targets.targets[next], next)
             next += 1
         }
+        for w in 0..<plan.seenWordCount { seen[w] = 0 }
         _ = store.appendLoadedObject(table, generation: id.generation)
         if targets.hasPrimaryKey {
             if unindexed.table !== table || unindexed.rows.count >= UnindexedObjects.batchSize {
@@ -183,7 +192,7 @@ extension SnapshotDecoder {
         if let i = duplicate {
             let key = table.primaryKey(of: rows[i]) ?? .null
             throw LiveObjectsError(
-                .corruptFile, "two objects have the primary key \(key) (before byte \(offsets[i]))",
+                .corruptFile, "two objects have the primary key \(key) \(reader.before(offsets[i]))",
                 objectType: table.name, primaryKey: key, file: reader.options.fileName)
         }
     }
@@ -216,9 +225,15 @@ extension SnapshotDecoder {
         case .string:
             try refuseNull(table, p)
             let v = try reader.readString()
+            if v.utf8.count > Realm.Limits.maximumStringLength {
+                throw ValueCoding.stringTooLong(v, reader, table: table.name, property: table.schema.properties[p].name)
+            }
             column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<String>.self).appendLoaded(v) }
         case .optionalString:
             let v: String? = try reader.readNull() ? nil : try reader.readString()
+            if let v, v.utf8.count > Realm.Limits.maximumStringLength {
+                throw ValueCoding.stringTooLong(v, reader, table: table.name, property: table.schema.properties[p].name)
+            }
             column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<String?>.self).appendLoaded(v) }
         case .bool:
             try refuseNull(table, p)
@@ -275,17 +290,21 @@ extension SnapshotDecoder {
     private mutating func readLink(_ table: Table, _ plan: RecordPlan, _ p: Int, row: Int32) throws(LiveObjectsError) {
         if try reader.readNull() { return }
         let key = try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name)
-        linkBuckets[plan.firstBucket + plan.bucketOffset[p]].links.append((row, key))
+        let bucket = plan.firstBucket + plan.bucketOffset[p]
+        linkBuckets[bucket].links.append((row, key))
+        if tracksLinkOffsets { linkOffsets[bucket].append(reader.offset) }
     }
 
     /// Reads a list of links (ids), to be set once every object is placed.
     private mutating func readLinkList(_ table: Table, _ p: Int, row: Int32) throws(LiveObjectsError) {
         var targets: [ObjectKey] = []
+        _ = try reader.peekByte()
+        let start = reader.offset
         try reader.beginArray()
         while try reader.nextElement() {
             targets.append(try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name))
         }
-        pendingLists.append((Int32(table.index), row, Int32(p), targets))
+        pendingLists.append((Int32(table.index), row, Int32(p), targets, start))
     }
 
     /// Reads a `double` whose first byte is `first`: a number, or one of the strings written for

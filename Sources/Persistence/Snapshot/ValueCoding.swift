@@ -111,13 +111,13 @@ enum ValueCoding {
         _ property: Property, element: Bool, _ reader: inout JSONReader, table: String
     ) throws(LiveObjectsError) -> PropertyValue {
         let fileName = reader.options.fileName
-        let bad = { (why: String, offset: Int) -> LiveObjectsError in
+        let bad = { (why: String, reader: JSONReader) -> LiveObjectsError in
             LiveObjectsError(
-                .corruptFile, "\(why) (before byte \(offset))", objectType: table, property: property.name,
+                .corruptFile, "\(why) \(reader.before())", objectType: table, property: property.name,
                 file: fileName)
         }
         if try reader.readNull() {
-            guard property.isOptional else { throw bad("null for a property that is not optional", reader.offset) }
+            guard property.isOptional else { throw bad("null for a property that is not optional", reader) }
             return .null
         }
         switch property.type {
@@ -132,7 +132,7 @@ enum ValueCoding {
                 ? Int64(Int8.min)...Int64(Int8.max)
                 : property.type == .int16 ? Int64(Int16.min)...Int64(Int16.max) : Int64(Int32.min)...Int64(Int32.max)
             guard range.contains(v) else {
-                throw bad("\(v) is out of range for \(property.type.rawValue)", reader.offset)
+                throw bad("\(v) is out of range for \(property.type.rawValue)", reader)
             }
             return .int(v)
         case .double:
@@ -140,34 +140,45 @@ enum ValueCoding {
         case .float:
             if try reader.peekKind() == .string {
                 let text = try reader.readString()
-                guard let v = nonFiniteFloat(text) else { throw bad("'\(text)' is not a number", reader.offset) }
+                guard let v = nonFiniteFloat(text) else { throw bad("'\(text)' is not a number", reader) }
                 return .float(v)
             }
             return .float(try reader.readFloat())
         case .date:
             return .date(Date(timeIntervalSinceReferenceDate: try readDouble(&reader, bad)))
         case .string:
-            return .string(try reader.readString())
+            let text = try reader.readString()
+            if text.utf8.count > Realm.Limits.maximumStringLength {
+                throw stringTooLong(text, reader, table: table, property: property.name)
+            }
+            return .string(text)
         case .data:
             let text = try reader.readString()
-            guard let data = Data(base64Encoded: text) else { throw bad("invalid base64 data", reader.offset) }
+            // Base64 takes 4 bytes for every 3; the length is checked before decoding.
+            if text.utf8.count > (Realm.Limits.maximumDataLength + 2) / 3 * 4 {
+                throw dataTooLarge(text.utf8.count / 4 * 3, reader, table: table, property: property.name)
+            }
+            guard let data = Data(base64Encoded: text) else { throw bad("invalid base64 data", reader) }
+            if data.count > Realm.Limits.maximumDataLength {
+                throw dataTooLarge(data.count, reader, table: table, property: property.name)
+            }
             return .data(data)
         case .uuid:
             let text = try reader.readString()
-            guard let uuid = UUID(uuidString: text) else { throw bad("'\(text)' is not a UUID", reader.offset) }
+            guard let uuid = UUID(uuidString: text) else { throw bad("'\(text)' is not a UUID", reader) }
             return .uuid(uuid)
         case .object, .linkingObjects:
-            throw bad("not a plain value", reader.offset)
+            throw bad("not a plain value", reader)
         }
     }
 
     @inline(__always)
     private static func readDouble(
-        _ reader: inout JSONReader, _ bad: (String, Int) -> LiveObjectsError
+        _ reader: inout JSONReader, _ bad: (String, JSONReader) -> LiveObjectsError
     ) throws(LiveObjectsError) -> Double {
         if try reader.peekKind() == .string {
             let text = try reader.readString()
-            guard let v = nonFiniteDouble(text) else { throw bad("'\(text)' is not a number", reader.offset) }
+            guard let v = nonFiniteDouble(text) else { throw bad("'\(text)' is not a number", reader) }
             return v
         }
         return try reader.readDouble()
@@ -179,9 +190,31 @@ enum ValueCoding {
         let id = try reader.readInt64()
         guard let key = key(id), Int(key.row) < maxRow, key.row <= UInt32(Int32.max) else {
             throw LiveObjectsError(
-                .corruptFile, "object id \(id) is out of range (before byte \(reader.offset))", objectType: table,
+                .corruptFile, "object id \(id) is out of range \(reader.before())", objectType: table,
                 file: reader.options.fileName)
         }
         return key
+    }
+
+    // MARK: Limits
+
+    /// The error for a string longer than ``Realm/Limits/maximumStringLength``, just read.
+    static func stringTooLong(_ text: String, _ reader: JSONReader, table: String, property: String)
+        -> LiveObjectsError
+    {
+        LiveObjectsError(
+            .limitExceeded,
+            "a string of \(text.utf8.count) bytes is longer than the \(Realm.Limits.maximumStringLength) allowed "
+                + "(Realm.Limits.maximumStringLength) \(reader.before()); the file was left as it is",
+            objectType: table, property: property, file: reader.options.fileName)
+    }
+
+    /// The error for data larger than ``Realm/Limits/maximumDataLength``, just read.
+    static func dataTooLarge(_ count: Int, _ reader: JSONReader, table: String, property: String) -> LiveObjectsError {
+        LiveObjectsError(
+            .limitExceeded,
+            "data of \(count) bytes is larger than the \(Realm.Limits.maximumDataLength) allowed "
+                + "(Realm.Limits.maximumDataLength) \(reader.before()); the file was left as it is",
+            objectType: table, property: property, file: reader.options.fileName)
     }
 }

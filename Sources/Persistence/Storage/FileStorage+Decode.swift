@@ -10,13 +10,14 @@ extension FileStorage {
     ///
     /// - Throws: ``LiveObjectsError`` with code `corruptFile` or `limitExceeded`, as opening
     ///   would for the same bytes.
-    package static func decode(snapshot: [UInt8], journal: [UInt8]?) throws(LiveObjectsError)
-        -> (store: Store, schemaVersion: UInt64, commit: UInt64)
+    package static func decode(snapshot: [UInt8], journal: [UInt8]?, verifiesChecksum: Bool = true)
+        throws(LiveObjectsError) -> (store: Store, schemaVersion: UInt64, commit: UInt64)
     {
-        let storage = FileStorage(url: URL(fileURLWithPath: "/snapshot"), options: .init())
+        let storage = FileStorage(
+            url: URL(fileURLWithPath: "/snapshot"), options: .init(verifiesChecksum: verifiesChecksum))
         return try snapshot.withUnsafeBytesTyped {
             (raw) throws(LiveObjectsError) -> (store: Store, schemaVersion: UInt64, commit: UInt64) in
-            var decoder = SnapshotDecoder(raw, fileName: "snapshot")
+            var decoder = SnapshotDecoder(raw, fileName: "snapshot", verifiesChecksum: verifiesChecksum)
             let header = try decoder.readHeader()
             let store = try Store(schema: header.schema)
             try decoder.readObjects(into: store)

@@ -126,6 +126,12 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         /// The largest snapshot or journal file opening reads, in bytes; a larger one is refused
         /// with `limitExceeded` before it is read, and left as it is. Default: 1 GiB.
         public var maximumFileSize: Int = 1 << 30
+        /// Whether opening checks the checksums that the snapshot and each journal line carry
+        /// (see docs/FORMAT.md), refusing with `corruptFile` a file changed outside LiveObjects.
+        /// Turn it off to open a file edited by hand: its checksum is then neither checked nor
+        /// needed, and the next save writes a new one. Files damaged by the disk are opened too
+        /// then, so turn it back on once the file is saved. Default: `true`.
+        public var verifiesChecksum: Bool = true
         /// Whether to delete the file's data, instead of failing or migrating, when the schema
         /// differs from the file's: for caches. A file with a higher schema version than asked
         /// for is still an error. Default: `false`.
@@ -139,7 +145,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         public init(
             savePolicy: SavePolicy = .manual, journal: Bool = true, syncsJournal: Bool = true,
             journalFoldThreshold: Int = 4 << 20, deleteDataIfMigrationNeeded: Bool = false,
-            migration: MigrationBlock? = nil, maximumFileSize: Int = 1 << 30
+            migration: MigrationBlock? = nil, maximumFileSize: Int = 1 << 30, verifiesChecksum: Bool = true
         ) {
             self.savePolicy = savePolicy
             self.journal = journal
@@ -148,6 +154,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             self.deleteDataIfMigrationNeeded = deleteDataIfMigrationNeeded
             self.migration = migration
             self.maximumFileSize = maximumFileSize
+            self.verifiesChecksum = verifiesChecksum
         }
     }
 
@@ -234,6 +241,8 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
         do throws(LiveObjectsError) {
             lockFD = try FileIO.lock(lockPath, file: path)
             session = try load(store, configuration: configuration)
+            // What a save that was cut short left behind (the open took the lock: no save runs).
+            unlink(temporaryPath)
         } catch {
             release()
             var error = error
@@ -328,7 +337,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             (raw) throws(LiveObjectsError) -> Session in
             let journal =
                 FileIO.exists(journalPath) ? try FileIO.read(journalPath, maximumSize: options.maximumFileSize) : nil
-            var decoder = SnapshotDecoder(raw, fileName: path)
+            var decoder = SnapshotDecoder(raw, fileName: path, verifiesChecksum: options.verifiesChecksum)
             let header = try decoder.readHeader()
             if header.schemaVersion > version {
                 throw LiveObjectsError(
@@ -345,6 +354,9 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
                     if replayed.valid {
                         try reopenJournal(session, validLength: replayed.length)
                     } else {
+                        // A journal that cannot be appended to (an older format, a stale one):
+                        // what it added is saved before it is started again.
+                        if session.commit != header.commit { try writeSnapshot(store, session) }
                         try resetJournal(session)
                     }
                 } else if journal != nil {
