@@ -242,7 +242,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             lockFD = try FileIO.lock(lockPath, file: path)
             session = try load(store, configuration: configuration)
             // What a save that was cut short left behind (the open took the lock: no save runs).
-            unlink(temporaryPath)
+            try? FileIO.remove(temporaryPath)
         } catch {
             release()
             var error = error
@@ -356,7 +356,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
                     } else {
                         // A journal that cannot be appended to (an older format, a stale one):
                         // what it added is saved before it is started again.
-                        if session.commit != header.commit { try writeSnapshot(store, session) }
+                        if session.commit != header.commit { try writeSnapshot(store, session, commit: session.commit) }
                         try resetJournal(session)
                     }
                 } else if journal != nil {
