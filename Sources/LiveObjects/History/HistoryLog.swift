@@ -4,7 +4,7 @@
 /// Only types with a primary key are recorded (objects are named by primary key, which stays
 /// the same across saves, loads and devices); embedded types and types without a primary key
 /// are not. Used only inside the isolation of the realm that owns it.
-package final class HistoryLog {
+package final class HistoryLog: CommitListener {
     /// What happened to an object in one commit.
     package enum Kind: UInt8, Sendable {
         case insert = 0
@@ -87,6 +87,19 @@ package final class HistoryLog {
             }
             if log.count > 0 { types[name] = log }
         }
+    }
+
+    // MARK: Commit pipeline
+
+    package var stage: CommitStage { .history }
+
+    /// Records the commit before it is final, so that a snapshot saved for it holds it.
+    package func prepare(_ commit: Commit) throws(LiveObjectsError) {
+        record(commit.changes, commit.store)
+    }
+
+    package func abandon(_ commit: Commit) {
+        forgetLastCommit()
     }
 
     /// Removes the entries of the last commit recorded: for a commit that was rolled back

@@ -33,8 +33,11 @@ public actor Realm {
             store.register(type, info: info)
         }
         if configuration.keepsHistory {
-            store.history = HistoryLog()
+            let history = HistoryLog()
+            store.history = history
+            store.addCommitListener(history)
         }
+        NotificationListeners.install(on: store)
         try configuration.storage.backend?.open(store, configuration: configuration)
         configuration.storage.backend?.attach(self)
     }
@@ -192,9 +195,10 @@ public actor Realm {
 
     // MARK: Hooks for other modules
 
-    /// Calls `observer` after every commit that changed something.
+    /// Calls `observer` after every commit that changed something, last in the commit
+    /// pipeline.
     package func addCommitObserver(_ observer: @escaping (ChangeSet, Store) -> Void) {
-        store.commitObservers.append(observer)
+        store.addCommitListener(CommitObserver { commit in observer(commit.changes, commit.store) })
     }
 }
 

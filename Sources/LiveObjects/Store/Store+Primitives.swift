@@ -246,19 +246,20 @@ extension Store {
         rollback(to: Savepoint(index: 0, lastAppendCount: nil))
         isInWrite = false
         pendingError = nil
-        silencedTokens = []
-        notifySubscriptions(ChangeSet(version: version, tables: [:]), undoLog: [])
+        for listener in listeners { listener.cancelled() }
     }
 
-    /// Commits the open write: records it in the history, makes it durable, frees deleted
-    /// slots, bumps the version, tells the observers.
+    /// Commits the open write through the commit pipeline (see ``CommitListener``): the
+    /// listeners prepare it (record it in the history, make it durable), then the deleted slots
+    /// are freed, the version goes up and the listeners hear of the final commit.
     ///
-    /// - Throws: what ``durability`` throws, after rolling the whole write back and closing it
-    ///   (as ``cancelWrite()`` does): the store and its history are then as before the write.
+    /// - Throws: what a listener's `prepare` throws, after rolling the whole write back and
+    ///   closing it (as ``cancelWrite()`` does): the store and the listeners are then as before
+    ///   the write.
     @discardableResult
     package func commitWrite() throws(LiveObjectsError) -> ChangeSet {
         let changes = changeSet()
-        // Slots freed before the commit is made durable, so that a snapshot saved for it lists
+        // Slots freed before the commit is prepared, so that a snapshot saved for it lists
         // them (their generations keep keys of the deleted objects from resolving again).
         var freed: [Int32] = []
         for entry in undoLog {
@@ -268,13 +269,13 @@ extension Store {
             }
         }
         if !changes.tables.isEmpty {
-            history?.record(changes, self)
-            if let durability {
+            let commit = Commit(changes: changes, store: self, undoLog: undoLog)
+            for (i, listener) in listeners.enumerated() {
                 do throws(LiveObjectsError) {
-                    try durability(changes, self)
+                    try listener.prepare(commit)
                 } catch {
+                    for prepared in listeners[..<i].reversed() { prepared.abandon(commit) }
                     for t in freed.reversed() { _ = tables[Int(t)].popFreeRow() }
-                    history?.forgetLastCommit()
                     cancelWrite()
                     throw error
                 }
@@ -287,18 +288,9 @@ extension Store {
             version += 1
             mutationCount &+= 1
         }
-        let result = ChangeSet(version: version, tables: changes.tables)
-        if !result.tables.isEmpty {
-            for observer in commitObservers { observer(result, self) }
-        }
-        var context: CommitContext?
-        if !result.tables.isEmpty && commitConcernsObservers(result) {
-            context = CommitContext(store: self, changes: result, undoLog: log)
-            notifyObservers(context!)
-        }
-        notifySubscriptions(result, undoLog: log, context: context)
-        silencedTokens = []
-        return result
+        let commit = Commit(changes: ChangeSet(version: version, tables: changes.tables), store: self, undoLog: log)
+        for listener in listeners { listener.committed(commit) }
+        return commit.changes
     }
 
     /// The changeset of the open write so far.

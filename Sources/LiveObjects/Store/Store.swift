@@ -98,16 +98,8 @@ package final class Store {
     /// Embedded objects whose parent the journal entry being replayed may have changed:
     /// checked by ``checkReplayedEmbedded()`` before the entry commits.
     var replayedEmbedded: [(table: Table, row: Int32)] = []
-    /// Called after every commit, in order, with the commit's changeset.
-    package var commitObservers: [(ChangeSet, Store) -> Void] = []
-    /// Makes a commit durable before it becomes final (a file realm's journal append or save).
-    ///
-    /// Called by ``commitWrite()`` with the commit's changeset while the write is still open:
-    /// the store already holds the new state, the change history has recorded the commit, and
-    /// nothing else has heard of it. When it throws, the commit is rolled back as a whole (the
-    /// history forgets it) and ``commitWrite()`` throws the error: a commit that returns is
-    /// durable, one that throws changed nothing.
-    package var durability: ((ChangeSet, Store) throws(LiveObjectsError) -> Void)?
+    /// The commit pipeline, ordered by stage (see ``CommitListener``).
+    package internal(set) var listeners: [any CommitListener] = []
     /// The change history, when the realm keeps one.
     package var history: HistoryLog?
 

@@ -87,7 +87,7 @@ extension Realm {
 ///
 /// One value per configuration; its state is used only inside the isolation of the realm that
 /// opened it (open, commits, saves and close all run there).
-public final class FileStorage: StorageBackend, @unchecked Sendable {
+public final class FileStorage: StorageBackend, CommitListener, @unchecked Sendable {
     // @unchecked: `session` is touched only inside the isolation of the realm that owns it
     // (its init, commit observers, isolated methods and isolated deinit); the rest is immutable.
 
@@ -249,8 +249,7 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             if error.file == nil { error.file = path }
             throw error
         }
-        store.durability = { [self] (changes, store) throws(LiveObjectsError) in try makeDurable(changes, store) }
-        store.commitObservers.append { [self] changes, store in self.committed(changes, store) }
+        store.addCommitListener(self)
     }
 
     package func attach(_ realm: Realm) {
@@ -381,7 +380,10 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
             // Migration: load the old data with the old schema, then move it over.
             let old = try Store(schema: header.schema)
             let oldHistory = store.history == nil ? nil : HistoryLog()
-            old.history = oldHistory
+            if let oldHistory {
+                old.history = oldHistory
+                old.addCommitListener(oldHistory)
+            }
             try decoder.readObjects(into: old)
             let oldSession = Session(store: old, schemaVersion: header.schemaVersion, commit: header.commit)
             _ = try replayJournal(journal, into: old, header: header, session: oldSession)
@@ -486,8 +488,19 @@ public final class FileStorage: StorageBackend, @unchecked Sendable {
 
     // MARK: Commits
 
-    /// Makes a commit durable before its write returns (the store's ``Store/durability``
-    /// step): the write is still open, so throwing rolls it back.
+    /// The durability step of the commit pipeline.
+    package var stage: CommitStage { .durability }
+
+    package func prepare(_ commit: Commit) throws(LiveObjectsError) {
+        try makeDurable(commit.changes, commit.store)
+    }
+
+    package func committed(_ commit: Commit) {
+        if !commit.isEmpty { committed(commit.changes, commit.store) }
+    }
+
+    /// Makes a commit durable before its write returns (the durability step of the store's
+    /// commit pipeline): the write is still open, so throwing rolls it back.
     ///
     /// - With the journal, the commit's line is appended and synced. If that fails, the
     ///   journal is cut back to its length before the line and the error is thrown.
