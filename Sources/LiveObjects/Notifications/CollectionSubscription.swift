@@ -1,6 +1,9 @@
 /// A subscription to a collection: query results (filtered, sorted) kept incrementally, or a
 /// list / `LinkingObjects` diffed element by element.
 final class CollectionSubscription<Element: Object>: Subscription {
+    let token: SubscriptionToken
+    let cancellation = CancellationFlag()
+    let observedMask: UInt64
     enum Source {
         /// Filtered and sorted results: maintained incrementally from the changed rows.
         case query(BoundQuery?, RowSorter?)
@@ -52,8 +55,8 @@ final class CollectionSubscription<Element: Object>: Subscription {
         }
         if case .list(let owner, _, _, _) = source { tables.insert(owner.index) }
         self.observedTables = tables
-        super.init(token: store.nextSubscriptionToken())
-        observedMask = Subscription.mask(tables)
+        token = store.nextSubscriptionToken()
+        observedMask = tableMask(tables)
         computeAll()
     }
 
@@ -88,7 +91,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
         FrozenResults(frozen: store.frozenState(), tableIndex: table.index, rows: rows)
     }
 
-    override func deliverInitial() {
+    func deliverInitial() {
         computeAll()
         continuation.yield(
             CollectionChange(
@@ -96,11 +99,11 @@ final class CollectionSubscription<Element: Object>: Subscription {
                 modificationsInNewIndices: [], moves: [], snapshot: snapshot()))
     }
 
-    override func finish() { continuation.finish() }
+    func finish() { continuation.finish() }
 
     // MARK: Commits
 
-    override func commit(_ context: CommitContext, silent: Bool) {
+    func commit(_ context: CommitContext, silent: Bool) {
         guard !observedTables.isDisjoint(with: context.touchedTables) else { return }
         let observed = observedRows(context)
         let membership = Self.rowsReaching(membershipPaths, context)

@@ -14,7 +14,7 @@ final class CommitContext {
     /// The indices of the tables with any change.
     private(set) var touchedTables = Set<Int>()
     /// ``touchedTables`` as a bit mask (all bits for tables past 63).
-    var touchedMask: UInt64 { Subscription.mask(touchedTables) }
+    var touchedMask: UInt64 { tableMask(touchedTables) }
     /// Per target row: the links to it that the write made or removed (newest first), for the
     /// link properties that have an inverse `LinkingObjects`.
     private var backlinkChanges: [RowID: [BacklinkChange]] = [:]

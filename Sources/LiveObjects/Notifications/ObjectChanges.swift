@@ -43,6 +43,9 @@ public struct RealmChanges: AsyncSequence, Sendable {
 }
 
 final class ObjectSubscription<Element: Object>: Subscription {
+    let token: SubscriptionToken
+    let cancellation = CancellationFlag()
+    let observedMask: UInt64
     // Unowned: the store keeps its subscriptions; a strong reference back would leak both.
     unowned(unsafe) let store: Store
     let table: Table
@@ -61,8 +64,8 @@ final class ObjectSubscription<Element: Object>: Subscription {
         self.generation = generation
         self.properties = properties
         self.continuation = continuation
-        super.init(token: store.nextSubscriptionToken())
-        observedMask = Subscription.mask([table.index])
+        token = store.nextSubscriptionToken()
+        observedMask = tableMask([table.index])
     }
 
     private var frozen: FrozenObject<Element> {
@@ -71,7 +74,7 @@ final class ObjectSubscription<Element: Object>: Subscription {
             key: ObjectKey(row: UInt32(bitPattern: row), generation: generation))
     }
 
-    override func deliverInitial() {
+    func deliverInitial() {
         if table.isValid(row, generation: generation) {
             continuation.yield(.initial(frozen))
         } else {
@@ -80,9 +83,9 @@ final class ObjectSubscription<Element: Object>: Subscription {
         }
     }
 
-    override func finish() { continuation.finish() }
+    func finish() { continuation.finish() }
 
-    override func commit(_ context: CommitContext, silent: Bool) {
+    func commit(_ context: CommitContext, silent: Bool) {
         guard context.touchedTables.contains(table.index) else { return }
         if context.deleted[table.index]?[row] == generation {
             if !silent { continuation.yield(.deleted) }
@@ -112,18 +115,22 @@ extension FrozenStore {
 }
 
 final class RealmSubscription: Subscription {
+    let token: SubscriptionToken
+    let cancellation = CancellationFlag()
+    let observedMask: UInt64
     let continuation: ChangeStream<ChangeSet>.Continuation
 
     init(token: SubscriptionToken, continuation: ChangeStream<ChangeSet>.Continuation) {
         self.continuation = continuation
-        super.init(token: token)
+        self.token = token
+        observedMask = .max
     }
 
-    override func commit(_ context: CommitContext, silent: Bool) {
+    func commit(_ context: CommitContext, silent: Bool) {
         if !silent { continuation.yield(context.changes) }
     }
 
-    override func finish() { continuation.finish() }
+    func finish() { continuation.finish() }
 }
 
 /// Model objects that can be observed; every `Object` is.

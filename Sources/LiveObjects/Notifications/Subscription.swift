@@ -13,38 +13,37 @@ final class CancellationFlag: Sendable {
     var isCancelled: Bool { flag.load(ordering: .relaxed) }
 }
 
-/// The base of every subscription kept by a store.
-class Subscription {
-    let token: SubscriptionToken
+/// A subscription kept by a store: told about every commit that touches its tables by the
+/// subscription step of the commit pipeline.
+protocol Subscription: AnyObject {
+    /// Names the subscription, so that a write can skip it.
+    var token: SubscriptionToken { get }
     /// Set from any thread when the consumer stops iterating.
-    let cancellation = CancellationFlag()
-
+    var cancellation: CancellationFlag { get }
     /// Bit `t` set when table `t` may matter (all bits for tables past 63): commits that touch
     /// none of them are skipped with one AND.
-    var observedMask: UInt64 = .max
-
-    init(token: SubscriptionToken) {
-        self.token = token
-    }
-
-    /// The mask of a set of table indices.
-    static func mask(_ tables: Set<Int>) -> UInt64 {
-        var mask: UInt64 = 0
-        for t in tables {
-            if t >= 64 { return .max }
-            mask |= 1 << UInt64(t)
-        }
-        return mask
-    }
+    var observedMask: UInt64 { get }
 
     /// Updates the subscription's state for a commit and, unless `silent`, tells the consumer.
-    func commit(_ context: CommitContext, silent: Bool) {}
-
+    func commit(_ context: CommitContext, silent: Bool)
     /// Sends the first element, for subscriptions made while a write was open.
-    func deliverInitial() {}
-
+    func deliverInitial()
     /// Ends the consumer's iteration (the realm is going away).
-    func finish() {}
+    func finish()
+}
+
+extension Subscription {
+    func deliverInitial() {}
+}
+
+/// The table mask of a set of table indices (``Subscription/observedMask``).
+func tableMask(_ tables: Set<Int>) -> UInt64 {
+    var mask: UInt64 = 0
+    for t in tables {
+        if t >= 64 { return .max }
+        mask |= 1 << UInt64(t)
+    }
+    return mask
 }
 
 extension Store {
@@ -52,7 +51,7 @@ extension Store {
     /// subscriptions the subscription is ended at once instead, and the `limitExceeded` error
     /// is returned.
     @discardableResult
-    func addSubscription(_ subscription: Subscription) -> LiveObjectsError? {
+    func addSubscription(_ subscription: any Subscription) -> LiveObjectsError? {
         if subscriptions.count >= maximumSubscriptions {
             subscriptions.removeAll { $0.cancellation.isCancelled }
         }
@@ -70,7 +69,7 @@ extension Store {
 
     /// Registers a subscription made by an accessor that cannot throw: past the maximum, the
     /// error is thrown by the enclosing realm call.
-    func addSubscriptionOrRecord(_ subscription: Subscription) {
+    func addSubscriptionOrRecord(_ subscription: any Subscription) {
         if let error = addSubscription(subscription) { recordError(error) }
     }
 

@@ -64,9 +64,9 @@ package final class Store {
     /// Predicates of the string language parsed on this store, for reuse with new arguments.
     let predicateTemplates = PredicateTemplates()
     /// Live subscriptions, told about every commit.
-    var subscriptions: [Subscription] = []
+    var subscriptions: [any Subscription] = []
     /// Subscriptions made while a write was open: they get their first element when it ends.
-    var pendingInitial: [Subscription] = []
+    var pendingInitial: [any Subscription] = []
     /// Subscriptions the open write must not notify.
     var silencedTokens = Set<SubscriptionToken>()
     var subscriptionCounter: UInt64 = 0
