@@ -18,6 +18,21 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
 
     package init() {}
 
+    // MARK: Reading the chunks from another module
+    //
+    // Codecs (the snapshot writer) walk ``chunks`` chunk by chunk for speed; these name the
+    // geometry, so that none of them writes it out.
+
+    /// The position of element `offset` of chunk `chunk`.
+    @inlinable @inline(__always)
+    package static func position(chunk: Int, offset: Int) -> Int { chunk << shift | offset }
+
+    /// Element `position` of chunks taken from a chunked array (``chunks``).
+    @inlinable @inline(__always)
+    package static func element(_ chunks: [[Element]], at position: Int) -> Element {
+        chunks[position >> shift][position & mask]
+    }
+
     package init(repeating element: Element, count: Int) {
         for _ in 0..<count { append(element) }
     }

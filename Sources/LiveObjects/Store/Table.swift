@@ -427,6 +427,14 @@ package final class Table {
     @inline(__always)
     package func generation(_ row: Int32) -> UInt32 { slotStates[Int(row)] >> 1 }
 
+    /// The generation a slot state holds (a state from ``withSlotStates(_:)``).
+    @inlinable @inline(__always)
+    package static func generation(ofSlotState state: UInt32) -> UInt32 { state >> 1 }
+
+    /// Whether a slot state holds a live object (a state from ``withSlotStates(_:)``).
+    @inlinable @inline(__always)
+    package static func isLive(slotState state: UInt32) -> Bool { state & 1 != 0 }
+
     /// Whether a slot holds a live object.
     @inline(__always)
     package func isLive(_ row: Int32) -> Bool { slotStates[Int(row)] & 1 != 0 }

@@ -169,7 +169,7 @@ struct FlatRecords {
                         let table = table.baseAddress!
                         for i in 0..<live.count {
                             let state = live[i]
-                            guard state & 1 != 0 else { continue }
+                            guard Table.isLive(slotState: state) else { continue }
                             var length = fixedLength
                             for k in stringColumns {
                                 switch cursors[k] {
@@ -182,7 +182,10 @@ struct FlatRecords {
                                 var q = p
                                 copyBytes(q, template, starts[1])
                                 q += starts[1]
-                                q += JSONWriter.formatInt(Int64(state >> 1) << 32 | Int64(c << 12 | i), into: q)
+                                q += JSONWriter.formatInt(
+                                    ValueCoding.id(
+                                        slotState: state, row: ChunkedArray<UInt32>.position(chunk: c, offset: i)),
+                                    into: q)
                                 for k in 0..<columnCount {
                                     let start = starts[k + 1]
                                     let count = starts[k + 2] - start
@@ -230,7 +233,7 @@ struct FlatRecords {
             let t = targets[i]
             guard t >= 0 else { return null(into: q) }
             precondition(Int(t) < count, "FlatRecords: a link to a row that does not exist")
-            return JSONWriter.formatInt(Int64(states[Int(t)] >> 1) << 32 | Int64(t), into: q)
+            return JSONWriter.formatInt(ValueCoding.id(slotState: states[Int(t)], row: Int(t)), into: q)
         case .linkRow(let targets):
             let t = targets[i]
             guard t >= 0 else { return null(into: q) }

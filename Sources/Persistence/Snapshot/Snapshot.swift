@@ -184,7 +184,7 @@ struct RecordEncoder {
 
     /// Element `i` of a chunked array's chunks.
     @inline(__always)
-    static func element<T>(_ chunks: [[T]], _ i: Int) -> T { chunks[i >> 12][i & 4095] }
+    static func element<T>(_ chunks: [[T]], _ i: Int) -> T { ChunkedArray<T>.element(chunks, at: i) }
 
     init(store: Store, inlineEmbedded: Bool) {
         self.store = store
@@ -207,12 +207,12 @@ struct RecordEncoder {
         }
         for (c, chunk) in states.enumerated() {
             for (i, state) in chunk.enumerated() {
-                let r = c << 12 | i
-                guard state & 1 != 0 else { continue }
+                let r = ChunkedArray<UInt32>.position(chunk: c, offset: i)
+                guard Table.isLive(slotState: state) else { continue }
                 let row = Int32(r)
                 writer.beginObject()
                 writer.key(ValueCoding.idKey)
-                writer.int(Int64(state >> 1) << 32 | Int64(r))
+                writer.int(ValueCoding.id(slotState: state, row: r))
                 for p in columns.indices {
                     guard let column = columns[p] else { continue }
                     writer.key(keys[p])
@@ -288,7 +288,7 @@ struct RecordEncoder {
             } else if inlineEmbedded && targetIsEmbedded {
                 try writeEmbedded(link.target, t, into: &writer, depth: depth)
             } else {
-                writer.int(Int64(Self.element(targetStates, Int(t)) >> 1) << 32 | Int64(t))
+                writer.int(ValueCoding.id(slotState: Self.element(targetStates, Int(t)), row: Int(t)))
             }
         case .list(let list, let targetIsEmbedded):
             let embedded = inlineEmbedded && targetIsEmbedded

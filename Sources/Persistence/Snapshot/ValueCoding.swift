@@ -8,7 +8,19 @@ enum ValueCoding {
     /// An object id: the key's generation in the high 32 bits, its row in the low 32.
     @inline(__always)
     static func id(_ key: ObjectKey) -> Int64 {
-        Int64(key.generation) << 32 | Int64(key.row)
+        id(generation: key.generation, row: Int(key.row))
+    }
+
+    /// The id of the object in slot `row` whose slot state (from `Table.withSlotStates`) is
+    /// `state`.
+    @inline(__always)
+    static func id(slotState state: UInt32, row: Int) -> Int64 {
+        id(generation: Table.generation(ofSlotState: state), row: row)
+    }
+
+    @inline(__always)
+    static func id(generation: UInt32, row: Int) -> Int64 {
+        Int64(generation) << 32 | Int64(row)
     }
 
     /// The key of an id, if the id is in range.
