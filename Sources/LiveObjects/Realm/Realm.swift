@@ -122,9 +122,15 @@ public actor Realm {
     ) throws -> sending T {
         try store.beginWrite()
         store.silencedTokens = tokens
+        return try finishWrite(body(self))
+    }
+
+    /// Ends the open write once its body has run: commits it, or, if the body threw (the
+    /// autoclosure) or an accessor inside it recorded an error, rolls it back and throws.
+    private func finishWrite<T>(_ body: @autoclosure () throws -> sending T) throws -> sending T {
         let result: T
         do {
-            result = try body(self)
+            result = try body()
             if let error = store.takePendingError() { throw error }
         } catch {
             store.cancelWrite()
@@ -152,13 +158,7 @@ public actor Realm {
     /// - Throws: the errors of ``add(_:update:)``.
     public func write(adding objects: sending [Object], update: UpdatePolicy = .error) throws {
         try store.beginWrite()
-        do {
-            for object in objects { try add(object, update: update) }
-        } catch {
-            store.cancelWrite()
-            throw error
-        }
-        try store.commitWrite()
+        try finishWrite(objects.forEach { try add($0, update: update) })
     }
 
     /// Opens a write that stays open until ``commitWrite()`` or ``cancelWrite()``.

@@ -443,9 +443,7 @@ extension Store {
         }
         let target = column.target
         if target.schema.isEmbedded, new >= 0, target.linkCount(to: new) > 0 {
-            throw LiveObjectsError(
-                .embeddedObjectAlreadyOwned, "the embedded object already has a parent",
-                objectType: table.name, property: column.property.name)
+            throw alreadyOwned(table, column.property.name)
         }
         setValue(new >= 0 ? .object(target.key(new)) : .null, table, row, p)
         if target.schema.isEmbedded && old >= 0 {
@@ -467,9 +465,7 @@ extension Store {
             var seen = Set<Int32>()
             for r in rows {
                 guard seen.insert(r).inserted, kept.contains(r) || target.linkCount(to: r) == 0 else {
-                    throw LiveObjectsError(
-                        .embeddedObjectAlreadyOwned, "the embedded object already has a parent",
-                        objectType: table.name, property: column.property.name)
+                    throw alreadyOwned(table, column.property.name)
                 }
             }
         }
@@ -496,9 +492,7 @@ extension Store {
         if let column = table.columns[p] as? LinkListColumn {
             let r = try resolveLink(input, column.target, context: context)
             if column.target.schema.isEmbedded && column.target.linkCount(to: r) > 0 {
-                throw LiveObjectsError(
-                    .embeddedObjectAlreadyOwned, "the embedded object already has a parent",
-                    objectType: table.name, property: property.name)
+                throw alreadyOwned(table, property.name)
             }
             listInsert(.object(column.target.key(r)), table, row, p, at: index)
         } else {
@@ -538,9 +532,7 @@ extension Store {
             let r = try resolveLink(input, column.target, context: context)
             if r == old { return }
             if column.target.schema.isEmbedded && column.target.linkCount(to: r) > 0 {
-                throw LiveObjectsError(
-                    .embeddedObjectAlreadyOwned, "the embedded object already has a parent",
-                    objectType: table.name, property: column.property.name)
+                throw alreadyOwned(table, column.property.name)
             }
             listReplace(.object(column.target.key(r)), table, row, p, at: index)
             if column.target.schema.isEmbedded { try delete([(column.target, old)]) }
@@ -576,5 +568,14 @@ extension Store {
         LiveObjectsError(
             .indexOutOfBounds, "index \(index) is out of bounds (0..<\(count))",
             objectType: table.name, property: table.schema.properties[p].name)
+    }
+}
+
+extension Store {
+    /// The error for an embedded object given a second parent through `property` of `table`.
+    fileprivate func alreadyOwned(_ table: Table, _ property: String) -> LiveObjectsError {
+        LiveObjectsError(
+            .embeddedObjectAlreadyOwned, "the embedded object already has a parent", objectType: table.name,
+            property: property)
     }
 }
