@@ -171,7 +171,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
             guard let backlinks = step.table.linkingObjectsSources[step.property] else { return [] }
             var rows: [Int32] = []
             for origin in targets where Int(origin) < target.rowCount && target.isLive(origin) {
-                rows += Store.linkRows(target.columns[backlinks.property]!.value(at: Int(origin)))
+                rows += Store.linkRows(target.column(backlinks.property).value(at: Int(origin)))
             }
             return rows
         }

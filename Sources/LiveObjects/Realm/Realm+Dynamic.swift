@@ -97,11 +97,11 @@ public struct DynamicObject: CustomStringConvertible {
                 try handle.store.insertElement(
                     input, handle.table, handle.row, p, at: handle.store.listCount(handle.table, handle.row, p),
                     context: context)
-                let list = handle.table.columns[p] as! LinkListColumn
+                let list = handle.table.linkListColumn(p)
                 created = DynamicObject(row: list.lists[Int(handle.row)].last!, table: target, handle: handle)
             } else {
                 try handle.store.set(input, handle.table, handle.row, p, context: context, force: false)
-                let link = handle.table.columns[p] as! LinkColumn
+                let link = handle.table.linkColumn(p)
                 created = DynamicObject(row: link.targets[Int(handle.row)], table: target, handle: handle)
             }
         }

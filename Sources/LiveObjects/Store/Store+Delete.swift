@@ -15,7 +15,7 @@ extension Store {
             for (p, property) in table.schema.properties.enumerated() where property.type == .object {
                 let target = tablesByName[property.objectType!]!
                 guard target.schema.isEmbedded || property.deleteRule == .cascade else { continue }
-                for t in Self.linkRows(table.columns[p]!.value(at: Int(row))) {
+                for t in Self.linkRows(table.column(p).value(at: Int(row))) {
                     stack.append((target, t))
                 }
             }

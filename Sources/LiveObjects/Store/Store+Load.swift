@@ -88,7 +88,7 @@ extension Store {
                 }
             }
         }
-        let column = table.columns[pk]!
+        let column = table.column(pk)
         for (i, row) in rows.enumerated()
         where !index.insertIfAbsent(column.value(at: Int(row)), row: row, generation: table.generation(row)) {
             return i
@@ -122,7 +122,7 @@ extension Store {
     package func loadLink(_ table: Table, _ row: Int32, _ property: Int, to target: ObjectKey?)
         throws(LiveObjectsError)
     {
-        let column = table.columns[property] as! LinkColumn
+        let column = table.linkColumn(property)
         column.target.fillIncomingRows()
         guard let target else { return }
         guard column.targets[Int(row)] < 0 else {
@@ -143,7 +143,7 @@ extension Store {
         throws(LiveObjectsError)
     {
         guard !links.isEmpty else { return }
-        let column = table.columns[property] as! LinkColumn
+        let column = table.linkColumn(property)
         let target = column.target
         target.fillIncomingRows()
         if target.schema.isEmbedded {
@@ -185,7 +185,7 @@ extension Store {
     package func loadList(_ table: Table, _ row: Int32, _ property: Int, to targets: [ObjectKey])
         throws(LiveObjectsError)
     {
-        let column = table.columns[property] as! LinkListColumn
+        let column = table.linkListColumn(property)
         column.target.fillIncomingRows()
         guard column.lists[Int(row)].isEmpty else {
             throw LiveObjectsError(
@@ -230,7 +230,7 @@ extension Store {
             }
             if !table.valueIndexes.isEmpty {
                 let rows = table.liveRows
-                for (p, index) in table.valueIndexes { index.insertAll(table.columns[p]!, rows: rows) }
+                for (p, index) in table.valueIndexes { index.insertAll(table.column(p), rows: rows) }
             }
         }
         mutationCount &+= 1
@@ -280,7 +280,7 @@ extension Store {
     package func replaySetLink(_ table: Table, _ row: Int32, _ property: Int, to target: ObjectKey?)
         throws(LiveObjectsError)
     {
-        let column = table.columns[property] as! LinkColumn
+        let column = table.linkColumn(property)
         var t: Int32?
         if let target {
             guard let r = column.target.row(for: target) else {
@@ -305,7 +305,7 @@ extension Store {
     package func replaySetList(_ table: Table, _ row: Int32, _ property: Int, to targets: [ObjectKey])
         throws(LiveObjectsError)
     {
-        let column = table.columns[property] as! LinkListColumn
+        let column = table.linkListColumn(property)
         var rows: [Int32] = []
         for key in targets {
             guard let r = column.target.row(for: key) else {
@@ -332,7 +332,7 @@ extension Store {
         throws(LiveObjectsError)
     {
         let checked = try check(value, for: table.schema.properties[property], in: table)
-        if property == table.primaryKeyProperty, checked != table.columns[property]!.value(at: Int(row)) {
+        if property == table.primaryKeyProperty, checked != table.column(property).value(at: Int(row)) {
             throw LiveObjectsError(
                 .corruptFile, "the primary key of an existing object cannot change",
                 objectType: table.name, property: table.schema.properties[property].name)

@@ -37,7 +37,7 @@ extension Store {
     func setValue(
         _ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, force: Bool = false
     ) -> Bool {
-        let column = table.columns[property]!
+        let column = table.column(property)
         let old = column.value(at: Int(row))
         if old == value && !force { return false }
         mutationCount &+= 1
@@ -50,7 +50,7 @@ extension Store {
     private func rawSet(
         _ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, old: PropertyValue
     ) {
-        let column = table.columns[property]!
+        let column = table.column(property)
         if property == table.primaryKeyProperty {
             table.primaryKeyIndex?.remove(old)
             table.primaryKeyIndex?.insert(value, row: row, generation: table.generation(row))
@@ -377,7 +377,7 @@ extension Store {
             table.pushFreeRow(row)
         case .set(let t, let row, let p, let old):
             let table = tables[Int(t)]
-            rawSet(old, table, row, Int(p), old: table.columns[Int(p)]!.value(at: Int(row)))
+            rawSet(old, table, row, Int(p), old: table.column(Int(p)).value(at: Int(row)))
         case .listInsert(let t, let row, let p, let index):
             _ = rawListRemove(tables[Int(t)], row, Int(p), at: Int(index))
         case .listRemove(let t, let row, let p, let index, let old):

@@ -317,7 +317,7 @@ extension Store {
         try requireWrite(table, property: property.name)
         let checked = try check(value, for: property, in: table)
         if p == table.primaryKeyProperty {
-            if checked != table.columns[p]!.value(at: Int(handle.row)) {
+            if checked != table.column(p).value(at: Int(handle.row)) {
                 throw LiveObjectsError(
                     .primaryKeyChange, "the primary key of an existing object cannot be changed",
                     objectType: table.name, property: property.name,
@@ -367,7 +367,7 @@ extension Store {
         }
         if p == table.primaryKeyProperty {
             let value = try checkedValue(input, property, table)
-            if value != table.columns[p]!.value(at: Int(row)) {
+            if value != table.column(p).value(at: Int(row)) {
                 throw LiveObjectsError(
                     .primaryKeyChange, "the primary key of an existing object cannot be changed",
                     objectType: table.name, property: property.name,
@@ -434,7 +434,7 @@ extension Store {
     package func setLink(_ table: Table, _ row: Int32, _ p: Int, to newRow: Int32?, force: Bool = false)
         throws(LiveObjectsError)
     {
-        let column = table.columns[p] as! LinkColumn
+        let column = table.linkColumn(p)
         let old = column.targets[Int(row)]
         let new = newRow ?? -1
         if old == new {
@@ -455,7 +455,7 @@ extension Store {
     package func replaceList(_ table: Table, _ row: Int32, _ p: Int, with rows: [Int32])
         throws(LiveObjectsError)
     {
-        let column = table.columns[p] as! LinkListColumn
+        let column = table.linkListColumn(p)
         let old = column.lists[Int(row)]
         if old == rows { return }
         let target = column.target

@@ -257,6 +257,31 @@ package final class Table {
     package internal(set) unowned(unsafe) var store: Store?
     /// One column per property, in schema order; nil for `LinkingObjects`.
     @exclusivity(unchecked) package private(set) var columns: [Column?] = []
+
+    /// The column of a stored property (every property but `LinkingObjects` has one).
+    @inline(__always)
+    package func column(_ property: Int) -> Column {
+        guard let column = columns[property] else {
+            preconditionFailure("\(name).\(schema.properties[property].name) is computed and has no column")
+        }
+        return column
+    }
+
+    /// The column of a to-one link property.
+    package func linkColumn(_ property: Int) -> LinkColumn {
+        guard let column = columns[property] as? LinkColumn else {
+            preconditionFailure("\(name).\(schema.properties[property].name) is not a to-one link")
+        }
+        return column
+    }
+
+    /// The column of a list-of-links property.
+    package func linkListColumn(_ property: Int) -> LinkListColumn {
+        guard let column = columns[property] as? LinkListColumn else {
+            preconditionFailure("\(name).\(schema.properties[property].name) is not a list of links")
+        }
+        return column
+    }
     /// The same columns, unretained, for the property reads of managed objects: reading through
     /// `columns` retains and releases the array's buffer, and those atomic operations keep the
     /// processor from overlapping one read's cache miss with the next. Valid while `columns`
@@ -557,15 +582,15 @@ package final class Table {
         indexesAreStale = false
         for row in liveRows {
             if let pk = primaryKeyProperty {
-                primaryKeyIndex?.insert(columns[pk]!.value(at: Int(row)), row: row, generation: generation(row))
+                primaryKeyIndex?.insert(column(pk).value(at: Int(row)), row: row, generation: generation(row))
             }
-            for (p, index) in valueIndexes { index.insert(columns[p]!.value(at: Int(row)), row: row) }
+            for (p, index) in valueIndexes { index.insert(column(p).value(at: Int(row)), row: row) }
         }
     }
 
     /// The primary key of a row.
     package func primaryKey(of row: Int32) -> PropertyValue? {
-        primaryKeyProperty.map { columns[$0]!.value(at: Int(row)) }
+        primaryKeyProperty.map { column($0).value(at: Int(row)) }
     }
 
     /// The current value of a stored property.
@@ -678,9 +703,9 @@ package final class Table {
 
     func indexRemove(_ row: Int32) {
         if let pk = primaryKeyProperty {
-            primaryKeyIndex?.remove(columns[pk]!.value(at: Int(row)))
+            primaryKeyIndex?.remove(column(pk).value(at: Int(row)))
         }
-        for (p, index) in valueIndexes { index.remove(columns[p]!.value(at: Int(row)), row: row) }
+        for (p, index) in valueIndexes { index.remove(column(p).value(at: Int(row)), row: row) }
     }
 
     func setColumns(_ columns: [Column?]) {
