@@ -205,6 +205,15 @@ enum Reference {
         return o.isEmpty ? s : s.folding(options: o, locale: nil)
     }
 
+    /// The documented order of strings without options: the scalars of the NFC forms (not
+    /// `String`'s `<`, which is not an order across normalization forms on Linux).
+    static func nfcOrder(_ a: String, _ b: String) -> Int {
+        let x = a.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
+        let y = b.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
+        if x == y { return 0 }
+        return x.lexicographicallyPrecedes(y) ? -1 : 1
+    }
+
     static func scalarOrder(_ a: String, _ b: String) -> Int {
         let x = a.decomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
         let y = b.decomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
@@ -225,7 +234,7 @@ enum Reference {
         switch (a, b) {
         case (.null, .null): return 0
         case (.string(let x), .string(let y)):
-            if options.isEmpty { return x == y ? 0 : (x < y ? -1 : 1) }
+            if options.isEmpty { return nfcOrder(x, y) }
             return scalarOrder(fold(x, options), fold(y, options))
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
         case (.date(let x), .date(let y)): return x == y ? 0 : (x < y ? -1 : 1)
@@ -1126,7 +1135,8 @@ enum ReferenceSort {
     }
 
     static func tieBreak(_ a: String, _ b: String) -> Int {
-        if a != b { return a < b ? -1 : 1 }
+        let c = Reference.nfcOrder(a, b)
+        if c != 0 { return c }
         let x = Array(a.utf8)
         let y = Array(b.utf8)
         return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
@@ -1135,7 +1145,7 @@ enum ReferenceSort {
     static func compareStrings(_ a: String, _ b: String, _ comparison: StringComparison) -> Int {
         switch comparison {
         case .exact:
-            return a == b ? 0 : (a < b ? -1 : 1)
+            return Reference.nfcOrder(a, b)
         case .caseInsensitive:
             let c = Reference.scalarOrder(Reference.fold(a, .c), Reference.fold(b, .c))
             return c != 0 ? c : tieBreak(a, b)

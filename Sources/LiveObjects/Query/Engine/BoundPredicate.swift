@@ -88,59 +88,68 @@ extension BoundExpression {
             return [Self.aggregate(op, collection, element, start)]
         case .subqueryCount(let collection, let variable, let slot, let predicate):
             let start = variable.map { context.variables[$0] } ?? row
-            var count = 0
+            var count: Int64 = 0
             let saved = context.variables[slot]
-            for element in collection.objectRows(from: start) {
+            for (element, ways) in collection.weightedObjectRows(from: start) {
                 context.variables[slot] = element
                 // Paths without a variable still start from the object being tested.
-                if predicate.matches(row, &context) { count += 1 }
+                if predicate.matches(row, &context) { count = BoundPath.saturatingAdd(count, ways) }
             }
             context.variables[slot] = saved
-            return [.int(Int64(count))]
+            return [.int(count)]
         }
     }
 
+    /// A collection operator over the values of `collection` (or of `element` from its objects),
+    /// each counted as many times as the path reaches it.
     static func aggregate(
         _ op: CollectionOperator, _ collection: BoundPath, _ element: BoundPath?, _ row: Int32
     ) -> PropertyValue {
-        var values: [PropertyValue]
-        if let element {
-            values = collection.objectRows(from: row).flatMap { element.values(from: $0) }
-        } else {
-            values = collection.isToMany ? collection.values(from: row) : [collection.value(from: row)]
-        }
         switch op {
-        case .count:
-            return .int(Int64(values.count))
-        case .size:
-            if !collection.isToMany, element == nil, let value = values.first {
-                switch value {
+        case .count, .size:
+            if op == .size, !collection.isToMany, element == nil {
+                switch collection.value(from: row) {
                 case .string(let s): return .int(Int64(s.count))
                 case .data(let d): return .int(Int64(d.count))
                 case .null: return .null
-                default: break
+                default: return .int(1)
                 }
             }
-            return .int(Int64(values.count))
+            var count: Int64 = 0
+            BoundPath.weightedValues(collection, element: element, from: row) { _, ways in
+                count = BoundPath.saturatingAdd(count, ways)
+            }
+            return .int(count)
         case .min, .max:
-            values.removeAll { $0.isNull }
             var best: PropertyValue?
-            for value in values {
+            BoundPath.weightedValues(collection, element: element, from: row) { value, _ in
+                guard !value.isNull else { return }
                 guard let current = best else {
                     best = value
-                    continue
+                    return
                 }
                 if let c = compareValues(value, current), (op == .min ? c < 0 : c > 0) { best = value }
             }
             return best ?? .null
         case .sum, .avg:
-            values.removeAll { $0.isNull }
-            if op == .avg && values.isEmpty { return .null }
-            if values.allSatisfy({ $0.intValue != nil }) && op == .sum {
-                return .int(values.reduce(Int64(0)) { $0 &+ $1.intValue! })
+            var allIntegers = true
+            var integerTotal: Int64 = 0
+            var total = 0.0
+            var count: Int64 = 0
+            BoundPath.weightedValues(collection, element: element, from: row) { value, ways in
+                guard !value.isNull else { return }
+                count = BoundPath.saturatingAdd(count, ways)
+                if case .int(let i) = value {
+                    integerTotal = integerTotal &+ i &* ways
+                } else {
+                    allIntegers = false
+                }
+                let d = value.doubleValue ?? 0
+                total += ways == 1 ? d : d * Double(ways)
             }
-            let total = values.reduce(0.0) { $0 + ($1.doubleValue ?? 0) }
-            return .double(op == .sum ? total : total / Double(values.count))
+            if op == .avg && count == 0 { return .null }
+            if allIntegers && op == .sum { return .int(integerTotal) }
+            return .double(op == .sum ? total : total / Double(count))
         }
     }
 }
@@ -210,8 +219,9 @@ extension BoundComparison {
     }
 }
 
-/// Orders two values of comparable kinds: numbers with numbers, strings with strings, dates,
-/// booleans, UUIDs, data, object keys. `nil` for values that do not compare (and for nil with
+/// Orders two values of comparable kinds: numbers with numbers, strings with strings (by
+/// ``StringOrder``, or by their folded forms with options), dates, booleans, UUIDs, data, object
+/// keys. `nil` for values that do not compare (and for nil with
 /// anything but nil).
 func compareValues(_ a: PropertyValue, _ b: PropertyValue, _ options: ComparisonOptions = []) -> Int? {
     @inline(__always) func order<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x == y ? 0 : 1) }
@@ -219,7 +229,7 @@ func compareValues(_ a: PropertyValue, _ b: PropertyValue, _ options: Comparison
     case (.null, .null): return 0
     case (.int(let x), .int(let y)): return order(x, y)
     case (.string(let x), .string(let y)):
-        if options.isEmpty { return order(x, y) }
+        if options.isEmpty { return StringOrder.compare(x, y) }
         let fx = FoldedString(x, options: options).utf8
         let fy = FoldedString(y, options: options).utf8
         return fx.lexicographicallyPrecedes(fy) ? -1 : (fx == fy ? 0 : 1)

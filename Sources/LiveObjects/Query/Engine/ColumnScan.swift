@@ -59,9 +59,22 @@ struct ColumnScan {
                 return scan(col.values, candidates) { op == .equal ? $0 == c : $0 != c }
             }
         case .exactString(let op, let c):
-            if let col = column as? ScalarColumn<String> { return compareScan(col.values, op, c, candidates) }
-            if let col = column as? ScalarColumn<String?> {
-                return scan(col.values, candidates) { v in v.map { Self.apply(op, $0, c) } ?? (op == .notEqual) }
+            // Equality is `String`'s (canonical equivalence); orderings are `StringOrder`'s,
+            // which agrees with it.
+            if op == .equal || op == .notEqual {
+                if let col = column as? ScalarColumn<String> { return compareScan(col.values, op, c, candidates) }
+                if let col = column as? ScalarColumn<String?> {
+                    return scan(col.values, candidates) { v in v.map { Self.apply(op, $0, c) } ?? (op == .notEqual) }
+                }
+            } else {
+                if let col = column as? ScalarColumn<String> {
+                    return scan(col.values, candidates) { Self.apply(op, StringOrder.compare($0, c), 0) }
+                }
+                if let col = column as? ScalarColumn<String?> {
+                    return scan(col.values, candidates) { v in
+                        v.map { Self.apply(op, StringOrder.compare($0, c), 0) } ?? false
+                    }
+                }
             }
         case .string(let matcher, let negated):
             let folded = table.foldedColumn(property, options: matcher.options)

@@ -304,7 +304,10 @@ struct QueryCompiler {
                             "\(keyPath) holds no objects, so @\(op.rawValue).\(property.joined(separator: ".")) has no meaning",
                             at: keyPath.offset)
                     }
-                    do {
+                    do throws(QueryBindingFailure) {
+                        if path.steps.count + property.count > BoundPath.maximumLength {
+                            throw BoundPath.tooLong(path.steps.count + property.count, objectType: root.name)
+                        }
                         element = try BoundPath.resolve(property, from: table, store: store)
                     } catch {
                         throw fail(error, at: keyPath.offset)
@@ -539,14 +542,14 @@ final class SortedIndex {
     init(table: Table, property: Int, version: UInt64) {
         let column = table.columns[property]!
         self.version = version
-        var pairs = table.liveRows.map { (column.value(at: Int($0)), $0) }
+        // Each value's sort key made once (strings that are not ASCII are normalized once).
+        var pairs = table.liveRows.map { (RowSorter.key(column.value(at: Int($0)), .exact), $0) }
         pairs.sort { a, b in
-            if a.0.isNull != b.0.isNull { return a.0.isNull }
-            let c = compareValues(a.0, b.0) ?? 0
+            let c = RowSorter.compare(a.0, b.0)
             return c != 0 ? c < 0 : a.1 < b.1
         }
-        values = pairs.map(\.0)
         rows = pairs.map(\.1)
+        values = rows.map { column.value(at: Int($0)) }
         firstNonNull = values.firstIndex { !$0.isNull } ?? values.count
     }
 }

@@ -1,6 +1,8 @@
 /// How strings compare when sorting.
 public enum StringComparison: Sendable, Hashable {
-    /// Unicode code point order (`"Banana" < "apple"`).
+    /// Unicode code point order of the canonical compositions (NFC), the order of `<` in
+    /// queries (`"Banana" < "apple"`; see docs/QUERIES.md). Canonically equivalent strings
+    /// (`"é"` written as one scalar or as `e` and a combining accent) are equal.
     case exact
     /// Case folded by Unicode rules, in every script (`"apple" < "Banana"`).
     case caseInsensitive
@@ -76,11 +78,16 @@ struct RowSorter {
     }
 
     private static func key(_ field: Field, _ row: Int32) -> Key {
-        let value = field.path.value(from: row)
+        key(field.path.value(from: row), field.comparison)
+    }
+
+    /// The key of a value, to sort by a string comparison.
+    static func key(_ value: PropertyValue, _ comparison: StringComparison) -> Key {
         switch value {
         case .null: return .null
-        case .string(let s) where field.comparison != .exact:
-            return .string(StringSortKey(s, order: field.comparison.order))
+        case .string(let s) where comparison != .exact || !StringOrder.isASCII(s):
+            // ASCII strings in exact order compare as they are; others by a key made once.
+            return .string(StringSortKey(s, order: comparison.order))
         default: return .value(value)
         }
     }
@@ -115,13 +122,17 @@ struct RowSorter {
         return order.map { rows[$0] }
     }
 
-    private static func compare(_ a: Key, _ b: Key) -> Int {
+    /// Orders two keys: nil first, then as ``compareValues(_:_:_:)``.
+    static func compare(_ a: Key, _ b: Key) -> Int {
         switch (a, b) {
         case (.null, .null): return 0
         case (.null, _): return -1
         case (_, .null): return 1
         case (.string(let x), .string(let y)): return StringSortKey.compare(x, y)
         case (.value(let x), .value(let y)): return compareValues(x, y) ?? 0
+        // Exact order: an ASCII string and another one's key.
+        case (.value(.string(let x)), .string(let y)): return StringSortKey.compare(exactASCII: x, y)
+        case (.string(let x), .value(.string(let y))): return -StringSortKey.compare(exactASCII: y, x)
         default: return 0
         }
     }

@@ -2,9 +2,8 @@ import Foundation
 
 /// How strings are ordered when sorting.
 package enum StringSortOrder: Sendable, Hashable, CaseIterable {
-    /// Unicode code point order, as `String`'s `<` (which compares the NFC forms);
-    /// canonically equivalent strings in different forms are then ordered by their bytes.
-    /// `"Banana" < "apple" < "Émile" < "Яна"`.
+    /// Unicode code point order of the canonical compositions (NFC), as ``StringOrder``:
+    /// `"Banana" < "apple" < "Émile" < "Яна"`. Canonically equivalent strings are equal.
     case exact
     /// Code point order of the case-folded forms (see ``FoldedString``), then ``exact``.
     /// `"apple" < "Banana" < "cherry"`.
@@ -21,25 +20,30 @@ package enum StringSortOrder: Sendable, Hashable, CaseIterable {
 /// A precomputed key that orders a string by a ``StringSortOrder``: build one per row once,
 /// then sort the keys.
 ///
-/// Keys of different orders must not be compared with each other. Equal keys mean equal
-/// strings (the last tie-break compares the strings' bytes), so the order is total; a sort
-/// that must keep the original order of equal strings should be stable, or break ties by
-/// row.
+/// Keys of different orders must not be compared with each other. For
+/// ``StringSortOrder/caseInsensitive`` and ``StringSortOrder/natural`` equal keys mean equal
+/// strings (the last tie-breaks are ``StringOrder`` and then the strings' bytes); for
+/// ``StringSortOrder/exact`` they mean canonically equivalent strings, as `==`. A sort that must
+/// keep the original order of equal strings should be stable, or break ties by row.
 package struct StringSortKey: Comparable, Sendable {
-    /// Compared first: the folded (or natural) form's bytes. Empty for ``StringSortOrder/exact``.
+    /// Compared first: the folded (or natural) form's bytes; for ``StringSortOrder/exact``, the
+    /// NFC form's bytes (see ``StringOrder``).
     private let primary: [UInt8]
     /// Compared second, for ``StringSortOrder/natural`` on non-ASCII strings: the natural form
     /// with diacritics kept.
     private let secondary: [UInt8]?
     /// The string itself, for the final tie-breaks.
     private let string: String
+    /// Whether the key is of ``StringSortOrder/exact``, which has no tie-break.
+    private let isExact: Bool
 
     /// Makes the key of a string.
     package init(_ string: String, order: StringSortOrder) {
         self.string = string
+        isExact = order == .exact
         switch order {
         case .exact:
-            primary = []
+            primary = StringOrder.key(string)
             secondary = nil
         case .caseInsensitive:
             primary = FoldedString(string, options: .caseInsensitive).utf8
@@ -60,6 +64,13 @@ package struct StringSortKey: Comparable, Sendable {
         compare(a, b) == 0
     }
 
+    /// ``compare(_:_:)`` of an ASCII string's ``StringSortOrder/exact`` key (which would be its
+    /// bytes) with an exact key, without making the first key.
+    package static func compare(exactASCII a: String, _ b: StringSortKey) -> Int {
+        var a = a
+        return a.withUTF8 { x in b.primary.withUnsafeBufferPointer { StringOrder.compareBytes(x, $0) } }
+    }
+
     /// Negative, zero or positive as `a` sorts before, with or after `b`.
     package static func compare(_ a: StringSortKey, _ b: StringSortKey) -> Int {
         var result = compareBytes(a.primary, b.primary)
@@ -68,7 +79,9 @@ package struct StringSortKey: Comparable, Sendable {
             result = compareBytes(a.secondary ?? a.primary, b.secondary ?? b.primary)
             if result != 0 { return result }
         }
-        if a.string != b.string { return a.string < b.string ? -1 : 1 }
+        if a.isExact { return 0 }
+        result = StringOrder.compare(a.string, b.string)
+        if result != 0 { return result }
         return compareBytes(Array(a.string.utf8), Array(b.string.utf8))
     }
 
@@ -119,5 +132,90 @@ extension StringSortOrder {
     /// Whether `a` sorts before `b`.
     package func areInIncreasingOrder(_ a: String, _ b: String) -> Bool {
         compare(a, b) < 0
+    }
+}
+
+/// The one order of strings in queries: comparisons (`<`, `<=`, `>`, `>=`, `BETWEEN`), sorts
+/// (``StringComparison/exact``), sorted indexes, `@min` and `@max`.
+///
+/// Strings are ordered by the Unicode scalar values of their canonical composition (NFC),
+/// compared one by one, a string coming before every longer string that starts with it: the
+/// order of the NFC forms' UTF-8 bytes. Two strings are in the same place exactly when they are
+/// canonically equivalent, which is when `String`'s `==` holds: `"é"` written as U+00E9 or as
+/// `e` + U+0301 is one string, and the Kelvin sign U+212A is the letter `K`. The order is total,
+/// so an ascending sort is the reverse of a descending one (equal strings aside).
+///
+/// It does not use `String`'s `<`, which on Linux (Swift 6.3) is not an order when the
+/// composition of one string extends the other's: `"é "` and `"e\u{301}"` are each not less than
+/// the other, and not equal (a test keeps that reproduction).
+///
+/// Strings that differ first at ASCII characters are compared by their bytes, without being
+/// normalized; otherwise only the parts from the last ASCII character before the first
+/// difference are normalized.
+package enum StringOrder {
+    /// Negative, zero or positive as `a` comes before, with or after `b`.
+    package static func compare(_ a: String, _ b: String) -> Int {
+        var a = a
+        var b = b
+        return a.withUTF8 { x in b.withUTF8 { y in compare(x, y) } }
+    }
+
+    /// ``compare(_:_:)`` on the UTF-8 bytes of two strings.
+    package static func compare(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = Swift.min(x.count, y.count)
+        var i = n
+        if n > 0, memcmp(x.baseAddress!, y.baseAddress!, n) != 0 {
+            i = 0
+            while x[i] == y[i] { i += 1 }
+        }
+        if i == x.count && i == y.count { return 0 }
+        // An ASCII character never combines with what comes before it, and combines with what
+        // follows only when that is not ASCII: a first difference at such characters decides.
+        if isStable(x, i) && isStable(y, i) {
+            if i == x.count { return -1 }
+            if i == y.count { return 1 }
+            return x[i] < y[i] ? -1 : 1
+        }
+        // Otherwise normalize from the last ASCII character at or before the difference (where
+        // both strings are the same before).
+        var start = i
+        if !(i < x.count && i < y.count && x[i] < 0x80 && y[i] < 0x80) {
+            start = Swift.max(i - 1, 0)
+            while start > 0 && x[start] >= 0x80 { start -= 1 }
+        }
+        let a = String(decoding: UnsafeBufferPointer(rebasing: x[start...]), as: UTF8.self)._nfcCodeUnits
+        let b = String(decoding: UnsafeBufferPointer(rebasing: y[start...]), as: UTF8.self)._nfcCodeUnits
+        return a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in compareBytes(a, b) } }
+    }
+
+    /// Whether the string ends at `i`, or has there an ASCII character followed by an ASCII
+    /// character or the end.
+    @inline(__always)
+    private static func isStable(_ s: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool {
+        i == s.count || (s[i] < 0x80 && (i + 1 == s.count || s[i + 1] < 0x80))
+    }
+
+    /// Lexicographic order of byte strings.
+    static func compareBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = Swift.min(a.count, b.count)
+        let c = n == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, n)
+        if c != 0 { return c < 0 ? -1 : 1 }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+
+    /// Whether a string is all ASCII (then it is its own NFC form).
+    package static func isASCII(_ s: String) -> Bool {
+        var s = s
+        return s.withUTF8 { bytes in
+            var high: UInt8 = 0
+            for byte in bytes { high |= byte }
+            return high < 0x80
+        }
+    }
+
+    /// The bytes whose order is the string's place: its NFC form's UTF-8 (the standard
+    /// library's normalization, the one its `==` uses).
+    package static func key(_ s: String) -> [UInt8] {
+        isASCII(s) ? Array(s.utf8) : s._nfcCodeUnits
     }
 }
