@@ -163,6 +163,98 @@ import Testing
         }
     }
 
+    // MARK: - 2. Characters are Swift's Characters
+
+    @Test func aFlagIsOneCharacter() async throws {
+        let realm = try await dogs(["\u{1f1eb}\u{1f1f7}"])  // 🇫🇷
+        for p in ["name", "code"] {
+            #expect(try await count(realm, "\(p) LIKE '?'") == 1)
+            #expect(try await count(realm, "\(p) LIKE '??'") == 0)
+            #expect(try await count(realm, "\(p) LIKE '*?*'") == 1)
+            #expect(try await count(realm, "\(p) LIKE '\u{1f1eb}*'") == 0)
+            #expect(try await count(realm, "\(p) ENDSWITH '\u{1f1f7}'") == 0)
+            #expect(try await count(realm, "\(p) BEGINSWITH '\u{1f1eb}'") == 0)
+            #expect(try await count(realm, "\(p) CONTAINS '\u{1f1f7}'") == 0)
+            for options in ["[c]", "[d]", "[cd]"] {
+                #expect(try await count(realm, "\(p) CONTAINS\(options) '\u{1f1f7}'") == 0)
+                #expect(try await count(realm, "\(p) BEGINSWITH\(options) '\u{1f1eb}'") == 0)
+                #expect(try await count(realm, "\(p) ENDSWITH\(options) '\u{1f1f7}'") == 0)
+                #expect(try await count(realm, "\(p) LIKE\(options) '?'") == 1)
+                #expect(try await count(realm, "\(p) CONTAINS\(options) '\u{1f1eb}\u{1f1f7}'") == 1)
+            }
+        }
+    }
+
+    /// Pairs of regional indicators: in a row of three flags, the pairs are the flags, never the
+    /// letters across two of them.
+    @Test func regionalIndicatorsPairUp() {
+        let flags = "\u{1f1eb}\u{1f1f7}\u{1f1e9}\u{1f1ea}\u{1f1ef}\u{1f1f5}"  // 🇫🇷🇩🇪🇯🇵
+        func m(_ op: StringMatcher.Operation, _ p: String, _ o: ComparisonOptions = []) -> Bool {
+            StringMatcher(op, p, options: o).matches(flags)
+        }
+        #expect(m(.contains, "\u{1f1e9}\u{1f1ea}"))
+        #expect(!m(.contains, "\u{1f1f7}\u{1f1e9}"))  // 🇷🇩 straddles two flags
+        #expect(m(.like, "???"))
+        #expect(!m(.like, "????"))
+        #expect(m(.like, "*\u{1f1ef}\u{1f1f5}"))
+        #expect(!m(.like, "*\u{1f1f5}"))
+        #expect(m(.endsWith, "\u{1f1ef}\u{1f1f5}", .caseInsensitive))
+        // What already worked keeps working: joiners, skin tones, variation selectors, CR LF.
+        #expect(StringMatcher(.like, "?", options: []).matches("👨‍👩‍👧"))
+        #expect(!StringMatcher(.contains, "👩", options: []).matches("👨‍👩‍👧"))
+        #expect(StringMatcher(.like, "?", options: []).matches("👍🏽"))
+        #expect(!StringMatcher(.beginsWith, "👍", options: []).matches("👍🏽"))
+        #expect(StringMatcher(.like, "?", options: []).matches("\u{2764}\u{fe0f}"))
+        #expect(StringMatcher(.like, "?", options: []).matches("\r\n"))
+        #expect(!StringMatcher(.endsWith, "\n", options: []).matches("a\r\n"))
+        #expect(StringMatcher(.like, "a?b", options: .caseInsensitive).matches("A\r\nB"))
+        // Hangul jamo and an Indic conjunct are one Character each.
+        #expect(StringMatcher(.like, "?", options: []).matches("\u{1100}\u{1161}\u{11a8}"))
+        #expect(
+            StringMatcher(.like, "?", options: []).matches("\u{915}\u{94d}\u{937}")
+                == ("\u{915}\u{94d}\u{937}".count == 1))
+    }
+
+    /// Random strings of awkward characters: every operation agrees with Swift's `Character`s.
+    @Test func boundariesAreSwiftsCharacters() {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var rng = SeededGenerator(seed: seed)
+        let pieces = [
+            "a", "e", "\u{301}", "\u{1f1eb}", "\u{1f1f7}", "\u{1f1e9}", "\u{200d}", "\u{1f469}", "\u{1f3fd}",
+            "\u{fe0f}",
+            "\r", "\n", "\u{1100}", "\u{1161}", "\u{ac00}", "\u{11a8}", "\u{915}", "\u{94d}", " ", "\u{600}",
+        ]
+        func random(_ n: ClosedRange<Int>) -> String {
+            (0..<Int.random(in: n, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+        }
+        for _ in 0..<400 {
+            let s = random(0...6)
+            let characters = Array(s)
+            let p = random(1...2)
+            let needle = Array(p)
+            let contains =
+                characters.count >= needle.count
+                && (0...(characters.count - needle.count)).contains {
+                    Array(characters[$0..<$0 + needle.count]) == needle
+                }
+            #expect(
+                StringMatcher(.contains, p, options: []).matches(s) == contains,
+                "seed \(seed): \(s.unicodeScalars.map(\.value)) \(p.unicodeScalars.map(\.value))")
+            #expect(
+                StringMatcher(.beginsWith, p, options: []).matches(s) == characters.starts(with: needle), "seed \(seed)"
+            )
+            #expect(
+                StringMatcher(.endsWith, p, options: []).matches(s)
+                    == characters.reversed().starts(with: needle.reversed()),
+                "seed \(seed)")
+            let questions = String(repeating: "?", count: characters.count)
+            #expect(
+                StringMatcher(.like, questions, options: []).matches(s),
+                "seed \(seed): \(s.unicodeScalars.map(\.value))")
+            #expect(!StringMatcher(.like, questions + "?", options: []).matches(s), "seed \(seed)")
+        }
+    }
+
     // MARK: - 3 and 4. Long key paths: bounded, and evaluated in polynomial time
 
     /// Node 1 whose `kids` holds itself twice.

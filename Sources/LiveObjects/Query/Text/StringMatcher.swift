@@ -9,10 +9,10 @@
 /// ```
 ///
 /// Matching works on the folded UTF-8 bytes. A match must start and end on a character
-/// boundary: `"cafe\u{301}"` (é written as e + combining accent) does not contain `"cafe"`
-/// without `[d]`. Boundaries are found with a close approximation of grapheme clusters: a
-/// character is a scalar followed by its combining marks, joiners (ZWJ, ZWNJ), variation
-/// selectors, emoji modifiers, tag characters and Hangul vowel/trailing jamo.
+/// boundary of the (folded) string: `"cafe\u{301}"` (é written as e + combining accent) does
+/// not contain `"cafe"` without `[d]`, and a flag (two regional indicators) is one character.
+/// The boundaries are Swift's `Character` boundaries (extended grapheme clusters), found only
+/// for strings that are not plain ASCII and only when a match needs them.
 ///
 /// The empty string is a prefix, suffix and part of every string. In `LIKE` patterns `*`
 /// matches any run of characters (also none), `?` exactly one character, and `\` makes the
@@ -29,7 +29,6 @@ package struct StringMatcher: Sendable {
     package let options: ComparisonOptions
     /// The folded constant.
     package let pattern: FoldedString
-    private let startsWithExtender: Bool
     private let likeAtoms: [LikeAtom]
 
     private enum LikeAtom: Sendable {
@@ -44,7 +43,6 @@ package struct StringMatcher: Sendable {
         self.options = options
         self.pattern = FoldedString(pattern, options: options)
         let bytes = self.pattern.utf8
-        startsWithExtender = !self.pattern.isASCII && Self.isExtender(at: 0, in: bytes)
         likeAtoms = operation == .like ? Self.compileLike(bytes) : []
     }
 
@@ -73,26 +71,23 @@ package struct StringMatcher: Sendable {
     }
 
     /// Whether the UTF-8 bytes of a string folded with ``options`` match; `isASCII` tells
-    /// whether those bytes are all ASCII.
+    /// whether those bytes are all ASCII without a CR LF pair (``FoldedString/isASCII``).
     package func matches(folded haystack: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> Bool {
-        let checkBoundaries = !(isASCII && pattern.isASCII)
-        do {
-            return pattern.utf8.withUnsafeBufferPointer { needle in
-                switch operation {
-                case .equal:
-                    return haystack.count == needle.count && Self.equal(haystack, 0, needle)
-                case .beginsWith:
-                    return needle.count <= haystack.count && Self.equal(haystack, 0, needle)
-                        && (!checkBoundaries || !Self.isExtender(at: needle.count, in: haystack))
-                case .endsWith:
-                    let start = haystack.count - needle.count
-                    return start >= 0 && Self.equal(haystack, start, needle)
-                        && (!checkBoundaries || needle.isEmpty || isStartBoundary(start, in: haystack))
-                case .contains:
-                    return contains(needle, in: haystack, checkBoundaries: checkBoundaries)
-                case .like:
-                    return like(haystack)
-                }
+        var boundaries = CharacterBoundaries(haystack, isASCII: isASCII)
+        return pattern.utf8.withUnsafeBufferPointer { needle in
+            switch operation {
+            case .equal:
+                return haystack.count == needle.count && Self.equal(haystack, 0, needle)
+            case .beginsWith:
+                return needle.count <= haystack.count && Self.equal(haystack, 0, needle)
+                    && boundaries.isBoundary(needle.count)
+            case .endsWith:
+                let start = haystack.count - needle.count
+                return start >= 0 && Self.equal(haystack, start, needle) && boundaries.isBoundary(start)
+            case .contains:
+                return contains(needle, in: haystack, &boundaries)
+            case .like:
+                return like(haystack, &boundaries)
             }
         }
     }
@@ -113,7 +108,8 @@ package struct StringMatcher: Sendable {
     }
 
     private func contains(
-        _ needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>, checkBoundaries: Bool
+        _ needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>,
+        _ boundaries: inout CharacterBoundaries
     ) -> Bool {
         let m = needle.count
         guard m > 0 else { return true }
@@ -125,46 +121,11 @@ package struct StringMatcher: Sendable {
             if haystack[i] == first {
                 var j = 1
                 while j < m && haystack[i + j] == needle[j] { j += 1 }
-                if j == m
-                    && (!checkBoundaries
-                        || (isStartBoundary(i, in: haystack) && !Self.isExtender(at: i + m, in: haystack)))
-                {
-                    return true
-                }
+                if j == m && boundaries.isBoundary(i) && boundaries.isBoundary(i + m) { return true }
             }
             i += 1
         }
         return false
-    }
-
-    /// Whether a match of the pattern may start at `index`: not inside a character.
-    private func isStartBoundary(_ index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        if index == 0 { return true }
-        if startsWithExtender { return false }
-        // After a zero-width joiner (E2 80 8D) the next scalar belongs to the same character.
-        return !(index >= 3 && bytes[index - 3] == 0xE2 && bytes[index - 2] == 0x80 && bytes[index - 1] == 0x8D)
-    }
-
-    /// Whether the scalar at `index` continues the character before it.
-    static func isExtender(at index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard index < bytes.count, bytes[index] >= 0x80 else { return false }
-        return isExtender(scalar(at: index, in: bytes).0)
-    }
-
-    static func isExtender(at index: Int, in bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBufferPointer { isExtender(at: index, in: $0) }
-    }
-
-    static func isExtender(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x200C, 0x200D, 0x1F3FB...0x1F3FF, 0xE0020...0xE007F, 0x1160...0x11FF, 0xD7B0...0xD7FF:
-            return true
-        default:
-            switch scalar.properties.generalCategory {
-            case .nonspacingMark, .spacingMark, .enclosingMark: return true
-            default: return false
-            }
-        }
     }
 
     /// Decodes the scalar starting at `index` (valid UTF-8), with its length.
@@ -178,18 +139,6 @@ package struct StringMatcher: Sendable {
             value = value << 6 | UInt32(bytes[index + i] & 0x3F)
         }
         return (Unicode.Scalar(value) ?? "\u{FFFD}", length)
-    }
-
-    /// The index after the character starting at `index`.
-    static func characterEnd(from index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        var i = index + scalar(at: index, in: bytes).1
-        while i < bytes.count, bytes[i] >= 0x80 {
-            let (s, length) = scalar(at: i, in: bytes)
-            let previousIsJoiner = i >= 3 && bytes[i - 3] == 0xE2 && bytes[i - 2] == 0x80 && bytes[i - 1] == 0x8D
-            guard isExtender(s) || previousIsJoiner else { break }
-            i += length
-        }
-        return min(i, bytes.count)
     }
 
     // MARK: LIKE
@@ -225,7 +174,7 @@ package struct StringMatcher: Sendable {
     }
 
     /// Glob matching with backtracking to the last `*` only: O(pattern × string) at worst.
-    private func like(_ haystack: UnsafeBufferPointer<UInt8>) -> Bool {
+    private func like(_ haystack: UnsafeBufferPointer<UInt8>, _ boundaries: inout CharacterBoundaries) -> Bool {
         let n = haystack.count
         var atom = 0
         var position = 0
@@ -241,7 +190,7 @@ package struct StringMatcher: Sendable {
                     continue
                 case .oneCharacter:
                     if position < n {
-                        position = Self.characterEnd(from: position, in: haystack)
+                        position = boundaries.next(after: position)
                         atom += 1
                         continue
                     }
@@ -249,7 +198,7 @@ package struct StringMatcher: Sendable {
                     let end = position + bytes.count
                     if end <= n,
                         bytes.withUnsafeBufferPointer({ Self.equal(haystack, position, $0) }),
-                        !Self.isExtender(at: end, in: haystack)
+                        boundaries.isBoundary(end)
                     {
                         position = end
                         atom += 1
@@ -261,9 +210,54 @@ package struct StringMatcher: Sendable {
             }
             // Mismatch: let the last `*` take one more character.
             guard starAtom >= 0, starPosition < n else { return false }
-            starPosition = Self.characterEnd(from: starPosition, in: haystack)
+            starPosition = boundaries.next(after: starPosition)
             position = starPosition
             atom = starAtom + 1
         }
+    }
+}
+
+/// The character boundaries of a string's UTF-8 bytes, as Swift's `Character`s (extended
+/// grapheme clusters) have them. Between two ASCII characters there is always one (but inside
+/// CR LF); elsewhere the string's clusters are found once, on the first question.
+struct CharacterBoundaries {
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// Every offset is a boundary (plain ASCII without CR LF).
+    let everywhere: Bool
+    private var map: [Bool]?
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>, isASCII: Bool) {
+        self.bytes = bytes
+        everywhere = isASCII
+    }
+
+    /// Whether a character starts (or the string ends) at `i`.
+    @inline(__always)
+    mutating func isBoundary(_ i: Int) -> Bool {
+        if everywhere || i == 0 || i >= bytes.count { return true }
+        let byte = bytes[i]
+        let before = bytes[i - 1]
+        if byte < 0x80 && before < 0x80 { return !(before == 0x0D && byte == 0x0A) }
+        if byte & 0xC0 == 0x80 { return false }
+        if map == nil { map = Self.clusters(bytes) }
+        return map![i]
+    }
+
+    /// The end of the character starting at `i` (which must be before the end).
+    mutating func next(after i: Int) -> Int {
+        var j = i + 1
+        while j < bytes.count && !isBoundary(j) { j += 1 }
+        return j
+    }
+
+    private static func clusters(_ bytes: UnsafeBufferPointer<UInt8>) -> [Bool] {
+        var map = [Bool](repeating: false, count: bytes.count + 1)
+        var offset = 0
+        for character in String(decoding: bytes, as: UTF8.self) {
+            map[offset] = true
+            offset += character.utf8.count
+        }
+        map[bytes.count] = true
+        return map
     }
 }
