@@ -3,6 +3,21 @@ import LiveObjects
 import LiveObjectsTestSupport
 import Testing
 
+/// A node whose `kids` may hold itself: paths through lists of any length.
+final class SafetyNode: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var kids: List<SafetyNode>
+}
+
+/// Runs `body` on a thread of its own with a small stack (512 KiB), and returns its result.
+private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.stackSize = 512 << 10
+        thread.start()
+    }
+}
+
 /// The reproductions of the query-safety issue: one string order across normalization forms,
 /// flags as one character, and key paths that can neither crash nor hang the process.
 @Suite struct QuerySafetyTests {
@@ -397,6 +412,69 @@ import Testing
                     try await count(realm, key + "ALL \(p).weight > 0", type: "Node") == (allOver ? 1 : 0),
                     "seed \(seed)")
             }
+        }
+    }
+
+    /// Parsing, binding and evaluating never recurse as deep as the input goes: the longest
+    /// key path and the deepest nesting both run on a 512 KiB stack.
+    @Test func theLongestPathsAndDeepestNestingRunOnASmallStack() async throws {
+        let realm = try await Realm.open(.init(identifier: "small-stack-\(UUID())", objectTypes: [SafetyNode.self]))
+        try await realm.write { r in
+            let node = try r.create(SafetyNode.self, value: ["id": 1])
+            node.kids.append(node)
+            node.kids.append(node)
+        }
+        let frozen = await realm.freeze()
+        let limit = Realm.Limits.maximumKeyPathLength
+        let nesting = Realm.Limits.maximumPredicateNesting
+        let path = String(repeating: "kids.", count: limit - 1) + "id"
+        let queries = [
+            path + " == 1",
+            "ALL " + path + " == 1",
+            String(repeating: "kids.", count: limit - 1) + "@count > 0",
+            String(repeating: "(", count: nesting) + path + " == 1" + String(repeating: ")", count: nesting),
+            String(repeating: "NOT ", count: nesting) + path + " == 1",
+            String(repeating: "(id == 1 AND ", count: nesting) + path + " == 1"
+                + String(repeating: ")", count: nesting),
+            // Past the limits: refused, not crashed.
+            String(repeating: "kids.", count: 100_000) + "id == 1",
+            String(repeating: "(", count: 100_000) + "id == 1" + String(repeating: ")", count: 100_000),
+        ]
+        let counts = await runOnSmallStack {
+            queries.map { query -> Int in
+                do {
+                    return try frozen.objects(SafetyNode.self, where: query).count
+                } catch let error as LiveObjectsError {
+                    return error.code == .limitExceeded ? -1 : -2
+                } catch {
+                    return -3
+                }
+            }
+        }
+        #expect(counts == [1, 1, 1, 1, 1, 1, -1, -1])
+    }
+
+    /// Typed queries are bound like string predicates, with the same bound on key paths.
+    @Test func typedQueriesMeetTheKeyPathBound() async throws {
+        let realm = try await Realm.open(.init(identifier: "typed-bound-\(UUID())", objectTypes: [SafetyNode.self]))
+        try await realm.write { r in
+            let node = try r.create(SafetyNode.self, value: ["id": 1])
+            node.kids.append(node)
+        }
+        for (length, expected) in [(200, 1), (300, -1)] {
+            var found = -2
+            do {
+                found = try await realm.read { r -> Int in
+                    r.objects(SafetyNode.self).where { node in
+                        var path = node.kids
+                        for _ in 1..<length { path = path.kids }
+                        return path.id == 1
+                    }.count
+                }
+            } catch let error as LiveObjectsError {
+                found = error.code == .limitExceeded ? -1 : -3
+            }
+            #expect(found == expected, "length \(length)")
         }
     }
 }

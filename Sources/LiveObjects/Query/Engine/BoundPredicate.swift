@@ -51,18 +51,24 @@ struct EvaluationContext {
     var variables: [Int32] = []
 }
 
+/// How deep `NOT`, `AND` and `OR` are followed by recursion (which is fastest); deeper groups
+/// are walked with an explicit stack, so that predicates nested up to the limit
+/// (``PredicateParser/maxNestingDepth``) run on a small thread stack.
+let maximumRecursionDepth = 24
+
 extension BoundPredicate {
     /// Whether a row matches.
-    func matches(_ row: Int32, _ context: inout EvaluationContext) -> Bool {
+    func matches(_ row: Int32, _ context: inout EvaluationContext, depth: Int = 0) -> Bool {
+        if depth >= maximumRecursionDepth && isGroup { return matchesWithoutRecursion(row, &context) }
         switch self {
         case .constant(let value): return value
         case .and(let operands):
-            for operand in operands where !operand.matches(row, &context) { return false }
+            for operand in operands where !operand.matches(row, &context, depth: depth + 1) { return false }
             return true
         case .or(let operands):
-            for operand in operands where operand.matches(row, &context) { return true }
+            for operand in operands where operand.matches(row, &context, depth: depth + 1) { return true }
             return false
-        case .not(let operand): return !operand.matches(row, &context)
+        case .not(let operand): return !operand.matches(row, &context, depth: depth + 1)
         case .comparison(let comparison): return comparison.matches(row, &context)
         case .scan(_, let fallback): return fallback.matches(row, &context)
         case .index(let lookup):
@@ -70,6 +76,72 @@ extension BoundPredicate {
             return lookup.contains(value)
         case .range(let lookup):
             return lookup.matches(lookup.table.columns[lookup.property]!.value(at: Int(row)))
+        }
+    }
+}
+
+extension BoundPredicate {
+    /// Whether the predicate is a `NOT`, `AND` or `OR`.
+    var isGroup: Bool {
+        switch self {
+        case .and, .or, .not: true
+        default: false
+        }
+    }
+
+    /// One `NOT`, `AND` or `OR` of ``matchesWithoutRecursion(_:_:)``: its operands and the one
+    /// being tested.
+    private struct GroupFrame {
+        enum Kind { case not, and, or }
+        let kind: Kind
+        let operands: [BoundPredicate]
+        var index = 0
+    }
+
+    /// ``matches(_:_:depth:)`` with an explicit stack: the same answer, with the same
+    /// short-circuits, in the same order.
+    private func matchesWithoutRecursion(_ row: Int32, _ context: inout EvaluationContext) -> Bool {
+        var stack: [GroupFrame] = []
+        var next = self
+        while true {
+            var value: Bool
+            switch next {
+            case .not(let operand):
+                stack.append(GroupFrame(kind: .not, operands: [operand]))
+                next = operand
+                continue
+            case .and(let operands) where !operands.isEmpty:
+                stack.append(GroupFrame(kind: .and, operands: operands))
+                next = operands[0]
+                continue
+            case .or(let operands) where !operands.isEmpty:
+                stack.append(GroupFrame(kind: .or, operands: operands))
+                next = operands[0]
+                continue
+            case .and: value = true
+            case .or: value = false
+            default: value = next.matches(row, &context)
+            }
+            // Hand the value to the enclosing groups: each ends at a decisive operand or after
+            // its last one.
+            while true {
+                guard !stack.isEmpty else { return value }
+                let top = stack[stack.count - 1]
+                switch top.kind {
+                case .not:
+                    value = !value
+                    stack.removeLast()
+                    continue
+                case .and where value && top.index + 1 < top.operands.count,
+                    .or where !value && top.index + 1 < top.operands.count:
+                    stack[stack.count - 1].index += 1
+                    next = top.operands[top.index + 1]
+                case .and, .or:
+                    stack.removeLast()
+                    continue
+                }
+                break
+            }
         }
     }
 }
