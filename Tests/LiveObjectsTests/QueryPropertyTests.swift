@@ -212,8 +212,8 @@ enum Reference {
     /// The documented order of strings without options: the scalars of the NFC forms (not
     /// `String`'s `<`, which is not an order across normalization forms on Linux).
     static func nfcOrder(_ a: String, _ b: String) -> Int {
-        let x = a.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
-        let y = b.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
+        let x = nfc(a)
+        let y = nfc(b)
         if x == y { return 0 }
         return x.lexicographicallyPrecedes(y) ? -1 : 1
     }

@@ -67,14 +67,24 @@ struct ColumnScan {
                     return scan(col.values, candidates) { v in v.map { Self.apply(op, $0, c) } ?? (op == .notEqual) }
                 }
             } else {
-                if let col = column as? ScalarColumn<String> {
-                    return scan(col.values, candidates) { Self.apply(op, StringOrder.compare($0, c), 0) }
-                }
-                if let col = column as? ScalarColumn<String?> {
-                    return scan(col.values, candidates) { v in
-                        v.map { Self.apply(op, StringOrder.compare($0, c), 0) } ?? false
+                let constant = Array(c.utf8)
+                let rows: [Int32]? = constant.withUnsafeBufferPointer { c in
+                    if let col = column as? ScalarColumn<String> {
+                        return switch op {
+                        case .lessThan: scan(col.values, candidates) { StringOrder.compare($0, c) < 0 }
+                        case .lessThanOrEqual: scan(col.values, candidates) { StringOrder.compare($0, c) <= 0 }
+                        case .greaterThan: scan(col.values, candidates) { StringOrder.compare($0, c) > 0 }
+                        default: scan(col.values, candidates) { StringOrder.compare($0, c) >= 0 }
+                        }
                     }
+                    if let col = column as? ScalarColumn<String?> {
+                        return scan(col.values, candidates) { v in
+                            v.map { Self.apply(op, StringOrder.compare($0, c), 0) } ?? false
+                        }
+                    }
+                    return nil
                 }
+                if let rows { return rows }
             }
         case .string(let matcher, let negated):
             let folded = table.foldedColumn(property, options: matcher.options)

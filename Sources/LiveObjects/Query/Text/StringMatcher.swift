@@ -239,8 +239,56 @@ struct CharacterBoundaries {
         let before = bytes[i - 1]
         if byte < 0x80 && before < 0x80 { return !(before == 0x0D && byte == 0x0A) }
         if byte & 0xC0 == 0x80 { return false }
+        // The common cases without asking for the clusters: never before a combining mark,
+        // variation selector, joiner or skin tone; always before a letter of the common scripts
+        // after anything but a character that may hold on to it.
+        let next = StringMatcher.scalar(at: i, in: bytes).0.value
+        var start = i - 1
+        while start > 0 && bytes[start] & 0xC0 == 0x80 { start -= 1 }
+        let previous = StringMatcher.scalar(at: start, in: bytes).0.value
+        if Self.isExtend(next) && !Self.mayBeControl(previous) { return false }
+        if Self.isSimple(next) && next != 0xA9 && next != 0xAE && Self.letsGo(previous) { return true }
         if map == nil { map = Self.clusters(bytes) }
         return map![i]
+    }
+
+    /// Whether a scalar is in a range of letters and symbols (Latin, Greek, Cyrillic, Armenian,
+    /// kana, CJK ideographs, Hangul syllables) that holds no mark, joiner, prepended character,
+    /// regional indicator or jamo (© and ®, which are pictographs, are left to the caller).
+    @inline(__always)
+    private static func isSimple(_ v: UInt32) -> Bool {
+        v < 0x300 || (0x370..<0x483).contains(v) || (0x48A..<0x591).contains(v) || (0x3041..<0x3099).contains(v)
+            || (0x309B..<0x3100).contains(v) || (0x4E00..<0xA000).contains(v) || (0xAC00..<0xD7A4).contains(v)
+    }
+
+    /// Whether a scalar is in a range of grapheme extenders (combining diacritical marks,
+    /// Cyrillic combining marks, kana voicing marks, variation selectors, ZWNJ and ZWJ, skin
+    /// tones, tags), before which there is never a boundary.
+    @inline(__always)
+    private static func isExtend(_ v: UInt32) -> Bool {
+        (0x300..<0x370).contains(v) || (0x483..<0x48A).contains(v) || v == 0x3099 || v == 0x309A
+            || (0xFE00..<0xFE10).contains(v) || v == 0x200C || v == 0x200D || (0x1F3FB..<0x1F400).contains(v)
+            || (0xE0020..<0xE0080).contains(v) || (0xE0100..<0xE01F0).contains(v)
+    }
+
+    /// Whether a scalar may be a control character, after which there is always a boundary
+    /// (even before an extender).
+    @inline(__always)
+    private static func mayBeControl(_ v: UInt32) -> Bool {
+        v < 0x20 || (0x7F..<0xA0).contains(v) || v == 0xAD || (0x600..<0x700).contains(v) || v == 0x180E
+            || (0x2000..<0x2070).contains(v) || v == 0xFEFF || (0xFFF0..<0x10000).contains(v)
+            || (0x13430..<0x13460).contains(v) || (0x1BCA0..<0x1BCA4).contains(v) || (0x1D173..<0x1D17B).contains(v)
+            || v >= 0xE0000
+    }
+
+    /// Whether a scalar is certain not to hold on to a simple letter after it: not a prepended
+    /// character (Arabic and Brahmic number signs and the like), regional indicator, Hangul
+    /// jamo, ZWJ or CR, nor in a range that might hold one.
+    @inline(__always)
+    private static func letsGo(_ v: UInt32) -> Bool {
+        (v < 0x600 && v != 0x0D) || (0x900..<0xD4E).contains(v) || (0xD4F..<0x1100).contains(v)
+            || (0x1200..<0x200D).contains(v) || (0x200E..<0xA960).contains(v) || (0xA980..<0xD7B0).contains(v)
+            || (0xE000..<0x11000).contains(v) || (0x1F300..<0x1FB00).contains(v)
     }
 
     /// The end of the character starting at `i` (which must be before the end).

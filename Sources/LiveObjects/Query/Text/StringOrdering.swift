@@ -155,19 +155,29 @@ extension StringSortOrder {
 package enum StringOrder {
     /// Negative, zero or positive as `a` comes before, with or after `b`.
     package static func compare(_ a: String, _ b: String) -> Int {
+        let direct = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in compare(x, y) }
+        }
+        if let direct, let result = direct { return result }
         var a = a
         var b = b
         return a.withUTF8 { x in b.withUTF8 { y in compare(x, y) } }
     }
 
+    /// ``compare(_:_:)`` of a string and the UTF-8 bytes of another (a constant compared with
+    /// many strings).
+    package static func compare(_ a: String, _ y: UnsafeBufferPointer<UInt8>) -> Int {
+        if let result = a.utf8.withContiguousStorageIfAvailable({ x in compare(x, y) }) { return result }
+        var a = a
+        return a.withUTF8 { x in compare(x, y) }
+    }
+
     /// ``compare(_:_:)`` on the UTF-8 bytes of two strings.
     package static func compare(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
         let n = Swift.min(x.count, y.count)
-        var i = n
-        if n > 0, memcmp(x.baseAddress!, y.baseAddress!, n) != 0 {
-            i = 0
-            while x[i] == y[i] { i += 1 }
-        }
+        var i = 0
+        if n > 32 && memcmp(x.baseAddress!, y.baseAddress!, n) == 0 { i = n }
+        while i < n && x[i] == y[i] { i += 1 }
         if i == x.count && i == y.count { return 0 }
         // An ASCII character never combines with what comes before it, and combines with what
         // follows only when that is not ASCII: a first difference at such characters decides.
@@ -176,11 +186,14 @@ package enum StringOrder {
             if i == y.count { return 1 }
             return x[i] < y[i] ? -1 : 1
         }
-        // Otherwise normalize from the last ASCII character at or before the difference (where
-        // both strings are the same before).
-        var start = i
-        if !(i < x.count && i < y.count && x[i] < 0x80 && y[i] < 0x80) {
-            start = Swift.max(i - 1, 0)
+        // The start of the scalars that differ (the bytes before are the same in both).
+        var p = i
+        while p > 0 && (p < x.count ? x[p] : y[p]) & 0xC0 == 0x80 { p -= 1 }
+        if let decided = compareScalars(x, y, at: p) { return decided }
+        // Otherwise normalize from the last ASCII character at or before the difference.
+        var start = p
+        if !(p < x.count && p < y.count && x[p] < 0x80 && y[p] < 0x80) {
+            start = Swift.max(p - 1, 0)
             while start > 0 && x[start] >= 0x80 { start -= 1 }
         }
         let a = String(decoding: UnsafeBufferPointer(rebasing: x[start...]), as: UTF8.self)._nfcCodeUnits
@@ -193,6 +206,70 @@ package enum StringOrder {
     @inline(__always)
     private static func isStable(_ s: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool {
         i == s.count || (s[i] < 0x80 && (i + 1 == s.count || s[i + 1] < 0x80))
+    }
+
+    /// The order of two strings that are the same before byte `p`, where a scalar starts in
+    /// both, when the scalars there decide it without normalizing: nil when they might not.
+    ///
+    /// A scalar that is not a mark (nor a Hangul jamo) and has combining class 0 never combines
+    /// with what comes before it (the second scalar of every canonical composition is a mark or
+    /// a jamo), so the normalized strings are the normalized common part followed by the
+    /// normalized rest. If, in addition, the scalar is its own composition (it is not a
+    /// composition exclusion such as the Kelvin sign) and the scalar after it does not combine
+    /// with what comes before it either, the normalized rest starts with that scalar.
+    private static func compareScalars(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>, at p: Int)
+        -> Int?
+    {
+        if p == x.count { return startsAlone(y, p) ? -1 : nil }
+        if p == y.count { return startsAlone(x, p) ? 1 : nil }
+        let (a, aLength) = scalar(x, p)
+        let (b, bLength) = scalar(y, p)
+        guard startsAlone(a), startsAlone(b), isOwnComposition(a), isOwnComposition(b),
+            p + aLength == x.count || startsAlone(x, p + aLength),
+            p + bLength == y.count || startsAlone(y, p + bLength)
+        else { return nil }
+        return a.value < b.value ? -1 : (a.value == b.value ? 0 : 1)
+    }
+
+    @inline(__always)
+    private static func startsAlone(_ s: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool {
+        s[i] < 0x80 || startsAlone(scalar(s, i).0)
+    }
+
+    /// Whether a scalar is in a range of letters with combining class 0 and no mark (Latin-1
+    /// and Latin Extended, Greek, Cyrillic, Armenian, kana, CJK ideographs, Hangul syllables).
+    @inline(__always)
+    private static func isPlainLetter(_ v: UInt32) -> Bool {
+        v < 0x300 || (0x370..<0x483).contains(v) || (0x48A..<0x591).contains(v) || (0x3041..<0x3099).contains(v)
+            || (0x309B..<0x3100).contains(v) || (0x4E00..<0xA000).contains(v) || (0xAC00..<0xD7A4).contains(v)
+    }
+
+    /// Whether a scalar never combines with what comes before it in normalization.
+    private static func startsAlone(_ s: Unicode.Scalar) -> Bool {
+        if isPlainLetter(s.value) { return true }
+        if (0x1100...0x11FF).contains(s.value) { return false }
+        let properties = s.properties
+        switch properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return false
+        default: return properties.canonicalCombiningClass.rawValue == 0
+        }
+    }
+
+    /// Whether a scalar is its own canonical composition.
+    private static func isOwnComposition(_ s: Unicode.Scalar) -> Bool {
+        // Greek has singletons (U+0374, U+037E, U+0387): it asks.
+        (isPlainLetter(s.value) && !(0x370..<0x400).contains(s.value)) || !s.properties.isFullCompositionExclusion
+    }
+
+    /// The scalar starting at byte `i` of valid UTF-8, and its length.
+    @inline(__always)
+    private static func scalar(_ s: UnsafeBufferPointer<UInt8>, _ i: Int) -> (Unicode.Scalar, Int) {
+        let lead = s[i]
+        if lead < 0x80 { return (Unicode.Scalar(lead), 1) }
+        let length = lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
+        var value = UInt32(lead) & (0xFF >> (length + 1))
+        for k in 1..<length where i + k < s.count { value = value << 6 | UInt32(s[i + k] & 0x3F) }
+        return (Unicode.Scalar(value) ?? "\u{FFFD}", length)
     }
 
     /// Lexicographic order of byte strings.
