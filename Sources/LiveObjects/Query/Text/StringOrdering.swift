@@ -164,16 +164,68 @@ package enum StringOrder {
         return a.withUTF8 { x in b.withUTF8 { y in compare(x, y) } }
     }
 
-    /// ``compare(_:_:)`` of a string and the UTF-8 bytes of another (a constant compared with
-    /// many strings).
-    package static func compare(_ a: String, _ y: UnsafeBufferPointer<UInt8>) -> Int {
-        if let result = a.utf8.withContiguousStorageIfAvailable({ x in compare(x, y) }) { return result }
+    /// ``compare(_:_:)`` of a string and the UTF-8 bytes of another in NFC (a constant compared
+    /// with many strings), with `isASCII` telling whether those are all ASCII.
+    @inline(__always)
+    package static func compare(_ a: String, nfc y: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> Int {
+        if let result = a.utf8.withContiguousStorageIfAvailable({ x in
+            isASCII ? compare(x, ascii: y) : compare(x, y, yIsNFC: true)
+        }) {
+            return result
+        }
         var a = a
-        return a.withUTF8 { x in compare(x, y) }
+        return a.withUTF8 { x in compare(x, y, yIsNFC: true) }
     }
 
-    /// ``compare(_:_:)`` on the UTF-8 bytes of two strings.
-    package static func compare(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
+    /// ``compare(_:_:)`` of a string and the UTF-8 bytes of an ASCII string.
+    @inline(__always)
+    package static func compare(_ a: String, ascii y: UnsafeBufferPointer<UInt8>) -> Int {
+        // Most strings differ from the constant at their first character: read it in place.
+        let utf8 = a.utf8
+        let start = utf8.startIndex
+        if !y.isEmpty && start != utf8.endIndex {
+            let first = utf8[start]
+            if first != y[0] && first < 0x80 {
+                let second = utf8.index(after: start)
+                if second == utf8.endIndex || utf8[second] < 0x80 { return first < y[0] ? -1 : 1 }
+            }
+        }
+        return utf8.withContiguousStorageIfAvailable { x in
+            let n = Swift.min(x.count, y.count)
+            var i = 0
+            while i < n {
+                let byte = x[i]
+                if byte != y[i] {
+                    if byte < 0x80 && (i + 1 == x.count || x[i + 1] < 0x80) { return byte < y[i] ? -1 : 1 }
+                    return compare(x, y, yIsNFC: true)
+                }
+                i += 1
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        } ?? compare(a, nfc: y, isASCII: false)
+    }
+
+    /// ``compare(_:_:)`` of the UTF-8 bytes of a string and of an ASCII string.
+    @inline(__always)
+    private static func compare(_ x: UnsafeBufferPointer<UInt8>, ascii y: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = Swift.min(x.count, y.count)
+        var i = 0
+        while i < n && x[i] == y[i] { i += 1 }
+        if i == n {
+            if x.count == y.count { return 0 }
+            // What follows the ASCII string's end in the other string either stays after it or
+            // composes with its last character into a letter beyond ASCII: greater either way.
+            return x.count < y.count ? -1 : 1
+        }
+        if x[i] < 0x80 && (i + 1 == x.count || x[i + 1] < 0x80) { return x[i] < y[i] ? -1 : 1 }
+        return compare(x, y, yIsNFC: true)
+    }
+
+    /// ``compare(_:_:)`` on the UTF-8 bytes of two strings; `yIsNFC` when the second is known to
+    /// be in NFC already.
+    package static func compare(
+        _ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>, yIsNFC: Bool = false
+    ) -> Int {
         let n = Swift.min(x.count, y.count)
         var i = 0
         if n > 32 && memcmp(x.baseAddress!, y.baseAddress!, n) == 0 { i = n }
@@ -196,7 +248,11 @@ package enum StringOrder {
             start = Swift.max(p - 1, 0)
             while start > 0 && x[start] >= 0x80 { start -= 1 }
         }
+        // (A string in NFC is in NFC from any ASCII character on.)
         let a = String(decoding: UnsafeBufferPointer(rebasing: x[start...]), as: UTF8.self)._nfcCodeUnits
+        if yIsNFC {
+            return a.withUnsafeBufferPointer { a in compareBytes(a, UnsafeBufferPointer(rebasing: y[start...])) }
+        }
         let b = String(decoding: UnsafeBufferPointer(rebasing: y[start...]), as: UTF8.self)._nfcCodeUnits
         return a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in compareBytes(a, b) } }
     }
