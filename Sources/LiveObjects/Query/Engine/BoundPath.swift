@@ -124,6 +124,36 @@ struct BoundPath {
         return frontier
     }
 
+    /// Follows link steps from rows once per way, for paths with at most one list (which reach
+    /// each row through distinct links only): rows without counts, in the order of the links.
+    static func followEachWay(_ steps: ArraySlice<Step>, from rows: [Int32]) -> [Int32] {
+        var frontier = rows
+        for step in steps {
+            if frontier.isEmpty { break }
+            if let link = step.table.columns[step.property] as? LinkColumn {
+                var next: [Int32] = []
+                next.reserveCapacity(frontier.count)
+                for row in frontier {
+                    let target = link.targets[Int(row)]
+                    if target >= 0 { next.append(target) }
+                }
+                frontier = next
+            } else if frontier.count == 1 {
+                frontier = targets(step, frontier[0])
+            } else {
+                var next: [Int32] = []
+                for row in frontier { next.append(contentsOf: targets(step, row)) }
+                frontier = next
+            }
+        }
+        return frontier
+    }
+
+    /// The rows a path's steps but the last reach from a row, once per way (at most one list).
+    private func eachWayBeforeLast(from row: Int32) -> [Int32] {
+        steps.count == 1 ? [row] : Self.followEachWay(steps.dropLast().dropFirst(), from: Self.targets(steps[0], row))
+    }
+
     static func saturatingAdd(_ a: Int64, _ b: Int64) -> Int64 {
         let (sum, overflow) = a.addingReportingOverflow(b)
         return overflow ? .max : sum
@@ -137,14 +167,18 @@ struct BoundPath {
     /// The values of the last step from each reached row, with the ways of its row: a list's
     /// elements (links as `.object` keys), or the property's value.
     private static func lastValues(_ step: Step, _ rows: [Reached], _ visit: (PropertyValue, Int64) -> Void) {
-        for (row, ways) in rows {
-            if step.isToMany {
-                if case .list(let items) = step.table.value(row, step.property) {
-                    for item in items { visit(item, ways) }
-                }
-            } else {
-                visit(step.table.columns[step.property]!.value(at: Int(row)), ways)
+        for (row, ways) in rows { lastValues(step, row) { visit($0, ways) } }
+    }
+
+    /// The values of the last step from one row.
+    @inline(__always)
+    private static func lastValues(_ step: Step, _ row: Int32, _ visit: (PropertyValue) -> Void) {
+        if step.isToMany {
+            if case .list(let items) = step.table.value(row, step.property) {
+                for item in items { visit(item) }
             }
+        } else {
+            visit(step.table.columns[step.property]!.value(at: Int(row)))
         }
     }
 
@@ -154,9 +188,14 @@ struct BoundPath {
     /// `.null` otherwise.
     func values(from row: Int32) -> [PropertyValue] {
         if !isToMany { return [value(from: row)] }
-        let rows = Self.follow(steps.dropLast(), from: [(row, 1)], merge: toManyCount > 1)
         var result: [PropertyValue] = []
-        Self.lastValues(steps[steps.count - 1], rows) { value, _ in result.append(value) }
+        let last = steps[steps.count - 1]
+        if toManyCount == 1 {
+            for row in eachWayBeforeLast(from: row) { Self.lastValues(last, row) { value in result.append(value) } }
+            return result
+        }
+        let rows = Self.follow(steps.dropLast(), from: [(row, 1)], merge: true)
+        for (row, _) in rows { Self.lastValues(last, row) { value in result.append(value) } }
         return result
     }
 
@@ -189,7 +228,8 @@ struct BoundPath {
     /// ways the path reaches it (for `SUBQUERY(…).@count`, which counts an object once per way,
     /// as a list that holds it twice counts it twice).
     func weightedObjectRows(from row: Int32) -> [Reached] {
-        Self.follow(steps[...], from: [(row, 1)], merge: toManyCount > 1)
+        if toManyCount <= 1 { return Self.followEachWay(steps[...], from: [row]).map { ($0, 1) } }
+        return Self.follow(steps[...], from: [(row, 1)], merge: true)
     }
 
     /// The values of `collection`, or of `element` from each object of `collection`, each with
@@ -204,8 +244,12 @@ struct BoundPath {
                 visit(collection.value(from: row), 1)
                 return
             }
-            let rows = follow(collection.steps.dropLast(), from: [(row, 1)], merge: merge)
-            lastValues(collection.steps[collection.steps.count - 1], rows, visit)
+            let last = collection.steps[collection.steps.count - 1]
+            if !merge {
+                for row in collection.eachWayBeforeLast(from: row) { lastValues(last, row) { visit($0, 1) } }
+                return
+            }
+            lastValues(last, follow(collection.steps.dropLast(), from: [(row, 1)], merge: true), visit)
             return
         }
         let objects = follow(collection.steps[...], from: [(row, 1)], merge: merge)
