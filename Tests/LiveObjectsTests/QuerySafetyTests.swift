@@ -186,7 +186,8 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
         }
     }
 
-    /// ``StringOrder`` against the NFC forms' scalars, on many pairs of awkward strings.
+    /// ``StringOrder`` against the NFC forms' scalars, on many pairs of awkward strings
+    /// (`ORDER_PAIRS` sets how many; 5,000 by default).
     @Test func stringOrderIsTheOrderOfNFCScalars() {
         let seed = UInt64.random(in: 0...UInt64.max)
         var rng = SeededGenerator(seed: seed)
@@ -268,7 +269,8 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
                 == ("\u{915}\u{94d}\u{937}".count == 1))
     }
 
-    /// Random strings of awkward characters: every operation agrees with Swift's `Character`s.
+    /// Random strings of awkward characters: every operation agrees with Swift's `Character`s
+    /// (`BOUNDARY_STRINGS` sets how many; 400 by default).
     @Test func boundariesAreSwiftsCharacters() {
         let seed = UInt64.random(in: 0...UInt64.max)
         var rng = SeededGenerator(seed: seed)
