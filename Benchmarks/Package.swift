@@ -18,7 +18,11 @@ let package = Package(
                 .product(name: "Persistence", package: "LiveObjects"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
-        )
+        ),
+        .executableTarget(
+            name: "liveobjects-querybench",
+            dependencies: [.product(name: "LiveObjects", package: "LiveObjects")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -229,7 +229,7 @@ struct FoundationBuilder {
             case .many(let list, let field):
                 return quantified(list, field, quantifier, op, constant)
             case .count(let list):
-                guard quantifier == .direct, op != .in, op != .between else { return nil }
+                guard quantifier == .direct, op != .in, op != .between, !list.isLong else { return nil }
                 return count(list).compare(op, constant, form: form)
             case .subquery(let list, .compare(.direct, .element(let field), let innerOp, [], .constant(let c))):
                 guard quantifier == .direct, op != .in, op != .between else { return nil }
@@ -313,6 +313,8 @@ struct FoundationBuilder {
                             root: PE.KeyPath(root: o, keyPath: \QPOwner.items), keyPath: \LinkingObjects<QPItem>.count)
                     },
                     rhs: PE.Value(0)))
+        case .ownerItemsLong, .fansFavoriteTags:
+            preconditionFailure("no Foundation predicate is built for long paths")
         }
     }
 

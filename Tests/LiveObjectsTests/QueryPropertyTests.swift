@@ -118,10 +118,13 @@ struct RefWorld: Sendable {
 /// composed and decomposed forms, Cyrillic (ё, й), Greek (final sigma, tonos), ß (which folds
 /// to two letters), emoji with modifiers and joiners, and digit runs for natural sorting.
 ///
+/// They include regional indicators, alone and as flags (two side by side are one `Character`,
+/// a flag, which the engine's matching keeps whole), and the same letters in several
+/// normalization forms (composed, decomposed, the Kelvin sign), which compare, sort and match
+/// as one string.
+///
 /// Deliberately absent, because the engine's documented semantics differ from the plain-Swift
-/// reference there: regional-indicator flags and CR LF (the engine's character boundaries are
-/// an approximation of grapheme clusters that splits them, Swift's `Character` does not),
-/// letters with a stroke such as ø and ł (the engine's `[d]` maps them to their base letter,
+/// reference there: letters with a stroke such as ø and ł (the engine's `[d]` maps them to their base letter,
 /// Foundation's folding keeps them), Turkic dotted/dotless i, and Greek letters with
 /// ypogegrammeni (Foundation's `[cd]` drops the iota that the engine's case folding produces).
 /// The characters `*`, `?` and `\` are absent because they are LIKE wildcards.
@@ -130,7 +133,8 @@ enum QueryText {
         "a", "A", "b", "B", "e", "E", "o", "x", "Z", "é", "E\u{301}", "e\u{301}", "è", "ê", "ë", "É", "ü", "Ü",
         "ç", "ñ", "Å", "å", "ö", "ß", "ss", "SS", "ё", "Ё", "е", "Е", "й", "и", "ж", "Ж", "кот", "КОТ", "σ",
         "ς", "Σ", "ά", "Ά", "α", "ω", "Ω", "😀", "👍", "👍🏽", "👨‍👩‍👧", " ", "-", "1", "2", "9", "10", "007",
-        "file", "Crème", "brûlée", "Пятёрочка",
+        "file", "Crème", "brûlée", "Пятёрочка", "\u{1f1eb}", "\u{1f1f7}", "\u{1f1eb}\u{1f1f7}", "\u{1f1e9}\u{1f1ea}",
+        "\u{212A}", "K", "\u{415}\u{308}", "\u{e9} ", "e\u{301} ", "\u{1e0b}\u{323}", "d\u{307}\u{323}",
     ]
 
     static func string(_ rng: inout QueryRandom, maxFragments: Int = 4) -> String {
@@ -205,6 +209,15 @@ enum Reference {
         return o.isEmpty ? s : s.folding(options: o, locale: nil)
     }
 
+    /// The documented order of strings without options: the scalars of the NFC forms (not
+    /// `String`'s `<`, which is not an order across normalization forms on Linux).
+    static func nfcOrder(_ a: String, _ b: String) -> Int {
+        let x = nfc(a)
+        let y = nfc(b)
+        if x == y { return 0 }
+        return x.lexicographicallyPrecedes(y) ? -1 : 1
+    }
+
     static func scalarOrder(_ a: String, _ b: String) -> Int {
         let x = a.decomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
         let y = b.decomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
@@ -225,7 +238,7 @@ enum Reference {
         switch (a, b) {
         case (.null, .null): return 0
         case (.string(let x), .string(let y)):
-            if options.isEmpty { return x == y ? 0 : (x < y ? -1 : 1) }
+            if options.isEmpty { return nfcOrder(x, y) }
             return scalarOrder(fold(x, options), fold(y, options))
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
         case (.date(let x), .date(let y)): return x == y ? 0 : (x < y ? -1 : 1)
@@ -361,14 +374,21 @@ enum ItemField: String, Sendable, CaseIterable {
 enum ListPath: String, Sendable, CaseIterable {
     case tags, fans
     case ownerItems = "owner.items"
+    /// Long paths through lists and inverses: every way counts once for `@count`, `@sum`,
+    /// `@avg` and `SUBQUERY` (the reference follows them one by one), sets of rows for the rest.
+    case ownerItemsLong = "owner.items.owner.items.owner.items"
+    case fansFavoriteTags = "fans.favorite.fans.favorite.owner.items.tags"
 
     var fields: [ElementField] {
         switch self {
-        case .tags: [.tagID, .weight, .label, .rating]
+        case .tags, .fansFavoriteTags: [.tagID, .weight, .label, .rating]
         case .fans: [.ownerName, .score]
-        case .ownerItems: [.itemInt, .itemString, .itemOptInt]
+        case .ownerItems, .ownerItemsLong: [.itemInt, .itemString, .itemOptInt]
         }
     }
+
+    /// Whether the path goes through several lists (only string predicates are built for those).
+    var isLong: Bool { self == .ownerItemsLong || self == .fansFavoriteTags }
 
     /// The elements, as (world, element) closures' input.
     func elements(_ item: RefItem, _ world: RefWorld) -> [Element] {
@@ -376,6 +396,13 @@ enum ListPath: String, Sendable, CaseIterable {
         case .tags: item.tags.compactMap { world.tags[$0] }.map { .tag($0) }
         case .fans: world.fans(of: item).map { .owner($0) }
         case .ownerItems: world.ownerItems(of: item).map { .item($0) }
+        case .ownerItemsLong:
+            (0..<2).reduce(world.ownerItems(of: item)) { items, _ in items.flatMap { world.ownerItems(of: $0) } }
+                .map { .item($0) }
+        case .fansFavoriteTags:
+            world.fans(of: item).compactMap { $0.favorite.flatMap { world.items[$0] } }
+                .flatMap { world.fans(of: $0) }.compactMap { $0.favorite.flatMap { world.items[$0] } }
+                .flatMap { world.ownerItems(of: $0) }.flatMap { $0.tags.compactMap { world.tags[$0] } }.map { .tag($0) }
         }
     }
 
@@ -503,7 +530,7 @@ struct PredicateGenerator {
             guard depth < 2 else {
                 return simple(.field(.int), kind: .int, quantifier: .direct, sample: itemSample(.int))
             }
-            let path = rng.pick([ListPath.tags, .fans])
+            let path = rng.pick([ListPath.tags, .fans, .fansFavoriteTags])
             let inner = predicate(depth: depth + 1, element: path)
             return numeric(.subquery(path, inner), sample: .int(Int64(rng.int(0...2))))
         }
@@ -604,7 +631,8 @@ struct PredicateGenerator {
         switch list {
         case .tags: elements = world.tags.keys.sorted().map { .tag(world.tags[$0]!) }
         case .fans: elements = world.owners.keys.sorted().map { .owner(world.owners[$0]!) }
-        case .ownerItems: elements = world.items.keys.sorted().map { .item(world.items[$0]!) }
+        case .ownerItems, .ownerItemsLong: elements = world.items.keys.sorted().map { .item(world.items[$0]!) }
+        case .fansFavoriteTags: elements = world.tags.keys.sorted().map { .tag(world.tags[$0]!) }
         }
         guard !elements.isEmpty else { return .null }
         return field.value(rng.pick(elements))
@@ -965,6 +993,7 @@ struct TypedBuilder {
             case .tags: return TypedOperand(query: q.tags.count)
             case .fans: return TypedOperand(query: q.fans.count)
             case .ownerItems: return TypedOperand(query: q.owner.items.count)
+            case .ownerItemsLong, .fansFavoriteTags: return nil
             }
         case .aggregate(let op, let list, let field):
             switch (list, field) {
@@ -1004,7 +1033,7 @@ struct TypedBuilder {
                         }
                         return p
                     }.count
-            case .ownerItems:
+            case .ownerItems, .ownerItemsLong, .fansFavoriteTags:
                 return nil
             }
             return failed ? nil : TypedOperand(query: count)
@@ -1126,7 +1155,8 @@ enum ReferenceSort {
     }
 
     static func tieBreak(_ a: String, _ b: String) -> Int {
-        if a != b { return a < b ? -1 : 1 }
+        let c = Reference.nfcOrder(a, b)
+        if c != 0 { return c }
         let x = Array(a.utf8)
         let y = Array(b.utf8)
         return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
@@ -1135,7 +1165,7 @@ enum ReferenceSort {
     static func compareStrings(_ a: String, _ b: String, _ comparison: StringComparison) -> Int {
         switch comparison {
         case .exact:
-            return a == b ? 0 : (a < b ? -1 : 1)
+            return Reference.nfcOrder(a, b)
         case .caseInsensitive:
             let c = Reference.scalarOrder(Reference.fold(a, .c), Reference.fold(b, .c))
             return c != 0 ? c : tieBreak(a, b)

@@ -1,26 +1,30 @@
 extension BoundPredicate {
     /// The key paths the predicate reads, each from the tested object (paths inside a
     /// SUBQUERY or a collection operator are prefixed with their collection's path).
+    /// Groups are walked with an explicit stack (in the same order), not by recursion.
     func paths(_ prefixes: [Int: BoundPath] = [:]) -> [BoundPath] {
-        switch self {
-        case .constant: return []
-        case .and(let operands), .or(let operands): return operands.flatMap { $0.paths(prefixes) }
-        case .not(let operand): return operand.paths(prefixes)
-        case .comparison(let c): return c.lhs.paths(prefixes) + c.rhs.paths(prefixes)
-        case .scan(_, let c): return c.lhs.paths(prefixes)
-        case .range(let lookup):
-            return [
-                BoundPath(
-                    steps: [.init(table: lookup.table, property: lookup.property, target: nil, isToMany: false)],
-                    root: lookup.table)
-            ]
-        case .index(let lookup):
-            return [
-                BoundPath(
-                    steps: [.init(table: lookup.table, property: lookup.property, target: nil, isToMany: false)],
-                    root: lookup.table)
-            ]
+        var result: [BoundPath] = []
+        var pending: [BoundPredicate] = [self]
+        while let p = pending.popLast() {
+            switch p {
+            case .constant: break
+            case .and(let operands), .or(let operands): pending.append(contentsOf: operands.reversed())
+            case .not(let operand): pending.append(operand)
+            case .comparison(let c): result += c.lhs.paths(prefixes) + c.rhs.paths(prefixes)
+            case .scan(_, let c): result += c.lhs.paths(prefixes)
+            case .range(let lookup):
+                result.append(
+                    BoundPath(
+                        steps: [.init(table: lookup.table, property: lookup.property, target: nil, isToMany: false)],
+                        root: lookup.table))
+            case .index(let lookup):
+                result.append(
+                    BoundPath(
+                        steps: [.init(table: lookup.table, property: lookup.property, target: nil, isToMany: false)],
+                        root: lookup.table))
+            }
         }
+        return result
     }
 }
 

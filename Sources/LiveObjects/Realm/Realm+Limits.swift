@@ -15,6 +15,10 @@ extension Realm {
         /// The deepest nesting of a predicate, counting every `(`, `NOT`/`!`, `SUBQUERY` and `{`
         /// open at once: 256.
         public static var maximumPredicateNesting: Int { PredicateParser.maxNestingDepth }
+        /// The most property names in one key path of a query, counting those before and after
+        /// a collection operator (`owner.dogs.@max.age` has three): 256. It holds for string
+        /// predicates, typed queries, Foundation predicates, sorts and `distinct`.
+        public static var maximumKeyPathLength: Int { PredicateParser.maxKeyPathLength }
         /// The deepest nesting of `SUBQUERY` inside `SUBQUERY`: 16.
         public static var maximumSubqueryNesting: Int { PredicateParser.maxSubqueryDepth }
         /// The default of ``Configuration/maximumSubscriptions``: 10,000.

@@ -15,11 +15,22 @@ struct BoundPath {
     let root: Table
     /// Whether following the path can yield several values.
     let isToMany: Bool
+    /// How many steps yield several values. With two or more, the same row can be reached in
+    /// many ways (as many as the product of the lists' lengths), so rows are followed as a set,
+    /// each with the number of ways it is reached, rather than way by way.
+    let toManyCount: Int
+
+    /// The most property names one key path may have (before and after a collection operator
+    /// together): ``Realm/Limits/maximumKeyPathLength``.
+    static var maximumLength: Int { PredicateParser.maxKeyPathLength }
 
     init(steps: [Step], root: Table) {
         self.steps = steps
         self.root = root
-        self.isToMany = steps.contains { $0.isToMany }
+        var count = 0
+        for step in steps where step.isToMany { count += 1 }
+        self.toManyCount = count
+        self.isToMany = count > 0
     }
 
     /// The property the path ends at, if any.
@@ -33,11 +44,20 @@ struct BoundPath {
         steps.isEmpty ? "SELF" : steps.map { $0.table.schema.properties[$0.property].name }.joined(separator: ".")
     }
 
+    /// The error for a key path of more than ``maximumLength`` names.
+    static func tooLong(_ count: Int, objectType: String) -> QueryBindingFailure {
+        QueryBindingFailure(
+            "a key path has at most \(maximumLength) property names, and this one has \(count)",
+            code: .limitExceeded, objectType: objectType)
+    }
+
     /// Resolves property names against a table.
     static func resolve(_ components: [String], from root: Table, store: Store)
         throws(QueryBindingFailure) -> BoundPath
     {
+        guard components.count <= maximumLength else { throw tooLong(components.count, objectType: root.name) }
         var steps: [Step] = []
+        steps.reserveCapacity(components.count)
         var table = root
         for (i, name) in components.enumerated() {
             guard let p = table.propertyIndex[name] else {
@@ -63,35 +83,120 @@ struct BoundPath {
         return BoundPath(steps: steps, root: root)
     }
 
-    /// Calls `visit` with every value the path yields from a row (links as `.object` keys).
-    /// A nil link on the way yields nothing for a to-many path and `.null` otherwise.
-    func forEachValue(from row: Int32, _ visit: (PropertyValue) -> Void) {
-        if steps.isEmpty {
-            visit(.object(root.key(row)))
-            return
-        }
-        walk(0, row, visit)
-    }
+    // MARK: Evaluation
+    //
+    // Every walk is a loop over the steps, one frontier of rows at a time: no recursion, and
+    // with several lists on the way each row is followed once per step (with the number of
+    // ways it was reached), so the cost is at most the path's length times the links followed,
+    // never the product of the lists' lengths.
 
-    private func walk(_ i: Int, _ row: Int32, _ visit: (PropertyValue) -> Void) {
-        let step = steps[i]
-        let last = i == steps.count - 1
-        if last {
-            if step.isToMany {
-                if case .list(let items) = step.table.value(row, step.property) {
-                    for item in items { visit(item) }
+    /// A row reached by following links, and in how many ways (saturating at `Int64.max`).
+    typealias Reached = (row: Int32, ways: Int64)
+
+    /// Follows link steps from rows. With `merge`, a row reached several times is kept once (in
+    /// the place it was first reached), with the ways added up; without it, once per way, in
+    /// the order of the links (which is what paths with at most one list need: they reach each
+    /// row through distinct links only).
+    static func follow(_ steps: ArraySlice<Step>, from start: [Reached], merge: Bool) -> [Reached] {
+        var frontier = start
+        for step in steps {
+            if frontier.isEmpty { break }
+            var next: [Reached] = []
+            if merge {
+                var position: [Int32: Int] = [:]
+                for (row, ways) in frontier {
+                    for target in targets(step, row) {
+                        if let p = position[target] {
+                            next[p].ways = saturatingAdd(next[p].ways, ways)
+                        } else {
+                            position[target] = next.count
+                            next.append((target, ways))
+                        }
+                    }
                 }
             } else {
-                visit(step.table.columns[step.property]!.value(at: Int(row)))
+                for (row, ways) in frontier {
+                    for target in targets(step, row) { next.append((target, ways)) }
+                }
             }
-            return
+            frontier = next
         }
-        let targets = Self.targets(step, row)
-        if targets.isEmpty && !isToMany {
-            visit(.null)
-            return
+        return frontier
+    }
+
+    /// Follows link steps from rows once per way, for paths with at most one list (which reach
+    /// each row through distinct links only): rows without counts, in the order of the links.
+    static func followEachWay(_ steps: ArraySlice<Step>, from rows: [Int32]) -> [Int32] {
+        var frontier = rows
+        for step in steps {
+            if frontier.isEmpty { break }
+            if let link = step.table.columns[step.property] as? LinkColumn {
+                var next: [Int32] = []
+                next.reserveCapacity(frontier.count)
+                for row in frontier {
+                    let target = link.targets[Int(row)]
+                    if target >= 0 { next.append(target) }
+                }
+                frontier = next
+            } else if frontier.count == 1 {
+                frontier = targets(step, frontier[0])
+            } else {
+                var next: [Int32] = []
+                for row in frontier { next.append(contentsOf: targets(step, row)) }
+                frontier = next
+            }
         }
-        for next in targets { walk(i + 1, next, visit) }
+        return frontier
+    }
+
+    /// The rows a path's steps but the last reach from a row, once per way (at most one list).
+    private func eachWayBeforeLast(from row: Int32) -> [Int32] {
+        steps.count == 1 ? [row] : Self.followEachWay(steps.dropLast().dropFirst(), from: Self.targets(steps[0], row))
+    }
+
+    static func saturatingAdd(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
+    }
+
+    static func saturatingMultiply(_ a: Int64, _ b: Int64) -> Int64 {
+        let (product, overflow) = a.multipliedReportingOverflow(by: b)
+        return overflow ? .max : product
+    }
+
+    /// The values of the last step from each reached row, with the ways of its row: a list's
+    /// elements (links as `.object` keys), or the property's value.
+    private static func lastValues(_ step: Step, _ rows: [Reached], _ visit: (PropertyValue, Int64) -> Void) {
+        for (row, ways) in rows { lastValues(step, row) { visit($0, ways) } }
+    }
+
+    /// The values of the last step from one row.
+    @inline(__always)
+    private static func lastValues(_ step: Step, _ row: Int32, _ visit: (PropertyValue) -> Void) {
+        if step.isToMany {
+            if case .list(let items) = step.table.value(row, step.property) {
+                for item in items { visit(item) }
+            }
+        } else {
+            visit(step.table.columns[step.property]!.value(at: Int(row)))
+        }
+    }
+
+    /// The values the path yields from a row, each once per row it is read from (links as
+    /// `.object` keys). For `ANY`, `ALL`, `NONE`, `IN` and comparisons, which depend only on
+    /// which values there are. A nil link on the way yields nothing for a to-many path and
+    /// `.null` otherwise.
+    func values(from row: Int32) -> [PropertyValue] {
+        if !isToMany { return [value(from: row)] }
+        var result: [PropertyValue] = []
+        let last = steps[steps.count - 1]
+        if toManyCount == 1 {
+            for row in eachWayBeforeLast(from: row) { Self.lastValues(last, row) { value in result.append(value) } }
+            return result
+        }
+        let rows = Self.follow(steps.dropLast(), from: [(row, 1)], merge: true)
+        for (row, _) in rows { Self.lastValues(last, row) { value in result.append(value) } }
+        return result
     }
 
     /// The value of a path that yields at most one value (`.null` through a nil link).
@@ -104,13 +209,6 @@ struct BoundPath {
         }
         let step = steps[steps.count - 1]
         return step.table.columns[step.property]!.value(at: Int(row))
-    }
-
-    /// Every value of the path from a row.
-    func values(from row: Int32) -> [PropertyValue] {
-        var result: [PropertyValue] = []
-        forEachValue(from: row) { result.append($0) }
-        return result
     }
 
     /// The rows of the target table that one step leads to from a row.
@@ -126,14 +224,41 @@ struct BoundPath {
         }
     }
 
-    /// The rows of the objects a path ending at links (or `SELF`) yields.
-    func objectRows(from row: Int32) -> [Int32] {
-        if steps.isEmpty { return [row] }
-        var rows: [Int32] = [row]
-        for step in steps {
-            rows = rows.flatMap { Self.targets(step, $0) }
+    /// The objects a path ending at links (or `SELF`) yields from a row, each with the number of
+    /// ways the path reaches it (for `SUBQUERY(…).@count`, which counts an object once per way,
+    /// as a list that holds it twice counts it twice).
+    func weightedObjectRows(from row: Int32) -> [Reached] {
+        if toManyCount <= 1 { return Self.followEachWay(steps[...], from: [row]).map { ($0, 1) } }
+        return Self.follow(steps[...], from: [(row, 1)], merge: true)
+    }
+
+    /// The values of `collection`, or of `element` from each object of `collection`, each with
+    /// the number of ways it is reached: the multiset that collection operators (`@count`,
+    /// `@sum`, `@avg`, `@min`, `@max`) work on.
+    static func weightedValues(
+        _ collection: BoundPath, element: BoundPath?, from row: Int32, _ visit: (PropertyValue, Int64) -> Void
+    ) {
+        let merge = collection.toManyCount + (element?.toManyCount ?? 0) > 1
+        guard let element else {
+            if !collection.isToMany {
+                visit(collection.value(from: row), 1)
+                return
+            }
+            let last = collection.steps[collection.steps.count - 1]
+            if !merge {
+                for row in collection.eachWayBeforeLast(from: row) { lastValues(last, row) { visit($0, 1) } }
+                return
+            }
+            lastValues(last, follow(collection.steps.dropLast(), from: [(row, 1)], merge: true), visit)
+            return
         }
-        return rows
+        let objects = follow(collection.steps[...], from: [(row, 1)], merge: merge)
+        if !element.isToMany {
+            for (object, ways) in objects { visit(element.value(from: object), ways) }
+            return
+        }
+        let rows = follow(element.steps.dropLast(), from: objects, merge: merge)
+        lastValues(element.steps[element.steps.count - 1], rows, visit)
     }
 }
 

@@ -51,18 +51,24 @@ struct EvaluationContext {
     var variables: [Int32] = []
 }
 
+/// How deep `NOT`, `AND` and `OR` are followed by recursion (which is fastest); deeper groups
+/// are walked with an explicit stack, so that predicates nested up to the limit
+/// (``PredicateParser/maxNestingDepth``) run on a small thread stack.
+let maximumRecursionDepth = 24
+
 extension BoundPredicate {
     /// Whether a row matches.
-    func matches(_ row: Int32, _ context: inout EvaluationContext) -> Bool {
+    func matches(_ row: Int32, _ context: inout EvaluationContext, depth: Int = 0) -> Bool {
+        if depth >= maximumRecursionDepth && isGroup { return matchesWithoutRecursion(row, &context) }
         switch self {
         case .constant(let value): return value
         case .and(let operands):
-            for operand in operands where !operand.matches(row, &context) { return false }
+            for operand in operands where !operand.matches(row, &context, depth: depth + 1) { return false }
             return true
         case .or(let operands):
-            for operand in operands where operand.matches(row, &context) { return true }
+            for operand in operands where operand.matches(row, &context, depth: depth + 1) { return true }
             return false
-        case .not(let operand): return !operand.matches(row, &context)
+        case .not(let operand): return !operand.matches(row, &context, depth: depth + 1)
         case .comparison(let comparison): return comparison.matches(row, &context)
         case .scan(_, let fallback): return fallback.matches(row, &context)
         case .index(let lookup):
@@ -70,6 +76,72 @@ extension BoundPredicate {
             return lookup.contains(value)
         case .range(let lookup):
             return lookup.matches(lookup.table.columns[lookup.property]!.value(at: Int(row)))
+        }
+    }
+}
+
+extension BoundPredicate {
+    /// Whether the predicate is a `NOT`, `AND` or `OR`.
+    var isGroup: Bool {
+        switch self {
+        case .and, .or, .not: true
+        default: false
+        }
+    }
+
+    /// One `NOT`, `AND` or `OR` of ``matchesWithoutRecursion(_:_:)``: its operands and the one
+    /// being tested.
+    private struct GroupFrame {
+        enum Kind { case not, and, or }
+        let kind: Kind
+        let operands: [BoundPredicate]
+        var index = 0
+    }
+
+    /// ``matches(_:_:depth:)`` with an explicit stack: the same answer, with the same
+    /// short-circuits, in the same order.
+    private func matchesWithoutRecursion(_ row: Int32, _ context: inout EvaluationContext) -> Bool {
+        var stack: [GroupFrame] = []
+        var next = self
+        while true {
+            var value: Bool
+            switch next {
+            case .not(let operand):
+                stack.append(GroupFrame(kind: .not, operands: [operand]))
+                next = operand
+                continue
+            case .and(let operands) where !operands.isEmpty:
+                stack.append(GroupFrame(kind: .and, operands: operands))
+                next = operands[0]
+                continue
+            case .or(let operands) where !operands.isEmpty:
+                stack.append(GroupFrame(kind: .or, operands: operands))
+                next = operands[0]
+                continue
+            case .and: value = true
+            case .or: value = false
+            default: value = next.matches(row, &context)
+            }
+            // Hand the value to the enclosing groups: each ends at a decisive operand or after
+            // its last one.
+            while true {
+                guard !stack.isEmpty else { return value }
+                let top = stack[stack.count - 1]
+                switch top.kind {
+                case .not:
+                    value = !value
+                    stack.removeLast()
+                    continue
+                case .and where value && top.index + 1 < top.operands.count,
+                    .or where !value && top.index + 1 < top.operands.count:
+                    stack[stack.count - 1].index += 1
+                    next = top.operands[top.index + 1]
+                case .and, .or:
+                    stack.removeLast()
+                    continue
+                }
+                break
+            }
         }
     }
 }
@@ -88,59 +160,68 @@ extension BoundExpression {
             return [Self.aggregate(op, collection, element, start)]
         case .subqueryCount(let collection, let variable, let slot, let predicate):
             let start = variable.map { context.variables[$0] } ?? row
-            var count = 0
+            var count: Int64 = 0
             let saved = context.variables[slot]
-            for element in collection.objectRows(from: start) {
+            for (element, ways) in collection.weightedObjectRows(from: start) {
                 context.variables[slot] = element
                 // Paths without a variable still start from the object being tested.
-                if predicate.matches(row, &context) { count += 1 }
+                if predicate.matches(row, &context) { count = BoundPath.saturatingAdd(count, ways) }
             }
             context.variables[slot] = saved
-            return [.int(Int64(count))]
+            return [.int(count)]
         }
     }
 
+    /// A collection operator over the values of `collection` (or of `element` from its objects),
+    /// each counted as many times as the path reaches it.
     static func aggregate(
         _ op: CollectionOperator, _ collection: BoundPath, _ element: BoundPath?, _ row: Int32
     ) -> PropertyValue {
-        var values: [PropertyValue]
-        if let element {
-            values = collection.objectRows(from: row).flatMap { element.values(from: $0) }
-        } else {
-            values = collection.isToMany ? collection.values(from: row) : [collection.value(from: row)]
-        }
         switch op {
-        case .count:
-            return .int(Int64(values.count))
-        case .size:
-            if !collection.isToMany, element == nil, let value = values.first {
-                switch value {
+        case .count, .size:
+            if op == .size, !collection.isToMany, element == nil {
+                switch collection.value(from: row) {
                 case .string(let s): return .int(Int64(s.count))
                 case .data(let d): return .int(Int64(d.count))
                 case .null: return .null
-                default: break
+                default: return .int(1)
                 }
             }
-            return .int(Int64(values.count))
+            var count: Int64 = 0
+            BoundPath.weightedValues(collection, element: element, from: row) { _, ways in
+                count = BoundPath.saturatingAdd(count, ways)
+            }
+            return .int(count)
         case .min, .max:
-            values.removeAll { $0.isNull }
             var best: PropertyValue?
-            for value in values {
+            BoundPath.weightedValues(collection, element: element, from: row) { value, _ in
+                guard !value.isNull else { return }
                 guard let current = best else {
                     best = value
-                    continue
+                    return
                 }
                 if let c = compareValues(value, current), (op == .min ? c < 0 : c > 0) { best = value }
             }
             return best ?? .null
         case .sum, .avg:
-            values.removeAll { $0.isNull }
-            if op == .avg && values.isEmpty { return .null }
-            if values.allSatisfy({ $0.intValue != nil }) && op == .sum {
-                return .int(values.reduce(Int64(0)) { $0 &+ $1.intValue! })
+            var allIntegers = true
+            var integerTotal: Int64 = 0
+            var total = 0.0
+            var count: Int64 = 0
+            BoundPath.weightedValues(collection, element: element, from: row) { value, ways in
+                guard !value.isNull else { return }
+                count = BoundPath.saturatingAdd(count, ways)
+                if case .int(let i) = value {
+                    integerTotal = integerTotal &+ i &* ways
+                } else {
+                    allIntegers = false
+                }
+                let d = value.doubleValue ?? 0
+                total += ways == 1 ? d : d * Double(ways)
             }
-            let total = values.reduce(0.0) { $0 + ($1.doubleValue ?? 0) }
-            return .double(op == .sum ? total : total / Double(values.count))
+            if op == .avg && count == 0 { return .null }
+            if allIntegers && op == .sum { return .int(integerTotal) }
+            return .double(op == .sum ? total : total / Double(count))
         }
     }
 }
@@ -210,8 +291,9 @@ extension BoundComparison {
     }
 }
 
-/// Orders two values of comparable kinds: numbers with numbers, strings with strings, dates,
-/// booleans, UUIDs, data, object keys. `nil` for values that do not compare (and for nil with
+/// Orders two values of comparable kinds: numbers with numbers, strings with strings (by
+/// ``StringOrder``, or by their folded forms with options), dates, booleans, UUIDs, data, object
+/// keys. `nil` for values that do not compare (and for nil with
 /// anything but nil).
 func compareValues(_ a: PropertyValue, _ b: PropertyValue, _ options: ComparisonOptions = []) -> Int? {
     @inline(__always) func order<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x == y ? 0 : 1) }
@@ -219,7 +301,7 @@ func compareValues(_ a: PropertyValue, _ b: PropertyValue, _ options: Comparison
     case (.null, .null): return 0
     case (.int(let x), .int(let y)): return order(x, y)
     case (.string(let x), .string(let y)):
-        if options.isEmpty { return order(x, y) }
+        if options.isEmpty { return StringOrder.compare(x, y) }
         let fx = FoldedString(x, options: options).utf8
         let fy = FoldedString(y, options: options).utf8
         return fx.lexicographicallyPrecedes(fy) ? -1 : (fx == fy ? 0 : 1)

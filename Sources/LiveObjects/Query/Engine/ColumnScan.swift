@@ -59,9 +59,31 @@ struct ColumnScan {
                 return scan(col.values, candidates) { op == .equal ? $0 == c : $0 != c }
             }
         case .exactString(let op, let c):
-            if let col = column as? ScalarColumn<String> { return compareScan(col.values, op, c, candidates) }
-            if let col = column as? ScalarColumn<String?> {
-                return scan(col.values, candidates) { v in v.map { Self.apply(op, $0, c) } ?? (op == .notEqual) }
+            // Equality is `String`'s (canonical equivalence); orderings are `StringOrder`'s,
+            // which agrees with it.
+            if op == .equal || op == .notEqual {
+                if let col = column as? ScalarColumn<String> { return compareScan(col.values, op, c, candidates) }
+                if let col = column as? ScalarColumn<String?> {
+                    return scan(col.values, candidates) { v in v.map { Self.apply(op, $0, c) } ?? (op == .notEqual) }
+                }
+            } else {
+                // The constant in NFC, once (in a buffer of its own: a scan inside a closure would
+                // not be inlined).
+                let key = StringOrder.key(c)
+                let ascii = StringOrder.isASCII(c)
+                let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(key.count, 1))
+                _ = buffer.initialize(from: key)
+                defer { buffer.deallocate() }
+                let c = UnsafeBufferPointer(rebasing: buffer[0..<key.count])
+                if let col = column as? ScalarColumn<String> {
+                    return ascii
+                        ? asciiOrderingScan(col.values, op, c, candidates) : orderingScan(col.values, op, c, candidates)
+                }
+                if let col = column as? ScalarColumn<String?> {
+                    return scan(col.values, candidates) { v in
+                        v.map { Self.apply(op, StringOrder.compare($0, nfc: c, isASCII: ascii), 0) } ?? false
+                    }
+                }
             }
         case .string(let matcher, let negated):
             let folded = table.foldedColumn(property, options: matcher.options)
@@ -132,6 +154,33 @@ struct ColumnScan {
         case .greaterThan: scan(values, candidates) { $0 > c }
         case .greaterThanOrEqual: scan(values, candidates) { $0 >= c }
         default: []
+        }
+    }
+
+    /// An ordering of a string column with an ASCII constant (a function of its own, as
+    /// ``compareScan(_:_:_:_:)``, which the optimizer handles best).
+    private func asciiOrderingScan(
+        _ values: ChunkedArray<String>, _ op: ComparisonOperator, _ c: UnsafeBufferPointer<UInt8>,
+        _ candidates: [Int32]?
+    ) -> [Int32] {
+        switch op {
+        case .lessThan: scan(values, candidates) { StringOrder.compare($0, ascii: c) < 0 }
+        case .lessThanOrEqual: scan(values, candidates) { StringOrder.compare($0, ascii: c) <= 0 }
+        case .greaterThan: scan(values, candidates) { StringOrder.compare($0, ascii: c) > 0 }
+        default: scan(values, candidates) { StringOrder.compare($0, ascii: c) >= 0 }
+        }
+    }
+
+    /// An ordering of a string column with a constant in NFC.
+    private func orderingScan(
+        _ values: ChunkedArray<String>, _ op: ComparisonOperator, _ c: UnsafeBufferPointer<UInt8>,
+        _ candidates: [Int32]?
+    ) -> [Int32] {
+        switch op {
+        case .lessThan: scan(values, candidates) { StringOrder.compare($0, nfc: c, isASCII: false) < 0 }
+        case .lessThanOrEqual: scan(values, candidates) { StringOrder.compare($0, nfc: c, isASCII: false) <= 0 }
+        case .greaterThan: scan(values, candidates) { StringOrder.compare($0, nfc: c, isASCII: false) > 0 }
+        default: scan(values, candidates) { StringOrder.compare($0, nfc: c, isASCII: false) >= 0 }
         }
     }
 

@@ -90,20 +90,58 @@ struct QueryCompiler {
         fail(QueryBindingFailure(message, objectType: root.name), at: offset)
     }
 
+    /// One `NOT`, `AND` or `OR` being bound by ``bind(_:)``: its operands, and those bound so far.
+    private struct GroupFrame {
+        enum Kind { case not, and, or }
+        let kind: Kind
+        let operands: [PredicateSyntax]
+        var bound: [BoundPredicate] = []
+    }
+
+    /// Binds a predicate. `NOT`, `AND` and `OR` are walked with an explicit stack, so that the
+    /// depth of the tree (up to the nesting limit) costs no stack; only `SUBQUERY` recurses,
+    /// at most ``PredicateParser/maxSubqueryDepth`` deep.
     mutating func bind(_ predicate: PredicateSyntax) throws(LiveObjectsError) -> BoundPredicate {
-        switch predicate {
-        case .constant(let value): return .constant(value)
-        case .not(let operand): return .not(try bind(operand))
-        case .and(let operands):
-            var bound: [BoundPredicate] = []
-            for operand in operands { bound.append(try bind(operand)) }
-            return .and(bound)
-        case .or(let operands):
-            var bound: [BoundPredicate] = []
-            for operand in operands { bound.append(try bind(operand)) }
-            return .or(bound)
-        case .comparison(let comparison):
-            return try bind(comparison)
+        var stack: [GroupFrame] = []
+        var next = predicate
+        while true {
+            var result: BoundPredicate
+            switch next {
+            case .constant(let value):
+                result = .constant(value)
+            case .comparison(let comparison):
+                result = try bind(comparison)
+            case .not(let operand):
+                stack.append(GroupFrame(kind: .not, operands: [operand]))
+                next = operand
+                continue
+            case .and(let operands) where !operands.isEmpty:
+                stack.append(GroupFrame(kind: .and, operands: operands))
+                next = operands[0]
+                continue
+            case .or(let operands) where !operands.isEmpty:
+                stack.append(GroupFrame(kind: .or, operands: operands))
+                next = operands[0]
+                continue
+            case .and: result = .and([])
+            case .or: result = .or([])
+            }
+            // Hand the result to the enclosing groups, closing those that are complete.
+            while true {
+                guard !stack.isEmpty else { return result }
+                stack[stack.count - 1].bound.append(result)
+                let top = stack[stack.count - 1]
+                if top.bound.count < top.operands.count {
+                    next = top.operands[top.bound.count]
+                    break
+                }
+                stack.removeLast()
+                switch top.kind {
+                case .not: result = .not(top.bound[0])
+                case .and: result = .and(top.bound)
+                case .or: result = .or(top.bound)
+                }
+            }
         }
     }
 
@@ -304,7 +342,10 @@ struct QueryCompiler {
                             "\(keyPath) holds no objects, so @\(op.rawValue).\(property.joined(separator: ".")) has no meaning",
                             at: keyPath.offset)
                     }
-                    do {
+                    do throws(QueryBindingFailure) {
+                        if path.steps.count + property.count > BoundPath.maximumLength {
+                            throw BoundPath.tooLong(path.steps.count + property.count, objectType: root.name)
+                        }
                         element = try BoundPath.resolve(property, from: table, store: store)
                     } catch {
                         throw fail(error, at: keyPath.offset)
@@ -539,14 +580,14 @@ final class SortedIndex {
     init(table: Table, property: Int, version: UInt64) {
         let column = table.columns[property]!
         self.version = version
-        var pairs = table.liveRows.map { (column.value(at: Int($0)), $0) }
+        // Each value's sort key made once (strings that are not ASCII are normalized once).
+        var pairs = table.liveRows.map { (RowSorter.key(column.value(at: Int($0)), .exact), $0) }
         pairs.sort { a, b in
-            if a.0.isNull != b.0.isNull { return a.0.isNull }
-            let c = compareValues(a.0, b.0) ?? 0
+            let c = RowSorter.compare(a.0, b.0)
             return c != 0 ? c < 0 : a.1 < b.1
         }
-        values = pairs.map(\.0)
         rows = pairs.map(\.1)
+        values = rows.map { column.value(at: Int($0)) }
         firstNonNull = values.firstIndex { !$0.isNull } ?? values.count
     }
 }
@@ -570,10 +611,15 @@ struct BoundQuery {
     /// The rows among `candidates` (every live row when nil) that match, in candidate order
     /// (slot order when nil).
     func filter(_ candidates: [Int32]?, table: Table) -> [Int32] {
-        filter(predicate, candidates, table)
+        filter(predicate, candidates, table, depth: 0)
     }
 
-    private func filter(_ p: BoundPredicate, _ candidates: [Int32]?, _ table: Table) -> [Int32] {
+    private func filter(_ p: BoundPredicate, _ candidates: [Int32]?, _ table: Table, depth: Int) -> [Int32] {
+        if depth >= maximumRecursionDepth && p.isGroup {
+            // Deeper groups row by row (which walks them without recursion): the same rows.
+            var context = EvaluationContext(variables: Array(repeating: -1, count: slotCount))
+            return (candidates ?? table.liveRows).filter { p.matches($0, &context, depth: depth) }
+        }
         switch p {
         case .constant(let value):
             return value ? (candidates ?? table.liveRows) : []
@@ -588,16 +634,16 @@ struct BoundQuery {
             let ordered = operands.sorted { $0.cost < $1.cost }
             var rows = candidates
             for operand in ordered {
-                rows = filter(operand, rows, table)
+                rows = filter(operand, rows, table, depth: depth + 1)
                 if rows!.isEmpty { break }
             }
             return rows ?? table.liveRows
         case .or(let operands):
             var matched = Set<Int32>()
-            for operand in operands { matched.formUnion(filter(operand, candidates, table)) }
+            for operand in operands { matched.formUnion(filter(operand, candidates, table, depth: depth + 1)) }
             return (candidates ?? table.liveRows).filter { matched.contains($0) }
         case .not(let operand):
-            let excluded = Set(filter(operand, candidates, table))
+            let excluded = Set(filter(operand, candidates, table, depth: depth + 1))
             return (candidates ?? table.liveRows).filter { !excluded.contains($0) }
         case .comparison:
             var context = EvaluationContext(variables: Array(repeating: -1, count: slotCount))
@@ -621,14 +667,19 @@ struct BoundQuery {
 
 extension BoundPredicate {
     /// A rough cost, to order the operands of `AND`.
-    var cost: Int {
-        switch self {
+    var cost: Int { cost(depth: 0) }
+
+    /// The cost, looking at most ``maximumRecursionDepth`` levels deep (deeper groups count as
+    /// row-by-row comparisons).
+    private func cost(depth: Int) -> Int {
+        if depth >= maximumRecursionDepth && isGroup { return 10 }
+        return switch self {
         case .constant: 0
         case .index: 1
         case .range: 2
         case .scan: 2
-        case .and(let ops), .or(let ops): 3 + ops.map(\.cost).reduce(0, +)
-        case .not(let op): 3 + op.cost
+        case .and(let ops), .or(let ops): 3 + ops.map { $0.cost(depth: depth + 1) }.reduce(0, +)
+        case .not(let op): 3 + op.cost(depth: depth + 1)
         case .comparison: 10
         }
     }

@@ -1,6 +1,8 @@
 /// How strings compare when sorting.
 public enum StringComparison: Sendable, Hashable {
-    /// Unicode code point order (`"Banana" < "apple"`).
+    /// Unicode code point order of the canonical compositions (NFC), the order of `<` in
+    /// queries (`"Banana" < "apple"`; see docs/QUERIES.md). Canonically equivalent strings
+    /// (`"é"` written as one scalar or as `e` and a combining accent) are equal.
     case exact
     /// Case folded by Unicode rules, in every script (`"apple" < "Banana"`).
     case caseInsensitive
@@ -72,15 +74,36 @@ struct RowSorter {
     enum Key {
         case value(PropertyValue)
         case string(StringSortKey)
+        /// An ASCII string in exact order, with its first eight bytes as a big-endian number
+        /// (zero-padded), which decides most comparisons, and its length.
+        case ascii(prefix: UInt64, length: Int, String)
         case null
     }
 
     private static func key(_ field: Field, _ row: Int32) -> Key {
-        let value = field.path.value(from: row)
+        key(field.path.value(from: row), field.comparison)
+    }
+
+    /// The key of a value, to sort by a string comparison.
+    static func key(_ value: PropertyValue, _ comparison: StringComparison) -> Key {
         switch value {
         case .null: return .null
-        case .string(let s) where field.comparison != .exact:
-            return .string(StringSortKey(s, order: field.comparison.order))
+        case .string(let s) where comparison == .exact:
+            // ASCII strings in exact order compare by their bytes; others by a key made once.
+            var bytes = s
+            let prefix: (UInt64, Int)? = bytes.withUTF8 { bytes in
+                var high: UInt8 = 0
+                var prefix: UInt64 = 0
+                for (i, byte) in bytes.enumerated() {
+                    high |= byte
+                    if i < 8 { prefix |= UInt64(byte) << (56 - 8 * i) }
+                }
+                return high < 0x80 ? (prefix, bytes.count) : nil
+            }
+            guard let prefix else { return .string(StringSortKey(s, order: .exact)) }
+            return .ascii(prefix: prefix.0, length: prefix.1, s)
+        case .string(let s):
+            return .string(StringSortKey(s, order: comparison.order))
         default: return .value(value)
         }
     }
@@ -115,13 +138,22 @@ struct RowSorter {
         return order.map { rows[$0] }
     }
 
-    private static func compare(_ a: Key, _ b: Key) -> Int {
+    /// Orders two keys: nil first, then as ``compareValues(_:_:_:)``.
+    static func compare(_ a: Key, _ b: Key) -> Int {
         switch (a, b) {
         case (.null, .null): return 0
         case (.null, _): return -1
         case (_, .null): return 1
         case (.string(let x), .string(let y)): return StringSortKey.compare(x, y)
         case (.value(let x), .value(let y)): return compareValues(x, y) ?? 0
+        // Exact order: an ASCII string and another one's key.
+        case (.ascii(let p, let m, let x), .ascii(let q, let n, let y)):
+            if p != q { return p < q ? -1 : 1 }
+            // The same first eight bytes: when both are that short, the shorter comes first.
+            if m <= 8 && n <= 8 { return m == n ? 0 : (m < n ? -1 : 1) }
+            return StringOrder.compare(x, y)
+        case (.ascii(_, _, let x), .string(let y)): return StringSortKey.compare(exactASCII: x, y)
+        case (.string(let x), .ascii(_, _, let y)): return -StringSortKey.compare(exactASCII: y, x)
         default: return 0
         }
     }

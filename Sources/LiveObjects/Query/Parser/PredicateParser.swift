@@ -58,6 +58,9 @@ package enum PredicateParser {
     package static let maxSubqueryDepth = 16
     /// The longest predicate accepted, in UTF-8 bytes (1 MiB).
     package static let maxInputLength = 1 << 20
+    /// The most property names one key path may have, before and after a collection operator
+    /// together (`owner.dogs.@max.age` has three).
+    package static let maxKeyPathLength = 256
 
     /// Parses a predicate.
     ///
@@ -591,6 +594,11 @@ struct PredicateParserState {
 
         /// Adds one part; `found` describes it for error messages.
         func add(_ part: String, isOperator: Bool, at offset: Int, found: String) throws(PredicateSyntaxFailure) {
+            if !isOperator && path.components.count + property.count >= PredicateParser.maxKeyPathLength {
+                throw PredicateSyntaxFailure(
+                    "expected at most \(PredicateParser.maxKeyPathLength) property names in a key path but found more",
+                    at: offset, code: .limitExceeded)
+            }
             if isOperator {
                 guard let newOp = CollectionOperator(rawValue: part) else {
                     throw PredicateSyntaxFailure(

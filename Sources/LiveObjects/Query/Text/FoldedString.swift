@@ -26,7 +26,8 @@ package struct FoldedString: Hashable, Sendable {
     package let utf8: [UInt8]
     /// The options the string was folded with.
     package let options: ComparisonOptions
-    /// Whether the folded form is pure ASCII (then no grapheme boundary checks are needed).
+    /// Whether the folded form is pure ASCII without a CR LF pair, so that every byte is a
+    /// character of its own (then no grapheme boundary checks are needed).
     package let isASCII: Bool
 
     /// Folds a string with the given options.
@@ -75,9 +76,19 @@ enum StringFolding {
                 count = bytes.count
             }
         }
-        if let ascii { return (ascii, true) }
+        // CR LF is one character.
+        if let ascii { return (ascii, !ascii.contains(0x0D) || !hasCRLF(ascii)) }
         let folded = foldNonASCII(string, options: options)
-        return (folded, folded.allSatisfy { $0 < 0x80 })
+        return (folded, folded.allSatisfy { $0 < 0x80 } && !hasCRLF(folded))
+    }
+
+    static func hasCRLF(_ bytes: [UInt8]) -> Bool {
+        var i = 1
+        while i < bytes.count {
+            if bytes[i] == 0x0A && bytes[i - 1] == 0x0D { return true }
+            i += 1
+        }
+        return false
     }
 
     private static func foldNonASCII(_ string: String, options: ComparisonOptions) -> [UInt8] {

@@ -9,10 +9,10 @@
 /// ```
 ///
 /// Matching works on the folded UTF-8 bytes. A match must start and end on a character
-/// boundary: `"cafe\u{301}"` (é written as e + combining accent) does not contain `"cafe"`
-/// without `[d]`. Boundaries are found with a close approximation of grapheme clusters: a
-/// character is a scalar followed by its combining marks, joiners (ZWJ, ZWNJ), variation
-/// selectors, emoji modifiers, tag characters and Hangul vowel/trailing jamo.
+/// boundary of the (folded) string: `"cafe\u{301}"` (é written as e + combining accent) does
+/// not contain `"cafe"` without `[d]`, and a flag (two regional indicators) is one character.
+/// The boundaries are Swift's `Character` boundaries (extended grapheme clusters), found only
+/// for strings that are not plain ASCII and only when a match needs them.
 ///
 /// The empty string is a prefix, suffix and part of every string. In `LIKE` patterns `*`
 /// matches any run of characters (also none), `?` exactly one character, and `\` makes the
@@ -29,7 +29,6 @@ package struct StringMatcher: Sendable {
     package let options: ComparisonOptions
     /// The folded constant.
     package let pattern: FoldedString
-    private let startsWithExtender: Bool
     private let likeAtoms: [LikeAtom]
 
     private enum LikeAtom: Sendable {
@@ -44,7 +43,6 @@ package struct StringMatcher: Sendable {
         self.options = options
         self.pattern = FoldedString(pattern, options: options)
         let bytes = self.pattern.utf8
-        startsWithExtender = !self.pattern.isASCII && Self.isExtender(at: 0, in: bytes)
         likeAtoms = operation == .like ? Self.compileLike(bytes) : []
     }
 
@@ -73,26 +71,23 @@ package struct StringMatcher: Sendable {
     }
 
     /// Whether the UTF-8 bytes of a string folded with ``options`` match; `isASCII` tells
-    /// whether those bytes are all ASCII.
+    /// whether those bytes are all ASCII without a CR LF pair (``FoldedString/isASCII``).
     package func matches(folded haystack: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> Bool {
-        let checkBoundaries = !(isASCII && pattern.isASCII)
-        do {
-            return pattern.utf8.withUnsafeBufferPointer { needle in
-                switch operation {
-                case .equal:
-                    return haystack.count == needle.count && Self.equal(haystack, 0, needle)
-                case .beginsWith:
-                    return needle.count <= haystack.count && Self.equal(haystack, 0, needle)
-                        && (!checkBoundaries || !Self.isExtender(at: needle.count, in: haystack))
-                case .endsWith:
-                    let start = haystack.count - needle.count
-                    return start >= 0 && Self.equal(haystack, start, needle)
-                        && (!checkBoundaries || needle.isEmpty || isStartBoundary(start, in: haystack))
-                case .contains:
-                    return contains(needle, in: haystack, checkBoundaries: checkBoundaries)
-                case .like:
-                    return like(haystack)
-                }
+        var boundaries = CharacterBoundaries(haystack, isASCII: isASCII)
+        return pattern.utf8.withUnsafeBufferPointer { needle in
+            switch operation {
+            case .equal:
+                return haystack.count == needle.count && Self.equal(haystack, 0, needle)
+            case .beginsWith:
+                return needle.count <= haystack.count && Self.equal(haystack, 0, needle)
+                    && boundaries.isBoundary(needle.count)
+            case .endsWith:
+                let start = haystack.count - needle.count
+                return start >= 0 && Self.equal(haystack, start, needle) && boundaries.isBoundary(start)
+            case .contains:
+                return contains(needle, in: haystack, &boundaries)
+            case .like:
+                return like(haystack, &boundaries)
             }
         }
     }
@@ -113,7 +108,8 @@ package struct StringMatcher: Sendable {
     }
 
     private func contains(
-        _ needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>, checkBoundaries: Bool
+        _ needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>,
+        _ boundaries: inout CharacterBoundaries
     ) -> Bool {
         let m = needle.count
         guard m > 0 else { return true }
@@ -125,46 +121,11 @@ package struct StringMatcher: Sendable {
             if haystack[i] == first {
                 var j = 1
                 while j < m && haystack[i + j] == needle[j] { j += 1 }
-                if j == m
-                    && (!checkBoundaries
-                        || (isStartBoundary(i, in: haystack) && !Self.isExtender(at: i + m, in: haystack)))
-                {
-                    return true
-                }
+                if j == m && boundaries.isBoundary(i) && boundaries.isBoundary(i + m) { return true }
             }
             i += 1
         }
         return false
-    }
-
-    /// Whether a match of the pattern may start at `index`: not inside a character.
-    private func isStartBoundary(_ index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        if index == 0 { return true }
-        if startsWithExtender { return false }
-        // After a zero-width joiner (E2 80 8D) the next scalar belongs to the same character.
-        return !(index >= 3 && bytes[index - 3] == 0xE2 && bytes[index - 2] == 0x80 && bytes[index - 1] == 0x8D)
-    }
-
-    /// Whether the scalar at `index` continues the character before it.
-    static func isExtender(at index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard index < bytes.count, bytes[index] >= 0x80 else { return false }
-        return isExtender(scalar(at: index, in: bytes).0)
-    }
-
-    static func isExtender(at index: Int, in bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBufferPointer { isExtender(at: index, in: $0) }
-    }
-
-    static func isExtender(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x200C, 0x200D, 0x1F3FB...0x1F3FF, 0xE0020...0xE007F, 0x1160...0x11FF, 0xD7B0...0xD7FF:
-            return true
-        default:
-            switch scalar.properties.generalCategory {
-            case .nonspacingMark, .spacingMark, .enclosingMark: return true
-            default: return false
-            }
-        }
     }
 
     /// Decodes the scalar starting at `index` (valid UTF-8), with its length.
@@ -178,18 +139,6 @@ package struct StringMatcher: Sendable {
             value = value << 6 | UInt32(bytes[index + i] & 0x3F)
         }
         return (Unicode.Scalar(value) ?? "\u{FFFD}", length)
-    }
-
-    /// The index after the character starting at `index`.
-    static func characterEnd(from index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        var i = index + scalar(at: index, in: bytes).1
-        while i < bytes.count, bytes[i] >= 0x80 {
-            let (s, length) = scalar(at: i, in: bytes)
-            let previousIsJoiner = i >= 3 && bytes[i - 3] == 0xE2 && bytes[i - 2] == 0x80 && bytes[i - 1] == 0x8D
-            guard isExtender(s) || previousIsJoiner else { break }
-            i += length
-        }
-        return min(i, bytes.count)
     }
 
     // MARK: LIKE
@@ -225,7 +174,7 @@ package struct StringMatcher: Sendable {
     }
 
     /// Glob matching with backtracking to the last `*` only: O(pattern × string) at worst.
-    private func like(_ haystack: UnsafeBufferPointer<UInt8>) -> Bool {
+    private func like(_ haystack: UnsafeBufferPointer<UInt8>, _ boundaries: inout CharacterBoundaries) -> Bool {
         let n = haystack.count
         var atom = 0
         var position = 0
@@ -241,7 +190,7 @@ package struct StringMatcher: Sendable {
                     continue
                 case .oneCharacter:
                     if position < n {
-                        position = Self.characterEnd(from: position, in: haystack)
+                        position = boundaries.next(after: position)
                         atom += 1
                         continue
                     }
@@ -249,7 +198,7 @@ package struct StringMatcher: Sendable {
                     let end = position + bytes.count
                     if end <= n,
                         bytes.withUnsafeBufferPointer({ Self.equal(haystack, position, $0) }),
-                        !Self.isExtender(at: end, in: haystack)
+                        boundaries.isBoundary(end)
                     {
                         position = end
                         atom += 1
@@ -261,9 +210,102 @@ package struct StringMatcher: Sendable {
             }
             // Mismatch: let the last `*` take one more character.
             guard starAtom >= 0, starPosition < n else { return false }
-            starPosition = Self.characterEnd(from: starPosition, in: haystack)
+            starPosition = boundaries.next(after: starPosition)
             position = starPosition
             atom = starAtom + 1
         }
+    }
+}
+
+/// The character boundaries of a string's UTF-8 bytes, as Swift's `Character`s (extended
+/// grapheme clusters) have them. Between two ASCII characters there is always one (but inside
+/// CR LF); elsewhere the string's clusters are found once, on the first question.
+struct CharacterBoundaries {
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// Every offset is a boundary (plain ASCII without CR LF).
+    let everywhere: Bool
+    private var map: [Bool]?
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>, isASCII: Bool) {
+        self.bytes = bytes
+        everywhere = isASCII
+    }
+
+    /// Whether a character starts (or the string ends) at `i`.
+    @inline(__always)
+    mutating func isBoundary(_ i: Int) -> Bool {
+        if everywhere || i == 0 || i >= bytes.count { return true }
+        let byte = bytes[i]
+        let before = bytes[i - 1]
+        if byte < 0x80 && before < 0x80 { return !(before == 0x0D && byte == 0x0A) }
+        if byte & 0xC0 == 0x80 { return false }
+        // The common cases without asking for the clusters: never before a combining mark,
+        // variation selector, joiner or skin tone; always before a letter of the common scripts
+        // after anything but a character that may hold on to it.
+        let next = StringMatcher.scalar(at: i, in: bytes).0.value
+        var start = i - 1
+        while start > 0 && bytes[start] & 0xC0 == 0x80 { start -= 1 }
+        let previous = StringMatcher.scalar(at: start, in: bytes).0.value
+        if Self.isExtend(next) && !Self.mayBeControl(previous) { return false }
+        if Self.isSimple(next) && next != 0xA9 && next != 0xAE && Self.letsGo(previous) { return true }
+        if map == nil { map = Self.clusters(bytes) }
+        return map![i]
+    }
+
+    /// Whether a scalar is in a range of letters and symbols (Latin, Greek, Cyrillic, Armenian,
+    /// kana, CJK ideographs, Hangul syllables) that holds no mark, joiner, prepended character,
+    /// regional indicator or jamo (© and ®, which are pictographs, are left to the caller).
+    @inline(__always)
+    private static func isSimple(_ v: UInt32) -> Bool {
+        v < 0x300 || (0x370..<0x483).contains(v) || (0x48A..<0x591).contains(v) || (0x3041..<0x3099).contains(v)
+            || (0x309B..<0x3100).contains(v) || (0x4E00..<0xA000).contains(v) || (0xAC00..<0xD7A4).contains(v)
+    }
+
+    /// Whether a scalar is in a range of grapheme extenders (combining diacritical marks,
+    /// Cyrillic combining marks, kana voicing marks, variation selectors, ZWNJ and ZWJ, skin
+    /// tones, tags), before which there is never a boundary.
+    @inline(__always)
+    private static func isExtend(_ v: UInt32) -> Bool {
+        (0x300..<0x370).contains(v) || (0x483..<0x48A).contains(v) || v == 0x3099 || v == 0x309A
+            || (0xFE00..<0xFE10).contains(v) || v == 0x200C || v == 0x200D || (0x1F3FB..<0x1F400).contains(v)
+            || (0xE0020..<0xE0080).contains(v) || (0xE0100..<0xE01F0).contains(v)
+    }
+
+    /// Whether a scalar may be a control character, after which there is always a boundary
+    /// (even before an extender).
+    @inline(__always)
+    private static func mayBeControl(_ v: UInt32) -> Bool {
+        v < 0x20 || (0x7F..<0xA0).contains(v) || v == 0xAD || (0x600..<0x700).contains(v) || v == 0x180E
+            || (0x2000..<0x2070).contains(v) || v == 0xFEFF || (0xFFF0..<0x10000).contains(v)
+            || (0x13430..<0x13460).contains(v) || (0x1BCA0..<0x1BCA4).contains(v) || (0x1D173..<0x1D17B).contains(v)
+            || v >= 0xE0000
+    }
+
+    /// Whether a scalar is certain not to hold on to a simple letter after it: not a prepended
+    /// character (Arabic and Brahmic number signs and the like), regional indicator, Hangul
+    /// jamo, ZWJ or CR, nor in a range that might hold one.
+    @inline(__always)
+    private static func letsGo(_ v: UInt32) -> Bool {
+        (v < 0x600 && v != 0x0D) || (0x900..<0xD4E).contains(v) || (0xD4F..<0x1100).contains(v)
+            || (0x1200..<0x200D).contains(v) || (0x200E..<0xA960).contains(v) || (0xA980..<0xD7B0).contains(v)
+            || (0xE000..<0x11000).contains(v) || (0x1F300..<0x1FB00).contains(v)
+    }
+
+    /// The end of the character starting at `i` (which must be before the end).
+    mutating func next(after i: Int) -> Int {
+        var j = i + 1
+        while j < bytes.count && !isBoundary(j) { j += 1 }
+        return j
+    }
+
+    private static func clusters(_ bytes: UnsafeBufferPointer<UInt8>) -> [Bool] {
+        var map = [Bool](repeating: false, count: bytes.count + 1)
+        var offset = 0
+        for character in String(decoding: bytes, as: UTF8.self) {
+            map[offset] = true
+            offset += character.utf8.count
+        }
+        map[bytes.count] = true
+        return map
     }
 }
