@@ -1,6 +1,7 @@
 import LiveObjects
 import Testing
 
+@testable import LiveObjectsJSON
 @testable import Persistence
 
 /// Seeded random and mutated inputs: the reader never crashes, fails only with

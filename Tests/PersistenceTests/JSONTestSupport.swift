@@ -1,6 +1,7 @@
 import LiveObjects
 import Testing
 
+@testable import LiveObjectsJSON
 @testable import Persistence
 
 /// A small deterministic generator (SplitMix64), so that random tests are reproducible.

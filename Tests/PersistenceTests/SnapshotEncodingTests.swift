@@ -3,6 +3,7 @@ import LiveObjects
 import LiveObjectsTestSupport
 import Testing
 
+@testable import LiveObjectsJSON
 @testable import Persistence
 
 /// Scalars, optional scalars and links only: the shape that snapshots write through

@@ -1051,7 +1051,8 @@ private func hex(_ value: UInt16, width: Int = 4) -> String {
 
 extension Array where Element == UInt8 {
     /// `withUnsafeBytes` keeping the body's error type (the standard one only rethrows).
-    func withUnsafeBytesTyped<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    @inlinable
+    package func withUnsafeBytesTyped<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         let result: Result<R, E> = withUnsafeBytes { raw in
             Result { () throws(E) -> R in try body(raw) }
         }

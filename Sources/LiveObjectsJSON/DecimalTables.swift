@@ -17,7 +17,7 @@ func floorLog10ThreeQuartersPow2(_ e: Int) -> Int { (e &* 661_971_961_083 &- 274
 func floorLog2Pow10(_ e: Int) -> Int { (e &* 913_124_641_741) >> 38 }
 
 /// The precomputed tables.
-enum DecimalTables {
+package enum DecimalTables {
     /// Smallest `k` of ``shortestTable``.
     static let shortestMinK = -324
     /// Largest `k` of ``shortestTable``.
@@ -26,7 +26,7 @@ enum DecimalTables {
     /// For `k` in `shortestMinK...shortestMaxK`: write `10^-k = b * 2^r` with `2^125 <= b < 2^126`
     /// and let `g = floor(b) + 1`. Entry `2 * (k - shortestMinK)` is the high 63 bits of `g`,
     /// the next entry its low 63 bits. Used by the shortest-representation formatter.
-    static let shortestTable: [UInt64] = makeShortestTable()
+    package static let shortestTable: [UInt64] = makeShortestTable()
 
     /// Smallest decimal exponent of ``parseTable``.
     static let parseMinQ = -348
@@ -36,7 +36,7 @@ enum DecimalTables {
     /// For `q` in `parseMinQ...parseMaxQ`: `10^q` scaled by a power of two into `[2^127, 2^128)`
     /// and rounded down. Entry `2 * (q - parseMinQ)` is the high 64 bits, the next one the low
     /// 64 bits. Used by the fast decimal-to-binary parser.
-    static let parseTable: [UInt64] = makeParseTable()
+    package static let parseTable: [UInt64] = makeParseTable()
 
     static func makeShortestTable() -> [UInt64] {
         var table = [UInt64](repeating: 0, count: 2 * (shortestMaxK - shortestMinK + 1))

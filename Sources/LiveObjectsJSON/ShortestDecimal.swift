@@ -110,14 +110,14 @@ package protocol ShortestDecimalFormattable: BinaryFloatingPoint {
 extension Double: ShortestDecimalFormattable {
     @inline(__always)
     package func shortestDecimal(table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
-        Persistence.shortestDecimal(self, table: table)
+        LiveObjectsJSON.shortestDecimal(self, table: table)
     }
 }
 
 extension Float: ShortestDecimalFormattable {
     @inline(__always)
     package func shortestDecimal(table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
-        Persistence.shortestDecimal(self, table: table)
+        LiveObjectsJSON.shortestDecimal(self, table: table)
     }
 }
 
@@ -179,7 +179,7 @@ func storeDecimal(_ value: UInt64, at p: UnsafeMutablePointer<UInt8>) -> Int {
 }
 
 /// The largest number of bytes ``formatDecimal(negative:digits:exponent:into:)`` writes.
-let maxFormattedDecimalLength = 32
+package let maxFormattedDecimalLength = 32
 
 /// Formats `±digits * 10^exponent` (at most 17 significant digits) into `buffer`, which must hold
 /// ``maxFormattedDecimalLength`` bytes (all of which it may overwrite), and returns the length.

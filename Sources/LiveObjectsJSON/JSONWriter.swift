@@ -706,8 +706,8 @@ package struct JSONWriter: ~Copyable {
 }
 
 /// Copies `count` bytes; short copies (keys, names) avoid the call to `memmove`.
-@inline(__always)
-func copyBytes(_ destination: UnsafeMutablePointer<UInt8>, _ source: UnsafePointer<UInt8>, _ count: Int) {
+@inlinable @inline(__always)
+package func copyBytes(_ destination: UnsafeMutablePointer<UInt8>, _ source: UnsafePointer<UInt8>, _ count: Int) {
     let from = UnsafeRawPointer(source)
     let to = UnsafeMutableRawPointer(destination)
     switch count {
