@@ -5,21 +5,22 @@
 // tables can be re-derived and checked by the tests.
 
 /// `floor(e * log10(2))`, exact for `-5456 <= e <= 5456` (wider than any caller needs).
-@inline(__always)
+@inlinable @inline(__always)
 func floorLog10Pow2(_ e: Int) -> Int { (e &* 661_971_961_083) >> 41 }
 
 /// `floor(e * log10(2) + log10(3/4))`, exact for the exponents of `Double` and `Float`.
-@inline(__always)
+@inlinable @inline(__always)
 func floorLog10ThreeQuartersPow2(_ e: Int) -> Int { (e &* 661_971_961_083 &- 274_743_187_321) >> 41 }
 
 /// `floor(e * log2(10))`, exact for `-1233 <= e <= 1233` (wider than any caller needs).
-@inline(__always)
+@inlinable @inline(__always)
 func floorLog2Pow10(_ e: Int) -> Int { (e &* 913_124_641_741) >> 38 }
 
 /// The precomputed tables.
+@usableFromInline
 package enum DecimalTables {
     /// Smallest `k` of ``shortestTable``.
-    static let shortestMinK = -324
+    @usableFromInline static let shortestMinK = -324
     /// Largest `k` of ``shortestTable``.
     static let shortestMaxK = 292
 
