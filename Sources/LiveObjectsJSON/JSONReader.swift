@@ -610,12 +610,7 @@ package struct JSONReader {
 
     @inline(__always)
     private mutating func push(isObject: Bool) throws(LiveObjectsError) {
-        guard depth < options.maxDepth else {
-            throw LiveObjectsError(
-                .limitExceeded,
-                "JSON nesting deeper than \(options.maxDepth) levels \(position(offset))",
-                file: options.fileName)
-        }
+        guard depth < options.maxDepth else { throw nestingError() }
         let bit: UInt64 = 1 << UInt64(depth & 63)
         if isObject {
             objectBits[depth >> 6] |= bit
@@ -925,7 +920,9 @@ package struct JSONReader {
     /// "invalid JSON at byte N (line L, column C): expected X, found Y".
     @usableFromInline @inline(never)
     func syntaxError(_ expected: String, at offset: Int) -> LiveObjectsError {
-        error("expected \(expected), found \(describeByte(at: offset))", at: offset)
+        var error = error("expected \(expected), found \(describeByte(at: offset))", at: offset)
+        error.inputLocation?.expected = expected
+        return error
     }
 
     /// An error about the value at `offset`, whose first byte does not fit what was asked.
@@ -951,7 +948,18 @@ package struct JSONReader {
 
     @inline(never)
     private func error(_ message: String, at offset: Int) -> LiveObjectsError {
-        LiveObjectsError(.corruptFile, "invalid JSON \(position(offset)): \(message)", file: options.fileName)
+        var error = LiveObjectsError(
+            .corruptFile, "invalid JSON \(position(offset)): \(message)", file: options.fileName)
+        error.inputLocation = InputErrorLocation(offset: offset + options.startOffset, reason: message)
+        return error
+    }
+
+    @inline(never)
+    private func nestingError() -> LiveObjectsError {
+        let reason = "JSON nesting deeper than \(options.maxDepth) levels"
+        var error = LiveObjectsError(.limitExceeded, "\(reason) \(position(offset))", file: options.fileName)
+        error.inputLocation = InputErrorLocation(offset: offset + options.startOffset, reason: reason)
+        return error
     }
 
     @usableFromInline @inline(never)

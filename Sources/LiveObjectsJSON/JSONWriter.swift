@@ -453,6 +453,33 @@ package struct JSONWriter: ~Copyable {
         return q + 1 - p
     }
 
+    /// Appends `"…"` with escapes, as ``string(_:)`` writes it, to `text`: for callers that
+    /// build JSON text as a `String` (the shell's `JSONValue`). With `shortBackspaceAndFormFeed`
+    /// off, U+0008 and U+000C are written `\u0008` and `\u000c` instead of `\b` and `\f`.
+    package static func appendQuoted(_ value: String, to text: inout String, shortBackspaceAndFormFeed: Bool = true) {
+        var value = value
+        value.withUTF8 { utf8 in
+            guard let source = utf8.baseAddress else {
+                text += "\"\""
+                return
+            }
+            let n = utf8.count
+            let clean = cleanPrefixLength(source, n)
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: clean + 6 * (n - clean) + 2) { buffer in
+                let p = buffer.baseAddress!
+                p[0] = 0x22
+                copyBytes(p + 1, source, clean)
+                var q = p + 1 + clean
+                if clean < n {
+                    q = writeEscaped(
+                        source + clean, n - clean, into: q, shortBackspaceAndFormFeed: shortBackspaceAndFormFeed)
+                }
+                q[0] = 0x22
+                text += String(decoding: UnsafeBufferPointer(start: p, count: q + 1 - p), as: UTF8.self)
+            }
+        }
+    }
+
     /// The number of leading bytes that a JSON string can hold as they are (no `"`, `\` or
     /// control character).
     @inlinable @inline(__always)
@@ -467,9 +494,13 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Writes `n` bytes of string content with escapes (at most `6 * n` bytes) and returns the
-    /// position after them.
+    /// position after them. Without `shortBackspaceAndFormFeed`, U+0008 and U+000C take the
+    /// `\u00XX` form.
     @usableFromInline
-    static func writeEscaped(_ source: UnsafePointer<UInt8>, _ n: Int, into p: UnsafeMutablePointer<UInt8>)
+    static func writeEscaped(
+        _ source: UnsafePointer<UInt8>, _ n: Int, into p: UnsafeMutablePointer<UInt8>,
+        shortBackspaceAndFormFeed: Bool = true
+    )
         -> UnsafeMutablePointer<UInt8>
     {
         var q = p
@@ -483,8 +514,8 @@ package struct JSONWriter: ~Copyable {
             q[0] = 0x5C
             switch b {
             case 0x22, 0x5C: q[1] = b
-            case 0x08: q[1] = 0x62  // b
-            case 0x0C: q[1] = 0x66  // f
+            case 0x08 where shortBackspaceAndFormFeed: q[1] = 0x62  // b
+            case 0x0C where shortBackspaceAndFormFeed: q[1] = 0x66  // f
             case 0x0A: q[1] = 0x6E  // n
             case 0x0D: q[1] = 0x72  // r
             case 0x09: q[1] = 0x74  // t
