@@ -15,11 +15,13 @@ let package = Package(
         .target(name: "LiveObjects", dependencies: ["CPrefetch"]),
         // One inline function for the processor's prefetch hint, which Swift does not expose.
         .target(name: "CPrefetch"),
-        .target(name: "Persistence", dependencies: ["LiveObjects", "CCRC32C"]),
+        // The JSON reader and writer of Persistence and the shell; internal to the package (no product).
+        .target(name: "LiveObjectsJSON", dependencies: ["LiveObjects"]),
+        .target(name: "Persistence", dependencies: ["LiveObjects", "LiveObjectsJSON", "CCRC32C"]),
         // CRC-32C with the processor's CRC instructions, for the snapshot and journal checksums.
         .target(name: "CCRC32C"),
         .target(name: "LiveObjectsSync", dependencies: ["LiveObjects"]),
-        .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "Persistence"]),
+        .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "LiveObjectsJSON", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
         // The walkthroughs: `swift run Playground` lists them, `swift run Playground NAME` runs one.
         .executableTarget(name: "Playground", dependencies: ["LiveObjects", "Persistence", "LiveObjectsSync"]),
@@ -34,7 +36,9 @@ let package = Package(
         .testTarget(name: "LiveObjectsShellTests", dependencies: ["LiveObjectsShell", "LiveObjects", "liveobj"]),
         .testTarget(
             name: "PersistenceTests",
-            dependencies: ["Persistence", "LiveObjects", "LiveObjectsTestSupport", "persistence-crash-child"]
+            dependencies: [
+                "Persistence", "LiveObjectsJSON", "LiveObjects", "LiveObjectsTestSupport", "persistence-crash-child",
+            ]
         ),
         .testTarget(
             name: "LiveObjectsSyncTests",

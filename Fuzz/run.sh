@@ -51,8 +51,9 @@ build_target() {
     local target=$1
     build_crc32c
     build_module LiveObjects
+    build_module LiveObjectsJSON
     build_module Persistence
-    local libraries=(-lPersistence -lLiveObjects -lCCRC32C)
+    local libraries=(-lPersistence -lLiveObjectsJSON -lLiveObjects -lCCRC32C)
     if [[ $target == shell ]]; then
         build_module LiveObjectsShell
         libraries=(-lLiveObjectsShell "${libraries[@]}")

@@ -1,4 +1,6 @@
 import Foundation
+import LiveObjects
+import LiveObjectsJSON
 
 /// A JSON value whose objects keep their keys in order, so that output follows the schema's
 /// property order and input keeps the order it was written in.
@@ -100,25 +102,8 @@ public enum JSONValue: Hashable, Sendable {
     }
 
     static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out +=
-                        "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                        + String(scalar.value, radix: 16)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+        // The shell has always written U+0008 and U+000C as \u0008 and \u000c.
+        JSONWriter.appendQuoted(s, to: &out, shortBackspaceAndFormFeed: false)
     }
 
     // MARK: Reading
@@ -131,13 +116,11 @@ public enum JSONValue: Hashable, Sendable {
     }
 
     static func parse(bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        var parser = JSONReader(bytes: bytes)
-        let value = try parser.value(depth: 0)
-        parser.skipSpace()
-        guard parser.position == parser.bytes.count else {
-            throw JSONParseError(message: "unexpected text after the JSON value", offset: parser.position)
-        }
-        return value
+        try read(bytes, at: 0) { (reader) throws(LiveObjectsError) in
+            let value = try readValue(&reader)
+            try reader.finish()
+            return value
+        }.value
     }
 }
 
@@ -145,10 +128,57 @@ extension JSONValue {
     /// Parses the JSON value that starts at `start` in `bytes`; returns it and the offset just
     /// past it.
     static func parsePrefix(of bytes: [UInt8], at start: Int) throws(JSONParseError) -> (JSONValue, Int) {
-        var parser = JSONReader(bytes: bytes)
-        parser.position = start
-        let value = try parser.value(depth: 0)
-        return (value, parser.position)
+        let (value, end) = try read(bytes, at: start) { (reader) throws(LiveObjectsError) in try readValue(&reader) }
+        return (value, end)
+    }
+
+    /// The deepest nesting of arrays and objects read.
+    static let maxDepth = 200
+
+    /// Calls `body` with a reader of `bytes` from `start` on; returns its result and the offset
+    /// where the reader stopped. The reader's errors become ``JSONParseError``s.
+    private static func read(
+        _ bytes: [UInt8], at start: Int, _ body: (inout JSONReader) throws(LiveObjectsError) -> JSONValue
+    ) throws(JSONParseError) -> (value: JSONValue, end: Int) {
+        do {
+            return try bytes.withUnsafeBytesTyped { (raw) throws(LiveObjectsError) -> (JSONValue, Int) in
+                var reader = JSONReader(
+                    UnsafeRawBufferPointer(rebasing: raw[start...]),
+                    options: .init(maxDepth: maxDepth, acceptsNonFiniteStrings: false, startOffset: start))
+                let value = try body(&reader)
+                return (value, reader.fileOffset)
+            }
+        } catch {
+            throw JSONParseError(error, at: start)
+        }
+    }
+
+    /// Reads one value (recursing at most ``maxDepth`` levels: the reader stops deeper input).
+    private static func readValue(_ reader: inout JSONReader) throws(LiveObjectsError) -> JSONValue {
+        switch try reader.peekKind() {
+        case .null:
+            _ = try reader.readNull()
+            return .null
+        case .bool:
+            return .bool(try reader.readBool())
+        case .string:
+            return .string(try reader.readString())
+        case .number:
+            let number = try reader.readNumber()
+            if number.isInteger, let value = number.int64Value { return .int(value) }
+            // Beyond Double's range, a number reads as an infinity.
+            return .double(number.doubleValue ?? (number.text.hasPrefix("-") ? -.infinity : .infinity))
+        case .array:
+            var items: [JSONValue] = []
+            try reader.beginArray()
+            while try reader.nextElement() { items.append(try readValue(&reader)) }
+            return .array(items)
+        case .object:
+            var pairs: [(String, JSONValue)] = []
+            try reader.beginObject()
+            while let key = try reader.nextKey() { pairs.append((key, try readValue(&reader))) }
+            return .object(pairs)
+        }
     }
 }
 
@@ -159,190 +189,40 @@ public struct JSONParseError: Error, Sendable, Equatable {
     public var offset: Int
 }
 
-/// A recursive-descent JSON reader over UTF-8 bytes, with a nesting limit.
-private struct JSONReader {
-    let bytes: [UInt8]
-    var position = 0
-    static let maxDepth = 200
+extension JSONParseError {
+    /// The shell's wording of the reader's syntax errors, by what the reader expected.
+    private static let messages: [String: String] = [
+        "a value": "expected a JSON value",
+        "'true'": "expected a JSON value",
+        "'false'": "expected a JSON value",
+        "'null'": "expected a JSON value",
+        "a string key or '}'": "expected a key in double quotes",
+        "a string key after ','": "expected a key in double quotes",
+        "':' after an object key": "expected ':' after the key",
+        "',' or '}' after an object member": "expected ',' or '}'",
+        "',' or ']' after an array element": "expected ',' or ']'",
+        "the end of the input after the top-level value": "unexpected text after the JSON value",
+        "a digit after '-'": "expected digits",
+        "no leading zeros in a number ('.', 'e' or the end of the number)": "a number cannot start with 0",
+        "a digit after the decimal point": "expected digits after '.'",
+        "a digit in the exponent": "expected digits in the exponent",
+        "4 hex digits after \\u": "expected four hex digits",
+        "a valid escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u followed by 4 hex digits)": "invalid escape",
+    ]
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
-
-    mutating func skipSpace() {
-        while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
-    }
-
-    func fail(_ message: String) -> JSONParseError { JSONParseError(message: message, offset: position) }
-
-    mutating func value(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard depth < Self.maxDepth else { throw fail("JSON nested too deeply") }
-        skipSpace()
-        guard position < bytes.count else { throw fail("expected a JSON value") }
-        switch bytes[position] {
-        case UInt8(ascii: "{"):
-            position += 1
-            var pairs: [(String, JSONValue)] = []
-            skipSpace()
-            if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
-                position += 1
-                return .object(pairs)
-            }
-            while true {
-                skipSpace()
-                guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
-                    throw fail("expected a key in double quotes")
-                }
-                let key = try string()
-                skipSpace()
-                guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
-                    throw fail("expected ':' after the key")
-                }
-                position += 1
-                pairs.append((key, try value(depth: depth + 1)))
-                skipSpace()
-                guard position < bytes.count else { throw fail("expected ',' or '}'") }
-                if bytes[position] == UInt8(ascii: ",") {
-                    position += 1
-                } else if bytes[position] == UInt8(ascii: "}") {
-                    position += 1
-                    return .object(pairs)
-                } else {
-                    throw fail("expected ',' or '}'")
-                }
-            }
-        case UInt8(ascii: "["):
-            position += 1
-            var items: [JSONValue] = []
-            skipSpace()
-            if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
-                position += 1
-                return .array(items)
-            }
-            while true {
-                items.append(try value(depth: depth + 1))
-                skipSpace()
-                guard position < bytes.count else { throw fail("expected ',' or ']'") }
-                if bytes[position] == UInt8(ascii: ",") {
-                    position += 1
-                } else if bytes[position] == UInt8(ascii: "]") {
-                    position += 1
-                    return .array(items)
-                } else {
-                    throw fail("expected ',' or ']'")
-                }
-            }
-        case UInt8(ascii: "\""):
-            return .string(try string())
-        case UInt8(ascii: "t"): return try literal("true", .bool(true))
-        case UInt8(ascii: "f"): return try literal("false", .bool(false))
-        case UInt8(ascii: "n"): return try literal("null", .null)
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return try number()
-        default:
-            throw fail("expected a JSON value")
+    /// The error of the shared JSON reader, worded for the shell.
+    init(_ error: LiveObjectsError, at start: Int) {
+        guard let location = error.inputLocation else {
+            self.init(message: error.message, offset: start)
+            return
         }
-    }
-
-    mutating func literal(_ word: String, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
-        let w = Array(word.utf8)
-        guard position + w.count <= bytes.count, Array(bytes[position..<position + w.count]) == w else {
-            throw fail("expected a JSON value")
+        if error.code == .limitExceeded {
+            self.init(message: "JSON nested too deeply", offset: location.offset)
+        } else if let expected = location.expected, let message = Self.messages[expected] {
+            self.init(message: message, offset: location.offset)
+        } else {
+            self.init(message: location.reason, offset: location.offset)
         }
-        position += w.count
-        return value
-    }
-
-    mutating func number() throws(JSONParseError) -> JSONValue {
-        let start = position
-        var isInteger = true
-        if bytes[position] == UInt8(ascii: "-") { position += 1 }
-        func digits(_ p: inout Int) -> Int {
-            let s = p
-            while p < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[p]) { p += 1 }
-            return p - s
-        }
-        let intStart = position
-        guard digits(&position) > 0 else { throw fail("expected digits") }
-        if bytes[intStart] == UInt8(ascii: "0") && position - intStart > 1 {
-            position = intStart
-            throw fail("a number cannot start with 0")
-        }
-        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
-            isInteger = false
-            position += 1
-            guard digits(&position) > 0 else { throw fail("expected digits after '.'") }
-        }
-        if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
-            isInteger = false
-            position += 1
-            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
-                position += 1
-            }
-            guard digits(&position) > 0 else { throw fail("expected digits in the exponent") }
-        }
-        let text = String(decoding: bytes[start..<position], as: UTF8.self)
-        if isInteger, let v = Int64(text) { return .int(v) }
-        guard let v = Double(text) else {
-            position = start
-            throw fail("invalid number")
-        }
-        return .double(v)
-    }
-
-    mutating func string() throws(JSONParseError) -> String {
-        position += 1  // opening quote
-        var result: [UInt8] = []
-        while true {
-            guard position < bytes.count else { throw fail("unterminated string") }
-            let b = bytes[position]
-            if b == UInt8(ascii: "\"") {
-                position += 1
-                return String(decoding: result, as: UTF8.self)
-            }
-            if b < 0x20 { throw fail("control character in a string") }
-            if b != UInt8(ascii: "\\") {
-                result.append(b)
-                position += 1
-                continue
-            }
-            position += 1
-            guard position < bytes.count else { throw fail("unterminated string") }
-            let escape = bytes[position]
-            position += 1
-            switch escape {
-            case UInt8(ascii: "\""): result.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): result.append(UInt8(ascii: "\\"))
-            case UInt8(ascii: "/"): result.append(UInt8(ascii: "/"))
-            case UInt8(ascii: "b"): result.append(0x08)
-            case UInt8(ascii: "f"): result.append(0x0C)
-            case UInt8(ascii: "n"): result.append(0x0A)
-            case UInt8(ascii: "r"): result.append(0x0D)
-            case UInt8(ascii: "t"): result.append(0x09)
-            case UInt8(ascii: "u"):
-                var scalar = try hex4()
-                if (0xD800..<0xDC00).contains(scalar) {
-                    guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
-                        bytes[position + 1] == UInt8(ascii: "u")
-                    else { throw fail("unpaired surrogate") }
-                    position += 2
-                    let low = try hex4()
-                    guard (0xDC00..<0xE000).contains(low) else { throw fail("unpaired surrogate") }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                }
-                guard let s = Unicode.Scalar(scalar) else { throw fail("invalid \\u escape") }
-                result.append(contentsOf: Array(String(s).utf8))
-            default:
-                position -= 1
-                throw fail("invalid escape")
-            }
-        }
-    }
-
-    mutating func hex4() throws(JSONParseError) -> UInt32 {
-        guard position + 4 <= bytes.count,
-            let v = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
-        else { throw fail("expected four hex digits") }
-        position += 4
-        return v
     }
 }
 

@@ -98,7 +98,7 @@ struct SyncScenarioTests {
     /// conflicts resolved at random: at the end both sides agree and nothing was applied twice.
     @Test func randomOfflineEditsWithAFlakyServerEndInAgreement() async throws {
         let seeds: [UInt64]
-        if let text = ProcessInfo.processInfo.environment["SYNC_SEED"], let seed = UInt64(text) {
+        if let seed = TestEnvironment.seed("SYNC_SEED") {
             seeds = [seed]
         } else {
             seeds = [1, 2, 3, 0xC0FFEE]

@@ -147,7 +147,7 @@ struct ChangeHistoryTests {
     /// A seeded random sequence of commits, checked against a reference that replays the
     /// coalescing rules on the objects' states before and after.
     @Test func randomCommitsMatchTheStateDifference() async throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["HISTORY_SEED"] ?? "") ?? 0x5eed_1234
+        let seed = TestEnvironment.seed("HISTORY_SEED") ?? 0x5eed_1234
         var rng = SeededRandomNumberGenerator(seed: seed)
         let realm = try await historyRealm()
         var log: [String] = []

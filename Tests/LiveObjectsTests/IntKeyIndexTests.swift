@@ -1,3 +1,4 @@
+import LiveObjectsTestSupport
 import Testing
 
 @testable import LiveObjects
@@ -6,7 +7,7 @@ import Testing
     /// Random inserts and removals agree with a Dictionary (seeded; the seed is in the message).
     @Test(arguments: [1, 2, 3, 4, 5])
     func agreesWithDictionary(seed: UInt64) {
-        var rng = SplitMix(seed: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         var index = IntKeyIndex()
         var model: [Int64: Int32] = [:]
         for step in 0..<20_000 {
@@ -37,7 +38,7 @@ import Testing
     /// (seeded; the seed is in the message).
     @Test(arguments: [1, 2, 3, 4])
     func batchesAgreeWithSingleInserts(seed: UInt64) {
-        var rng = SplitMix(seed: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         let spread: Int64 = seed % 2 == 1 ? 1 : 1_000_003
         var batched = IntKeyIndex()
         var single = IntKeyIndex()
@@ -80,7 +81,7 @@ extension IntKeyIndexTests {
     /// random inserts, replacements and removals agree with a Dictionary.
     @Test(arguments: [11, 12, 13])
     func denseKeysAgreeWithDictionary(seed: UInt64) {
-        var rng = SplitMix(seed: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         var index = IntKeyIndex()
         var model: [Int64: Int32] = [:]
         let start = Int64(rng.next() % 1_000_000) - 500_000
@@ -144,7 +145,7 @@ extension IntKeyIndexTests {
     /// in both layouts (seeded; the seed and step are in the message).
     @Test(arguments: [21, 22, 23, 24])
     func alignmentIsNotedExactly(seed: UInt64) {
-        var rng = SplitMix(seed: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         var index = IntKeyIndex()
         #expect(!index.rowsFollowKeys)
         let offset = Int64(rng.next() % 1_000) - 500
@@ -190,18 +191,5 @@ extension IntKeyIndexTests {
         #expect(ascending.rowsFollowKeys && ascending.alignedRow(for: offset + 9_999) == 9_999)
         ascending.insert(offset + 17, row: 10_000)
         #expect(!ascending.rowsFollowKeys)
-    }
-}
-
-/// A small seeded generator (SplitMix64) for repeatable tests.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -53,39 +53,12 @@ struct NotifyPropertyConfig {
     var writes: Int
 
     static func fromEnvironment() -> NotifyPropertyConfig {
-        let env = ProcessInfo.processInfo.environment
         // A fixed seed by default, so that runs repeat; `random` for a new one each run.
-        var seed: UInt64 = 0x4E07_1F1E_5EED
-        if let text = env["LIVEOBJECTS_NOTIFY_SEED"] {
-            if text == "random" {
-                seed = UInt64.random(in: 1...UInt64.max)
-            } else if let value = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text) {
-                seed = value
-            }
-        }
-        let iterations = env["LIVEOBJECTS_NOTIFY_ITERATIONS"].flatMap { Int($0) } ?? 60
-        let writes = env["LIVEOBJECTS_NOTIFY_WRITES"].flatMap { Int($0) } ?? 14
+        let seed = TestEnvironment.seed("LIVEOBJECTS_NOTIFY_SEED") ?? 0x4E07_1F1E_5EED
+        let iterations = TestEnvironment.int("LIVEOBJECTS_NOTIFY_ITERATIONS") ?? 60
+        let writes = TestEnvironment.int("LIVEOBJECTS_NOTIFY_WRITES") ?? 14
         return NotifyPropertyConfig(seed: seed, iterations: iterations, writes: writes)
     }
-}
-
-/// A small, fast, seedable generator (SplitMix64).
-struct NotifyRandom: RandomNumberGenerator, Sendable {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
-    mutating func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[int(0...items.count - 1)] }
 }
 
 // MARK: - What a write did, as recorded by the test
@@ -514,7 +487,7 @@ enum Gen {
     static let cities = ["Oslo", "oslo", "Rome", "Lima"]
     static let clubNames = ["c1", "c2", "c3"]
 
-    static func populate(_ r: isolated Realm, _ rng: inout NotifyRandom) throws -> Int {
+    static func populate(_ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator) throws -> Int {
         var id = 1
         var people: [Person] = []
         for _ in 0..<rng.int(3...5) {
@@ -549,7 +522,7 @@ enum Gen {
         return id
     }
 
-    static func randomSpec(_ r: isolated Realm, _ rng: inout NotifyRandom) -> SubSpec? {
+    static func randomSpec(_ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator) -> SubSpec? {
         let roll = rng.int(0...99)
         if roll < 40 {
             return SubSpec(
@@ -657,7 +630,7 @@ enum Gen {
     /// Runs one random operation, recording what it changes. Throws only when the test decided
     /// to let an operation's error end the write.
     static func operation(
-        _ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, nextId: inout Int,
+        _ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder, nextId: inout Int,
         propagateErrors: Bool
     ) throws {
         let roll = rng.int(0...99)
@@ -679,7 +652,9 @@ enum Gen {
         }
     }
 
-    static func createObject(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, nextId: inout Int)
+    static func createObject(
+        _ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder, nextId: inout Int
+    )
         throws
     {
         let id = nextId
@@ -738,7 +713,9 @@ enum Gen {
 
     /// Deletes an object, predicting delete rules: embedded children and cascade targets go too;
     /// a deny link from outside refuses everything.
-    static func deleteObject(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, propagate: Bool)
+    static func deleteObject(
+        _ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder, propagate: Bool
+    )
         throws
     {
         let type = rng.pick(["Dog", "Dog", "Person", "DogToy", "DogClub"])!
@@ -749,7 +726,7 @@ enum Gen {
     }
 
     /// Deletes most dogs at once: a bulk change for the collections of dogs.
-    static func deleteDogs(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder) throws {
+    static func deleteDogs(_ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder) throws {
         let age = rng.int(0...1)
         let dogs = r.objects(Dog.self).filter { $0.age >= age }
         guard !dogs.isEmpty else { return }
@@ -810,7 +787,9 @@ enum Gen {
     }
 
     /// Creates many dogs at once: a bulk change for the collections of dogs.
-    static func createDogs(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, nextId: inout Int)
+    static func createDogs(
+        _ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder, nextId: inout Int
+    )
         throws
     {
         let people = Model.live(r, "Person")
@@ -840,7 +819,7 @@ enum Gen {
         return targets
     }
 
-    static func setScalar(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder) {
+    static func setScalar(_ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder) {
         guard let (ref, property, values) = rng.pick(scalarTargets(r)) else { return }
         let object = Model.object(r, ref)!
         let value = rng.pick(values)!
@@ -850,7 +829,7 @@ enum Gen {
     }
 
     /// Sets a property to another value and back: the changeset still reports it.
-    static func setAndReset(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder) {
+    static func setAndReset(_ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder) {
         guard let (ref, property, values) = rng.pick(scalarTargets(r)) else { return }
         let object = Model.object(r, ref)!
         let old = object[property]
@@ -863,7 +842,7 @@ enum Gen {
         } catch { rec.problem("set failed: \(error)") }
     }
 
-    static func setLink(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder) {
+    static func setLink(_ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder) {
         let (type, property) = rng.chance(0.7) ? ("Dog", "owner") : ("DogClub", "president")
         guard let source = rng.pick(Model.live(r, type)) else { return }
         let target = rng.chance(0.2) ? nil : rng.pick(Model.live(r, "Person"))
@@ -882,7 +861,7 @@ enum Gen {
         }
     }
 
-    static func setAddress(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder) {
+    static func setAddress(_ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder) {
         guard let person = rng.pick(Model.live(r, "Person")) else { return }
         let object = Model.object(r, person)!
         let old = Model.linked(r, person, "address").first
@@ -906,7 +885,9 @@ enum Gen {
         } catch { rec.problem("address failed: \(error)") }
     }
 
-    static func listOperation(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder, propagate: Bool)
+    static func listOperation(
+        _ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder, propagate: Bool
+    )
         throws
     {
         let (type, property, elementType) = rng.pick([
@@ -975,7 +956,7 @@ enum Gen {
     }
 
     /// Operations through the typed API.
-    static func typedOperation(_ r: isolated Realm, _ rng: inout NotifyRandom, _ rec: WriteRecorder) {
+    static func typedOperation(_ r: isolated Realm, _ rng: inout SeededRandomNumberGenerator, _ rec: WriteRecorder) {
         switch rng.int(0...2) {
         case 0:
             guard let ref = rng.pick(Model.live(r, "Person")) else { return }
@@ -1057,12 +1038,12 @@ final class LockedBox<T: Sendable>: Sendable {
 
 /// One random scenario; returns the failures found.
 func runNotificationScenario(seed: UInt64, writes: Int) async throws -> [String] {
-    var rng = NotifyRandom(seed: seed)
+    var rng = SeededRandomNumberGenerator(seed: seed)
     let realm = try await Realm.open(.init(identifier: "notify-property-\(UUID())", objectTypes: petModelTypes))
     let schema = realm.schema
     let populateSeed = rng.next()
     var nextId = try await realm.write { r in
-        var local = NotifyRandom(seed: populateSeed)
+        var local = SeededRandomNumberGenerator(seed: populateSeed)
         return try Gen.populate(r, &local)
     }
     var failures: [String] = []
@@ -1077,7 +1058,7 @@ func runNotificationScenario(seed: UInt64, writes: Int) async throws -> [String]
             let id = subs.count
             let dead = deadOwners
             let started: (SubSpec, SubHandle, SubExpectation, UInt64)? = try await realm.read { r in
-                var local = NotifyRandom(seed: specSeed)
+                var local = SeededRandomNumberGenerator(seed: specSeed)
                 guard let spec = Gen.randomSpec(r, &local) else { return nil }
                 let handle = try SubscriptionFactory.start(r, spec)
                 let expectation = try expectationNow(r, spec, record: nil, deadOwners: dead)
@@ -1124,7 +1105,7 @@ func runNotificationScenario(seed: UInt64, writes: Int) async throws -> [String]
         let box = LockedBox<(WriteRecord, SubSpec?, SubHandle?, Int)?>(nil)
         let idBefore = nextId
         let body: @Sendable (isolated Realm) throws -> sending Void = { r in
-            var local = NotifyRandom(seed: opSeed)
+            var local = SeededRandomNumberGenerator(seed: opSeed)
             let rec = WriteRecorder(schema: schema)
             var id = idBefore
             var spec: SubSpec?
@@ -1133,7 +1114,7 @@ func runNotificationScenario(seed: UInt64, writes: Int) async throws -> [String]
             var failure: Error?
             for i in 0...opCount {
                 if i == subscribeAt {
-                    var specRng = NotifyRandom(seed: insideSeed)
+                    var specRng = SeededRandomNumberGenerator(seed: insideSeed)
                     if let s = Gen.randomSpec(r, &specRng) {
                         spec = s
                         handle = try? SubscriptionFactory.start(r, s)
@@ -1556,7 +1537,7 @@ func checkChangeSet(_ changes: ChangeSet, _ record: WriteRecord, schema: Schema)
 @Suite struct NotificationPropertyTests {
     @Test func randomWritesProduceExactNotifications() async throws {
         let config = NotifyPropertyConfig.fromEnvironment()
-        var master = NotifyRandom(seed: config.seed)
+        var master = SeededRandomNumberGenerator(seed: config.seed)
         for iteration in 0..<config.iterations {
             let scenarioSeed = master.next()
             let failures = try await runNotificationScenario(seed: scenarioSeed, writes: config.writes)

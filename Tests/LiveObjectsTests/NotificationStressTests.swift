@@ -16,12 +16,11 @@ struct StressConfig {
     var writes: Int
 
     static func fromEnvironment() -> StressConfig {
-        let env = ProcessInfo.processInfo.environment
         var config =
-            env["LIVEOBJECTS_STRESS"] == "small"
+            TestEnvironment.string("LIVEOBJECTS_STRESS") == "small"
             ? StressConfig(writers: 16, writes: 200) : StressConfig(writers: 64, writes: 1_000)
-        if let writers = env["LIVEOBJECTS_STRESS_WRITERS"].flatMap(Int.init) { config.writers = writers }
-        if let writes = env["LIVEOBJECTS_STRESS_WRITES"].flatMap(Int.init) { config.writes = writes }
+        if let writers = TestEnvironment.int("LIVEOBJECTS_STRESS_WRITERS") { config.writers = writers }
+        if let writes = TestEnvironment.int("LIVEOBJECTS_STRESS_WRITES") { config.writes = writes }
         return config
     }
 }
@@ -39,11 +38,11 @@ struct WriterResult: Sendable {
 /// so the counter ends at the number of committed writes.
 actor StressWriter {
     let index: Int
-    var rng: NotifyRandom
+    var rng: SeededRandomNumberGenerator
 
     init(index: Int) {
         self.index = index
-        rng = NotifyRandom(seed: UInt64(index) &* 0x9E37_79B9 &+ 17)
+        rng = SeededRandomNumberGenerator(seed: UInt64(index) &* 0x9E37_79B9 &+ 17)
     }
 
     func run(_ realm: Realm, writes: Int) async -> (WriterResult, [String]) {

@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsTestSupport
 import Testing
 
 // MARK: - Helpers
@@ -636,22 +637,9 @@ private func nestedSubqueries(_ levels: Int) -> String {
 
 // MARK: - Round trips and fuzzing
 
-/// A small, seeded random number generator (SplitMix64), so that failures reproduce.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Builds random syntax trees that have a literal form.
 private struct TreeGenerator {
-    var rng: SeededGenerator
+    var rng: SeededRandomNumberGenerator
     var variables: [String] = []
     let names = ["name", "age", "owner", "dogs", "x1", "_y", "имя", "café", "in", "Any", "self", "like"]
 
@@ -735,7 +723,7 @@ private struct TreeGenerator {
 
 @Suite struct PredicateParserFuzzTests {
     @Test func printedTreesParseBackEqual() throws {
-        var generator = TreeGenerator(rng: SeededGenerator(seed: 0x5EED))
+        var generator = TreeGenerator(rng: SeededRandomNumberGenerator(seed: 0x5EED))
         for _ in 0..<2_000 {
             let tree = generator.predicate(depth: 4)
             let text = tree.description
@@ -745,7 +733,7 @@ private struct TreeGenerator {
     }
 
     @Test func randomBytesNeverCrash() throws {
-        var rng = SeededGenerator(seed: 42)
+        var rng = SeededRandomNumberGenerator(seed: 42)
         let alphabet = Array("abcANDORNOT $%@#0123456789.,(){}[]'\"\\=!<>&|-+*?eExXKdf ИйÉ\u{301}\n\t")
         var accepted = 0
         for round in 0..<5_000 {
@@ -764,7 +752,7 @@ private struct TreeGenerator {
     }
 
     @Test func mutatedTokenSequencesNeverCrash() throws {
-        var rng = SeededGenerator(seed: 7)
+        var rng = SeededRandomNumberGenerator(seed: 7)
         let lhs = [
             "name", "age", "dogs.name", "owner.age", "dogs.@count", "dogs.@max.age", "SELF", "#in", "%K", "1", "'s'",
         ]

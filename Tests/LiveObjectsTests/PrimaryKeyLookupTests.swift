@@ -14,7 +14,7 @@ import Testing
     @Test(arguments: [1, 2, 3, 4, 5, 6])
     func lookupsAgreeWithModel(seed: UInt64) async throws {
         let realm = try await Realm.open(.init(identifier: "pk-lookups-\(seed)-\(UUID())", objectTypes: petModelTypes))
-        var rng = SplitMix(seed: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         var model: [Int: String] = [:]
         var log: [String] = []
         var nextID = 0

@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsTestSupport
 import Testing
 
 // MARK: - Models of the randomized query tests
@@ -42,23 +43,6 @@ final class QPTag: Object {
 let queryPropertyModelTypes: [Object.Type] = [QPItem.self, QPOwner.self, QPTag.self]
 
 // MARK: - Random numbers
-
-/// SplitMix64: small, fast and reproducible from a seed.
-struct QueryRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
-    mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-}
 
 // MARK: - Reference model
 
@@ -137,16 +121,16 @@ enum QueryText {
         "\u{212A}", "K", "\u{415}\u{308}", "\u{e9} ", "e\u{301} ", "\u{1e0b}\u{323}", "d\u{307}\u{323}",
     ]
 
-    static func string(_ rng: inout QueryRandom, maxFragments: Int = 4) -> String {
+    static func string(_ rng: inout SeededRandomNumberGenerator, maxFragments: Int = 4) -> String {
         let count = rng.int(0...maxFragments)
         var s = ""
-        for _ in 0..<count { s += rng.pick(fragments) }
+        for _ in 0..<count { s += rng.element(of: fragments) }
         return s
     }
 
     /// A piece of `s` (whole characters), with its case or accents sometimes changed, to make
     /// matches likely.
-    static func piece(of s: String, _ rng: inout QueryRandom) -> String {
+    static func piece(of s: String, _ rng: inout SeededRandomNumberGenerator) -> String {
         let characters = Array(s)
         guard !characters.isEmpty else { return "" }
         let start = rng.int(0...characters.count - 1)
@@ -160,7 +144,7 @@ enum QueryText {
     }
 
     /// A LIKE pattern made from a piece of `s`.
-    static func likePattern(from s: String, _ rng: inout QueryRandom) -> String {
+    static func likePattern(from s: String, _ rng: inout SeededRandomNumberGenerator) -> String {
         var out = ""
         for character in Array(piece(of: s, &rng)) {
             switch rng.int(0...9) {
@@ -470,7 +454,7 @@ indirect enum QueryPredicate: Sendable {
 
 /// Builds random predicates over the current data (constants are often taken from it).
 struct PredicateGenerator {
-    var rng: QueryRandom
+    var rng: SeededRandomNumberGenerator
     let world: RefWorld
 
     mutating func predicate(depth: Int = 0, element list: ListPath? = nil) -> QueryPredicate {
@@ -489,35 +473,35 @@ struct PredicateGenerator {
     mutating func comparison(depth: Int, element list: ListPath?) -> QueryPredicate {
         if let list, rng.chance(0.6) {
             // A property of the subquery element.
-            let field = rng.pick(list.fields)
+            let field = rng.element(of: list.fields)
             return simple(.element(field), kind: field.kind, quantifier: .direct, sample: elementSample(field, list))
         }
         switch rng.int(0...9) {
         case 0...4:
-            let field = rng.pick(ItemField.allCases)
+            let field = rng.element(of: ItemField.allCases)
             if rng.chance(0.15), let other = partner(of: field) {
                 // Two properties of the same object.
                 var ops: [Op] = [.equal, .notEqual]
                 if field.kind != .bool { ops += [.less, .greaterOrEqual] }
                 if field.kind == .string { ops += [.beginsWith, .contains] }
-                let op = rng.pick(ops)
+                let op = rng.element(of: ops)
                 let options = field.kind == .string && !op.isOrdering ? randomOptions() : []
                 return .compare(.direct, .field(field), op, options, .field(other))
             }
             return simple(.field(field), kind: field.kind, quantifier: .direct, sample: itemSample(field))
         case 5...6:
-            let path = rng.pick(ListPath.allCases)
-            let field = rng.pick(path.fields)
-            let quantifier = rng.pick([RandomQuantifier.any, .all, .none, .direct])
+            let path = rng.element(of: ListPath.allCases)
+            let field = rng.element(of: path.fields)
+            let quantifier = rng.element(of: [RandomQuantifier.any, .all, .none, .direct])
             return simple(
                 .many(path, field), kind: field.kind, quantifier: quantifier, sample: elementSample(field, path))
         case 7:
-            let path = rng.pick(ListPath.allCases)
+            let path = rng.element(of: ListPath.allCases)
             return numeric(.count(path), sample: .int(Int64(rng.int(0...3))))
         case 8:
-            let path = rng.pick(ListPath.allCases)
-            let field = rng.pick(path.fields.filter { $0.kind != .string } + [path.fields[0]])
-            let op = rng.pick([AggregateOp.min, .max, .sum, .avg])
+            let path = rng.element(of: ListPath.allCases)
+            let field = rng.element(of: path.fields.filter { $0.kind != .string } + [path.fields[0]])
+            let op = rng.element(of: [AggregateOp.min, .max, .sum, .avg])
             if field.kind == .string && (op == .sum || op == .avg) {
                 return numeric(.count(path), sample: .int(Int64(rng.int(0...3))))
             }
@@ -530,7 +514,7 @@ struct PredicateGenerator {
             guard depth < 2 else {
                 return simple(.field(.int), kind: .int, quantifier: .direct, sample: itemSample(.int))
             }
-            let path = rng.pick([ListPath.tags, .fans, .fansFavoriteTags])
+            let path = rng.element(of: [ListPath.tags, .fans, .fansFavoriteTags])
             let inner = predicate(depth: depth + 1, element: path)
             return numeric(.subquery(path, inner), sample: .int(Int64(rng.int(0...2))))
         }
@@ -551,11 +535,11 @@ struct PredicateGenerator {
     }
 
     mutating func randomOptions() -> Reference.Options {
-        rng.pick([[], [], .c, .d, [.c, .d]])
+        rng.element(of: [[], [], .c, .d, [.c, .d]])
     }
 
     mutating func numeric(_ lhs: Operand, sample: PropertyValue) -> QueryPredicate {
-        let op = rng.pick([Op.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual])
+        let op = rng.element(of: [Op.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual])
         var value = sample
         if rng.chance(0.3) { value = .int(Int64(rng.int(-1...12))) }
         if rng.chance(0.1) { value = .double(Double(rng.int(-4...40)) / 4) }
@@ -574,7 +558,7 @@ struct PredicateGenerator {
             ops = [.equal, .notEqual, .beginsWith, .endsWith, .contains, .like, .in, .less, .greaterOrEqual]
         default: ops = [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .in, .between]
         }
-        let op = rng.pick(ops)
+        let op = rng.element(of: ops)
         var options: Reference.Options = []
         if kind == .string && op != .less && op != .greaterOrEqual { options = randomOptions() }
         if kind == .string && op.isOrdering && rng.chance(0.3) { options = .c }
@@ -622,7 +606,7 @@ struct PredicateGenerator {
 
     mutating func itemSample(_ field: ItemField) -> PropertyValue {
         guard !world.items.isEmpty else { return .null }
-        let item = world.items[rng.pick(world.items.keys.sorted())]!
+        let item = world.items[rng.element(of: world.items.keys.sorted())]!
         return field.value(item, world)
     }
 
@@ -635,7 +619,7 @@ struct PredicateGenerator {
         case .fansFavoriteTags: elements = world.tags.keys.sorted().map { .tag(world.tags[$0]!) }
         }
         guard !elements.isEmpty else { return .null }
-        return field.value(rng.pick(elements))
+        return field.value(rng.element(of: elements))
     }
 }
 
@@ -1209,23 +1193,23 @@ enum QueryWorld {
 
     static let codes = ["a", "A", "b", "é", "E\u{301}", "ё", "Ё", "10", "9"]
 
-    static func randomItem(_ id: Int, _ rng: inout QueryRandom, _ world: RefWorld) -> RefItem {
+    static func randomItem(_ id: Int, _ rng: inout SeededRandomNumberGenerator, _ world: RefWorld) -> RefItem {
         RefItem(
             id: id, int: rng.int(-3...12), optInt: rng.chance(0.3) ? nil : rng.int(-3...12),
             double: Double(rng.int(-12...40)) / 4, string: QueryText.string(&rng),
             optString: rng.chance(0.3) ? nil : QueryText.string(&rng, maxFragments: 3), flag: rng.chance(0.5),
-            date: date(rng.int(0...6)), code: rng.pick(codes),
-            owner: rng.chance(0.25) || world.owners.isEmpty ? nil : rng.pick(world.owners.keys.sorted()),
-            tags: world.tags.isEmpty ? [] : (0..<rng.int(0...4)).map { _ in rng.pick(world.tags.keys.sorted()) })
+            date: date(rng.int(0...6)), code: rng.element(of: codes),
+            owner: rng.chance(0.25) || world.owners.isEmpty ? nil : rng.element(of: world.owners.keys.sorted()),
+            tags: world.tags.isEmpty ? [] : (0..<rng.int(0...4)).map { _ in rng.element(of: world.tags.keys.sorted()) })
     }
 
-    static func randomOwner(_ id: Int, _ rng: inout QueryRandom) -> RefOwner {
+    static func randomOwner(_ id: Int, _ rng: inout SeededRandomNumberGenerator) -> RefOwner {
         RefOwner(
             id: id, name: QueryText.string(&rng, maxFragments: 3), score: rng.chance(0.3) ? nil : rng.int(-2...9),
             favorite: nil)
     }
 
-    static func randomTag(_ id: Int, _ rng: inout QueryRandom) -> RefTag {
+    static func randomTag(_ id: Int, _ rng: inout SeededRandomNumberGenerator) -> RefTag {
         RefTag(
             id: id, label: QueryText.string(&rng, maxFragments: 2), weight: rng.int(-2...9),
             rating: rng.chance(0.3) ? nil : Double(rng.int(-4...12)) / 4)
@@ -1240,7 +1224,8 @@ enum QueryWorld {
     }
 
     /// Fills a realm and its reference copy.
-    static func populate(_ realm: Realm, _ world: inout RefWorld, _ rng: inout QueryRandom) async throws {
+    static func populate(_ realm: Realm, _ world: inout RefWorld, _ rng: inout SeededRandomNumberGenerator) async throws
+    {
         for _ in 0..<rng.int(0...5) {
             let id = world.newID()
             world.owners[id] = randomOwner(id, &rng)
@@ -1254,7 +1239,7 @@ enum QueryWorld {
             world.items[id] = randomItem(id, &rng, world)
         }
         for id in world.owners.keys.sorted() where !world.items.isEmpty && rng.chance(0.6) {
-            world.owners[id]!.favorite = rng.pick(world.items.keys.sorted())
+            world.owners[id]!.favorite = rng.element(of: world.items.keys.sorted())
         }
         let snapshot = world
         try await realm.write { r in
@@ -1287,12 +1272,12 @@ enum QueryWorld {
         case tag(RefTag), deleteTag(Int)
     }
 
-    static func mutate(_ realm: Realm, _ world: inout RefWorld, _ rng: inout QueryRandom) async throws {
+    static func mutate(_ realm: Realm, _ world: inout RefWorld, _ rng: inout SeededRandomNumberGenerator) async throws {
         var changes: [Change] = []
         for _ in 0..<rng.int(1...6) {
             switch rng.int(0...9) {
             case 0...3 where !world.items.isEmpty:
-                var item = world.items[rng.pick(world.items.keys.sorted())]!
+                var item = world.items[rng.element(of: world.items.keys.sorted())]!
                 let fresh = randomItem(item.id, &rng, world)
                 switch rng.int(0...6) {
                 case 0: item.int = fresh.int; item.optInt = fresh.optInt
@@ -1311,30 +1296,31 @@ enum QueryWorld {
                 world.items[id] = item
                 changes.append(.newItem(item))
             case 5 where !world.items.isEmpty:
-                let id = rng.pick(world.items.keys.sorted())
+                let id = rng.element(of: world.items.keys.sorted())
                 world.items[id] = nil
                 for (o, owner) in world.owners where owner.favorite == id { world.owners[o]!.favorite = nil }
                 changes.append(.deleteItem(id))
             case 6 where !world.owners.isEmpty:
-                var owner = world.owners[rng.pick(world.owners.keys.sorted())]!
+                var owner = world.owners[rng.element(of: world.owners.keys.sorted())]!
                 let fresh = randomOwner(owner.id, &rng)
                 owner.name = rng.chance(0.5) ? fresh.name : owner.name
                 owner.score = fresh.score
-                owner.favorite = world.items.isEmpty || rng.chance(0.3) ? nil : rng.pick(world.items.keys.sorted())
+                owner.favorite =
+                    world.items.isEmpty || rng.chance(0.3) ? nil : rng.element(of: world.items.keys.sorted())
                 world.owners[owner.id] = owner
                 changes.append(.owner(owner))
             case 7 where !world.owners.isEmpty && rng.chance(0.5):
-                let id = rng.pick(world.owners.keys.sorted())
+                let id = rng.element(of: world.owners.keys.sorted())
                 world.owners[id] = nil
                 for (i, item) in world.items where item.owner == id { world.items[i]!.owner = nil }
                 changes.append(.deleteOwner(id))
             case 8 where !world.tags.isEmpty:
-                var tag = randomTag(rng.pick(world.tags.keys.sorted()), &rng)
+                var tag = randomTag(rng.element(of: world.tags.keys.sorted()), &rng)
                 if rng.chance(0.5) { tag.label = world.tags[tag.id]!.label }
                 world.tags[tag.id] = tag
                 changes.append(.tag(tag))
             case 9 where !world.tags.isEmpty:
-                let id = rng.pick(world.tags.keys.sorted())
+                let id = rng.element(of: world.tags.keys.sorted())
                 world.tags[id] = nil
                 for (i, item) in world.items { world.items[i]!.tags = item.tags.filter { $0 != id } }
                 changes.append(.deleteTag(id))
@@ -1429,10 +1415,6 @@ struct QueryAnswer: Sendable {
 }
 
 @Suite struct QueryPropertyTests {
-    static func environment(_ name: String) -> String? {
-        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
-    }
-
     static func run(_ cases: [QueryCase], in realm: Realm) async throws -> (base: [Int], answers: [QueryAnswer]) {
         try await realm.read { r in
             let all = r.objects(QPItem.self)
@@ -1503,15 +1485,13 @@ struct QueryAnswer: Sendable {
     /// `LIVEOBJECTS_QUERY_SEED` (a number, or `random`) and `LIVEOBJECTS_QUERY_ITERATIONS`
     /// change the seed and the number of data sets.
     @Test func randomQueriesMatchTheReferenceModel() async throws {
-        let seedText = Self.environment("LIVEOBJECTS_QUERY_SEED")
-        let seed =
-            seedText == "random" ? UInt64.random(in: 0...UInt64.max) : seedText.flatMap { UInt64($0) } ?? 20_261_122
-        let iterations = Self.environment("LIVEOBJECTS_QUERY_ITERATIONS").flatMap { Int($0) } ?? 40
+        let seed = TestEnvironment.seed("LIVEOBJECTS_QUERY_SEED") ?? 20_261_122
+        let iterations = TestEnvironment.int("LIVEOBJECTS_QUERY_ITERATIONS") ?? 40
         let queriesPerRound = 12
         print(
             "QueryPropertyTests: seed \(seed), \(iterations) iterations (LIVEOBJECTS_QUERY_SEED, LIVEOBJECTS_QUERY_ITERATIONS)"
         )
-        var rng = QueryRandom(state: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         var failures = 0
         var checked = (text: 0, typed: 0, descriptors: 0, selective: 0, foundation: 0)
         for iteration in 0..<iterations where failures < 5 {
@@ -1528,8 +1508,10 @@ struct QueryAnswer: Sendable {
                     for _ in 0..<generator.rng.int(0...3) {
                         sorts.append(
                             SortSpec(
-                                field: generator.rng.pick(SortSpec.fields), ascending: generator.rng.chance(0.5),
-                                comparison: generator.rng.pick([StringComparison.exact, .caseInsensitive, .natural])))
+                                field: generator.rng.element(of: SortSpec.fields), ascending: generator.rng.chance(0.5),
+                                comparison: generator.rng.element(of: [
+                                    StringComparison.exact, .caseInsensitive, .natural,
+                                ])))
                     }
                     let offset = generator.rng.chance(0.2) ? generator.rng.int(1...3) : 0
                     let limit = generator.rng.chance(0.2) ? generator.rng.int(0...5) : nil

@@ -1,3 +1,4 @@
+import LiveObjectsTestSupport
 import Testing
 
 @testable import LiveObjects
@@ -5,7 +6,7 @@ import Testing
 @Suite struct RowListTests {
     @Test(arguments: [11, 12, 13])
     func agreesWithArray(seed: UInt64) {
-        var rng = SplitMix(seed: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         var list = RowList((0..<5_000).map { Int32($0 * 2) })
         var model = (0..<5_000).map { Int32($0 * 2) }
         for step in 0..<6_000 {

@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsTestSupport
 import Testing
 
 private let c: ComparisonOptions = .caseInsensitive
@@ -198,7 +199,7 @@ private func matches(
 
     /// On ASCII, the matchers agree with the standard library on lowercased strings.
     @Test func agreesWithStandardLibraryOnRandomASCII() {
-        var rng = SeededGenerator(seed: 99)
+        var rng = SeededRandomNumberGenerator(seed: 99)
         let alphabet = Array("abAB c")
         func random(_ range: ClosedRange<Int>) -> String {
             String((0..<Int.random(in: range, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
@@ -225,7 +226,7 @@ private func matches(
             default: return s.first == first && reference(s.dropFirst(), p.dropFirst())
             }
         }
-        var rng = SeededGenerator(seed: 5)
+        var rng = SeededRandomNumberGenerator(seed: 5)
         let letters = Array("abé")
         let patternLetters = Array("ab*?é")
         for _ in 0..<3_000 {
@@ -238,7 +239,7 @@ private func matches(
 
     /// On Cyrillic, `[c]` agrees with lowercasing (which is plain case mapping there).
     @Test func agreesWithLowercasingOnRandomCyrillic() {
-        var rng = SeededGenerator(seed: 11)
+        var rng = SeededRandomNumberGenerator(seed: 11)
         let alphabet = Array("абвЁёЯя Ж")
         func random(_ range: ClosedRange<Int>) -> String {
             String((0..<Int.random(in: range, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
@@ -297,7 +298,7 @@ private func matches(
     /// and sorting by keys puts every pair in order.
     @Test(arguments: StringSortOrder.allCases)
     func ordersAreTotal(order: StringSortOrder) {
-        var rng = SeededGenerator(seed: 3)
+        var rng = SeededRandomNumberGenerator(seed: 3)
         let alphabet = Array("aAbB01 9éeЁё\u{301}")
         let strings = (0..<150).map { _ in
             String((0..<Int.random(in: 0...6, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })

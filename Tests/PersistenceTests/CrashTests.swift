@@ -29,12 +29,10 @@ import Testing
 
     @Test func killedChildLeavesACommittedState() async throws {
         let child = try #require(Self.childURL, "the persistence-crash-child executable was not built")
-        let kills = ProcessInfo.processInfo.environment["PERSISTENCE_CRASH_KILLS"].flatMap(Int.init) ?? 200
-        let seed =
-            ProcessInfo.processInfo.environment["PERSISTENCE_SEED"].flatMap(UInt64.init)
-            ?? UInt64.random(in: 0...UInt64.max)
+        let kills = TestEnvironment.int("PERSISTENCE_CRASH_KILLS") ?? 200
+        let seed = TestEnvironment.seed("PERSISTENCE_SEED") ?? UInt64.random(in: 0...UInt64.max)
         print("killedChildLeavesACommittedState seed: \(seed), kills: \(kills)")
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandomNumberGenerator(seed: seed)
         let directory = try makeTemporaryDirectory()
         var highest: [String: Int64] = [:]
         var committedBeforeKill = 0

@@ -74,13 +74,11 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
         let url = directory.appendingPathComponent("all.json")
         let options = FileStorage.Options(savePolicy: journal ? .manual : .afterEveryCommit, journal: journal)
         let configuration = Realm.Configuration(file: url, schema: everythingSchema, options: options)
-        let seed =
-            ProcessInfo.processInfo.environment["PERSISTENCE_SEED"].flatMap(UInt64.init)
-            ?? UInt64.random(in: 0...UInt64.max)
+        let seed = TestEnvironment.seed("PERSISTENCE_SEED") ?? UInt64.random(in: 0...UInt64.max)
         print("everyPropertyTypeRoundTripsExactly seed: \(seed)")
         let written: [[String: PropertyValue]] = try await withRealm(configuration) { realm in
             try await realm.write { realm in
-                var generator = SeededGenerator(seed: seed)
+                var generator = SeededRandomNumberGenerator(seed: seed)
                 var made: [DynamicObject] = []
                 for i in 0..<40 {
                     let d = i < awkwardDoubles.count ? awkwardDoubles[i] : Double(bitPattern: generator.next())

@@ -1,6 +1,8 @@
 import LiveObjects
+import LiveObjectsTestSupport
 import Testing
 
+@testable import LiveObjectsJSON
 @testable import Persistence
 
 /// Seeded random and mutated inputs: the reader never crashes, fails only with
@@ -8,7 +10,7 @@ import Testing
 /// skipper agree.
 @Suite struct JSONFuzzTests {
     @Test func randomBytesNeverCrashTheReader() {
-        var random = SeededGenerator(seed: 0xF022)
+        var random = SeededRandomNumberGenerator(seed: 0xF022)
         // Bytes biased towards JSON's own, so that inputs get past the first few bytes.
         let alphabet =
             Array(#"{}[]:,"\/ntrufalse0123456789-+.eEu \#n\#t"#.utf8) + [
@@ -28,7 +30,7 @@ import Testing
     }
 
     @Test func mutatedDocumentsNeverCrashTheReader() throws {
-        var random = SeededGenerator(seed: 0x3A7E)
+        var random = SeededRandomNumberGenerator(seed: 0x3A7E)
         let seeds: [[UInt8]] = [
             Array(
                 #"{"id": 1, "name": "Rex \u00e9\uD83D\uDE00", "age": -3.5e-7, "owner": null, "toys": [true, false, {"a": []}]}"#
@@ -55,7 +57,7 @@ import Testing
     }
 
     @Test func randomDocumentsRoundTripInEveryLayout() throws {
-        var random = SeededGenerator(seed: 0xD0C)
+        var random = SeededRandomNumberGenerator(seed: 0xD0C)
         for _ in 0..<200 {
             let value = randomValue(&random, depth: 0)
             for options in [JSONWriter.Options.compact, .pretty, .records, .init(indentWidth: 1)] {
@@ -91,11 +93,11 @@ import Testing
         return true
     }
 
-    private func randomDocument(_ random: inout SeededGenerator) -> [UInt8] {
+    private func randomDocument(_ random: inout SeededRandomNumberGenerator) -> [UInt8] {
         randomValue(&random, depth: 0).jsonBytes(options: .pretty)
     }
 
-    private func randomValue(_ random: inout SeededGenerator, depth: Int) -> JSONValue {
+    private func randomValue(_ random: inout SeededRandomNumberGenerator, depth: Int) -> JSONValue {
         switch random.next() % (depth > 4 ? 6 : 8) {
         case 0: return .null
         case 1: return .bool(random.next() & 1 == 0)
@@ -112,7 +114,7 @@ import Testing
         }
     }
 
-    private func randomString(_ random: inout SeededGenerator) -> String {
+    private func randomString(_ random: inout SeededRandomNumberGenerator) -> String {
         let pool: [Unicode.Scalar] = [
             "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\u{0}", "\u{1F}", "é", "Ж", "€", "😀", "\u{FFFF}",
         ]

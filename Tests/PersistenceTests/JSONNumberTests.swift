@@ -1,6 +1,8 @@
 import LiveObjects
+import LiveObjectsTestSupport
 import Testing
 
+@testable import LiveObjectsJSON
 @testable import Persistence
 
 /// Shortest round-trip formatting and correctly rounded parsing of numbers.
@@ -92,7 +94,7 @@ import Testing
     /// Random doubles of every kind: printed with exactly as many digits as Swift's own shortest
     /// `description` and read back bit for bit, by this reader and by the standard library.
     @Test func doublesRoundTripBitForBit() throws {
-        var random = SeededGenerator(seed: 0xD0B1E)
+        var random = SeededRandomNumberGenerator(seed: 0xD0B1E)
         var values: [Double] = [
             0, -0.0, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, .leastNormalMagnitude,
             .leastNormalMagnitude.nextDown, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .pi, -.ulpOfOne,
@@ -134,7 +136,7 @@ import Testing
     }
 
     @Test func floatsRoundTripInTheirOwnShortestForm() throws {
-        var random = SeededGenerator(seed: 0xF10A7)
+        var random = SeededRandomNumberGenerator(seed: 0xF10A7)
         var values: [Float] = [
             0, -0.0, .leastNonzeroMagnitude, .leastNormalMagnitude, .greatestFiniteMagnitude, 0.1, 1.0 / 3.0,
             16_777_216, 7.038531e-26,
@@ -172,7 +174,7 @@ import Testing
     /// Random decimal texts, including long, tiny, huge and half-way ones, parse to the same
     /// value as the standard library's correctly rounded parser gives.
     @Test func parsingIsCorrectlyRounded() throws {
-        var random = SeededGenerator(seed: 0x9A25E)
+        var random = SeededRandomNumberGenerator(seed: 0x9A25E)
         var texts = [
             "0", "-0", "0.0", "1e-400", "-1e-400", "2.4703282292062327e-324", "2.4703282292062328e-324",
             "4.9406564584124654e-324", "2.2250738585072011e-308", "2.2250738585072012e-308",
@@ -211,7 +213,7 @@ import Testing
         let cases: [Int64] = [
             0, 1, -1, 9, 10, 99, 100, 12_345_678, 123_456_789, .max, .min, .max - 1, .min + 1, 1 << 53 + 1,
         ]
-        var random = SeededGenerator(seed: 1)
+        var random = SeededRandomNumberGenerator(seed: 1)
         let values = cases + (0..<10_000).map { _ in Int64(bitPattern: random.next()) >> (random.next() % 64) }
         var writer = JSONWriter()
         writer.beginArray()
@@ -266,7 +268,7 @@ func significantDigits(_ text: String) -> String {
             values += [power, power - 1, power + 1]
             if n < 19 { power *= 10 }
         }
-        var random = SeededGenerator(seed: 0xD161)
+        var random = SeededRandomNumberGenerator(seed: 0xD161)
         for _ in 0..<20_000 { values.append(random.next() >> (random.next() % 64)) }
         let guardByte: UInt8 = 0xEE
         for value in values {

@@ -1,6 +1,8 @@
 import LiveObjects
+import LiveObjectsTestSupport
 import Testing
 
+@testable import LiveObjectsJSON
 @testable import Persistence
 
 @Suite struct JSONReaderTests {
@@ -40,7 +42,7 @@ import Testing
             "quote \" backslash \\ slash /", String(repeating: "long ", count: 1000),
         ]
         strings.append(String((0..<128).map { Character(Unicode.Scalar(UInt8($0))) }))
-        var random = SeededGenerator(seed: 5)
+        var random = SeededRandomNumberGenerator(seed: 5)
         for _ in 0..<500 {
             let scalars = (0..<Int(random.next() % 40)).compactMap { _ -> Unicode.Scalar? in
                 switch random.next() % 4 {

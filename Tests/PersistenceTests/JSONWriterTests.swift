@@ -1,6 +1,7 @@
 import LiveObjects
 import Testing
 
+@testable import LiveObjectsJSON
 @testable import Persistence
 
 @Suite struct JSONWriterTests {

@@ -25,18 +25,6 @@ func sealedLine(_ object: String) -> String {
     return body + #","crc32c":"\#(hex)"}"# + "\n"
 }
 
-/// A small seeded generator, so that randomized tests can say how to run them again.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Checksums, strict journals, duplicate members, limits and positions at load (see
 /// docs/FORMAT.md and docs/LIMITS.md).
 @Suite struct LoadCheckTests {
@@ -94,7 +82,7 @@ struct SplitMix64: RandomNumberGenerator {
 
     @Test func crcOfPiecesIsTheCrcOfTheWhole() {
         let seed = UInt64.random(in: 0...UInt64.max)
-        var random = SplitMix64(state: seed)
+        var random = SeededRandomNumberGenerator(seed: seed)
         for _ in 0..<50 {
             let bytes = (0..<Int.random(in: 0...3000, using: &random)).map { _ in
                 UInt8.random(in: 0...255, using: &random)

@@ -3,6 +3,7 @@ import LiveObjects
 import LiveObjectsTestSupport
 import Testing
 
+@testable import LiveObjectsJSON
 @testable import Persistence
 
 /// Scalars, optional scalars and links only: the shape that snapshots write through
@@ -44,7 +45,7 @@ let flatSchema = Schema([
     }
 
     private static func fillFlat(_ realm: isolated Realm, seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandomNumberGenerator(seed: seed)
         for t in 0..<10 { _ = try realm.dynamicCreate("Target", value: ["name": .string("again\(t)")]) }
         let targets = try realm.dynamicObjects("Target").map { $0 }
         let strings = [

@@ -86,6 +86,9 @@ public struct LiveObjectsError: Error, Sendable, Hashable, CustomStringConvertib
     /// Where in a query's text the problem is, for errors about a query (``Code/invalidQuery``,
     /// or ``Code/limitExceeded`` from the query parser).
     package var queryLocation: QueryErrorLocation?
+    /// Where in a parsed input the problem is, for the errors of the JSON reader: for callers
+    /// that show the position their own way (the shell's caret).
+    package var inputLocation: InputErrorLocation?
 
     /// Creates an error.
     public init(
@@ -113,5 +116,23 @@ public struct LiveObjectsError: Error, Sendable, Hashable, CustomStringConvertib
         return location.isEmpty
             ? "LiveObjects error \(code): \(message)"
             : "LiveObjects error \(code): \(location): \(message)"
+    }
+}
+
+/// The position of an error in a parsed input, apart from the message that also gives it.
+package struct InputErrorLocation: Hashable, Sendable {
+    /// The byte offset of the problem (in the file, when the input is a part of one).
+    package var offset: Int
+    /// For a syntax error, what was expected there, as the message says it (`"':' after an
+    /// object key"`).
+    package var expected: String?
+    /// The message without the position.
+    package var reason: String
+
+    /// Creates a location.
+    package init(offset: Int, expected: String? = nil, reason: String) {
+        self.offset = offset
+        self.expected = expected
+        self.reason = reason
     }
 }

@@ -32,13 +32,7 @@ package final class HistoryLog: CommitListener {
 
         /// The index of the first entry with a token above `token`.
         func firstIndex(after token: UInt64) -> Int {
-            var low = 0
-            var high = tokens.count
-            while low < high {
-                let mid = (low + high) / 2
-                if tokens[mid] <= token { low = mid + 1 } else { high = mid }
-            }
-            return low
+            tokens.partitioningIndex { $0 > token }
         }
     }
 

@@ -329,13 +329,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
         _ resorted: [(row: Int32, from: Int, to: Int)], removedIndices: [Int], addedIndices: [Int]
     ) -> Set<Int32> {
         func countBelow(_ sorted: [Int], _ value: Int) -> Int {
-            var low = 0
-            var high = sorted.count
-            while low < high {
-                let mid = (low + high) / 2
-                if sorted[mid] < value { low = mid + 1 } else { high = mid }
-            }
-            return low
+            sorted.partitioningIndex { $0 >= value }
         }
         var result = Set<Int32>()
         for r in resorted

@@ -34,13 +34,9 @@ struct RowList: RandomAccessCollection {
 
     /// The chunk and offset of a position (the end position maps past the last chunk).
     private func locate(_ position: Int) -> (Int, Int) {
-        var low = 0
-        var high = starts.count - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if starts[mid] <= position { low = mid } else { high = mid - 1 }
-        }
-        return (low, position - (starts.isEmpty ? 0 : starts[low]))
+        // The last chunk starting at or before the position (the first one if none does).
+        let c = Swift.max(0, Swift.min(starts.partitioningIndex { $0 > position } - 1, starts.count - 1))
+        return (c, position - (starts.isEmpty ? 0 : starts[c]))
     }
 
     mutating func insert(_ row: Int32, at position: Int) {
@@ -74,21 +70,9 @@ struct RowList: RandomAccessCollection {
     /// a prefix of the list).
     func partitionPoint(_ isBefore: (Int32) -> Bool) -> Int {
         // Find the first chunk whose last row is not before; then search inside it.
-        var low = 0
-        var high = chunks.count
-        while low < high {
-            let mid = (low + high) / 2
-            if isBefore(chunks[mid][chunks[mid].count - 1]) { low = mid + 1 } else { high = mid }
-        }
-        guard low < chunks.count else { return count }
-        let chunk = chunks[low]
-        var a = 0
-        var b = chunk.count
-        while a < b {
-            let mid = (a + b) / 2
-            if isBefore(chunk[mid]) { a = mid + 1 } else { b = mid }
-        }
-        return starts[low] + a
+        let c = chunks.partitioningIndex { !isBefore($0[$0.count - 1]) }
+        guard c < chunks.count else { return count }
+        return starts[c] + chunks[c].partitioningIndex { !isBefore($0) }
     }
 
     private mutating func reindex(from chunk: Int = 0) {

@@ -180,13 +180,7 @@ package final class ValueIndex {
             list.append(row)
             return
         }
-        var low = 0
-        var high = list.count
-        while low < high {
-            let mid = (low + high) / 2
-            if list[mid] < row { low = mid + 1 } else { high = mid }
-        }
-        list.insert(row, at: low)
+        list.insert(row, at: list.partitioningIndex { $0 >= row })
     }
 
     /// Adds the values of some rows of a column, as ``insert(_:row:)`` for each in the order

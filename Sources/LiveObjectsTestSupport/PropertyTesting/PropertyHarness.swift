@@ -253,20 +253,14 @@ public struct PropertyTestConfiguration: Sendable, Hashable {
         _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> PropertyTestConfiguration {
         var configuration = PropertyTestConfiguration()
-        if let s = environment["LIVEOBJECTS_PROPERTY_SEQUENCES"], let n = Int(s), n >= 0 {
+        if let n = TestEnvironment.int("LIVEOBJECTS_PROPERTY_SEQUENCES", in: environment), n >= 0 {
             configuration.sequences = n
         }
-        if let s = environment["LIVEOBJECTS_PROPERTY_OPS"], let n = Int(s), n >= 0 {
+        if let n = TestEnvironment.int("LIVEOBJECTS_PROPERTY_OPS", in: environment), n >= 0 {
             configuration.operations = n
         }
-        if let s = environment["LIVEOBJECTS_PROPERTY_SEED"]?.lowercased() {
-            if s == "random" {
-                configuration.seed = UInt64.random(in: 0...UInt64.max)
-            } else if s.hasPrefix("0x"), let n = UInt64(s.dropFirst(2), radix: 16) {
-                configuration.seed = n
-            } else if let n = UInt64(s) {
-                configuration.seed = n
-            }
+        if let seed = TestEnvironment.seed("LIVEOBJECTS_PROPERTY_SEED", in: environment) {
+            configuration.seed = seed
         }
         return configuration
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 extension FileStorage {
     /// Replays the journal lines after the snapshot. Returns whether the journal can be appended

@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 /// The journal format (JSON Lines): a header line, then one line per commit. See
 /// docs/FORMAT.md.

@@ -1,4 +1,5 @@
 import LiveObjects
+import LiveObjectsJSON
 
 /// The fast path of ``RecordEncoder/writeAll(_:into:flush:)``, for tables whose stored
 /// properties are all scalars (`Int`, `Double`, `String`, `Bool`, optional or not) or links

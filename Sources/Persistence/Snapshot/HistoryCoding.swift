@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 /// The optional `history` member of a snapshot: see docs/FORMAT.md, "Change history".
 enum HistoryCoding {

@@ -1,4 +1,5 @@
 import LiveObjects
+import LiveObjectsJSON
 
 /// Writing and reading a ``Schema`` as JSON: the `schema` member of a snapshot header.
 enum SchemaCoding {

@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 /// What a snapshot file says before its objects.
 struct SnapshotHeader: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import LiveObjects
+import LiveObjectsJSON
 
 /// How the snapshot loader appends each property's value of a table's records straight to the
 /// property's column, with no row of `PropertyValue`s in between: one target per property, in a

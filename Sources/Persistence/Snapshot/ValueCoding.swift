@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 /// How property values are written in snapshots and journals (see docs/FORMAT.md).
 enum ValueCoding {

@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 extension FileStorage {
     /// Decodes the bytes of a snapshot file, and of its journal when given, into a new store

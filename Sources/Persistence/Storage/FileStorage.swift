@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 import Synchronization
 
 extension Realm.Storage {

@@ -543,14 +543,10 @@ struct RangeLookup {
         let index = table.sortedIndex(property)
         // First position whose value is >= bound (or > bound).
         func partition(_ strict: Bool) -> Int {
-            var low = 0
-            var high = index.values.count
-            while low < high {
-                let mid = (low + high) / 2
-                let c = compareValues(index.values[mid], bound) ?? -1
-                if c < 0 || (strict && c == 0) { low = mid + 1 } else { high = mid }
+            index.values.partitioningIndex { value in
+                let c = compareValues(value, bound) ?? -1
+                return !(c < 0 || (strict && c == 0))
             }
-            return low
         }
         let range: Range<Int>
         switch op {

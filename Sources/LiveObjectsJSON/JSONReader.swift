@@ -46,6 +46,7 @@ import LiveObjects
 ///
 /// The reader does not own its bytes: they must stay valid and unchanged while it is used.
 /// ``withReader(_:options:_:)`` scopes this for an array.
+@usableFromInline
 package struct JSONReader {
     /// Limits and conventions.
     package struct Options: Sendable, Hashable {
@@ -99,7 +100,8 @@ package struct JSONReader {
         case object
     }
 
-    private enum State: UInt8 {
+    @usableFromInline
+    enum State: UInt8 {
         /// A value is due: at the start, after a key, after ``nextElement()`` returned `true`.
         case value
         /// After `{`: a key or `}` is due.
@@ -114,15 +116,15 @@ package struct JSONReader {
         case afterDocument
     }
 
-    private let base: UnsafePointer<UInt8>
-    private let end: Int
+    @usableFromInline let base: UnsafePointer<UInt8>
+    @usableFromInline let end: Int
     /// The offset of the next byte to read.
-    package private(set) var offset: Int = 0
+    @usableFromInline package internal(set) var offset: Int = 0
     /// ``offset`` in the file (see ``Options/startOffset``).
     package var fileOffset: Int { offset + options.startOffset }
     /// The number of bytes after ``offset``.
     package var remainingCount: Int { end - offset }
-    private var state: State = .value
+    @usableFromInline var state: State = .value
     /// The number of open containers.
     package private(set) var depth: Int = 0
     /// Bit `d` is set when the container at depth `d + 1` is an object.
@@ -223,7 +225,7 @@ package struct JSONReader {
 
     /// The first byte of the next value, not consumed (after whitespace): `"` for a string,
     /// `n` for null, and so on.
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func peekByte() throws(LiveObjectsError) -> UInt8 {
         try valueStart()
     }
@@ -572,8 +574,8 @@ package struct JSONReader {
 
     // MARK: Structure internals
 
-    @inline(__always)
-    private mutating func skipWhitespace() {
+    @inlinable @inline(__always)
+    mutating func skipWhitespace() {
         while offset < end {
             let b = base[offset]
             guard b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 else { return }
@@ -582,8 +584,8 @@ package struct JSONReader {
     }
 
     /// Checks that a value is due, skips whitespace and returns its first byte (not consumed).
-    @inline(__always)
-    private mutating func valueStart() throws(LiveObjectsError) -> UInt8 {
+    @inlinable @inline(__always)
+    mutating func valueStart() throws(LiveObjectsError) -> UInt8 {
         guard state == .value else {
             throw misuse(
                 state == .afterDocument
@@ -608,12 +610,7 @@ package struct JSONReader {
 
     @inline(__always)
     private mutating func push(isObject: Bool) throws(LiveObjectsError) {
-        guard depth < options.maxDepth else {
-            throw LiveObjectsError(
-                .limitExceeded,
-                "JSON nesting deeper than \(options.maxDepth) levels \(position(offset))",
-                file: options.fileName)
-        }
+        guard depth < options.maxDepth else { throw nestingError() }
         let bit: UInt64 = 1 << UInt64(depth & 63)
         if isObject {
             objectBits[depth >> 6] |= bit
@@ -921,9 +918,11 @@ package struct JSONReader {
     // MARK: Errors
 
     /// "invalid JSON at byte N (line L, column C): expected X, found Y".
-    @inline(never)
-    private func syntaxError(_ expected: String, at offset: Int) -> LiveObjectsError {
-        error("expected \(expected), found \(describeByte(at: offset))", at: offset)
+    @usableFromInline @inline(never)
+    func syntaxError(_ expected: String, at offset: Int) -> LiveObjectsError {
+        var error = error("expected \(expected), found \(describeByte(at: offset))", at: offset)
+        error.inputLocation?.expected = expected
+        return error
     }
 
     /// An error about the value at `offset`, whose first byte does not fit what was asked.
@@ -949,11 +948,22 @@ package struct JSONReader {
 
     @inline(never)
     private func error(_ message: String, at offset: Int) -> LiveObjectsError {
-        LiveObjectsError(.corruptFile, "invalid JSON \(position(offset)): \(message)", file: options.fileName)
+        var error = LiveObjectsError(
+            .corruptFile, "invalid JSON \(position(offset)): \(message)", file: options.fileName)
+        error.inputLocation = InputErrorLocation(offset: offset + options.startOffset, reason: message)
+        return error
     }
 
     @inline(never)
-    private func misuse(_ message: String) -> LiveObjectsError {
+    private func nestingError() -> LiveObjectsError {
+        let reason = "JSON nesting deeper than \(options.maxDepth) levels"
+        var error = LiveObjectsError(.limitExceeded, "\(reason) \(position(offset))", file: options.fileName)
+        error.inputLocation = InputErrorLocation(offset: offset + options.startOffset, reason: reason)
+        return error
+    }
+
+    @usableFromInline @inline(never)
+    func misuse(_ message: String) -> LiveObjectsError {
         LiveObjectsError(.invalidOperation, "JSONReader: \(message) \(position(offset))", file: options.fileName)
     }
 
@@ -1051,7 +1061,8 @@ private func hex(_ value: UInt16, width: Int = 4) -> String {
 
 extension Array where Element == UInt8 {
     /// `withUnsafeBytes` keeping the body's error type (the standard one only rethrows).
-    func withUnsafeBytesTyped<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    @inlinable
+    package func withUnsafeBytesTyped<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         let result: Result<R, E> = withUnsafeBytes { raw in
             Result { () throws(E) -> R in try body(raw) }
         }

@@ -5,28 +5,29 @@
 // tables can be re-derived and checked by the tests.
 
 /// `floor(e * log10(2))`, exact for `-5456 <= e <= 5456` (wider than any caller needs).
-@inline(__always)
+@inlinable @inline(__always)
 func floorLog10Pow2(_ e: Int) -> Int { (e &* 661_971_961_083) >> 41 }
 
 /// `floor(e * log10(2) + log10(3/4))`, exact for the exponents of `Double` and `Float`.
-@inline(__always)
+@inlinable @inline(__always)
 func floorLog10ThreeQuartersPow2(_ e: Int) -> Int { (e &* 661_971_961_083 &- 274_743_187_321) >> 41 }
 
 /// `floor(e * log2(10))`, exact for `-1233 <= e <= 1233` (wider than any caller needs).
-@inline(__always)
+@inlinable @inline(__always)
 func floorLog2Pow10(_ e: Int) -> Int { (e &* 913_124_641_741) >> 38 }
 
 /// The precomputed tables.
-enum DecimalTables {
+@usableFromInline
+package enum DecimalTables {
     /// Smallest `k` of ``shortestTable``.
-    static let shortestMinK = -324
+    @usableFromInline static let shortestMinK = -324
     /// Largest `k` of ``shortestTable``.
     static let shortestMaxK = 292
 
     /// For `k` in `shortestMinK...shortestMaxK`: write `10^-k = b * 2^r` with `2^125 <= b < 2^126`
     /// and let `g = floor(b) + 1`. Entry `2 * (k - shortestMinK)` is the high 63 bits of `g`,
     /// the next entry its low 63 bits. Used by the shortest-representation formatter.
-    static let shortestTable: [UInt64] = makeShortestTable()
+    package static let shortestTable: [UInt64] = makeShortestTable()
 
     /// Smallest decimal exponent of ``parseTable``.
     static let parseMinQ = -348
@@ -36,7 +37,7 @@ enum DecimalTables {
     /// For `q` in `parseMinQ...parseMaxQ`: `10^q` scaled by a power of two into `[2^127, 2^128)`
     /// and rounded down. Entry `2 * (q - parseMinQ)` is the high 64 bits, the next one the low
     /// 64 bits. Used by the fast decimal-to-binary parser.
-    static let parseTable: [UInt64] = makeParseTable()
+    package static let parseTable: [UInt64] = makeParseTable()
 
     static func makeShortestTable() -> [UInt64] {
         var table = [UInt64](repeating: 0, count: 2 * (shortestMaxK - shortestMinK + 1))

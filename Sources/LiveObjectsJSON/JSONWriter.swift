@@ -38,12 +38,14 @@
 /// moved into the output array when it is full. Take the output with ``takeBytes()``, or stream it
 /// with ``withUnsafeBytes(_:)`` and ``removeAllBytes()``: a stream that empties the writer before
 /// the staging buffer fills never copies its bytes.
+@usableFromInline
 package struct JSONWriter: ~Copyable {
     /// How the output is laid out.
+    @usableFromInline
     package struct Options: Sendable, Hashable {
         /// Spaces per nesting level, not negative. 0 writes compact JSON with no whitespace at
         /// all.
-        package var indentWidth: Int
+        @usableFromInline package var indentWidth: Int
         /// When indenting, whether an object or array that is an element of an array is written
         /// on a single line (`{"id": 1, "name": "Rex"}`). Large arrays of records then take one
         /// line per record: readable, yet compact.
@@ -64,7 +66,8 @@ package struct JSONWriter: ~Copyable {
         package static let records = Options(indentWidth: 2, singleLineArrayElements: true)
     }
 
-    private enum State: UInt8 {
+    @usableFromInline
+    enum State: UInt8 {
         /// Nothing written yet at the top level (or after ``finishLine()``).
         case top
         /// The top-level value is complete.
@@ -77,30 +80,31 @@ package struct JSONWriter: ~Copyable {
         case arrayNext
     }
 
-    private struct Frame {
-        var isObject: Bool
-        var singleLine: Bool
+    @usableFromInline
+    struct Frame {
+        @usableFromInline var isObject: Bool
+        @usableFromInline var singleLine: Bool
     }
 
     /// The layout options.
-    package let options: Options
+    @usableFromInline package let options: Options
     /// The output, except for the last bytes, which are still in the staging buffer.
-    private var output: [UInt8] = []
+    @usableFromInline var output: [UInt8] = []
     /// The staging buffer: `length` bytes written out of `capacity`.
-    private var buffer: UnsafeMutablePointer<UInt8>
-    private var capacity = 1 << 16
-    private var length = 0
+    @usableFromInline var buffer: UnsafeMutablePointer<UInt8>
+    @usableFromInline var capacity = 1 << 16
+    @usableFromInline var length = 0
     /// The open containers, outermost first: `openCount` of `frameCapacity`.
-    private var frames: UnsafeMutablePointer<Frame>
-    private var frameCapacity = 16
-    private var openCount = 0
+    @usableFromInline var frames: UnsafeMutablePointer<Frame>
+    @usableFromInline var frameCapacity = 16
+    @usableFromInline var openCount = 0
     /// The innermost container (a copy of the last open frame), or a placeholder at the top
     /// level.
-    private var current = Frame(isObject: false, singleLine: true)
-    private var state: State = .top
+    @usableFromInline var current = Frame(isObject: false, singleLine: true)
+    @usableFromInline var state: State = .top
     /// ``DecimalTables/shortestTable``, held so that the hot path does not touch the lazily
     /// initialised global.
-    private let shortestTable: [UInt64]
+    @usableFromInline let shortestTable: [UInt64]
 
     /// Creates a writer.
     ///
@@ -210,6 +214,7 @@ package struct JSONWriter: ~Copyable {
     // MARK: Keys
 
     /// Writes the key of the next object member. A value must follow.
+    @inlinable
     package mutating func key(_ name: String) {
         var name = name
         let separator = keySeparator()
@@ -218,6 +223,7 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Writes a pre-encoded key (faster for keys that repeat, like property names).
+    @inlinable
     package mutating func key(_ key: JSONKey) {
         let separator = keySeparator()
         let spaced = options.indentWidth > 0
@@ -236,6 +242,7 @@ package struct JSONWriter: ~Copyable {
     // MARK: Scalars
 
     /// Writes `null`.
+    @inlinable
     package mutating func null() {
         emit(valueSeparator(), count: 4) { p in
             p[0] = 0x6E; p[1] = 0x75; p[2] = 0x6C; p[3] = 0x6C
@@ -245,6 +252,7 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Writes `true` or `false`.
+    @inlinable
     package mutating func bool(_ value: Bool) {
         emit(valueSeparator(), count: 5) { p in
             if value {
@@ -258,17 +266,20 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Writes an integer exactly.
+    @inlinable
     package mutating func int(_ value: Int64) {
         emit(valueSeparator(), count: Self.maxIntLength) { p in Self.formatInt(value, into: p) }
         valueDone()
     }
 
     /// Writes an integer exactly.
+    @inlinable
     package mutating func int(_ value: Int) {
         int(Int64(value))
     }
 
     /// Writes an unsigned integer exactly.
+    @inlinable
     package mutating func uint(_ value: UInt64) {
         emit(valueSeparator(), count: Self.maxIntLength) { p in storeDecimal(value, at: p) }
         valueDone()
@@ -276,18 +287,20 @@ package struct JSONWriter: ~Copyable {
 
     /// Writes a `Double` in its shortest round-trip form; non-finite values as the strings
     /// `"NaN"`, `"Infinity"`, `"-Infinity"` (see the type's documentation).
+    @inlinable
     package mutating func double(_ value: Double) {
         binaryFloatingPoint(value)
     }
 
     /// Writes a `Float` in its own shortest round-trip form; non-finite values as for
     /// ``double(_:)``.
+    @inlinable
     package mutating func float(_ value: Float) {
         binaryFloatingPoint(value)
     }
 
-    @inline(__always)
-    private mutating func binaryFloatingPoint<T: ShortestDecimalFormattable>(_ value: T) {
+    @inlinable @inline(__always)
+    mutating func binaryFloatingPoint<T: ShortestDecimalFormattable>(_ value: T) {
         guard value.isFinite else {
             string(Self.nonFiniteName(value.isNaN, value < 0))
             return
@@ -302,6 +315,7 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Writes a string, escaped as described in the type's documentation.
+    @inlinable
     package mutating func string(_ value: String) {
         var value = value
         let separator = valueSeparator()
@@ -374,7 +388,7 @@ package struct JSONWriter: ~Copyable {
     /// JSON value without line breaks (which is not checked); the formatting functions below
     /// (``formatInt(_:into:)``, ``formatFinite(_:table:into:)``, ``formatQuoted(_:into:)``) and
     /// ``singleLineMemberPrefix(_:first:)`` help write it. For records written in bulk.
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func rawValue(maxLength: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
         emit(valueSeparator(), count: maxLength) { p in
             let n = body(p)
@@ -398,11 +412,11 @@ package struct JSONWriter: ~Copyable {
     // MARK: Standalone formatting
 
     /// The most bytes ``formatInt(_:into:)`` writes.
-    package static let maxIntLength = 20
+    @usableFromInline package static let maxIntLength = 20
 
     /// Writes an integer exactly and returns the number of bytes (at most ``maxIntLength``, all
     /// of which it may overwrite).
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func formatInt(_ value: Int64, into p: UnsafeMutablePointer<UInt8>) -> Int {
         var q = p
         if value < 0 {
@@ -414,14 +428,14 @@ package struct JSONWriter: ~Copyable {
 
     /// Writes `"…"` with escapes as ``string(_:)`` does and returns the number of bytes, at most
     /// `6 * utf8.count + 2`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func formatQuoted(_ utf8: UnsafeBufferPointer<UInt8>, into p: UnsafeMutablePointer<UInt8>) -> Int {
         formatQuoted(utf8, clean: utf8.baseAddress.map { cleanPrefixLength($0, utf8.count) } ?? 0, into: p)
     }
 
     /// ``formatQuoted(_:into:)`` for a string whose first `clean` bytes need no escape.
-    @inline(__always)
-    private static func formatQuoted(
+    @inlinable @inline(__always)
+    static func formatQuoted(
         _ utf8: UnsafeBufferPointer<UInt8>, clean: Int, into p: UnsafeMutablePointer<UInt8>
     )
         -> Int
@@ -439,10 +453,37 @@ package struct JSONWriter: ~Copyable {
         return q + 1 - p
     }
 
+    /// Appends `"…"` with escapes, as ``string(_:)`` writes it, to `text`: for callers that
+    /// build JSON text as a `String` (the shell's `JSONValue`). With `shortBackspaceAndFormFeed`
+    /// off, U+0008 and U+000C are written `\u0008` and `\u000c` instead of `\b` and `\f`.
+    package static func appendQuoted(_ value: String, to text: inout String, shortBackspaceAndFormFeed: Bool = true) {
+        var value = value
+        value.withUTF8 { utf8 in
+            guard let source = utf8.baseAddress else {
+                text += "\"\""
+                return
+            }
+            let n = utf8.count
+            let clean = cleanPrefixLength(source, n)
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: clean + 6 * (n - clean) + 2) { buffer in
+                let p = buffer.baseAddress!
+                p[0] = 0x22
+                copyBytes(p + 1, source, clean)
+                var q = p + 1 + clean
+                if clean < n {
+                    q = writeEscaped(
+                        source + clean, n - clean, into: q, shortBackspaceAndFormFeed: shortBackspaceAndFormFeed)
+                }
+                q[0] = 0x22
+                text += String(decoding: UnsafeBufferPointer(start: p, count: q + 1 - p), as: UTF8.self)
+            }
+        }
+    }
+
     /// The number of leading bytes that a JSON string can hold as they are (no `"`, `\` or
     /// control character).
-    @inline(__always)
-    private static func cleanPrefixLength(_ source: UnsafePointer<UInt8>, _ n: Int) -> Int {
+    @inlinable @inline(__always)
+    static func cleanPrefixLength(_ source: UnsafePointer<UInt8>, _ n: Int) -> Int {
         var clean = 0
         while clean < n {
             let b = source[clean]
@@ -453,8 +494,13 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Writes `n` bytes of string content with escapes (at most `6 * n` bytes) and returns the
-    /// position after them.
-    private static func writeEscaped(_ source: UnsafePointer<UInt8>, _ n: Int, into p: UnsafeMutablePointer<UInt8>)
+    /// position after them. Without `shortBackspaceAndFormFeed`, U+0008 and U+000C take the
+    /// `\u00XX` form.
+    @usableFromInline
+    static func writeEscaped(
+        _ source: UnsafePointer<UInt8>, _ n: Int, into p: UnsafeMutablePointer<UInt8>,
+        shortBackspaceAndFormFeed: Bool = true
+    )
         -> UnsafeMutablePointer<UInt8>
     {
         var q = p
@@ -468,8 +514,8 @@ package struct JSONWriter: ~Copyable {
             q[0] = 0x5C
             switch b {
             case 0x22, 0x5C: q[1] = b
-            case 0x08: q[1] = 0x62  // b
-            case 0x0C: q[1] = 0x66  // f
+            case 0x08 where shortBackspaceAndFormFeed: q[1] = 0x62  // b
+            case 0x0C where shortBackspaceAndFormFeed: q[1] = 0x66  // f
             case 0x0A: q[1] = 0x6E  // n
             case 0x0D: q[1] = 0x72  // r
             case 0x09: q[1] = 0x74  // t
@@ -509,6 +555,7 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// The string written for a non-finite value.
+    @usableFromInline
     static func nonFiniteName(_ isNaN: Bool, _ isNegative: Bool) -> String {
         isNaN ? "NaN" : isNegative ? "-Infinity" : "Infinity"
     }
@@ -516,7 +563,7 @@ package struct JSONWriter: ~Copyable {
     /// Writes a finite `Double` or `Float` as ``double(_:)`` and ``float(_:)`` do and returns
     /// the number of bytes (at most `maxFormattedDecimalLength`). `table` is the base address of
     /// ``DecimalTables/shortestTable``.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func formatFinite<T: ShortestDecimalFormattable>(
         _ value: T, table: UnsafePointer<UInt64>, into p: UnsafeMutablePointer<UInt8>
     ) -> Int {
@@ -525,8 +572,8 @@ package struct JSONWriter: ~Copyable {
         return formatDecimal(negative: value < 0, digits: digits, exponent: exponent, into: p)
     }
 
-    @inline(__always)
-    private static func writeZero(negative: Bool, into p: UnsafeMutablePointer<UInt8>) -> Int {
+    @inlinable @inline(__always)
+    static func writeZero(negative: Bool, into p: UnsafeMutablePointer<UInt8>) -> Int {
         var q = p
         if negative {
             q[0] = 0x2D
@@ -539,21 +586,30 @@ package struct JSONWriter: ~Copyable {
     // MARK: Internals
 
     /// What goes before a key or value: a comma, a space, a line break and indentation.
-    private struct Separator {
-        var comma = false
-        var space = false
+    @usableFromInline
+    struct Separator {
+        @usableFromInline var comma: Bool
+        @usableFromInline var space: Bool
         /// Spaces after a line break, or -1 for no line break.
-        var indent = -1
+        @usableFromInline var indent: Int
 
-        static let none = Separator()
+        @inlinable
+        init(comma: Bool = false, space: Bool = false, indent: Int = -1) {
+            self.comma = comma
+            self.space = space
+            self.indent = indent
+        }
+
+        @inlinable
+        static var none: Separator { Separator() }
 
         /// The number of bytes ``write(to:)`` writes.
-        @inline(__always)
+        @inlinable @inline(__always)
         var length: Int {
             (comma ? 1 : 0) + (space ? 1 : 0) + (indent >= 0 ? indent + 1 : 0)
         }
 
-        @inline(__always)
+        @inlinable @inline(__always)
         func write(to p: UnsafeMutablePointer<UInt8>) -> Int {
             var q = p
             if comma {
@@ -575,8 +631,8 @@ package struct JSONWriter: ~Copyable {
 
     /// Writes `separator`, then calls `body` with room for at least `count` bytes after it;
     /// `body` returns how many it wrote. One reservation for both.
-    @inline(__always)
-    private mutating func emit(_ separator: Separator, count: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+    @inlinable @inline(__always)
+    mutating func emit(_ separator: Separator, count: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
         let needed = separator.length + count
         if length &+ needed > capacity { makeRoom(needed) }
         let p = buffer + length
@@ -585,14 +641,15 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Moves the staged bytes to the output.
-    private mutating func flush() {
+    @usableFromInline
+    mutating func flush() {
         output.append(contentsOf: UnsafeBufferPointer(start: buffer, count: length))
         length = 0
     }
 
     /// Empties the staging buffer, and enlarges it for a token larger than it.
-    @inline(never)
-    private mutating func makeRoom(_ needed: Int) {
+    @usableFromInline @inline(never)
+    mutating func makeRoom(_ needed: Int) {
         flush()
         if needed > capacity {
             buffer.deallocate()
@@ -602,23 +659,23 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// The separator between elements of the current container.
-    @inline(__always)
-    private var nextSeparator: Separator {
+    @inlinable @inline(__always)
+    var nextSeparator: Separator {
         if options.indentWidth == 0 { return Separator(comma: true) }
         if current.singleLine { return Separator(comma: true, space: true) }
         return Separator(comma: true, indent: openCount * options.indentWidth)
     }
 
     /// The separator before the first member of the current container.
-    @inline(__always)
-    private var firstSeparator: Separator {
+    @inlinable @inline(__always)
+    var firstSeparator: Separator {
         options.indentWidth > 0 && !current.singleLine
             ? Separator(indent: openCount * options.indentWidth) : .none
     }
 
     /// Checks that a value may come now and returns what goes before it.
-    @inline(__always)
-    private func valueSeparator() -> Separator {
+    @inlinable @inline(__always)
+    func valueSeparator() -> Separator {
         switch state {
         case .afterKey, .top:
             return .none
@@ -634,8 +691,8 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// Checks that a key may come now and returns what goes before it.
-    @inline(__always)
-    private func keySeparator() -> Separator {
+    @inlinable @inline(__always)
+    func keySeparator() -> Separator {
         switch state {
         case .objectFirst:
             return firstSeparator
@@ -647,8 +704,8 @@ package struct JSONWriter: ~Copyable {
     }
 
     /// The state after a complete value.
-    @inline(__always)
-    private mutating func valueDone() {
+    @inlinable @inline(__always)
+    mutating func valueDone() {
         state = openCount == 0 ? .done : current.isObject ? .objectNext : .arrayNext
     }
 
@@ -690,8 +747,8 @@ package struct JSONWriter: ~Copyable {
 
     /// Writes `separator`, then `"…"` with escapes, then a colon (and space, when indenting) if
     /// `colon`.
-    @inline(__always)
-    private mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>, after separator: Separator, colon: Bool) {
+    @inlinable @inline(__always)
+    mutating func writeQuoted(_ utf8: UnsafeBufferPointer<UInt8>, after separator: Separator, colon: Bool) {
         let n = utf8.count
         let suffix = colon ? (options.indentWidth > 0 ? 2 : 1) : 0
         // The room for escapes is only reserved when there are some.
@@ -706,8 +763,8 @@ package struct JSONWriter: ~Copyable {
 }
 
 /// Copies `count` bytes; short copies (keys, names) avoid the call to `memmove`.
-@inline(__always)
-func copyBytes(_ destination: UnsafeMutablePointer<UInt8>, _ source: UnsafePointer<UInt8>, _ count: Int) {
+@inlinable @inline(__always)
+package func copyBytes(_ destination: UnsafeMutablePointer<UInt8>, _ source: UnsafePointer<UInt8>, _ count: Int) {
     let from = UnsafeRawPointer(source)
     let to = UnsafeMutableRawPointer(destination)
     switch count {
@@ -730,17 +787,18 @@ func copyBytes(_ destination: UnsafeMutablePointer<UInt8>, _ source: UnsafePoint
 }
 
 /// The lowercase hexadecimal digit of `nibble` (0...15).
-@inline(__always)
+@usableFromInline @inline(__always)
 func hexDigit(_ nibble: UInt8) -> UInt8 {
     nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10
 }
 
 /// An object key encoded once, for writing it many times (property names in records).
+@usableFromInline
 package struct JSONKey: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The key.
     package let name: String
     /// The key as written: quoted and escaped, UTF-8.
-    package let quoted: [UInt8]
+    @usableFromInline package let quoted: [UInt8]
 
     /// Encodes a key.
     package init(_ name: String) {
@@ -751,10 +809,11 @@ package struct JSONKey: Sendable, Hashable, ExpressibleByStringLiteral, CustomSt
     }
 
     /// Encodes a key.
+    @usableFromInline
     package init(stringLiteral value: String) {
         self.init(value)
     }
 
     /// The key.
-    package var description: String { name }
+    @usableFromInline package var description: String { name }
 }

@@ -9,7 +9,7 @@
 /// The decimal `digits * 10^exponent` closest to `c * 2^q` among the shortest decimals that round
 /// to it. `c` and `q` come from an IEEE binary value whose normal values have `c >= cMin`
 /// and whose smallest exponent is `qMin`. `digits` may still end in zeros.
-@inline(__always)
+@inlinable @inline(__always)
 func shortestDecimal(
     c: UInt64, q: Int, cMin: UInt64, qMin: Int, table: UnsafePointer<UInt64>
 ) -> (digits: UInt64, exponent: Int) {
@@ -55,7 +55,7 @@ func shortestDecimal(
 
 /// `(g * cp) >> 127` for the 126-bit `g = g1 * 2^63 + g0`, with the lowest bit set when the
 /// discarded bits are not all zero ("round to odd").
-@inline(__always)
+@inlinable @inline(__always)
 func roundToOdd(_ g1: UInt64, _ g0: UInt64, _ cp: UInt64) -> UInt64 {
     let mask63: UInt64 = (1 << 63) - 1
     let x1 = g0.multipliedFullWidth(by: cp).high
@@ -67,7 +67,7 @@ func roundToOdd(_ g1: UInt64, _ g0: UInt64, _ cp: UInt64) -> UInt64 {
 
 /// Shortest decimal of a finite, nonzero `Double` magnitude. `table` is the base address of
 /// ``DecimalTables/shortestTable``.
-@inline(__always)
+@inlinable @inline(__always)
 func shortestDecimal(_ value: Double, table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
     let bits = value.bitPattern
     let fraction = bits & ((1 << 52) - 1)
@@ -85,7 +85,7 @@ func shortestDecimal(_ value: Double, table: UnsafePointer<UInt64>) -> (digits: 
 
 /// Shortest decimal of a finite, nonzero `Float` magnitude (the float's own shortest form).
 /// `table` is the base address of ``DecimalTables/shortestTable``.
-@inline(__always)
+@inlinable @inline(__always)
 func shortestDecimal(_ value: Float, table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
     let bits = UInt64(value.bitPattern)
     let fraction = bits & ((1 << 23) - 1)
@@ -101,6 +101,7 @@ func shortestDecimal(_ value: Float, table: UnsafePointer<UInt64>) -> (digits: U
 }
 
 /// The binary floating-point types written in their own shortest round-trip form.
+@usableFromInline
 package protocol ShortestDecimalFormattable: BinaryFloatingPoint {
     /// The shortest decimal of a finite, nonzero magnitude; `table` is the base address of
     /// ``DecimalTables/shortestTable``.
@@ -108,23 +109,23 @@ package protocol ShortestDecimalFormattable: BinaryFloatingPoint {
 }
 
 extension Double: ShortestDecimalFormattable {
-    @inline(__always)
+    @inlinable @inline(__always)
     package func shortestDecimal(table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
-        Persistence.shortestDecimal(self, table: table)
+        LiveObjectsJSON.shortestDecimal(self, table: table)
     }
 }
 
 extension Float: ShortestDecimalFormattable {
-    @inline(__always)
+    @inlinable @inline(__always)
     package func shortestDecimal(table: UnsafePointer<UInt64>) -> (digits: UInt64, exponent: Int) {
-        Persistence.shortestDecimal(self, table: table)
+        LiveObjectsJSON.shortestDecimal(self, table: table)
     }
 }
 
 /// The eight decimal digits of `value` (below 10^8, with leading zeros) as ASCII, the first
 /// digit in the lowest byte: stored little-endian, they read in order. Four lanes of two digits,
 /// then eight lanes of one, split with multiplications in place of divisions.
-@inline(__always)
+@inlinable @inline(__always)
 func eightDigits(_ value: UInt32) -> UInt64 {
     let high = value / 10_000
     // Two 32-bit lanes below 10,000: the first four digits in the low lane.
@@ -140,7 +141,7 @@ func eightDigits(_ value: UInt32) -> UInt64 {
 
 /// The number of leading zeros (0...7: the last digit always counts) among eight digits made
 /// by ``eightDigits(_:)``.
-@inline(__always)
+@inlinable @inline(__always)
 func leadingZeroDigits(_ digits: UInt64) -> Int {
     min((digits & 0x0F0F_0F0F_0F0F_0F0F).trailingZeroBitCount >> 3, 7)
 }
@@ -148,7 +149,7 @@ func leadingZeroDigits(_ digits: UInt64) -> Int {
 /// Writes `value` in decimal, without leading zeros, from `p` on, and returns the number of
 /// digits (1...20). It writes in 8-byte stores, so it may overwrite the bytes after the digits
 /// up to `p + 8`.
-@inline(__always)
+@inlinable @inline(__always)
 func storeDecimal(_ value: UInt64, at p: UnsafeMutablePointer<UInt8>) -> Int {
     @inline(__always)
     func store(_ digits: UInt64, _ at: UnsafeMutablePointer<UInt8>) {
@@ -179,7 +180,8 @@ func storeDecimal(_ value: UInt64, at p: UnsafeMutablePointer<UInt8>) -> Int {
 }
 
 /// The largest number of bytes ``formatDecimal(negative:digits:exponent:into:)`` writes.
-let maxFormattedDecimalLength = 32
+@usableFromInline
+package let maxFormattedDecimalLength = 32
 
 /// Formats `±digits * 10^exponent` (at most 17 significant digits) into `buffer`, which must hold
 /// ``maxFormattedDecimalLength`` bytes (all of which it may overwrite), and returns the length.
@@ -187,7 +189,7 @@ let maxFormattedDecimalLength = 32
 /// Magnitudes in `[1e-4, 1e16)` are written positionally with at least one digit after the
 /// point (`0.0001`, `12.5`, `3.0`, `9007199254740992.0`); others in exponent form (`1e16`,
 /// `1.5e-7`, `5e-324`), like Swift's `description` but without the exponent's `+` and padding.
-@inline(__always)
+@inlinable @inline(__always)
 func formatDecimal(negative: Bool, digits: UInt64, exponent: Int, into buffer: UnsafeMutablePointer<UInt8>) -> Int {
     var f = digits
     var e = exponent
