@@ -147,7 +147,7 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
     /// sorted index and the sort agree with one total order that is canonical equivalence's.
     @Test func oneTotalOrderOverRandomStrings() async throws {
         let seed = UInt64.random(in: 0...UInt64.max)
-        var rng = SeededGenerator(seed: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         let pieces = [
             "e", "\u{e9}", "e\u{301}", " ", "E", "\u{401}", "\u{415}\u{308}", "\u{212A}", "K", "a",
             "\u{1f1eb}\u{1f1f7}",
@@ -190,7 +190,7 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
     /// (`ORDER_PAIRS` sets how many; 5,000 by default).
     @Test func stringOrderIsTheOrderOfNFCScalars() {
         let seed = UInt64.random(in: 0...UInt64.max)
-        var rng = SeededGenerator(seed: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         let pieces = [
             "a", "e", "\u{e9}", "e\u{301}", "\u{301}", "\u{323}", "\u{307}", " ", "K", "\u{212A}", "\u{1100}",
             "\u{1161}",
@@ -273,7 +273,7 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
     /// (`BOUNDARY_STRINGS` sets how many; 400 by default).
     @Test func boundariesAreSwiftsCharacters() {
         let seed = UInt64.random(in: 0...UInt64.max)
-        var rng = SeededGenerator(seed: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         let pieces = [
             "a", "e", "\u{301}", "\u{1f1eb}", "\u{1f1f7}", "\u{1f1e9}", "\u{200d}", "\u{1f469}", "\u{1f3fd}",
             "\u{fe0f}",
@@ -403,7 +403,7 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
     /// Small paths through several lists, way by way against a direct enumeration.
     @Test func aggregatesMatchAnEnumerationOfEveryWay() async throws {
         let seed = UInt64.random(in: 0...UInt64.max)
-        var rng = SeededGenerator(seed: seed)
+        var rng = SeededRandomNumberGenerator(seed: seed)
         let realm = try await open()
         var lists: [Int: [Int]] = [:]
         var weights: [Int: Double] = [:]
