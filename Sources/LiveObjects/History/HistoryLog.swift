@@ -246,3 +246,8 @@ package final class HistoryLog: CommitListener {
         return result
     }
 }
+
+extension Store {
+    /// The change history of the store's realm, when it keeps one.
+    package var history: HistoryLog? { listener(HistoryLog.self) }
+}

@@ -3,12 +3,12 @@ extension Realm {
     /// after it. ``HistoryToken/initial`` when the realm keeps no history
     /// (``Configuration/keepsHistory``).
     public var currentHistoryToken: HistoryToken {
-        HistoryToken(rawValue: store.history?.token ?? 0)
+        HistoryToken(rawValue: history?.token ?? 0)
     }
 
     /// The oldest token ``changes(since:)`` accepts: changes up to it were trimmed.
     public var oldestHistoryToken: HistoryToken {
-        HistoryToken(rawValue: store.history?.startToken ?? 0)
+        HistoryToken(rawValue: history?.startToken ?? 0)
     }
 
     /// What changed after a token, per type, by primary key, coalesced.
@@ -69,13 +69,13 @@ extension Realm {
 
     /// Runs a write recorded in the history as remote: its changes are not local changes.
     package func writeRemote<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {
-        store.history?.isRecordingRemote = true
-        defer { store.history?.isRecordingRemote = false }
+        history?.isRecordingRemote = true
+        defer { history?.isRecordingRemote = false }
         return try write(body)
     }
 
     private func requireHistory() throws(LiveObjectsError) -> HistoryLog {
-        guard let history = store.history else {
+        guard let history = history else {
             throw LiveObjectsError(
                 .invalidOperation,
                 "the realm '\(configuration.identifier)' keeps no history (set Configuration.keepsHistory)")

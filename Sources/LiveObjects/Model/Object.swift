@@ -60,8 +60,8 @@ open class Object: CustomStringConvertible, Hashable {
     }
 
     /// Finds the property of a managed object's table that the `@Persisted` wrapper at this
-    /// offset stores, once per table and property, and records how to report its changes to
-    /// observers.
+    /// offset stores, once per table and property (which is also what tells observation which
+    /// key path reports the property's changes).
     @usableFromInline
     final func _resolve(field: Int) {
         guard let table = _handle?.table else { return }
@@ -72,10 +72,6 @@ open class Object: CustomStringConvertible, Hashable {
             preconditionFailure("no @Persisted property of \(type(of: self)) is stored at offset \(field)")
         }
         table.setProperty(p, forField: field)
-        let keyPath = Object.observedKeyPath(field: field)
-        table.observationReporters[p] = { registrar, subject in
-            registrar.withMutation(of: subject, keyPath: keyPath) {}
-        }
     }
 
     /// Creates an unmanaged object with the properties' default values.

@@ -25,8 +25,8 @@ extension Object: Observable {}
 /// The observation registrar of a model object, made on the first property read of an object
 /// instance that happens inside `withObservationTracking`.
 ///
-/// All instances of one managed object share one registrar, kept in the store by row (see
-/// ``Store/observation(of:)``), so that a write through any instance, or through the dynamic
+/// All instances of one managed object share one registrar, kept by row in the realm's
+/// ``ObservationRegistry``, so that a write through any instance, or through the dynamic
 /// API, reaches the trackers of every instance; an unmanaged object has its own.
 ///
 /// Why a registrar per object, cached on the instance, made only for tracked reads: reading a
@@ -59,10 +59,6 @@ struct ObservedRow: Hashable {
         hasher.combine(UInt64(UInt32(bitPattern: row)) << 32 | UInt64(generation))
     }
 }
-
-/// Reports a property change to a registrar; one per property, made when a `@Persisted`
-/// wrapper is first resolved (it knows the key path the property is tracked by).
-typealias ObservationReporter = (ObservationRegistrar, Object) -> Void
 
 /// Tells whether the current read happens inside `withObservationTracking`, without a
 /// registrar for the object read.
@@ -129,7 +125,7 @@ extension Object {
     @usableFromInline
     final var _isTracked: Bool {
         @inline(never) get {
-            if let handle = _handle, !handle.store.observesObjects { return false }
+            if let handle = _handle, !handle.store.isLive { return false }
             return ObservationProbe.shared.isTracking
         }
     }
@@ -140,7 +136,7 @@ extension Object {
     final func _beginObservation(field: Int) {
         let observation: ObjectObservation
         if let handle = _handle {
-            observation = handle.store.observation(of: handle)
+            observation = handle.store.observationRegistry.observation(of: handle)
         } else {
             observation = ObjectObservation(row: nil)
         }
@@ -201,112 +197,4 @@ extension Object {
 
     /// What ``observedKeyPath(field:)`` names.
     subscript(observedField field: Int) -> Int { field }
-}
-
-extension Store {
-    /// The registrar shared by the instances of a managed object; made on first use.
-    ///
-    /// Registrars no instance refers to any more are dropped when the registry has doubled
-    /// since the last sweep, so its size stays proportional to the live instances that were
-    /// read (plus at most as many dead ones).
-    func observation(of handle: ObjectHandle) -> ObjectObservation {
-        let key = ObservedRow(table: Int32(handle.table.index), row: handle.row, generation: handle.generation)
-        if observations.count >= observationSweepCount { sweepObservations() }
-        var made = false
-        let observation = Self.existing(
-            &observations[
-                key,
-                default: {
-                    made = true; return ObjectObservation(row: key)
-                }()])
-        if made { observedRowCounts[handle.table.index] += 1 }
-        return observation
-    }
-
-    /// The value of a dictionary slot, found or inserted with one hash lookup.
-    private static func existing(_ slot: inout ObjectObservation) -> ObjectObservation { slot }
-
-    /// Drops the registrars that only the registry refers to.
-    private func sweepObservations() {
-        var dead: [ObservedRow] = []
-        var index = observations.startIndex
-        while index != observations.endIndex {
-            if isKnownUniquelyReferenced(&observations.values[index]) {
-                dead.append(observations.keys[index])
-            }
-            observations.formIndex(after: &index)
-        }
-        for key in dead {
-            observations.removeValue(forKey: key)
-            observedRowCounts[Int(key.table)] -= 1
-        }
-        observationSweepCount = max(1024, observations.count * 2)
-    }
-
-    /// Whether a commit may concern an observed object: one of its tables has observed rows,
-    /// or a table whose `LinkingObjects` read one of them does.
-    func commitConcernsObservers(_ changes: ChangeSet) -> Bool {
-        guard !observations.isEmpty else { return false }
-        for name in changes.tables.keys {
-            guard let table = tablesByName[name] else { continue }
-            if observedRowCounts[table.index] > 0 { return true }
-            for other in tables where observedRowCounts[other.index] > 0 {
-                if other.linkingObjectsSources.contains(where: { $0?.source === table }) { return true }
-            }
-        }
-        return false
-    }
-
-    /// Tells the registrars of the changed objects which of their properties really changed
-    /// (the old value, rebuilt from the undo log, differs from the new one), and those of the
-    /// deleted objects that all their properties did.
-    func notifyObservers(_ context: CommitContext) {
-        var changed: [(ObjectObservation, Table, Int32, [Int])] = []
-        var modifiedCount = 0
-        for rows in context.modified.values { modifiedCount += rows.count }
-        func check(_ observation: ObjectObservation, _ table: Table, _ row: Int32, _ properties: Set<Int>) {
-            let id = RowID(table, row)
-            let really = properties.sorted().filter { p in
-                table.observationReporters[p] != nil && context.oldValue(id, p) != table.value(row, p)
-            }
-            if !really.isEmpty { changed.append((observation, table, row, really)) }
-        }
-        if modifiedCount <= observations.count {
-            for (t, rows) in context.modified {
-                let table = tables[t]
-                guard observedRowCounts[t] > 0 else { continue }
-                for (row, properties) in rows {
-                    let key = ObservedRow(table: Int32(t), row: row, generation: table.generation(row))
-                    if let observation = observations[key] { check(observation, table, row, properties) }
-                }
-            }
-        } else {
-            for (key, observation) in observations {
-                guard let properties = context.modified[Int(key.table)]?[key.row] else { continue }
-                let table = tables[Int(key.table)]
-                guard table.isValid(key.row, generation: key.generation) else { continue }
-                check(observation, table, key.row, properties)
-            }
-        }
-        var deleted: [(ObjectObservation, Table, Int32, [Int])] = []
-        for (t, rows) in context.deleted where observedRowCounts[t] > 0 {
-            let table = tables[t]
-            for (row, generation) in rows {
-                let key = ObservedRow(table: Int32(t), row: row, generation: generation)
-                guard let observation = observations.removeValue(forKey: key) else { continue }
-                observedRowCounts[t] -= 1
-                let all = table.observationReporters.indices.filter { table.observationReporters[$0] != nil }
-                deleted.append((observation, table, row, all))
-            }
-        }
-        // Reported after all the checks, so that observers never run while old values are
-        // still being rebuilt.
-        for (observation, table, row, properties) in changed + deleted {
-            guard let type = table.objectType else { continue }
-            let subject = type.init()
-            subject._handle = ObjectHandle(
-                store: self, table: table, row: row, generation: observation.row?.generation ?? 0)
-            for p in properties { table.observationReporters[p]?(observation.registrar, subject) }
-        }
-    }
 }

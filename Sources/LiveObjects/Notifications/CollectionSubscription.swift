@@ -13,7 +13,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
         case list(owner: Table, row: Int32, generation: UInt32, property: Int)
     }
 
-    // Unowned: the store keeps its subscriptions; a strong reference back would leak both.
+    // Unowned: the store's subscription registry keeps its subscriptions; a strong reference back would leak both.
     unowned(unsafe) let store: Store
     let table: Table
     let source: Source

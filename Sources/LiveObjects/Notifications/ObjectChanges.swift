@@ -46,7 +46,7 @@ final class ObjectSubscription<Element: Object>: Subscription {
     let token: SubscriptionToken
     let cancellation = CancellationFlag()
     let observedMask: UInt64
-    // Unowned: the store keeps its subscriptions; a strong reference back would leak both.
+    // Unowned: the store's subscription registry keeps its subscriptions; a strong reference back would leak both.
     unowned(unsafe) let store: Store
     let table: Table
     let row: Int32

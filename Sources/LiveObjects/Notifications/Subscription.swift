@@ -47,24 +47,19 @@ func tableMask(_ tables: Set<Int>) -> UInt64 {
 }
 
 extension Store {
-    /// Registers a subscription; it starts receiving commits. Past the maximum number of live
-    /// subscriptions the subscription is ended at once instead, and the `limitExceeded` error
-    /// is returned.
+    /// The subscriptions of this store: the subscription step of its commit pipeline (installed
+    /// by its realm; made on first use for a store without one, such as a frozen copy).
+    var subscriptionRegistry: SubscriptionRegistry {
+        if let registry = listener(SubscriptionRegistry.self) { return registry }
+        let registry = SubscriptionRegistry(store: self, shared: nil)
+        addCommitListener(registry)
+        return registry
+    }
+
+    /// Registers a subscription (see ``SubscriptionRegistry/add(_:)``).
     @discardableResult
     func addSubscription(_ subscription: any Subscription) -> LiveObjectsError? {
-        if subscriptions.count >= maximumSubscriptions {
-            subscriptions.removeAll { $0.cancellation.isCancelled }
-        }
-        guard subscriptions.count < maximumSubscriptions else {
-            subscription.finish()
-            return LiveObjectsError(
-                .limitExceeded,
-                "the realm already has \(subscriptions.count) live subscriptions, its maximum "
-                    + "(Configuration.maximumSubscriptions); end some first")
-        }
-        subscriptions.append(subscription)
-        if isInWrite { pendingInitial.append(subscription) } else { subscription.deliverInitial() }
-        return nil
+        subscriptionRegistry.add(subscription)
     }
 
     /// Registers a subscription made by an accessor that cannot throw: past the maximum, the
@@ -73,28 +68,6 @@ extension Store {
         if let error = addSubscription(subscription) { recordError(error) }
     }
 
-    /// Makes the next token.
-    func nextSubscriptionToken() -> SubscriptionToken {
-        subscriptionCounter += 1
-        return SubscriptionToken(id: subscriptionCounter)
-    }
-
-    /// Tells every live subscription about a commit; drops the cancelled ones.
-    func notifySubscriptions(_ changes: ChangeSet, undoLog: [UndoEntry], context made: CommitContext? = nil) {
-        subscriptions.removeAll { $0.cancellation.isCancelled }
-        let pending = pendingInitial
-        pendingInitial = []
-        if !changes.tables.isEmpty && !subscriptions.isEmpty {
-            let context = made ?? CommitContext(store: self, changes: changes, undoLog: undoLog)
-            let silenced = silencedTokens
-            let touched = context.touchedMask
-            for subscription in subscriptions where subscription.observedMask & touched != 0 {
-                if !pending.isEmpty && pending.contains(where: { $0 === subscription }) { continue }
-                subscription.commit(context, silent: !silenced.isEmpty && silenced.contains(subscription.token))
-            }
-        }
-        for subscription in pending where !subscription.cancellation.isCancelled {
-            subscription.deliverInitial()
-        }
-    }
+    /// Makes the next subscription token.
+    func nextSubscriptionToken() -> SubscriptionToken { subscriptionRegistry.nextToken() }
 }

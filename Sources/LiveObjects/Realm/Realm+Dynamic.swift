@@ -185,6 +185,13 @@ public struct DynamicObject: CustomStringConvertible {
     }
 }
 
+extension DynamicObject {
+    /// A dynamic handle on a row of a store, for other modules (migrations).
+    package init(store: Store, table: Table, row: Int32) {
+        self.init(handle: ObjectHandle(store: store, table: table, row: row, generation: table.generation(row)))
+    }
+}
+
 /// All objects of a type, addressed by name: a lazy, live collection of ``DynamicObject``.
 public struct DynamicResults: RandomAccessCollection {
     let store: Store

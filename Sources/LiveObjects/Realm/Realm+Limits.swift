@@ -6,10 +6,10 @@ extension Realm {
     public enum Limits {
         /// The longest string a property (or an element of a list of strings) holds, in UTF-8
         /// bytes: 16 MiB.
-        public static let maximumStringLength = 16 << 20
+        public static var maximumStringLength: Int { Store.maximumStringLength }
         /// The largest `Data` a property (or an element of a list of data) holds, in bytes:
         /// 16 MiB.
-        public static let maximumDataLength = 16 << 20
+        public static var maximumDataLength: Int { Store.maximumDataLength }
         /// The longest predicate string, in UTF-8 bytes: 1 MiB.
         public static var maximumPredicateLength: Int { PredicateParser.maxInputLength }
         /// The deepest nesting of a predicate, counting every `(`, `NOT`/`!`, `SUBQUERY` and `{`

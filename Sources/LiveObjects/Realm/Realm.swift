@@ -19,6 +19,11 @@ public actor Realm {
     /// The realm's schema.
     public nonisolated let schema: Schema
     package let store: Store
+    /// The change history, when the configuration keeps one (a listener of the store's
+    /// commits).
+    let history: HistoryLog?
+    /// The realm's live subscriptions (a listener of the store's commits).
+    let subscriptions: SubscriptionRegistry
 
     private static let openRealms = Locked<[String: WeakRealm]>([:])
 
@@ -26,25 +31,22 @@ public actor Realm {
         self.configuration = configuration
         self.schema = schema
         self.store = try Store(schema: schema)
-        store.observesObjects = true
-        store.maximumSubscriptions = configuration.maximumSubscriptions
+        store.isLive = true
         for type in configuration.objectTypes {
             let info = try ModelInfo.info(for: type)
             store.register(type, info: info)
         }
-        if configuration.keepsHistory {
-            let history = HistoryLog()
-            store.history = history
-            store.addCommitListener(history)
-        }
-        NotificationListeners.install(on: store)
+        self.history = configuration.keepsHistory ? HistoryLog() : nil
+        if let history { store.addCommitListener(history) }
+        self.subscriptions = NotificationListeners.install(
+            on: store, maximumSubscriptions: configuration.maximumSubscriptions)
         try configuration.storage.backend?.open(store, configuration: configuration)
         configuration.storage.backend?.attach(self)
     }
 
     isolated deinit {
         if !store.isClosed { configuration.storage.backend?.release(store) }
-        for subscription in store.subscriptions { subscription.finish() }
+        subscriptions.finishAll()
     }
 
     /// Closes the realm now instead of when it is released: a realm kept in a file saves what
@@ -66,7 +68,7 @@ public actor Realm {
         Self.openRealms.withLock { realms in
             if realms[configuration.identifier]?.realm === self { realms[configuration.identifier] = nil }
         }
-        for subscription in store.subscriptions { subscription.finish() }
+        subscriptions.finishAll()
     }
 
     /// Whether ``close()`` was called.
@@ -121,7 +123,7 @@ public actor Realm {
         silencing tokens: Set<SubscriptionToken>, _ body: @Sendable (isolated Realm) throws -> sending T
     ) throws -> sending T {
         try store.beginWrite()
-        store.silencedTokens = tokens
+        subscriptions.silencedTokens = tokens
         return try finishWrite(body(self))
     }
 

@@ -81,4 +81,13 @@ extension Store {
         let index = listeners.firstIndex { $0.stage > listener.stage } ?? listeners.count
         listeners.insert(listener, at: index)
     }
+
+    /// The first listener of a type, if one is installed: how the layers that have only the
+    /// store find the services around it (the history log, the file storage).
+    package func listener<Listener: CommitListener>(_ type: Listener.Type) -> Listener? {
+        for listener in listeners {
+            if let found = listener as? Listener { return found }
+        }
+        return nil
+    }
 }

@@ -441,18 +441,6 @@ extension LinkListColumn {
     package func appendLoadedEmpty() { lists.append([]) }
 }
 
-extension AddContext {
-    /// A context for one `create` call from another module.
-    package static func make(update: UpdatePolicy) -> AddContext { AddContext(update: update) }
-}
-
-extension DynamicObject {
-    /// A dynamic handle on a row of a store, for other modules (migrations).
-    package init(store: Store, table: Table, row: Int32) {
-        self.init(handle: ObjectHandle(store: store, table: table, row: row, generation: table.generation(row)))
-    }
-}
-
 extension Store {
     /// The row a loaded object goes to, after checking its id and primary key.
     fileprivate func loadableRow(_ table: Table, _ key: ObjectKey, _ values: [PropertyValue])

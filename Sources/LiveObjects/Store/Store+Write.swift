@@ -1,36 +1,11 @@
 import Foundation
 
-/// How `add` and `create` treat an object whose primary key already exists.
-public enum UpdatePolicy: Sendable, Hashable {
-    /// Fail with `duplicatePrimaryKey`.
-    case error
-    /// Update the existing object, changing (and reporting as modified) only the properties whose
-    /// values differ.
-    case modified
-    /// Update the existing object, setting (and reporting as modified) every given property.
-    case all
-}
-
-/// A value to store, before it is checked against the schema: what `create` and `add` accept.
-package enum Input {
-    /// A plain value; for a link property, a scalar is the target's primary key.
-    case value(PropertyValue)
-    /// Property values by name, for a new (or updated) object.
-    case dictionary([String: Input])
-    /// Property values in property order, for a new (or updated) object, or a list's elements.
-    case array([Input])
-    /// A model object: managed (linked as is) or unmanaged (added).
-    case object(Object)
-}
-
-/// The objects added during one `add` or `create` call, so that cycles resolve.
-package final class AddContext {
-    var rows: [ObjectIdentifier: (Table, Int32)] = [:]
-    let update: UpdatePolicy
-    init(update: UpdatePolicy) { self.update = update }
-}
-
 extension Store {
+    /// The longest string a column holds, in UTF-8 bytes (``Realm/Limits/maximumStringLength``).
+    package static let maximumStringLength = 16 << 20
+    /// The largest `Data` a column holds, in bytes (``Realm/Limits/maximumDataLength``).
+    package static let maximumDataLength = 16 << 20
+
     // MARK: Checking values
 
     /// Checks a plain value against a property and converts it to its stored form.
@@ -65,18 +40,18 @@ extension Store {
         switch (property.type, value) {
         case (.string, .string(let string)):
             let length = string.utf8.count
-            guard length <= Realm.Limits.maximumStringLength else {
+            guard length <= Store.maximumStringLength else {
                 throw LiveObjectsError(
                     .limitExceeded,
-                    "a string of \(length) bytes is longer than the \(Realm.Limits.maximumStringLength) allowed",
+                    "a string of \(length) bytes is longer than the \(Store.maximumStringLength) allowed",
                     objectType: table.name, property: property.name)
             }
             return value
         case (.data, .data(let data)):
-            guard data.count <= Realm.Limits.maximumDataLength else {
+            guard data.count <= Store.maximumDataLength else {
                 throw LiveObjectsError(
                     .limitExceeded,
-                    "data of \(data.count) bytes is larger than the \(Realm.Limits.maximumDataLength) allowed",
+                    "data of \(data.count) bytes is larger than the \(Store.maximumDataLength) allowed",
                     objectType: table.name, property: property.name)
             }
             return value
@@ -111,324 +86,7 @@ extension Store {
         }
     }
 
-    // MARK: Creating objects
-
-    /// Creates (or, with a primary key and an update policy, updates) an object from input.
-    ///
-    /// The caller rolls back to a savepoint when this throws.
-    package func create(_ table: Table, from input: Input, context: AddContext)
-        throws(LiveObjectsError) -> Int32
-    {
-        try requireWrite(table)
-        if case .object(let object) = input {
-            return try add(object, to: table, context: context)
-        }
-        var given = [Input?](repeating: nil, count: table.schema.properties.count)
-        switch input {
-        case .dictionary(let dict):
-            for (name, value) in dict {
-                guard let p = table.propertyIndex[name] else {
-                    throw LiveObjectsError(
-                        .unknownProperty, "there is no property '\(name)'", objectType: table.name,
-                        property: name)
-                }
-                if table.schema.properties[p].isStored { given[p] = value }
-            }
-        case .array(let items):
-            let stored = table.schema.properties.indices.filter {
-                table.schema.properties[$0].isStored
-            }
-            guard items.count <= stored.count else {
-                throw LiveObjectsError(
-                    .typeMismatch,
-                    "\(items.count) values given for \(stored.count) stored properties",
-                    objectType: table.name)
-            }
-            for (i, item) in items.enumerated() { given[stored[i]] = item }
-        case .value(let v):
-            // A bare primary key creates an object with defaults.
-            if let pk = table.primaryKeyProperty {
-                given[pk] = .value(v)
-            } else {
-                throw LiveObjectsError(
-                    .typeMismatch, "cannot create an object from \(v)", objectType: table.name)
-            }
-        case .object:
-            preconditionFailure("handled above")
-        }
-        return try createRow(table, given: given, context: context, object: nil)
-    }
-
-    /// Adds an unmanaged model object (and the unmanaged objects it links to).
-    func add(_ object: Object, to table: Table, context: AddContext) throws(LiveObjectsError)
-        -> Int32
-    {
-        if let handle = object._handle {
-            guard handle.store === self else {
-                throw LiveObjectsError(
-                    .wrongRealm, "the object belongs to another realm", objectType: table.name)
-            }
-            guard let row = handle.validRow else {
-                throw LiveObjectsError(
-                    .objectInvalidated, "the object was deleted", objectType: table.name)
-            }
-            return row
-        }
-        if !context.rows.isEmpty, let (_, row) = context.rows[ObjectIdentifier(object)] { return row }
-        let type = Swift.type(of: object)
-        let table = table.objectType == type ? table : (tablesByType[ObjectIdentifier(type)] ?? table)
-        guard let info = table.modelInfo else {
-            throw LiveObjectsError(.unknownType, "not a model type of this realm", objectType: table.name)
-        }
-        // Fast path: read plain values straight into a row; links are set after the insert.
-        var values = table.defaults
-        var links: [(Int, Input)] = []
-        // Nil links and empty lists: nothing to set on a new object, but they clear the links
-        // of an existing one.
-        var emptyLinks: [(Int, Input)] = []
-        withExtendedLifetime(object) {
-            let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-            for field in info.fields {
-                let p = field.propertyIndex
-                switch table.storage[p] {
-                case .computed:
-                    continue
-                case .link:
-                    let input = field.accessor._input(at: base + field.offset)
-                    switch input {
-                    case .value(.null): emptyLinks.append((p, input))
-                    case .array(let items) where items.isEmpty: emptyLinks.append((p, input))
-                    case .object(let target) where !table.schema.properties[p].isList:
-                        // A link to an object already in this realm goes into the row directly.
-                        if let key = managedKey(target, property: p, of: table) {
-                            values[p] = .object(key)
-                        } else {
-                            links.append((p, input))
-                        }
-                    default: links.append((p, input))
-                    }
-                case .value:
-                    values[p] = field.accessor._unmanagedValue(at: base + field.offset)
-                }
-            }
-        }
-        for p in table.valueProperties where !table.accepts(values[p], p) {
-            values[p] = try check(values[p], for: table.schema.properties[p], in: table)
-        }
-        if let pk = table.primaryKeyProperty, table.row(forPrimaryKey: values[pk]) != nil {
-            // An existing object: the general path applies the update policy.
-            var given = [Input?](repeating: nil, count: values.count)
-            for p in table.valueProperties { given[p] = .value(values[p]) }
-            for p in values.indices where table.storage[p] == .link && values[p].objectKey != nil {
-                given[p] = .value(values[p])
-            }
-            for (p, input) in links + emptyLinks { given[p] = input }
-            return try createRow(table, given: given, context: context, object: object)
-        }
-        let row = insertRow(table, values: values)
-        if !links.isEmpty {
-            context.rows[ObjectIdentifier(object)] = (table, row)
-            for (p, input) in links { try set(input, table, row, p, context: context, force: false) }
-        }
-        object._handle = ObjectHandle(
-            store: self, table: table, row: row, generation: table.generation(row))
-        return row
-    }
-
-    /// The key of a managed, live, non-embedded object of this store that a link property of
-    /// `table` may point to.
-    private func managedKey(_ object: Object, property p: Int, of table: Table) -> ObjectKey? {
-        guard let handle = object._handle, handle.store === self, handle.isValid,
-            !handle.table.schema.isEmbedded,
-            handle.table.name == table.schema.properties[p].objectType
-        else { return nil }
-        return handle.key
-    }
-
-    private func createRow(
-        _ table: Table, given: [Input?], context: AddContext, object: Object?
-    ) throws(LiveObjectsError) -> Int32 {
-        let properties = table.schema.properties
-        // Find an existing object by primary key.
-        var existing: Int32?
-        var pkValue: PropertyValue?
-        if let pk = table.primaryKeyProperty {
-            guard case .value(let raw)? = given[pk] else {
-                if given[pk] == nil {
-                    throw LiveObjectsError(
-                        .missingValue, "a value for the primary key is required",
-                        objectType: table.name, property: properties[pk].name)
-                }
-                throw LiveObjectsError(
-                    .typeMismatch, "the primary key must be a plain value",
-                    objectType: table.name, property: properties[pk].name)
-            }
-            let key = try check(raw, for: properties[pk], in: table)
-            pkValue = key
-            existing = table.row(forPrimaryKey: key)
-            if existing != nil && context.update == .error {
-                throw LiveObjectsError(
-                    .duplicatePrimaryKey, "an object with this primary key already exists",
-                    objectType: table.name, property: properties[pk].name, primaryKey: key)
-            }
-        }
-        if let row = existing {
-            if let object { context.rows[ObjectIdentifier(object)] = (table, row) }
-            for (p, input) in given.enumerated() where p != table.primaryKeyProperty {
-                guard let input else { continue }
-                try set(input, table, row, p, context: context, force: context.update == .all)
-            }
-            if let object { bind(object, table, row, context) }
-            return row
-        }
-        // Insert scalars first (links resolve after, so cycles work).
-        var values = table.defaults
-        var linkInputs: [(Int, Input)] = []
-        for p in properties.indices where properties[p].isStored {
-            guard let input = given[p] else {
-                if properties[p].type == .object { values[p] = properties[p].zeroValue }
-                continue
-            }
-            if properties[p].type == .object {
-                values[p] = properties[p].zeroValue
-                linkInputs.append((p, input))
-            } else {
-                values[p] = try checkedValue(input, properties[p], table)
-            }
-        }
-        if let pkValue, let pk = table.primaryKeyProperty { values[pk] = pkValue }
-        let row = insertRow(table, values: values)
-        if let object, !linkInputs.isEmpty { context.rows[ObjectIdentifier(object)] = (table, row) }
-        for (p, input) in linkInputs {
-            try set(input, table, row, p, context: context, force: false)
-        }
-        if let object { bind(object, table, row, context) }
-        return row
-    }
-
-    private func bind(_ object: Object, _ table: Table, _ row: Int32, _ context: AddContext) {
-        object._handle = ObjectHandle(store: self, table: table, row: row, generation: table.generation(row))
-    }
-
-    /// Sets a primitive property of a managed object.
-    package func setPrimitive(_ value: PropertyValue, _ handle: ObjectHandle, _ p: Int) throws(LiveObjectsError) {
-        let table = handle.table
-        let property = table.schema.properties[p]
-        try requireWrite(table, property: property.name)
-        let checked = try check(value, for: property, in: table)
-        if p == table.primaryKeyProperty {
-            if checked != table.column(p).value(at: Int(handle.row)) {
-                throw LiveObjectsError(
-                    .primaryKeyChange, "the primary key of an existing object cannot be changed",
-                    objectType: table.name, property: property.name,
-                    primaryKey: table.primaryKey(of: handle.row))
-            }
-            return
-        }
-        setValue(checked, table, handle.row, p)
-    }
-
-    private func checkedValue(_ input: Input, _ property: Property, _ table: Table)
-        throws(LiveObjectsError) -> PropertyValue
-    {
-        switch input {
-        case .value(let v):
-            return try check(v, for: property, in: table)
-        case .array(let items) where property.isList:
-            var values: [PropertyValue] = []
-            for item in items {
-                guard case .value(let v) = item else {
-                    throw LiveObjectsError(
-                        .typeMismatch, "a list of values holds only plain values",
-                        objectType: table.name, property: property.name)
-                }
-                values.append(v)
-            }
-            return try check(.list(values), for: property, in: table)
-        default:
-            throw LiveObjectsError(
-                .typeMismatch, "expected a plain value", objectType: table.name,
-                property: property.name)
-        }
-    }
-
-    // MARK: Setting properties
-
-    /// Sets a stored property from input, creating linked objects as needed.
-    package func set(
-        _ input: Input, _ table: Table, _ row: Int32, _ p: Int, context: AddContext, force: Bool
-    ) throws(LiveObjectsError) {
-        let property = table.schema.properties[p]
-        try requireWrite(table, property: property.name)
-        guard property.isStored else {
-            throw LiveObjectsError(
-                .invalidOperation, "LinkingObjects cannot be set", objectType: table.name,
-                property: property.name)
-        }
-        if p == table.primaryKeyProperty {
-            let value = try checkedValue(input, property, table)
-            if value != table.column(p).value(at: Int(row)) {
-                throw LiveObjectsError(
-                    .primaryKeyChange, "the primary key of an existing object cannot be changed",
-                    objectType: table.name, property: property.name,
-                    primaryKey: table.primaryKey(of: row))
-            }
-            return
-        }
-        guard property.type == .object else {
-            setValue(try checkedValue(input, property, table), table, row, p, force: force)
-            return
-        }
-        let target = tablesByName[property.objectType!]!
-        if property.isList {
-            let items: [Input]
-            switch input {
-            case .array(let a): items = a
-            case .value(.list(let values)): items = values.map { .value($0) }
-            case .value(.null): items = []
-            default:
-                throw LiveObjectsError(
-                    .typeMismatch, "expected a list", objectType: table.name, property: property.name)
-            }
-            var rows: [Int32] = []
-            for item in items { rows.append(try resolveLink(item, target, context: context)) }
-            try replaceList(table, row, p, with: rows)
-        } else {
-            let newRow: Int32? =
-                if case .value(.null) = input { nil } else {
-                    try resolveLink(input, target, context: context)
-                }
-            try setLink(table, row, p, to: newRow, force: force)
-        }
-    }
-
-    /// The row a link input names, creating the target when the input describes a new object.
-    func resolveLink(_ input: Input, _ target: Table, context: AddContext) throws(LiveObjectsError)
-        -> Int32
-    {
-        switch input {
-        case .value(.object(let key)):
-            guard let row = target.row(for: key) else {
-                throw LiveObjectsError(
-                    .objectInvalidated, "the linked object \(key) does not exist",
-                    objectType: target.name)
-            }
-            return row
-        case .value(let v) where target.primaryKeyProperty != nil:
-            let key = try check(v, for: target.schema.properties[target.primaryKeyProperty!], in: target)
-            guard let row = target.row(forPrimaryKey: key) else {
-                throw LiveObjectsError(
-                    .missingValue, "there is no object with this primary key",
-                    objectType: target.name, primaryKey: key)
-            }
-            return row
-        case .value(let v):
-            throw LiveObjectsError(
-                .typeMismatch, "\(v) does not name an object", objectType: target.name)
-        case .dictionary, .array, .object:
-            return try create(target, from: input, context: context)
-        }
-    }
+    // MARK: Setting links
 
     /// Points a to-one link at a row (or nil), deleting an embedded object it replaces.
     package func setLink(_ table: Table, _ row: Int32, _ p: Int, to newRow: Int32?, force: Bool = false)
@@ -479,29 +137,6 @@ extension Store {
 
     // MARK: List elements
 
-    /// Inserts an element into a list property.
-    package func insertElement(
-        _ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext
-    )
-        throws(LiveObjectsError)
-    {
-        try requireWrite(table)
-        let count = listCount(table, row, p)
-        guard index >= 0 && index <= count else { throw outOfBounds(table, p, index, count + 1) }
-        let property = table.schema.properties[p]
-        if let column = table.columns[p] as? LinkListColumn {
-            let r = try resolveLink(input, column.target, context: context)
-            if column.target.schema.isEmbedded && column.target.linkCount(to: r) > 0 {
-                throw alreadyOwned(table, property.name)
-            }
-            listInsert(.object(column.target.key(r)), table, row, p, at: index)
-        } else {
-            var element = property
-            element.isList = false
-            listInsert(try checkedValue(input, element, table), table, row, p, at: index)
-        }
-    }
-
     /// Removes an element from a list property (deleting it if it is embedded).
     package func removeElement(_ table: Table, _ row: Int32, _ p: Int, at index: Int)
         throws(LiveObjectsError)
@@ -515,32 +150,6 @@ extension Store {
             try delete([(column.target, r)])
         } else {
             listRemove(table, row, p, at: index)
-        }
-    }
-
-    /// Replaces an element of a list property.
-    package func replaceElement(
-        _ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext
-    )
-        throws(LiveObjectsError)
-    {
-        try requireWrite(table)
-        let count = listCount(table, row, p)
-        guard index >= 0 && index < count else { throw outOfBounds(table, p, index, count) }
-        if let column = table.columns[p] as? LinkListColumn {
-            let old = column.lists[Int(row)][index]
-            let r = try resolveLink(input, column.target, context: context)
-            if r == old { return }
-            if column.target.schema.isEmbedded && column.target.linkCount(to: r) > 0 {
-                throw alreadyOwned(table, column.property.name)
-            }
-            listReplace(.object(column.target.key(r)), table, row, p, at: index)
-            if column.target.schema.isEmbedded { try delete([(column.target, old)]) }
-        } else {
-            var element = table.schema.properties[p]
-            element.isList = false
-            let value = try checkedValue(input, element, table)
-            listReplace(value, table, row, p, at: index)
         }
     }
 
@@ -564,7 +173,7 @@ extension Store {
         }
     }
 
-    private func outOfBounds(_ table: Table, _ p: Int, _ index: Int, _ count: Int) -> LiveObjectsError {
+    func outOfBounds(_ table: Table, _ p: Int, _ index: Int, _ count: Int) -> LiveObjectsError {
         LiveObjectsError(
             .indexOutOfBounds, "index \(index) is out of bounds (0..<\(count))",
             objectType: table.name, property: table.schema.properties[p].name)
@@ -573,7 +182,7 @@ extension Store {
 
 extension Store {
     /// The error for an embedded object given a second parent through `property` of `table`.
-    fileprivate func alreadyOwned(_ table: Table, _ property: String) -> LiveObjectsError {
+    func alreadyOwned(_ table: Table, _ property: String) -> LiveObjectsError {
         LiveObjectsError(
             .embeddedObjectAlreadyOwned, "the embedded object already has a parent", objectType: table.name,
             property: property)

@@ -63,15 +63,6 @@ package final class Store {
     @exclusivity(unchecked) var spareArguments: [PropertyValue] = []
     /// Predicates of the string language parsed on this store, for reuse with new arguments.
     let predicateTemplates = PredicateTemplates()
-    /// Live subscriptions, told about every commit.
-    var subscriptions: [any Subscription] = []
-    /// Subscriptions made while a write was open: they get their first element when it ends.
-    var pendingInitial: [any Subscription] = []
-    /// Subscriptions the open write must not notify.
-    var silencedTokens = Set<SubscriptionToken>()
-    var subscriptionCounter: UInt64 = 0
-    /// The most live subscriptions kept at once (``Realm/Configuration/maximumSubscriptions``).
-    var maximumSubscriptions = Int.max
     /// The last frozen copy, reused while nothing changed.
     @exclusivity(unchecked) var frozenCache: (mutationCount: UInt64, frozen: FrozenStore)?
     /// The version of the last commit.
@@ -86,22 +77,14 @@ package final class Store {
     /// The first error raised where it could not be thrown (property setters), thrown by the
     /// enclosing realm call.
     @exclusivity(unchecked) package internal(set) var pendingError: LiveObjectsError?
-    /// Whether objects of this store are tracked by the Observation framework (the live store
-    /// of a realm; not frozen copies or key-path probes, which never change).
-    var observesObjects = false
-    /// The observation registrars of managed objects, by row (see ``observation(of:)``).
-    var observations: [ObservedRow: ObjectObservation] = [:]
-    /// The number of entries of ``observations`` per table index.
-    var observedRowCounts: [Int] = []
-    /// The registry size at which registrars no instance refers to are swept out.
-    var observationSweepCount = 1024
+    /// Whether this is a realm's live store, whose objects change (not a frozen copy or a
+    /// key-path probe, which never do): reads of other stores' objects are never observed.
+    var isLive = false
     /// Embedded objects whose parent the journal entry being replayed may have changed:
     /// checked by ``checkReplayedEmbedded()`` before the entry commits.
     var replayedEmbedded: [(table: Table, row: Int32)] = []
     /// The commit pipeline, ordered by stage (see ``CommitListener``).
     package internal(set) var listeners: [any CommitListener] = []
-    /// The change history, when the realm keeps one.
-    package var history: HistoryLog?
 
     /// Creates an empty store for a validated schema.
     package init(schema: Schema) throws(LiveObjectsError) {
@@ -116,7 +99,6 @@ package final class Store {
         }
         self.tables = tables
         self.tablesByName = byName
-        self.observedRowCounts = Array(repeating: 0, count: tables.count)
         for table in tables { table.store = self }
         for table in tables {
             var columns: [Column?] = []

@@ -335,9 +335,6 @@ package final class Table {
     @exclusivity(unchecked) private var fieldKeys = UnsafeMutableBufferPointer<(field: Int, property: Int)>(
         start: nil, count: 0)
     @exclusivity(unchecked) private var fieldKeyCount = 0
-    /// For each property resolved through a `@Persisted` wrapper, how to report its change to
-    /// an observation registrar.
-    @exclusivity(unchecked) var observationReporters: [ObservationReporter?] = []
     /// Property names read by Swift key paths of the model class, traced once.
     @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: TracedKeyPath] = [:]
     /// The key paths traced most recently, found by identity before hashing: a key path
@@ -367,7 +364,6 @@ package final class Table {
         self.propertyIndex = names
         self.propertyNames = schema.properties.map(\.name)
         self.linkingObjectsSources = Array(repeating: nil, count: schema.properties.count)
-        self.observationReporters = Array(repeating: nil, count: schema.properties.count)
         self.storage = schema.properties.map {
             $0.type == .linkingObjects ? .computed : $0.type == .object ? .link : .value
         }
@@ -402,6 +398,12 @@ package final class Table {
     func property(forField field: Int) -> Int? {
         // A linear scan: a type has few properties, and this beats hashing.
         for i in 0..<fieldKeyCount where fieldKeys[i].field == field { return fieldKeys[i].property }
+        return nil
+    }
+
+    /// The field offset of the `@Persisted` wrapper resolved to a property, if one was.
+    func field(ofProperty p: Int) -> Int? {
+        for i in 0..<fieldKeyCount where fieldKeys[i].property == p { return fieldKeys[i].field }
         return nil
     }
 

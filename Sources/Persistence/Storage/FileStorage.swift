@@ -381,10 +381,7 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
             // Migration: load the old data with the old schema, then move it over.
             let old = try Store(schema: header.schema)
             let oldHistory = store.history == nil ? nil : HistoryLog()
-            if let oldHistory {
-                old.history = oldHistory
-                old.addCommitListener(oldHistory)
-            }
+            if let oldHistory { old.addCommitListener(oldHistory) }
             try decoder.readObjects(into: old)
             let oldSession = Session(store: old, schemaVersion: header.schemaVersion, commit: header.commit)
             _ = try replayJournal(journal, into: old, header: header, session: oldSession)
