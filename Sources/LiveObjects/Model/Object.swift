@@ -47,7 +47,7 @@ open class Object: CustomStringConvertible, Hashable {
             return _AccessContext(handle: handle, property: _AccessContext.unresolved)
         }
         return Unmanaged.passUnretained(handle.store)._withUnsafeGuaranteedRef { store in
-            if let tracer = store.tracer { tracer.record(handle.table, p) }
+            if let recorder = store.readRecorder { recorder.record(handle.table, p) }
             if handle.validAt != store.mutationCount {
                 guard handle.isValid else {
                     store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))

@@ -173,7 +173,7 @@ struct QueryContext {
 
     /// Notes an error, unless one was met before.
     func note(_ error: LiveObjectsError) {
-        if store.typedQueryState.errors.isEmpty { store.typedQueryState.errors.append(error) }
+        if store.queries.typedQueryState.errors.isEmpty { store.queries.typedQueryState.errors.append(error) }
     }
 
     func fail(_ message: String) {
@@ -196,8 +196,8 @@ struct QueryContext {
     }
 
     func newVariable() -> String {
-        store.typedQueryState.variableCount += 1
-        return "v\(store.typedQueryState.variableCount)"
+        store.queries.typedQueryState.variableCount += 1
+        return "v\(store.queries.typedQueryState.variableCount)"
     }
 }
 
@@ -214,24 +214,26 @@ extension Store {
     /// Starts building a typed condition: afresh, keeping the state of any condition being
     /// built around it.
     func beginTypedQuery() {
-        if typedQueryDepth > 0 {
-            outerTypedQueryStates.append(typedQueryState)
-            typedQueryState = TypedQueryState()
-        } else if !typedQueryState.errors.isEmpty || typedQueryState.variableCount != 0 {
+        let queries = self.queries
+        if queries.typedQueryDepth > 0 {
+            queries.outerTypedQueryStates.append(queries.typedQueryState)
+            queries.typedQueryState = TypedQueryState()
+        } else if !queries.typedQueryState.errors.isEmpty || queries.typedQueryState.variableCount != 0 {
             // Left by a query expression used after its condition was built.
-            typedQueryState = TypedQueryState()
+            queries.typedQueryState = TypedQueryState()
         }
-        typedQueryDepth += 1
+        queries.typedQueryDepth += 1
     }
 
     /// Ends building a typed condition: the state of the condition around it comes back
     /// (outside all, a fresh state).
     func endTypedQuery() {
-        typedQueryDepth -= 1
-        if typedQueryDepth > 0 {
-            typedQueryState = outerTypedQueryStates.removeLast()
-        } else if !typedQueryState.errors.isEmpty || typedQueryState.variableCount != 0 {
-            typedQueryState = TypedQueryState()
+        let queries = self.queries
+        queries.typedQueryDepth -= 1
+        if queries.typedQueryDepth > 0 {
+            queries.typedQueryState = queries.outerTypedQueryStates.removeLast()
+        } else if !queries.typedQueryState.errors.isEmpty || queries.typedQueryState.variableCount != 0 {
+            queries.typedQueryState = TypedQueryState()
         }
     }
 }
@@ -512,8 +514,8 @@ extension ResultsCache {
             store.endTypedQuery()
             return self
         }
-        if !store.typedQueryState.errors.isEmpty {
-            let error = store.typedQueryState.errors[0]
+        if !store.queries.typedQueryState.errors.isEmpty {
+            let error = store.queries.typedQueryState.errors[0]
             store.endTypedQuery()
             store.recordError(error)
             return (try? adding(QuerySpec.Filter(syntax: .constant(false), text: nil), bound: nil)) ?? self

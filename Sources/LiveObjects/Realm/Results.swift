@@ -108,10 +108,10 @@ public struct Results<Element: Object>: RandomAccessCollection {
         // The converted arguments go into the store's spare array, taken and given back, so that
         // a filter run in a loop does not allocate one per call.
         var values: [PropertyValue] = []
-        swap(&values, &store.spareArguments)
+        swap(&values, &store.queries.spareArguments)
         defer {
             values.removeAll(keepingCapacity: true)
-            swap(&values, &store.spareArguments)
+            swap(&values, &store.queries.spareArguments)
         }
         values.reserveCapacity(arguments.count)
         for argument in arguments { values.append(try PropertyValue(argument: argument)) }
@@ -120,7 +120,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// Results that also match a predicate in the string language, with dynamic arguments.
     public func filter(_ predicate: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> Results {
-        switch try store.predicateTemplates.parseForLookup(predicate, arguments: arguments) {
+        switch try store.queries.predicateTemplates.parseForLookup(predicate, arguments: arguments) {
         case .tree(let syntax):
             return try adding(syntax, text: predicate)
         case .equality(let value, let template):

@@ -32,6 +32,11 @@ final class RemovedRow {
     }
 }
 
+/// Told of property reads of managed objects (see ``Store/readRecorder``).
+protocol PropertyReadRecorder: AnyObject {
+    func record(_ table: Table, _ property: Int)
+}
+
 /// The storage engine of a realm: dynamic (schema as data), column-oriented, with an undo log
 /// for transactions.
 ///
@@ -46,23 +51,12 @@ package final class Store {
     package private(set) var tablesByType: [ObjectIdentifier: Table] = [:]
     /// Bumped on every change, committed or not: what cached query results are checked against.
     @exclusivity(unchecked) package internal(set) var mutationCount: UInt64 = 0
-    /// While set, property reads of managed objects are recorded (to resolve Swift key paths).
-    @exclusivity(unchecked) var tracer: KeyPathTracer?
-    /// A one-object-per-table copy of the schema that Swift key paths are traced on.
-    @exclusivity(unchecked) var probeStore: Store?
-    /// The typed condition (`where { … }`) being built on this store.
-    @exclusivity(unchecked) var typedQueryState = TypedQueryState()
-    /// How many typed conditions are being built, one inside another (a condition may build
-    /// another on other results).
-    @exclusivity(unchecked) var typedQueryDepth = 0
-    /// The states of the conditions being built around the innermost one, innermost last:
-    /// each comes back when the one inside it is done.
-    @exclusivity(unchecked) var outerTypedQueryStates: [TypedQueryState] = []
-    /// An empty array with room, which `Results.filter(_:_:)` fills with its arguments and
-    /// empties again (one caller at a time, as for all of the store).
-    @exclusivity(unchecked) var spareArguments: [PropertyValue] = []
-    /// Predicates of the string language parsed on this store, for reuse with new arguments.
-    let predicateTemplates = PredicateTemplates()
+    /// While set, told of every property read of a managed object (to resolve Swift key paths
+    /// into property names).
+    @exclusivity(unchecked) var readRecorder: (any PropertyReadRecorder)?
+    /// The state the layer above keeps for this store between calls (the query layer's
+    /// caches): the store keeps it alive and never looks inside.
+    @exclusivity(unchecked) var attachment: AnyObject?
     /// The last frozen copy, reused while nothing changed.
     @exclusivity(unchecked) var frozenCache: (mutationCount: UInt64, frozen: FrozenStore)?
     /// The version of the last commit.

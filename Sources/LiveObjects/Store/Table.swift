@@ -335,21 +335,11 @@ package final class Table {
     @exclusivity(unchecked) private var fieldKeys = UnsafeMutableBufferPointer<(field: Int, property: Int)>(
         start: nil, count: 0)
     @exclusivity(unchecked) private var fieldKeyCount = 0
-    /// Property names read by Swift key paths of the model class, traced once.
-    @exclusivity(unchecked) var tracedKeyPaths: [AnyKeyPath: TracedKeyPath] = [:]
-    /// The key paths traced most recently, found by identity before hashing: a key path
-    /// literal is one instance for the life of the process. Each is also a key of
-    /// `tracedKeyPaths`, which holds it, so its identity is never reused by another one.
-    @exclusivity(unchecked) var recentKeyPaths: [(id: ObjectIdentifier, traced: TracedKeyPath)] = []
-    /// Sorted indexes of indexed properties, for ranges; rebuilt when stale.
-    @exclusivity(unchecked) var sortedIndexes: [Int: SortedIndex] = [:]
     /// Whether the hash indexes must be rebuilt before use.
     @exclusivity(unchecked) private var indexesAreStale = false
     /// The generation given to appended slots: above that of every appended slot whose
     /// insertion was rolled back, so that keys of objects that never existed never resolve.
     @exclusivity(unchecked) private var appendGeneration: UInt32 = 0
-    /// Folded forms of string columns for `[c]`/`[d]` matching, by property and options.
-    @exclusivity(unchecked) var foldedColumns: [Int: FoldedColumn] = [:]
     /// Bumped whenever a row is inserted or removed.
     @exclusivity(unchecked) package internal(set) var structureVersion: UInt64 = 0
     @exclusivity(unchecked) private var liveRowsCache: (version: UInt64, rows: [Int32])?

@@ -263,9 +263,10 @@ extension Table {
     func foldedColumn(_ property: Int, options: ComparisonOptions) -> FoldedColumn {
         let column = columns[property]!
         let key = property << 2 | Int(options.rawValue)
-        if let cached = foldedColumns[key], cached.version == column.version { return cached }
+        let queries = store!.queries
+        if let cached = queries.tables[index].foldedColumns[key], cached.version == column.version { return cached }
         let folded = FoldedColumn(column: column, options: options)
-        foldedColumns[key] = folded
+        queries.tables[index].foldedColumns[key] = folded
         return folded
     }
 }

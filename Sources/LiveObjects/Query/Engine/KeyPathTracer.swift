@@ -4,7 +4,7 @@
 /// The probe lives in a private store with the realm's schema and one object per type, whose
 /// links all point at the one object of their target type and whose lists hold one element, so
 /// that optional chains and list reads go through. Results are cached per table.
-final class KeyPathTracer {
+final class KeyPathTracer: PropertyReadRecorder {
     private(set) var accesses: [(table: Table, property: Int)] = []
 
     func record(_ table: Table, _ property: Int) {
@@ -46,9 +46,9 @@ extension Store {
     /// queries built in other modules call it directly).
     func trace(_ keyPath: AnyKeyPath, root: Object.Type, from table: Table) throws(LiveObjectsError) -> TracedKeyPath {
         let id = ObjectIdentifier(keyPath)
-        let recent = table.recentKeyPaths
+        let recent = queries.tables[table.index].recentKeyPaths
         for i in recent.indices where recent[i].id == id { return recent[i].traced }
-        if let traced = table.tracedKeyPaths[keyPath] {
+        if let traced = queries.tables[table.index].tracedKeyPaths[keyPath] {
             table.rememberRecent(keyPath, traced)
             return traced
         }
@@ -57,9 +57,9 @@ extension Store {
         let object = root.init()
         object._handle = ObjectHandle(store: probe, table: probeTable, row: 0, generation: 0)
         let tracer = KeyPathTracer()
-        probe.tracer = tracer
+        probe.readRecorder = tracer
         _ = object[keyPath: keyPath]
-        probe.tracer = nil
+        probe.readRecorder = nil
         _ = probe.takePendingError()
         // Keep the chain of reads that starts at the root and follows links.
         var names: [String] = []
@@ -77,7 +77,7 @@ extension Store {
         }
         let traced = TracedKeyPath(
             names: names, target: target(of: names, from: table).index, firstProperty: table.propertyIndex[names[0]])
-        table.tracedKeyPaths[keyPath] = traced
+        queries.tables[table.index].tracedKeyPaths[keyPath] = traced
         table.rememberRecent(keyPath, traced)
         return traced
     }
@@ -97,7 +97,7 @@ extension Store {
     }
 
     private func makeProbeStore() throws(LiveObjectsError) -> Store {
-        if let probeStore { return probeStore }
+        if let probe = queries.probeStore { return probe }
         let probe = try Store(schema: schema)
         for table in tables {
             if let type = table.objectType, let info = table.modelInfo { probe.register(type, info: info) }
@@ -119,16 +119,17 @@ extension Store {
         }
         probe.undoLog.removeAll()
         probe.isInWrite = false
-        probeStore = probe
+        queries.probeStore = probe
         return probe
     }
 }
 
 extension Table {
-    /// Keeps a traced key path, already among `tracedKeyPaths`, among the few found by
+    /// Keeps a traced key path, already among the traced ones, among the few found by
     /// identity (the oldest makes room).
     func rememberRecent(_ keyPath: AnyKeyPath, _ traced: TracedKeyPath) {
-        if recentKeyPaths.count >= 16 { recentKeyPaths.removeFirst() }
-        recentKeyPaths.append((ObjectIdentifier(keyPath), traced))
+        let queries = store!.queries
+        if queries.tables[index].recentKeyPaths.count >= 16 { queries.tables[index].recentKeyPaths.removeFirst() }
+        queries.tables[index].recentKeyPaths.append((ObjectIdentifier(keyPath), traced))
     }
 }

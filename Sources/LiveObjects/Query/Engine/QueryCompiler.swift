@@ -592,10 +592,11 @@ extension Table {
     /// The sorted index of an indexed property, rebuilt when the column has changed.
     func sortedIndex(_ property: Int) -> SortedIndex {
         let version = columns[property]!.version &+ structureVersion
-        if let index = sortedIndexes[property], index.version == version { return index }
-        let index = SortedIndex(table: self, property: property, version: version)
-        sortedIndexes[property] = index
-        return index
+        let queries = store!.queries
+        if let sorted = queries.tables[index].sortedIndexes[property], sorted.version == version { return sorted }
+        let sorted = SortedIndex(table: self, property: property, version: version)
+        queries.tables[index].sortedIndexes[property] = sorted
+        return sorted
     }
 }
 
