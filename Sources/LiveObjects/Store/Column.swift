@@ -164,8 +164,8 @@ enum ScalarKind {
 
     /// Runs an operation on a column of this kind, with the element type known statically.
     @inline(__always)
-    func apply<Operation: ScalarOperation>(_ operation: Operation, to column: Column)
-        -> Operation.Result
+    func apply<Op: ScalarOperation>(_ operation: Op, to column: Column)
+        -> Op.Result
     {
         switch self {
         case .bool: operation.apply(unsafeDowncast(column, to: ScalarColumn<Bool>.self))
