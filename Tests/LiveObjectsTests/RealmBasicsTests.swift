@@ -109,16 +109,39 @@ func openPets(_ name: String = #function) async throws -> Realm {
             return (rex.isInvalidated, realm.objects(Dog.self).isEmpty)
         }
         #expect(result == (true, true))
-        do {
-            try await realm.write { realm in
+    }
+
+    /// A read of a deleted object's property never makes up a value: the program stops with
+    /// a message naming the type and property (as Realm does).
+    @Test func readingADeletedObjectStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let realm = try! await openPets()
+            try! await realm.write { realm in
                 let rex = try realm.create(Dog.self, value: ["id": 2, "name": "Rex"])
                 try realm.delete(rex)
                 _ = rex.name
             }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("Dog.name was read on an object that was deleted"), "\(message)")
+    }
+
+    /// Setting a deleted object's property records the error, which the write throws; the
+    /// write changes nothing.
+    @Test func settingADeletedObjectFailsTheWrite() async throws {
+        let realm = try await openPets()
+        do {
+            try await realm.write { realm in
+                let rex = try realm.create(Dog.self, value: ["id": 2, "name": "Rex"])
+                try realm.delete(rex)
+                rex.name = "Max"
+            }
             Issue.record("expected an error")
         } catch let error as LiveObjectsError {
             #expect(error.code == .objectInvalidated)
+            #expect(error.property == "name")
         }
+        #expect(try await realm.read { $0.objects(Dog.self).count } == 0)
     }
 
     @Test func addUnmanagedGraphAndEmbedded() async throws {

@@ -36,7 +36,7 @@ open class Object: CustomStringConvertible, Hashable {
 
     /// The access context of the property stored by the `@Persisted` wrapper at the given
     /// offset in the object. Unresolved the first time a type's property is used; not usable
-    /// (and the error recorded) when the object was deleted.
+    /// when the object was deleted (the caller decides what that means for a read or a write).
     @usableFromInline
     final func _context(forField field: Int) -> _AccessContext {
         let handle = _handle!
@@ -50,7 +50,6 @@ open class Object: CustomStringConvertible, Hashable {
             if let recorder = store.readRecorder { recorder.record(handle.table, p) }
             if handle.validAt != store.mutationCount {
                 guard handle.isValid else {
-                    store.recordError(handle.invalidated(property: handle.table.schema.properties[p].name))
                     return _AccessContext(handle: handle, property: _AccessContext.invalid)
                 }
                 _handle!.validAt = store.mutationCount
@@ -103,6 +102,38 @@ open class Object: CustomStringConvertible, Hashable {
     public final var isInvalidated: Bool {
         guard let handle = _handle else { return false }
         return !handle.isValid
+    }
+
+    /// A property of an object that was deleted (or whose creation was rolled back) was read.
+    /// Its values are gone, and a read never makes one up: the program stops with a message
+    /// naming the type and property, as Realm does; check ``isInvalidated`` first where an
+    /// object may have been deleted.
+    ///
+    /// One exception: when an accessor already recorded an error that the enclosing realm call
+    /// will throw (a failed `append` whose rollback invalidated the object read, say), the read
+    /// returns the property type's empty value, which that failing call discards.
+    @usableFromInline @inline(never)
+    final func _readOfInvalidatedObject(field: Int) {
+        let handle = _handle!
+        guard handle.store.pendingError == nil else { return }
+        fatalError(
+            "LiveObjects: \(describe(field, of: handle)) was read on an object that was deleted or whose "
+                + "creation was rolled back; check isInvalidated before reading")
+    }
+
+    /// A property of an object that was deleted (or whose creation was rolled back) was set:
+    /// the error is recorded, and the enclosing write throws it and changes nothing.
+    @usableFromInline @inline(never)
+    final func _writeOfInvalidatedObject(field: Int) {
+        let handle = _handle!
+        let property = handle.table.property(forField: field).map { handle.table.schema.properties[$0].name }
+        handle.store.recordError(handle.invalidated(property: property))
+    }
+
+    /// `Type.property` for a field of a managed object.
+    private func describe(_ field: Int, of handle: ObjectHandle) -> String {
+        let property = handle.table.property(forField: field).map { handle.table.schema.properties[$0].name }
+        return "\(handle.table.name).\(property ?? "?")"
     }
 
     /// The object's key in its realm, if it is managed and valid.

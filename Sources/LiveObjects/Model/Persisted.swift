@@ -64,7 +64,10 @@ public struct Persisted<Value: _Persistable> {
             }
             let field = _field(object, storageKeyPath)
             let context = _context(object, field)
-            guard context.isUsable else { return Value._defaultValue }
+            guard context.isUsable else {
+                object._readOfInvalidatedObject(field: field)
+                return Value._defaultValue
+            }
             _access(object, field)
             return Value._get(context)
         }
@@ -113,7 +116,7 @@ public struct Persisted<Value: _Persistable> {
     @inlinable
     static func _managedSet(_ newValue: Value, _ object: Object, _ field: Int) {
         let context = _context(object, field)
-        guard context.isUsable else { return }
+        guard context.isUsable else { return object._writeOfInvalidatedObject(field: field) }
         let savepoint = context.savepoint
         do {
             try Value._set(newValue, context)
