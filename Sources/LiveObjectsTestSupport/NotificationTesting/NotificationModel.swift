@@ -40,8 +40,8 @@ enum NotificationModel {
         return result
     }
 
-    /// Whether the element's observed properties changed, per the semantics at the top of the
-    /// file.
+    /// Whether the element's observed properties changed, per the semantics listed on
+    /// `NotificationScenario`.
     static func isModified(
         _ r: isolated Realm, _ element: ObjRef, keyPaths: [String]?, touched: [ObjRef: Set<String>]
     ) -> Bool {
@@ -65,6 +65,34 @@ enum NotificationModel {
     static func values(_ r: isolated Realm, _ ref: ObjRef) -> [String: PropertyValue]? {
         object(r, ref)?.values
     }
+
+    /// The expected state of a subscription now; `record` is the write just made (nil at start).
+    static func expectation(_ r: isolated Realm, _ spec: SubSpec, record: WriteRecord?, deadOwners: Set<ObjRef>) throws
+        -> SubExpectation
+    {
+        switch spec.kind {
+        case .results, .list:
+            let keys = try SubscriptionFactory.freshKeys(r, spec, deadOwners: deadOwners)
+            var modified = Set<ObjectKey>()
+            var values: [ObjectKey: [String: PropertyValue]] = [:]
+            let type = spec.elementType!
+            var touched: [ObjRef: Set<String>] = [:]
+            for touch in record?.effectiveTouches ?? [] { touched[touch.object, default: []].insert(touch.property) }
+            for key in Set(keys) {
+                let ref = ObjRef(type: type, key: key)
+                values[key] = NotificationModel.values(r, ref)
+                if !touched.isEmpty && NotificationModel.isModified(r, ref, keyPaths: spec.keyPaths, touched: touched) {
+                    modified.insert(key)
+                }
+            }
+            return .collection(keys: keys, modified: modified, values: values)
+        case .object(let type, let key):
+            let ref = ObjRef(type: type, key: key)
+            return .object(values: deadOwners.contains(ref) ? nil : NotificationModel.values(r, ref))
+        case .realm:
+            return .realm
+        }
+    }
 }
 
 /// What the test expects of one subscription after one write.
@@ -72,32 +100,4 @@ enum SubExpectation: Sendable {
     case collection(keys: [ObjectKey], modified: Set<ObjectKey>, values: [ObjectKey: [String: PropertyValue]])
     case object(values: [String: PropertyValue]?)
     case realm
-}
-
-/// The expected state of a subscription now; `record` is the write just made (nil at start).
-func expectationNow(_ r: isolated Realm, _ spec: SubSpec, record: WriteRecord?, deadOwners: Set<ObjRef>) throws
-    -> SubExpectation
-{
-    switch spec.kind {
-    case .results, .list:
-        let keys = try SubscriptionFactory.freshKeys(r, spec, deadOwners: deadOwners)
-        var modified = Set<ObjectKey>()
-        var values: [ObjectKey: [String: PropertyValue]] = [:]
-        let type = spec.elementType!
-        var touched: [ObjRef: Set<String>] = [:]
-        for touch in record?.effectiveTouches ?? [] { touched[touch.object, default: []].insert(touch.property) }
-        for key in Set(keys) {
-            let ref = ObjRef(type: type, key: key)
-            values[key] = NotificationModel.values(r, ref)
-            if !touched.isEmpty && NotificationModel.isModified(r, ref, keyPaths: spec.keyPaths, touched: touched) {
-                modified.insert(key)
-            }
-        }
-        return .collection(keys: keys, modified: modified, values: values)
-    case .object(let type, let key):
-        let ref = ObjRef(type: type, key: key)
-        return .object(values: deadOwners.contains(ref) ? nil : NotificationModel.values(r, ref))
-    case .realm:
-        return .realm
-    }
 }

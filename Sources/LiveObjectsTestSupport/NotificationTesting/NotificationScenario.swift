@@ -71,7 +71,7 @@ public enum NotificationScenario {
                     var local = SeededRandomNumberGenerator(seed: specSeed)
                     guard let spec = NotificationGenerator.randomSpec(r, &local) else { return nil }
                     let handle = try SubscriptionFactory.start(r, spec)
-                    let expectation = try expectationNow(r, spec, record: nil, deadOwners: dead)
+                    let expectation = try NotificationModel.expectation(r, spec, record: nil, deadOwners: dead)
                     return (spec, handle, expectation, r.version)
                 }
                 guard let (spec, handle, expectation, version) = started else { continue }
@@ -200,7 +200,7 @@ public enum NotificationScenario {
             outcome.expectations = try await realm.read { r in
                 var result: [Int: SubExpectation] = [:]
                 for (id, spec) in specs {
-                    result[id] = try expectationNow(r, spec, record: effectiveRecord, deadOwners: deadNow)
+                    result[id] = try NotificationModel.expectation(r, spec, record: effectiveRecord, deadOwners: deadNow)
                 }
                 return result
             }
@@ -211,7 +211,7 @@ public enum NotificationScenario {
         // Collect and check.
         for sub in subs {
             let elements = await sub.handle.drain()
-            failures += checkSubscription(sub, elements, outcomes, schema: schema).map {
+            failures += NotificationChecker.checkSubscription(sub, elements, outcomes, schema: schema).map {
                 "sub \(sub.id) (\(sub.spec)): \($0)"
             }
         }
