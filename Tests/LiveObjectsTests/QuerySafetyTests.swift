@@ -3,12 +3,6 @@ import LiveObjects
 import LiveObjectsTestSupport
 import Testing
 
-/// The UTF-8 bytes of a string's NFC form (whose order is the order of its scalars), by the
-/// standard library's normalization, the one `==` uses. (Foundation's
-/// `precomposedStringWithCanonicalMapping` on Linux leaves a Hangul syllable and a following
-/// trailing jamo apart, which `==` composes.)
-func nfc(_ s: String) -> [UInt8] { s._nfcCodeUnits }
-
 /// A node whose `kids` may hold itself: paths through lists of any length.
 final class SafetyNode: Object {
     @Persisted(primaryKey: true) var id = 0

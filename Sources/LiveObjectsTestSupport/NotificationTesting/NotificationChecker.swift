@@ -6,7 +6,7 @@ import LiveObjects
 /// Checks what subscriptions produced against the reference; every check returns the problems
 /// it found, one line each (empty when all is well).
 enum NotificationChecker {
-    static func checkSubscription(_ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [WriteOutcome], schema: Schema)
+    static func checkSubscription(_ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [NotificationWriteOutcome], schema: Schema)
         -> [String]
     {
         var failures: [String] = []

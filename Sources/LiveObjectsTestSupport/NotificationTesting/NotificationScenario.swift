@@ -58,7 +58,7 @@ public enum NotificationScenario {
         }
         var failures: [String] = []
         var subs: [ActiveSub] = []
-        var outcomes: [WriteOutcome] = []
+        var outcomes: [NotificationWriteOutcome] = []
         /// Owners of lists that no longer exist (deleted, or created by a rolled-back write).
         var deadOwners = Set<ObjRef>()
 
@@ -178,7 +178,7 @@ public enum NotificationScenario {
                 deadOwners.formUnion(record.deleted)
             }
             let versionAfter = await realm.version
-            var outcome = WriteOutcome(
+            var outcome = NotificationWriteOutcome(
                 index: w, kind: kind, versionBefore: versionBefore, versionAfter: versionAfter, rolledBack: rolledBack,
                 silenced: silenced, record: effectiveRecord)
             outcome.valuesBefore = before
@@ -258,7 +258,7 @@ public struct NotificationPropertyConfiguration: Sendable, Hashable {
     }
 }
 
-struct WriteOutcome: Sendable {
+struct NotificationWriteOutcome: Sendable {
     let index: Int
     let kind: String
     let versionBefore: UInt64

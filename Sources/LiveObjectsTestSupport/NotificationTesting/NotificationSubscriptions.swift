@@ -109,7 +109,13 @@ struct SubHandle: Sendable {
 
 /// Collects every buffered element of a sequence without waiting for more: the collecting task
 /// is cancelled at once, and a cancelled stream still hands out what it buffered, then ends.
-func drainBuffered<S: AsyncSequence & Sendable, T: Sendable>(
+///
+/// - Parameters:
+///   - sequence: A change sequence whose elements were already yielded (a commit yields them
+///     synchronously).
+///   - transform: What to keep of each element.
+/// - Returns: The transformed elements, in order.
+public func drainBuffered<S: AsyncSequence & Sendable, T: Sendable>(
     _ sequence: S, _ transform: @escaping @Sendable (S.Element) -> T
 ) async -> [T] where S.Failure == Never {
     let task = Task {

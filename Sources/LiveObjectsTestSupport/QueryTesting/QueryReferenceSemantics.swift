@@ -1,6 +1,12 @@
 import Foundation
 import LiveObjects
 
+/// The UTF-8 bytes of a string's NFC form (whose order is the order of its scalars), by the
+/// standard library's normalization, the one `==` uses. (Foundation's
+/// `precomposedStringWithCanonicalMapping` on Linux leaves a Hangul syllable and a following
+/// trailing jamo apart, which `==` composes.)
+public func nfc(_ s: String) -> [UInt8] { s._nfcCodeUnits }
+
 /// The meaning of comparisons, written independently of the engine from its documentation:
 /// `nil` equals only `nil` and orders with nothing; numbers compare by value across `Int` and
 /// `Double`; strings compare by canonical equivalence, and with `[c]`/`[d]` after Foundation's
