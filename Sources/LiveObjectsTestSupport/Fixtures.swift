@@ -12,7 +12,9 @@ import LiveObjects
 ///   - objectTypes: The model types of the realm.
 /// - Returns: The open realm, empty.
 /// - Throws: `LiveObjectsError` when the models do not make a valid schema.
-public func openFreshRealm(_ name: String = #function, objectTypes: [Object.Type]) async throws -> Realm {
+public func openFreshRealm(_ name: String = #function, objectTypes: [Object.Type]) async throws(LiveObjectsError)
+    -> Realm
+ {
     try await Realm.open(.init(identifier: "\(name)-\(UUID())", objectTypes: objectTypes))
 }
 
@@ -21,7 +23,7 @@ public func openFreshRealm(_ name: String = #function, objectTypes: [Object.Type
 /// - Parameter name: The start of the identifier; the calling function's name by default.
 /// - Returns: The open realm, empty.
 /// - Throws: `LiveObjectsError` when the realm cannot be opened.
-public func openPets(_ name: String = #function) async throws -> Realm {
+public func openPets(_ name: String = #function) async throws(LiveObjectsError) -> Realm {
     try await openFreshRealm(name, objectTypes: petModelTypes)
 }
 

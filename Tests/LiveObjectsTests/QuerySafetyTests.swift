@@ -452,7 +452,7 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
     /// Parsing, binding and evaluating never recurse as deep as the input goes: the longest
     /// key path and the deepest nesting both run on a 512 KiB stack.
     @Test func theLongestPathsAndDeepestNestingRunOnASmallStack() async throws {
-        let realm = try await Realm.open(.init(identifier: "small-stack-\(UUID())", objectTypes: [SafetyNode.self]))
+        let realm = try await openFreshRealm("small-stack", objectTypes: [SafetyNode.self])
         try await realm.write { r in
             let node = try r.create(SafetyNode.self, value: ["id": 1])
             node.kids.append(node)
@@ -490,7 +490,7 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
 
     /// Typed queries are bound like string predicates, with the same bound on key paths.
     @Test func typedQueriesMeetTheKeyPathBound() async throws {
-        let realm = try await Realm.open(.init(identifier: "typed-bound-\(UUID())", objectTypes: [SafetyNode.self]))
+        let realm = try await openFreshRealm("typed-bound", objectTypes: [SafetyNode.self])
         try await realm.write { r in
             let node = try r.create(SafetyNode.self, value: ["id": 1])
             node.kids.append(node)
