@@ -14,7 +14,7 @@ import LiveObjects
 /// - Throws: `LiveObjectsError` when the models do not make a valid schema.
 public func openFreshRealm(_ name: String = #function, objectTypes: [Object.Type]) async throws(LiveObjectsError)
     -> Realm
- {
+{
     try await Realm.open(.init(identifier: "\(name)-\(UUID())", objectTypes: objectTypes))
 }
 

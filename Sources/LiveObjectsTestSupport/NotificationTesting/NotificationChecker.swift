@@ -6,7 +6,9 @@ import LiveObjects
 /// Checks what subscriptions produced against the reference; every check returns the problems
 /// it found, one line each (empty when all is well).
 enum NotificationChecker {
-    static func checkSubscription(_ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [NotificationWriteOutcome], schema: Schema)
+    static func checkSubscription(
+        _ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [NotificationWriteOutcome], schema: Schema
+    )
         -> [String]
     {
         var failures: [String] = []
@@ -58,7 +60,8 @@ enum NotificationChecker {
                         continue
                     }
                     failures += checkCollectionChange(
-                        c, old: oldKeys, new: newKeys, modified: modified, values: values, unique: sub.spec.hasUniqueKeys
+                        c, old: oldKeys, new: newKeys, modified: modified, values: values,
+                        unique: sub.spec.hasUniqueKeys
                     )
                     .map {
                         "write #\(outcome.index): \($0) in \(describe(c)); old \(oldKeys) new \(newKeys) modified \(modified)"
@@ -78,7 +81,8 @@ enum NotificationChecker {
                         if case .object(.deleted)? = next {
                             remaining.removeFirst()
                         } else {
-                            failures.append("write #\(outcome.index): expected .deleted, got \(String(describing: next))")
+                            failures.append(
+                                "write #\(outcome.index): expected .deleted, got \(String(describing: next))")
                         }
                     }
                     if let extra = remaining.first {
@@ -92,7 +96,8 @@ enum NotificationChecker {
                 var names = Set(outcome.record.effectiveTouches.filter { $0.object == ref }.map(\.property))
                 if let paths = sub.spec.keyPaths { names.formIntersection(paths) }
                 let arrives = outcome.committed && !silenced && !names.isEmpty
-                if case .object(.changed(let version, let values, let changes))? = next, version == outcome.versionAfter,
+                if case .object(.changed(let version, let values, let changes))? = next,
+                    version == outcome.versionAfter,
                     outcome.committed
                 {
                     remaining.removeFirst()
@@ -103,7 +108,8 @@ enum NotificationChecker {
                     let expectedNames = schemaOrder.filter { names.contains($0) }
                     if changes.map(\.name) != expectedNames {
                         failures.append(
-                            "write #\(outcome.index): changed properties \(changes.map(\.name)), expected \(expectedNames)")
+                            "write #\(outcome.index): changed properties \(changes.map(\.name)), expected \(expectedNames)"
+                        )
                     }
                     let valuesBefore = outcome.valuesBefore[sub.id] ?? [:]
                     for change in changes {
@@ -129,7 +135,9 @@ enum NotificationChecker {
                 }
             case (.realm, .realm):
                 let arrives = outcome.committed && !silenced
-                if case .realm(let changes)? = remaining.first, changes.version == outcome.versionAfter, outcome.committed {
+                if case .realm(let changes)? = remaining.first, changes.version == outcome.versionAfter,
+                    outcome.committed
+                {
                     remaining.removeFirst()
                     if !arrives {
                         failures.append("write #\(outcome.index): unexpected changeset")
@@ -169,7 +177,8 @@ enum NotificationChecker {
             }
             for (i, value) in c.values where value != values[c.keys[i]] {
                 failures.append(
-                    "initial snapshot object \(c.keys[i]) is \(value), expected \(String(describing: values[c.keys[i]]))")
+                    "initial snapshot object \(c.keys[i]) is \(value), expected \(String(describing: values[c.keys[i]]))"
+                )
             }
             return failures
         case (.object(.initial(let v, let values)), .object(let expected?)):
@@ -184,7 +193,9 @@ enum NotificationChecker {
         }
     }
 
-    static func isStrictlyAscending(_ indices: [Int]) -> Bool { zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 } }
+    static func isStrictlyAscending(_ indices: [Int]) -> Bool {
+        zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 }
+    }
 
     /// Checks one collection change against the keys before and after and the modified objects.
     static func checkCollectionChange(
@@ -238,7 +249,8 @@ enum NotificationChecker {
             }
         }
         let modifiedNew = Set(c.modificationsInNewIndices)
-        for (j, key) in new.enumerated() where modified.contains(key) && !inserted.contains(j) && !modifiedNew.contains(j) {
+        for (j, key) in new.enumerated()
+        where modified.contains(key) && !inserted.contains(j) && !modifiedNew.contains(j) {
             failures.append("\(key) at \(j) changed but is not reported")
         }
         if old == new && !(c.deletions.isEmpty && c.insertions.isEmpty && c.moves.isEmpty) {
@@ -247,8 +259,12 @@ enum NotificationChecker {
         if unique {
             let oldSet = Set(old)
             let newSet = Set(new)
-            for i in c.deletions where newSet.contains(old[i]) { failures.append("\(old[i]) deleted but still present") }
-            for j in c.insertions where oldSet.contains(new[j]) { failures.append("\(new[j]) inserted but was present") }
+            for i in c.deletions where newSet.contains(old[i]) {
+                failures.append("\(old[i]) deleted but still present")
+            }
+            for j in c.insertions where oldSet.contains(new[j]) {
+                failures.append("\(new[j]) inserted but was present")
+            }
             // A move must change the order of the moved object relative to another kept object.
             let kept = old.filter(newSet.contains)
             let newPosition = Dictionary(uniqueKeysWithValues: new.enumerated().map { ($1, $0) })
@@ -260,12 +276,14 @@ enum NotificationChecker {
                 }
                 if !flipped {
                     failures.append(
-                        "move \(move.from)->\(move.to) of \(key) does not change its order relative to any other object")
+                        "move \(move.from)->\(move.to) of \(key) does not change its order relative to any other object"
+                    )
                 }
             }
         }
         for (i, value) in c.values where value != values[c.keys[i]] {
-            failures.append("snapshot object \(c.keys[i]) is \(value), expected \(String(describing: values[c.keys[i]]))")
+            failures.append(
+                "snapshot object \(c.keys[i]) is \(value), expected \(String(describing: values[c.keys[i]]))")
         }
         return failures
     }
@@ -289,7 +307,9 @@ enum NotificationChecker {
             if deletions != deleted {
                 failures.append("\(type) deletions \(deletions.sorted()), expected \(deleted.sorted())")
             }
-            if modifications != modified { failures.append("\(type) modifications \(modifications), expected \(modified)") }
+            if modifications != modified {
+                failures.append("\(type) modifications \(modifications), expected \(modified)")
+            }
         }
         return failures
     }

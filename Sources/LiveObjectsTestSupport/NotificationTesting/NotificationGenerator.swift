@@ -332,7 +332,9 @@ enum NotificationGenerator {
         let ages = (0...6).map { PropertyValue.int(Int64($0)) }
         var targets: [(ObjRef, String, [PropertyValue])] = []
         for dog in NotificationModel.live(r, "Dog") { targets += [(dog, "name", nameValues), (dog, "age", ages)] }
-        for person in NotificationModel.live(r, "Person") { targets += [(person, "name", nameValues), (person, "age", ages)] }
+        for person in NotificationModel.live(r, "Person") {
+            targets += [(person, "name", nameValues), (person, "age", ages)]
+        }
         for toy in NotificationModel.live(r, "DogToy") { targets.append((toy, "name", nameValues)) }
         for address in NotificationModel.live(r, "Address") {
             targets.append((address, "city", cities.map { .string($0) }))

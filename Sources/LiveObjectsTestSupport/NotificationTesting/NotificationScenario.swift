@@ -102,7 +102,8 @@ public enum NotificationScenario {
                 roll < 62
                 ? "write"
                 : roll < 74
-                    ? "throwing" : roll < 90 ? "withoutNotifying" : roll < 95 ? "begin/commit with subscription" : "empty"
+                    ? "throwing"
+                    : roll < 90 ? "withoutNotifying" : roll < 95 ? "begin/commit with subscription" : "empty"
             var silenced = Set<Int>()
             if kind == "withoutNotifying" {
                 for sub in subs where rng.chance(0.6) { silenced.insert(sub.id) }
@@ -200,7 +201,8 @@ public enum NotificationScenario {
             outcome.expectations = try await realm.read { r in
                 var result: [Int: SubExpectation] = [:]
                 for (id, spec) in specs {
-                    result[id] = try NotificationModel.expectation(r, spec, record: effectiveRecord, deadOwners: deadNow)
+                    result[id] = try NotificationModel.expectation(
+                        r, spec, record: effectiveRecord, deadOwners: deadNow)
                 }
                 return result
             }
@@ -297,4 +299,3 @@ final class LockedBox<T: Sendable>: Sendable {
     func set(_ value: T) { mutex.withLock { $0 = value } }
     func get() -> T { mutex.withLock { $0 } }
 }
-

@@ -320,7 +320,8 @@ struct FoundationBuilder {
 
     /// `ANY`/`ALL`/`NONE` with one comparison on an element property.
     func quantified(
-        _ list: ListPath, _ field: ElementField, _ quantifier: RandomQuantifier, _ op: QueryOperator, _ constant: PropertyValue
+        _ list: ListPath, _ field: ElementField, _ quantifier: RandomQuantifier, _ op: QueryOperator,
+        _ constant: PropertyValue
     )
         -> BoolExpression?
     {
@@ -352,7 +353,8 @@ struct FoundationBuilder {
     }
 
     func each<S: StandardPredicateExpression, V: Comparable & Codable & Sendable>(
-        _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, V> & Sendable, _ quantifier: RandomQuantifier, _ op: QueryOperator,
+        _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, V> & Sendable, _ quantifier: RandomQuantifier,
+        _ op: QueryOperator,
         _ constant: PropertyValue
     ) -> BoolExpression? where S.Output: Sequence {
         guard let c = swiftConstant(constant, as: V.self) else { return nil }

@@ -79,7 +79,9 @@ struct TypedStringOperand<V: _QueryString>: TypedOperandProtocol {
     init(_ query: Query<V>) { base = TypedOperand(query: query) }
 
     func compare(_ op: QueryOperator, constant: PropertyValue) -> Query<Bool>? { base.compare(op, constant: constant) }
-    func compare(_ op: QueryOperator, to other: any TypedOperandProtocol) -> Query<Bool>? { base.compare(op, to: other) }
+    func compare(_ op: QueryOperator, to other: any TypedOperandProtocol) -> Query<Bool>? {
+        base.compare(op, to: other)
+    }
     func compareAsRight<L>(_ op: QueryOperator, left: Query<L>) -> Query<Bool>? { base.compareAsRight(op, left: left) }
     func isIn(_ items: [PropertyValue]) -> Query<Bool>? { base.isIn(items) }
     func between(_ low: PropertyValue, _ high: PropertyValue) -> Query<Bool>? { nil }
