@@ -5,7 +5,7 @@ import LiveObjects
 
 /// Checks what subscriptions produced against the reference; every check returns the problems
 /// it found, one line each (empty when all is well).
-enum NotificationChecker {
+package enum NotificationChecker {
     static func checkSubscription(
         _ sub: ActiveSub, _ elements: [SubElement], _ outcomes: [NotificationWriteOutcome], schema: Schema
     )
@@ -198,7 +198,7 @@ enum NotificationChecker {
     }
 
     /// Checks one collection change against the keys before and after and the modified objects.
-    static func checkCollectionChange(
+    package static func checkCollectionChange(
         _ c: CollectionObservation, old: [ObjectKey], new: [ObjectKey], modified: Set<ObjectKey>,
         values: [ObjectKey: [String: PropertyValue]], unique: Bool
     ) -> [String] {

@@ -70,22 +70,21 @@ enum SubElement: Sendable {
     }
 }
 
-struct CollectionObservation: Sendable {
-    let version: UInt64
-    let isInitial: Bool
-    let deletions: [Int]
-    let insertions: [Int]
-    let modifications: [Int]
-    let modificationsInNewIndices: [Int]
-    let moves: [(from: Int, to: Int)]
-    let keys: [ObjectKey]
-    let snapshotVersion: UInt64
-    /// The stored values of each object of the snapshot, read from the frozen snapshot.
+package struct CollectionObservation: Sendable {
+    package let version: UInt64
+    package let isInitial: Bool
+    package let deletions: [Int]
+    package let insertions: [Int]
+    package let modifications: [Int]
+    package let modificationsInNewIndices: [Int]
+    package let moves: [(from: Int, to: Int)]
+    package let keys: [ObjectKey]
+    package let snapshotVersion: UInt64
     /// The stored values of objects of the snapshot, read from the frozen snapshot, by position:
     /// the inserted and modified ones and a few more (reading all of a large snapshot for every
     /// element would dominate the run).
-    let values: [Int: [String: PropertyValue]]
-    let apply: @Sendable ([ObjectKey]) -> [ObjectKey]
+    package let values: [Int: [String: PropertyValue]]
+    package let apply: @Sendable ([ObjectKey]) -> [ObjectKey]
 }
 
 enum ObjectObservation: Sendable {
@@ -135,7 +134,8 @@ func frozenValues<T: Object>(_ object: FrozenObject<T>, schema: ObjectSchema) ->
 }
 
 extension CollectionObservation {
-    init<T: Object>(_ change: CollectionChange<T>, schema: ObjectSchema) {
+    /// Copies what the checks need out of a collection change.
+    package init<T: Object>(_ change: CollectionChange<T>, schema: ObjectSchema) {
         version = change.version
         isInitial = change.isInitial
         deletions = change.deletions

@@ -6,7 +6,7 @@ import LiveObjects
 
 enum QueryValueKind: Sendable { case int, double, string, bool, date }
 
-enum QueryOperator: String, Sendable, CaseIterable {
+package enum QueryOperator: String, Sendable, CaseIterable {
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS", like = "LIKE"
     case `in` = "IN", between = "BETWEEN"

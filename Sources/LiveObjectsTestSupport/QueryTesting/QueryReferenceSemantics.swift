@@ -13,11 +13,13 @@ public func nfc(_ s: String) -> [UInt8] { s._nfcCodeUnits }
 /// folding (full case folding; removal of diacritics); string operations match whole
 /// characters only (Swift's `Character`s of the folded strings); ordering with options
 /// compares the folded strings' decomposed (NFD) scalars.
-enum QueryReference {
-    struct Options: OptionSet, Hashable, Sendable {
-        var rawValue: UInt8
-        static let c = Options(rawValue: 1)
-        static let d = Options(rawValue: 2)
+package enum QueryReference {
+    /// The string options of a comparison: `[c]` (case) and `[d]` (diacritics).
+    package struct Options: OptionSet, Hashable, Sendable {
+        package var rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        package static let c = Options(rawValue: 1)
+        package static let d = Options(rawValue: 2)
 
         var text: String {
             isEmpty ? "" : "[" + (contains(.c) ? "c" : "") + (contains(.d) ? "d" : "") + "]"
@@ -125,7 +127,7 @@ enum QueryReference {
     }
 
     /// One comparison of two values.
-    static func test(_ a: PropertyValue, _ op: QueryOperator, _ b: PropertyValue, _ options: Options) -> Bool {
+    package static func test(_ a: PropertyValue, _ op: QueryOperator, _ b: PropertyValue, _ options: Options) -> Bool {
         switch op {
         case .equal: return equal(a, b, options)
         case .notEqual: return !equal(a, b, options)
