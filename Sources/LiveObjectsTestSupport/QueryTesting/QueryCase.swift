@@ -1,6 +1,8 @@
 import Foundation
 import LiveObjects
 
+// One query of the randomized query test (predicate, sort, slice) and what the engine answered.
+
 /// One random sort criterion.
 struct SortSpec: Sendable, CustomStringConvertible {
     var field: ItemField

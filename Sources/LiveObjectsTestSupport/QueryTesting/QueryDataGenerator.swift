@@ -1,6 +1,8 @@
 import Foundation
 import LiveObjects
 
+/// Random data sets: the realm and its reference copy (`RefWorld`) filled and changed together,
+/// from the same draws.
 enum QueryWorld {
     static func date(_ i: Int) -> Date { Date(timeIntervalSinceReferenceDate: Double(i) * 86_400 + 0.25) }
 

@@ -6,6 +6,7 @@ import LiveObjects
 
 enum QueryValueKind: Sendable { case int, double, string, bool, date }
 
+/// The operator of a comparison, spelled as in the string query language.
 package enum QueryOperator: String, Sendable, CaseIterable {
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS", like = "LIKE"

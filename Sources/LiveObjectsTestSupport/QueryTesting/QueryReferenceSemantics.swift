@@ -1,6 +1,9 @@
 import Foundation
 import LiveObjects
 
+// The reference semantics of the randomized query test: comparisons and sort order, written
+// from the documentation, independently of the engine.
+
 /// The UTF-8 bytes of a string's NFC form (whose order is the order of its scalars), by the
 /// standard library's normalization, the one `==` uses. (Foundation's
 /// `precomposedStringWithCanonicalMapping` on Linux leaves a Hangul syllable and a following
