@@ -124,7 +124,7 @@ struct ChangeHistoryTests {
     }
 
     @Test func realmWithoutHistoryRefusesToAnswer() async throws {
-        let realm = try await Realm.open(.init(identifier: "nohistory-\(UUID())", objectTypes: petModelTypes))
+        let realm = try await openPets("nohistory")
         try await realm.write { _ = try $0.create(Dog.self, value: ["id": 1]) }
         #expect(await realm.currentHistoryToken == .initial)
         let error = await #expect(throws: LiveObjectsError.self) {

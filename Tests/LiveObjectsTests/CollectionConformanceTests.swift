@@ -8,8 +8,7 @@ import Testing
     /// A realm of people 1...5 and dogs 1...12; person 1 has dogs 12, 3 and 7 (in that order),
     /// walked by people 1 and 2; dog 5 has no walker.
     static func makeRealm() async throws -> Realm {
-        let realm = try await Realm.open(
-            .init(identifier: "conformance-\(UInt64.random(in: 0...UInt64.max))", objectTypes: petModelTypes))
+        let realm = try await openPets("conformance")
         try await realm.write { realm in
             for id in 1...5 { _ = try realm.create(Person.self, value: ["id": id, "name": "p\(id)", "age": 20 + id]) }
             for id in 1...12 {

@@ -3,42 +3,6 @@ import LiveObjects
 import LiveObjectsTestSupport
 import Testing
 
-/// A small data set of `QPItem`s with nils, links, lists and non-Latin strings.
-func openFoundationRealm() async throws -> Realm {
-    let realm = try await Realm.open(.init(identifier: "foundation-\(UUID())", objectTypes: queryPropertyModelTypes))
-    try await realm.write { r in
-        let owners = [(1, "Ann", 10 as Int?), (2, "Émile", nil), (3, "Дмитрий", 3)]
-        for (id, name, score) in owners {
-            _ = try r.create(QPOwner.self, value: ["id": id, "name": name, "score": score as Any])
-        }
-        let tags = [(1, "red", 1, 0.5 as Double?), (2, "Grün", 5, nil), (3, "ΣΊΣΥΦΟΣ", 9, 2.5)]
-        for (id, label, weight, rating) in tags {
-            _ = try r.create(QPTag.self, value: ["id": id, "label": label, "weight": weight, "rating": rating as Any])
-        }
-        let items: [(Int, Int, Int?, Double, String, String?, Bool, Int?, [Int])] = [
-            (1, 5, 7, 1.5, "apple", "x", true, 1, [1, 2]),
-            (2, -3, nil, 0.0, "Crème Brûlée", nil, false, 1, []),
-            (3, 12, 12, -2.25, "пятёрочка", "кот", true, 2, [3]),
-            (4, 0, 0, 9.75, "file10", "", false, nil, [2, 3, 1]),
-            (5, 7, nil, 3.0, "😀 emoji", "Ωμέγα", true, 3, [2]),
-        ]
-        for (id, int, optInt, double, string, optString, flag, owner, tagIDs) in items {
-            let item = try r.create(
-                QPItem.self,
-                value: [
-                    "id": id, "int": int, "optInt": optInt as Any, "double": double, "string": string,
-                    "optString": optString as Any, "flag": flag, "code": "c\(id % 3)",
-                    "date": Date(timeIntervalSinceReferenceDate: Double(id) * 1000),
-                    "owner": owner as Any,
-                ])
-            for tag in tagIDs { item.tags.append(r.object(ofType: QPTag.self, forPrimaryKey: tag)!) }
-        }
-        r.object(ofType: QPOwner.self, forPrimaryKey: 1)!.favorite = r.object(ofType: QPItem.self, forPrimaryKey: 3)
-        r.object(ofType: QPOwner.self, forPrimaryKey: 2)!.favorite = r.object(ofType: QPItem.self, forPrimaryKey: 3)
-    }
-    return realm
-}
-
 @Suite struct FoundationPredicateTests {
     /// The ids LiveObjects finds, and the ids Foundation's own evaluation finds object by object.
     func run(_ realm: Realm, _ predicate: Predicate<QPItem>) async throws -> (engine: [Int], foundation: [Int]) {

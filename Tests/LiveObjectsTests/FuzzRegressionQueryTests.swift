@@ -33,7 +33,7 @@ import Testing
     /// The same predicates on a valid schema: comparing a collection with itself, and a list
     /// of links with LinkingObjects, evaluate without crashing.
     @Test func comparingCollectionsWithThemselves() async throws {
-        let realm = try await Realm.open(.init(identifier: "fuzz-\(UUID())", objectTypes: petModelTypes))
+        let realm = try await openPets("fuzz")
         try await realm.write { r in
             let ann = try r.create(Person.self, value: ["id": 1, "name": "Ann"])
             let rex = try r.create(Dog.self, value: ["id": 1, "name": "Rex"])

@@ -41,7 +41,7 @@ final class StringKeyed: Object {
 
 @Suite struct ModelTests {
     func open(_ types: [Object.Type]) async throws -> Realm {
-        try await Realm.open(.init(identifier: "models-\(UUID())", objectTypes: types))
+        try await openFreshRealm("models", objectTypes: types)
     }
 
     @Test func everyPropertyTypeRoundTrips() async throws {

@@ -91,7 +91,7 @@ final class WeakReference: @unchecked Sendable {
     // The old value of a list changed element by element and then set as a whole was the list
     // between the two changes.
     @Test func listOldValueBeforeEveryKindOfChange() async throws {
-        let realm = try await Realm.open(.init(identifier: "tags-\(UUID())", objectTypes: [Tagged.self]))
+        let realm = try await openFreshRealm("tags", objectTypes: [Tagged.self])
         try await realm.write { r in
             let tagged = try r.create(Tagged.self, value: ["id": 1])
             tagged.tags.append("a")

@@ -177,7 +177,7 @@ actor StressWatcher {
 @Suite struct NotificationStressTests {
     @Test func concurrentWritersAndWatchers() async throws {
         let config = StressConfig.fromEnvironment()
-        let realm = try await Realm.open(.init(identifier: "stress-\(UUID())", objectTypes: petModelTypes))
+        let realm = try await openPets("stress")
         try await realm.write { r in
             _ = try r.create(Person.self, value: ["id": 0, "name": "counter"])
             for id in stressOwners { _ = try r.create(Person.self, value: ["id": id, "name": "p\(id)"]) }

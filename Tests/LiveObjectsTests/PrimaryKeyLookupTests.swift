@@ -13,7 +13,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 4, 5, 6])
     func lookupsAgreeWithModel(seed: UInt64) async throws {
-        let realm = try await Realm.open(.init(identifier: "pk-lookups-\(seed)-\(UUID())", objectTypes: petModelTypes))
+        let realm = try await openPets("pk-lookups-\(seed)")
         var rng = SeededRandomNumberGenerator(seed: seed)
         var model: [Int: String] = [:]
         var log: [String] = []

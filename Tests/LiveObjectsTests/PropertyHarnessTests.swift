@@ -85,7 +85,7 @@ import Testing
 
     /// A realm of the harness models after a few operations.
     private func populatedRealm() async throws -> Realm {
-        let realm = try await Realm.open(.init(identifier: "harness-\(UUID())", objectTypes: propertyTestModelTypes))
+        let realm = try await openFreshRealm("harness", objectTypes: propertyTestModelTypes)
         let ops: [PropertyOperation] = [
             .write([.createPart(id: "p0", label: "red", sub: nil, api: .typed)]),
             .write([.createNode(id: 1, tag: "a", score: 3, next: nil, friends: [], note: NoteValue("x"), api: .typed)]),

@@ -3,12 +3,6 @@ import LiveObjects
 import LiveObjectsTestSupport
 import Testing
 
-/// The UTF-8 bytes of a string's NFC form (whose order is the order of its scalars), by the
-/// standard library's normalization, the one `==` uses. (Foundation's
-/// `precomposedStringWithCanonicalMapping` on Linux leaves a Hangul syllable and a following
-/// trailing jamo apart, which `==` composes.)
-func nfc(_ s: String) -> [UInt8] { s._nfcCodeUnits }
-
 /// A node whose `kids` may hold itself: paths through lists of any length.
 final class SafetyNode: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -458,7 +452,7 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
     /// Parsing, binding and evaluating never recurse as deep as the input goes: the longest
     /// key path and the deepest nesting both run on a 512 KiB stack.
     @Test func theLongestPathsAndDeepestNestingRunOnASmallStack() async throws {
-        let realm = try await Realm.open(.init(identifier: "small-stack-\(UUID())", objectTypes: [SafetyNode.self]))
+        let realm = try await openFreshRealm("small-stack", objectTypes: [SafetyNode.self])
         try await realm.write { r in
             let node = try r.create(SafetyNode.self, value: ["id": 1])
             node.kids.append(node)
@@ -496,7 +490,7 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
 
     /// Typed queries are bound like string predicates, with the same bound on key paths.
     @Test func typedQueriesMeetTheKeyPathBound() async throws {
-        let realm = try await Realm.open(.init(identifier: "typed-bound-\(UUID())", objectTypes: [SafetyNode.self]))
+        let realm = try await openFreshRealm("typed-bound", objectTypes: [SafetyNode.self])
         try await realm.write { r in
             let node = try r.create(SafetyNode.self, value: ["id": 1])
             node.kids.append(node)

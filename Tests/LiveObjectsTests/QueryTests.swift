@@ -3,26 +3,6 @@ import LiveObjects
 import LiveObjectsTestSupport
 import Testing
 
-/// A small shop and pet data set for query tests.
-func openQueryRealm() async throws -> Realm {
-    let realm = try await openPets("query")
-    try await realm.write { realm in
-        let people: [(Int, String, Int)] = [(1, "Ann", 30), (2, "bob", 25), (3, "Émile", 41), (4, "Дмитрий", 35)]
-        for (id, name, age) in people {
-            _ = try realm.create(Person.self, value: ["id": id, "name": name, "age": age])
-        }
-        let dogs: [(Int, String, Int, Int?)] = [
-            (1, "Rex", 3, 1), (2, "fido", 11, 1), (3, "Пятёрочка", 7, 2), (4, "Crème Brûlée", 12, 3),
-            (5, "file10", 1, nil), (6, "file2", 2, nil), (7, "apple", 5, 4), (8, "Banana", 14, 4),
-        ]
-        for (id, name, age, owner) in dogs {
-            let dog = try realm.create(Dog.self, value: ["id": id, "name": name, "age": age, "owner": owner as Any])
-            dog.owner?.dogs.append(dog)
-        }
-    }
-    return realm
-}
-
 @Suite struct QueryTests {
     func ids(_ realm: Realm, _ predicate: String, _ args: [PropertyValue] = []) async throws -> [Int] {
         try await realm.read { r in try r.objects(Dog.self).filter(predicate, arguments: args).map(\.id) }

@@ -3,11 +3,6 @@ import LiveObjects
 import LiveObjectsTestSupport
 import Testing
 
-/// A fresh realm with a unique identifier.
-func openPets(_ name: String = #function) async throws -> Realm {
-    try await Realm.open(.init(identifier: "\(name)-\(UUID())", objectTypes: petModelTypes))
-}
-
 @Suite struct RealmBasicsTests {
     @Test func schemaIsDiscoveredFromModels() async throws {
         let realm = try await openPets()

@@ -35,7 +35,7 @@ final class LinksOutside: Object {
 @Suite struct SchemaValidationTests {
     func openError(_ types: [Object.Type]) async -> LiveObjectsError? {
         do {
-            _ = try await Realm.open(.init(identifier: "invalid-\(UUID())", objectTypes: types))
+            _ = try await openFreshRealm("invalid", objectTypes: types)
             return nil
         } catch {
             return error

@@ -42,8 +42,7 @@ public enum PropertyHarness {
     public static func run(_ operations: [PropertyOperation]) async -> PropertyFailure? {
         let realm: Realm
         do {
-            realm = try await Realm.open(
-                .init(identifier: "property-\(UUID())", objectTypes: propertyTestModelTypes))
+            realm = try await openFreshRealm("property", objectTypes: propertyTestModelTypes)
         } catch {
             return PropertyFailure(
                 index: 0, operation: operations.first ?? .write([]), findings: ["cannot open a realm: \(error)"])
@@ -207,8 +206,7 @@ public enum PropertyHarness {
             let operations = OperationGenerator.operations(seed: seed, count: configuration.operations)
             let failure: PropertyFailure?
             do {
-                let realm = try await Realm.open(
-                    .init(identifier: "property-\(seed)-\(UUID())", objectTypes: propertyTestModelTypes))
+                let realm = try await openFreshRealm("property-\(seed)", objectTypes: propertyTestModelTypes)
                 (failure, report.outcomes) = await counting(operations, on: realm, outcomes: report.outcomes)
             } catch {
                 failure = PropertyFailure(

@@ -43,7 +43,7 @@ func swiftConstant<T>(_ value: PropertyValue, as type: T.Type) -> T? {
     }
 }
 
-func comparisonOperator(_ op: Op) -> PE.ComparisonOperator? {
+func comparisonOperator(_ op: QueryOperator) -> PE.ComparisonOperator? {
     switch op {
     case .less: .lessThan
     case .lessOrEqual: .lessThanOrEqual
@@ -55,15 +55,15 @@ func comparisonOperator(_ op: Op) -> PE.ComparisonOperator? {
 
 /// A value expression of a random Foundation predicate.
 protocol FoundationOperand {
-    func compare(_ op: Op, _ constant: PropertyValue, form: Int) -> BoolExpression?
-    func string(_ op: Op, _ pattern: String) -> BoolExpression?
+    func compare(_ op: QueryOperator, _ constant: PropertyValue, form: Int) -> BoolExpression?
+    func string(_ op: QueryOperator, _ pattern: String) -> BoolExpression?
 }
 
 /// A non-optional value.
 struct PlainOperand<E: StandardPredicateExpression>: FoundationOperand where E.Output: Comparable & Codable & Sendable {
     let expression: E
 
-    func compare(_ op: Op, _ constant: PropertyValue, form: Int) -> BoolExpression? {
+    func compare(_ op: QueryOperator, _ constant: PropertyValue, form: Int) -> BoolExpression? {
         switch op {
         case .in:
             guard case .list(let items) = constant else { return nil }
@@ -92,32 +92,32 @@ struct PlainOperand<E: StandardPredicateExpression>: FoundationOperand where E.O
         }
     }
 
-    func string(_ op: Op, _ pattern: String) -> BoolExpression? { nil }
+    func string(_ op: QueryOperator, _ pattern: String) -> BoolExpression? { nil }
 }
 
 /// A Boolean value (equality only).
 struct BoolOperand<E: StandardPredicateExpression>: FoundationOperand where E.Output == Bool {
     let expression: E
 
-    func compare(_ op: Op, _ constant: PropertyValue, form: Int) -> BoolExpression? {
+    func compare(_ op: QueryOperator, _ constant: PropertyValue, form: Int) -> BoolExpression? {
         guard case .bool(let b) = constant else { return nil }
         if op == .equal { return PE.Equal(lhs: expression, rhs: PE.Value(b)) }
         if op == .notEqual { return PE.NotEqual(lhs: expression, rhs: PE.Value(b)) }
         return nil
     }
 
-    func string(_ op: Op, _ pattern: String) -> BoolExpression? { nil }
+    func string(_ op: QueryOperator, _ pattern: String) -> BoolExpression? { nil }
 }
 
 /// A non-optional string.
 struct StringOperand<E: StandardPredicateExpression>: FoundationOperand where E.Output == String {
     let expression: E
 
-    func compare(_ op: Op, _ constant: PropertyValue, form: Int) -> BoolExpression? {
+    func compare(_ op: QueryOperator, _ constant: PropertyValue, form: Int) -> BoolExpression? {
         PlainOperand(expression: expression).compare(op, constant, form: form)
     }
 
-    func string(_ op: Op, _ pattern: String) -> BoolExpression? {
+    func string(_ op: QueryOperator, _ pattern: String) -> BoolExpression? {
         switch op {
         case .contains: PE.CollectionContainsCollection(base: expression, other: PE.Value(pattern))
         case .beginsWith: PE.SequenceStartsWith(base: expression, prefix: PE.Value(pattern))
@@ -131,7 +131,7 @@ struct OptionalOperand<E: StandardPredicateExpression, W>: FoundationOperand
 where E.Output == W?, W: Comparable & Codable & Sendable {
     let expression: E
 
-    func compare(_ op: Op, _ constant: PropertyValue, form: Int) -> BoolExpression? {
+    func compare(_ op: QueryOperator, _ constant: PropertyValue, form: Int) -> BoolExpression? {
         switch op {
         case .equal, .notEqual:
             let value: W? = swiftConstant(constant, as: W.self)
@@ -177,7 +177,7 @@ where E.Output == W?, W: Comparable & Codable & Sendable {
         }
     }
 
-    func string(_ op: Op, _ pattern: String) -> BoolExpression? {
+    func string(_ op: QueryOperator, _ pattern: String) -> BoolExpression? {
         guard W.self == String.self else { return nil }
         func open<S: StandardPredicateExpression>(_ e: S) -> BoolExpression? where S.Output == String? {
             switch op {
@@ -240,7 +240,7 @@ struct FoundationBuilder {
         }
     }
 
-    func leaf(_ operand: any FoundationOperand, _ op: Op, _ constant: PropertyValue) -> BoolExpression? {
+    func leaf(_ operand: any FoundationOperand, _ op: QueryOperator, _ constant: PropertyValue) -> BoolExpression? {
         if op.isStringOperation {
             guard case .string(let pattern) = constant else { return nil }
             return operand.string(op, pattern)
@@ -320,7 +320,8 @@ struct FoundationBuilder {
 
     /// `ANY`/`ALL`/`NONE` with one comparison on an element property.
     func quantified(
-        _ list: ListPath, _ field: ElementField, _ quantifier: RandomQuantifier, _ op: Op, _ constant: PropertyValue
+        _ list: ListPath, _ field: ElementField, _ quantifier: RandomQuantifier, _ op: QueryOperator,
+        _ constant: PropertyValue
     )
         -> BoolExpression?
     {
@@ -352,7 +353,8 @@ struct FoundationBuilder {
     }
 
     func each<S: StandardPredicateExpression, V: Comparable & Codable & Sendable>(
-        _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, V> & Sendable, _ quantifier: RandomQuantifier, _ op: Op,
+        _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, V> & Sendable, _ quantifier: RandomQuantifier,
+        _ op: QueryOperator,
         _ constant: PropertyValue
     ) -> BoolExpression? where S.Output: Sequence {
         guard let c = swiftConstant(constant, as: V.self) else { return nil }
@@ -374,7 +376,7 @@ struct FoundationBuilder {
 
     func eachString<S: StandardPredicateExpression>(
         _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, String> & Sendable, _ quantifier: RandomQuantifier,
-        _ op: Op,
+        _ op: QueryOperator,
         _ constant: PropertyValue
     ) -> BoolExpression? where S.Output: Sequence {
         guard case .string(let pattern) = constant else { return nil }
@@ -394,7 +396,7 @@ struct FoundationBuilder {
 
     func eachOptional<S: StandardPredicateExpression, W: Comparable & Codable & Sendable>(
         _ sequence: S, _ keyPath: any KeyPath<S.Output.Element, W?> & Sendable, _ quantifier: RandomQuantifier,
-        _ op: Op,
+        _ op: QueryOperator,
         _ constant: PropertyValue
     ) -> BoolExpression? where S.Output: Sequence {
         let value: W? = swiftConstant(constant, as: W.self)
@@ -420,7 +422,7 @@ struct FoundationBuilder {
     }
 
     /// `filter { one comparison }.count`.
-    func subqueryCount(_ list: ListPath, _ field: ElementField, _ op: Op, _ constant: PropertyValue) -> (
+    func subqueryCount(_ list: ListPath, _ field: ElementField, _ op: QueryOperator, _ constant: PropertyValue) -> (
         any FoundationOperand
     )? {
         func filtered<S: StandardPredicateExpression, V: Comparable & Codable & Sendable>(
