@@ -9,6 +9,64 @@ import Testing
         try await iterator.next()
     }
 
+    /// A key-path filter that names no property is a typed error naming it, for results and
+    /// for lists; the sequence ends at once instead of never reporting a modification.
+    @Test func aMisspelledKeyPathFilterIsATypedError() async throws {
+        let realm = try await openPets()
+        try await realm.write { r in
+            let ann = try r.create(Person.self, value: ["id": 1, "name": "Ann"])
+            ann.dogs.append(try r.create(Dog.self, value: ["id": 1, "name": "Rex"]))
+        }
+        func expectUnknown(_ label: String, _ subscribe: @Sendable (isolated Realm) -> Void) async {
+            do {
+                try await realm.read { r in subscribe(r) }
+                Issue.record("\(label): expected an error")
+            } catch let error as LiveObjectsError {
+                #expect(error.code == .unknownProperty, "\(label): \(error)")
+                #expect(error.objectType == "Dog", "\(label)")
+                #expect(error.property?.hasSuffix("nme") == true, "\(label): \(error)")
+            } catch {
+                Issue.record("\(label): \(error)")
+            }
+        }
+        await expectUnknown("results") { r in _ = r.objects(Dog.self).changes(keyPaths: ["nme"]) }
+        await expectUnknown("list") { r in
+            _ = r.object(ofType: Person.self, forPrimaryKey: 1)!.dogs.changes(keyPaths: ["owner.nme"])
+        }
+        // A correct filter still works, and the realm took no subscription for the bad ones.
+        let changes = try await realm.read { r in r.objects(Dog.self).changes(keyPaths: ["name"]) }
+        var iterator = changes.makeAsyncIterator()
+        #expect(try #require(await iterator.next()).isInitial)
+        try await realm.write { r in r.object(ofType: Dog.self, forPrimaryKey: 1)!.name = "Max" }
+        #expect(try #require(await iterator.next()).modifications == [0])
+    }
+
+    /// Change sets print as a person reads them, not as nested type names.
+    @Test func changeSetsDescribeThemselves() async throws {
+        let realm = try await openPets()
+        try await realm.write { r in
+            for (id, name) in [(1, "Bo"), (2, "Cy"), (3, "Al")] {
+                _ = try r.create(Dog.self, value: ["id": id, "name": name])
+            }
+        }
+        let changes = try await realm.read { r in r.objects(Dog.self).sorted(by: \.name).changes() }
+        var iterator = changes.makeAsyncIterator()
+        #expect(try #require(await iterator.next()).description == "initial (3 objects)")
+        try await realm.write { r in r.object(ofType: Dog.self, forPrimaryKey: 3)!.name = "Di" }
+        let change = try #require(await iterator.next())
+        #expect(change.moves.map(\.description) == ["0 → 2"])
+        #expect(change.description == "modifications [0], moves [0 → 2] (3 objects)", "\(change)")
+        let objectChanges = try await realm.read { r in r.object(ofType: Dog.self, forPrimaryKey: 1)!.changes() }
+        var objectIterator = objectChanges.makeAsyncIterator()
+        _ = await objectIterator.next()
+        try await realm.write { r in r.object(ofType: Dog.self, forPrimaryKey: 1)!.name = "Ed" }
+        guard case .changed(_, let properties)? = await objectIterator.next() else {
+            Issue.record("expected a change")
+            return
+        }
+        #expect(properties.map(\.description) == [#"name: "Bo" → "Ed""#])
+    }
+
     @Test func queryChangesAreExactAndIncremental() async throws {
         let realm = try await openQueryRealm()
         let changes = try await realm.read { r in

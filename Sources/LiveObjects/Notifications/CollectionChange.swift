@@ -85,3 +85,23 @@ public struct CollectionChanges<Element: Object>: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> AsyncIterator { ChangeIterator(stream) }
 }
+
+extension CollectionChange.Move: CustomStringConvertible {
+    /// `3 → 0`: the element at index 3 before the write is at index 0 after it.
+    public var description: String { "\(from) → \(to)" }
+}
+
+extension CollectionChange: CustomStringConvertible {
+    /// `initial (3 objects)`, or the changes of a write:
+    /// `deletions [0], insertions [2], modifications [1], moves [3 → 0] (3 objects)`.
+    public var description: String {
+        guard !isInitial else { return "initial (\(snapshot.count) objects)" }
+        var parts: [String] = []
+        if !deletions.isEmpty { parts.append("deletions \(deletions)") }
+        if !insertions.isEmpty { parts.append("insertions \(insertions)") }
+        if !modifications.isEmpty { parts.append("modifications \(modifications)") }
+        if !moves.isEmpty { parts.append("moves [" + moves.map(\.description).joined(separator: ", ") + "]") }
+        if parts.isEmpty { parts.append("no changes") }
+        return parts.joined(separator: ", ") + " (\(snapshot.count) objects)"
+    }
+}

@@ -201,3 +201,8 @@ extension Realm {
         try write(silencing: Set(tokens), body)
     }
 }
+
+extension PropertyChange: CustomStringConvertible {
+    /// `name: "Rex" → "Max"`.
+    public var description: String { "\(name): \(oldValue) → \(newValue)" }
+}

@@ -71,9 +71,11 @@ extension Results {
     ///   path counts the properties it names along its way: `"owner.name"` counts a change of
     ///   the object's `owner` link and of its owner's name; `"owner"` alone counts only the
     ///   link, not the owner's properties.
-    /// - Returns: An asynchronous sequence; iterate it from any actor. When the realm already
-    ///   has ``Realm/Configuration/maximumSubscriptions`` live subscriptions, the sequence ends
-    ///   at once and the enclosing ``Realm/read(_:)`` or ``Realm/write(_:)`` throws
+    /// - Returns: An asynchronous sequence; iterate it from any actor. When a key path names
+    ///   no property, the sequence ends at once and the enclosing ``Realm/read(_:)`` or
+    ///   ``Realm/write(_:)`` throws the error naming it (as `filter` and `sorted(byKeyPath:)`
+    ///   do). When the realm already has ``Realm/Configuration/maximumSubscriptions`` live
+    ///   subscriptions, the sequence ends at once and the enclosing call throws
     ///   `limitExceeded`.
     public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {
         let changeStream = ChangeStream<CollectionChange<Element>>()
@@ -108,7 +110,15 @@ extension Results {
                 try? BoundPath.resolve($0.split(separator: ".").map(String.init), from: table, store: store)
             }
         }
-        let (observed, filtered) = observedPaths(keyPaths, table: table)
+        let observed: [BoundPath]
+        let filtered: Bool
+        do {
+            (observed, filtered) = try observedPaths(keyPaths, table: table)
+        } catch {
+            store.recordError(error)
+            continuation.finish()
+            return CollectionChanges(stream: changeStream, token: store.nextSubscriptionToken())
+        }
         let subscription = CollectionSubscription<Element>(
             store: store, table: table, source: source, observedPaths: observed, membershipPaths: membership,
             filtered: filtered, continuation: continuation)
@@ -121,11 +131,21 @@ extension Results {
 
 extension ObjectCollection {
     /// Resolves a key-path filter, or the default deep paths (every property, one link deep).
-    func observedPaths(_ keyPaths: [String]?, table: Table) -> ([BoundPath], Bool) {
+    ///
+    /// - Throws: the error of a key path that names no property (the error names it).
+    func observedPaths(_ keyPaths: [String]?, table: Table) throws(LiveObjectsError) -> ([BoundPath], Bool) {
         let store = table.store!
         if let keyPaths {
-            let paths = keyPaths.compactMap {
-                try? BoundPath.resolve($0.split(separator: ".").map(String.init), from: table, store: store)
+            var paths: [BoundPath] = []
+            for keyPath in keyPaths {
+                do {
+                    paths.append(
+                        try BoundPath.resolve(keyPath.split(separator: ".").map(String.init), from: table, store: store))
+                } catch {
+                    throw LiveObjectsError(
+                        error.code, "cannot observe '\(keyPath)': \(error.message)", objectType: table.name,
+                        property: keyPath)
+                }
             }
             return (paths, true)
         }
@@ -164,7 +184,15 @@ extension ObjectCollection {
             return CollectionChanges(stream: changeStream, token: SubscriptionToken(id: 0))
         }
         let store = context.handle.store
-        let (observed, filtered) = observedPaths(keyPaths, table: target)
+        let observed: [BoundPath]
+        let filtered: Bool
+        do {
+            (observed, filtered) = try observedPaths(keyPaths, table: target)
+        } catch {
+            store.recordError(error)
+            continuation.finish()
+            return CollectionChanges(stream: changeStream, token: store.nextSubscriptionToken())
+        }
         let subscription = CollectionSubscription<Element>(
             store: store, table: target,
             source: .list(
