@@ -187,3 +187,39 @@ extension Optional: _Persistable where Wrapped: _Persistable {
         self?._encode() ?? _Input(.value(.null))
     }
 }
+
+// Swift collections are not property types: these unavailable conformances make the compiler
+// say what to write instead of naming the internal protocol.
+
+@available(
+    *, unavailable,
+    message: "a @Persisted list property is a List: write '@Persisted var tags: List<String>' (it starts empty)"
+)
+extension Array: _Persistable {
+    public static var _propertyTemplate: _PropertyTemplate { fatalError("unavailable") }
+    public static var _defaultValue: Array { [] }
+    public static func _decode(_ value: PropertyValue, _ context: _AccessContext) -> Array { [] }
+    public func _encode() -> _Input { fatalError("unavailable") }
+}
+
+@available(
+    *, unavailable,
+    message: "sets are not a property type: use a List (and keep its elements distinct), or a separate object type"
+)
+extension Set: _Persistable {
+    public static var _propertyTemplate: _PropertyTemplate { fatalError("unavailable") }
+    public static var _defaultValue: Set { [] }
+    public static func _decode(_ value: PropertyValue, _ context: _AccessContext) -> Set { [] }
+    public func _encode() -> _Input { fatalError("unavailable") }
+}
+
+@available(
+    *, unavailable,
+    message: "dictionaries are not a property type: use a List of embedded objects with key and value properties"
+)
+extension Dictionary: _Persistable {
+    public static var _propertyTemplate: _PropertyTemplate { fatalError("unavailable") }
+    public static var _defaultValue: Dictionary { [:] }
+    public static func _decode(_ value: PropertyValue, _ context: _AccessContext) -> Dictionary { [:] }
+    public func _encode() -> _Input { fatalError("unavailable") }
+}

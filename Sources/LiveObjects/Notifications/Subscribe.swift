@@ -140,7 +140,8 @@ extension ObjectCollection {
             for keyPath in keyPaths {
                 do {
                     paths.append(
-                        try BoundPath.resolve(keyPath.split(separator: ".").map(String.init), from: table, store: store))
+                        try BoundPath.resolve(keyPath.split(separator: ".").map(String.init), from: table, store: store)
+                    )
                 } catch {
                     throw LiveObjectsError(
                         error.code, "cannot observe '\(keyPath)': \(error.message)", objectType: table.name,
