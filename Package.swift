@@ -24,7 +24,8 @@ let package = Package(
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "LiveObjectsJSON", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
         // The walkthroughs: `swift run Playground` lists them, `swift run Playground NAME` runs one.
-        .executableTarget(name: "Playground", dependencies: ["LiveObjects", "Persistence", "LiveObjectsSync"]),
+        .executableTarget(
+            name: "Playground", dependencies: ["LiveObjects", "Persistence", "LiveObjectsSync"], path: "Playground"),
         // Started (and killed) by the crash test of the PersistenceTests.
         .executableTarget(
             name: "persistence-crash-child", dependencies: ["LiveObjects", "Persistence", "LiveObjectsTestSupport"]),

@@ -102,7 +102,7 @@ public actor SyncEngine {
     /// Creates an engine for a realm that keeps history.
     ///
     /// - Parameters:
-    ///   - realm: A realm opened with ``Realm/Configuration/keepsHistory``.
+    ///   - realm: A realm opened with `Realm.Configuration.keepsHistory`.
     ///   - transport: The app's connection to its server.
     ///   - types: The model classes to sync. Links to other types are not sent.
     ///   - configuration: Retries and backoff.

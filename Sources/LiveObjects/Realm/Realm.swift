@@ -157,7 +157,7 @@ public actor Realm {
     /// Adds unmanaged objects in a write of their own: the way to hand objects made outside the
     /// realm to it.
     ///
-    /// - Throws: the errors of ``add(_:update:)``.
+    /// - Throws: the errors of ``add(_:update:)-(Object,_)``.
     public func write(adding objects: sending [Object], update: UpdatePolicy = .error) throws {
         try store.beginWrite()
         try finishWrite(objects.forEach { try add($0, update: update) })

@@ -34,7 +34,7 @@ extension Repository {
         }
     }
 
-    /// Saves an item; see ``save(_:update:)-(Item,_)``.
+    /// Saves an item; see ``save(_:update:)-(Self.Item,_)``.
     public func save(
         _ item: sending Item, update: UpdatePolicy = .modified,
         completion: @escaping @Sendable (Result<Void, RepositoryError>) -> Void

@@ -101,7 +101,7 @@ extension Repository {
         try await save([item], update: update)
     }
 
-    /// Saves several items in one write: all are saved or none; see ``save(_:update:)-(Item,_)``.
+    /// Saves several items in one write: all are saved or none; see ``save(_:update:)-(Self.Item,_)``.
     public func save(_ items: sending [Item], update: UpdatePolicy = .modified) async throws(RepositoryError) {
         var models: [Object] = []
         do {

@@ -9,7 +9,7 @@
 ///
 /// It stays valid forever, also after the object is deleted in the live realm. Properties whose
 /// type is `Sendable` read directly as members; links read with ``link(_:)`` and lists with
-/// ``list(_:)``.
+/// `list(_:)` (for `List` and `LinkingObjects` properties).
 @dynamicMemberLookup
 public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible {
     let frozen: FrozenStore

@@ -74,7 +74,7 @@ extension Realm {
     }
 }
 
-/// The engine behind ``Realm/Storage/file(_:options:)``.
+/// The engine behind `Realm.Storage.file(_:options:)`.
 ///
 /// **Durability.** When a write returns, its commit is on disk under the options' policy: with
 /// the journal, its line is appended (and synced, with ``Options/syncsJournal``); with
@@ -94,7 +94,7 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
 
     /// When the snapshot file is written.
     public enum SavePolicy: Sendable, Hashable {
-        /// Only when ``Realm/save()`` is called, and (with the journal on) when the journal is
+        /// Only when `Realm.save()` is called, and (with the journal on) when the journal is
         /// folded: past its threshold and when the realm closes. Without the journal, changes
         /// not saved are lost when the realm closes.
         case manual
