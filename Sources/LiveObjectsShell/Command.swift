@@ -140,56 +140,10 @@ public struct CommandParser {
         self.bytes = Array(line.utf8)
     }
 
-    /// Splits input into commands at newlines and at `;` outside quotes and brackets.
+    /// Splits input into commands at newlines and at `;` outside quotes and brackets; a line
+    /// ending inside quotes or brackets continues on the next (see ``CommandSplitter``).
     public static func split(_ text: String) -> [String] {
-        var commands: [String] = []
-        var current: [UInt8] = []
-        var quote: UInt8?
-        var escaped = false
-        var depth = 0
-        for b in text.utf8 {
-            if let q = quote {
-                current.append(b)
-                if escaped {
-                    escaped = false
-                } else if b == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if b == q {
-                    quote = nil
-                }
-                if b == UInt8(ascii: "\n") {
-                    // An unterminated quote ends with its line.
-                    quote = nil
-                    current.removeLast()
-                    commands.append(String(decoding: current, as: UTF8.self))
-                    current = []
-                    depth = 0
-                }
-                continue
-            }
-            switch b {
-            case UInt8(ascii: "\""), UInt8(ascii: "'"):
-                quote = b
-                current.append(b)
-            case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "("):
-                depth += 1
-                current.append(b)
-            case UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"):
-                depth = max(0, depth - 1)
-                current.append(b)
-            case UInt8(ascii: "\n"):
-                commands.append(String(decoding: current, as: UTF8.self))
-                current = []
-                depth = 0
-            case UInt8(ascii: ";") where depth == 0:
-                commands.append(String(decoding: current, as: UTF8.self))
-                current = []
-            default:
-                current.append(b)
-            }
-        }
-        commands.append(String(decoding: current, as: UTF8.self))
-        return commands.filter { !$0.allSatisfy(\.isWhitespace) }
+        CommandSplitter.split(text).map(\.text)
     }
 
     // MARK: Errors

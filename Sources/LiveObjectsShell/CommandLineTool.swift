@@ -121,12 +121,17 @@ public enum CommandLineTool {
         public var prompt: (String) -> Void
         /// Opens and saves snapshot files (`PersistenceFileStore` in the `liveobj` command).
         public var fileStore: (any RealmFileStore)?
+        /// The line editor, when standard input and output are terminals: then lines are read
+        /// through it instead of `readLine`, and Ctrl-C interrupts commands.
+        public var terminal: TerminalLineReader?
 
         public init(
             arguments: [String], readLine: @escaping () -> String?, isInteractive: Bool,
             output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void,
-            prompt: @escaping (String) -> Void = { _ in }, fileStore: (any RealmFileStore)? = nil
+            prompt: @escaping (String) -> Void = { _ in }, fileStore: (any RealmFileStore)? = nil,
+            terminal: TerminalLineReader? = nil
         ) {
+            self.terminal = terminal
             self.arguments = arguments
             self.readLine = readLine
             self.isInteractive = isInteractive
@@ -183,16 +188,28 @@ public enum CommandLineTool {
         }
 
         let interactive = environment.isInteractive && options.commands.isEmpty
+        let terminal = interactive ? environment.terminal : nil
         let ask: ((String) -> Bool?)? =
             interactive
             ? { question in
-                environment.prompt(question)
-                guard let answer = environment.readLine() else { return nil }
+                let answer: String?
+                if let terminal {
+                    guard case .line(let line) = terminal.readLine(prompt: question, usesHistory: false) else {
+                        return nil
+                    }
+                    answer = line
+                } else {
+                    environment.prompt(question)
+                    answer = environment.readLine()
+                }
+                guard let answer else { return nil }
                 return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
             } : nil
         let shell = Shell(
             realm: realm, storage: storage, json: options.json,
-            io: ShellIO(output: environment.output, errorOutput: environment.errorOutput, ask: ask))
+            io: ShellIO(output: environment.output, errorOutput: environment.errorOutput, ask: ask),
+            interruption: terminal?.interruption ?? InterruptFlag())
+        terminal?.completer = { [unowned shell] line, cursor in shell.completions(line, cursor: cursor) }
 
         // -c: run the commands, stop at the first failure.
         if !options.commands.isEmpty {
@@ -215,17 +232,63 @@ public enum CommandLineTool {
             }
             environment.output("liveobj \(version): \(what). Type 'help' for the commands, 'quit' to leave.")
         }
-        while true {
-            if interactive { environment.prompt(shell.inTransaction ? "liveobj*> " : "liveobj> ") }
-            guard let line = environment.readLine() else { break }
-            switch await shell.run(line) {
+        // Lines are read one at a time; a command left open (quotes, brackets) continues on the
+        // next line with the continuation prompt.
+        var splitter = CommandSplitter()
+        var entry: [String] = []
+        reading: while true {
+            let prompt =
+                splitter.isContinuing ? continuationPrompt : shell.inTransaction ? "liveobj*> " : "liveobj> "
+            let line: String
+            if let terminal {
+                switch terminal.readLine(prompt: prompt) {
+                case .line(let text): line = text
+                case .interrupted:
+                    splitter.abandon()
+                    entry = []
+                    continue reading
+                case .ended:
+                    splitter.abandon()
+                    entry = []
+                    if terminal.isClosed { break reading }
+                    if await shell.confirmEnd() { return ExitCode.success }
+                    continue reading
+                }
+            } else {
+                if interactive { environment.prompt(prompt) }
+                guard let text = environment.readLine() else { break reading }
+                line = text
+            }
+            entry.append(line)
+            let commands = splitter.add(line: line)
+            if !splitter.isContinuing {
+                terminal?.record(entry.joined(separator: " "))
+                entry = []
+            }
+            for command in commands {
+                shell.scriptLine = interactive ? nil : command.line
+                switch await shell.runCommand(command.text) {
+                case .quit: return ExitCode.success
+                case .failed where !interactive: return await shell.finishAfterFailure()
+                case .failed: splitter.abandon()
+                case .succeeded: continue
+                }
+                break
+            }
+        }
+        if let command = splitter.finish() {
+            shell.scriptLine = interactive ? nil : command.line
+            switch await shell.runCommand(command.text) {
             case .quit: return ExitCode.success
-            case .failed where !interactive: return await shell.finishAfterFailure()
-            default: continue
+            case .failed: return await shell.finishAfterFailure()
+            case .succeeded: break
             }
         }
         return await shell.finish() ? ExitCode.success : ExitCode.failure
     }
+
+    /// The prompt of a line continuing a command, as wide as `liveobj> `.
+    static let continuationPrompt = "    ...> "
 }
 
 extension Shell {

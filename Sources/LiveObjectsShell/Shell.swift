@@ -62,6 +62,10 @@ public final class Shell {
     /// Whether the realm has committed changes its file does not have yet.
     public internal(set) var hasUnsavedChanges = false
     var watches: [Watch] = []
+    /// Raised by Ctrl-C at a terminal: the running command stops and changes nothing.
+    public let interruption: InterruptFlag
+    /// The line of the script the command being run starts on, named in its errors.
+    public var scriptLine: Int?
 
     /// A watched query, and the subscription armed for the command being run.
     struct Watch {
@@ -77,7 +81,11 @@ public final class Shell {
     }
 
     /// Creates a shell over a realm.
-    public init(realm: Realm, storage: ShellStorage = .memory, json: Bool = false, io: ShellIO) {
+    public init(
+        realm: Realm, storage: ShellStorage = .memory, json: Bool = false, io: ShellIO,
+        interruption: InterruptFlag = InterruptFlag()
+    ) {
+        self.interruption = interruption
         self.realm = realm
         self.storage = storage
         self.json = json
@@ -96,14 +104,15 @@ public final class Shell {
         return .succeeded
     }
 
-    /// Runs one command line.
-    func runCommand(_ line: String) async -> Outcome {
+    /// Runs one command (one piece of ``CommandSplitter``'s output).
+    public func runCommand(_ line: String) async -> Outcome {
+        interruption.clear()
         let command: Command
         do {
             guard let parsed = try CommandParser.parse(line) else { return .succeeded }
             command = parsed
         } catch {
-            io.errorOutput(error.text)
+            report(error.text)
             return .failed
         }
         if case .quit = command { return quit() ? .quit : .failed }
@@ -113,13 +122,13 @@ public final class Shell {
         do {
             try await execute(command, line: line)
         } catch let error as ShellError {
-            io.errorOutput(error.text)
+            report(error.text)
             outcome = .failed
         } catch let error as LiveObjectsError {
-            io.errorOutput("Error: " + Operations.message(error))
+            report("Error: " + Operations.message(error))
             outcome = .failed
         } catch {
-            io.errorOutput("Error: \(error)")
+            report("Error: \(error)")
             outcome = .failed
         }
         if !inTransaction { await reportWatches() }
@@ -140,6 +149,28 @@ public final class Shell {
             return false
         }
         return true
+    }
+
+    /// Writes an error, naming the script's line when there is one: `Error: line 3: …`.
+    func report(_ text: String) {
+        guard let scriptLine, text.hasPrefix("Error: ") else {
+            io.errorOutput(text)
+            return
+        }
+        io.errorOutput("Error: line \(scriptLine): " + text.dropFirst("Error: ".count))
+    }
+
+    /// At the end of input at a terminal (Ctrl-D): asks before losing an open transaction or
+    /// unsaved changes. Returns false to stay in the shell.
+    public func confirmEnd() async -> Bool {
+        if inTransaction {
+            guard let ask = io.ask, ask("A transaction is open. Roll it back and quit? [y/N] ") == true else {
+                return false
+            }
+            await realm.cancelWrite()
+            inTransaction = false
+        }
+        return quit()
     }
 
     func quit() -> Bool {
@@ -256,10 +287,15 @@ public final class Shell {
             print(text.joined(separator: "\n"), json: object)
 
         case .query(let request):
+            let interruption = self.interruption
             let (columns, rows) = try await realm.read { realm in
                 let results = try Operations.results(request, line: line, realm)
                 let columns = realm.schema[request.type]!.properties.filter(\.isStored).map(\.name)
-                let rows = results.compactMap { DynamicObject($0).map { Operations.json($0, realm) } }
+                var rows: [JSONValue] = []
+                for result in results {
+                    try interruption.check()
+                    if let object = DynamicObject(result) { rows.append(Operations.json(object, realm)) }
+                }
                 return (columns, rows)
             }
             print(Self.table(columns: columns, rows: rows), json: .array(rows))
@@ -279,11 +315,15 @@ public final class Shell {
             print("Updated \(type) \(name).", json: .object([("updated", .string(type)), ("count", 1)]))
 
         case .updateWhere(let type, let predicate, let assignments):
+            let interruption = self.interruption
             let n = try await change { realm in
                 let results = try Operations.results(QueryRequest(type: type, predicate: predicate), line: line, realm)
                 let objects = results.compactMap { DynamicObject($0) }
                 let pairs = assignments.map { ($0.property, $0.value) }
-                for object in objects { try Operations.apply(pairs, to: object, realm) }
+                for object in objects {
+                    try interruption.check()
+                    try Operations.apply(pairs, to: object, realm)
+                }
                 return objects.count
             }
             print(
@@ -300,10 +340,14 @@ public final class Shell {
             print("Deleted \(type) \(name).", json: .object([("deleted", .string(type)), ("count", 1)]))
 
         case .deleteWhere(let type, let predicate):
+            let interruption = self.interruption
             let n = try await change { realm in
                 let results = try Operations.results(QueryRequest(type: type, predicate: predicate), line: line, realm)
                 let objects = results.compactMap { DynamicObject($0) }
-                for object in objects where !object.isInvalidated { try realm.delete(object) }
+                for object in objects where !object.isInvalidated {
+                    try interruption.check()
+                    try realm.delete(object)
+                }
                 return objects.count
             }
             print(
