@@ -93,14 +93,14 @@ extension Shell {
         parts.removeLast()
         var current = schema
         for part in parts {
-            let name = part.hasPrefix("@") ? part : part
-            guard let property = current.properties.first(where: { $0.name == name }),
+            guard let property = current.properties.first(where: { $0.name == part }),
                 let target = property.objectType.flatMap({ realm.schema[$0] })
             else { return [] }
             current = target
         }
         let prefix = parts.isEmpty ? "" : parts.joined(separator: ".") + "."
-        return current.properties.map { prefix + $0.name }
+        // A link ends with a dot, as a directory ends with a slash: its properties come next.
+        return current.properties.map { prefix + $0.name + ($0.objectType != nil ? "." : "") }
     }
 
     /// Files and directories (with a `/`) whose path starts with `word`.

@@ -124,7 +124,10 @@ public final class TerminalLineReader {
         let wake = wakeWrite
         winch.setEventHandler { writeAll(wake, [1]) }
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupt.setEventHandler { flag.raise() }
+        interrupt.setEventHandler {
+            flag.raise()
+            writeAll(STDOUT_FILENO, Array("\n".utf8))  // after the terminal's ^C
+        }
         winch.resume()
         interrupt.resume()
         sources = [winch, interrupt]
@@ -244,6 +247,8 @@ public final class TerminalLineReader {
             if result == .interrupted { text += "^C" }
             write(text)
         }
+        // Out of raw mode before the newline: once it shows, Ctrl-C is a signal again.
+        leaveRawMode()
         write(renderer.finish())
         return result
     }
