@@ -1,3 +1,5 @@
+import Foundation
+
 /// Cuts input into commands, line by line: a command ends at the end of its line or at `;`,
 /// outside quotes and brackets. A line that ends inside a quote or an unclosed `{`, `[` or `(`
 /// continues on the next line (the lines are joined with a space). `#` starts a comment at the
@@ -93,9 +95,8 @@ public struct CommandSplitter: Sendable {
     mutating func take() -> Command? {
         defer { abandon() }
         guard !isBlank(current) else { return nil }
-        var text = String(decoding: current, as: UTF8.self)
-        while text.last?.isWhitespace == true { text.removeLast() }
-        return Command(text: text, line: startLine)
+        let text = String(decoding: current, as: UTF8.self)
+        return Command(text: text.trimmingCharacters(in: .whitespaces), line: startLine)
     }
 
     /// Splits text (lines, commands separated by `;`) into commands.

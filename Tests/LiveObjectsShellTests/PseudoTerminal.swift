@@ -91,6 +91,19 @@ final class PseudoTerminal {
         close(master)
     }
 
+    /// Written by the shell when it starts reading a line (bracketed paste on), and when it has
+    /// read one (bracketed paste off).
+    static let startsReading = "\u{1B}[?2004h"
+    static let hasRead = "\u{1B}[?2004l"
+
+    /// Types a command and Enter; returns what the shell printed until it reads the next line.
+    @discardableResult
+    func run(_ command: String) throws -> String {
+        send(command + "\r")
+        try waitFor(Self.hasRead)
+        return try waitFor(Self.startsReading)
+    }
+
     /// Types keys (text with escape sequences and control characters).
     func send(_ keys: String) {
         let data = Array(keys.utf8)
