@@ -81,7 +81,7 @@ import Testing
                     count Dog where owner == nil
                     """)),
             stdout: "Transaction open.\nDeleted Dog 3.\n",
-            stderr: "Error: Dog.owner: there is no Person with primary key 99\nThe open transaction was rolled back.\n",
+            stderr: "Error: line 3: Dog.owner: there is no Person with primary key 99\nThe open transaction was rolled back.\n",
             code: 1)
         // Inside an open transaction, interactive use continues after an error; the failed
         // command's partial changes are undone, the earlier ones kept.
@@ -98,8 +98,8 @@ import Testing
 
     @Test func scriptStopsAtTheFirstFailure() async {
         expectRun(
-            await liveobj(["--demo"], stdin: "count Dog\n# a comment\n\ncount Cat\ncount Person\n"),
-            stdout: "7\n", stderr: "Error: there is no object type named 'Cat'; 'types' lists them\n", code: 1)
+            await liveobj(["--demo"], stdin: "count Dog  # seven\n# a comment\n\ncount Cat\ncount Person\n"),
+            stdout: "7\n", stderr: "Error: line 4: there is no object type named 'Cat'; 'types' lists them\n", code: 1)
     }
 
     // MARK: Transactions
@@ -287,7 +287,7 @@ import Testing
         #expect(try CommandParser.parse("   # comment") == nil)
         #expect(
             CommandParser.split(#"count Dog; create Dog {"name": "a;b"}; query Dog where name == ';'"#) == [
-                "count Dog", #" create Dog {"name": "a;b"}"#, " query Dog where name == ';'",
+                "count Dog", #"create Dog {"name": "a;b"}"#, "query Dog where name == ';'",
             ])
         guard
             case .define(let definition)? = try CommandParser.parse(
