@@ -330,7 +330,9 @@ public struct CommandParser {
         switch stop {
         case "sort": return keyword("sort") && keyword("by")
         case "limit":
-            guard keyword("limit"), let w = word(), Int(w) != nil else { return false }
+            guard keyword("limit") else { return false }
+            if atEnd { return true }
+            guard let w = word(), Int(w) != nil else { return false }
             return atEnd || keyword("sort")
         case "set":
             guard keyword("set"), word() != nil else { return false }
@@ -348,7 +350,9 @@ public struct CommandParser {
         let nameStart = position
         guard let name = word() else { throw error("expected a command", at: nameStart) }
         guard let doc = CommandDoc.named(name) else {
-            throw ShellError("unknown command '\(name)'; type 'help' for the list")
+            let names = CommandDoc.all.flatMap { [$0.name] + $0.aliases }
+            let suggestion = Suggestion.closest(to: name, among: names).map { " did you mean '\($0)'?" } ?? ""
+            throw ShellError("unknown command '\(name)';\(suggestion) type 'help' for the list")
         }
         let command = doc.name
         func typeName() throws(ShellError) -> String {
@@ -443,9 +447,12 @@ public struct CommandParser {
         var request = QueryRequest(type: type)
         if keyword("where") { request.predicate = try predicate(stoppingAt: ["sort", "limit"]) }
         if keyword("sort") {
-            guard keyword("by") else { throw usage(command) }
+            guard keyword("by") else { throw error("the sort clause reads 'sort by KEYPATH [asc|desc]'") }
             repeat {
-                guard let path = word() else { throw usage(command) }
+                let start = position
+                guard let path = word() else {
+                    throw error("the sort clause needs a key path: sort by KEYPATH [asc|desc]", at: start)
+                }
                 var ascending = true
                 if keyword("desc") { ascending = false } else { _ = keyword("asc") }
                 request.sorts.append(SortField(path, ascending: ascending))
@@ -457,7 +464,7 @@ public struct CommandParser {
         if keyword("limit") {
             let start = position
             guard let w = word(), let n = Int(w), n >= 0 else {
-                throw error("limit takes a number of objects", at: start)
+                throw error("the limit clause needs a number of objects: limit N", at: start)
             }
             request.limit = n
         }

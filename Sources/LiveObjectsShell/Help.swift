@@ -24,6 +24,7 @@ struct CommandDoc: Sendable {
         let width = all.map { $0.summary.count }.max()!
         let lines = all.map { doc in
             "  " + doc.summary + String(repeating: " ", count: width - doc.summary.count + 2) + doc.abstract
+                + (doc.aliases.isEmpty ? "" : " Alias: " + doc.aliases.joined(separator: ", ") + ".")
         }
         return """
             COMMANDS:
