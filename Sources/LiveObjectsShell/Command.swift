@@ -31,7 +31,12 @@ public struct QueryRequest: Hashable, Sendable {
         var s = type
         if let predicate { s += " where " + predicate.text }
         if !sorts.isEmpty {
-            s += " sort by " + sorts.map { $0.keyPath + ($0.ascending ? "" : " desc") }.joined(separator: ", ")
+            s +=
+                " sort by "
+                + sorts.map { sort in
+                    let mode = CommandParser.sortModes.first { $0.value == sort.comparison && $0.value != .natural }
+                    return sort.keyPath + (sort.ascending ? "" : " desc") + (mode.map { " " + $0.key } ?? "")
+                }.joined(separator: ", ")
         }
         if let limit { s += " limit \(limit)" }
         return s
@@ -87,6 +92,8 @@ public enum Command: Hashable, Sendable {
     case export(type: String?, path: String)
     case save
     case stats
+    /// `mode [table|vertical|json|csv]`: sets (or shows) the output mode.
+    case mode(OutputMode?)
     case quit
 }
 
@@ -436,6 +443,16 @@ public struct CommandParser {
             result = command == "import" ? .importFile(type: type, path: file) : .export(type: type, path: file)
         case "save": result = .save
         case "stats": result = .stats
+        case "mode":
+            let start = position
+            if let w = word() {
+                guard let mode = OutputMode(rawValue: w.lowercased()) else {
+                    throw error("unknown output mode '\(w)'; the modes are table, vertical, json and csv", at: start)
+                }
+                result = .mode(mode)
+            } else {
+                result = .mode(nil)
+            }
         default: result = .quit
         }
         try requireEnd(command)
@@ -453,9 +470,22 @@ public struct CommandParser {
                 guard let path = word() else {
                     throw error("the sort clause needs a key path: sort by KEYPATH [asc|desc]", at: start)
                 }
+                // Direction and string comparison, in either order; strings sort for people
+                // (natural) unless told otherwise.
                 var ascending = true
-                if keyword("desc") { ascending = false } else { _ = keyword("asc") }
-                request.sorts.append(SortField(path, ascending: ascending))
+                var comparison = StringComparison.natural
+                while true {
+                    if keyword("desc") {
+                        ascending = false
+                    } else if keyword("asc") {
+                        ascending = true
+                    } else if let mode = Self.sortModes.first(where: { keyword($0.key) }) {
+                        comparison = mode.value
+                    } else {
+                        break
+                    }
+                }
+                request.sorts.append(SortField(path, ascending: ascending, comparison: comparison))
                 skipSpace()
                 guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else { break }
                 position += 1
@@ -502,6 +532,11 @@ public struct CommandParser {
         }
         return TypeDefinition(name: name, isEmbedded: isEmbedded, properties: properties)
     }
+
+    /// The string comparisons of `sort by`.
+    static let sortModes: KeyValuePairs<String, StringComparison> = [
+        "natural": .natural, "nocase": .caseInsensitive, "binary": .exact,
+    ]
 
     static let primitiveTypes: [String: PropertyType] = [
         "Bool": .bool, "Int": .int, "Int8": .int8, "Int16": .int16, "Int32": .int32, "Int64": .int64,

@@ -23,6 +23,8 @@ public enum CommandLineTool {
         public var create = false
         public var commands: [String] = []
         public var json = false
+        /// `--mode`: the output mode at the start.
+        public var mode: OutputMode?
         public var help = false
         public var version = false
     }
@@ -33,7 +35,7 @@ public enum CommandLineTool {
     }
 
     public static let usage =
-        "liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]"
+        "liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json] [--mode <mode>]"
 
     public static let help = """
         OVERVIEW: An interactive shell for LiveObjects realms.
@@ -54,6 +56,7 @@ public enum CommandLineTool {
           -c, --command <command> Run a command (';' separates several) and exit. Can be
                                   repeated.
           --json                  Print every result as one JSON document per line.
+          --mode <mode>           Print results as table (the default), vertical, json or csv.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -80,6 +83,13 @@ public enum CommandLineTool {
             case "--json": options.json = true
             case "-h", "--help": options.help = true
             case "--version": options.version = true
+            case "--mode":
+                guard i < arguments.count else { throw UsageError(message: "Missing value for '--mode <mode>'") }
+                guard let mode = OutputMode(rawValue: arguments[i]) else {
+                    throw UsageError(message: "Unknown mode '\(arguments[i])' (table, vertical, json, csv)")
+                }
+                options.mode = mode
+                i += 1
             case "-c", "--command":
                 guard i < arguments.count else {
                     throw UsageError(message: "Missing value for '-c <command>'")
@@ -121,6 +131,8 @@ public enum CommandLineTool {
         public var prompt: (String) -> Void
         /// Opens and saves snapshot files (`PersistenceFileStore` in the `liveobj` command).
         public var fileStore: (any RealmFileStore)?
+        /// The width of standard output when it is a terminal (tables are cut to it).
+        public var outputWidth: () -> Int? = { nil }
         /// The line editor, when standard input and output are terminals: then lines are read
         /// through it instead of `readLine`, and Ctrl-C interrupts commands.
         public var terminal: TerminalLineReader?
@@ -206,8 +218,10 @@ public enum CommandLineTool {
                 return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
             } : nil
         let shell = Shell(
-            realm: realm, storage: storage, json: options.json,
-            io: ShellIO(output: environment.output, errorOutput: environment.errorOutput, ask: ask),
+            realm: realm, storage: storage, json: options.json, mode: options.mode,
+            io: ShellIO(
+                output: environment.output, errorOutput: environment.errorOutput, ask: ask,
+                width: environment.outputWidth),
             interruption: terminal?.interruption ?? InterruptFlag())
         terminal?.completer = { [unowned shell] line, cursor in shell.completions(line, cursor: cursor) }
 

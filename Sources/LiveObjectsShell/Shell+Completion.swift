@@ -50,6 +50,7 @@ extension Shell {
             }
             return Self.propertyModifiers
         case "create", "get": return words.count == 1 ? typeNames : []
+        case "mode": return words.count == 1 ? OutputMode.allCases.map(\.rawValue) : []
         case "query", "count", "update", "delete", "watch":
             var typeIndex = 1
             if command == "watch" {

@@ -31,11 +31,15 @@ public struct ShellIO {
     public var errorOutput: (String) -> Void
     /// Asks a yes/no question when interactive; nil when there is nobody to ask.
     public var ask: ((String) -> Bool?)?
+    /// The width of the terminal showing the output, or nil when it is not a terminal (then
+    /// table values are never cut).
+    public var width: () -> Int?
 
     public init(
         output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void,
-        ask: ((String) -> Bool?)? = nil
+        ask: ((String) -> Bool?)? = nil, width: @escaping () -> Int? = { nil }
     ) {
+        self.width = width
         self.output = output
         self.errorOutput = errorOutput
         self.ask = ask
@@ -55,7 +59,9 @@ public final class Shell {
     /// The realm the commands run against (replaced by `define`).
     public internal(set) var realm: Realm
     let storage: ShellStorage
-    let json: Bool
+    /// How results are printed (`mode`).
+    public internal(set) var mode: OutputMode
+    var json: Bool { mode == .json }
     var io: ShellIO
     /// Whether a transaction opened by `begin` is open.
     public internal(set) var inTransaction = false
@@ -82,13 +88,13 @@ public final class Shell {
 
     /// Creates a shell over a realm.
     public init(
-        realm: Realm, storage: ShellStorage = .memory, json: Bool = false, io: ShellIO,
+        realm: Realm, storage: ShellStorage = .memory, json: Bool = false, mode: OutputMode? = nil, io: ShellIO,
         interruption: InterruptFlag = InterruptFlag()
     ) {
+        self.mode = mode ?? (json ? .json : .table)
         self.interruption = interruption
         self.realm = realm
         self.storage = storage
-        self.json = json
         self.io = io
     }
 
@@ -239,10 +245,10 @@ public final class Shell {
                 try realm.schema.objectSchemas.map { s in (s.name, s.isEmbedded, try realm.dynamicObjects(s.name).count)
                 }
             }
-            var table = TextTable(columns: ["type", "objects", "kind"])
+            var table = TextTable(columns: ["type", "objects", "kind"], maximumWidth: io.width())
             table.rows = rows.map { [$0.0, String($0.2), $0.1 ? "embedded" : ""] }
             print(
-                table.text,
+                table.rendered(mode),
                 json: .array(
                     rows.map {
                         .object([("name", .string($0.0)), ("objects", .int(Int64($0.2))), ("embedded", .bool($0.1))])
@@ -256,13 +262,7 @@ public final class Shell {
             }
             print(
                 schemas.map(\.description).joined(separator: "\n"),
-                json: .array(
-                    schemas.map { s in
-                        .object([
-                            ("name", .string(s.name)), ("embedded", .bool(s.isEmbedded)),
-                            ("properties", .array(s.properties.map { .string($0.description) })),
-                        ])
-                    }))
+                json: .array(schemas.map(Self.json)))
 
         case .define(let definition):
             try await define(definition)
@@ -298,7 +298,7 @@ public final class Shell {
                 }
                 return (columns, rows)
             }
-            print(Self.table(columns: columns, rows: rows), json: .array(rows))
+            print(table(columns: columns, rows: rows), json: .array(rows))
 
         case .count(let type, let predicate):
             let n = try await realm.read { realm in
@@ -392,10 +392,10 @@ public final class Shell {
             print("Stopped watching \(name).", json: .object([("unwatched", .string(name))]))
 
         case .watches:
-            var table = TextTable(columns: ["watch", "query"])
+            var table = TextTable(columns: ["watch", "query"], maximumWidth: io.width())
             table.rows = watches.map { [$0.name, $0.request.text] }
             print(
-                watches.isEmpty ? "No watches." : table.text,
+                watches.isEmpty ? "No watches." : table.rendered(mode),
                 json: .array(
                     watches.map { .object([("name", .string($0.name)), ("query", .string($0.request.text))]) }))
 
@@ -419,22 +419,63 @@ public final class Shell {
         case .stats:
             try await stats()
 
+        case .mode(let newMode):
+            if let newMode { mode = newMode }
+            print("Output mode: \(mode.rawValue).", json: .object([("mode", .string(mode.rawValue))]))
+
         case .quit:
             break
         }
+    }
+
+    /// A type's schema as JSON fields.
+    static func json(_ schema: ObjectSchema) -> JSONValue {
+        .object([
+            ("name", .string(schema.name)), ("embedded", .bool(schema.isEmbedded)),
+            (
+                "properties",
+                .array(
+                    schema.properties.map { p in
+                        var fields: [(String, JSONValue)] = [
+                            ("name", .string(p.name)),
+                            ("type", .string("\(p.type)")),
+                            ("optional", .bool(p.isOptional)), ("list", .bool(p.isList)),
+                        ]
+                        if let objectType = p.objectType { fields.append(("objectType", .string(objectType))) }
+                        if let origin = p.originProperty { fields.append(("originProperty", .string(origin))) }
+                        if p.isPrimaryKey { fields.append(("primaryKey", true)) }
+                        if p.isIndexed { fields.append(("indexed", true)) }
+                        if p.type == .object { fields.append(("deleteRule", .string("\(p.deleteRule)"))) }
+                        return .object(fields)
+                    })
+            ),
+        ])
     }
 
     static func count(_ n: Int, _ type: String) -> String {
         "\(n) \(type) object\(n == 1 ? "" : "s")"
     }
 
-    /// An aligned table of objects with a count line.
-    static func table(columns: [String], rows: [JSONValue]) -> String {
+    /// Objects in the output mode: an aligned table with a count line, blocks of lines, or CSV
+    /// (values in full, strings unescaped).
+    func table(columns: [String], rows: [JSONValue]) -> String {
+        var table = TextTable(columns: columns, maximumWidth: mode == .table ? io.width() : nil)
+        if mode == .csv {
+            table.rows = rows.map { row in
+                columns.map { column in
+                    switch row[column] ?? .null {
+                    case .string(let s): s
+                    case .null: ""
+                    case let value: value.compact
+                    }
+                }
+            }
+            return table.rendered(.csv)
+        }
         let footer = "(\(rows.count) object\(rows.count == 1 ? "" : "s"))"
         guard !rows.isEmpty else { return footer }
-        var table = TextTable(columns: columns)
         table.rows = rows.map { row in columns.map { TextTable.cell(row[$0] ?? .null) } }
-        return table.text + "\n" + footer
+        return table.rendered(mode) + "\n" + footer
     }
 
     // MARK: Stats

@@ -5,7 +5,7 @@ import LiveObjectsShell
 // Output is written unbuffered, so that results and errors keep their order. At a terminal
 // (standard input and output both), lines are read with the shell's line editor.
 let terminal = TerminalLineReader(history: .fromEnvironment(ProcessInfo.processInfo.environment))
-let environment = CommandLineTool.Environment(
+var environment = CommandLineTool.Environment(
     arguments: Array(CommandLine.arguments.dropFirst()),
     readLine: { readLine(strippingNewline: true) },
     isInteractive: isatty(0) != 0,
@@ -14,4 +14,5 @@ let environment = CommandLineTool.Environment(
     prompt: { FileHandle.standardOutput.write(Data($0.utf8)) },
     fileStore: PersistenceFileStore(),
     terminal: terminal)
+environment.outputWidth = { TerminalLineReader.outputWidth() }
 exit(await CommandLineTool.run(environment))

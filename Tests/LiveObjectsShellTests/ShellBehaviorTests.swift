@@ -82,7 +82,7 @@ import Testing
     @Test func commandErrors() async {
         let cases: [(String, String)] = [
             ("frob", "unknown command 'frob'; type 'help' for the list"),
-            ("query", "usage: query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc], ...] [limit N]"),
+            ("query", "usage: query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc] [natural|nocase|binary], ...] [limit N]"),
             ("count Dgo", "there is no object type named 'Dgo'; did you mean 'Dog'?"),
             ("count Cat", "there is no object type named 'Cat'; 'types' lists them"),
             ("qeury Dog", "unknown command 'qeury'; did you mean 'query'? type 'help' for the list"),
@@ -282,14 +282,14 @@ import Testing
         #expect(help.code == 0 && help.stderr == "")
         #expect(help.stdout.hasPrefix("OVERVIEW: An interactive shell for LiveObjects realms.\n"))
         #expect(
-            help.stdout.contains("\nUSAGE: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]\n"))
+            help.stdout.contains("\nUSAGE: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json] [--mode <mode>]\n"))
         #expect(help.stdout.contains("\nOPTIONS:\n  --demo "))
         expectRun(await liveobj(["--version"]), stdout: "0.1.0\n")
     }
 
     @Test func usageErrorsExit64() async {
         let usage =
-            "Usage: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]\n  See 'liveobj --help' for more information.\n"
+            "Usage: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json] [--mode <mode>]\n  See 'liveobj --help' for more information.\n"
         expectRun(await liveobj(["--bogus"]), stdout: "", stderr: "Error: Unknown option '--bogus'\n" + usage, code: 64)
         expectRun(
             await liveobj(["--demo", "-c"]), stdout: "", stderr: "Error: Missing value for '-c <command>'\n" + usage,
@@ -317,7 +317,10 @@ import Testing
                 == .query(
                     QueryRequest(
                         type: "Dog", predicate: PredicateText(text: #"name == "a sort by b" AND age > 2"#, offset: 16),
-                        sorts: [SortField("owner.name", ascending: false), SortField("age")], limit: 3)))
+                        sorts: [
+                            SortField("owner.name", ascending: false, comparison: .natural),
+                            SortField("age", comparison: .natural),
+                        ], limit: 3)))
         #expect(
             try CommandParser.parse(#"update Dog where name == 'set x = 1' set age = 3, name = 'Rex'"#)
                 == .updateWhere(

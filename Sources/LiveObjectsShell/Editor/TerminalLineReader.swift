@@ -308,6 +308,11 @@ public final class TerminalLineReader {
         isRawModeOn = 0
     }
 
+    /// The width of standard output when it is a terminal, else nil.
+    public static func outputWidth() -> Int? {
+        isatty(STDOUT_FILENO) == 1 ? columns(of: STDOUT_FILENO) : nil
+    }
+
     static func columns(of fd: Int32) -> Int {
         var size = winsize()
         guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
