@@ -112,7 +112,6 @@ public final class Shell {
 
     /// Runs one command (one piece of ``CommandSplitter``'s output).
     public func runCommand(_ line: String) async -> Outcome {
-        interruption.clear()
         let command: Command
         do {
             guard let parsed = try CommandParser.parse(line) else { return .succeeded }

@@ -151,6 +151,9 @@ public final class TerminalLineReader {
     public func readLine(prompt: String, usesHistory: Bool = true) -> TerminalRead {
         enterRawMode()
         defer { leaveRawMode() }
+        // In raw mode Ctrl-C is a key, not a signal: a Ctrl-C from now on is for this line, one
+        // from before was for the commands run since the last line, which ended.
+        interruption.clear()
         if decoder.isEmpty && editor.isPasting { _ = editor.handle(.pasteEnd) }
         editor.history = usesHistory ? history.entries : []
         editor.reset()
@@ -303,9 +306,9 @@ public final class TerminalLineReader {
 
     func leaveRawMode() {
         guard isRawModeOn != 0 else { return }
-        write("\u{1B}[?2004l")
         tcsetattr(input, TCSANOW, &savedAttributes)
         isRawModeOn = 0
+        write("\u{1B}[?2004l")
     }
 
     /// The width of standard output when it is a terminal, else nil.
