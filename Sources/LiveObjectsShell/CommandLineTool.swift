@@ -60,6 +60,17 @@ public enum CommandLineTool {
           --version               Show the version.
           -h, --help              Show help information.
 
+        AT A TERMINAL:
+          Lines are edited in place (arrows, Home/End, Ctrl-A/E/K/U/W, Alt-B/F), Up/Down and
+          Ctrl-R go through the history, Tab completes, Ctrl-C abandons the line or stops a running
+          command, Ctrl-D on an empty line leaves. A line ending inside quotes or brackets
+          continues on the next.
+
+        ENVIRONMENT:
+          LIVEOBJ_HISTORY         The history file (default ~/.liveobj_history, mode 0600).
+          LIVEOBJ_HISTORY_SIZE    The most commands kept (default 1000).
+          LIVEOBJ_NO_HISTORY      When set, the history is not read nor written.
+
         EXIT STATUS:
           0 on success, 1 when a command failed in a script or -c, 64 for a usage error.
         """

@@ -65,7 +65,8 @@ public struct CommandSplitter: Sendable {
             case UInt8(ascii: ";") where depth == 0:
                 if let command = take() { done.append(command) }
             case UInt8(ascii: "#")
-            where isBlank(current) || ((i == 0 || Self.isSpace(bytes[i - 1])) && (i + 1 == bytes.count || Self.isSpace(bytes[i + 1]))):
+            where isBlank(current)
+                || ((i == 0 || Self.isSpace(bytes[i - 1])) && (i + 1 == bytes.count || Self.isSpace(bytes[i + 1]))):
                 break scan
             default:
                 current.append(b)

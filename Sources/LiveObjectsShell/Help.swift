@@ -30,7 +30,8 @@ struct CommandDoc: Sendable {
             COMMANDS:
             \(lines.joined(separator: "\n"))
 
-              Commands are separated by new lines or ';'. Type 'help COMMAND' for details.
+              Commands are separated by new lines or ';'; a line ending inside quotes or brackets
+              continues on the next; '#' starts a comment. Type 'help COMMAND' for details.
             """
     }
 

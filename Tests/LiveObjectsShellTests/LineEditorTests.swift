@@ -26,7 +26,8 @@ import Testing
         decoder.feed(Array("a\u{1B}[A\u{1B}OH\u{1B}[3~\u{1B}b\u{1B}[1;5C\u{01}\t\r\u{7F}".utf8))
         var keys: [EditorKey] = []
         while let key = decoder.next() { keys.append(key) }
-        #expect(keys == [.text("a"), .up, .home, .delete, .wordLeft, .wordRight, .control("a"), .tab, .enter, .backspace])
+        #expect(
+            keys == [.text("a"), .up, .home, .delete, .wordLeft, .wordRight, .control("a"), .tab, .enter, .backspace])
     }
 
     @Test func waitsForTheRestOfASplitSequence() {
@@ -102,7 +103,8 @@ import Testing
     @Test func tabCompletesAndAPasteInsertsTabs() {
         var editor = LineEditor()
         editor.completer = { line, cursor in
-            let start = line.prefix(cursor).lastIndex(of: " ").map { line.distance(from: line.startIndex, to: $0) + 1 } ?? 0
+            let start =
+                line.prefix(cursor).lastIndex(of: " ").map { line.distance(from: line.startIndex, to: $0) + 1 } ?? 0
             let word = String(Array(line)[start..<cursor])
             return CompletionCandidates(start: start, candidates: ["query", "quit"].filter { $0.hasPrefix(word) })
         }
@@ -154,10 +156,16 @@ import Testing
         var splitter = CommandSplitter()
         #expect(splitter.add(line: #"create Dog {"id": 1,"#).isEmpty)
         #expect(splitter.isContinuing)
-        #expect(splitter.add(line: #" "name": "a"}  # a comment"#) == [.init(text: #"create Dog {"id": 1,  "name": "a"}"#, line: 1)])
+        #expect(
+            splitter.add(line: #" "name": "a"}  # a comment"#) == [
+                .init(text: #"create Dog {"id": 1,  "name": "a"}"#, line: 1)
+            ])
         #expect(!splitter.isContinuing)
         #expect(splitter.add(line: "get Toy #3 # the ball; count Dog") == [.init(text: "get Toy #3", line: 3)])
         #expect(splitter.add(line: "query Dog where name == 'a;") == [])
-        #expect(splitter.add(line: "b'; count Dog") == [.init(text: "query Dog where name == 'a; b'", line: 4), .init(text: "count Dog", line: 5)])
+        #expect(
+            splitter.add(line: "b'; count Dog") == [
+                .init(text: "query Dog where name == 'a; b'", line: 4), .init(text: "count Dog", line: 5),
+            ])
     }
 }

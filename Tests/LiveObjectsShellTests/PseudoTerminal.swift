@@ -29,7 +29,9 @@ final class PseudoTerminal {
     /// Starts `liveobj` with arguments and extra environment variables on a terminal of the
     /// given size.
     init(_ arguments: [String], environment: [String: String] = [:], columns: Int = 100, rows: Int = 40) throws {
-        guard let binary = EndToEndTests.binary() else { throw Failure(description: "the liveobj binary was not found") }
+        guard let binary = EndToEndTests.binary() else {
+            throw Failure(description: "the liveobj binary was not found")
+        }
         var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
         var master: Int32 = -1
         var slave: Int32 = -1

@@ -54,7 +54,8 @@ import Testing
                     get Dog 20; count Dog where name == 'Two lines'
                     count Dog where (age >
                     """)),
-            stdout: "Created Dog 20.\n" + "id:       20\nname:     Two lines\nage:      0\nowner:    null\ntoys:     []\nwalkers:  []\n1\n",
+            stdout: "Created Dog 20.\n"
+                + "id:       20\nname:     Two lines\nage:      0\nowner:    null\ntoys:     []\nwalkers:  []\n1\n",
             stderr: lines(
                 """
                 Error: line 4: expected a value or key path after > but found end of input at column 23
@@ -82,7 +83,10 @@ import Testing
     @Test func commandErrors() async {
         let cases: [(String, String)] = [
             ("frob", "unknown command 'frob'; type 'help' for the list"),
-            ("query", "usage: query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc] [natural|nocase|binary], ...] [limit N]"),
+            (
+                "query",
+                "usage: query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc] [natural|nocase|binary], ...] [limit N]"
+            ),
             ("count Dgo", "there is no object type named 'Dgo'; did you mean 'Dog'?"),
             ("count Cat", "there is no object type named 'Cat'; 'types' lists them"),
             ("qeury Dog", "unknown command 'qeury'; did you mean 'query'? type 'help' for the list"),
@@ -123,7 +127,8 @@ import Testing
                     count Dog where owner == nil
                     """)),
             stdout: "Transaction open.\nDeleted Dog 3.\n",
-            stderr: "Error: line 3: Dog.owner: there is no Person with primary key 99\nThe open transaction was rolled back.\n",
+            stderr:
+                "Error: line 3: Dog.owner: there is no Person with primary key 99\nThe open transaction was rolled back.\n",
             code: 1)
         // Inside an open transaction, interactive use continues after an error; the failed
         // command's partial changes are undone, the earlier ones kept.
@@ -282,7 +287,8 @@ import Testing
         #expect(help.code == 0 && help.stderr == "")
         #expect(help.stdout.hasPrefix("OVERVIEW: An interactive shell for LiveObjects realms.\n"))
         #expect(
-            help.stdout.contains("\nUSAGE: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json] [--mode <mode>]\n"))
+            help.stdout.contains(
+                "\nUSAGE: liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json] [--mode <mode>]\n"))
         #expect(help.stdout.contains("\nOPTIONS:\n  --demo "))
         expectRun(await liveobj(["--version"]), stdout: "0.1.0\n")
     }

@@ -17,11 +17,13 @@ import Testing
     }
 
     @Test func stringsSortForPeopleByDefault() async {
-        let setup = #"create DogToy {"id": 10, "name": "ball 10"}; create DogToy {"id": 11, "name": "ball 9"}; "#
+        let setup =
+            #"create DogToy {"id": 10, "name": "ball 10"}; create DogToy {"id": 11, "name": "ball 9"}; "#
             + #"create DogToy {"id": 12, "name": "Ball 2"}; "#
         let natural = await Self.run(setup + "mode csv; query DogToy where name BEGINSWITH[c] 'ball' sort by name")
         #expect(natural.output.hasSuffix("id,name\n12,Ball 2\n11,ball 9\n10,ball 10\n"))
-        let binary = await Self.run(setup + "mode csv; query DogToy where name BEGINSWITH[c] 'ball' sort by name binary")
+        let binary = await Self.run(
+            setup + "mode csv; query DogToy where name BEGINSWITH[c] 'ball' sort by name binary")
         #expect(binary.output.hasSuffix("id,name\n12,Ball 2\n10,ball 10\n11,ball 9\n"))
         let descending = await Self.run(
             setup + "mode csv; query DogToy where name BEGINSWITH[c] 'ball' sort by name nocase desc")
@@ -62,13 +64,16 @@ import Testing
         #expect(json == "{\"mode\":\"json\"}\n7\n")
         let (_, errors) = await Self.run("mode yaml")
         #expect(errors.hasPrefix("Error: unknown output mode 'yaml'; the modes are table, vertical, json and csv"))
-        expectRun(await liveobj(["--demo", "--mode", "csv", "-c", "query Dog where id == 2"]), stdout: "id,name,age,owner,toys\n2,Fido,7,1,[3]\n")
+        expectRun(
+            await liveobj(["--demo", "--mode", "csv", "-c", "query Dog where id == 2"]),
+            stdout: "id,name,age,owner,toys\n2,Fido,7,1,[3]\n")
     }
 
     @Test func schemaInJSONHasFields() async {
         expectRun(
             await liveobj(["--demo", "--json", "-c", "schema DogToy"]),
-            stdout: #"[{"name":"DogToy","embedded":false,"properties":[{"name":"id","type":"int","optional":false,"list":false,"primaryKey":true},{"name":"name","type":"string","optional":false,"list":false},{"name":"dogs","type":"linkingObjects","optional":false,"list":true,"objectType":"Dog","originProperty":"toys"}]}]"#
+            stdout:
+                #"[{"name":"DogToy","embedded":false,"properties":[{"name":"id","type":"int","optional":false,"list":false,"primaryKey":true},{"name":"name","type":"string","optional":false,"list":false},{"name":"dogs","type":"linkingObjects","optional":false,"list":true,"objectType":"Dog","originProperty":"toys"}]}]"#
                 + "\n")
     }
 

@@ -58,7 +58,8 @@ import Testing
         try terminal.waitFor("ё")
         #expect(terminal.screen.cursorLine == #"liveobj> create Dog {"id": 60, "name": "Шарёк"}"#)
         // Ctrl-A, two words forward (create, Dog), a word inserted.
-        terminal.send(Keys.control("a") + Keys.altF + Keys.altF + "Cat" + Keys.backspace + Keys.backspace + Keys.backspace)
+        terminal.send(
+            Keys.control("a") + Keys.altF + Keys.altF + "Cat" + Keys.backspace + Keys.backspace + Keys.backspace)
         #expect(try terminal.run(Keys.control("e")).contains("Created Dog 60."))
         #expect(try terminal.run("get Dog 60").contains("name:     Шарёк"))
     }
