@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import LiveObjectsShell
@@ -141,6 +142,24 @@ import Testing
         #expect(screen.row == 0 && screen.column == 3)
         screen.feed(renderer.finish())
         #expect(screen.row == 1 && screen.column == 0)
+    }
+
+    @Test func historyIsBoundedPrivateAndSkipsRepeatsAndLeadingSpaces() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        var history = LineHistory(.init(file: file, limit: 3))
+        let recorded = ["one", "one", " secret", "   "].map { history.add($0) }
+        #expect(recorded == [true, false, false, false])
+        for line in ["two", "three", "four"] { history.add(line) }
+        #expect(history.entries == ["two", "three", "four"])
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "two\nthree\nfour\n")
+        let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(LineHistory(.init(file: file, limit: 2)).entries == ["three", "four"])
+        #expect(LineHistory.Configuration.fromEnvironment(["HOME": "/home/u"]).file == "/home/u/.liveobj_history")
+        #expect(LineHistory.Configuration.fromEnvironment(["HOME": "/h", "LIVEOBJ_HISTORY": "/x"]).file == "/x")
+        #expect(LineHistory.Configuration.fromEnvironment(["HOME": "/h", "LIVEOBJ_NO_HISTORY": "1"]).file == nil)
+        #expect(LineHistory.Configuration.fromEnvironment(["LIVEOBJ_HISTORY_SIZE": "50"]).limit == 50)
     }
 
     @Test func displayWidths() {

@@ -187,6 +187,13 @@ final class PseudoTerminal {
         throw Failure(description: "liveobj did not exit; the terminal shows:\n\(screen.lines.joined(separator: "\n"))")
     }
 
+    /// The terminal's local modes (`ICANON`, `ECHO`, `ISIG`, …) as the program left them.
+    var localModes: tcflag_t {
+        var attributes = termios()
+        tcgetattr(master, &attributes)
+        return attributes.c_lflag
+    }
+
     func hasInput() -> Bool {
         var fds = [pollfd(fd: master, events: Int16(POLLIN), revents: 0)]
         return poll(&fds, 1, 0) > 0

@@ -1,6 +1,12 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The real `liveobj` binary at a terminal (a pseudo-terminal), driven by keystrokes.
 @Suite(.serialized) struct TerminalSessionTests {
     static let prompt = "liveobj> "
@@ -142,6 +148,19 @@ import Testing
         #expect(terminal.transcript.hasSuffix("\r\n"))
         let saved = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
         #expect(!saved.contains("Note"))
+    }
+
+    @Test func theTerminalIsRestoredWhenASignalEndsTheShell() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try Self.demo(directory)
+        terminal.send("count")
+        try terminal.waitFor("count")
+        let editing = terminal.localModes
+        #expect(editing & tcflag_t(ICANON | ECHO | ISIG) == 0)  // raw while a line is read
+        kill(terminal.pid, SIGTERM)
+        #expect(try terminal.waitForExit() == 128 + SIGTERM)
+        #expect(terminal.localModes & tcflag_t(ICANON | ECHO | ISIG) == tcflag_t(ICANON | ECHO | ISIG))
     }
 
     @Test func aTwoLineJSONPasteIsOneCommand() throws {
