@@ -31,7 +31,12 @@ public struct QueryRequest: Hashable, Sendable {
         var s = type
         if let predicate { s += " where " + predicate.text }
         if !sorts.isEmpty {
-            s += " sort by " + sorts.map { $0.keyPath + ($0.ascending ? "" : " desc") }.joined(separator: ", ")
+            s +=
+                " sort by "
+                + sorts.map { sort in
+                    let mode = CommandParser.sortModes.first { $0.value == sort.comparison && $0.value != .natural }
+                    return sort.keyPath + (sort.ascending ? "" : " desc") + (mode.map { " " + $0.key } ?? "")
+                }.joined(separator: ", ")
         }
         if let limit { s += " limit \(limit)" }
         return s
@@ -87,6 +92,8 @@ public enum Command: Hashable, Sendable {
     case export(type: String?, path: String)
     case save
     case stats
+    /// `mode [table|vertical|json|csv]`: sets (or shows) the output mode.
+    case mode(OutputMode?)
     case quit
 }
 
@@ -140,56 +147,10 @@ public struct CommandParser {
         self.bytes = Array(line.utf8)
     }
 
-    /// Splits input into commands at newlines and at `;` outside quotes and brackets.
+    /// Splits input into commands at newlines and at `;` outside quotes and brackets; a line
+    /// ending inside quotes or brackets continues on the next (see ``CommandSplitter``).
     public static func split(_ text: String) -> [String] {
-        var commands: [String] = []
-        var current: [UInt8] = []
-        var quote: UInt8?
-        var escaped = false
-        var depth = 0
-        for b in text.utf8 {
-            if let q = quote {
-                current.append(b)
-                if escaped {
-                    escaped = false
-                } else if b == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if b == q {
-                    quote = nil
-                }
-                if b == UInt8(ascii: "\n") {
-                    // An unterminated quote ends with its line.
-                    quote = nil
-                    current.removeLast()
-                    commands.append(String(decoding: current, as: UTF8.self))
-                    current = []
-                    depth = 0
-                }
-                continue
-            }
-            switch b {
-            case UInt8(ascii: "\""), UInt8(ascii: "'"):
-                quote = b
-                current.append(b)
-            case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "("):
-                depth += 1
-                current.append(b)
-            case UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"):
-                depth = max(0, depth - 1)
-                current.append(b)
-            case UInt8(ascii: "\n"):
-                commands.append(String(decoding: current, as: UTF8.self))
-                current = []
-                depth = 0
-            case UInt8(ascii: ";") where depth == 0:
-                commands.append(String(decoding: current, as: UTF8.self))
-                current = []
-            default:
-                current.append(b)
-            }
-        }
-        commands.append(String(decoding: current, as: UTF8.self))
-        return commands.filter { !$0.allSatisfy(\.isWhitespace) }
+        CommandSplitter.split(text).map(\.text)
     }
 
     // MARK: Errors
@@ -376,7 +337,9 @@ public struct CommandParser {
         switch stop {
         case "sort": return keyword("sort") && keyword("by")
         case "limit":
-            guard keyword("limit"), let w = word(), Int(w) != nil else { return false }
+            guard keyword("limit") else { return false }
+            if atEnd { return true }
+            guard let w = word(), Int(w) != nil else { return false }
             return atEnd || keyword("sort")
         case "set":
             guard keyword("set"), word() != nil else { return false }
@@ -394,7 +357,9 @@ public struct CommandParser {
         let nameStart = position
         guard let name = word() else { throw error("expected a command", at: nameStart) }
         guard let doc = CommandDoc.named(name) else {
-            throw ShellError("unknown command '\(name)'; type 'help' for the list")
+            let names = CommandDoc.all.flatMap { [$0.name] + $0.aliases }
+            let suggestion = Suggestion.closest(to: name, among: names).map { " did you mean '\($0)'?" } ?? ""
+            throw ShellError("unknown command '\(name)';\(suggestion) type 'help' for the list")
         }
         let command = doc.name
         func typeName() throws(ShellError) -> String {
@@ -478,6 +443,16 @@ public struct CommandParser {
             result = command == "import" ? .importFile(type: type, path: file) : .export(type: type, path: file)
         case "save": result = .save
         case "stats": result = .stats
+        case "mode":
+            let start = position
+            if let w = word() {
+                guard let mode = OutputMode(rawValue: w.lowercased()) else {
+                    throw error("unknown output mode '\(w)'; the modes are table, vertical, json and csv", at: start)
+                }
+                result = .mode(mode)
+            } else {
+                result = .mode(nil)
+            }
         default: result = .quit
         }
         try requireEnd(command)
@@ -489,12 +464,28 @@ public struct CommandParser {
         var request = QueryRequest(type: type)
         if keyword("where") { request.predicate = try predicate(stoppingAt: ["sort", "limit"]) }
         if keyword("sort") {
-            guard keyword("by") else { throw usage(command) }
+            guard keyword("by") else { throw error("the sort clause reads 'sort by KEYPATH [asc|desc]'") }
             repeat {
-                guard let path = word() else { throw usage(command) }
+                let start = position
+                guard let path = word() else {
+                    throw error("the sort clause needs a key path: sort by KEYPATH [asc|desc]", at: start)
+                }
+                // Direction and string comparison, in either order; strings sort for people
+                // (natural) unless told otherwise.
                 var ascending = true
-                if keyword("desc") { ascending = false } else { _ = keyword("asc") }
-                request.sorts.append(SortField(path, ascending: ascending))
+                var comparison = StringComparison.natural
+                while true {
+                    if keyword("desc") {
+                        ascending = false
+                    } else if keyword("asc") {
+                        ascending = true
+                    } else if let mode = Self.sortModes.first(where: { keyword($0.key) }) {
+                        comparison = mode.value
+                    } else {
+                        break
+                    }
+                }
+                request.sorts.append(SortField(path, ascending: ascending, comparison: comparison))
                 skipSpace()
                 guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else { break }
                 position += 1
@@ -503,7 +494,7 @@ public struct CommandParser {
         if keyword("limit") {
             let start = position
             guard let w = word(), let n = Int(w), n >= 0 else {
-                throw error("limit takes a number of objects", at: start)
+                throw error("the limit clause needs a number of objects: limit N", at: start)
             }
             request.limit = n
         }
@@ -541,6 +532,11 @@ public struct CommandParser {
         }
         return TypeDefinition(name: name, isEmbedded: isEmbedded, properties: properties)
     }
+
+    /// The string comparisons of `sort by`.
+    static let sortModes: KeyValuePairs<String, StringComparison> = [
+        "natural": .natural, "nocase": .caseInsensitive, "binary": .exact,
+    ]
 
     static let primitiveTypes: [String: PropertyType] = [
         "Bool": .bool, "Int": .int, "Int8": .int8, "Int16": .int16, "Int32": .int32, "Int64": .int64,

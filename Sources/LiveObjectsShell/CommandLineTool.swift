@@ -23,6 +23,8 @@ public enum CommandLineTool {
         public var create = false
         public var commands: [String] = []
         public var json = false
+        /// `--mode`: the output mode at the start.
+        public var mode: OutputMode?
         public var help = false
         public var version = false
     }
@@ -33,7 +35,7 @@ public enum CommandLineTool {
     }
 
     public static let usage =
-        "liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json]"
+        "liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json] [--mode <mode>]"
 
     public static let help = """
         OVERVIEW: An interactive shell for LiveObjects realms.
@@ -54,8 +56,20 @@ public enum CommandLineTool {
           -c, --command <command> Run a command (';' separates several) and exit. Can be
                                   repeated.
           --json                  Print every result as one JSON document per line.
+          --mode <mode>           Print results as table (the default), vertical, json or csv.
           --version               Show the version.
           -h, --help              Show help information.
+
+        AT A TERMINAL:
+          Lines are edited in place (arrows, Home/End, Ctrl-A/E/K/U/W, Alt-B/F), Up/Down and
+          Ctrl-R go through the history, Tab completes, Ctrl-C abandons the line or stops a running
+          command, Ctrl-D on an empty line leaves. A line ending inside quotes or brackets
+          continues on the next.
+
+        ENVIRONMENT:
+          LIVEOBJ_HISTORY         The history file (default ~/.liveobj_history, mode 0600).
+          LIVEOBJ_HISTORY_SIZE    The most commands kept (default 1000).
+          LIVEOBJ_NO_HISTORY      When set, the history is not read nor written.
 
         EXIT STATUS:
           0 on success, 1 when a command failed in a script or -c, 64 for a usage error.
@@ -80,6 +94,13 @@ public enum CommandLineTool {
             case "--json": options.json = true
             case "-h", "--help": options.help = true
             case "--version": options.version = true
+            case "--mode":
+                guard i < arguments.count else { throw UsageError(message: "Missing value for '--mode <mode>'") }
+                guard let mode = OutputMode(rawValue: arguments[i]) else {
+                    throw UsageError(message: "Unknown mode '\(arguments[i])' (table, vertical, json, csv)")
+                }
+                options.mode = mode
+                i += 1
             case "-c", "--command":
                 guard i < arguments.count else {
                     throw UsageError(message: "Missing value for '-c <command>'")
@@ -121,12 +142,19 @@ public enum CommandLineTool {
         public var prompt: (String) -> Void
         /// Opens and saves snapshot files (`PersistenceFileStore` in the `liveobj` command).
         public var fileStore: (any RealmFileStore)?
+        /// The width of standard output when it is a terminal (tables are cut to it).
+        public var outputWidth: () -> Int? = { nil }
+        /// The line editor, when standard input and output are terminals: then lines are read
+        /// through it instead of `readLine`, and Ctrl-C interrupts commands.
+        public var terminal: TerminalLineReader?
 
         public init(
             arguments: [String], readLine: @escaping () -> String?, isInteractive: Bool,
             output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void,
-            prompt: @escaping (String) -> Void = { _ in }, fileStore: (any RealmFileStore)? = nil
+            prompt: @escaping (String) -> Void = { _ in }, fileStore: (any RealmFileStore)? = nil,
+            terminal: TerminalLineReader? = nil
         ) {
+            self.terminal = terminal
             self.arguments = arguments
             self.readLine = readLine
             self.isInteractive = isInteractive
@@ -183,16 +211,30 @@ public enum CommandLineTool {
         }
 
         let interactive = environment.isInteractive && options.commands.isEmpty
+        let terminal = interactive ? environment.terminal : nil
         let ask: ((String) -> Bool?)? =
             interactive
             ? { question in
-                environment.prompt(question)
-                guard let answer = environment.readLine() else { return nil }
+                let answer: String?
+                if let terminal {
+                    guard case .line(let line) = terminal.readLine(prompt: question, usesHistory: false) else {
+                        return nil
+                    }
+                    answer = line
+                } else {
+                    environment.prompt(question)
+                    answer = environment.readLine()
+                }
+                guard let answer else { return nil }
                 return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
             } : nil
         let shell = Shell(
-            realm: realm, storage: storage, json: options.json,
-            io: ShellIO(output: environment.output, errorOutput: environment.errorOutput, ask: ask))
+            realm: realm, storage: storage, json: options.json, mode: options.mode,
+            io: ShellIO(
+                output: environment.output, errorOutput: environment.errorOutput, ask: ask,
+                width: environment.outputWidth),
+            interruption: terminal?.interruption ?? InterruptFlag())
+        terminal?.completer = { [unowned shell] line, cursor in shell.completions(line, cursor: cursor) }
 
         // -c: run the commands, stop at the first failure.
         if !options.commands.isEmpty {
@@ -215,17 +257,63 @@ public enum CommandLineTool {
             }
             environment.output("liveobj \(version): \(what). Type 'help' for the commands, 'quit' to leave.")
         }
-        while true {
-            if interactive { environment.prompt(shell.inTransaction ? "liveobj*> " : "liveobj> ") }
-            guard let line = environment.readLine() else { break }
-            switch await shell.run(line) {
+        // Lines are read one at a time; a command left open (quotes, brackets) continues on the
+        // next line with the continuation prompt.
+        var splitter = CommandSplitter()
+        var entry: [String] = []
+        reading: while true {
+            let prompt =
+                splitter.isContinuing ? continuationPrompt : shell.inTransaction ? "liveobj*> " : "liveobj> "
+            let line: String
+            if let terminal {
+                switch terminal.readLine(prompt: prompt) {
+                case .line(let text): line = text
+                case .interrupted:
+                    splitter.abandon()
+                    entry = []
+                    continue reading
+                case .ended:
+                    splitter.abandon()
+                    entry = []
+                    if terminal.isClosed { break reading }
+                    if await shell.confirmEnd() { return ExitCode.success }
+                    continue reading
+                }
+            } else {
+                if interactive { environment.prompt(prompt) }
+                guard let text = environment.readLine() else { break reading }
+                line = text
+            }
+            entry.append(line)
+            let commands = splitter.add(line: line)
+            if !splitter.isContinuing {
+                terminal?.record(entry.joined(separator: " "))
+                entry = []
+            }
+            for command in commands {
+                shell.scriptLine = interactive ? nil : command.line
+                switch await shell.runCommand(command.text) {
+                case .quit: return ExitCode.success
+                case .failed where !interactive: return await shell.finishAfterFailure()
+                case .failed: splitter.abandon()
+                case .succeeded: continue
+                }
+                break
+            }
+        }
+        if let command = splitter.finish() {
+            shell.scriptLine = interactive ? nil : command.line
+            switch await shell.runCommand(command.text) {
             case .quit: return ExitCode.success
-            case .failed where !interactive: return await shell.finishAfterFailure()
-            default: continue
+            case .failed: return await shell.finishAfterFailure()
+            case .succeeded: break
             }
         }
         return await shell.finish() ? ExitCode.success : ExitCode.failure
     }
+
+    /// The prompt of a line continuing a command, as wide as `liveobj> `.
+    static let continuationPrompt = "    ...> "
 }
 
 extension Shell {

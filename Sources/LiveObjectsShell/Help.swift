@@ -24,12 +24,14 @@ struct CommandDoc: Sendable {
         let width = all.map { $0.summary.count }.max()!
         let lines = all.map { doc in
             "  " + doc.summary + String(repeating: " ", count: width - doc.summary.count + 2) + doc.abstract
+                + (doc.aliases.isEmpty ? "" : " Alias: " + doc.aliases.joined(separator: ", ") + ".")
         }
         return """
             COMMANDS:
             \(lines.joined(separator: "\n"))
 
-              Commands are separated by new lines or ';'. Type 'help COMMAND' for details.
+              Commands are separated by new lines or ';'; a line ending inside quotes or brackets
+              continues on the next; '#' starts a comment. Type 'help COMMAND' for details.
             """
     }
 
@@ -49,6 +51,7 @@ struct CommandDoc: Sendable {
         case "unwatch": "unwatch NAME"
         case "import": "import [TYPE] FILE"
         case "export": "export [TYPE] FILE"
+        case "mode": "mode [MODE]"
         default: name
         }
     }
@@ -92,11 +95,14 @@ struct CommandDoc: Sendable {
         ),
         CommandDoc(
             name: "query", aliases: ["find"],
-            usage: "query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc], ...] [limit N]",
+            usage: "query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc] [natural|nocase|binary], ...] [limit N]",
             abstract: "List the objects of a type, filtered, sorted and limited.",
             discussion: """
                 PREDICATE is in the query language: age > 3 AND name BEGINSWITH[c] 'r',
                 owner.name == "Ann", ANY toys.name CONTAINS "ball", dogs.@count > 1.
+                Strings sort for people by default (natural: case and accents ignored, digits by
+                value, "file2" before "file10"); nocase ignores case only; binary is code point
+                order ("Zoe" before "adam").
                 Example: query Dog where age >= 3 sort by owner.name, age desc limit 5
                 """),
         CommandDoc(
@@ -142,6 +148,15 @@ struct CommandDoc: Sendable {
         CommandDoc(name: "save", usage: "save", abstract: "Save the realm to its file."),
         CommandDoc(
             name: "stats", usage: "stats", abstract: "Show objects per type, version and storage."),
+        CommandDoc(
+            name: "mode", usage: "mode [table|vertical|json|csv]",
+            abstract: "Set how results are printed (without a mode: show it).",
+            discussion: """
+                table: aligned columns, control characters escaped, values cut with … to fit the
+                terminal (get, vertical, json and csv show them in full); vertical: one block of
+                'name | value' lines per object; json: one JSON document per result; csv: a header
+                line and one line per object. 'liveobj --mode MODE' starts in a mode.
+                """),
         CommandDoc(name: "quit", aliases: ["exit"], usage: "quit", abstract: "Leave the shell."),
     ]
 }

@@ -8,7 +8,9 @@ enum Operations {
 
     static func objectSchema(_ type: String, _ realm: isolated Realm) throws(ShellError) -> ObjectSchema {
         guard let schema = realm.schema[type] else {
-            throw ShellError("there is no object type named '\(type)'; 'types' lists them")
+            let suggestion = Suggestion.clause(for: type, among: realm.schema.objectSchemas.map(\.name))
+            throw ShellError(
+                "there is no object type named '\(type)'" + (suggestion.isEmpty ? "; 'types' lists them" : suggestion))
         }
         return schema
     }
@@ -21,7 +23,15 @@ enum Operations {
             do {
                 results = try results.filter(predicate.text, arguments: [])
             } catch {
-                throw located(error, predicate, line: line)
+                var located = located(error, predicate, line: line)
+                // An unknown property: the closest one of its type.
+                if let property = error.property, let type = error.objectType,
+                    error.message.contains("has no property"), let schema = realm.schema[type],
+                    let closest = Suggestion.closest(to: property, among: schema.properties.map(\.name))
+                {
+                    located.message += "; did you mean '\(closest)'?"
+                }
+                throw located
             }
         }
         if !request.sorts.isEmpty { results = try results.sorted(by: request.sorts) }
@@ -32,16 +42,33 @@ enum Operations {
     /// A predicate error, with its caret moved from the predicate into the command line.
     static func located(_ error: LiveObjectsError, _ predicate: PredicateText, line: String) -> ShellError {
         guard let location = error.queryLocation else { return ShellError(message(error)) }
-        var text = error.message
-        let suffix = " at column \(location.column)"
         let lineOffset = predicate.offset + location.utf8Offset
-        if text.hasSuffix(suffix), !location.text.contains("\n") {
-            let column = QueryErrorLocation(text: line, utf8Offset: lineOffset).column
-            text = String(text.dropLast(suffix.count)) + " at column \(column)"
+        // Columns in the message count from the predicate; the caret's from the command line.
+        var text = error.message
+        if !location.text.contains("\n") {
+            let shift = QueryErrorLocation(text: line, utf8Offset: predicate.offset).column - 1
+            text = shiftingColumns(in: text, by: shift)
         }
         var located = error
         located.message = text
         return ShellError(message(located), caret: .init(line: line, offset: lineOffset))
+    }
+
+    /// `column N` in a message, with N moved by `shift`.
+    static func shiftingColumns(in text: String, by shift: Int) -> String {
+        guard shift != 0 else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let range = rest.range(of: "column ") {
+            result += rest[..<range.upperBound]
+            rest = rest[range.upperBound...]
+            let digits = rest.prefix(while: \.isNumber)
+            if let n = Int(digits) {
+                result += String(n + shift)
+                rest = rest.dropFirst(digits.count)
+            }
+        }
+        return result + rest
     }
 
     /// The text after `Error: ` for a library error: where, then what.
@@ -49,7 +76,8 @@ enum Operations {
         var location = ""
         if let type = error.objectType, !type.isEmpty {
             location = type
-            if let property = error.property { location += ".\(property)" }
+            // A refused deletion names the linking property (of another type) in its message.
+            if let property = error.property, error.code != .deleteDenied { location += ".\(property)" }
             if let key = error.primaryKey { location += "[\(key)]" }
         } else if let property = error.property {
             location = property

@@ -13,10 +13,11 @@ import Foundation
 /// same directory, which is synced and renamed over the file; the directory is then synced. A
 /// reader or a crash sees the old file or the new one.
 enum PrivateFile {
-    /// Writes `bytes` to `path`, replacing the file if there is one.
+    /// Writes `bytes` to `path`, replacing the file if there is one. Without `sync` the file
+    /// and its directory are not synced (the history: losing its last line in a crash is fine).
     ///
     /// - Throws: `ShellError` naming the file and the system's reason.
-    static func save(_ bytes: [UInt8], to path: String) throws {
+    static func save(_ bytes: [UInt8], to path: String, sync: Bool = true) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let temporary = directory + "/." + url.lastPathComponent + ".\(UUID().uuidString).tmp"
@@ -38,13 +39,14 @@ enum PrivateFile {
                 done += n
             }
         }
-        if failed == nil && fsync(fd) != 0 { failed = failure("syncing") }
+        if failed == nil && sync && fsync(fd) != 0 { failed = failure("syncing") }
         close(fd)
         if failed == nil && rename(temporary, path) != 0 { failed = failure("renaming the temporary file") }
         if let failed {
             unlink(temporary)
             throw failed
         }
+        guard sync else { return }
         let directoryFD = open(directory, O_RDONLY | O_CLOEXEC)
         if directoryFD >= 0 {
             _ = fsync(directoryFD)

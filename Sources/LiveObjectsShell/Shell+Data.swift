@@ -208,13 +208,16 @@ extension Shell {
             }
         }
         let toImport = batches
-        let n = try await change { realm in try Self.importObjects(toImport, realm) }
+        let interruption = self.interruption
+        let n = try await change { realm in try Self.importObjects(toImport, interruption: interruption, realm) }
         print("Imported \(n) object\(n == 1 ? "" : "s").", json: .object([("imported", .int(Int64(n)))]))
     }
 
     /// Creates objects from JSON: first with their plain values and embedded objects, then
     /// their links, so that imported objects can link to each other in any order.
-    static func importObjects(_ batches: [(String, [JSONValue])], _ realm: isolated Realm) throws -> Int {
+    static func importObjects(
+        _ batches: [(String, [JSONValue])], interruption: InterruptFlag = InterruptFlag(), _ realm: isolated Realm
+    ) throws -> Int {
         var links: [(DynamicObject, [(String, JSONValue)])] = []
         for (type, items) in batches {
             let schema = try Operations.objectSchema(type, realm)
@@ -223,6 +226,7 @@ extension Shell {
                 return realm.schema[p.objectType ?? ""]?.isEmbedded != true
             }
             for item in items {
+                try interruption.check()
                 let pairs = try Operations.pairs(item, type)
                 let object = try Operations.create(type, .object(pairs.filter { !isLink($0.0) }), realm)
                 links.append((object, pairs.filter { isLink($0.0) }))

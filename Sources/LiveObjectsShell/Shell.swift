@@ -31,11 +31,15 @@ public struct ShellIO {
     public var errorOutput: (String) -> Void
     /// Asks a yes/no question when interactive; nil when there is nobody to ask.
     public var ask: ((String) -> Bool?)?
+    /// The width of the terminal showing the output, or nil when it is not a terminal (then
+    /// table values are never cut).
+    public var width: () -> Int?
 
     public init(
         output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void,
-        ask: ((String) -> Bool?)? = nil
+        ask: ((String) -> Bool?)? = nil, width: @escaping () -> Int? = { nil }
     ) {
+        self.width = width
         self.output = output
         self.errorOutput = errorOutput
         self.ask = ask
@@ -55,13 +59,19 @@ public final class Shell {
     /// The realm the commands run against (replaced by `define`).
     public internal(set) var realm: Realm
     let storage: ShellStorage
-    let json: Bool
+    /// How results are printed (`mode`).
+    public internal(set) var mode: OutputMode
+    var json: Bool { mode == .json }
     var io: ShellIO
     /// Whether a transaction opened by `begin` is open.
     public internal(set) var inTransaction = false
     /// Whether the realm has committed changes its file does not have yet.
     public internal(set) var hasUnsavedChanges = false
     var watches: [Watch] = []
+    /// Raised by Ctrl-C at a terminal: the running command stops and changes nothing.
+    public let interruption: InterruptFlag
+    /// The line of the script the command being run starts on, named in its errors.
+    public var scriptLine: Int?
 
     /// A watched query, and the subscription armed for the command being run.
     struct Watch {
@@ -77,10 +87,14 @@ public final class Shell {
     }
 
     /// Creates a shell over a realm.
-    public init(realm: Realm, storage: ShellStorage = .memory, json: Bool = false, io: ShellIO) {
+    public init(
+        realm: Realm, storage: ShellStorage = .memory, json: Bool = false, mode: OutputMode? = nil, io: ShellIO,
+        interruption: InterruptFlag = InterruptFlag()
+    ) {
+        self.mode = mode ?? (json ? .json : .table)
+        self.interruption = interruption
         self.realm = realm
         self.storage = storage
-        self.json = json
         self.io = io
     }
 
@@ -96,14 +110,14 @@ public final class Shell {
         return .succeeded
     }
 
-    /// Runs one command line.
-    func runCommand(_ line: String) async -> Outcome {
+    /// Runs one command (one piece of ``CommandSplitter``'s output).
+    public func runCommand(_ line: String) async -> Outcome {
         let command: Command
         do {
             guard let parsed = try CommandParser.parse(line) else { return .succeeded }
             command = parsed
         } catch {
-            io.errorOutput(error.text)
+            report(error.text)
             return .failed
         }
         if case .quit = command { return quit() ? .quit : .failed }
@@ -113,13 +127,13 @@ public final class Shell {
         do {
             try await execute(command, line: line)
         } catch let error as ShellError {
-            io.errorOutput(error.text)
+            report(error.text)
             outcome = .failed
         } catch let error as LiveObjectsError {
-            io.errorOutput("Error: " + Operations.message(error))
+            report("Error: " + Operations.message(error))
             outcome = .failed
         } catch {
-            io.errorOutput("Error: \(error)")
+            report("Error: \(error)")
             outcome = .failed
         }
         if !inTransaction { await reportWatches() }
@@ -140,6 +154,28 @@ public final class Shell {
             return false
         }
         return true
+    }
+
+    /// Writes an error, naming the script's line when there is one: `Error: line 3: …`.
+    func report(_ text: String) {
+        guard let scriptLine, text.hasPrefix("Error: ") else {
+            io.errorOutput(text)
+            return
+        }
+        io.errorOutput("Error: line \(scriptLine): " + text.dropFirst("Error: ".count))
+    }
+
+    /// At the end of input at a terminal (Ctrl-D): asks before losing an open transaction or
+    /// unsaved changes. Returns false to stay in the shell.
+    public func confirmEnd() async -> Bool {
+        if inTransaction {
+            guard let ask = io.ask, ask("A transaction is open. Roll it back and quit? [y/N] ") == true else {
+                return false
+            }
+            await realm.cancelWrite()
+            inTransaction = false
+        }
+        return quit()
     }
 
     func quit() -> Bool {
@@ -208,10 +244,10 @@ public final class Shell {
                 try realm.schema.objectSchemas.map { s in (s.name, s.isEmbedded, try realm.dynamicObjects(s.name).count)
                 }
             }
-            var table = TextTable(columns: ["type", "objects", "kind"])
+            var table = TextTable(columns: ["type", "objects", "kind"], maximumWidth: io.width())
             table.rows = rows.map { [$0.0, String($0.2), $0.1 ? "embedded" : ""] }
             print(
-                table.text,
+                table.rendered(mode),
                 json: .array(
                     rows.map {
                         .object([("name", .string($0.0)), ("objects", .int(Int64($0.2))), ("embedded", .bool($0.1))])
@@ -225,13 +261,7 @@ public final class Shell {
             }
             print(
                 schemas.map(\.description).joined(separator: "\n"),
-                json: .array(
-                    schemas.map { s in
-                        .object([
-                            ("name", .string(s.name)), ("embedded", .bool(s.isEmbedded)),
-                            ("properties", .array(s.properties.map { .string($0.description) })),
-                        ])
-                    }))
+                json: .array(schemas.map(Self.json)))
 
         case .define(let definition):
             try await define(definition)
@@ -256,13 +286,18 @@ public final class Shell {
             print(text.joined(separator: "\n"), json: object)
 
         case .query(let request):
+            let interruption = self.interruption
             let (columns, rows) = try await realm.read { realm in
                 let results = try Operations.results(request, line: line, realm)
                 let columns = realm.schema[request.type]!.properties.filter(\.isStored).map(\.name)
-                let rows = results.compactMap { DynamicObject($0).map { Operations.json($0, realm) } }
+                var rows: [JSONValue] = []
+                for result in results {
+                    try interruption.check()
+                    if let object = DynamicObject(result) { rows.append(Operations.json(object, realm)) }
+                }
                 return (columns, rows)
             }
-            print(Self.table(columns: columns, rows: rows), json: .array(rows))
+            print(table(columns: columns, rows: rows), json: .array(rows))
 
         case .count(let type, let predicate):
             let n = try await realm.read { realm in
@@ -279,11 +314,15 @@ public final class Shell {
             print("Updated \(type) \(name).", json: .object([("updated", .string(type)), ("count", 1)]))
 
         case .updateWhere(let type, let predicate, let assignments):
+            let interruption = self.interruption
             let n = try await change { realm in
                 let results = try Operations.results(QueryRequest(type: type, predicate: predicate), line: line, realm)
                 let objects = results.compactMap { DynamicObject($0) }
                 let pairs = assignments.map { ($0.property, $0.value) }
-                for object in objects { try Operations.apply(pairs, to: object, realm) }
+                for object in objects {
+                    try interruption.check()
+                    try Operations.apply(pairs, to: object, realm)
+                }
                 return objects.count
             }
             print(
@@ -300,10 +339,14 @@ public final class Shell {
             print("Deleted \(type) \(name).", json: .object([("deleted", .string(type)), ("count", 1)]))
 
         case .deleteWhere(let type, let predicate):
+            let interruption = self.interruption
             let n = try await change { realm in
                 let results = try Operations.results(QueryRequest(type: type, predicate: predicate), line: line, realm)
                 let objects = results.compactMap { DynamicObject($0) }
-                for object in objects where !object.isInvalidated { try realm.delete(object) }
+                for object in objects where !object.isInvalidated {
+                    try interruption.check()
+                    try realm.delete(object)
+                }
                 return objects.count
             }
             print(
@@ -348,10 +391,10 @@ public final class Shell {
             print("Stopped watching \(name).", json: .object([("unwatched", .string(name))]))
 
         case .watches:
-            var table = TextTable(columns: ["watch", "query"])
+            var table = TextTable(columns: ["watch", "query"], maximumWidth: io.width())
             table.rows = watches.map { [$0.name, $0.request.text] }
             print(
-                watches.isEmpty ? "No watches." : table.text,
+                watches.isEmpty ? "No watches." : table.rendered(mode),
                 json: .array(
                     watches.map { .object([("name", .string($0.name)), ("query", .string($0.request.text))]) }))
 
@@ -375,22 +418,63 @@ public final class Shell {
         case .stats:
             try await stats()
 
+        case .mode(let newMode):
+            if let newMode { mode = newMode }
+            print("Output mode: \(mode.rawValue).", json: .object([("mode", .string(mode.rawValue))]))
+
         case .quit:
             break
         }
+    }
+
+    /// A type's schema as JSON fields.
+    static func json(_ schema: ObjectSchema) -> JSONValue {
+        .object([
+            ("name", .string(schema.name)), ("embedded", .bool(schema.isEmbedded)),
+            (
+                "properties",
+                .array(
+                    schema.properties.map { p in
+                        var fields: [(String, JSONValue)] = [
+                            ("name", .string(p.name)),
+                            ("type", .string("\(p.type)")),
+                            ("optional", .bool(p.isOptional)), ("list", .bool(p.isList)),
+                        ]
+                        if let objectType = p.objectType { fields.append(("objectType", .string(objectType))) }
+                        if let origin = p.originProperty { fields.append(("originProperty", .string(origin))) }
+                        if p.isPrimaryKey { fields.append(("primaryKey", true)) }
+                        if p.isIndexed { fields.append(("indexed", true)) }
+                        if p.type == .object { fields.append(("deleteRule", .string("\(p.deleteRule)"))) }
+                        return .object(fields)
+                    })
+            ),
+        ])
     }
 
     static func count(_ n: Int, _ type: String) -> String {
         "\(n) \(type) object\(n == 1 ? "" : "s")"
     }
 
-    /// An aligned table of objects with a count line.
-    static func table(columns: [String], rows: [JSONValue]) -> String {
+    /// Objects in the output mode: an aligned table with a count line, blocks of lines, or CSV
+    /// (values in full, strings unescaped).
+    func table(columns: [String], rows: [JSONValue]) -> String {
+        var table = TextTable(columns: columns, maximumWidth: mode == .table ? io.width() : nil)
+        if mode == .csv {
+            table.rows = rows.map { row in
+                columns.map { column in
+                    switch row[column] ?? .null {
+                    case .string(let s): s
+                    case .null: ""
+                    case let value: value.compact
+                    }
+                }
+            }
+            return table.rendered(.csv)
+        }
         let footer = "(\(rows.count) object\(rows.count == 1 ? "" : "s"))"
         guard !rows.isEmpty else { return footer }
-        var table = TextTable(columns: columns)
         table.rows = rows.map { row in columns.map { TextTable.cell(row[$0] ?? .null) } }
-        return table.text + "\n" + footer
+        return table.rendered(mode) + "\n" + footer
     }
 
     // MARK: Stats

@@ -68,7 +68,7 @@ import Testing
                 """)
         #expect(
             String(decoding: stderr, as: UTF8.self)
-                == "Error: there is no object type named 'Cat'; 'types' lists them\n")
+                == "Error: line 5: there is no object type named 'Cat'; 'types' lists them\n")
     }
 
     @Test func demoWithEmptyInputExitsZero() throws {

@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The real `liveobj` binary at a terminal (a pseudo-terminal), driven by keystrokes.
+@Suite(.serialized) struct TerminalSessionTests {
+    static let prompt = "liveobj> "
+
+    /// A temporary directory, removed at the end of the test.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("liveobj-tty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    static func demo(_ directory: URL, columns: Int = 100) throws -> PseudoTerminal {
+        let terminal = try PseudoTerminal(
+            ["--demo"], environment: ["LIVEOBJ_HISTORY": directory.appendingPathComponent("history").path],
+            columns: columns)
+        try terminal.waitFor(prompt)
+        return terminal
+    }
+
+    @Test func upRecallsTheHistoryWhichIsKeptInAPrivateFile() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let history = directory.appendingPathComponent("history").path
+        do {
+            let terminal = try Self.demo(directory)
+            #expect(try terminal.run("count Dog").contains("7\r\n"))
+            try terminal.run("count Dog")  // a duplicate in a row: recorded once
+            try terminal.run(" count Person")  // a leading space: not recorded
+            terminal.send(Keys.up)
+            try terminal.waitFor("count Dog")
+            #expect(terminal.screen.cursorLine == "liveobj> count Dog")
+            #expect(try terminal.run("").contains("7\r\n"))
+            terminal.send("quit" + Keys.enter)
+            #expect(try terminal.waitForExit() == 0)
+        }
+        #expect(try String(contentsOfFile: history, encoding: .utf8) == "count Dog\nquit\n")
+        let mode = try FileManager.default.attributesOfItem(atPath: history)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        // The next session starts with it.
+        let terminal = try Self.demo(directory)
+        terminal.send(Keys.up + Keys.up)
+        try terminal.waitFor("count Dog")
+        #expect(terminal.screen.cursorLine == "liveobj> count Dog")
+    }
+
+    @Test func editingInTheMiddleOfACyrillicLine() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try Self.demo(directory)
+        terminal.send(#"create Dog {"id": 60, "name": "Шарик"}"#)
+        try terminal.waitFor("}")
+        // Three characters back: before the к; Backspace deletes the и.
+        terminal.send(Keys.left + Keys.left + Keys.left + Keys.backspace + "ё")
+        try terminal.waitFor("ё")
+        #expect(terminal.screen.cursorLine == #"liveobj> create Dog {"id": 60, "name": "Шарёк"}"#)
+        // Ctrl-A, two words forward (create, Dog), a word inserted.
+        terminal.send(
+            Keys.control("a") + Keys.altF + Keys.altF + "Cat" + Keys.backspace + Keys.backspace + Keys.backspace)
+        #expect(try terminal.run(Keys.control("e")).contains("Created Dog 60."))
+        #expect(try terminal.run("get Dog 60").contains("name:     Шарёк"))
+    }
+
+    @Test func tabCompletesCommandsTypesAndKeyPaths() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try Self.demo(directory)
+        terminal.send("que" + Keys.tab)
+        try terminal.waitFor("query")
+        terminal.send("Pe" + Keys.tab)
+        try terminal.waitFor("Person")
+        terminal.send("where addr" + Keys.tab)
+        try terminal.waitFor("address.")
+        terminal.send("ci" + Keys.tab)
+        try terminal.waitFor("city")
+        #expect(terminal.screen.cursorLine == "liveobj> query Person where address.city")
+        #expect(try terminal.run("== 'Paris'").contains("Chloé Dubois"))
+        // Two candidates: the second Tab lists them.
+        terminal.send("q" + Keys.tab + Keys.tab)
+        let listed = try terminal.waitFor("quit")
+        #expect(listed.contains("query"))
+        try terminal.waitFor(Self.prompt + "qu")
+        #expect(terminal.screen.cursorLine == "liveobj> qu")
+    }
+
+    @Test func controlCAtThePromptClearsTheLine() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try Self.demo(directory)
+        terminal.send("delete Dog where age > 0" + Keys.control("c"))
+        try terminal.waitFor("^C")
+        try terminal.waitFor(PseudoTerminal.startsReading)
+        try terminal.waitFor(Self.prompt)
+        #expect(terminal.screen.lines.suffix(2) == ["liveobj> delete Dog where age > 0^C", "liveobj>"])
+        // A command left open is abandoned too.
+        try terminal.run("create Dog {")
+        try terminal.waitFor("...> ")
+        terminal.send(Keys.control("c"))
+        try terminal.waitFor(PseudoTerminal.startsReading)
+        try terminal.waitFor(Self.prompt)
+        #expect(try terminal.run("count Dog").contains("7\r\n"))
+    }
+
+    @Test func controlCCancelsALongUpdateWhichChangesNothing() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let items = directory.appendingPathComponent("items.json")
+        let count = 300_000
+        var json = "["
+        for i in 0..<count { json += (i == 0 ? "" : ",") + #"{"id":\#(i),"name":"item \#(i)"}"# }
+        try (json + "]").write(to: items, atomically: true, encoding: .utf8)
+        let terminal = try PseudoTerminal(["--create", directory.appendingPathComponent("realm.json").path])
+        try terminal.waitFor(Self.prompt)
+        try terminal.run("define Item { id: Int primary, name: String, flag: Bool }")
+        #expect(try terminal.run("import Item \(items.path)").contains("Imported \(count) objects."))
+        terminal.send("update Item where id >= 0 set flag = true, name = 'changed'" + Keys.enter)
+        try terminal.waitFor(PseudoTerminal.hasRead)  // the line is read: the command runs
+        terminal.send(Keys.control("c"))
+        let output = try terminal.waitFor(PseudoTerminal.startsReading)
+        #expect(output.contains("Error: interrupted; the command changed nothing"))
+        #expect(try terminal.run("count Item where flag == true OR name == 'changed'").contains("\n0\r\n"))
+    }
+
+    @Test func controlDWithUnsavedChangesAsks() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("realm.json").path
+        let terminal = try PseudoTerminal(["--create", file])
+        try terminal.waitFor(Self.prompt)
+        try terminal.run("define Note { id: Int primary }")
+        terminal.send(Keys.control("d"))
+        try terminal.waitFor("Quit without saving the changes to \(file)? [y/N] ")
+        try terminal.run("n")
+        #expect(try terminal.run("create Note {\"id\": 1}").contains("Created Note 1."))
+        terminal.send(Keys.control("d"))
+        try terminal.waitFor("[y/N] ")
+        terminal.send("y" + Keys.enter)
+        #expect(try terminal.waitForExit() == 0)
+        #expect(terminal.transcript.hasSuffix("\r\n"))
+        let saved = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        #expect(!saved.contains("Note"))
+    }
+
+    @Test func theTerminalIsRestoredWhenASignalEndsTheShell() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try Self.demo(directory)
+        terminal.send("count")
+        try terminal.waitFor("count")
+        let editing = terminal.localModes
+        #expect(editing & tcflag_t(ICANON | ECHO | ISIG) == 0)  // raw while a line is read
+        kill(terminal.pid, SIGTERM)
+        #expect(try terminal.waitForExit() == 128 + SIGTERM)
+        #expect(terminal.localModes & tcflag_t(ICANON | ECHO | ISIG) == tcflag_t(ICANON | ECHO | ISIG))
+    }
+
+    @Test func aTwoLineJSONPasteIsOneCommand() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try Self.demo(directory)
+        terminal.send(Keys.pasteBegin + "create Dog {\"id\": 70,\r\t\"name\": \"Pasted\"}\r" + Keys.pasteEnd)
+        try terminal.waitFor("Created Dog 70.")
+        #expect(terminal.screen.lines.contains("    ...> ^I\"name\": \"Pasted\"}"))
+        #expect(try terminal.run("get Dog 70").contains("name:     Pasted"))
+    }
+
+    @Test func aLongLineIsRedrawnAfterAResize() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try Self.demo(directory, columns: 40)
+        let line = "query Person where name == 'Иван Петров' OR name == '日本語' sort by name"
+        terminal.send(line)
+        try terminal.waitFor("sort by name")
+        terminal.resize(columns: 30)
+        terminal.send(Keys.control("a"))
+        try terminal.waitFor("\r")
+        terminal.send(Keys.control("e") + " desc")
+        try terminal.waitFor("desc")
+        // The line, drawn again at 30 columns, fills the last rows of the screen.
+        let expected = TerminalScreen.wrapped(Self.prompt + line + " desc", columns: 30)
+        #expect(Array(terminal.screen.lines.suffix(expected.count)) == expected)
+        #expect(try terminal.run("").contains("(0 objects)"))
+    }
+}
+
+extension TerminalScreen {
+    /// Text as a terminal of `columns` columns shows it.
+    static func wrapped(_ text: String, columns: Int) -> [String] {
+        var screen = TerminalScreen(columns: columns)
+        screen.feed(text)
+        return screen.lines
+    }
+}
