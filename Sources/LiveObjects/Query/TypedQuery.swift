@@ -173,7 +173,9 @@ struct QueryContext {
 
     /// Notes an error, unless one was met before.
     func note(_ error: LiveObjectsError) {
-        if store.queries.typedQueryState.errors.isEmpty { store.queries.typedQueryState.errors.append(error) }
+        store.withQueries { queries in
+            if queries.typedQueryState.errors.isEmpty { queries.typedQueryState.errors.append(error) }
+        }
     }
 
     func fail(_ message: String) {
@@ -196,8 +198,11 @@ struct QueryContext {
     }
 
     func newVariable() -> String {
-        store.queries.typedQueryState.variableCount += 1
-        return "v\(store.queries.typedQueryState.variableCount)"
+        let count = store.withQueries { queries in
+            queries.typedQueryState.variableCount += 1
+            return queries.typedQueryState.variableCount
+        }
+        return "v\(count)"
     }
 }
 
@@ -214,26 +219,28 @@ extension Store {
     /// Starts building a typed condition: afresh, keeping the state of any condition being
     /// built around it.
     func beginTypedQuery() {
-        let queries = self.queries
-        if queries.typedQueryDepth > 0 {
-            queries.outerTypedQueryStates.append(queries.typedQueryState)
-            queries.typedQueryState = TypedQueryState()
-        } else if !queries.typedQueryState.errors.isEmpty || queries.typedQueryState.variableCount != 0 {
-            // Left by a query expression used after its condition was built.
-            queries.typedQueryState = TypedQueryState()
+        withQueries { queries in
+            if queries.typedQueryDepth > 0 {
+                queries.outerTypedQueryStates.append(queries.typedQueryState)
+                queries.typedQueryState = TypedQueryState()
+            } else if !queries.typedQueryState.errors.isEmpty || queries.typedQueryState.variableCount != 0 {
+                // Left by a query expression used after its condition was built.
+                queries.typedQueryState = TypedQueryState()
+            }
+            queries.typedQueryDepth += 1
         }
-        queries.typedQueryDepth += 1
     }
 
     /// Ends building a typed condition: the state of the condition around it comes back
     /// (outside all, a fresh state).
     func endTypedQuery() {
-        let queries = self.queries
-        queries.typedQueryDepth -= 1
-        if queries.typedQueryDepth > 0 {
-            queries.typedQueryState = queries.outerTypedQueryStates.removeLast()
-        } else if !queries.typedQueryState.errors.isEmpty || queries.typedQueryState.variableCount != 0 {
-            queries.typedQueryState = TypedQueryState()
+        withQueries { queries in
+            queries.typedQueryDepth -= 1
+            if queries.typedQueryDepth > 0 {
+                queries.typedQueryState = queries.outerTypedQueryStates.removeLast()
+            } else if !queries.typedQueryState.errors.isEmpty || queries.typedQueryState.variableCount != 0 {
+                queries.typedQueryState = TypedQueryState()
+            }
         }
     }
 }
@@ -514,8 +521,7 @@ extension ResultsCache {
             store.endTypedQuery()
             return self
         }
-        if !store.queries.typedQueryState.errors.isEmpty {
-            let error = store.queries.typedQueryState.errors[0]
+        if let error = store.withQueries({ $0.typedQueryState.errors.first }) {
             store.endTypedQuery()
             store.recordError(error)
             return (try? adding(QuerySpec.Filter(syntax: .constant(false), text: nil), bound: nil)) ?? self

@@ -108,10 +108,10 @@ public struct Results<Element: Object>: RandomAccessCollection {
         // The converted arguments go into the store's spare array, taken and given back, so that
         // a filter run in a loop does not allocate one per call.
         var values: [PropertyValue] = []
-        swap(&values, &store.queries.spareArguments)
+        store.withQueries { swap(&values, &$0.spareArguments) }
         defer {
             values.removeAll(keepingCapacity: true)
-            swap(&values, &store.queries.spareArguments)
+            store.withQueries { swap(&values, &$0.spareArguments) }
         }
         values.reserveCapacity(arguments.count)
         for argument in arguments { values.append(try PropertyValue(argument: argument)) }

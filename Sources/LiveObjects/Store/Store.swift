@@ -55,8 +55,9 @@ package final class Store {
     /// into property names).
     @exclusivity(unchecked) var readRecorder: (any PropertyReadRecorder)?
     /// The state the layer above keeps for this store between calls (the query layer's
-    /// caches): the store keeps it alive and never looks inside.
-    @exclusivity(unchecked) var attachment: AnyObject?
+    /// caches): an object retained once, released with the store; the store never looks
+    /// inside. A raw pointer so that the layer above can lend it without retaining it.
+    @exclusivity(unchecked) var attachment: UnsafeMutableRawPointer?
     /// The last frozen copy, reused while nothing changed.
     @exclusivity(unchecked) var frozenCache: (mutationCount: UInt64, frozen: FrozenStore)?
     /// The version of the last commit.
@@ -120,6 +121,10 @@ package final class Store {
                 table.setLinkingObjectsSource(p, origin.outgoing[originProperty]!)
             }
         }
+    }
+
+    deinit {
+        if let attachment { Unmanaged<AnyObject>.fromOpaque(attachment).release() }
     }
 
     /// Attaches model classes to their tables.

@@ -264,9 +264,9 @@ extension Table {
         let column = columns[property]!
         let key = property << 2 | Int(options.rawValue)
         let queries = store!.queries
-        if let cached = queries.tables[index].foldedColumns[key], cached.version == column.version { return cached }
+        if let cached = queries.foldedColumns[index][key], cached.version == column.version { return cached }
         let folded = FoldedColumn(column: column, options: options)
-        queries.tables[index].foldedColumns[key] = folded
+        queries.foldedColumns[index][key] = folded
         return folded
     }
 }

@@ -46,10 +46,13 @@ extension Store {
     /// queries built in other modules call it directly).
     func trace(_ keyPath: AnyKeyPath, root: Object.Type, from table: Table) throws(LiveObjectsError) -> TracedKeyPath {
         let id = ObjectIdentifier(keyPath)
-        let recent = queries.tables[table.index].recentKeyPaths
-        for i in recent.indices where recent[i].id == id { return recent[i].traced }
-        if let traced = queries.tables[table.index].tracedKeyPaths[keyPath] {
-            table.rememberRecent(keyPath, traced)
+        let t = table.index
+        if let traced = withQueries({ $0.recent(id, table: t) }) { return traced }
+        if let traced = withQueries({ queries -> TracedKeyPath? in
+            guard let traced = queries.tracedKeyPaths[t][keyPath] else { return nil }
+            queries.rememberRecent(keyPath, traced, table: t)
+            return traced
+        }) {
             return traced
         }
         let probe = try makeProbeStore()
@@ -77,8 +80,10 @@ extension Store {
         }
         let traced = TracedKeyPath(
             names: names, target: target(of: names, from: table).index, firstProperty: table.propertyIndex[names[0]])
-        queries.tables[table.index].tracedKeyPaths[keyPath] = traced
-        table.rememberRecent(keyPath, traced)
+        withQueries { queries in
+            queries.tracedKeyPaths[t][keyPath] = traced
+            queries.rememberRecent(keyPath, traced, table: t)
+        }
         return traced
     }
 
@@ -121,15 +126,5 @@ extension Store {
         probe.isInWrite = false
         queries.probeStore = probe
         return probe
-    }
-}
-
-extension Table {
-    /// Keeps a traced key path, already among the traced ones, among the few found by
-    /// identity (the oldest makes room).
-    func rememberRecent(_ keyPath: AnyKeyPath, _ traced: TracedKeyPath) {
-        let queries = store!.queries
-        if queries.tables[index].recentKeyPaths.count >= 16 { queries.tables[index].recentKeyPaths.removeFirst() }
-        queries.tables[index].recentKeyPaths.append((ObjectIdentifier(keyPath), traced))
     }
 }

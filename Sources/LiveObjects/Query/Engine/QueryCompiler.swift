@@ -593,9 +593,9 @@ extension Table {
     func sortedIndex(_ property: Int) -> SortedIndex {
         let version = columns[property]!.version &+ structureVersion
         let queries = store!.queries
-        if let sorted = queries.tables[index].sortedIndexes[property], sorted.version == version { return sorted }
+        if let sorted = queries.sortedIndexes[index][property], sorted.version == version { return sorted }
         let sorted = SortedIndex(table: self, property: property, version: version)
-        queries.tables[index].sortedIndexes[property] = sorted
+        queries.sortedIndexes[index][property] = sorted
         return sorted
     }
 }
