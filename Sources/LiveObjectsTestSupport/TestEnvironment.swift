@@ -6,6 +6,13 @@ import Foundation
 ///
 /// A variable that is set to the empty string counts as not set.
 public enum TestEnvironment {
+    /// Whether the long sizes were asked for (`LIVEOBJECTS_TESTS=long`): the full concurrency
+    /// stress, more crash kills, longer property runs. CI asks for them; `swift test` alone
+    /// runs the quick sizes.
+    public static var isLong: Bool {
+        string("LIVEOBJECTS_TESTS")?.lowercased() == "long"
+    }
+
     /// The value of a variable, or `nil` when it is not set (or empty).
     public static func string(
         _ name: String, in environment: [String: String] = ProcessInfo.processInfo.environment

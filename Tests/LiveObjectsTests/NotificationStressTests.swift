@@ -7,8 +7,9 @@ import Testing
 // overlapping queries and readers read frozen snapshots from many tasks at once. Meant to run
 // under the thread sanitizer too (`swift test --sanitize=thread --filter NotificationStressTests`).
 //
-// Size: 64 writers × 1,000 writes and 16 query watchers by default (each write is small: one
-// dog and the counter); `LIVEOBJECTS_STRESS=small` gives 16 × 200, and
+// Size: 16 writers × 200 writes and 16 query watchers by default (each write is small: one dog
+// and the counter); 64 × 1,000 with the long sizes (`LIVEOBJECTS_TESTS=long`, or
+// `LIVEOBJECTS_STRESS=full`); `LIVEOBJECTS_STRESS=small` keeps 16 × 200 even then, and
 // `LIVEOBJECTS_STRESS_WRITERS` / `LIVEOBJECTS_STRESS_WRITES` set either number.
 
 struct StressConfig {
@@ -16,9 +17,9 @@ struct StressConfig {
     var writes: Int
 
     static func fromEnvironment() -> StressConfig {
-        var config =
-            TestEnvironment.string("LIVEOBJECTS_STRESS") == "small"
-            ? StressConfig(writers: 16, writes: 200) : StressConfig(writers: 64, writes: 1_000)
+        let stress = TestEnvironment.string("LIVEOBJECTS_STRESS")
+        let full = stress == "full" || (TestEnvironment.isLong && stress != "small")
+        var config = full ? StressConfig(writers: 64, writes: 1_000) : StressConfig(writers: 16, writes: 200)
         if let writers = TestEnvironment.int("LIVEOBJECTS_STRESS_WRITERS") { config.writers = writers }
         if let writes = TestEnvironment.int("LIVEOBJECTS_STRESS_WRITES") { config.writes = writes }
         return config

@@ -254,7 +254,8 @@ import Testing
         #expect(
             defaults
                 == PropertyTestConfiguration(
-                    sequences: 200, operations: 200, seed: PropertyTestConfiguration.defaultSeed))
+                    sequences: 60, operations: 200, seed: PropertyTestConfiguration.defaultSeed))
+        #expect(PropertyTestConfiguration.fromEnvironment(["LIVEOBJECTS_TESTS": "long"]).sequences == 200)
         let set = PropertyTestConfiguration.fromEnvironment([
             "LIVEOBJECTS_PROPERTY_SEQUENCES": "5000", "LIVEOBJECTS_PROPERTY_OPS": "50",
             "LIVEOBJECTS_PROPERTY_SEED": "0x1F",

@@ -15,7 +15,8 @@ import Testing
 /// the file always opens and holds a committed state: in journal mode and with saves after
 /// every commit, every commit that returned before the kill.
 ///
-/// The number of kills is 200, or `PERSISTENCE_CRASH_KILLS`.
+/// The number of kills is 50, 200 with the long sizes (`LIVEOBJECTS_TESTS=long`), or
+/// `PERSISTENCE_CRASH_KILLS`.
 @Suite(.serialized) struct CrashTests {
     static var childURL: URL? {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -29,7 +30,7 @@ import Testing
 
     @Test func killedChildLeavesACommittedState() async throws {
         let child = try #require(Self.childURL, "the persistence-crash-child executable was not built")
-        let kills = TestEnvironment.int("PERSISTENCE_CRASH_KILLS") ?? 200
+        let kills = TestEnvironment.int("PERSISTENCE_CRASH_KILLS") ?? (TestEnvironment.isLong ? 200 : 50)
         let seed = TestEnvironment.seed("PERSISTENCE_SEED") ?? UInt64.random(in: 0...UInt64.max)
         print("killedChildLeavesACommittedState seed: \(seed), kills: \(kills)")
         var generator = SeededRandomNumberGenerator(seed: seed)

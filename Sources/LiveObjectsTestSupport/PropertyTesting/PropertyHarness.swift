@@ -246,11 +246,15 @@ public struct PropertyTestConfiguration: Sendable, Hashable {
 
     /// The configuration from `LIVEOBJECTS_PROPERTY_SEQUENCES`, `LIVEOBJECTS_PROPERTY_OPS` and
     /// `LIVEOBJECTS_PROPERTY_SEED` (decimal, `0x` hex, or `random`), with the defaults for what
-    /// is not set.
+    /// is not set: 200 sequences of 200 operations with the long sizes
+    /// (`LIVEOBJECTS_TESTS=long`), else 60.
     public static func fromEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> PropertyTestConfiguration {
         var configuration = PropertyTestConfiguration()
+        if TestEnvironment.string("LIVEOBJECTS_TESTS", in: environment)?.lowercased() != "long" {
+            configuration.sequences = 60
+        }
         if let n = TestEnvironment.int("LIVEOBJECTS_PROPERTY_SEQUENCES", in: environment), n >= 0 {
             configuration.sequences = n
         }
