@@ -324,6 +324,45 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
         }
     }
 
+    /// A migration written as for Realm: typed reads of the old object, subscript sets on the
+    /// new one.
+    @Test func migrationReadsTypedValuesAndSetsBySubscript() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("typed.json")
+        let v1 = Schema([
+            ObjectSchema(
+                name: "Person",
+                properties: [
+                    Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "first", type: .string),
+                    Property(name: "last", type: .string),
+                ])
+        ])
+        let v2 = Schema([
+            ObjectSchema(
+                name: "Person",
+                properties: [
+                    Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "fullName", type: .string),
+                ])
+        ])
+        try await withRealm(Realm.Configuration(file: url, schema: v1, schemaVersion: 1)) { realm in
+            try await realm.write { realm in
+                _ = try realm.dynamicCreate("Person", value: ["id": 1, "first": "Ann", "last": "Lee"])
+            }
+        }
+        let options = FileStorage.Options(migration: { migration in
+            try migration.enumerateObjects(ofType: "Person") { old, new in
+                let first = old["first", as: String.self] ?? ""
+                let last = old["last", as: String.self] ?? ""
+                new?["fullName"] = .string("\(first) \(last)")
+            }
+        })
+        let names = try await withRealm(Realm.Configuration(file: url, schema: v2, schemaVersion: 2, options: options))
+        {
+            realm in
+            try await realm.read { realm in try realm.dynamicObjects("Person").map { $0["fullName", as: String.self] } }
+        }
+        #expect(names == ["Ann Lee"])
+    }
+
     @Test func migrationBlockRenamesEnumeratesCreatesAndDeletes() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("migrate.json")
         let v1 = Schema([

@@ -92,6 +92,11 @@ public final class List<Element: _Persistable>: RandomAccessCollection, CustomSt
         for element in newElements { append(element) }
     }
 
+    /// Adds elements at the end: ``append(contentsOf:)`` under Realm's name.
+    public func append<S: Sequence>(objectsIn newElements: S) where S.Element == Element {
+        append(contentsOf: newElements)
+    }
+
     /// Inserts an element at a position.
     ///
     /// - Complexity: O(n).

@@ -37,8 +37,26 @@ public struct DynamicObject: CustomStringConvertible {
     }
 
     /// The value of a property, or `.null` for an unknown property or a deleted object.
+    ///
+    /// Setting it, inside a write or a migration, is ``set(_:to:)`` for code that cannot
+    /// throw there: an error is recorded and thrown by the enclosing write or migration, which
+    /// then changes nothing.
     public subscript(property: String) -> PropertyValue {
-        (try? value(property)) ?? .null
+        get { (try? value(property)) ?? .null }
+        nonmutating set {
+            do {
+                try set(property, to: newValue)
+            } catch {
+                handle.store.recordError(error)
+            }
+        }
+    }
+
+    /// The value of a property as a Swift type: `old["name", as: String.self]`. `nil` for
+    /// `null`, an unknown property, a deleted object, or a value of another type (an integer
+    /// that does not fit, say).
+    public subscript<Value: PropertyValueReadable>(property: String, as type: Value.Type) -> Value? {
+        Value(propertyValue: self[property])
     }
 
     /// Every property's value by name.

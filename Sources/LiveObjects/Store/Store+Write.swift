@@ -109,13 +109,17 @@ extension Store {
         }
     }
 
-    /// Replaces the whole content of a list of links.
-    package func replaceList(_ table: Table, _ row: Int32, _ p: Int, with rows: [Int32])
+    /// Replaces the whole content of a list of links. With `force`, a list given as it already
+    /// is counts as modified (`update: .all`).
+    package func replaceList(_ table: Table, _ row: Int32, _ p: Int, with rows: [Int32], force: Bool = false)
         throws(LiveObjectsError)
     {
         let column = table.linkListColumn(p)
         let old = column.lists[Int(row)]
-        if old == rows { return }
+        if old == rows {
+            if force { setValue(column.value(at: Int(row)), table, row, p, force: true) }
+            return
+        }
         let target = column.target
         let embedded = target.schema.isEmbedded
         if embedded {

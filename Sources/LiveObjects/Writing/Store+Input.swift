@@ -173,8 +173,11 @@ extension Store {
         var existing: Int32?
         var pkValue: PropertyValue?
         if let pk = table.primaryKeyProperty {
-            guard case .value(let raw)? = given[pk] else {
-                if given[pk] == nil {
+            // No key given: the model's declared default, made afresh for this object (so that
+            // `var localId = UUID().uuidString` gives every new object its own), as Realm does.
+            let keyInput = given[pk] == nil ? declaredPrimaryKey(of: table).map { Input.value($0) } : given[pk]
+            guard case .value(let raw)? = keyInput else {
+                if keyInput == nil {
                     throw LiveObjectsError(
                         .missingValue, "a value for the primary key is required",
                         objectType: table.name, property: properties[pk].name)
@@ -224,6 +227,19 @@ extension Store {
         }
         if let object { bind(object, table, row, context) }
         return row
+    }
+
+    /// A fresh primary key as the model class declares it, or nil for a type without a model
+    /// class (the dynamic API on a schema given as data).
+    private func declaredPrimaryKey(of table: Table) -> PropertyValue? {
+        guard let type = table.objectType, let info = table.modelInfo, let pk = table.primaryKeyProperty,
+            let field = info.fields.first(where: { $0.propertyIndex == pk })
+        else { return nil }
+        let fresh = type.init()
+        return withExtendedLifetime(fresh) {
+            field.accessor._unmanagedValue(
+                at: UnsafeRawPointer(Unmanaged.passUnretained(fresh).toOpaque()) + field.offset)
+        }
     }
 
     private func bind(_ object: Object, _ table: Table, _ row: Int32, _ context: AddContext) {
@@ -312,7 +328,7 @@ extension Store {
             }
             var rows: [Int32] = []
             for item in items { rows.append(try resolveLink(item, target, context: context)) }
-            try replaceList(table, row, p, with: rows)
+            try replaceList(table, row, p, with: rows, force: force)
         } else {
             let newRow: Int32? =
                 if case .value(.null) = input { nil } else {

@@ -18,6 +18,12 @@ public struct MigrationObject: Sendable, Hashable {
 
     /// The old value of a property, or `.null` if the old schema has no such property.
     public subscript(property: String) -> PropertyValue { values[property] ?? .null }
+
+    /// The value of a property as a Swift type: `old["name", as: String.self]`; `nil` for
+    /// `null`, a property the old schema did not have, or a value of another type.
+    public subscript<Value: PropertyValueReadable>(property: String, as type: Value.Type) -> Value? {
+        Value(propertyValue: self[property])
+    }
 }
 
 /// What a ``MigrationBlock`` works with: the old data (read-only) and the new (writable).
