@@ -9,8 +9,15 @@ struct UnsentChange: Sendable {
 }
 
 extension SyncEngine {
-    /// One pull: fetch, keep the newest state per object, merge.
+    /// Pulls page after page until the server has no more.
     func pullRound(_ report: inout SyncReport) async throws {
+        while try await pullPage(&report) {}
+    }
+
+    /// One pull: fetch, keep the newest state per object, merge.
+    ///
+    /// - Returns: Whether the server has more changes after the new cursor.
+    private func pullPage(_ report: inout SyncReport) async throws -> Bool {
         let cursor = cursor
         let pulled = try await withRetries { try await transport.pull(after: cursor) }
         var newest: [SyncObjectID: ServerChange] = [:]
@@ -69,6 +76,8 @@ extension SyncEngine {
         report.pulled += applied.count
         report.conflicts += conflicts.count
         self.cursor = pulled.cursor
+        // A page that does not move the cursor ends the round, whatever it says.
+        return pulled.hasMore && pulled.cursor != cursor
     }
 
     /// Applies server states inside a remote write: plain values first (creating objects), then

@@ -197,6 +197,7 @@ extension SyncEngine {
         var batches = collected.levels
         batches.append(collected.deletions)
         batches.append(collected.largePayloads)
+        rejectedThisRound = []
         for batch in batches where !batch.isEmpty {
             var start = 0
             while start < batch.count {
@@ -212,6 +213,12 @@ extension SyncEngine {
                 }
             }
         }
+        // A change the server refused stays in the history: the synced token does not pass it,
+        // and the next round sends it again.
+        guard rejectedThisRound.isEmpty else {
+            try await refreshStatuses()
+            return
+        }
         syncedToken = collected.upTo
         if configuration.trimsHistory { try await realm.trimHistory(upTo: collected.upTo) }
         // Every change of the round is acknowledged: objects kept after a conflict are re-created.
@@ -226,11 +233,11 @@ extension SyncEngine {
     private func send(_ batch: [SyncChange], _ report: inout SyncReport) async -> Bool {
         var delay = configuration.initialBackoff
         for attempt in 1...configuration.maxAttempts {
-            let remaining = batch.filter { !acknowledged.contains($0.idempotencyKey) }.map(withKnownServerIDs)
+            let remaining = batch.filter { !isSettled($0.idempotencyKey) }.map(withKnownServerIDs)
             if remaining.isEmpty { return true }
             if let receipts = try? await transport.push(remaining) {
                 await accept(receipts, for: remaining, &report)
-                if batch.allSatisfy({ acknowledged.contains($0.idempotencyKey) }) { return true }
+                if batch.allSatisfy({ isSettled($0.idempotencyKey) }) { return true }
             }
             if attempt < configuration.maxAttempts {
                 do { try await configuration.sleep(delay) } catch { return false }
@@ -238,6 +245,11 @@ extension SyncEngine {
             }
         }
         return false
+    }
+
+    /// Whether a change needs no more sending this round: acknowledged, or refused.
+    private func isSettled(_ key: String) -> Bool {
+        acknowledged.contains(key) || rejectedThisRound.contains(key)
     }
 
     /// A change with the server ids learned since it was read.
@@ -269,7 +281,14 @@ extension SyncEngine {
         let byKey = Dictionary(changes.map { ($0.idempotencyKey, $0) }, uniquingKeysWith: { a, _ in a })
         var newIDs: [(SyncObjectID, String)] = []
         for receipt in receipts {
-            guard let change = byKey[receipt.idempotencyKey], !acknowledged.contains(receipt.idempotencyKey) else {
+            guard let change = byKey[receipt.idempotencyKey], !isSettled(receipt.idempotencyKey) else {
+                continue
+            }
+            if case .rejected(let rejection) = receipt.outcome {
+                rejectedThisRound.insert(receipt.idempotencyKey)
+                report.failed.insert(change.object)
+                report.rejections[change.object] = rejection
+                setStatus(.failed, of: change.object)
                 continue
             }
             acknowledged.insert(receipt.idempotencyKey)
@@ -287,6 +306,8 @@ extension SyncEngine {
                 report.conflicts += 1
                 let properties = Set(change.values.keys)
                 raise(SyncConflict(object: change.object, serverID: receipt.serverID, localChanges: properties))
+            case .rejected:
+                break
             }
         }
         guard !newIDs.isEmpty else { return }

@@ -92,6 +92,10 @@ public actor SyncEngine {
     var openConflicts: [SyncObjectID: SyncConflict] = [:]
     /// Objects to send again as new (a conflict resolved with ``SyncConflictResolution/keepLocal``).
     var recreate = Set<SyncObjectID>()
+    /// Keys the server refused in the current push round: not sent again before the next one.
+    var rejectedThisRound = Set<String>()
+    /// Wakes ``syncContinuously()`` when a local write commits.
+    var localWake: AsyncStream<Void>.Continuation?
     private var statusSubscribers:
         [UInt64: (filter: SyncObjectID?, continuation: AsyncStream<SyncStatusUpdate>.Continuation)] = [:]
     private var conflictSubscribers: [UInt64: AsyncStream<SyncConflict>.Continuation] = [:]
@@ -150,7 +154,10 @@ public actor SyncEngine {
         self.syncedToken = await realm.oldestHistoryToken
         await realm.addCommitObserver { [weak self] _, store in
             guard let self, store.history?.isRecordingRemote != true else { return }
-            Task { try? await self.refreshStatuses() }
+            Task {
+                await self.wakeForLocalChange()
+                try? await self.refreshStatuses()
+            }
         }
         try? await refreshStatuses()
     }

@@ -68,6 +68,8 @@ public struct SyncReport: Sendable, Hashable {
     public var pulled = 0
     /// Conflicts found.
     public var conflicts = 0
-    /// Objects whose change failed after every retry.
+    /// Objects whose change failed after every retry, or was refused by the server.
     public var failed: Set<SyncObjectID> = []
+    /// Why the server refused the change of an object (a subset of ``failed``).
+    public var rejections: [SyncObjectID: SyncRejection] = [:]
 }

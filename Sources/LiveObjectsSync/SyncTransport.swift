@@ -90,6 +90,10 @@ public struct SyncReceipt: Sendable, Hashable {
         /// The object was deleted on the server, so the update was not applied: the engine
         /// reports a ``SyncConflict``.
         case deletedOnServer
+        /// The server refused this change (and only this one): nothing of it was applied. The
+        /// engine keeps the change, marks the object ``SyncStatus/failed`` and sends it again at
+        /// the next sync.
+        case rejected(SyncRejection)
     }
 
     /// The key of the change answered.
@@ -141,10 +145,40 @@ public struct SyncPull: Sendable, Hashable {
     public var changes: [ServerChange]
     /// The cursor to pull after next time.
     public var cursor: String?
+    /// Whether the server has more changes after ``cursor``: the engine pulls again at once.
+    public var hasMore: Bool
 
     /// Creates a pull answer.
-    public init(changes: [ServerChange], cursor: String?) {
+    public init(changes: [ServerChange], cursor: String?, hasMore: Bool = false) {
         self.changes = changes
         self.cursor = cursor
+        self.hasMore = hasMore
     }
+}
+
+/// Why a server refused one change of a push.
+public struct SyncRejection: Sendable, Hashable, CustomStringConvertible {
+    /// The reason, from the protocol's codes (``SyncHTTPError/Code/forbidden`` for a change to an
+    /// object the user may not change).
+    public var code: SyncHTTPError.Code
+    /// What the server said.
+    public var message: String
+
+    /// Creates a rejection.
+    public init(code: SyncHTTPError.Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+/// A transport that can wait for the server to have changes: ``SyncEngine/syncContinuously()``
+/// keeps one such wait open and syncs when it returns.
+public protocol LiveSyncTransport: SyncTransport {
+    /// Waits until the server has changes after a cursor, or a timeout of the transport's
+    /// choosing passes.
+    ///
+    /// - Returns: Whether the server has changes after the cursor.
+    func waitForChanges(after cursor: String?) async throws -> Bool
 }

@@ -1,0 +1,248 @@
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A ``SyncTransport`` that talks to a sync server over HTTP, with the protocol of
+/// docs/SYNC-PROTOCOL.md (`liveobjects-sync-server` speaks it), on Foundation's `URLSession`.
+///
+/// ```swift
+/// let transport = HTTPSyncTransport(
+///     configuration: .init(baseURL: URL(string: "https://sync.example.com")!, space: "team") { refresh in
+///         try await session.token(refreshing: refresh)     // the app's sign-in
+///     })
+/// let engine = try await SyncEngine(realm: realm, transport: transport, types: [Holder.self, Card.self])
+/// let live = Task { await engine.syncContinuously() }    // a long poll hears other devices
+/// ```
+///
+/// Every refusal and failure is a ``SyncHTTPError``; the engine retries with its backoff. A 401
+/// asks the token provider for a fresh token (`refresh` true) and tries the request once more.
+/// A pull asks for one page at a time (``Configuration/pageSize``); the engine pulls again
+/// while the server says it has more.
+public struct HTTPSyncTransport: LiveSyncTransport {
+    /// Gives the bearer token of a request: `refresh` is true after the server refused the last
+    /// one (HTTP 401), when a new one should be fetched rather than a cached one returned.
+    public typealias TokenProvider = @Sendable (_ refresh: Bool) async throws -> String
+
+    /// Where the server is and how long to wait for it.
+    public struct Configuration: Sendable {
+        /// The server's base URL: requests go to `baseURL/v1/spaces/{space}/…`.
+        public var baseURL: URL
+        /// The space this device syncs.
+        public var space: String
+        /// The bearer token of each request.
+        public var token: TokenProvider
+        /// How long a request may take (a long poll gets ``longPollWait`` more). Default: 30 s.
+        public var requestTimeout: Duration
+        /// How long the server holds a long poll open when nothing changes. Default: 25 s; the
+        /// server caps it at 60 s.
+        public var longPollWait: Duration
+        /// The most objects asked for in one pull. Default: 500; the server caps it at 1,000.
+        public var pageSize: Int
+
+        /// Creates a configuration; every argument has the default documented on its property.
+        public init(
+            baseURL: URL, space: String, requestTimeout: Duration = .seconds(30), longPollWait: Duration = .seconds(25),
+            pageSize: Int = 500, token: @escaping TokenProvider
+        ) {
+            self.baseURL = baseURL
+            self.space = space
+            self.token = token
+            self.requestTimeout = requestTimeout
+            self.longPollWait = longPollWait
+            self.pageSize = max(1, pageSize)
+        }
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    private let session: URLSession
+
+    /// Creates a transport.
+    ///
+    /// - Parameters:
+    ///   - configuration: The server, the space, the token and the timeouts.
+    ///   - session: The URL session requests go through. Default: a new ephemeral session.
+    public init(configuration: Configuration, session: URLSession? = nil) {
+        self.configuration = configuration
+        self.session = session ?? URLSession(configuration: .ephemeral)
+    }
+
+    /// Creates a transport with a token that never changes.
+    public init(baseURL: URL, space: String, token: String) {
+        self.init(configuration: Configuration(baseURL: baseURL, space: space) { _ in token })
+    }
+
+    // MARK: SyncTransport
+
+    /// Sends changes (`POST /v1/spaces/{space}/push`).
+    ///
+    /// - Returns: One receipt per change.
+    /// - Throws: ``SyncHTTPError``.
+    public func push(_ changes: [SyncChange]) async throws -> [SyncReceipt] {
+        let body: Data
+        do {
+            body = try JSONEncoder().encode(WirePushRequest(changes: changes.map(WireChange.init)))
+        } catch {
+            throw SyncHTTPError(.badRequest, "a change cannot be encoded: \(error)")
+        }
+        let response: WirePushResponse = try await send("POST", "push", query: [], body: body)
+        var receipts: [SyncReceipt] = []
+        for receipt in response.receipts { receipts.append(try receipt.receipt()) }
+        return receipts
+    }
+
+    /// Fetches one page of the changes after a cursor (`GET /v1/spaces/{space}/pull`).
+    ///
+    /// - Throws: ``SyncHTTPError``.
+    public func pull(after cursor: String?) async throws -> SyncPull {
+        try await pull(after: cursor, limit: configuration.pageSize, wait: nil).pull
+    }
+
+    /// Holds a long poll open until the server has changes after the cursor or the wait ends.
+    ///
+    /// - Returns: Whether the server has changes after the cursor.
+    /// - Throws: ``SyncHTTPError``; `CancellationError` when the task is cancelled.
+    public func waitForChanges(after cursor: String?) async throws -> Bool {
+        try await !pull(after: cursor, limit: 1, wait: configuration.longPollWait).changes.isEmpty
+    }
+
+    private func pull(after cursor: String?, limit: Int, wait: Duration?) async throws -> WirePullResponse {
+        var query = [URLQueryItem(name: "limit", value: String(limit))]
+        if let cursor { query.append(URLQueryItem(name: "after", value: cursor)) }
+        if let wait { query.append(URLQueryItem(name: "wait", value: String(wait.components.seconds))) }
+        return try await send("GET", "pull", query: query, body: nil, extraTime: wait ?? .zero)
+    }
+
+    // MARK: Requests
+
+    /// The URL of a request of this space (the space's name percent-encoded, `/` included).
+    func url(_ endpoint: String, query: [URLQueryItem]) -> URL {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "/")
+        let space = configuration.space.addingPercentEncoding(withAllowedCharacters: allowed) ?? configuration.space
+        guard var components = URLComponents(url: configuration.baseURL, resolvingAgainstBaseURL: false) else {
+            return configuration.baseURL
+        }
+        var base = components.percentEncodedPath
+        while base.hasSuffix("/") { base.removeLast() }
+        components.percentEncodedPath = base + "/v1/spaces/" + space + "/" + endpoint
+        components.queryItems = query.isEmpty ? nil : query
+        return components.url ?? configuration.baseURL
+    }
+
+    private func send<Answer: Decodable>(
+        _ method: String, _ endpoint: String, query: [URLQueryItem], body: Data?, extraTime: Duration = .zero
+    ) async throws -> Answer {
+        let url = url(endpoint, query: query)
+        let name = "\(method) \(url.path)"
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        request.timeoutInterval = Self.seconds(configuration.requestTimeout + extraTime)
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        var refreshed = false
+        while true {
+            let token: String
+            do {
+                token = try await configuration.token(refreshed)
+            } catch {
+                throw SyncHTTPError(.unauthorized, "the token provider failed: \(error)", request: name)
+            }
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let (data, status) = try await perform(request, name)
+            if status == 401 && !refreshed {
+                refreshed = true
+                continue
+            }
+            guard status == 200 else { throw Self.error(status: status, body: data, request: name) }
+            do {
+                return try JSONDecoder().decode(Answer.self, from: data)
+            } catch {
+                throw SyncHTTPError(
+                    .invalidResponse, "the answer is not the protocol's: \(error)", status: status, request: name)
+            }
+        }
+    }
+
+    /// The error of a refused request, from its body when the body has the protocol's form.
+    static func error(status: Int, body: Data, request: String?) -> SyncHTTPError {
+        if let answer = try? JSONDecoder().decode(WireErrorResponse.self, from: body) {
+            return SyncHTTPError(
+                SyncHTTPError.Code(rawValue: answer.error.code), answer.error.message, status: status, request: request)
+        }
+        let text = String(decoding: body.prefix(200), as: UTF8.self)
+        return SyncHTTPError(
+            SyncHTTPError.code(forStatus: status), text.isEmpty ? "HTTP status \(status)" : text, status: status,
+            request: request)
+    }
+
+    /// Runs a request; cancelling the task cancels it.
+    private func perform(_ request: URLRequest, _ name: String) async throws -> (Data, Int) {
+        let box = RequestBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, Int), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        if (error as? URLError)?.code == .cancelled {
+                            continuation.resume(throwing: CancellationError())
+                        } else {
+                            continuation.resume(
+                                throwing: SyncHTTPError(.network, error.localizedDescription, request: name))
+                        }
+                        return
+                    }
+                    guard let http = response as? HTTPURLResponse else {
+                        continuation.resume(
+                            throwing: SyncHTTPError(.invalidResponse, "not an HTTP response", request: name))
+                        return
+                    }
+                    continuation.resume(returning: (data ?? Data(), http.statusCode))
+                }
+                if box.start(task) {
+                    task.resume()
+                } else {
+                    continuation.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            box.cancel()
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}
+
+/// The task of one request, so that a cancellation from another thread can reach it.
+private final class RequestBox: Sendable {
+    private struct State {
+        // URLSessionDataTask is not Sendable: it is only resumed and cancelled, under the lock.
+        nonisolated(unsafe) var task: URLSessionDataTask?
+        var isCancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Keeps the task; false when the request was cancelled before it started (the task is
+    /// then never resumed, so its handler never runs).
+    func start(_ task: URLSessionDataTask) -> Bool {
+        state.withLock { state in
+            if state.isCancelled { return false }
+            state.task = task
+            return true
+        }
+    }
+
+    func cancel() {
+        state.withLock { state in
+            state.isCancelled = true
+            state.task?.cancel()
+        }
+    }
+}
