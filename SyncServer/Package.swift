@@ -1,0 +1,45 @@
+// swift-tools-version: 6.0
+// The sync server: LiveObjectsSync's HTTP protocol (docs/SYNC-PROTOCOL.md) on Hummingbird, with
+// PostgreSQL for storage. It lives apart from the root package so that the root package keeps
+// zero dependencies.
+import PackageDescription
+
+let package = Package(
+    name: "LiveObjectsSyncServer",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "liveobjects-sync-server", targets: ["liveobjects-sync-server"])
+    ],
+    dependencies: [
+        .package(name: "LiveObjects", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // The server as a library: storage, access rules, routes. The executable and the tests
+        // use it.
+        .target(
+            name: "LiveObjectsSyncServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "liveobjects-sync-server",
+            dependencies: ["LiveObjectsSyncServer"]
+        ),
+        .testTarget(
+            name: "LiveObjectsSyncServerTests",
+            dependencies: [
+                "LiveObjectsSyncServer",
+                .product(name: "LiveObjects", package: "LiveObjects"),
+                .product(name: "LiveObjectsSync", package: "LiveObjects"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,105 @@
+import Logging
+import PostgresNIO
+
+/// The schema, as numbered migrations applied in order at start, each in its own transaction
+/// under an advisory lock (several servers starting at once apply each migration once).
+enum Migrations {
+    /// The migrations; append, never edit one that shipped.
+    static let all: [(version: Int, statements: [String])] = [
+        (
+            1,
+            [
+                """
+                CREATE TABLE users (
+                    id bigserial PRIMARY KEY,
+                    name text NOT NULL UNIQUE,
+                    created_at timestamptz NOT NULL DEFAULT now())
+                """,
+                // Only the SHA-256 of a token is kept; a revoked token stays, marked.
+                """
+                CREATE TABLE tokens (
+                    hash text PRIMARY KEY,
+                    user_id bigint NOT NULL REFERENCES users ON DELETE CASCADE,
+                    created_at timestamptz NOT NULL DEFAULT now(),
+                    revoked_at timestamptz)
+                """,
+                // `version` is the space's version counter: a push locks the row, so versions
+                // follow commit order (docs/SYNC-PROTOCOL.md, "Versions and the cursor").
+                """
+                CREATE TABLE spaces (
+                    id bigserial PRIMARY KEY,
+                    name text NOT NULL UNIQUE,
+                    version bigint NOT NULL DEFAULT 0,
+                    created_at timestamptz NOT NULL DEFAULT now())
+                """,
+                """
+                CREATE TABLE grants (
+                    user_id bigint NOT NULL REFERENCES users ON DELETE CASCADE,
+                    space_id bigint NOT NULL REFERENCES spaces ON DELETE CASCADE,
+                    role text NOT NULL CHECK (role IN ('reader', 'writer', 'admin')),
+                    PRIMARY KEY (user_id, space_id))
+                """,
+                // One row per object: its current state. `id` is the server id.
+                """
+                CREATE TABLE objects (
+                    id bigserial PRIMARY KEY,
+                    space_id bigint NOT NULL REFERENCES spaces ON DELETE CASCADE,
+                    type text NOT NULL,
+                    local_id jsonb NOT NULL,
+                    version bigint NOT NULL,
+                    deleted boolean NOT NULL DEFAULT false,
+                    "values" jsonb NOT NULL DEFAULT '{}',
+                    created_by bigint NOT NULL REFERENCES users,
+                    UNIQUE (space_id, type, local_id))
+                """,
+                "CREATE INDEX objects_by_version ON objects (space_id, version)",
+                // The keys applied, with the receipt given.
+                """
+                CREATE TABLE applied_changes (
+                    space_id bigint NOT NULL REFERENCES spaces ON DELETE CASCADE,
+                    key text NOT NULL,
+                    object_id bigint NOT NULL REFERENCES objects ON DELETE CASCADE,
+                    version bigint NOT NULL,
+                    outcome text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now(),
+                    PRIMARY KEY (space_id, key))
+                """,
+            ]
+        )
+    ]
+
+    /// The advisory lock key of the migrations (any constant).
+    static let lockKey: Int64 = 0x4C_4F_53_59_4E_43
+
+    /// Applies the migrations the database lacks.
+    ///
+    /// - Returns: The versions applied now.
+    @discardableResult
+    static func apply(_ client: PostgresClient, logger: Logger) async throws -> [Int] {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+        }
+        var applied: [Int] = []
+        for migration in all {
+            let done = try await client.withTransaction(logger: logger) { connection -> Bool in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                let rows = try await connection.query(
+                    "SELECT 1 FROM schema_migrations WHERE version = \(migration.version)", logger: logger)
+                for try await _ in rows { return false }
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO schema_migrations (version) VALUES (\(migration.version))", logger: logger)
+                return true
+            }
+            if done { applied.append(migration.version) }
+        }
+        return applied
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The HTTP side of the server: routes of docs/SYNC-PROTOCOL.md to ``SyncStore``, errors as
+/// the protocol's JSON.
+public struct SyncHTTPServer: Sendable {
+    /// Limits and timing.
+    public struct Configuration: Sendable {
+        /// The largest request body accepted. Default: 8 MiB.
+        public var maximumBodySize: Int
+        /// The longest long poll. Default: 60 s.
+        public var maximumWait: Duration
+        /// How often a long poll re-reads the database even without a notification. Default: 2 s.
+        public var recheckInterval: Duration
+
+        /// Creates a configuration; every argument has the default documented on its property.
+        public init(
+            maximumBodySize: Int = 8 << 20, maximumWait: Duration = .seconds(60),
+            recheckInterval: Duration = .seconds(2)
+        ) {
+            self.maximumBodySize = maximumBodySize
+            self.maximumWait = maximumWait
+            self.recheckInterval = recheckInterval
+        }
+    }
+
+    let store: SyncStore
+    let notifier: ChangeNotifier
+    let configuration: Configuration
+
+    /// Creates the HTTP side over a store and this process's notifier.
+    public init(store: SyncStore, notifier: ChangeNotifier, configuration: Configuration = .init()) {
+        self.store = store
+        self.notifier = notifier
+        self.configuration = configuration
+    }
+
+    /// The responder for Hummingbird's `Application`.
+    public var responder: CallbackResponder<BasicRequestContext> {
+        CallbackResponder { request, _ in await respond(to: request) }
+    }
+
+    func respond(to request: Request) async -> Response {
+        do {
+            return try await route(request)
+        } catch let error as SyncServerError {
+            return Self.errorResponse(error)
+        } catch {
+            store.logger.error("\(request.method) \(request.uri.path) failed: \(error)")
+            return Self.errorResponse(SyncServerError(.internal, "the server failed; try again later"))
+        }
+    }
+
+    private func route(_ request: Request) async throws -> Response {
+        let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: true).map {
+            String($0).removingPercentEncoding ?? String($0)
+        }
+        guard let version = parts.first else { throw SyncServerError(.notFound, "no route \(request.uri.path)") }
+        guard version == "v1" else {
+            if version.first == "v", Int(version.dropFirst()) != nil {
+                throw SyncServerError(
+                    .versionNotSupported, "this server speaks version v1 of the protocol, not \(version)")
+            }
+            throw SyncServerError(.notFound, "no route \(request.uri.path)")
+        }
+        guard parts.count == 4, parts[1] == "spaces" else {
+            throw SyncServerError(.notFound, "no route \(request.uri.path)")
+        }
+        let space = parts[2]
+        switch (request.method, parts[3]) {
+        case (.post, "push"):
+            return try await push(request, space: space)
+        case (.get, "pull"):
+            return try await pull(request, space: space)
+        default:
+            throw SyncServerError(.notFound, "no route \(request.method) \(request.uri.path)")
+        }
+    }
+
+    private static func bearerToken(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization] else { return nil }
+        let prefix = "Bearer "
+        guard header.count > prefix.count, header.lowercased().hasPrefix(prefix.lowercased()) else { return nil }
+        return String(header.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+    }
+
+    private func push(_ request: Request, space: String) async throws -> Response {
+        let access = try await store.access(token: Self.bearerToken(request), space: space)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: configuration.maximumBodySize)
+        } catch {
+            throw SyncServerError(.badRequest, "the body is larger than \(configuration.maximumBodySize) bytes")
+        }
+        let body: PushRequest
+        do {
+            body = try JSONDecoder().decode(PushRequest.self, from: Data(buffer: buffer))
+        } catch {
+            throw SyncServerError(.badRequest, "the body is not a push request: \(Self.describe(error))")
+        }
+        guard body.changes.count <= SyncStore.maximumBatch else {
+            throw SyncServerError(.badRequest, "a push holds at most \(SyncStore.maximumBatch) changes")
+        }
+        var keys = Set<String>()
+        for change in body.changes {
+            try change.validate()
+            guard keys.insert(change.key).inserted else {
+                throw SyncServerError(.badRequest, "the key \(change.key) appears twice in one push")
+            }
+        }
+        let receipts = try await store.push(body, access: access)
+        struct Answer: Encodable { var receipts: [SyncStore.Receipt] }
+        return Self.json(try JSONEncoder().encode(Answer(receipts: receipts)))
+    }
+
+    private func pull(_ request: Request, space: String) async throws -> Response {
+        let access = try await store.access(token: Self.bearerToken(request), space: space)
+        let query = request.uri.queryParameters
+        var after: Int64 = 0
+        if let cursor = query.get("after") {
+            guard cursor.hasPrefix("v1."), let version = Int64(cursor.dropFirst(3)), version >= 0 else {
+                throw SyncServerError(.badRequest, "the cursor \(cursor) is not one this server gave")
+            }
+            after = version
+        }
+        var limit = 500
+        if let text = query.get("limit") {
+            guard let value = Int(text), value >= 1 else {
+                throw SyncServerError(.badRequest, "limit is a positive integer")
+            }
+            limit = min(value, SyncStore.maximumPage)
+        }
+        var wait = Duration.zero
+        if let text = query.get("wait") {
+            guard let value = Int(text), value >= 0 else {
+                throw SyncServerError(.badRequest, "wait is a number of seconds")
+            }
+            wait = min(.seconds(value), configuration.maximumWait)
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + wait
+        var page: SyncStore.Page
+        while true {
+            let subscription = wait > .zero ? notifier.subscribe(space: access.spaceID) : nil
+            page = try await store.pull(access: access, after: after, limit: limit)
+            let remaining = deadline - clock.now
+            guard page.objects.isEmpty, remaining > .zero, let subscription else {
+                subscription?.cancel()
+                break
+            }
+            _ = await subscription.next(within: min(remaining, configuration.recheckInterval))
+            subscription.cancel()
+            if Task.isCancelled { break }
+        }
+        let cursor = try JSONEncoder().encode("v1.\(page.cursor)")
+        var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"
+        text += String(decoding: cursor, as: UTF8.self) + ",\"hasMore\":\(page.hasMore)}"
+        return Self.json(Data(text.utf8))
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context): context.debugDescription
+        case DecodingError.keyNotFound(let key, let context):
+            "missing \(key.stringValue) at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
+        default: "\(error)"
+        }
+    }
+
+    static func json(_ data: Data, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func errorResponse(_ error: SyncServerError) -> Response {
+        struct Answer: Encodable { var error: ErrorBody }
+        let data =
+            (try? JSONEncoder().encode(Answer(error: ErrorBody(code: error.code.rawValue, message: error.message))))
+            ?? Data()
+        return json(data, status: HTTPResponse.Status(code: error.status))
+    }
+}

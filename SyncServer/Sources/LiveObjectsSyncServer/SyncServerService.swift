@@ -1,0 +1,75 @@
+import Hummingbird
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// A whole server: the database client, the schema brought up to date, the notification
+/// listener and the HTTP application, run until the task is cancelled.
+public struct SyncServerService: Sendable {
+    /// Where the database is.
+    public var database: DatabaseConfiguration
+    /// The address to listen on.
+    public var host: String
+    /// The port to listen on; 0 picks a free one (reported to `onListening`).
+    public var port: Int
+    /// Limits and timing of the HTTP side.
+    public var http: SyncHTTPServer.Configuration
+    /// The logger.
+    public var logger: Logger
+
+    /// Creates a server description.
+    public init(
+        database: DatabaseConfiguration, host: String = "127.0.0.1", port: Int = 8080,
+        http: SyncHTTPServer.Configuration = .init(), logger: Logger = Logger(label: "liveobjects-sync-server")
+    ) {
+        self.database = database
+        self.host = host
+        self.port = port
+        self.http = http
+        self.logger = logger
+    }
+
+    /// Runs the server until the task is cancelled.
+    ///
+    /// - Parameter onListening: Called with the port once the server accepts connections.
+    /// - Throws: A database error when the database cannot be reached or migrated.
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let client = PostgresClient(configuration: database.client, backgroundLogger: logger)
+        let notifier = ChangeNotifier()
+        let logger = logger
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            group.addTask { await notifier.run(database, logger: logger) }
+            let store = SyncStore(client: client, logger: logger)
+            do {
+                try await store.migrate()
+            } catch {
+                group.cancelAll()
+                throw SyncServerError(
+                    .internal, "the database \(database) cannot be used: \(String(reflecting: error))")
+            }
+            let server = SyncHTTPServer(store: store, notifier: notifier, configuration: http)
+            let application = Application(
+                responder: server.responder,
+                configuration: .init(address: .hostname(host, port: port), serverName: "liveobjects-sync-server"),
+                onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+                logger: logger)
+            group.addTask { try await application.run() }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Runs one command against the database (the account commands of the command line).
+    public func withStore<Result: Sendable>(_ body: @Sendable (SyncStore) async throws -> Result) async throws -> Result
+    {
+        let client = PostgresClient(configuration: database.client, backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let store = SyncStore(client: client, logger: logger)
+            try await store.migrate()
+            return try await body(store)
+        }
+    }
+}

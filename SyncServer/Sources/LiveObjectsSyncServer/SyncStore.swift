@@ -1,0 +1,332 @@
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A user's role in a space.
+public enum Role: String, Sendable, CaseIterable {
+    /// Pulls.
+    case reader
+    /// Pulls, creates, and changes or deletes the objects it created.
+    case writer
+    /// Pulls and changes anything.
+    case admin
+}
+
+/// The server's rules over its database: accounts, access, push and pull. Every request that
+/// changes data is one transaction.
+public struct SyncStore: Sendable {
+    /// The most changes in one push.
+    public static let maximumBatch = 1000
+    /// The most objects in one pull page.
+    public static let maximumPage = 1000
+
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Creates a store over a running client.
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Creates the schema or brings it up to date.
+    public func migrate() async throws {
+        let applied = try await Migrations.apply(client, logger: logger)
+        if !applied.isEmpty { logger.info("applied schema migrations \(applied)") }
+    }
+
+    // MARK: Accounts
+
+    /// The SHA-256 of a token, in hexadecimal: all the database keeps of it.
+    static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// A new token: 32 random bytes, URL-safe base64.
+    static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let text = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return "lo_" + text
+    }
+
+    /// Adds a user (or finds it) and gives it a new token.
+    ///
+    /// - Returns: The token, which is not stored: show it once.
+    public func addUser(_ name: String) async throws -> String {
+        guard !name.isEmpty, name.utf8.count <= 200 else {
+            throw SyncServerError(.badRequest, "a user name must have 1 to 200 bytes")
+        }
+        let token = Self.newToken()
+        let hash = Self.hash(token)
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                "INSERT INTO users (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING", logger: logger)
+            try await connection.query(
+                "INSERT INTO tokens (hash, user_id) SELECT \(hash), id FROM users WHERE name = \(name)",
+                logger: logger)
+        }
+        return token
+    }
+
+    /// Revokes every token of a user.
+    ///
+    /// - Returns: How many tokens were revoked.
+    @discardableResult
+    public func revokeTokens(of name: String) async throws -> Int {
+        let rows = try await client.query(
+            """
+            UPDATE tokens SET revoked_at = now()
+            WHERE revoked_at IS NULL AND user_id = (SELECT id FROM users WHERE name = \(name)) RETURNING 1
+            """, logger: logger)
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
+    /// Adds a space; adding one that exists does nothing.
+    public func addSpace(_ name: String) async throws {
+        guard !name.isEmpty, name.utf8.count <= 200 else {
+            throw SyncServerError(.badRequest, "a space name must have 1 to 200 bytes")
+        }
+        try await client.query(
+            "INSERT INTO spaces (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING", logger: logger)
+    }
+
+    /// Gives a user a role in a space, replacing the role it had.
+    ///
+    /// - Throws: ``SyncServerError`` `notFound` when the user or the space does not exist.
+    public func grant(user: String, space: String, role: Role) async throws {
+        let rows = try await client.query(
+            """
+            INSERT INTO grants (user_id, space_id, role)
+            SELECT users.id, spaces.id, \(role.rawValue) FROM users, spaces
+            WHERE users.name = \(user) AND spaces.name = \(space)
+            ON CONFLICT (user_id, space_id) DO UPDATE SET role = excluded.role
+            RETURNING 1
+            """, logger: logger)
+        for try await _ in rows { return }
+        throw SyncServerError(.notFound, "no user \"\(user)\" or no space \"\(space)\"")
+    }
+
+    // MARK: Access
+
+    /// Who a request is from, and what it may do in its space.
+    struct Access: Sendable {
+        var userID: Int64
+        var userName: String
+        var spaceID: Int64
+        var spaceName: String
+        var role: Role
+    }
+
+    /// Checks a bearer token and the user's grant in a space.
+    ///
+    /// - Throws: ``SyncServerError`` `unauthorized` for an unknown or revoked token,
+    ///   `notFound` for an unknown space, `forbidden` without a grant.
+    func access(token: String?, space: String) async throws -> Access {
+        guard let token, !token.isEmpty else { throw SyncServerError(.unauthorized, "no bearer token") }
+        let hash = Self.hash(token)
+        let users = try await client.query(
+            """
+            SELECT users.id, users.name FROM tokens JOIN users ON users.id = tokens.user_id
+            WHERE tokens.hash = \(hash) AND tokens.revoked_at IS NULL
+            """, logger: logger)
+        var user: (Int64, String)?
+        for try await row in users.decode((Int64, String).self) { user = row }
+        guard let (userID, userName) = user else {
+            throw SyncServerError(.unauthorized, "the token is unknown or revoked")
+        }
+        let spaces = try await client.query(
+            """
+            SELECT spaces.id, grants.role FROM spaces
+            LEFT JOIN grants ON grants.space_id = spaces.id AND grants.user_id = \(userID)
+            WHERE spaces.name = \(space)
+            """, logger: logger)
+        var found: (Int64, String?)?
+        for try await row in spaces.decode((Int64, String?).self) { found = row }
+        guard let (spaceID, roleName) = found else { throw SyncServerError(.notFound, "no space \"\(space)\"") }
+        guard let roleName, let role = Role(rawValue: roleName) else {
+            throw SyncServerError(.forbidden, "user \(userName) has no access to space \(space)")
+        }
+        return Access(userID: userID, userName: userName, spaceID: spaceID, spaceName: space, role: role)
+    }
+
+    // MARK: Push
+
+    /// The answer to one change.
+    struct Receipt: Encodable, Sendable {
+        var key: String
+        var outcome: String
+        var serverID: String?
+        var serverVersion: Int64?
+        var error: ErrorBody?
+    }
+
+    /// Applies a push in one transaction: each key at most once, each change checked against the
+    /// user's role.
+    ///
+    /// - Throws: ``SyncServerError`` `forbidden` for a reader, `conflict` for a key already
+    ///   applied to another object; the transaction is then rolled back whole.
+    func push(_ request: PushRequest, access: Access) async throws -> [Receipt] {
+        guard access.role != .reader else {
+            throw SyncServerError(
+                .forbidden, "user \(access.userName) may only read space \(access.spaceName)")
+        }
+        let logger = logger
+        return try await client.withTransaction(logger: logger) { connection in
+            let locked = try await connection.query(
+                "SELECT version FROM spaces WHERE id = \(access.spaceID) FOR UPDATE", logger: logger)
+            var version: Int64 = 0
+            for try await (current) in locked.decode(Int64.self) { version = current }
+            let start = version
+            var receipts: [Receipt] = []
+            for change in request.changes {
+                let receipt = try await Self.apply(change, access: access, version: &version, connection, logger)
+                receipts.append(receipt)
+            }
+            if version != start {
+                try await connection.query(
+                    "UPDATE spaces SET version = \(version) WHERE id = \(access.spaceID)", logger: logger)
+                // Delivered at commit, to every server process that listens.
+                try await connection.query(
+                    "SELECT pg_notify(\(ChangeNotifier.channel), \(String(access.spaceID)))", logger: logger)
+            }
+            return receipts
+        }
+    }
+
+    private static func apply(
+        _ change: PushedChange, access: Access, version: inout Int64, _ connection: PostgresConnection,
+        _ logger: Logger
+    ) async throws -> Receipt {
+        let localID = change.object.id.text
+        let type = change.object.type
+        // Already applied: the same receipt again.
+        let earlier = try await connection.query(
+            """
+            SELECT applied_changes.object_id, applied_changes.version, applied_changes.outcome, objects.type,
+                   objects.local_id = \(localID)::jsonb
+            FROM applied_changes JOIN objects ON objects.id = applied_changes.object_id
+            WHERE applied_changes.space_id = \(access.spaceID) AND applied_changes.key = \(change.key)
+            """, logger: logger)
+        for try await (objectID, appliedVersion, outcome, appliedType, sameID) in earlier.decode(
+            (Int64, Int64, String, String, Bool).self)
+        {
+            guard appliedType == type, sameID else {
+                throw SyncServerError(
+                    .conflict, "the idempotency key \(change.key) was already applied to another object")
+            }
+            return Receipt(key: change.key, outcome: outcome, serverID: String(objectID), serverVersion: appliedVersion)
+        }
+        let existing = try await connection.query(
+            """
+            SELECT id, deleted, created_by FROM objects
+            WHERE space_id = \(access.spaceID) AND type = \(type) AND local_id = \(localID)::jsonb
+            """, logger: logger)
+        var object: (id: Int64, deleted: Bool, createdBy: Int64)?
+        for try await row in existing.decode((Int64, Bool, Int64).self) { object = row }
+        if let object, object.createdBy != access.userID, access.role != .admin {
+            return Receipt(
+                key: change.key, outcome: "rejected", serverID: String(object.id), serverVersion: nil,
+                error: ErrorBody(
+                    code: SyncServerError.Code.forbidden.rawValue,
+                    message: "user \(access.userName) may change only the objects it created"))
+        }
+        let values = JSONValue.object(change.values ?? [:]).text
+        let objectID: Int64
+        var outcome = "applied"
+        switch change.kind {
+        case "create", "delete":
+            version += 1
+            let isDelete = change.kind == "delete"
+            if let object {
+                let sql: PostgresQuery =
+                    isDelete
+                    ? "UPDATE objects SET deleted = true, \"values\" = '{}', version = \(version) WHERE id = \(object.id)"
+                    : """
+                    UPDATE objects SET deleted = false, "values" = "values" || \(values)::jsonb, version = \(version)
+                    WHERE id = \(object.id)
+                    """
+                try await connection.query(sql, logger: logger)
+                objectID = object.id
+            } else {
+                let inserted = try await connection.query(
+                    """
+                    INSERT INTO objects (space_id, type, local_id, version, deleted, "values", created_by)
+                    VALUES (\(access.spaceID), \(type), \(localID)::jsonb, \(version), \(isDelete),
+                            \(isDelete ? "{}" : values)::jsonb, \(access.userID))
+                    RETURNING id
+                    """, logger: logger)
+                var id: Int64 = 0
+                for try await (new) in inserted.decode(Int64.self) { id = new }
+                objectID = id
+            }
+        default:  // update
+            guard let object, !object.deleted else {
+                // Nothing to update: the engine reports a conflict. Not recorded as applied when
+                // the object never existed (there is no row to name).
+                guard let object else {
+                    return Receipt(key: change.key, outcome: "deletedOnServer", serverID: "", serverVersion: version)
+                }
+                outcome = "deletedOnServer"
+                objectID = object.id
+                break
+            }
+            version += 1
+            try await connection.query(
+                """
+                UPDATE objects SET "values" = "values" || \(values)::jsonb, version = \(version)
+                WHERE id = \(object.id)
+                """, logger: logger)
+            objectID = object.id
+        }
+        try await connection.query(
+            """
+            INSERT INTO applied_changes (space_id, key, object_id, version, outcome)
+            VALUES (\(access.spaceID), \(change.key), \(objectID), \(version), \(outcome))
+            """, logger: logger)
+        return Receipt(key: change.key, outcome: outcome, serverID: String(objectID), serverVersion: version)
+    }
+
+    // MARK: Pull
+
+    /// One page of a pull: the objects as JSON text, the next cursor.
+    struct Page: Sendable {
+        var objects: [String]
+        var cursor: Int64
+        var hasMore: Bool
+    }
+
+    /// The objects of a space changed after a version, in version order.
+    func pull(access: Access, after: Int64, limit: Int) async throws -> Page {
+        let rows = try await client.query(
+            """
+            SELECT version, json_build_object(
+                'object', json_build_object('type', type, 'id', local_id),
+                'serverID', id::text, 'serverVersion', version, 'deleted', deleted, 'values', "values")::text
+            FROM objects WHERE space_id = \(access.spaceID) AND version > \(after)
+            ORDER BY version LIMIT \(limit + 1)
+            """, logger: logger)
+        var objects: [String] = []
+        var cursor = after
+        var hasMore = false
+        for try await (version, json) in rows.decode((Int64, String).self) {
+            if objects.count == limit {
+                hasMore = true
+                break
+            }
+            objects.append(json)
+            cursor = version
+        }
+        return Page(objects: objects, cursor: cursor, hasMore: hasMore)
+    }
+}
+
+/// The `error` member of an error response or a rejected receipt.
+struct ErrorBody: Codable, Sendable {
+    var code: String
+    var message: String
+}

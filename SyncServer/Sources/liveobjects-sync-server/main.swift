@@ -1,0 +1,92 @@
+import Foundation
+import LiveObjectsSyncServer
+import Logging
+
+// The command line: `serve`, `user add NAME`, `user revoke NAME`, `space add NAME`,
+// `grant USER SPACE reader|writer|admin`. The database comes from the environment
+// (DatabaseConfiguration.fromEnvironment).
+
+let usage = """
+    OVERVIEW: The LiveObjects sync server (docs/SYNC-PROTOCOL.md), on PostgreSQL.
+
+    USAGE: liveobjects-sync-server <command>
+
+    COMMANDS:
+      serve [--host HOST] [--port PORT]   Serve HTTP (default 127.0.0.1:8080).
+      user add NAME                       Add a user (or give one a new token); prints the token.
+      user revoke NAME                    Revoke every token of a user.
+      space add NAME                      Add a space.
+      grant USER SPACE ROLE               Give a user a role in a space: reader, writer or admin.
+
+    The database: LIVEOBJECTS_SYNC_DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DATABASE, or
+    PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
+
+    OPTIONS:
+      -h, --help                          Show this help.
+    """
+
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+}
+
+func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+    if code == 64 { FileHandle.standardError.write(Data("\n\(usage)\n".utf8)) }
+    exit(code)
+}
+
+func run(_ arguments: [String]) async throws {
+    if arguments.isEmpty || arguments.contains("-h") || arguments.contains("--help") {
+        print(usage)
+        return
+    }
+    let database = try DatabaseConfiguration.fromEnvironment()
+    var service = SyncServerService(database: database)
+    switch arguments {
+    case let args where args.first == "serve":
+        var rest = args.dropFirst()
+        while let option = rest.popFirst() {
+            guard let value = rest.popFirst() else { throw UsageError(description: "\(option) needs a value") }
+            switch option {
+            case "--host": service.host = value
+            case "--port":
+                guard let port = Int(value), (0...65535).contains(port) else {
+                    throw UsageError(description: "--port takes a number from 0 to 65535")
+                }
+                service.port = port
+            default: throw UsageError(description: "unknown option \(option)")
+            }
+        }
+        let host = service.host
+        try await service.run { port in
+            print("liveobjects-sync-server listening on http://\(host):\(port) (database \(database))")
+        }
+    case let args where args.count == 3 && args[0] == "user" && args[1] == "add":
+        let token = try await service.withStore { try await $0.addUser(args[2]) }
+        print(token)
+    case let args where args.count == 3 && args[0] == "user" && args[1] == "revoke":
+        let count = try await service.withStore { try await $0.revokeTokens(of: args[2]) }
+        print("revoked \(count) token(s) of \(args[2])")
+    case let args where args.count == 3 && args[0] == "space" && args[1] == "add":
+        try await service.withStore { try await $0.addSpace(args[2]) }
+        print("space \(args[2])")
+    case let args where args.count == 4 && args[0] == "grant":
+        guard let role = Role(rawValue: args[3]) else {
+            throw UsageError(description: "a role is reader, writer or admin, not \(args[3])")
+        }
+        try await service.withStore { try await $0.grant(user: args[1], space: args[2], role: role) }
+        print("\(args[1]) is \(role.rawValue) of \(args[2])")
+    default:
+        throw UsageError(description: "unknown command: \(arguments.joined(separator: " "))")
+    }
+}
+
+do {
+    try await run(Array(CommandLine.arguments.dropFirst()))
+} catch let error as UsageError {
+    fail(error.description, code: 64)
+} catch let error as SyncServerError {
+    fail(error.message, code: 1)
+} catch {
+    fail(String(reflecting: error), code: 1)
+}
