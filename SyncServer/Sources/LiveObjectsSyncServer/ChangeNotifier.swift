@@ -27,7 +27,7 @@ public final class ChangeNotifier: Sendable {
         while !Task.isCancelled {
             do {
                 let connection = try await PostgresConnection.connect(
-                    configuration: configuration.connection, id: 0, logger: logger)
+                    configuration: configuration.connectionConfiguration, id: 0, logger: logger)
                 attempt = 0
                 defer { Task { try? await connection.close() } }
                 try await connection.listen(on: Self.channel) { notifications in

@@ -60,7 +60,7 @@ public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// The client's configuration.
-    var client: PostgresClient.Configuration {
+    public var clientConfiguration: PostgresClient.Configuration {
         if host.hasPrefix("/") {
             return .init(
                 unixSocketPath: "\(host)/.s.PGSQL.\(port)", username: user, password: password, database: database)
@@ -69,7 +69,7 @@ public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// The configuration of a single connection (the one that listens for notifications).
-    var connection: PostgresConnection.Configuration {
+    public var connectionConfiguration: PostgresConnection.Configuration {
         if host.hasPrefix("/") {
             return .init(
                 unixSocketPath: "\(host)/.s.PGSQL.\(port)", username: user, password: password, database: database)

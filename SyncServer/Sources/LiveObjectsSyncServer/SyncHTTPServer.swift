@@ -48,6 +48,9 @@ public struct SyncHTTPServer: Sendable {
             return try await route(request)
         } catch let error as SyncServerError {
             return Self.errorResponse(error)
+        } catch let error as PostgresTransactionError where error.closureError is SyncServerError {
+            // A refusal inside a transaction, which was rolled back.
+            return Self.errorResponse(error.closureError as! SyncServerError)
         } catch {
             store.logger.error("\(request.method) \(request.uri.path) failed: \(error)")
             return Self.errorResponse(SyncServerError(.internal, "the server failed; try again later"))

@@ -34,7 +34,7 @@ public struct SyncServerService: Sendable {
     /// - Parameter onListening: Called with the port once the server accepts connections.
     /// - Throws: A database error when the database cannot be reached or migrated.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let client = PostgresClient(configuration: database.client, backgroundLogger: logger)
+        let client = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: logger)
         let notifier = ChangeNotifier()
         let logger = logger
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -63,7 +63,7 @@ public struct SyncServerService: Sendable {
     /// Runs one command against the database (the account commands of the command line).
     public func withStore<Result: Sendable>(_ body: @Sendable (SyncStore) async throws -> Result) async throws -> Result
     {
-        let client = PostgresClient(configuration: database.client, backgroundLogger: logger)
+        let client = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
