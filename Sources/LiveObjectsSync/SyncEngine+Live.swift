@@ -74,7 +74,7 @@ extension SyncEngine {
         }
     }
 
-    /// Tells ``syncContinuously()`` that a local write committed.
+    /// Tells ``syncContinuously(onReport:)`` that a local write committed.
     func wakeForLocalChange() {
         localWake?.yield()
     }

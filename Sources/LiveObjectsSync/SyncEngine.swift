@@ -94,7 +94,7 @@ public actor SyncEngine {
     var recreate = Set<SyncObjectID>()
     /// Keys the server refused in the current push round: not sent again before the next one.
     var rejectedThisRound = Set<String>()
-    /// Wakes ``syncContinuously()`` when a local write commits.
+    /// Wakes ``syncContinuously(onReport:)`` when a local write commits.
     var localWake: AsyncStream<Void>.Continuation?
     private var statusSubscribers:
         [UInt64: (filter: SyncObjectID?, continuation: AsyncStream<SyncStatusUpdate>.Continuation)] = [:]

@@ -173,7 +173,7 @@ public struct SyncRejection: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 }
 
-/// A transport that can wait for the server to have changes: ``SyncEngine/syncContinuously()``
+/// A transport that can wait for the server to have changes: ``SyncEngine/syncContinuously(onReport:)``
 /// keeps one such wait open and syncs when it returns.
 public protocol LiveSyncTransport: SyncTransport {
     /// Waits until the server has changes after a cursor, or a timeout of the transport's
