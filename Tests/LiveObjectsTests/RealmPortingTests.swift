@@ -29,6 +29,18 @@ final class LocalCard: Object {
         #expect(given == "x")
     }
 
+    /// A constant default is no key (two objects made without one would collide): the key
+    /// must be given.
+    @Test func aConstantPrimaryKeyDefaultIsNotAKey() async throws {
+        let realm = try await openPets()
+        do {
+            try await realm.write { realm in _ = try realm.create(Dog.self, value: ["name": "Rex"]) }
+            Issue.record("expected an error")
+        } catch let error as LiveObjectsError {
+            #expect(error.code == .missingValue && error.property == "id", "\(error)")
+        }
+    }
+
     /// A schema given as data has no declaration to take a default from: a missing key is an
     /// error, as before.
     @Test func aSchemaWithoutModelClassesStillNeedsTheKey() async throws {
