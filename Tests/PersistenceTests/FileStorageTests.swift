@@ -349,7 +349,7 @@ func sameBits(_ a: PropertyValue, _ b: PropertyValue) -> Bool {
             }
         }
         let options = FileStorage.Options(migration: { migration in
-            try migration.enumerateObjects(ofType: "Person") { old, new in
+            migration.enumerateObjects(ofType: "Person") { old, new in
                 let first = old["first", as: String.self] ?? ""
                 let last = old["last", as: String.self] ?? ""
                 new?["fullName"] = .string("\(first) \(last)")

@@ -311,8 +311,6 @@ enum ObjectCoding {
                         objectType: typeName, property: property.name, primaryKey: key)
                 }
                 return object
-            default:
-                throw mismatch("expected an object, a primary key or null")
             }
         }
         guard case .value(let value) = input else { throw mismatch("expected a \(property.type.rawValue)") }
