@@ -164,21 +164,24 @@ struct RecordEncoder {
         case other(Column)
 
         init(_ column: Column) {
-            switch column {
-            case let c as ScalarColumn<Int64>: self = .int(c.values.chunks)
-            case let c as ScalarColumn<Double>: self = .double(c.values.chunks)
-            case let c as ScalarColumn<String>: self = .string(c.values.chunks)
-            case let c as ScalarColumn<Bool>: self = .bool(c.values.chunks)
-            case let c as ScalarColumn<Int64?>: self = .optionalInt(c.values.chunks)
-            case let c as ScalarColumn<Double?>: self = .optionalDouble(c.values.chunks)
-            case let c as ScalarColumn<String?>: self = .optionalString(c.values.chunks)
-            case let c as ScalarColumn<Bool?>: self = .optionalBool(c.values.chunks)
-            case let c as LinkColumn:
+            switch column.typedChunks {
+            case .int(let chunks): self = .int(chunks)
+            case .double(let chunks): self = .double(chunks)
+            case .string(let chunks): self = .string(chunks)
+            case .bool(let chunks): self = .bool(chunks)
+            case .optionalInt(let chunks): self = .optionalInt(chunks)
+            case .optionalDouble(let chunks): self = .optionalDouble(chunks)
+            case .optionalString(let chunks): self = .optionalString(chunks)
+            case .optionalBool(let chunks): self = .optionalBool(chunks)
+            case .link(let targets):
+                let link = unsafeDowncast(column, to: LinkColumn.self)
                 self = .link(
-                    c, c.targets.chunks, c.target.withSlotStates { $0.chunks },
-                    targetIsEmbedded: c.target.schema.isEmbedded)
-            case let c as LinkListColumn: self = .list(c, targetIsEmbedded: c.target.schema.isEmbedded)
-            default: self = .other(column)
+                    link, targets, link.target.withSlotStates { $0.chunks },
+                    targetIsEmbedded: link.target.schema.isEmbedded)
+            case .linkList:
+                let list = unsafeDowncast(column, to: LinkListColumn.self)
+                self = .list(list, targetIsEmbedded: list.target.schema.isEmbedded)
+            case .other: self = .other(column)
             }
         }
     }
