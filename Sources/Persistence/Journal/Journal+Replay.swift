@@ -70,7 +70,8 @@ struct JournalReplay {
         guard actual == recorded else {
             let hex = { (v: UInt32) in String(decoding: CRC32C.hex(v), as: UTF8.self) }
             let offset = range.upperBound - Journal.checksumSuffixLength + Journal.checksumPrefix.count
-            let reason = "the line is damaged: the checksum of its bytes is \(hex(actual)), not the \(hex(recorded)) it records"
+            let reason =
+                "the line is damaged: the checksum of its bytes is \(hex(actual)), not the \(hex(recorded)) it records"
             var error = LiveObjectsError(.corruptFile, "\(reason) (at byte \(offset))", file: path)
             error.inputLocation = InputErrorLocation(offset: offset, reason: reason)
             throw error

@@ -110,7 +110,8 @@ enum Journal {
 enum JournalField {
     case plain(PropertyValue)
     case link(ObjectKey?)
-    case list([ObjectKey])
+    /// The ids of a list of links, with where each ends in the file.
+    case list([ObjectKey], ends: [Int])
 }
 
 /// An object in a journal line: its key, the properties given, and where the record and each
@@ -167,7 +168,8 @@ struct JournalEntry {
         for change in changes where change.table.name == type {
             for (key, offset) in change.deletes {
                 if first == nil { first = offset }
-                if let primaryKey, let row = change.table.row(for: key), change.table.primaryKey(of: row) == primaryKey {
+                if let primaryKey, let row = change.table.row(for: key), change.table.primaryKey(of: row) == primaryKey
+                {
                     return offset
                 }
             }
@@ -187,7 +189,8 @@ struct JournalEntry {
                 for (p, field, offset) in record.fields where change.table.schema.properties[p].objectType == type {
                     switch field {
                     case .link(let target) where target == key: return offset
-                    case .list(let targets) where targets.contains(key): return offset
+                    case .list(let targets, let ends):
+                        if let i = targets.firstIndex(of: key) { return ends[i] }
                     default: continue
                     }
                 }
@@ -237,9 +240,16 @@ struct JournalEntry {
                             switch field {
                             case .plain(let v): if !isInsert { try store.replaySetValue(v, change.table, row, p) }
                             case .link(let key): try store.replaySetLink(change.table, row, p, to: key)
-                            case .list(let keys): try store.replaySetList(change.table, row, p, to: keys)
+                            case .list(let keys, _): try store.replaySetList(change.table, row, p, to: keys)
                             }
                         } catch {
+                            // A list entry naming a missing object: that entry.
+                            if case .list(let keys, let ends) = field,
+                                let target = store.tablesByName[change.table.schema.properties[p].objectType ?? ""],
+                                let i = keys.firstIndex(where: { target.row(for: $0) == nil })
+                            {
+                                throw positioned(error, ends[i])
+                            }
                             throw positioned(error, offset)
                         }
                     }
@@ -440,11 +450,13 @@ extension SnapshotDecoder {
             if property.type == .object {
                 if property.isList {
                     var keys: [ObjectKey] = []
+                    var ends: [Int] = []
                     try reader.beginArray()
                     while try reader.nextElement() {
                         keys.append(try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: table.name))
+                        ends.append(reader.fileOffset)
                     }
-                    fields.append((p, .list(keys), reader.fileOffset))
+                    fields.append((p, .list(keys, ends: ends), reader.fileOffset))
                 } else if try reader.readNull() {
                     fields.append((p, .link(nil), reader.fileOffset))
                 } else {
