@@ -363,21 +363,16 @@ extension Store {
     /// Checks, before a replayed journal entry commits, that every embedded object it inserted,
     /// linked, unlinked or left without its parent has exactly one parent, or was deleted too.
     /// The writer always deletes an embedded object together with its parent link, so anything
-    /// else is a damaged journal.
-    ///
-    /// - Throws: `corruptFile` naming the embedded object.
-    package func checkReplayedEmbedded() throws(LiveObjectsError) {
-        defer { replayedEmbedded.removeAll() }
+    /// else is a damaged journal. Returns the first embedded object that fails, with the number
+    /// of its parents, or nil; the objects noted are forgotten when none fails (call
+    /// ``discardReplayedEmbedded()`` when the entry fails).
+    package func replayedEmbeddedWithoutOneParent() -> (table: Table, key: ObjectKey, parents: Int)? {
         for (table, row) in replayedEmbedded where Int(row) < table.rowCount && table.isLive(row) {
             let parents = table.linkCount(to: row)
-            guard parents == 1 else {
-                throw LiveObjectsError(
-                    .corruptFile,
-                    "the embedded \(table.name) \(table.key(row)) has "
-                        + (parents == 0 ? "no parent" : "\(parents) parents") + " after the entry",
-                    objectType: table.name)
-            }
+            if parents != 1 { return (table, table.key(row), parents) }
         }
+        replayedEmbedded.removeAll()
+        return nil
     }
 
     /// Forgets the embedded objects noted by a replayed journal entry that failed.

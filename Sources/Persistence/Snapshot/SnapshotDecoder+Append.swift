@@ -192,9 +192,8 @@ extension SnapshotDecoder {
         unindexed.offsets.removeAll(keepingCapacity: true)
         if let i = duplicate {
             let key = table.primaryKey(of: rows[i]) ?? .null
-            throw LiveObjectsError(
-                .corruptFile, "two objects have the primary key \(key) \(reader.before(offsets[i]))",
-                objectType: table.name, primaryKey: key, file: reader.options.fileName)
+            throw reader.loadError(
+                "two objects have the primary key \(key)", before: offsets[i], objectType: table.name, primaryKey: key)
         }
     }
 
