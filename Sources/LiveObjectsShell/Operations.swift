@@ -242,13 +242,21 @@ enum Operations {
         return pairs
     }
 
+    /// The error for a JSON key that names no property, with the closest name when one is
+    /// likely meant: `Dog has no property 'nmae'; did you mean 'name'?`.
+    static func noProperty(_ name: String, in schema: ObjectSchema) -> ShellError {
+        ShellError(
+            "\(schema.name) has no property '\(name)'"
+                + Suggestion.clause(for: name, among: schema.properties.map(\.name)))
+    }
+
     /// Sets properties of an object from JSON pairs. Embedded objects are created from nested
     /// JSON objects (a list of them is replaced).
     static func apply(_ pairs: [(String, JSONValue)], to object: DynamicObject, _ realm: isolated Realm) throws {
         let schema = object.objectSchema
         for (name, json) in pairs {
             guard let property = schema[name] else {
-                throw ShellError("\(schema.name) has no property '\(name)'")
+                throw noProperty(name, in: schema)
             }
             if property.isPrimaryKey {
                 // Setting the same value is allowed; a change is refused by the library.
@@ -290,7 +298,7 @@ enum Operations {
             // Plain values first, then nested embedded objects and links through `apply`.
             var plain: [String: PropertyValue] = [:]
             for (name, value) in itemPairs {
-                guard let p = target[name] else { throw ShellError("\(target.name) has no property '\(name)'") }
+                guard let p = target[name] else { throw noProperty(name, in: target) }
                 if p.type == .object || p.type == .linkingObjects { continue }
                 plain[name] = try self.value(value, for: p, in: target, realm)
             }
@@ -308,7 +316,7 @@ enum Operations {
         let all = try pairs(json, type)
         var initial: [String: PropertyValue] = [:]
         for (name, value) in all {
-            guard let p = schema[name] else { throw ShellError("\(type) has no property '\(name)'") }
+            guard let p = schema[name] else { throw noProperty(name, in: schema) }
             if p.type == .object || p.type == .linkingObjects { continue }
             initial[name] = try self.value(value, for: p, in: schema, realm)
         }

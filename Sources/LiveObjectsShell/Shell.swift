@@ -130,7 +130,7 @@ public final class Shell {
             report(error.text)
             outcome = .failed
         } catch let error as LiveObjectsError {
-            report("Error: " + Operations.message(error))
+            report("Error: " + Operations.message(error) + suggestion(for: error))
             outcome = .failed
         } catch {
             report("Error: \(error)")
@@ -138,6 +138,16 @@ public final class Shell {
         }
         if !inTransaction { await reportWatches() }
         return outcome
+    }
+
+    /// `; did you mean 'name'?` for an unknown property of a type (a misspelt key in the JSON of
+    /// `create`, `update` or `set`), or nothing.
+    func suggestion(for error: LiveObjectsError) -> String {
+        guard error.code == .unknownProperty, let type = error.objectType, let property = error.property,
+            !property.contains("."), !error.message.contains("did you mean"),
+            let schema = realm.schema.objectSchemas.first(where: { $0.name == type })
+        else { return "" }
+        return Suggestion.clause(for: property, among: schema.properties.map(\.name))
     }
 
     /// Called when the input ends. Returns false (after saying why) when that loses something:

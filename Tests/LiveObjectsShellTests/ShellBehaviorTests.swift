@@ -96,6 +96,8 @@ import Testing
             (#"create Dog {"id": 1}"#, "Dog.id[1]: an object with this primary key already exists"),
             (#"create Dog {"id": 9, "owner": 42}"#, "Dog.owner: there is no Person with primary key 42"),
             (#"create Dog {"id": 9, "age": "old"}"#, #"Dog.age: expected an integer, got "old""#),
+            (#"create Dog {"id": 9, "nmae": "Rex"}"#, "Dog has no property 'nmae'; did you mean 'name'?"),
+            (#"update Dog 1 {"aeg": 4}"#, "Dog has no property 'aeg'; did you mean 'age'?"),
             (#"update Dog 1 {"id": 2}"#, "Dog.id[1]: the primary key of an existing object cannot be changed"),
             (#"update Dog 1 {"walkers": []}"#, "Dog.walkers: LinkingObjects cannot be set"),
             ("delete Person 5", "Person[5]: DogClub.president still links to it and denies its deletion"),

@@ -29,6 +29,18 @@ final class LocalCard: Object {
         #expect(given == "x")
     }
 
+    /// A constant default is no key (two objects made without one would collide): the key
+    /// must be given.
+    @Test func aConstantPrimaryKeyDefaultIsNotAKey() async throws {
+        let realm = try await openPets()
+        do {
+            try await realm.write { realm in _ = try realm.create(Dog.self, value: ["name": "Rex"]) }
+            Issue.record("expected an error")
+        } catch let error as LiveObjectsError {
+            #expect(error.code == .missingValue && error.property == "id", "\(error)")
+        }
+    }
+
     /// A schema given as data has no declaration to take a default from: a missing key is an
     /// error, as before.
     @Test func aSchemaWithoutModelClassesStillNeedsTheKey() async throws {
@@ -110,5 +122,33 @@ final class LocalCard: Object {
             }
         }
         #expect(try await realm.read { $0.object(ofType: Dog.self, forPrimaryKey: 1)!.age } == 3)
+    }
+
+    /// `Object(value:)` makes an unmanaged object from a dictionary or an array in property
+    /// order, with linked objects given as objects, dictionaries or arrays.
+    @Test func objectsAreMadeFromValues() async throws {
+        let rex = try Dog(value: ["id": 1, "name": "Rex", "age": 3])
+        #expect(!rex.isManaged && rex.name == "Rex" && rex.age == 3 && rex.owner == nil)
+        let jane = try Person(value: [123, "Jane", 40, [rex, ["id": 2, "name": "Max"]]])
+        #expect(jane.id == 123 && jane.name == "Jane" && jane.age == 40)
+        #expect(jane.dogs.map(\.name) == ["Rex", "Max"] && jane.dogs[0] === rex)
+        let owned = try Dog(value: ["id": 3, "owner": ["id": 9, "name": "Ann"]])
+        #expect(owned.owner?.name == "Ann")
+        // Added to a realm as any unmanaged object is.
+        let realm = try await openPets()
+        let names = try await realm.write { realm in
+            try realm.add(try Person(value: [1, "Ann", 30, [[7, "Bo"]]]))
+            return realm.objects(Dog.self).map(\.name)
+        }
+        #expect(names == ["Bo"])
+        // Bad input is a typed error naming the property.
+        #expect(throws: LiveObjectsError.self) { try Dog(value: ["id": 1, "nme": "Rex"]) }
+        do {
+            _ = try Dog(value: ["id": "one"])
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .typeMismatch && error.property == "id")
+        }
+        #expect(throws: LiveObjectsError.self) { try Dog(value: [1, "Rex", 3, nil, [], 9]) }
     }
 }

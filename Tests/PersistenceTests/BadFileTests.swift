@@ -145,6 +145,12 @@ import Testing
         } catch {
             #expect(error.code == code, "\(name): \(error)")
             #expect(error.file != nil, "\(name): the error names no file: \(error)")
+            // Every error about the bytes of a file says where they are (a missing snapshot has
+            // none to point at).
+            if code == .corruptFile && snapshot != nil {
+                #expect(error.message.contains("byte "), "\(name): no position: \(error)")
+                #expect(error.inputLocation != nil, "\(name): no position: \(error)")
+            }
         }
         #expect(fileBytes(url) == before.0, "\(name): the file changed")
         #expect(fileBytes(journalURL) == before.1, "\(name): the journal changed")

@@ -48,7 +48,8 @@ func sealedLine(_ object: String) -> String {
     /// Opens a file that must be refused; checks the error and that no file changed.
     static func expectRefused(
         snapshot: [UInt8], journal: String?, code: LiveObjectsError.Code = .corruptFile, _ fragments: [String],
-        options: FileStorage.Options = .init(), sourceLocation: SourceLocation = #_sourceLocation
+        options: FileStorage.Options = .init(), schema: Schema = BadFileTests.schema,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("refused.json")
         let journalURL = URL(fileURLWithPath: url.path + ".journal")
@@ -56,7 +57,7 @@ func sealedLine(_ object: String) -> String {
         if let journal { try Data(journal.utf8).write(to: journalURL) }
         let before = (fileBytes(url), fileBytes(journalURL))
         do {
-            _ = try await Realm.open(Realm.Configuration(file: url, schema: BadFileTests.schema, options: options))
+            _ = try await Realm.open(Realm.Configuration(file: url, schema: schema, options: options))
             Issue.record("the file opened", sourceLocation: sourceLocation)
         } catch {
             #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
@@ -478,6 +479,217 @@ func sealedLine(_ object: String) -> String {
         let offset = String(decoding: text, as: UTF8.self).utf8.distance(
             from: String(decoding: text, as: UTF8.self).startIndex, to: end)
         #expect(error.message.contains("does not exist (before byte \(offset), line 2"), "\(error)")
+    }
+
+    /// Where the last `marker` in `text` ends: "(before byte N, line L, column C)", and N.
+    static func end(of marker: String, in text: String) -> (fragment: String, offset: Int) {
+        let range = text.range(of: marker, options: .backwards)!
+        let offset = text.utf8.distance(from: text.startIndex, to: range.upperBound)
+        let before = Array(text.utf8.prefix(offset))
+        let line = before.filter { $0 == 0x0A }.count + 1
+        let column = offset - (before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0) + 1
+        return ("(before byte \(offset), line \(line), column \(column))", offset)
+    }
+
+    /// Checks that `error` is about what ends with the last `marker` of `text`: the message
+    /// gives its byte, line and column, and the error the byte.
+    static func expectAt(
+        _ error: LiveObjectsError?, _ marker: String, in text: String, _ name: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let (fragment, offset) = end(of: marker, in: text)
+        guard let error else {
+            Issue.record("\(name): opened", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(error.code == .corruptFile, "\(name): \(error)", sourceLocation: sourceLocation)
+        #expect(error.file != nil, "\(name): \(error)", sourceLocation: sourceLocation)
+        #expect(error.message.hasSuffix(fragment), "\(name): \(fragment): \(error)", sourceLocation: sourceLocation)
+        #expect(error.inputLocation?.offset == offset, "\(name): \(error)", sourceLocation: sourceLocation)
+    }
+
+    /// Every error of a snapshot's objects says where the value it is about ends: a to-one
+    /// link or a list entry naming a missing object (whichever way the loader read the record),
+    /// a link inside an embedded object, a duplicate id or primary key, a free slot in use.
+    @Test func snapshotErrorsGiveTheByteOfTheirValue() throws {
+        let items = SnapshotLoadTests.self
+        let cases: [(name: String, records: [String], freeSlots: String?, marker: String)] = [
+            (
+                "dangling to-one link", [#"{"$id": 0, "id": 1, "name": "a"}"#, #"{"$id": 1, "id": 2, "next": 77}"#],
+                nil, #""next": 77"#
+            ),
+            ("dangling to-one link, $id last", [#"{"id": 1, "next": 77, "$id": 0}"#], nil, #""next": 77"#),
+            (
+                "dangling to-one link, out of slot order",
+                [#"{"$id": 1, "id": 1}"#, #"{"$id": 0, "id": 2, "next": 77}"#], nil, #""next": 77"#
+            ),
+            (
+                "dangling to-one link of a later generation", [#"{"$id": 0, "id": 1, "next": 4294967296}"#], nil,
+                "4294967296"
+            ),
+            ("dangling list entry", [#"{"$id": 0, "id": 1, "friends": [0, 77, 0]}"#], nil, #""friends": [0, 77"#),
+            (
+                "dangling list entry, out of slot order",
+                [#"{"$id": 1, "id": 1}"#, #"{"$id": 0, "id": 2, "friends": [1, 77]}"#], nil, #"[1, 77"#
+            ),
+            (
+                "duplicate primary key", [#"{"$id": 0, "id": 1}"#, #"{"$id": 1, "id": 1}"#], nil,
+                #"{"$id": 1, "id": 1}"#
+            ),
+            ("duplicate $id", [#"{"$id": 1, "id": 1}"#, #"{"$id": 1, "id": 2}"#], nil, #"{"$id": 1, "id": 2}"#),
+            ("free slot in use", [#"{"$id": 0, "id": 1}"#], "3, 0", "3, 0"),
+        ]
+        for (name, records, freeSlots, marker) in cases {
+            let bytes = items.file(records, freeSlots: freeSlots)
+            let text = String(decoding: bytes, as: UTF8.self)
+            Self.expectAt(Self.decodeError(snapshot: bytes), marker, in: text, name)
+            // The same with a checksum: the position is the same.
+            let sealed = sealedSnapshot(text)
+            Self.expectAt(Self.decodeError(snapshot: sealed), marker, in: String(decoding: sealed, as: UTF8.self), name)
+        }
+        let owners = [
+            (
+                "dangling link of an embedded object",
+                #"{"$id": 0, "id": 1, "pet": {"$id": 0, "name": "a", "friend": 9}}"#, #""friend": 9"#
+            ),
+            (
+                "dangling link of an embedded object in a list",
+                #"{"$id": 0, "id": 1, "pets": [{"$id": 0, "friend": 0}, {"$id": 1, "friend": 9}]}"#, #""friend": 9"#
+            ),
+            (
+                "dangling to-one link beside embedded objects",
+                #"{"$id": 0, "id": 1, "pets": [{"$id": 0}], "best": 5}"#, #""best": 5"#
+            ),
+        ]
+        for (name, record, marker) in owners {
+            let text = Self.ownersFile([record])
+            Self.expectAt(Self.decodeError(snapshot: Array(text.utf8)), marker, in: text, name)
+        }
+    }
+
+    /// Owners with embedded pets, and a link whose rule denies deleting its target.
+    static let ownersSchema =
+        #"[{"name": "Owner", "properties": [{"name": "id", "type": "int", "primaryKey": true}, "#
+        + #"{"name": "pet", "type": "object", "optional": true, "objectType": "Pet"}, "#
+        + #"{"name": "pets", "type": "object", "list": true, "objectType": "Pet"}, "#
+        + #"{"name": "best", "type": "object", "optional": true, "objectType": "Owner"}, "#
+        + #"{"name": "friends", "type": "object", "list": true, "objectType": "Owner"}, "#
+        + #"{"name": "keeper", "type": "object", "optional": true, "objectType": "Owner", "deleteRule": "deny"}]}, "#
+        + #"{"name": "Pet", "embedded": true, "properties": [{"name": "name", "type": "string"}, "#
+        + #"{"name": "friend", "type": "object", "optional": true, "objectType": "Owner"}]}]"#
+
+    static func ownersFile(_ records: [String]) -> String {
+        #"{"format": "LiveObjects", "formatVersion": 1, "schemaVersion": 0, "commit": 0, "schema": "#
+            + ownersSchema + #", "objects": {"Owner": ["# + records.joined(separator: ",\n") + "]}}\n"
+    }
+
+    /// Every error of applying a journal line says where the value, record or id it is about
+    /// ends, with its line and column, after the line and its first byte.
+    @Test func journalErrorsGiveTheByteOfTheirValue() throws {
+        let items: [(String, String, String)] = [
+            (
+                "dangling link", #"{"commit":1,"changes":{"Item":{"update":[{"$id":0,"small":1,"next":9}]}}}"#,
+                #""next":9"#
+            ),
+            (
+                "dangling link of an insert",
+                #"{"commit":1,"changes":{"Item":{"insert":[{"$id":5,"id":9,"next":9,"small":2}]}}}"#, #""next":9"#
+            ),
+            (
+                "value out of range", #"{"commit":1,"changes":{"Item":{"update":[{"$id":0,"small":900,"name":"x"}]}}}"#,
+                #""small":900"#
+            ),
+            (
+                "value out of range in an insert",
+                #"{"commit":1,"changes":{"Item":{"insert":[{"$id":5,"id":9,"small":900}]}}}"#, #""small":900"#
+            ),
+            (
+                "primary key changed", #"{"commit":1,"changes":{"Item":{"update":[{"$id":0,"id":9,"small":1}]}}}"#,
+                #""id":9"#
+            ),
+            (
+                "update of a missing object", #"{"commit":1,"changes":{"Item":{"update":[{"$id":9,"small":1}]}}}"#,
+                #"{"$id":9,"small":1}"#
+            ),
+            (
+                "duplicate primary key", #"{"commit":1,"changes":{"Item":{"insert":[{"$id":5,"id":1}]}}}"#,
+                #"{"$id":5,"id":1}"#
+            ),
+            ("deletion of a missing object", #"{"commit":1,"changes":{"Item":{"delete":[1,9]}}}"#, "9"),
+        ]
+        for (name, line, marker) in items {
+            let journal = Self.header2 + sealedLine(line)
+            let error = Self.decodeError(snapshot: Self.snapshot2, journal: journal)
+            Self.expectAt(error, marker, in: journal, name)
+            #expect(
+                error?.message.hasPrefix("journal line 2 (at byte \(Self.header2.utf8.count)): ") == true, "\(name)")
+        }
+        let owners = Array(
+            Self.ownersFile([
+                #"{"$id": 0, "id": 1, "pet": {"$id": 0, "name": "a"}, "pets": [{"$id": 1, "name": "b"}]}"#,
+                #"{"$id": 1, "id": 2, "keeper": 0}"#,
+            ]).utf8)
+        let header = sealedLine(#"{"format":"LiveObjects journal","formatVersion":2,"schemaVersion":0,"base":0}"#)
+        let ownerLines: [(String, String, String)] = [
+            (
+                "dangling list entry",
+                #"{"commit":1,"changes":{"Owner":{"update":[{"$id":1,"friends":[0,1,7,0],"best":0}]}}}"#,
+                #""friends":[0,1,7"#
+            ),
+            (
+                "embedded object inserted without a parent",
+                #"{"commit":1,"changes":{"Pet":{"insert":[{"$id":2,"name":"c"}]}}}"#, #"{"$id":2,"name":"c"}"#
+            ),
+            (
+                "embedded object given a second parent",
+                #"{"commit":1,"changes":{"Owner":{"update":[{"$id":1,"pet":0,"best":0}]}}}"#, #""pet":0"#
+            ),
+            (
+                "deletion refused by a deny rule",
+                #"{"commit":1,"changes":{"Owner":{"delete":[0]},"Pet":{"delete":[0,1]}}}"#, #""Owner":{"delete":[0"#
+            ),
+        ]
+        for (name, line, marker) in ownerLines {
+            let journal = header + sealedLine(line)
+            let error = Self.decodeError(snapshot: owners, journal: journal)
+            Self.expectAt(error, marker, in: journal, name)
+            #expect(error?.message.hasPrefix("journal line 2 (at byte \(header.utf8.count)): ") == true, "\(name)")
+        }
+        // The same lines without the fault load: the error was that one.
+        let good = #"{"commit":1,"changes":{"Owner":{"update":[{"$id":1,"friends":[0,1,0],"best":0}]}}}"#
+        _ = try FileStorage.decode(snapshot: owners, journal: Array((header + sealedLine(good)).utf8))
+    }
+
+    /// Opening a file (not only decoding its bytes) gives the same positions, and changes no
+    /// file.
+    @Test func danglingLinksAreRefusedAtTheirByteAndNoFileChanges() async throws {
+        let owners = [
+            #"{"$id": 0, "id": 1, "pets": [{"$id": 0, "name": "a"}]}"#,
+            #"{"$id": 1, "id": 2, "best": 0, "friends": [0, 1]}"#,
+        ]
+        let good = Self.ownersFile(owners)
+        let schema = try FileStorage.decode(snapshot: Array(good.utf8), journal: nil).store.schema
+        let header = sealedLine(#"{"format":"LiveObjects journal","formatVersion":2,"schemaVersion":0,"base":0}"#)
+        // A to-one link and a list entry naming a missing object, in the snapshot and in the
+        // journal: the snapshot, the journal, and the marker the position is the end of.
+        let cases: [(snapshot: String, journal: String?, marker: String)] = [
+            (good.replacingOccurrences(of: #""best": 0"#, with: #""best": 77"#), nil, #""best": 77"#),
+            (good.replacingOccurrences(of: "[0, 1]", with: "[0, 77, 1]"), nil, "[0, 77"),
+            (
+                good, header + sealedLine(#"{"commit":1,"changes":{"Owner":{"update":[{"$id":0,"best":77}]}}}"#),
+                #""best":77"#
+            ),
+            (
+                good, header + sealedLine(#"{"commit":1,"changes":{"Owner":{"update":[{"$id":0,"friends":[1,77]}]}}}"#),
+                "[1,77"
+            ),
+        ]
+        for (snapshot, journal, marker) in cases {
+            let bytes = sealedSnapshot(snapshot)
+            let fragment = Self.end(of: marker, in: journal ?? String(decoding: bytes, as: UTF8.self)).fragment
+            try await Self.expectRefused(
+                snapshot: bytes, journal: journal, ["which does not exist \(fragment)"], schema: schema)
+        }
     }
 
     // MARK: Files

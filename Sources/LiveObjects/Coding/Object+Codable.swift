@@ -159,6 +159,44 @@ enum ObjectCoding {
         let primaryKey: PropertyValue
     }
 
+    /// Fills a new unmanaged object from loosely typed values: a dictionary by property name,
+    /// or an array of the stored properties' values in declaration order; linked objects as
+    /// nested dictionaries or arrays, objects, or (for objects given in the same value) primary
+    /// keys.
+    static func fill(_ object: Object, value: Any) throws(LiveObjectsError) {
+        let info = try ModelInfo.info(for: type(of: object))
+        let infos = try reachableInfos(from: info)
+        let values: [String: Input]
+        switch try Input(any: value, objectType: info.schema.name) {
+        case .dictionary(let dictionary):
+            for name in dictionary.keys where info.schema.properties.first(where: { $0.name == name }) == nil {
+                throw LiveObjectsError(
+                    .unknownProperty, "there is no property '\(name)'", objectType: info.schema.name, property: name)
+            }
+            values = dictionary
+        case .array(let items): values = try byName(items, info)
+        default:
+            throw LiveObjectsError(
+                .typeMismatch, "expected a dictionary of property values or an array of them in property order",
+                objectType: info.schema.name)
+        }
+        var decoded: [Decoded: Object] = [:]
+        try fill(object, info: info, from: values, infos: infos, decoded: &decoded)
+    }
+
+    /// The values of an object given as an array, in the order of its stored properties.
+    private static func byName(_ items: [Input], _ info: ModelInfo) throws(LiveObjectsError) -> [String: Input] {
+        let stored = info.schema.properties.filter(\.isStored)
+        guard items.count <= stored.count else {
+            throw LiveObjectsError(
+                .typeMismatch, "\(items.count) values given for \(stored.count) stored properties",
+                objectType: info.schema.name)
+        }
+        var values: [String: Input] = [:]
+        for (property, item) in zip(stored, items) { values[property.name] = item }
+        return values
+    }
+
     /// Fills a new unmanaged object from a decoder.
     static func decode(into object: Object, from decoder: any Decoder) throws(LiveObjectsError) {
         let info = try ModelInfo.info(for: type(of: object))
@@ -244,6 +282,16 @@ enum ObjectCoding {
             switch input {
             case .value(.null):
                 return nil
+            case .object(let object):
+                guard type(of: object) == target.type else {
+                    throw mismatch("expected a \(targetName), got a \(type(of: object).className)")
+                }
+                return object
+            case .array(let items):
+                // An object given as its stored values in property order.
+                let object = target.type.init()
+                try fill(object, info: target, from: try byName(items, target), infos: infos, decoded: &decoded)
+                return object
             case .dictionary(let values):
                 // An object met again (linked from two places) is the same instance.
                 if let pk = target.schema.primaryKey, case .value(let key)? = values[pk.name],
@@ -263,8 +311,6 @@ enum ObjectCoding {
                         objectType: typeName, property: property.name, primaryKey: key)
                 }
                 return object
-            default:
-                throw mismatch("expected an object, a primary key or null")
             }
         }
         guard case .value(let value) = input else { throw mismatch("expected a \(property.type.rawValue)") }

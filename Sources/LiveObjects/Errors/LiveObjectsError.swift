@@ -86,8 +86,9 @@ public struct LiveObjectsError: Error, Sendable, Hashable, CustomStringConvertib
     /// Where in a query's text the problem is, for errors about a query (``Code/invalidQuery``,
     /// or ``Code/limitExceeded`` from the query parser).
     package var queryLocation: QueryErrorLocation?
-    /// Where in a parsed input the problem is, for the errors of the JSON reader: for callers
-    /// that show the position their own way (the shell's caret).
+    /// Where in a parsed input the problem is, for the errors of the JSON reader and of loading
+    /// a file (the byte the message names): for callers that show the position their own way
+    /// (the shell's caret) and for tests.
     package var inputLocation: InputErrorLocation?
 
     /// Creates an error.
@@ -121,7 +122,8 @@ public struct LiveObjectsError: Error, Sendable, Hashable, CustomStringConvertib
 
 /// The position of an error in a parsed input, apart from the message that also gives it.
 package struct InputErrorLocation: Hashable, Sendable {
-    /// The byte offset of the problem (in the file, when the input is a part of one).
+    /// The byte offset of the problem (in the file, when the input is a part of one): for an
+    /// error about a value, the byte after it, as "(before byte N, …)" in the message.
     package var offset: Int
     /// For a syntax error, what was expected there, as the message says it (`"':' after an
     /// object key"`).

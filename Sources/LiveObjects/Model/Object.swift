@@ -89,6 +89,19 @@ open class Object: CustomStringConvertible, Hashable {
         try ObjectCoding.decode(into: self, from: decoder)
     }
 
+    /// Creates an unmanaged object from loosely typed values, as `create(_:value:)` takes them:
+    /// a dictionary by property name (`Dog(value: ["name": "Rex"])`), or an array of the stored
+    /// properties' values in declaration order (`Person(value: [1, "Jane", [rex]])`). Linked
+    /// objects can be given as objects, nested dictionaries or arrays. Properties not given
+    /// keep their defaults.
+    ///
+    /// - Throws: ``LiveObjectsError`` naming the type and property: `typeMismatch` for a value of
+    ///   the wrong type, `unknownType` for a class that is not a valid model.
+    public convenience init(value: Any) throws(LiveObjectsError) {
+        self.init()
+        try ObjectCoding.fill(self, value: value)
+    }
+
     /// The name of the object type in a realm's schema: the class name, unless overridden.
     open class var className: String {
         String(describing: self)

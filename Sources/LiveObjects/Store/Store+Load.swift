@@ -363,21 +363,16 @@ extension Store {
     /// Checks, before a replayed journal entry commits, that every embedded object it inserted,
     /// linked, unlinked or left without its parent has exactly one parent, or was deleted too.
     /// The writer always deletes an embedded object together with its parent link, so anything
-    /// else is a damaged journal.
-    ///
-    /// - Throws: `corruptFile` naming the embedded object.
-    package func checkReplayedEmbedded() throws(LiveObjectsError) {
-        defer { replayedEmbedded.removeAll() }
+    /// else is a damaged journal. Returns the first embedded object that fails, with the number
+    /// of its parents, or nil; the objects noted are forgotten when none fails (call
+    /// ``discardReplayedEmbedded()`` when the entry fails).
+    package func replayedEmbeddedWithoutOneParent() -> (table: Table, key: ObjectKey, parents: Int)? {
         for (table, row) in replayedEmbedded where Int(row) < table.rowCount && table.isLive(row) {
             let parents = table.linkCount(to: row)
-            guard parents == 1 else {
-                throw LiveObjectsError(
-                    .corruptFile,
-                    "the embedded \(table.name) \(table.key(row)) has "
-                        + (parents == 0 ? "no parent" : "\(parents) parents") + " after the entry",
-                    objectType: table.name)
-            }
+            if parents != 1 { return (table, table.key(row), parents) }
         }
+        replayedEmbedded.removeAll()
+        return nil
     }
 
     /// Forgets the embedded objects noted by a replayed journal entry that failed.
@@ -395,50 +390,109 @@ extension Column {
     package func setLoaded(_ value: PropertyValue, at row: Int) { set(value, at: row) }
 }
 
-// Appending one value to a column of a table being loaded, for each element type the snapshot
-// loader appends natively. Non-generic: called from another module, `ChunkedArray`'s generic
-// `append` would run unspecialized.
+// The codec surface of columns: what a file format reads and writes a column through, typed,
+// without knowing the column classes or how their values are stored.
 
-extension ScalarColumn where Element == Int64 {
-    package func appendLoaded(_ value: Int64) { values.append(value) }
+/// The storage of a column, for a codec: the scalar kinds a snapshot reads and writes natively,
+/// links, lists of links, and everything else (read and written as ``PropertyValue``).
+package enum ColumnStorageKind: Sendable {
+    case int, optionalInt, double, optionalDouble, string, optionalString, bool, optionalBool
+    case link, linkList, other
 }
 
-extension ScalarColumn where Element == Int64? {
-    package func appendLoaded(_ value: Int64?) { values.append(value) }
+/// A column's values chunk by chunk, typed: chunk `c` holds the values of the rows whose slot
+/// states are chunk `c` of ``Table/withSlotStates(_:)`` (one value per slot, in the same order).
+package enum TypedColumnChunks {
+    case int([[Int64]])
+    case optionalInt([[Int64?]])
+    case double([[Double]])
+    case optionalDouble([[Double?]])
+    case string([[String]])
+    case optionalString([[String?]])
+    case bool([[Bool]])
+    case optionalBool([[Bool?]])
+    /// The link targets by row (-1 for nil).
+    case link([[Int32]])
+    case linkList
+    case other
 }
 
-extension ScalarColumn where Element == Double {
-    package func appendLoaded(_ value: Double) { values.append(value) }
-}
+extension Column {
+    /// How the column stores its values.
+    package var storageKind: ColumnStorageKind {
+        switch self {
+        case is ScalarColumn<Int64>: .int
+        case is ScalarColumn<Int64?>: .optionalInt
+        case is ScalarColumn<Double>: .double
+        case is ScalarColumn<Double?>: .optionalDouble
+        case is ScalarColumn<String>: .string
+        case is ScalarColumn<String?>: .optionalString
+        case is ScalarColumn<Bool>: .bool
+        case is ScalarColumn<Bool?>: .optionalBool
+        case is LinkColumn: .link
+        case is LinkListColumn: .linkList
+        default: .other
+        }
+    }
 
-extension ScalarColumn where Element == Double? {
-    package func appendLoaded(_ value: Double?) { values.append(value) }
-}
+    /// The column's values chunk by chunk, typed by its ``storageKind``.
+    package var typedChunks: TypedColumnChunks {
+        switch self {
+        case let c as ScalarColumn<Int64>: .int(c.values.chunks)
+        case let c as ScalarColumn<Int64?>: .optionalInt(c.values.chunks)
+        case let c as ScalarColumn<Double>: .double(c.values.chunks)
+        case let c as ScalarColumn<Double?>: .optionalDouble(c.values.chunks)
+        case let c as ScalarColumn<String>: .string(c.values.chunks)
+        case let c as ScalarColumn<String?>: .optionalString(c.values.chunks)
+        case let c as ScalarColumn<Bool>: .bool(c.values.chunks)
+        case let c as ScalarColumn<Bool?>: .optionalBool(c.values.chunks)
+        case let c as LinkColumn: .link(c.targets.chunks)
+        case is LinkListColumn: .linkList
+        default: .other
+        }
+    }
 
-extension ScalarColumn where Element == String {
-    package func appendLoaded(_ value: String) { values.append(value) }
-}
+    // Appending one loaded value, for each storage kind a snapshot loads natively. Each is
+    // called only on a column of that kind (the loader asks ``storageKind`` once per table):
+    // the cast is not checked in release builds, which keeps a load at one call and one
+    // append per value. Non-generic: called from another module, `ChunkedArray`'s generic
+    // `append` would run unspecialized.
 
-extension ScalarColumn where Element == String? {
-    package func appendLoaded(_ value: String?) { values.append(value) }
-}
-
-extension ScalarColumn where Element == Bool {
-    package func appendLoaded(_ value: Bool) { values.append(value) }
-}
-
-extension ScalarColumn where Element == Bool? {
-    package func appendLoaded(_ value: Bool?) { values.append(value) }
-}
-
-extension LinkColumn {
-    /// Appends a nil link (set later with ``Store/loadLinks(_:_:_:)``).
-    package func appendLoadedNil() { targets.append(-1) }
-}
-
-extension LinkListColumn {
-    /// Appends an empty list (set later with ``Store/loadList(_:_:_:to:)``).
-    package func appendLoadedEmpty() { lists.append([]) }
+    /// Appends to an `.int` column.
+    package func appendLoaded(_ value: Int64) {
+        unsafeDowncast(self, to: ScalarColumn<Int64>.self).values.append(value)
+    }
+    /// Appends to an `.optionalInt` column.
+    package func appendLoaded(_ value: Int64?) {
+        unsafeDowncast(self, to: ScalarColumn<Int64?>.self).values.append(value)
+    }
+    /// Appends to a `.double` column.
+    package func appendLoaded(_ value: Double) {
+        unsafeDowncast(self, to: ScalarColumn<Double>.self).values.append(value)
+    }
+    /// Appends to an `.optionalDouble` column.
+    package func appendLoaded(_ value: Double?) {
+        unsafeDowncast(self, to: ScalarColumn<Double?>.self).values.append(value)
+    }
+    /// Appends to a `.string` column.
+    package func appendLoaded(_ value: String) {
+        unsafeDowncast(self, to: ScalarColumn<String>.self).values.append(value)
+    }
+    /// Appends to an `.optionalString` column.
+    package func appendLoaded(_ value: String?) {
+        unsafeDowncast(self, to: ScalarColumn<String?>.self).values.append(value)
+    }
+    /// Appends to a `.bool` column.
+    package func appendLoaded(_ value: Bool) { unsafeDowncast(self, to: ScalarColumn<Bool>.self).values.append(value) }
+    /// Appends to an `.optionalBool` column.
+    package func appendLoaded(_ value: Bool?) {
+        unsafeDowncast(self, to: ScalarColumn<Bool?>.self).values.append(value)
+    }
+    /// Appends a nil link to a `.link` column (set later with ``Store/loadLinks(_:_:_:)``).
+    package func appendLoadedNilLink() { unsafeDowncast(self, to: LinkColumn.self).targets.append(-1) }
+    /// Appends an empty list to a `.linkList` column (set later with
+    /// ``Store/loadList(_:_:_:to:)``).
+    package func appendLoadedEmptyList() { unsafeDowncast(self, to: LinkListColumn.self).lists.append([]) }
 }
 
 extension Store {

@@ -76,7 +76,7 @@ package final class Store {
     /// key-path probe, which never do): reads of other stores' objects are never observed.
     var isLive = false
     /// Embedded objects whose parent the journal entry being replayed may have changed:
-    /// checked by ``checkReplayedEmbedded()`` before the entry commits.
+    /// checked by ``replayedEmbeddedWithoutOneParent()`` before the entry commits.
     var replayedEmbedded: [(table: Table, row: Int32)] = []
     /// The commit pipeline, ordered by stage (see ``CommitListener``).
     package internal(set) var listeners: [any CommitListener] = []

@@ -173,8 +173,8 @@ extension Store {
         var existing: Int32?
         var pkValue: PropertyValue?
         if let pk = table.primaryKeyProperty {
-            // No key given: the model's declared default, made afresh for this object (so that
-            // `var localId = UUID().uuidString` gives every new object its own), as Realm does.
+            // No key given: the model's declared default, when it makes a new key per object
+            // (`var localId = UUID().uuidString`), as an offline-first app relies on.
             let keyInput = given[pk] == nil ? declaredPrimaryKey(of: table).map { Input.value($0) } : given[pk]
             guard case .value(let raw)? = keyInput else {
                 if keyInput == nil {
@@ -229,17 +229,26 @@ extension Store {
         return row
     }
 
-    /// A fresh primary key as the model class declares it, or nil for a type without a model
-    /// class (the dynamic API on a schema given as data).
+    /// A fresh primary key as the model class declares it, when the declaration makes a new
+    /// one per object (`var localId = UUID().uuidString`); nil for a constant default (`var id =
+    /// 0` is no key: two objects created without one would collide, so the key must be given)
+    /// and for a type without a model class (the dynamic API on a schema given as data).
     private func declaredPrimaryKey(of table: Table) -> PropertyValue? {
         guard let type = table.objectType, let info = table.modelInfo, let pk = table.primaryKeyProperty,
             let field = info.fields.first(where: { $0.propertyIndex == pk })
         else { return nil }
-        let fresh = type.init()
-        return withExtendedLifetime(fresh) {
-            field.accessor._unmanagedValue(
-                at: UnsafeRawPointer(Unmanaged.passUnretained(fresh).toOpaque()) + field.offset)
+        func fresh() -> PropertyValue {
+            let object = type.init()
+            return withExtendedLifetime(object) {
+                field.accessor._unmanagedValue(
+                    at: UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) + field.offset)
+            }
         }
+        let value = fresh()
+        // Not a ternary: with `nil` in one branch it would make `PropertyValue.null`, which is
+        // expressible by a nil literal, instead of no value.
+        if value == fresh() { return nil }
+        return value
     }
 
     private func bind(_ object: Object, _ table: Table, _ row: Int32, _ context: AddContext) {

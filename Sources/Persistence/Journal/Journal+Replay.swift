@@ -42,18 +42,22 @@ struct JournalReplay {
         }
     }
 
-    /// The error for line `n` (from 1) that starts at byte `start`.
-    private func lineError(_ n: Int, at start: Int, _ message: String, code: LiveObjectsError.Code = .corruptFile)
-        -> LiveObjectsError
-    {
-        LiveObjectsError(code, "journal line \(n) (at byte \(start)): \(message)", file: path)
+    /// The error for line `n` (from 1) that starts at byte `start`, about the byte `offset` (by
+    /// default the line's first).
+    private func lineError(_ n: Int, at start: Int, _ message: String, offset: Int? = nil) -> LiveObjectsError {
+        var error = LiveObjectsError(.corruptFile, "journal line \(n) (at byte \(start)): \(message)", file: path)
+        error.inputLocation = InputErrorLocation(offset: offset ?? start, reason: message)
+        return error
     }
 
-    /// `error`, raised while reading or applying line `n`, with the line and the journal's file.
+    /// `error`, raised while reading or applying line `n`, with the line and the journal's file,
+    /// and the byte it is about (the line's first when the error does not say).
     private func wrap(_ error: LiveObjectsError, line n: Int, at start: Int) -> LiveObjectsError {
-        LiveObjectsError(
+        var wrapped = LiveObjectsError(
             error.code, "journal line \(n) (at byte \(start)): \(error.message)", objectType: error.objectType,
             property: error.property, primaryKey: error.primaryKey, file: path)
+        wrapped.inputLocation = error.inputLocation ?? InputErrorLocation(offset: start, reason: error.message)
+        return wrapped
     }
 
     /// Checks the checksum of line `n`, if the line ends with one. Returns whether it does.
@@ -65,11 +69,12 @@ struct JournalReplay {
         let actual = Journal.actualChecksum(line)
         guard actual == recorded else {
             let hex = { (v: UInt32) in String(decoding: CRC32C.hex(v), as: UTF8.self) }
-            throw LiveObjectsError(
-                .corruptFile,
-                "the line is damaged: the checksum of its bytes is \(hex(actual)), not the \(hex(recorded)) it "
-                    + "records (at byte \(range.upperBound - Journal.checksumSuffixLength + Journal.checksumPrefix.count))",
-                file: path)
+            let offset = range.upperBound - Journal.checksumSuffixLength + Journal.checksumPrefix.count
+            let reason =
+                "the line is damaged: the checksum of its bytes is \(hex(actual)), not the \(hex(recorded)) it records"
+            var error = LiveObjectsError(.corruptFile, "\(reason) (at byte \(offset))", file: path)
+            error.inputLocation = InputErrorLocation(offset: offset, reason: reason)
+            throw error
         }
         return true
     }
@@ -94,7 +99,7 @@ struct JournalReplay {
                 throw lineError(
                     lines.count + 1, at: tailStart,
                     "the line is followed by byte 0x\(String(raw[raw.count - 1], radix: 16)) instead of a line break "
-                        + "(at byte \(raw.count - 1))")
+                        + "(at byte \(raw.count - 1))", offset: raw.count - 1)
             }
         }
         // No complete line: a header torn while written, or an empty file. Started again.

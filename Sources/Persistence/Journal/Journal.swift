@@ -110,14 +110,16 @@ enum Journal {
 enum JournalField {
     case plain(PropertyValue)
     case link(ObjectKey?)
-    case list([ObjectKey])
+    /// The ids of a list of links, with where each ends in the file.
+    case list([ObjectKey], ends: [Int])
 }
 
-/// An object in a journal line: its key, the properties given, and where the record ends in
-/// the file (for errors).
+/// An object in a journal line: its key, the properties given, and where the record and each
+/// value end in the file (for errors).
 struct JournalRecord {
     var key: ObjectKey
-    var fields: [(property: Int, value: JournalField)]
+    /// The properties given, each with where its value ends in the file.
+    var fields: [(property: Int, value: JournalField, offset: Int)]
     /// Where the record ends in the file.
     var offset: Int
 }
@@ -134,17 +136,67 @@ struct JournalEntry {
     var isRemote = false
     /// The line of the journal that the entry is.
     var line = 0
+    /// Where the line starts in the file.
+    var lineStart = 0
+    /// Where the line's changes end in the file (for an error about the entry as a whole).
+    var changesEnd = 0
 
-    /// Where a record or id that ends at byte `offset` of the file is.
+    /// Where a value, record or id that ends at byte `offset` of the file is: "(before byte N,
+    /// line L, column C)", as the reader says it.
     private func position(_ offset: Int) -> String {
-        "(before byte \(offset), line \(line))"
+        "(before byte \(offset), line \(line), column \(offset - lineStart + 1))"
     }
 
-    /// `error` with the position of the record or id it is about.
+    /// A `corruptFile` error about what ends at byte `offset` of the file.
+    private func corrupt(_ reason: String, before offset: Int, type: String?) -> LiveObjectsError {
+        positioned(LiveObjectsError(.corruptFile, reason, objectType: type), offset)
+    }
+
+    /// `error` (from the store) with the position of the value, record or id it is about.
     private func positioned(_ error: LiveObjectsError, _ offset: Int) -> LiveObjectsError {
-        var error = error
-        if !error.message.contains("byte ") { error.message += " \(position(offset))" }
-        return error
+        guard error.inputLocation == nil else { return error }
+        var located = error
+        located.message += " \(position(offset))"
+        located.inputLocation = InputErrorLocation(offset: offset, reason: error.message)
+        return located
+    }
+
+    /// Where the deletion of the object of `type` with `primaryKey` ends (the first deletion of
+    /// the type when the key does not tell, the end of the changes when the line has none).
+    private func deletionOffset(type: String?, primaryKey: PropertyValue?) -> Int {
+        var first: Int?
+        for change in changes where change.table.name == type {
+            for (key, offset) in change.deletes {
+                if first == nil { first = offset }
+                if let primaryKey, let row = change.table.row(for: key), change.table.primaryKey(of: row) == primaryKey
+                {
+                    return offset
+                }
+            }
+        }
+        return first ?? changesEnd
+    }
+
+    /// Where the line says the most about the embedded object of `type` with `key`: its own
+    /// record, else the link that names it, else the end of the changes.
+    private func embeddedOffset(type: String?, key: ObjectKey?) -> Int {
+        guard let type, let key else { return changesEnd }
+        for change in changes where change.table.name == type {
+            if let record = (change.inserts + change.updates).first(where: { $0.key == key }) { return record.offset }
+        }
+        for change in changes {
+            for record in change.inserts + change.updates {
+                for (p, field, offset) in record.fields where change.table.schema.properties[p].objectType == type {
+                    switch field {
+                    case .link(let target) where target == key: return offset
+                    case .list(let targets, let ends):
+                        if let i = targets.firstIndex(of: key) { return ends[i] }
+                    default: continue
+                    }
+                }
+            }
+        }
+        return changesEnd
     }
 
     /// Applies the entry to a store as one write.
@@ -159,10 +211,13 @@ struct JournalEntry {
                         where property.type == .object {
                             values[p] = property.zeroValue
                         }
-                        for (p, field) in record.fields {
-                            if case .plain(let v) = field {
+                        for (p, field, offset) in record.fields {
+                            guard case .plain(let v) = field else { continue }
+                            do throws(LiveObjectsError) {
                                 values[p] = try store.check(
                                     v, for: change.table.schema.properties[p], in: change.table)
+                            } catch {
+                                throw positioned(error, offset)
                             }
                         }
                         try store.insertRow(change.table, at: record.key, values: values)
@@ -175,22 +230,28 @@ struct JournalEntry {
                 let inserted = Set(change.inserts.map(\.key))
                 for record in change.inserts + change.updates {
                     guard let row = change.table.row(for: record.key) else {
-                        throw LiveObjectsError(
-                            .corruptFile,
-                            "the journal changes \(record.key), which does not exist \(position(record.offset))",
-                            objectType: change.table.name)
+                        throw corrupt(
+                            "the journal changes \(record.key), which does not exist", before: record.offset,
+                            type: change.table.name)
                     }
                     let isInsert = inserted.contains(record.key)
-                    do throws(LiveObjectsError) {
-                        for (p, field) in record.fields {
+                    for (p, field, offset) in record.fields {
+                        do throws(LiveObjectsError) {
                             switch field {
                             case .plain(let v): if !isInsert { try store.replaySetValue(v, change.table, row, p) }
                             case .link(let key): try store.replaySetLink(change.table, row, p, to: key)
-                            case .list(let keys): try store.replaySetList(change.table, row, p, to: keys)
+                            case .list(let keys, _): try store.replaySetList(change.table, row, p, to: keys)
                             }
+                        } catch {
+                            // A list entry naming a missing object: that entry.
+                            if case .list(let keys, let ends) = field,
+                                let target = store.tablesByName[change.table.schema.properties[p].objectType ?? ""],
+                                let i = keys.firstIndex(where: { target.row(for: $0) == nil })
+                            {
+                                throw positioned(error, ends[i])
+                            }
+                            throw positioned(error, offset)
                         }
-                    } catch {
-                        throw positioned(error, record.offset)
                     }
                 }
             }
@@ -198,15 +259,28 @@ struct JournalEntry {
             for change in changes {
                 for (key, offset) in change.deletes {
                     guard let row = change.table.row(for: key) else {
-                        throw LiveObjectsError(
-                            .corruptFile, "the journal deletes \(key), which does not exist \(position(offset))",
-                            objectType: change.table.name)
+                        throw corrupt(
+                            "the journal deletes \(key), which does not exist", before: offset, type: change.table.name)
                     }
                     doomed.append((change.table, row))
                 }
             }
-            if !doomed.isEmpty { try store.replayDelete(doomed) }
-            try store.checkReplayedEmbedded()
+            if !doomed.isEmpty {
+                do throws(LiveObjectsError) {
+                    try store.replayDelete(doomed)
+                } catch {
+                    // The writer never journals a deletion that a rule refuses: the line is damaged.
+                    throw corrupt(
+                        "the journal's deletions cannot be applied: \(error.message)",
+                        before: deletionOffset(type: error.objectType, primaryKey: error.primaryKey),
+                        type: error.objectType)
+                }
+            }
+            if let (table, key, parents) = store.replayedEmbeddedWithoutOneParent() {
+                throw corrupt(
+                    "the embedded \(table.name) \(key) has " + (parents == 0 ? "no parent" : "\(parents) parents")
+                        + " after the entry", before: embeddedOffset(type: table.name, key: key), type: table.name)
+            }
             store.history?.isRecordingRemote = isRemote
             defer { store.history?.isRecordingRemote = false }
             try store.commitWrite()
@@ -295,7 +369,8 @@ extension SnapshotDecoder {
     mutating func readJournalChanges(commit: UInt64, store: Store, version: Int64) throws(LiveObjectsError)
         -> JournalEntry
     {
-        var entry = JournalEntry(commit: commit, changes: [], line: reader.options.startLine)
+        var entry = JournalEntry(
+            commit: commit, changes: [], line: reader.options.startLine, lineStart: reader.options.startOffset)
         guard let changesKey = try reader.nextKey() else { throw corrupt("a journal line needs its changes") }
         guard changesKey == "changes" else {
             throw changesKey == "commit" ? duplicate(changesKey) : corrupt("a journal line needs its changes")
@@ -332,6 +407,7 @@ extension SnapshotDecoder {
             }
             entry.changes.append(change)
         }
+        entry.changesEnd = reader.fileOffset
         var seen: Set<String> = []
         while let key = try reader.nextKey() {
             guard seen.insert(key).inserted else { throw duplicate(key) }
@@ -355,7 +431,7 @@ extension SnapshotDecoder {
 
     private mutating func readJournalRecord(_ table: Table) throws(LiveObjectsError) -> JournalRecord {
         var key: ObjectKey?
-        var fields: [(property: Int, value: JournalField)] = []
+        var fields: [(property: Int, value: JournalField, offset: Int)] = []
         var seen: Set<Int> = []
         try reader.beginObject()
         while let name = try reader.nextKey() {
@@ -374,16 +450,18 @@ extension SnapshotDecoder {
             if property.type == .object {
                 if property.isList {
                     var keys: [ObjectKey] = []
+                    var ends: [Int] = []
                     try reader.beginArray()
                     while try reader.nextElement() {
                         keys.append(try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: table.name))
+                        ends.append(reader.fileOffset)
                     }
-                    fields.append((p, .list(keys)))
+                    fields.append((p, .list(keys, ends: ends), reader.fileOffset))
                 } else if try reader.readNull() {
-                    fields.append((p, .link(nil)))
+                    fields.append((p, .link(nil), reader.fileOffset))
                 } else {
-                    fields.append(
-                        (p, .link(try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: table.name))))
+                    let key = try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: table.name)
+                    fields.append((p, .link(key), reader.fileOffset))
                 }
             } else if property.isList {
                 var items: [PropertyValue] = []
@@ -391,10 +469,10 @@ extension SnapshotDecoder {
                 while try reader.nextElement() {
                     items.append(try ValueCoding.readPlain(property, element: true, &reader, table: table.name))
                 }
-                fields.append((p, .plain(.list(items))))
+                fields.append((p, .plain(.list(items)), reader.fileOffset))
             } else {
-                fields.append(
-                    (p, .plain(try ValueCoding.readPlain(property, element: false, &reader, table: table.name))))
+                let value = try ValueCoding.readPlain(property, element: false, &reader, table: table.name)
+                fields.append((p, .plain(value), reader.fileOffset))
             }
         }
         guard let key else { throw corrupt("a journal record without $id", type: table.name) }

@@ -115,10 +115,12 @@ enum SchemaCoding {
                 }
             }
             let (byte, line, column) = reader.coordinates(start)
-            throw LiveObjectsError(
-                .corruptFile,
-                "the file's schema is not valid: \(error.message) (at byte \(byte), line \(line), column \(column))",
+            let reason = "the file's schema is not valid: \(error.message)"
+            var located = LiveObjectsError(
+                .corruptFile, "\(reason) (at byte \(byte), line \(line), column \(column))",
                 objectType: error.objectType, property: error.property, file: reader.options.fileName)
+            located.inputLocation = InputErrorLocation(offset: byte, reason: reason)
+            throw located
         }
         return schema
     }
@@ -168,7 +170,7 @@ enum SchemaCoding {
     }
 
     static func corrupt(_ reader: JSONReader, _ message: String) -> LiveObjectsError {
-        LiveObjectsError(.corruptFile, "\(message) \(reader.before())", file: reader.options.fileName)
+        reader.loadError(message)
     }
 }
 

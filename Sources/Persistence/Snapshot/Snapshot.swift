@@ -164,21 +164,24 @@ struct RecordEncoder {
         case other(Column)
 
         init(_ column: Column) {
-            switch column {
-            case let c as ScalarColumn<Int64>: self = .int(c.values.chunks)
-            case let c as ScalarColumn<Double>: self = .double(c.values.chunks)
-            case let c as ScalarColumn<String>: self = .string(c.values.chunks)
-            case let c as ScalarColumn<Bool>: self = .bool(c.values.chunks)
-            case let c as ScalarColumn<Int64?>: self = .optionalInt(c.values.chunks)
-            case let c as ScalarColumn<Double?>: self = .optionalDouble(c.values.chunks)
-            case let c as ScalarColumn<String?>: self = .optionalString(c.values.chunks)
-            case let c as ScalarColumn<Bool?>: self = .optionalBool(c.values.chunks)
-            case let c as LinkColumn:
+            switch column.typedChunks {
+            case .int(let chunks): self = .int(chunks)
+            case .double(let chunks): self = .double(chunks)
+            case .string(let chunks): self = .string(chunks)
+            case .bool(let chunks): self = .bool(chunks)
+            case .optionalInt(let chunks): self = .optionalInt(chunks)
+            case .optionalDouble(let chunks): self = .optionalDouble(chunks)
+            case .optionalString(let chunks): self = .optionalString(chunks)
+            case .optionalBool(let chunks): self = .optionalBool(chunks)
+            case .link(let targets):
+                let link = unsafeDowncast(column, to: LinkColumn.self)
                 self = .link(
-                    c, c.targets.chunks, c.target.withSlotStates { $0.chunks },
-                    targetIsEmbedded: c.target.schema.isEmbedded)
-            case let c as LinkListColumn: self = .list(c, targetIsEmbedded: c.target.schema.isEmbedded)
-            default: self = .other(column)
+                    link, targets, link.target.withSlotStates { $0.chunks },
+                    targetIsEmbedded: link.target.schema.isEmbedded)
+            case .linkList:
+                let list = unsafeDowncast(column, to: LinkListColumn.self)
+                self = .list(list, targetIsEmbedded: list.target.schema.isEmbedded)
+            case .other: self = .other(column)
             }
         }
     }
@@ -364,17 +367,12 @@ struct SnapshotDecoder {
     }
 
     func corrupt(_ message: String, type: String? = nil, property: String? = nil) -> LiveObjectsError {
-        LiveObjectsError(
-            .corruptFile, "\(message) \(reader.before())", objectType: type, property: property,
-            file: reader.options.fileName)
+        reader.loadError(message, objectType: type, property: property)
     }
 
     /// `error` (from the store) with the position `offset` (of the reader) and the file.
     func positioned(_ error: LiveObjectsError, at offset: Int) -> LiveObjectsError {
-        var error = error
-        error.message += " \(reader.before(offset))"
-        if error.file == nil { error.file = reader.options.fileName }
-        return error
+        reader.locating(error, before: offset)
     }
 
     // MARK: Snapshot
@@ -386,12 +384,12 @@ struct SnapshotDecoder {
         let actual = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<member.covered]))
         guard actual == member.recorded else {
             let hex = { (v: UInt32) in Snapshot.checksumPrefix + String(decoding: CRC32C.hex(v), as: UTF8.self) }
-            throw LiveObjectsError(
-                .corruptFile,
+            var error = reader.loadError(
                 "the file was changed outside LiveObjects, or damaged: its content's checksum is \(hex(actual)), "
-                    + "not the \(hex(member.recorded)) it records \(reader.before(member.valueEnd)); "
-                    + "to open a file edited by hand, set FileStorage.Options.verifiesChecksum to false",
-                file: reader.options.fileName)
+                    + "not the \(hex(member.recorded)) it records",
+                before: member.valueEnd)
+            error.message += "; to open a file edited by hand, set FileStorage.Options.verifiesChecksum to false"
+            throw error
         }
     }
 
@@ -559,14 +557,36 @@ struct SnapshotDecoder {
             }
         }
         for list in pendingLists {
+            let table = store.tables[Int(list.table)]
             do throws(LiveObjectsError) {
-                try store.loadList(store.tables[Int(list.table)], list.row, Int(list.property), to: list.targets)
+                try store.loadList(table, list.row, Int(list.property), to: list.targets)
             } catch {
-                throw positioned(error, at: list.offset)
+                let target = store.tablesByName[table.schema.properties[Int(list.property)].objectType ?? ""]
+                let entry = list.targets.firstIndex { key in target?.row(for: key) == nil }
+                throw positioned(error, at: entry.map { endOfElement($0, ofArrayAt: list.offset) } ?? list.offset)
             }
         }
         linkBuckets = []
         pendingLists = []
+    }
+
+    /// Where element `index` of the array that starts at `start` ends (`start` if the bytes are
+    /// not such an array): for the error of a list entry, whose position is not kept while
+    /// loading.
+    func endOfElement(_ index: Int, ofArrayAt start: Int) -> Int {
+        var array = JSONReader(UnsafeRawBufferPointer(rebasing: bytes[start...]))
+        do throws(LiveObjectsError) {
+            try array.beginArray()
+            for _ in 0..<index {
+                guard try array.nextElement() else { return start }
+                try array.skipValue()
+            }
+            guard try array.nextElement() else { return start }
+            try array.skipValue()
+            return start + array.offset
+        } catch {
+            return start
+        }
     }
 
     /// The error of a to-one link that failed, with where the link is: the file is read again
@@ -612,10 +632,9 @@ struct SnapshotDecoder {
         throws(LiveObjectsError) -> ObjectKey
     {
         guard depth <= Snapshot.maxEmbeddedDepth else {
-            throw LiveObjectsError(
-                .limitExceeded,
-                "embedded objects nest more than \(Snapshot.maxEmbeddedDepth) levels deep \(reader.before())",
-                objectType: table.name, file: reader.options.fileName)
+            throw reader.loadError(
+                "embedded objects nest more than \(Snapshot.maxEmbeddedDepth) levels deep", code: .limitExceeded,
+                objectType: table.name)
         }
         let plan = plan(table, store)
         // Top-level records reuse the plan's buffers; embedded ones (read while their parent's
@@ -760,6 +779,31 @@ extension JSONReader {
     /// default the reader's offset) is, for error messages.
     func before(_ offset: Int? = nil) -> String {
         "(before \(location(offset ?? self.offset)))"
+    }
+
+    /// An error about the value that ends before `offset` (by default the reader's offset):
+    /// `reason` and "(before byte N, line L, column C)", with the file, and the byte in
+    /// ``LiveObjectsError/inputLocation`` as the JSON reader's own errors have it.
+    func loadError(
+        _ reason: String, code: LiveObjectsError.Code = .corruptFile, before offset: Int? = nil,
+        objectType: String? = nil, property: String? = nil, primaryKey: PropertyValue? = nil
+    ) -> LiveObjectsError {
+        let offset = offset ?? self.offset
+        var error = LiveObjectsError(
+            code, "\(reason) \(before(offset))", objectType: objectType, property: property, primaryKey: primaryKey,
+            file: options.fileName)
+        error.inputLocation = InputErrorLocation(offset: offset + options.startOffset, reason: reason)
+        return error
+    }
+
+    /// `error` (from the store, which knows no file) about the value that ends before `offset`:
+    /// its message with "(before byte N, line L, column C)", the file, and the byte.
+    func locating(_ error: LiveObjectsError, before offset: Int) -> LiveObjectsError {
+        var located = error
+        located.message += " \(before(offset))"
+        if located.file == nil { located.file = options.fileName }
+        located.inputLocation = InputErrorLocation(offset: offset + options.startOffset, reason: error.message)
+        return located
     }
 }
 

@@ -44,15 +44,15 @@ final class ColumnTargets {
             case .linkList: kind = .linkList
             case .plainList: kind = .plain
             case .int, .string, .plain:
-                switch (property.type, column) {
-                case (.int, is ScalarColumn<Int64>), (.int64, is ScalarColumn<Int64>): kind = .int
-                case (.int, is ScalarColumn<Int64?>), (.int64, is ScalarColumn<Int64?>): kind = .optionalInt
-                case (.double, is ScalarColumn<Double>): kind = .double
-                case (.double, is ScalarColumn<Double?>): kind = .optionalDouble
-                case (.string, is ScalarColumn<String>): kind = .string
-                case (.string, is ScalarColumn<String?>): kind = .optionalString
-                case (.bool, is ScalarColumn<Bool>): kind = .bool
-                case (.bool, is ScalarColumn<Bool?>): kind = .optionalBool
+                switch (property.type, column?.storageKind) {
+                case (.int, .int), (.int64, .int): kind = .int
+                case (.int, .optionalInt), (.int64, .optionalInt): kind = .optionalInt
+                case (.double, .double): kind = .double
+                case (.double, .optionalDouble): kind = .optionalDouble
+                case (.string, .string): kind = .string
+                case (.string, .optionalString): kind = .optionalString
+                case (.bool, .bool): kind = .bool
+                case (.bool, .optionalBool): kind = .optionalBool
                 default: kind = .plain
                 }
             }
@@ -192,9 +192,8 @@ extension SnapshotDecoder {
         unindexed.offsets.removeAll(keepingCapacity: true)
         if let i = duplicate {
             let key = table.primaryKey(of: rows[i]) ?? .null
-            throw LiveObjectsError(
-                .corruptFile, "two objects have the primary key \(key) \(reader.before(offsets[i]))",
-                objectType: table.name, primaryKey: key, file: reader.options.fileName)
+            throw reader.loadError(
+                "two objects have the primary key \(key)", before: offsets[i], objectType: table.name, primaryKey: key)
         }
     }
 
@@ -208,49 +207,49 @@ extension SnapshotDecoder {
         case .int:
             try refuseNull(table, p)
             let v = try reader.readInt64()
-            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Int64>.self).appendLoaded(v) }
+            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .optionalInt:
             let v: Int64? = try reader.readNull() ? nil : try reader.readInt64()
-            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Int64?>.self).appendLoaded(v) }
+            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .double:
             let first = try reader.peekByte()
             if first == 0x6E, try reader.readNull() { throw nullError(table, p) }
             let v = try readDouble(table, p, first: first)
-            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Double>.self).appendLoaded(v) }
+            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .optionalDouble:
             let first = try reader.peekByte()
             var v: Double?
             let isNull = first == 0x6E ? try reader.readNull() : false
             if !isNull { v = try readDouble(table, p, first: first) }
-            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Double?>.self).appendLoaded(v) }
+            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .string:
             try refuseNull(table, p)
             let v = try reader.readString()
             if v.utf8.count > Realm.Limits.maximumStringLength {
                 throw ValueCoding.stringTooLong(v, reader, table: table.name, property: table.schema.properties[p].name)
             }
-            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<String>.self).appendLoaded(v) }
+            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .optionalString:
             let v: String? = try reader.readNull() ? nil : try reader.readString()
             if let v, v.utf8.count > Realm.Limits.maximumStringLength {
                 throw ValueCoding.stringTooLong(v, reader, table: table.name, property: table.schema.properties[p].name)
             }
-            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<String?>.self).appendLoaded(v) }
+            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .bool:
             try refuseNull(table, p)
             let v = try reader.readBool()
-            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Bool>.self).appendLoaded(v) }
+            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .optionalBool:
             let v: Bool? = try reader.readNull() ? nil : try reader.readBool()
-            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: ScalarColumn<Bool?>.self).appendLoaded(v) }
+            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .plain:
             let v = try readPlainValue(table, plan, p)
             column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .link:
-            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: LinkColumn.self).appendLoadedNil() }
+            column!._withUnsafeGuaranteedRef { $0.appendLoadedNilLink() }
             try readLink(table, plan, p, row: row)
         case .linkList:
-            column!._withUnsafeGuaranteedRef { unsafeDowncast($0, to: LinkListColumn.self).appendLoadedEmpty() }
+            column!._withUnsafeGuaranteedRef { $0.appendLoadedEmptyList() }
             try readLinkList(table, p, row: row)
         case .computed:
             throw corrupt("LinkingObjects are not stored", type: table.name, property: table.schema.properties[p].name)

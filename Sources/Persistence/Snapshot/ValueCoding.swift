@@ -123,11 +123,8 @@ enum ValueCoding {
     static func readPlain(
         _ property: Property, element: Bool, _ reader: inout JSONReader, table: String
     ) throws(LiveObjectsError) -> PropertyValue {
-        let fileName = reader.options.fileName
-        let bad = { (why: String, reader: JSONReader) -> LiveObjectsError in
-            LiveObjectsError(
-                .corruptFile, "\(why) \(reader.before())", objectType: table, property: property.name,
-                file: fileName)
+        func bad(_ why: String, _ reader: JSONReader) -> LiveObjectsError {
+            reader.loadError(why, objectType: table, property: property.name)
         }
         if try reader.readNull() {
             guard property.isOptional else { throw bad("null for a property that is not optional", reader) }
@@ -202,9 +199,7 @@ enum ValueCoding {
     static func readID(_ reader: inout JSONReader, maxRow: Int, table: String) throws(LiveObjectsError) -> ObjectKey {
         let id = try reader.readInt64()
         guard let key = key(id), Int(key.row) < maxRow, key.row <= UInt32(Int32.max) else {
-            throw LiveObjectsError(
-                .corruptFile, "object id \(id) is out of range \(reader.before())", objectType: table,
-                file: reader.options.fileName)
+            throw reader.loadError("object id \(id) is out of range", objectType: table)
         }
         return key
     }
@@ -215,19 +210,19 @@ enum ValueCoding {
     static func stringTooLong(_ text: String, _ reader: JSONReader, table: String, property: String)
         -> LiveObjectsError
     {
-        LiveObjectsError(
-            .limitExceeded,
+        var error = reader.loadError(
             "a string of \(text.utf8.count) bytes is longer than the \(Realm.Limits.maximumStringLength) allowed "
-                + "(Realm.Limits.maximumStringLength) \(reader.before()); the file was left as it is",
-            objectType: table, property: property, file: reader.options.fileName)
+                + "(Realm.Limits.maximumStringLength)", code: .limitExceeded, objectType: table, property: property)
+        error.message += "; the file was left as it is"
+        return error
     }
 
     /// The error for data larger than ``Realm/Limits/maximumDataLength``, just read.
     static func dataTooLarge(_ count: Int, _ reader: JSONReader, table: String, property: String) -> LiveObjectsError {
-        LiveObjectsError(
-            .limitExceeded,
+        var error = reader.loadError(
             "data of \(count) bytes is larger than the \(Realm.Limits.maximumDataLength) allowed "
-                + "(Realm.Limits.maximumDataLength) \(reader.before()); the file was left as it is",
-            objectType: table, property: property, file: reader.options.fileName)
+                + "(Realm.Limits.maximumDataLength)", code: .limitExceeded, objectType: table, property: property)
+        error.message += "; the file was left as it is"
+        return error
     }
 }
