@@ -38,7 +38,7 @@ public struct SyncServerService: Sendable {
         let notifier = ChangeNotifier()
         let logger = logger
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
+            await Self.start(client, in: &group)
             group.addTask { await notifier.run(database, logger: logger) }
             let store = SyncStore(client: client, logger: logger)
             do {
@@ -65,11 +65,23 @@ public struct SyncServerService: Sendable {
     {
         let client = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
+            await Self.start(client, in: &group)
             defer { group.cancelAll() }
             let store = SyncStore(client: client, logger: logger)
             try await store.migrate()
             return try await body(store)
         }
+    }
+
+    /// Starts the client's connection pool in the group, and returns once its task is about to
+    /// call `run()`: a query issued before `run()` waits for it all the same, but logs a
+    /// warning that every command of the command line would print.
+    private static func start(_ client: PostgresClient, in group: inout ThrowingTaskGroup<Void, any Error>) async {
+        let (started, signal) = AsyncStream<Void>.makeStream()
+        group.addTask {
+            signal.finish()
+            await client.run()
+        }
+        for await _ in started {}
     }
 }
