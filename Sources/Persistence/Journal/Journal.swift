@@ -56,8 +56,9 @@ enum Journal {
 
     /// One commit as a line, with its line break: inserted objects whole, modified objects with
     /// their changed properties, deleted objects by id. Embedded objects are records of their
-    /// own type, linked by id.
-    static func line(commit: UInt64, changes: ChangeSet, store: Store, writer: inout JSONWriter)
+    /// own type, linked by id. `isRemote` marks a commit of changes that came from a sync
+    /// server.
+    static func line(commit: UInt64, changes: ChangeSet, store: Store, isRemote: Bool, writer: inout JSONWriter)
         throws(LiveObjectsError)
     {
         let encoder = RecordEncoder(store: store, inlineEmbedded: false)
@@ -98,7 +99,7 @@ enum Journal {
             writer.endObject()
         }
         writer.endObject()
-        if store.history?.isRecordingRemote == true {
+        if isRemote {
             writer.key("remote")
             writer.bool(true)
         }

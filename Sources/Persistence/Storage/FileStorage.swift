@@ -213,12 +213,16 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         /// next commit syncs it before it returns.
         var directoryNeedsSync = false
         var writer = JSONWriter(capacity: 4096)
+        /// The store's change history, found once (it is installed before the storage opens):
+        /// a commit it records as remote is marked so in the journal.
+        let history: HistoryLog?
 
         init(store: Store, schemaVersion: UInt64, commit: UInt64) {
             self.store = store
             self.schemaVersion = schemaVersion
             self.commit = commit
             self.savedCommit = commit
+            self.history = store.history
         }
     }
 
@@ -533,7 +537,9 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         throws(LiveObjectsError)
     {
         session.writer.removeAllBytes()
-        try Journal.line(commit: commit, changes: changes, store: store, writer: &session.writer)
+        try Journal.line(
+            commit: commit, changes: changes, store: store, isRemote: session.history?.isRecordingRemote == true,
+            writer: &session.writer)
         do throws(LiveObjectsError) {
             try session.writer.withUnsafeBytes { (raw) throws(LiveObjectsError) in
                 try FileIO.writeAll(session.journalFD, raw, path: journalPath)
