@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "Persistence", dependencies: ["LiveObjects", "LiveObjectsJSON", "CCRC32C"]),
         // CRC-32C with the processor's CRC instructions, for the snapshot and journal checksums.
         .target(name: "CCRC32C"),
-        .target(name: "LiveObjectsSync", dependencies: ["LiveObjects"]),
+        .target(name: "LiveObjectsSync", dependencies: ["LiveObjects", "Persistence"]),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "LiveObjectsJSON", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
         // The walkthroughs: `swift run Playground` lists them, `swift run Playground NAME` runs one.

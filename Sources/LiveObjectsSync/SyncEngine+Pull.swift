@@ -66,16 +66,22 @@ extension SyncEngine {
             } else {
                 serverIDs[change.object] = change.serverID
             }
+            noteObjectChanged(change.object)
             if unsent[change.object] == nil { setStatus(.synced, of: change.object) }
         }
         // A conflict's version is seen too: the same deletion is not reported twice.
         for conflict in conflicts {
             if let change = newest[conflict.object] { serverVersions[conflict.object] = change.serverVersion }
+            noteObjectChanged(conflict.object)
             raise(conflict)
         }
         report.pulled += applied.count
         report.conflicts += conflicts.count
-        self.cursor = pulled.cursor
+        if pulled.cursor != self.cursor {
+            self.cursor = pulled.cursor
+            notePositionChanged()
+        }
+        try await saveState()
         // A page that does not move the cursor ends the round, whatever it says.
         return pulled.hasMore && pulled.cursor != cursor
     }

@@ -204,6 +204,7 @@ extension SyncEngine {
                 let chunk = Array(batch[start..<min(start + configuration.batchSize, batch.count)])
                 start += configuration.batchSize
                 let sent = await send(chunk, &report)
+                try await saveState()
                 if !sent {
                     for change in chunk where !acknowledged.contains(change.idempotencyKey) {
                         report.failed.insert(change.object)
@@ -220,9 +221,16 @@ extension SyncEngine {
             return
         }
         syncedToken = collected.upTo
-        if configuration.trimsHistory { try await realm.trimHistory(upTo: collected.upTo) }
+        noteRoundFinished()
         // Every change of the round is acknowledged: objects kept after a conflict are re-created.
-        recreate.subtract(collected.pendingObjects)
+        if !recreate.isDisjoint(with: collected.pendingObjects) {
+            recreate.subtract(collected.pendingObjects)
+            noteSetsChanged()
+        }
+        // The state first: a trim saved before it would leave the log's synced token behind
+        // the history's start (the engine then starts from the start).
+        try await saveState()
+        if configuration.trimsHistory { try await realm.trimHistory(upTo: collected.upTo) }
         let still = try await collect().pendingObjects
         for object in collected.pendingObjects where !still.contains(object) && statuses[object] != .conflict {
             setStatus(.synced, of: object)
@@ -291,7 +299,8 @@ extension SyncEngine {
                 setStatus(.failed, of: change.object)
                 continue
             }
-            acknowledged.insert(receipt.idempotencyKey)
+            noteAcknowledged(receipt.idempotencyKey)
+            noteObjectChanged(change.object)
             switch receipt.outcome {
             case .applied:
                 report.pushed += 1

@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import Persistence
 
 /// Sends a realm's local changes to a server and merges the server's changes back: the building
 /// blocks of an offline-first app.
@@ -36,9 +37,16 @@ import LiveObjects
 /// Server changes are applied as remote writes: the history marks them, and they are never sent
 /// back.
 ///
-/// The engine keeps its state (server versions, the pull cursor, acknowledged keys) in memory;
-/// the synced token lives in the realm's history (its trim point). After a restart it resends
-/// changes whose round had not finished, with the same keys, and pulls from the beginning.
+/// **State.** For a realm kept in a file, the engine keeps its state (the pull cursor, server
+/// ids and versions, the keys acknowledged in a round not finished, the synced token, open
+/// conflicts) in a log beside it, `<file>.sync`: a line is appended after each push batch and
+/// each pulled page, synced to the disk when the realm's journal is, and the log is rewritten as
+/// one line when it grows. So a restarted app neither sends an acknowledged change again nor
+/// pulls from the beginning; after a crash it repeats at most the batch or the page in flight,
+/// which the idempotency keys and the merge make harmless. A line newer than the realm (whose
+/// last commits were lost with an unsynced journal) is not used. One engine per realm file. A
+/// realm kept in memory keeps the state in memory, and after a restart pulls from the
+/// beginning.
 public actor SyncEngine {
     /// How the engine retries.
     public struct Configuration: Sendable {
@@ -55,13 +63,17 @@ public actor SyncEngine {
         /// How the engine waits between attempts: inject one in tests so that they do not wait.
         /// Default: `Task.sleep(for:)`.
         public var sleep: @Sendable (Duration) async throws -> Void
+        /// Whether the engine of a realm kept in a file keeps its state in `<file>.sync` beside
+        /// it (see ``SyncEngine``). Default: `true`.
+        public var keepsState: Bool
 
         /// Creates a configuration; every argument has the default documented on its property.
         public init(
             maxAttempts: Int = 5, initialBackoff: Duration = .seconds(1), maxBackoff: Duration = .seconds(60),
-            batchSize: Int = 100, trimsHistory: Bool = true,
+            batchSize: Int = 100, trimsHistory: Bool = true, keepsState: Bool = true,
             sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
         ) {
+            self.keepsState = keepsState
             self.maxAttempts = max(1, maxAttempts)
             self.initialBackoff = initialBackoff
             self.maxBackoff = maxBackoff
@@ -96,6 +108,12 @@ public actor SyncEngine {
     var rejectedThisRound = Set<String>()
     /// Wakes ``syncContinuously(onReport:)`` when a local write commits.
     var localWake: AsyncStream<Void>.Continuation?
+    /// The state log beside a file realm (nil for a realm in memory, or without
+    /// ``Configuration/keepsState``), what changed since it was last written, and the size of
+    /// its last rewrite.
+    let stateLog: SidecarLog?
+    var stateChanges = SyncStateChanges()
+    var compactedStateSize = 0
     private var statusSubscribers:
         [UInt64: (filter: SyncObjectID?, continuation: AsyncStream<SyncStatusUpdate>.Continuation)] = [:]
     private var conflictSubscribers: [UInt64: AsyncStream<SyncConflict>.Continuation] = [:]
@@ -112,7 +130,8 @@ public actor SyncEngine {
     ///   - configuration: Retries and backoff.
     /// - Throws: `invalidOperation` when the realm keeps no history; `invalidSchema` when a type
     ///   is not in the realm, has no primary key, or lacks its optional `String` server id
-    ///   property.
+    ///   property; `corruptFile` when the state log beside the realm's file is damaged (remove
+    ///   it to start over: the engine then pulls from the beginning); `io`.
     public init(
         realm: Realm, transport: any SyncTransport, types: [any SyncableObject.Type],
         configuration: Configuration = .init()
@@ -152,6 +171,8 @@ public actor SyncEngine {
         self.types = synced
         self.typeOrder = types.map { $0.className }
         self.syncedToken = await realm.oldestHistoryToken
+        self.stateLog = configuration.keepsState ? SidecarLog.beside(realm, suffix: ".sync") : nil
+        try await loadState()
         await realm.addCommitObserver { [weak self] _, store in
             guard let self, store.history?.isRecordingRemote != true else { return }
             Task {
@@ -260,6 +281,7 @@ public actor SyncEngine {
             serverIDs[object] = nil
             serverVersions[object] = nil
             pushedVersions[object] = nil
+            noteObjectChanged(object)
             let exists = try await realm.writeRemote { realm -> Bool in
                 guard let local = try realm.dynamicObject(ofType: object.typeName, forPrimaryKey: object.primaryKey)
                 else {
@@ -284,6 +306,8 @@ public actor SyncEngine {
             openConflicts[object] = nil
             setStatus(.synced, of: object)
         }
+        noteSetsChanged()
+        try await saveState()
     }
 
     // MARK: Internals
@@ -312,6 +336,7 @@ public actor SyncEngine {
 
     func raise(_ conflict: SyncConflict) {
         openConflicts[conflict.object] = conflict
+        noteSetsChanged()
         setStatus(.conflict, of: conflict.object)
         for subscriber in conflictSubscribers.values { subscriber.yield(conflict) }
     }

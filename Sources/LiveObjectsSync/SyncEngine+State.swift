@@ -1,0 +1,213 @@
+import Foundation
+import LiveObjects
+import Persistence
+
+/// One line of the engine's state log (`<realm file>.sync`): what changed in the engine's state
+/// since the line before. The first line of a log is the whole state.
+struct SyncStateRecord: Codable {
+    /// On the first line: the format's name and version.
+    var format: String?
+    var version: Int?
+    /// The realm's history token when the line was written: a line newer than the realm (whose
+    /// last commits were lost) is not applied, nor any line after it.
+    var realmToken: UInt64
+    var syncedToken: UInt64
+    var cursor: String?
+    /// Whether the acknowledged keys were forgotten before `acknowledged` (a round finished).
+    var acknowledgedReset: Bool?
+    var acknowledged: [String]?
+    /// The objects whose server id or versions changed, as they are now.
+    var objects: [ObjectState]?
+    /// The whole sets, when they changed.
+    var recreate: [ObjectRef]?
+    var conflicts: [ConflictState]?
+
+    struct ObjectRef: Codable, Hashable {
+        var type: String
+        var key: WireValue
+
+        init(_ id: SyncObjectID) {
+            type = id.typeName
+            key = WireValue(id.primaryKey)
+        }
+
+        var id: SyncObjectID { SyncObjectID(typeName: type, primaryKey: key.value) }
+    }
+
+    struct ObjectState: Codable {
+        var object: ObjectRef
+        var serverID: String?
+        var serverVersion: UInt64?
+        var pushedVersion: UInt64?
+    }
+
+    struct ConflictState: Codable {
+        var object: ObjectRef
+        var serverID: String?
+        var localChanges: [String]
+    }
+
+    static let formatName = "LiveObjects sync state"
+    static let formatVersion = 1
+}
+
+/// What the engine has changed in its state since it last wrote it.
+struct SyncStateChanges {
+    var objects = Set<SyncObjectID>()
+    var acknowledged: [String] = []
+    var acknowledgedReset = false
+    var sets = false
+    /// The cursor or the synced token moved.
+    var position = false
+
+    var isEmpty: Bool { objects.isEmpty && acknowledged.isEmpty && !acknowledgedReset && !sets && !position }
+}
+
+extension SyncEngine {
+    /// Reads the state log beside a file realm and takes its state, keeping the lines the realm
+    /// has caught up with; rewrites the log as one line when it dropped some.
+    func loadState() async throws(LiveObjectsError) {
+        guard let log = stateLog else { return }
+        let lines = try log.read()
+        guard !lines.isEmpty else { return }
+        let current = await realm.currentHistoryToken.rawValue
+        let oldest = await realm.oldestHistoryToken.rawValue
+        let decoder = JSONDecoder()
+        var applied = 0
+        for (index, line) in lines.enumerated() {
+            let record: SyncStateRecord
+            do {
+                record = try decoder.decode(SyncStateRecord.self, from: Data(line))
+            } catch {
+                throw LiveObjectsError(
+                    .corruptFile, "line \(index + 1) of the sync state is not a state record: \(error)", file: log.path)
+            }
+            if index == 0 {
+                guard record.format == SyncStateRecord.formatName, let version = record.version else {
+                    throw LiveObjectsError(.corruptFile, "the file is not a sync state log", file: log.path)
+                }
+                guard version <= SyncStateRecord.formatVersion else {
+                    throw LiveObjectsError(
+                        .corruptFile, "the sync state log has version \(version), newer than this library reads",
+                        file: log.path)
+                }
+            }
+            // The realm lost commits this line knew of (its journal was not synced): the state
+            // stays where the realm is; what follows is pulled or acknowledged again.
+            guard record.realmToken <= current else { break }
+            apply(record)
+            applied += 1
+        }
+        syncedToken = HistoryToken(rawValue: min(max(syncedToken.rawValue, oldest), current))
+        if applied < lines.count { try await compactState() }
+    }
+
+    private func apply(_ record: SyncStateRecord) {
+        syncedToken = HistoryToken(rawValue: record.syncedToken)
+        cursor = record.cursor
+        if record.acknowledgedReset == true { acknowledged.removeAll() }
+        acknowledged.formUnion(record.acknowledged ?? [])
+        for state in record.objects ?? [] {
+            let id = state.object.id
+            serverIDs[id] = state.serverID
+            serverVersions[id] = state.serverVersion
+            pushedVersions[id] = state.pushedVersion
+        }
+        if let list = record.recreate { recreate = Set(list.map(\.id)) }
+        if let list = record.conflicts {
+            openConflicts = Dictionary(
+                list.map {
+                    (
+                        $0.object.id,
+                        SyncConflict(object: $0.object.id, serverID: $0.serverID, localChanges: Set($0.localChanges))
+                    )
+                },
+                uniquingKeysWith: { a, _ in a })
+            for id in openConflicts.keys { statuses[id] = .conflict }
+        }
+    }
+
+    /// Writes what changed in the state since the last write, as one line of the log (or the
+    /// whole state, when the log has grown past its threshold).
+    ///
+    /// - Throws: `io` when the disk refuses; the changes stay to be written next time.
+    func saveState() async throws(LiveObjectsError) {
+        guard let log = stateLog, !stateChanges.isEmpty else { return }
+        let realmToken = await realm.currentHistoryToken.rawValue
+        if log.size == 0 || log.size > max(64 << 10, 4 * compactedStateSize) {
+            try await compactState(realmToken: realmToken)
+            return
+        }
+        var record = SyncStateRecord(realmToken: realmToken, syncedToken: syncedToken.rawValue, cursor: cursor)
+        if stateChanges.acknowledgedReset { record.acknowledgedReset = true }
+        if !stateChanges.acknowledged.isEmpty { record.acknowledged = stateChanges.acknowledged }
+        if !stateChanges.objects.isEmpty { record.objects = stateChanges.objects.map(objectState) }
+        if stateChanges.sets {
+            record.recreate = recreate.map(SyncStateRecord.ObjectRef.init)
+            record.conflicts = conflictStates()
+        }
+        try log.append(try encode(record, log))
+        stateChanges = SyncStateChanges()
+    }
+
+    /// Rewrites the log as one line holding the whole state.
+    func compactState(realmToken: UInt64? = nil) async throws(LiveObjectsError) {
+        guard let log = stateLog else { return }
+        let token: UInt64
+        if let realmToken { token = realmToken } else { token = await realm.currentHistoryToken.rawValue }
+        var record = SyncStateRecord(
+            format: SyncStateRecord.formatName, version: SyncStateRecord.formatVersion, realmToken: token,
+            syncedToken: syncedToken.rawValue, cursor: cursor)
+        record.acknowledged = acknowledged.sorted()
+        let ids = Set(serverIDs.keys).union(serverVersions.keys).union(pushedVersions.keys)
+        record.objects = ids.map(objectState)
+        record.recreate = recreate.map(SyncStateRecord.ObjectRef.init)
+        record.conflicts = conflictStates()
+        try log.replace(with: [try encode(record, log)])
+        compactedStateSize = log.size
+        stateChanges = SyncStateChanges()
+    }
+
+    private func objectState(_ id: SyncObjectID) -> SyncStateRecord.ObjectState {
+        SyncStateRecord.ObjectState(
+            object: .init(id), serverID: serverIDs[id], serverVersion: serverVersions[id],
+            pushedVersion: pushedVersions[id])
+    }
+
+    private func conflictStates() -> [SyncStateRecord.ConflictState] {
+        openConflicts.values.map {
+            SyncStateRecord.ConflictState(
+                object: .init($0.object), serverID: $0.serverID, localChanges: $0.localChanges.sorted())
+        }
+    }
+
+    private func encode(_ record: SyncStateRecord, _ log: SidecarLog) throws(LiveObjectsError) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return Array(try encoder.encode(record))
+        } catch {
+            throw LiveObjectsError(.io, "the sync state could not be encoded: \(error)", file: log.path)
+        }
+    }
+
+    // MARK: Recording changes
+
+    func noteObjectChanged(_ id: SyncObjectID) { stateChanges.objects.insert(id) }
+
+    func noteAcknowledged(_ key: String) {
+        acknowledged.insert(key)
+        stateChanges.acknowledged.append(key)
+    }
+
+    func noteRoundFinished() {
+        stateChanges.position = true
+        acknowledged.removeAll()
+        stateChanges.acknowledged.removeAll()
+        stateChanges.acknowledgedReset = true
+    }
+
+    func noteSetsChanged() { stateChanges.sets = true }
+
+    func notePositionChanged() { stateChanges.position = true }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import LiveObjects
+import LiveObjectsSync
+import LiveObjectsTestSupport
+import Persistence
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A transport in front of a fake server that writes down what the engine asked for, and can
+/// fail every push after the first few.
+actor RecordingTransport: SyncTransport {
+    let server: FakeServer
+    private(set) var pushedKeys: [String] = []
+    private(set) var pullCursors: [String?] = []
+    private var pushesLeft: Int
+
+    init(_ server: FakeServer, failingPushesAfter pushes: Int = .max) {
+        self.server = server
+        pushesLeft = pushes
+    }
+
+    func push(_ changes: [SyncChange]) async throws -> [SyncReceipt] {
+        guard pushesLeft > 0 else { throw ServerUnavailable() }
+        pushesLeft -= 1
+        pushedKeys += changes.map(\.idempotencyKey)
+        return try await server.push(changes)
+    }
+
+    func pull(after cursor: String?) async throws -> SyncPull {
+        pullCursors.append(cursor)
+        return try await server.pull(after: cursor)
+    }
+}
+
+@Suite("Sync engine state kept beside the realm")
+struct SyncStateTests {
+    let directory: URL
+    let url: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-state-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        url = directory.appendingPathComponent("cards.json")
+    }
+
+    var statePath: String { url.path + ".sync" }
+
+    func open() async throws -> Realm {
+        var configuration = Realm.Configuration(file: url, objectTypes: syncTypes)
+        configuration.keepsHistory = true
+        return try await Realm.open(configuration)
+    }
+
+    func engine(_ realm: Realm, _ transport: any SyncTransport, batchSize: Int = 100) async throws -> SyncEngine {
+        try await SyncEngine(
+            realm: realm, transport: transport, types: [Holder.self, Card.self],
+            configuration: .init(maxAttempts: 1, batchSize: batchSize, sleep: { _ in }))
+    }
+
+    func addCards(_ realm: Realm, _ ids: [String]) async throws {
+        try await realm.write { r in
+            for id in ids { _ = try r.create(Card.self, value: ["id": id, "name": "Card \(id)", "discount": 5]) }
+        }
+    }
+
+    @Test func aRestartedEngineNeitherResendsNorPullsFromTheBeginning() async throws {
+        let server = FakeServer()
+        var realm = try await open()
+        let first = RecordingTransport(server)
+        var engine = try await engine(realm, first)
+        try await addCards(realm, ["a", "b", "c"])
+        #expect(try await engine.sync().pushed == 3)
+        await server.edit(card("a"), ["discount": .value(.int(20))])
+        #expect(try await engine.sync().pulled == 1)
+        // The cursor the server gave last.
+        let lastCursor = try await server.pull(after: nil).cursor
+        #expect(lastCursor != nil)
+        #expect(FileManager.default.fileExists(atPath: statePath))
+        try await realm.close()
+
+        realm = try await open()
+        let second = RecordingTransport(server)
+        engine = try await self.engine(realm, second)
+        let report = try await engine.sync()
+        #expect(report.pushed == 0 && report.pulled == 0)
+        #expect(await second.pushedKeys.isEmpty)
+        #expect(await second.pullCursors.first == lastCursor)
+        // The server ids learned before the restart are still known.
+        try await realm.write { $0.object(ofType: Card.self, forPrimaryKey: "b")!.discount = 7 }
+        #expect(try await engine.sync().pushed == 1)
+        #expect(await server.records[card("b")]?.values["discount"] == .value(.int(7)))
+        let twice = await server.applications.filter { $0.value != 1 }
+        #expect(twice.isEmpty, "applied more than once: \(twice)")
+        #expect(await server.records.count == 3)
+        try await realm.close()
+    }
+
+    @Test func aRoundCutShortSendsOnlyWhatWasNotAcknowledged() async throws {
+        let server = FakeServer()
+        var realm = try await open()
+        // Batches of two; the second push never arrives.
+        let first = RecordingTransport(server, failingPushesAfter: 1)
+        var engine = try await engine(realm, first, batchSize: 2)
+        try await addCards(realm, ["a", "b", "c", "d", "e"])
+        let report = try await engine.sync()
+        #expect(report.pushed == 2)
+        #expect(report.failed.count == 2)
+        let acknowledged = Set(await first.pushedKeys)
+        #expect(acknowledged.count == 2)
+        try await realm.close()
+
+        realm = try await open()
+        let second = RecordingTransport(server)
+        engine = try await self.engine(realm, second, batchSize: 2)
+        #expect(try await engine.sync().pushed == 3)
+        let resent = Set(await second.pushedKeys)
+        #expect(resent.count == 3)
+        #expect(
+            resent.isDisjoint(with: acknowledged), "acknowledged keys sent again: \(resent.intersection(acknowledged))")
+        #expect(await server.records.count == 5)
+        let perKey = await server.requestsPerKey.filter { $0.value != 1 }
+        #expect(perKey.isEmpty, "keys sent more than once: \(perKey)")
+        try await realm.close()
+    }
+
+    @Test func aLineNewerThanTheRealmIsNotUsed() async throws {
+        let server = FakeServer()
+        var realm = try await open()
+        let first = RecordingTransport(server)
+        var engine = try await engine(realm, first)
+        try await addCards(realm, ["a"])
+        try await engine.sync()
+        let cursor = try await server.pull(after: nil).cursor
+        let token = await realm.currentHistoryToken.rawValue
+        try await realm.close()
+
+        // A line written after commits that the realm no longer has (a journal that was not
+        // synced, then a power cut).
+        let log = SidecarLog(path: statePath, syncs: true)
+        _ = try log.read()
+        try log.append(Array(#"{"realmToken":\#(token + 5),"syncedToken":\#(token),"cursor":"999"}"#.utf8))
+        let lines = try log.read().count
+
+        realm = try await open()
+        let second = RecordingTransport(server)
+        engine = try await self.engine(realm, second)
+        try await engine.sync()
+        #expect(await second.pullCursors.first == cursor)
+        // The log was rewritten without that line.
+        let after = try SidecarLog(path: statePath, syncs: true).read()
+        #expect(after.count < lines)
+        #expect(!after.contains { String(decoding: $0, as: UTF8.self).contains("\"999\"") })
+        try await realm.close()
+    }
+
+    @Test func aDamagedLogIsATypedErrorAndIsLeftAsItWas() async throws {
+        let server = FakeServer()
+        let realm = try await open()
+        let engine = try await engine(realm, RecordingTransport(server))
+        try await addCards(realm, ["a", "b"])
+        try await engine.sync()
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: statePath))
+        let i = try #require(bytes.firstIndex(of: UInt8(ascii: "a")))
+        bytes[i] = UInt8(ascii: "q")
+        try bytes.write(to: URL(fileURLWithPath: statePath))
+
+        let error = await #expect(throws: LiveObjectsError.self) {
+            _ = try await self.engine(realm, RecordingTransport(server))
+        }
+        #expect(error?.code == .corruptFile)
+        #expect(error?.file == statePath)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: statePath)) == bytes)
+        try await realm.close()
+    }
+
+    @Test func aStateWriteTheDiskRefusesFailsTheSyncAndLosesNothing() async throws {
+        let server = FakeServer()
+        var realm = try await open()
+        let transport = RecordingTransport(server)
+        var engine = try await engine(realm, transport)
+        try await addCards(realm, ["a"])
+        try await engine.sync()
+        let before = try Data(contentsOf: URL(fileURLWithPath: statePath))
+
+        try await addCards(realm, ["b"])
+        // Every write to the log fails, as on a full disk.
+        let plan = FileFaults.install(
+            FileFaults.Plan(directory: statePath, failing: (.write, 1, ENOSPC), times: .max))
+        let error = await #expect(throws: LiveObjectsError.self) { try await engine.sync() }
+        FileFaults.remove(plan)
+        #expect(error?.code == .io)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: statePath)) == before)
+        #expect(await server.records[card("b")] != nil)
+
+        // The disk has room again: the next sync writes the state, and sends nothing twice.
+        try await engine.sync()
+        try await realm.close()
+        realm = try await open()
+        let second = RecordingTransport(server)
+        engine = try await self.engine(realm, second)
+        #expect(try await engine.sync().pushed == 0)
+        #expect(await second.pushedKeys.isEmpty)
+        let perKey = await server.requestsPerKey.filter { $0.value != 1 }
+        #expect(perKey.isEmpty, "keys sent more than once: \(perKey)")
+        try await realm.close()
+    }
+
+    @Test func aRealmInMemoryWritesNoState() async throws {
+        let realm = try await openSyncRealm("memory")
+        let engine = try await engine(realm, RecordingTransport(FakeServer()))
+        try await addCards(realm, ["a"])
+        #expect(try await engine.sync().pushed == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+}
