@@ -23,16 +23,17 @@ extension SyncEngine {
         let held = Set(openConflicts.keys)
         let recreate = recreate
         let acknowledged = acknowledged
+        let device = deviceID
         return try await realm.read { realm in
             try Self.collect(
                 realm, types: types, since: since, serverIDs: serverIDs, held: held, recreate: recreate,
-                acknowledged: acknowledged)
+                acknowledged: acknowledged, device: device)
         }
     }
 
     private static func collect(
         _ realm: isolated Realm, types: [SyncedType], since: HistoryToken, serverIDs: [SyncObjectID: String],
-        held: Set<SyncObjectID>, recreate: Set<SyncObjectID>, acknowledged: Set<String>
+        held: Set<SyncObjectID>, recreate: Set<SyncObjectID>, acknowledged: Set<String>, device: String
     ) throws -> CollectedChanges {
         var result = CollectedChanges(upTo: realm.currentHistoryToken)
         var changes: [SyncChange] = []
@@ -92,7 +93,9 @@ extension SyncEngine {
                 let id = SyncObjectID(typeName: type.name, primaryKey: primaryKey)
                 guard !held.contains(id) else { continue }
                 covered.insert(id)
-                let key = "\(id)@\(change.lastToken)" + (recreate.contains(id) ? "/recreate" : "")
+                // History tokens count this device's commits: the device's id makes the key
+                // unique in the space.
+                let key = "\(device)/\(id)@\(change.lastToken)" + (recreate.contains(id) ? "/recreate" : "")
                 switch change.kind {
                 case .delete:
                     // Created and deleted since the synced token: sent only if the server got
@@ -121,7 +124,8 @@ extension SyncEngine {
                 let object = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey)
             else { continue }
             try send(
-                type, object, id: id, kind: .create, properties: nil, key: "\(id)@\(result.upTo.rawValue)/recreate")
+                type, object, id: id, kind: .create, properties: nil,
+                key: "\(device)/\(id)@\(result.upTo.rawValue)/recreate")
         }
         result.levels = dependencyLevels(changes)
         return result
@@ -311,6 +315,16 @@ extension SyncEngine {
                     serverIDs[change.object] = receipt.serverID
                 }
                 pushedVersions[change.object] = max(pushedVersions[change.object] ?? 0, receipt.serverVersion)
+                // The change reached the server in an attempt whose answer was lost, and another
+                // device's write came after it: a pull merged that newer state while this
+                // change was taken as not sent, keeping its properties local. They are not the
+                // last write: pull again from the start, where the newer state is applied whole
+                // (other objects' states are not newer than the ones pulled, so they are left).
+                if change.kind != .delete, let seen = serverVersions[change.object], seen > receipt.serverVersion {
+                    serverVersions[change.object] = receipt.serverVersion
+                    cursor = nil
+                    notePositionChanged()
+                }
             case .deletedOnServer:
                 report.conflicts += 1
                 let properties = Set(change.values.keys)

@@ -5,9 +5,10 @@ import Persistence
 /// One line of the engine's state log (`<realm file>.sync`): what changed in the engine's state
 /// since the line before. The first line of a log is the whole state.
 struct SyncStateRecord: Codable {
-    /// On the first line: the format's name and version.
+    /// On the first line: the format's name and version, and the device's id.
     var format: String?
     var version: Int?
+    var device: String?
     /// The realm's history token when the line was written: a line newer than the realm (whose
     /// last commits were lost) is not applied, nor any line after it.
     var realmToken: UInt64
@@ -69,7 +70,11 @@ extension SyncEngine {
     func loadState() async throws(LiveObjectsError) {
         guard let log = stateLog else { return }
         let lines = try log.read()
-        guard !lines.isEmpty else { return }
+        guard !lines.isEmpty else {
+            // The device's id is kept before any key is made with it.
+            try await compactState()
+            return
+        }
         let current = await realm.currentHistoryToken.rawValue
         let oldest = await realm.oldestHistoryToken.rawValue
         let decoder = JSONDecoder()
@@ -83,9 +88,12 @@ extension SyncEngine {
                     .corruptFile, "line \(index + 1) of the sync state is not a state record: \(error)", file: log.path)
             }
             if index == 0 {
-                guard record.format == SyncStateRecord.formatName, let version = record.version else {
+                guard record.format == SyncStateRecord.formatName, let version = record.version,
+                    let device = record.device, !device.isEmpty
+                else {
                     throw LiveObjectsError(.corruptFile, "the file is not a sync state log", file: log.path)
                 }
+                deviceID = device
                 guard version <= SyncStateRecord.formatVersion else {
                     throw LiveObjectsError(
                         .corruptFile, "the sync state log has version \(version), newer than this library reads",
@@ -156,7 +164,8 @@ extension SyncEngine {
         let token: UInt64
         if let realmToken { token = realmToken } else { token = await realm.currentHistoryToken.rawValue }
         var record = SyncStateRecord(
-            format: SyncStateRecord.formatName, version: SyncStateRecord.formatVersion, realmToken: token,
+            format: SyncStateRecord.formatName, version: SyncStateRecord.formatVersion, device: deviceID,
+            realmToken: token,
             syncedToken: syncedToken.rawValue, cursor: cursor)
         record.acknowledged = acknowledged.sorted()
         let ids = Set(serverIDs.keys).union(serverVersions.keys).union(pushedVersions.keys)

@@ -20,9 +20,10 @@ import Persistence
 /// of links; in a cycle the order is arbitrary), then deletions, then the
 /// ``SyncableObject/largePayloadProperties`` of every object. A failed push is retried with
 /// exponential backoff (``Configuration``); a batch that still fails marks its objects
-/// ``SyncStatus/failed`` and ends the round. Each change carries an idempotency key (the object
-/// and the token of its last change): a change the server acknowledged is never sent again, and
-/// a retry after a lost response repeats the key, so a server applies it once. When every
+/// ``SyncStatus/failed`` and ends the round. Each change carries an idempotency key (the
+/// device's id, the object and the token of its last change): a change the server acknowledged
+/// is never sent again, and a retry after a lost response repeats the key, so a server applies
+/// it once. When every
 /// change of a round is acknowledged, the synced token moves to the round's end and (by default)
 /// the history is trimmed up to it.
 ///
@@ -31,7 +32,9 @@ import Persistence
 /// higher than any state the engine pulled for the object and not lower than the version of
 /// this device's last acknowledged change to it (duplicated, reordered or stale answers change
 /// nothing), except for the properties of a local change not sent yet, which stay local (they
-/// reach the server later, so they are the last write there too). A local deletion not sent yet
+/// reach the server later, so they are the last write there too; when one had in fact reached
+/// the server in an attempt whose answer was lost, before the state pulled, its receipt says so,
+/// and the engine pulls again from the start to take the later state). A local deletion not sent yet
 /// wins over a server update. An object deleted on the server while it has a local change not
 /// sent yet is a ``SyncConflict``, left for the app (``conflicts()``, ``resolve(_:with:)``).
 /// Server changes are applied as remote writes: the history marks them, and they are never sent
@@ -90,6 +93,9 @@ public actor SyncEngine {
     let types: [String: SyncedType]
     let typeOrder: [String]
 
+    /// This device's id in idempotency keys: a random UUID, kept in the state log (a new one per
+    /// engine for a realm kept in memory).
+    var deviceID = UUID().uuidString
     /// Local changes up to this token have all reached the server.
     public internal(set) var syncedToken: HistoryToken
     /// Keys the server acknowledged.

@@ -1,0 +1,63 @@
+import Foundation
+import LiveObjects
+import LiveObjectsSync
+import LiveObjectsTestSupport
+import Testing
+
+/// Idempotency keys across devices, and a change whose answer was lost while another device
+/// wrote after it. Both were found by the end-to-end test of the sync server (SyncServer/).
+@Suite("Sync keys and lost answers")
+struct SyncKeyTests {
+    func engine(_ realm: Realm, _ server: FakeServer) async throws -> SyncEngine {
+        try await SyncEngine(
+            realm: realm, transport: server, types: [Holder.self, Card.self],
+            configuration: .init(maxAttempts: 1, sleep: { _ in }))
+    }
+
+    func name(_ realm: Realm, _ id: String) async throws -> String? {
+        try await realm.read { $0.object(ofType: Card.self, forPrimaryKey: id)?.name }
+    }
+
+    @Test func twoDevicesWithTheSameHistoryMakeDifferentKeys() async throws {
+        // Both devices create the same card in their first commit: same object, same history
+        // token. The second is a later write, not a repeat of the first.
+        let server = FakeServer()
+        let phone = try await openSyncRealm("phone")
+        let tablet = try await openSyncRealm("tablet")
+        let phoneEngine = try await engine(phone, server)
+        let tabletEngine = try await engine(tablet, server)
+        try await phone.write { _ = try $0.create(Card.self, value: ["id": "c1", "name": "Phone"]) }
+        try await tablet.write { _ = try $0.create(Card.self, value: ["id": "c1", "name": "Tablet"]) }
+        #expect(try await phoneEngine.sync().pushed == 1)
+        #expect(try await tabletEngine.sync().pushed == 1)
+        #expect(await server.applications.count == 2)
+        #expect(await server.records[card("c1")]?.values["name"] == .value(.string("Tablet")))
+        try await phoneEngine.sync()
+        #expect(try await name(phone, "c1") == "Tablet")
+    }
+
+    @Test func aChangeWhoseAnswerWasLostDoesNotOutliveALaterWrite() async throws {
+        let server = FakeServer()
+        let phone = try await openSyncRealm("phone")
+        let engine = try await engine(phone, server)
+        try await phone.write { _ = try $0.create(Card.self, value: ["id": "c1", "name": "First"]) }
+        try await engine.sync()
+
+        // The rename reaches the server, but its answer is lost.
+        try await phone.write { $0.object(ofType: Card.self, forPrimaryKey: "c1")!.name = "Phone" }
+        await server.setFaults(Faults(failAfter: 1))
+        #expect(try await engine.push().failed == [card("c1")])
+        await server.setFaults(.none)
+        #expect(await server.records[card("c1")]?.values["name"] == .value(.string("Phone")))
+        // Another device renames it after that.
+        await server.edit(card("c1"), ["name": .value(.string("Tablet"))])
+
+        // The phone pulls first: its rename looks unsent, so its name stays. Then the rename is
+        // sent again and answered with its first receipt, older than the tablet's write: the
+        // tablet's name is the last write, on the server and then on the phone.
+        try await engine.pull()
+        try await engine.sync()
+        #expect(await server.records[card("c1")]?.values["name"] == .value(.string("Tablet")))
+        #expect(try await name(phone, "c1") == "Tablet")
+    }
+}
