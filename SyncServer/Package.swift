@@ -31,10 +31,21 @@ let package = Package(
             name: "liveobjects-sync-server",
             dependencies: ["LiveObjectsSyncServer"]
         ),
+        // A device in a process of its own (a realm file, an engine, the HTTP transport), driven
+        // by the end-to-end tests through its standard input.
+        .executableTarget(
+            name: "sync-test-device",
+            dependencies: [
+                .product(name: "LiveObjects", package: "LiveObjects"),
+                .product(name: "LiveObjectsSync", package: "LiveObjects"),
+                .product(name: "Persistence", package: "LiveObjects"),
+            ]
+        ),
         .testTarget(
             name: "LiveObjectsSyncServerTests",
             dependencies: [
                 "LiveObjectsSyncServer",
+                "sync-test-device",
                 .product(name: "LiveObjects", package: "LiveObjects"),
                 .product(name: "LiveObjectsSync", package: "LiveObjects"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -1,0 +1,256 @@
+// A device for the sync server's end-to-end tests, in a process of its own: a realm kept in a
+// file, a sync engine and an HTTP transport to the server, driven by commands on standard input,
+// one answer line per command on standard output.
+//
+//   sync-test-device --realm PATH --server URL --space NAME --token TOKEN --name DEVICE
+//                    [--log PATH] [--kill-after-push-responses N] [--kill-after-pulls N]
+//
+// Commands:
+//   edit SEED COUNT   COUNT random edits of cards and holders (seeded; ids start with DEVICE)
+//   drops RATE SEED   from now on, lose each response with probability RATE (the request is
+//                     served; the device sees an error), drawn from SEED
+//   sync              one engine sync; open conflicts are then settled (seeded by the edits)
+//   dump              the cards and holders, one line each, then `end`
+//   quit
+//
+// With --log, every push (its keys) and pull (its cursor) is written to the log before it is
+// sent, and every push response (the keys acknowledged) when it arrives, before the engine sees
+// it; each line is synced. --kill-after-push-responses N kills the process (SIGKILL) right after
+// the N-th push response is logged, --kill-after-pulls N right after the N-th pull answer.
+import Foundation
+import LiveObjects
+import LiveObjectsSync
+import Persistence
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+final class Holder: Object, SyncableObject {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var serverID: String?
+    @Persisted var name = ""
+}
+
+final class Card: Object, SyncableObject {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var serverID: String?
+    @Persisted var name = ""
+    @Persisted var discount = 0
+    @Persisted var owner: Holder?
+}
+
+/// SplitMix64: a small seeded generator, so that a seed replays.
+struct Generator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+struct LostResponse: Error, CustomStringConvertible {
+    var description: String { "the response was lost" }
+}
+
+/// The test's log: one synced line per event.
+final class EventLog: @unchecked Sendable {
+    // @unchecked: written only from the transport actor.
+    private let handle: FileHandle?
+
+    init(path: String?) {
+        guard let path else {
+            handle = nil
+            return
+        }
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        }
+        handle = FileHandle(forWritingAtPath: path)
+        handle?.seekToEndOfFile()
+    }
+
+    func write(_ line: String) {
+        guard let handle else { return }
+        handle.write(Data((line + "\n").utf8))
+        try? handle.synchronize()
+    }
+}
+
+/// The HTTP transport, with lost responses, the log and the kill points.
+actor TestTransport: SyncTransport {
+    let base: HTTPSyncTransport
+    let log: EventLog
+    var dropRate = 0.0
+    var generator = Generator(state: 1)
+    var pushResponses = 0
+    var pulls = 0
+    let killAfterPushResponses: Int?
+    let killAfterPulls: Int?
+
+    init(base: HTTPSyncTransport, log: EventLog, killAfterPushResponses: Int?, killAfterPulls: Int?) {
+        self.base = base
+        self.log = log
+        self.killAfterPushResponses = killAfterPushResponses
+        self.killAfterPulls = killAfterPulls
+    }
+
+    func setDrops(_ rate: Double, seed: UInt64) {
+        dropRate = rate
+        generator = Generator(state: seed)
+    }
+
+    private func drawLoss() -> Bool {
+        dropRate > 0 && Double(generator.next() % 1_000_000) / 1_000_000 < dropRate
+    }
+
+    func push(_ changes: [SyncChange]) async throws -> [SyncReceipt] {
+        log.write("push " + changes.map(\.idempotencyKey).joined(separator: " "))
+        let receipts = try await base.push(changes)
+        let acknowledged = receipts.filter {
+            if case .rejected = $0.outcome { return false }
+            return true
+        }
+        log.write("ack " + acknowledged.map(\.idempotencyKey).joined(separator: " "))
+        pushResponses += 1
+        if pushResponses == killAfterPushResponses { kill(getpid(), SIGKILL) }
+        if drawLoss() { throw LostResponse() }
+        return receipts
+    }
+
+    func pull(after cursor: String?) async throws -> SyncPull {
+        log.write("pull \(cursor ?? "-")")
+        let pulled = try await base.pull(after: cursor)
+        pulls += 1
+        if pulls == killAfterPulls { kill(getpid(), SIGKILL) }
+        if drawLoss() { throw LostResponse() }
+        return pulled
+    }
+}
+
+func option(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
+    return arguments[i + 1]
+}
+
+func required(_ name: String) -> String {
+    guard let value = option(name) else {
+        FileHandle.standardError.write(Data("missing \(name)\n".utf8))
+        exit(64)
+    }
+    return value
+}
+
+func answer(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Random edits: new cards and holders, changed names, discounts and owners, deletions.
+func edit(_ realm: Realm, device: String, seed: UInt64, count: Int) async throws {
+    try await realm.write { realm in
+        var random = Generator(state: seed)
+        let holderID = "\(device)-holder"
+        if realm.object(ofType: Holder.self, forPrimaryKey: holderID) == nil {
+            _ = try realm.create(Holder.self, value: ["id": holderID, "name": device])
+        }
+        for step in 0..<count {
+            let cards = Array(realm.objects(Card.self))
+            let holders = Array(realm.objects(Holder.self))
+            let roll = random.next() % 100
+            if roll < 40 || cards.isEmpty {
+                let card = Card()
+                card.id = "\(device)-\(seed)-\(step)"
+                card.name = "card \(random.next() % 1000)"
+                card.discount = Int(random.next() % 50)
+                card.owner = holders.randomElement(using: &random)
+                _ = try realm.add(card)
+            } else if roll < 65 {
+                cards.randomElement(using: &random)!.discount = Int(random.next() % 50)
+            } else if roll < 80 {
+                cards.randomElement(using: &random)!.name = "renamed \(random.next() % 1000)"
+            } else if roll < 90 {
+                cards.randomElement(using: &random)!.owner =
+                    random.next() % 4 == 0 ? nil : holders.randomElement(using: &random)
+            } else {
+                try realm.delete(cards.randomElement(using: &random)!)
+            }
+        }
+    }
+}
+
+func dump(_ realm: Realm) async throws -> [String] {
+    try await realm.read { realm in
+        realm.objects(Holder.self).map { "holder \($0.id) \($0.name)" }.sorted()
+            + realm.objects(Card.self).map {
+                "card \($0.id) \($0.name.replacingOccurrences(of: " ", with: "_")) \($0.discount) \($0.owner?.id ?? "-")"
+            }
+            .sorted()
+    }
+}
+
+let realmPath = required("--realm")
+let device = required("--name")
+guard let serverURL = URL(string: required("--server")) else { exit(64) }
+let http = HTTPSyncTransport(
+    configuration: .init(
+        baseURL: serverURL, space: required("--space"), requestTimeout: .seconds(20), longPollWait: .seconds(1),
+        pageSize: 7, token: { [token = required("--token")] _ in token }))
+let transport = TestTransport(
+    base: http, log: EventLog(path: option("--log")),
+    killAfterPushResponses: option("--kill-after-push-responses").flatMap { Int($0) },
+    killAfterPulls: option("--kill-after-pulls").flatMap { Int($0) })
+
+var configuration = Realm.Configuration(
+    file: URL(fileURLWithPath: realmPath), objectTypes: [Holder.self, Card.self])
+configuration.keepsHistory = true
+let realm = try await Realm.open(configuration)
+// Small batches, so that a round has several; one attempt each, so that a lost response ends the
+// round (the next `sync` sends the rest).
+let engine = try await SyncEngine(
+    realm: realm, transport: transport, types: [Holder.self, Card.self],
+    configuration: .init(maxAttempts: 1, batchSize: 5, sleep: { _ in }))
+var settle = Generator(state: 7)
+answer("ready")
+
+while let line = readLine() {
+    let words = line.split(separator: " ").map(String.init)
+    guard let command = words.first else { continue }
+    do {
+        switch command {
+        case "edit":
+            try await edit(realm, device: device, seed: UInt64(words[1])!, count: Int(words[2])!)
+            settle = Generator(state: UInt64(words[1])!)
+            answer("ok")
+        case "drops":
+            await transport.setDrops(Double(words[1])!, seed: UInt64(words[2])!)
+            answer("ok")
+        case "sync":
+            let report = try await engine.sync()
+            for conflict in await engine.conflictsToResolve {
+                try await engine.resolve(
+                    conflict.object, with: settle.next() % 2 == 0 ? .acceptDeletion : .keepLocal)
+            }
+            answer(
+                "ok pushed \(report.pushed) pulled \(report.pulled) conflicts \(report.conflicts) failed \(report.failed.count)"
+            )
+        case "dump":
+            for entry in try await dump(realm) { answer(entry) }
+            answer("end")
+        case "quit":
+            try await realm.close()
+            answer("bye")
+            exit(0)
+        default:
+            answer("error unknown command \(command)")
+        }
+    } catch {
+        answer("error \(String(describing: error).replacingOccurrences(of: "\n", with: " "))")
+    }
+}
+try await realm.close()
