@@ -11,7 +11,7 @@ enum PlaygroundCommand {
         static let usage: Int32 = 64
     }
 
-    static let usage = "Playground [<walkthrough>] [--list] [--help]"
+    static let usage = "Playground [<walkthrough> [<option>...]] [--list] [--help]"
 
     static var help: String {
         """
@@ -24,6 +24,7 @@ enum PlaygroundCommand {
 
         ARGUMENTS:
           <walkthrough>   The walkthrough to run. Without it, the walkthroughs are listed.
+          <option>        Options of the walkthrough, where it takes some (below).
 
         OPTIONS:
           --list          Print only the walkthrough names, one per line (for scripts).
@@ -31,6 +32,9 @@ enum PlaygroundCommand {
 
         WALKTHROUGHS:
         \(catalog)
+
+        WALKTHROUGH OPTIONS:
+        \(walkthroughs.compactMap { w in w.options.map { "  \(w.name) \($0)" } }.joined(separator: "\n"))
         """
     }
 
@@ -44,18 +48,15 @@ enum PlaygroundCommand {
 
     /// Runs the command line (without the program name) and returns the exit status.
     static func run(_ arguments: [String]) async -> Int32 {
-        guard arguments.count <= 1 else {
-            return usageError("give one walkthrough name at most (got \(arguments.count) arguments)")
-        }
         guard let argument = arguments.first else {
             Output.line(help)
             return ExitCode.success
         }
         switch argument {
-        case "-h", "--help":
+        case "-h" where arguments.count == 1, "--help" where arguments.count == 1:
             Output.line(help)
             return ExitCode.success
-        case "--list":
+        case "--list" where arguments.count == 1:
             for walkthrough in walkthroughs { Output.line(walkthrough.name) }
             return ExitCode.success
         case _ where argument.hasPrefix("-"):
@@ -65,15 +66,22 @@ enum PlaygroundCommand {
                 let names = walkthroughs.map(\.name).joined(separator: ", ")
                 return usageError("unknown walkthrough '\(argument)'; the walkthroughs are: \(names)")
             }
-            return await run(walkthrough)
+            let options = Array(arguments.dropFirst())
+            if !options.isEmpty && walkthrough.options == nil {
+                return usageError(
+                    "the walkthrough '\(walkthrough.name)' takes no options (got \(options.joined(separator: " ")))")
+            }
+            return await run(walkthrough, options: options)
         }
     }
 
-    static func run(_ walkthrough: WalkthroughEntry) async -> Int32 {
+    static func run(_ walkthrough: WalkthroughEntry, options: [String] = []) async -> Int32 {
         let narrator = Narrator()
         narrator.title(walkthrough)
         do {
-            try await walkthrough.run(narrator)
+            try await walkthrough.run(narrator, options)
+        } catch let error as UsageError {
+            return usageError(error.message)
         } catch let failure as CheckFailure {
             Output.error("Check failed: \(failure.message)")
             return ExitCode.failure

@@ -12,18 +12,45 @@ protocol Walkthrough: SendableMetatype {
     /// - Throws: ``CheckFailure`` when a result is not what it should be; any other error ends
     ///   the walkthrough as a failure too.
     static func run(_ narrator: Narrator) async throws
+    /// The options it takes after its name, as a usage line (`--server URL --token T`); nil
+    /// for none.
+    static var options: String? { get }
+    /// Runs the walkthrough with options given on the command line (only called with some).
+    ///
+    /// - Throws: ``UsageError`` for options it does not take; as ``run(_:)``.
+    static func run(_ narrator: Narrator, options: [String]) async throws
+}
+
+extension Walkthrough {
+    static var options: String? { nil }
+    static func run(_ narrator: Narrator, options: [String]) async throws {
+        throw UsageError(message: "the walkthrough '\(name)' takes no options")
+    }
+}
+
+/// Options a walkthrough does not take, or takes without their value.
+struct UsageError: Error {
+    var message: String
 }
 
 /// A walkthrough as the command line sees it.
 struct WalkthroughEntry: Sendable {
     let name: String
     let summary: String
-    let run: @Sendable (Narrator) async throws -> Void
+    let options: String?
+    let run: @Sendable (Narrator, [String]) async throws -> Void
 
     init<W: Walkthrough>(_ type: W.Type) {
         name = W.name
         summary = W.summary
-        run = { try await W.run($0) }
+        options = W.options
+        run = { narrator, options in
+            if options.isEmpty {
+                try await W.run(narrator)
+            } else {
+                try await W.run(narrator, options: options)
+            }
+        }
     }
 }
 

@@ -9,7 +9,7 @@ import LiveObjectsSync
 enum OfflineWalkthrough: Walkthrough {
     static let name = "offline"
     static let summary =
-        "discount cards created offline with a local id, synced later through a fake server (server ids, last-writer-wins)"
+        "discount cards created offline with a local id, synced later through a fake server or a real one (server ids, last-writer-wins)"
 
     // MARK: The model
 
