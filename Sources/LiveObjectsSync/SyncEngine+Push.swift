@@ -247,9 +247,19 @@ extension SyncEngine {
         for attempt in 1...configuration.maxAttempts {
             let remaining = batch.filter { !isSettled($0.idempotencyKey) }.map(withKnownServerIDs)
             if remaining.isEmpty { return true }
-            if let receipts = try? await transport.push(remaining) {
+            do {
+                let receipts = try await transport.push(remaining)
                 await accept(receipts, for: remaining, &report)
                 if batch.allSatisfy({ isSettled($0.idempotencyKey) }) { return true }
+            } catch let error as SyncHTTPError where !error.isTransient {
+                // A refusal of the whole request (a token the server does not take, a role that
+                // may not push): asking again gives the same answer. Each change says why.
+                for change in remaining {
+                    report.rejections[change.object] = SyncRejection(code: error.code, message: error.message)
+                }
+                return false
+            } catch {
+                // Lost, or the server failed: tried again after the backoff.
             }
             if attempt < configuration.maxAttempts {
                 do { try await configuration.sleep(delay) } catch { return false }

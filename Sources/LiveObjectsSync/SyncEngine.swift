@@ -20,7 +20,10 @@ import Persistence
 /// of links; in a cycle the order is arbitrary), then deletions, then the
 /// ``SyncableObject/largePayloadProperties`` of every object. A failed push is retried with
 /// exponential backoff (``Configuration``); a batch that still fails marks its objects
-/// ``SyncStatus/failed`` and ends the round. Each change carries an idempotency key (the
+/// ``SyncStatus/failed`` and ends the round. A refusal of a whole request by an HTTP server (a
+/// ``SyncHTTPError`` that is not ``SyncHTTPError/isTransient``: a token it does not take, a
+/// role that may not push) is not tried again: the batch fails at once, with the reason in
+/// ``SyncReport/rejections``, and a refused pull throws. Each change carries an idempotency key (the
 /// device's id, the object and the token of its last change): a change the server acknowledged
 /// is never sent again, and a retry after a lost response repeats the key, so a server applies
 /// it once. When every
@@ -365,6 +368,9 @@ public actor SyncEngine {
         while true {
             do {
                 return try await body()
+            } catch let error as SyncHTTPError where !error.isTransient {
+                // A refusal: asking again gives the same answer.
+                throw error
             } catch {
                 if attempt >= configuration.maxAttempts { throw error }
             }

@@ -5,8 +5,9 @@ import LiveObjectsTestSupport
 import Testing
 
 /// Idempotency keys across devices, and a change whose answer was lost while another device
-/// wrote after it. Both were found by the end-to-end test of the sync server (SyncServer/).
-@Suite("Sync keys and lost answers")
+/// wrote after it (both found by the end-to-end test of the sync server, SyncServer/), and
+/// refusals that are not tried again.
+@Suite("Sync keys, lost answers and refusals")
 struct SyncKeyTests {
     func engine(_ realm: Realm, _ server: FakeServer) async throws -> SyncEngine {
         try await SyncEngine(
@@ -59,5 +60,55 @@ struct SyncKeyTests {
         try await engine.sync()
         #expect(await server.records[card("c1")]?.values["name"] == .value(.string("Tablet")))
         #expect(try await name(phone, "c1") == "Tablet")
+    }
+
+    /// A transport whose server refuses, or cannot be reached, on every request.
+    actor Refusing: SyncTransport {
+        let error: SyncHTTPError
+        private(set) var pushes = 0
+        private(set) var pulls = 0
+
+        init(_ error: SyncHTTPError) { self.error = error }
+
+        func push(_ changes: [SyncChange]) async throws -> [SyncReceipt] {
+            pushes += 1
+            throw error
+        }
+
+        func pull(after cursor: String?) async throws -> SyncPull {
+            pulls += 1
+            throw error
+        }
+    }
+
+    @Test(arguments: [SyncHTTPError.Code.forbidden, .unauthorized, .badRequest])
+    func aRefusalIsNotTriedAgain(code: SyncHTTPError.Code) async throws {
+        let realm = try await openSyncRealm("refused")
+        let transport = Refusing(SyncHTTPError(code, "no", status: 403))
+        let engine = try await SyncEngine(
+            realm: realm, transport: transport, types: [Holder.self, Card.self],
+            configuration: .init(maxAttempts: 5, sleep: { _ in }))
+        try await realm.write { _ = try $0.create(Card.self, value: ["id": "c1"]) }
+        let report = try await engine.push()
+        #expect(await transport.pushes == 1)
+        #expect(report.failed == [card("c1")])
+        #expect(report.rejections[card("c1")]?.code == code)
+        #expect(await engine.status(of: card("c1")) == .failed)
+        let error = await #expect(throws: SyncHTTPError.self) { try await engine.pull() }
+        #expect(error?.code == code)
+        #expect(await transport.pulls == 1)
+    }
+
+    @Test func aNetworkFailureIsTriedAgain() async throws {
+        let realm = try await openSyncRealm("unreachable")
+        let transport = Refusing(SyncHTTPError(.network, "down"))
+        let engine = try await SyncEngine(
+            realm: realm, transport: transport, types: [Holder.self, Card.self],
+            configuration: .init(maxAttempts: 5, sleep: { _ in }))
+        try await realm.write { _ = try $0.create(Card.self, value: ["id": "c1"]) }
+        #expect(try await engine.push().failed == [card("c1")])
+        #expect(await transport.pushes == 5)
+        await #expect(throws: SyncHTTPError.self) { try await engine.pull() }
+        #expect(await transport.pulls == 5)
     }
 }
