@@ -73,11 +73,6 @@ struct PushRequest: Decodable, Sendable {
 /// The longest idempotency key, type name or property name accepted.
 let maximumNameLength = 512
 
-/// The plain value types of the wire format.
-private let valueTypes: Set<String> = [
-    "null", "bool", "int", "float", "double", "string", "date", "data", "uuid", "list",
-]
-
 extension PushedChange {
     /// Checks the shape of the change (docs/SYNC-PROTOCOL.md, "Values on the wire").
     func validate() throws(SyncServerError) {
@@ -100,16 +95,23 @@ extension PushedChange {
         }
     }
 
-    /// `{"TYPE": payload}` with a known type.
+    /// `{"TYPE": payload}` with a known type and a payload of that type. A value every device
+    /// could not read back would make every pull of the space fail, so the payload's JSON type is
+    /// checked too: `int` an integer, `double` a number or `"nan"`, `"inf"`, `"-inf"`, `data`
+    /// base64, `uuid` a UUID, and so on.
     static func isPlainValue(_ value: JSONValue) -> Bool {
-        guard case .object(let members) = value, members.count == 1, let (type, payload) = members.first,
-            valueTypes.contains(type)
-        else { return false }
+        guard case .object(let members) = value, members.count == 1, let (type, payload) = members.first else {
+            return false
+        }
         switch (type, payload) {
+        case ("null", .bool(true)), ("bool", .bool), ("int", .int), ("string", .string): return true
+        case ("float", .int), ("float", .double), ("double", .int), ("double", .double): return true
+        case ("float", .string(let text)), ("double", .string(let text)): return ["nan", "inf", "-inf"].contains(text)
+        case ("date", .int), ("date", .double): return true
+        case ("data", .string(let text)): return Data(base64Encoded: text) != nil
+        case ("uuid", .string(let text)): return UUID(uuidString: text) != nil
         case ("list", .array(let items)): return items.allSatisfy(isPlainValue)
-        case ("list", _): return false
-        case (_, .array), (_, .object): return false
-        default: return true
+        default: return false
         }
     }
 
@@ -134,5 +136,21 @@ extension PushedChange {
         case ("refs", _): return false
         default: return isPlainValue(value)
         }
+    }
+}
+
+extension PushedChange {
+    /// The types of the objects the change's values link to.
+    var linkedTypes: [String] {
+        var types: [String] = []
+        func add(_ reference: JSONValue) {
+            if case .object(let fields) = reference, case .string(let type)? = fields["type"] { types.append(type) }
+        }
+        for value in (values ?? [:]).values {
+            guard case .object(let members) = value else { continue }
+            if let target = members["ref"] { add(target) }
+            if case .array(let targets)? = members["refs"] { targets.forEach(add) }
+        }
+        return types
     }
 }

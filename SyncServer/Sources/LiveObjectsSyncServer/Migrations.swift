@@ -65,7 +65,17 @@ enum Migrations {
                     PRIMARY KEY (space_id, key))
                 """,
             ]
-        )
+        ),
+        (
+            2,
+            [
+                // A token may expire; NULL never does.
+                "ALTER TABLE tokens ADD COLUMN expires_at timestamptz",
+                // The types a space accepts in a push: none until declared
+                // (`liveobjects-sync-server space types`).
+                "ALTER TABLE spaces ADD COLUMN types text[] NOT NULL DEFAULT '{}'",
+            ]
+        ),
     ]
 
     /// The advisory lock key of the migrations (any constant).

@@ -4,6 +4,18 @@ import Logging
 import NIOCore
 import PostgresNIO
 
+/// The context of a request: Hummingbird's, with the body size limit of the configuration.
+public struct SyncRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The largest body read; ``SyncHTTPServer`` sets its configuration's.
+    public var maxUploadSize: Int
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        maxUploadSize = SyncHTTPServer.Configuration().maximumBodySize
+    }
+}
+
 /// The HTTP side of the server: routes of docs/SYNC-PROTOCOL.md to ``SyncStore``, errors as
 /// the protocol's JSON.
 public struct SyncHTTPServer: Sendable {
@@ -39,13 +51,17 @@ public struct SyncHTTPServer: Sendable {
     }
 
     /// The responder for Hummingbird's `Application`.
-    public var responder: CallbackResponder<BasicRequestContext> {
-        CallbackResponder { request, _ in await respond(to: request) }
+    public var responder: CallbackResponder<SyncRequestContext> {
+        CallbackResponder { request, context in
+            var context = context
+            context.maxUploadSize = configuration.maximumBodySize
+            return await respond(to: request, context: context)
+        }
     }
 
-    func respond(to request: Request) async -> Response {
+    func respond(to request: Request, context: SyncRequestContext) async -> Response {
         do {
-            return try await route(request)
+            return try await route(request, context: context)
         } catch let error as SyncServerError {
             return Self.errorResponse(error)
         } catch let error as PostgresTransactionError where error.closureError is SyncServerError {
@@ -57,7 +73,7 @@ public struct SyncHTTPServer: Sendable {
         }
     }
 
-    private func route(_ request: Request) async throws -> Response {
+    private func route(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: true).map {
             String($0).removingPercentEncoding ?? String($0)
         }
@@ -75,7 +91,7 @@ public struct SyncHTTPServer: Sendable {
         let space = parts[2]
         switch (request.method, parts[3]) {
         case (.post, "push"):
-            return try await push(request, space: space)
+            return try await push(request, space: space, context: context)
         case (.get, "pull"):
             return try await pull(request, space: space)
         default:
@@ -90,13 +106,13 @@ public struct SyncHTTPServer: Sendable {
         return String(header.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
     }
 
-    private func push(_ request: Request, space: String) async throws -> Response {
+    private func push(_ request: Request, space: String, context: SyncRequestContext) async throws -> Response {
         let access = try await store.access(token: Self.bearerToken(request), space: space)
         let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: configuration.maximumBodySize)
-        } catch {
-            throw SyncServerError(.badRequest, "the body is larger than \(configuration.maximumBodySize) bytes")
+            buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        } catch is NIOTooManyBytesError {
+            throw SyncServerError.tooLarge("the body is larger than \(context.maxUploadSize) bytes")
         }
         let body: PushRequest
         do {
@@ -105,7 +121,7 @@ public struct SyncHTTPServer: Sendable {
             throw SyncServerError(.badRequest, "the body is not a push request: \(Self.describe(error))")
         }
         guard body.changes.count <= SyncStore.maximumBatch else {
-            throw SyncServerError(.badRequest, "a push holds at most \(SyncStore.maximumBatch) changes")
+            throw SyncServerError.tooLarge("a push holds at most \(SyncStore.maximumBatch) changes")
         }
         var keys = Set<String>()
         for change in body.changes {

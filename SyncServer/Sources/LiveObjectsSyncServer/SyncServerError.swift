@@ -7,18 +7,20 @@ public struct SyncServerError: Error, Sendable, Hashable, CustomStringConvertibl
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        /// No token, or an unknown or revoked one (401).
+        /// No token, or an unknown, expired or revoked one (401).
         public static let unauthorized = Code(rawValue: "unauthorized")
         /// No grant in the space, or a role too weak for the request or the change (403).
         public static let forbidden = Code(rawValue: "forbidden")
         /// A path under a version this server does not speak (404).
         public static let versionNotSupported = Code(rawValue: "versionNotSupported")
-        /// A malformed or too large request (400).
+        /// A malformed request (400), or one too large (413).
         public static let badRequest = Code(rawValue: "badRequest")
         /// An idempotency key already applied to another object (409).
         public static let conflict = Code(rawValue: "conflict")
         /// No such space or route (404).
         public static let notFound = Code(rawValue: "notFound")
+        /// A pushed change of a type its space does not declare (a rejected receipt's code).
+        public static let unknownType = Code(rawValue: "unknownType")
         /// Anything else (500).
         public static let `internal` = Code(rawValue: "internal")
     }
@@ -27,16 +29,27 @@ public struct SyncServerError: Error, Sendable, Hashable, CustomStringConvertibl
     public var code: Code
     /// Said to the client (and, for the command line, to the person).
     public var message: String
+    /// The HTTP status, when it is not the code's usual one (413 for a `badRequest` that is too
+    /// large).
+    public var statusOverride: Int?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, status: Int? = nil) {
         self.code = code
         self.message = message
+        self.statusOverride = status
     }
 
-    /// The HTTP status of the code.
+    /// A request too large to be read: 413 with the code `badRequest`, as the client maps a
+    /// 413 that comes without a body.
+    static func tooLarge(_ message: String) -> SyncServerError {
+        SyncServerError(.badRequest, message, status: 413)
+    }
+
+    /// The HTTP status of the error.
     public var status: Int {
-        switch code {
+        if let statusOverride { return statusOverride }
+        return switch code {
         case .unauthorized: 401
         case .forbidden: 403
         case .versionNotSupported, .notFound: 404

@@ -52,20 +52,33 @@ public struct SyncStore: Sendable {
         return "lo_" + text
     }
 
-    /// Adds a user (or finds it) and gives it a new token.
+    /// Adds a user (or finds it) and gives it a new token; the user's other tokens stay valid.
     ///
+    /// - Parameter expiry: When the token stops being accepted; nil, never.
     /// - Returns: The token, which is not stored: show it once.
-    public func addUser(_ name: String) async throws -> String {
+    public func addUser(_ name: String, expiry: TokenExpiry? = nil) async throws -> String {
         guard !name.isEmpty, name.utf8.count <= 200 else {
             throw SyncServerError(.badRequest, "a user name must have 1 to 200 bytes")
         }
         let token = Self.newToken()
         let hash = Self.hash(token)
+        var date: Date?
+        var seconds: Int64?
+        switch expiry {
+        case .at(let moment): date = moment
+        case .after(let count): seconds = count
+        case nil: break
+        }
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query(
                 "INSERT INTO users (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING", logger: logger)
+            // The database's clock decides when a token expires, for every server process alike.
             try await connection.query(
-                "INSERT INTO tokens (hash, user_id) SELECT \(hash), id FROM users WHERE name = \(name)",
+                """
+                INSERT INTO tokens (hash, user_id, expires_at)
+                SELECT \(hash), id, coalesce(\(date)::timestamptz, now() + \(seconds)::bigint * interval '1 second')
+                FROM users WHERE name = \(name)
+                """,
                 logger: logger)
         }
         return token
@@ -86,13 +99,58 @@ public struct SyncStore: Sendable {
         return count
     }
 
-    /// Adds a space; adding one that exists does nothing.
-    public func addSpace(_ name: String) async throws {
+    /// Adds a space that accepts the given types; for a space that exists, sets its types.
+    ///
+    /// - Parameter types: The type names a push may create, change or link to (the model classes'
+    ///   names, such as `Card`).
+    public func addSpace(_ name: String, types: [String]) async throws {
         guard !name.isEmpty, name.utf8.count <= 200 else {
             throw SyncServerError(.badRequest, "a space name must have 1 to 200 bytes")
         }
+        let types = try Self.checkedTypes(types)
         try await client.query(
-            "INSERT INTO spaces (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING", logger: logger)
+            """
+            INSERT INTO spaces (name, types) VALUES (\(name), \(types))
+            ON CONFLICT (name) DO UPDATE SET types = excluded.types
+            """, logger: logger)
+    }
+
+    /// Replaces the types a space accepts. Objects of a type no longer declared stay, and are
+    /// still pulled; a push can no longer change them.
+    ///
+    /// - Throws: ``SyncServerError`` `notFound` when the space does not exist.
+    public func setTypes(of space: String, to types: [String]) async throws {
+        let types = try Self.checkedTypes(types)
+        let rows = try await client.query(
+            "UPDATE spaces SET types = \(types) WHERE name = \(space) RETURNING 1", logger: logger)
+        for try await _ in rows { return }
+        throw SyncServerError(.notFound, "no space \"\(space)\"")
+    }
+
+    /// The types a space accepts, sorted.
+    ///
+    /// - Throws: ``SyncServerError`` `notFound` when the space does not exist.
+    public func types(of space: String) async throws -> [String] {
+        let rows = try await client.query("SELECT types FROM spaces WHERE name = \(space)", logger: logger)
+        for try await (types) in rows.decode([String].self) { return types.sorted() }
+        throw SyncServerError(.notFound, "no space \"\(space)\"")
+    }
+
+    /// Type names: 1 to 512 bytes, no space, comma or control character; sorted, each once.
+    static func checkedTypes(_ types: [String]) throws(SyncServerError) -> [String] {
+        for type in types {
+            guard !type.isEmpty, type.utf8.count <= maximumNameLength,
+                !type.unicodeScalars.contains(where: {
+                    $0 == "," || CharacterSet.whitespacesAndNewlines.contains($0)
+                        || CharacterSet.controlCharacters.contains($0)
+                })
+            else {
+                throw SyncServerError(
+                    .badRequest,
+                    "a type name has 1 to \(maximumNameLength) bytes, without spaces or commas: \"\(type)\"")
+            }
+        }
+        return Set(types).sorted()
     }
 
     /// Gives a user a role in a space, replacing the role it had.
@@ -120,38 +178,44 @@ public struct SyncStore: Sendable {
         var spaceID: Int64
         var spaceName: String
         var role: Role
+        /// The types the space accepts.
+        var types: Set<String>
     }
 
     /// Checks a bearer token and the user's grant in a space.
     ///
-    /// - Throws: ``SyncServerError`` `unauthorized` for an unknown or revoked token,
+    /// - Throws: ``SyncServerError`` `unauthorized` for an unknown, expired or revoked token,
     ///   `notFound` for an unknown space, `forbidden` without a grant.
     func access(token: String?, space: String) async throws -> Access {
         guard let token, !token.isEmpty else { throw SyncServerError(.unauthorized, "no bearer token") }
         let hash = Self.hash(token)
         let users = try await client.query(
             """
-            SELECT users.id, users.name FROM tokens JOIN users ON users.id = tokens.user_id
-            WHERE tokens.hash = \(hash) AND tokens.revoked_at IS NULL
+            SELECT users.id, users.name, tokens.revoked_at IS NOT NULL, coalesce(tokens.expires_at <= now(), false)
+            FROM tokens JOIN users ON users.id = tokens.user_id
+            WHERE tokens.hash = \(hash)
             """, logger: logger)
-        var user: (Int64, String)?
-        for try await row in users.decode((Int64, String).self) { user = row }
-        guard let (userID, userName) = user else {
-            throw SyncServerError(.unauthorized, "the token is unknown or revoked")
-        }
+        var user: (id: Int64, name: String, revoked: Bool, expired: Bool)?
+        for try await row in users.decode((Int64, String, Bool, Bool).self) { user = row }
+        guard let user else { throw SyncServerError(.unauthorized, "the token is unknown") }
+        guard !user.revoked else { throw SyncServerError(.unauthorized, "the token was revoked") }
+        guard !user.expired else { throw SyncServerError(.unauthorized, "the token has expired") }
         let spaces = try await client.query(
             """
-            SELECT spaces.id, grants.role FROM spaces
-            LEFT JOIN grants ON grants.space_id = spaces.id AND grants.user_id = \(userID)
+            SELECT spaces.id, grants.role, spaces.types FROM spaces
+            LEFT JOIN grants ON grants.space_id = spaces.id AND grants.user_id = \(user.id)
             WHERE spaces.name = \(space)
             """, logger: logger)
-        var found: (Int64, String?)?
-        for try await row in spaces.decode((Int64, String?).self) { found = row }
-        guard let (spaceID, roleName) = found else { throw SyncServerError(.notFound, "no space \"\(space)\"") }
-        guard let roleName, let role = Role(rawValue: roleName) else {
-            throw SyncServerError(.forbidden, "user \(userName) has no access to space \(space)")
+        var found: (Int64, String?, [String])?
+        for try await row in spaces.decode((Int64, String?, [String]).self) { found = row }
+        guard let (spaceID, roleName, types) = found else {
+            throw SyncServerError(.notFound, "no space \"\(space)\"")
         }
-        return Access(userID: userID, userName: userName, spaceID: spaceID, spaceName: space, role: role)
+        guard let roleName, let role = Role(rawValue: roleName) else {
+            throw SyncServerError(.forbidden, "user \(user.name) has no access to space \(space)")
+        }
+        return Access(
+            userID: user.id, userName: user.name, spaceID: spaceID, spaceName: space, role: role, types: Set(types))
     }
 
     // MARK: Push
@@ -220,6 +284,17 @@ public struct SyncStore: Sendable {
                     .conflict, "the idempotency key \(change.key) was already applied to another object")
             }
             return Receipt(key: change.key, outcome: outcome, serverID: String(objectID), serverVersion: appliedVersion)
+        }
+        // A type the space does not declare, named by the change or by a link in it: refused
+        // for this change only.
+        if let unknown = ([type] + change.linkedTypes).first(where: { !access.types.contains($0) }) {
+            let declared =
+                access.types.isEmpty ? "no types" : "the types " + access.types.sorted().joined(separator: ", ")
+            return Receipt(
+                key: change.key, outcome: "rejected", serverID: nil, serverVersion: nil,
+                error: ErrorBody(
+                    code: SyncServerError.Code.unknownType.rawValue,
+                    message: "space \(access.spaceName) does not accept type \(unknown): it declares \(declared)"))
         }
         let existing = try await connection.query(
             """

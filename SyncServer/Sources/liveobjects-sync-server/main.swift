@@ -2,7 +2,8 @@ import Foundation
 import LiveObjectsSyncServer
 import Logging
 
-// The command line: `serve`, `user add NAME`, `user revoke NAME`, `space add NAME`,
+// The command line: `serve`, `user add NAME [--expires-in DURATION | --expires DATE]`,
+// `user revoke NAME`, `space add NAME --types TYPE,…`, `space types NAME [TYPE…]`,
 // `grant USER SPACE reader|writer|admin`. The database comes from the environment
 // (DatabaseConfiguration.fromEnvironment).
 
@@ -12,10 +13,16 @@ let usage = """
     USAGE: liveobjects-sync-server <command>
 
     COMMANDS:
-      serve [--host HOST] [--port PORT]   Serve HTTP (default 127.0.0.1:8080).
-      user add NAME                       Add a user (or give one a new token); prints the token.
+      serve [--host HOST] [--port PORT]   Serve HTTP (default 127.0.0.1:8080; port 0 picks one).
+      user add NAME [--expires-in DURATION | --expires DATE]
+                                          Add a user (or give one another token); prints the
+                                          token. DURATION: seconds, or 90s, 45m, 12h, 30d, 2w;
+                                          DATE: 2027-01-31 or 2027-01-31T12:00:00Z. Without
+                                          either, the token never expires.
       user revoke NAME                    Revoke every token of a user.
-      space add NAME                      Add a space.
+      space add NAME --types TYPE,...     Add a space (or set the types of one) that accepts
+                                          the given object types, such as Card,Holder.
+      space types NAME [TYPE...]          Print a space's types, or replace them.
       grant USER SPACE ROLE               Give a user a role in a space: reader, writer or admin.
 
     The database: LIVEOBJECTS_SYNC_DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DATABASE, or
@@ -60,16 +67,41 @@ func run(_ arguments: [String]) async throws {
         let host = service.host
         try await service.run { port in
             print("liveobjects-sync-server listening on http://\(host):\(port) (database \(database))")
+            fflush(nil)  // a pipe buffers stdout; whoever started the server reads the port now
         }
-    case let args where args.count == 3 && args[0] == "user" && args[1] == "add":
-        let token = try await service.withStore { try await $0.addUser(args[2]) }
+    case let args where args.count >= 3 && args[0] == "user" && args[1] == "add":
+        var expiry: TokenExpiry?
+        var rest = args.dropFirst(3)
+        while let option = rest.popFirst() {
+            guard let value = rest.popFirst() else { throw UsageError(description: "\(option) needs a value") }
+            guard expiry == nil else { throw UsageError(description: "give --expires-in or --expires once") }
+            do {
+                expiry = try TokenExpiry.parse(option: option, value: value)
+            } catch {
+                throw UsageError(description: error.message)
+            }
+        }
+        let token = try await service.withStore { [expiry] in try await $0.addUser(args[2], expiry: expiry) }
         print(token)
     case let args where args.count == 3 && args[0] == "user" && args[1] == "revoke":
         let count = try await service.withStore { try await $0.revokeTokens(of: args[2]) }
         print("revoked \(count) token(s) of \(args[2])")
-    case let args where args.count == 3 && args[0] == "space" && args[1] == "add":
-        try await service.withStore { try await $0.addSpace(args[2]) }
-        print("space \(args[2])")
+    case let args where args.count >= 3 && args[0] == "space" && args[1] == "add":
+        guard args.count == 5, args[3] == "--types" else {
+            throw UsageError(
+                description: "a space declares the types it accepts: space add \(args[2]) --types Card,Holder")
+        }
+        let types = typeList(args[4...])
+        guard !types.isEmpty else { throw UsageError(description: "--types needs at least one type name") }
+        try await service.withStore { try await $0.addSpace(args[2], types: types) }
+        print("space \(args[2]) accepts \(types.sorted().joined(separator: ", "))")
+    case let args where args.count >= 3 && args[0] == "space" && args[1] == "types":
+        if args.count > 3 {
+            let types = typeList(args[3...])
+            try await service.withStore { try await $0.setTypes(of: args[2], to: types) }
+        }
+        let types = try await service.withStore { try await $0.types(of: args[2]) }
+        print("space \(args[2]) accepts \(types.isEmpty ? "no types" : types.joined(separator: ", "))")
     case let args where args.count == 4 && args[0] == "grant":
         guard let role = Role(rawValue: args[3]) else {
             throw UsageError(description: "a role is reader, writer or admin, not \(args[3])")
@@ -79,6 +111,11 @@ func run(_ arguments: [String]) async throws {
     default:
         throw UsageError(description: "unknown command: \(arguments.joined(separator: " "))")
     }
+}
+
+/// Type names given as `Card,Holder`, `Card Holder` or both.
+func typeList(_ arguments: ArraySlice<String>) -> [String] {
+    arguments.flatMap { $0.split(separator: ",").map(String.init) }
 }
 
 do {

@@ -45,8 +45,11 @@ final class ServerHarness: Sendable {
         return logger
     }()
 
-    /// Starts a server and makes a space (named after the test, made unique).
-    static func start(_ name: String = #function) async throws -> ServerHarness {
+    /// Starts a server and makes a space (named after the test, made unique) that accepts the
+    /// given types.
+    static func start(_ name: String = #function, types: [String] = ["Holder", "Card"]) async throws
+        -> ServerHarness
+    {
         let database: DatabaseConfiguration
         do {
             database = try DatabaseConfiguration.fromEnvironment()
@@ -69,12 +72,19 @@ final class ServerHarness: Sendable {
             throw SyncServerError(.internal, "the server did not start")
         }
         let client = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: logger)
-        let clientTask = Task { await client.run() }
+        // The first query waits until the pool's task is about to call run(): one issued
+        // before it logs PostgresNIO's warning that run() has not been called.
+        let (started, signal) = AsyncStream<Void>.makeStream()
+        let clientTask = Task {
+            signal.finish()
+            await client.run()
+        }
+        for await _ in started {}
         let space = "\(name.prefix(while: { $0 != "(" }))-\(UUID().uuidString.prefix(8))"
         let harness = ServerHarness(
             database: database, baseURL: URL(string: "http://127.0.0.1:\(bound)")!, space: space, client: client,
             serverTask: task, clientTask: clientTask)
-        try await harness.withStore { try await $0.addSpace(space) }
+        try await harness.withStore { try await $0.addSpace(space, types: types) }
         return harness
     }
 
@@ -132,12 +142,35 @@ final class ServerHarness: Sendable {
         return "no space"
     }
 
+    /// Row counts and version totals of the whole database (every space), to show that a
+    /// refused request changed nothing anywhere.
+    func databaseTotals() async throws -> String {
+        let rows = try await client.query(
+            """
+            SELECT 'spaces ' || (SELECT count(*) FROM spaces)::text
+                || ' versions ' || (SELECT coalesce(sum(version), 0) FROM spaces)::text
+                || ' objects ' || (SELECT count(*) FROM objects)::text
+                || ' object versions ' || (SELECT coalesce(sum(version), 0) FROM objects)::text
+                || ' keys ' || (SELECT count(*) FROM applied_changes)::text
+                || ' users ' || (SELECT count(*) FROM users)::text
+                || ' tokens ' || (SELECT count(*) FROM tokens)::text
+            """)
+        for try await (text) in rows.decode(String.self) { return text }
+        return "nothing"
+    }
+
     /// A request as is, for the refusals the transport would not send.
     func raw(_ method: String, _ path: String, token: String?, body: Data? = nil) async throws -> (Int, String) {
+        try await raw(method, path, authorization: token.map { "Bearer \($0)" }, body: body)
+    }
+
+    /// A request with an `Authorization` header as given (nil: none).
+    func raw(_ method: String, _ path: String, authorization: String?, body: Data? = nil) async throws -> (Int, String)
+    {
         var request = URLRequest(url: URL(string: baseURL.absoluteString + path)!)
         request.httpMethod = method
         request.httpBody = body
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
         let (data, response) = try await URLSession.shared.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
     }

@@ -1,0 +1,98 @@
+import Foundation
+import LiveObjectsSyncServer
+import Synchronization
+import Testing
+
+/// The built `liveobjects-sync-server serve --port 0` as a child process, over the database of
+/// the environment; stopped (SIGTERM, then waited for) by ``stop()``.
+final class ServerProcess: Sendable {
+    let baseURL: URL
+    private let process: Process
+    private let output: Output
+
+    final class Output: Sendable {
+        let text = Mutex("")
+    }
+
+    /// The executable: next to the test bundle (`swift build` and `swift test` build it), or
+    /// LIVEOBJECTS_SYNC_SERVER_EXECUTABLE.
+    static var executable: URL? {
+        if let path = ProcessInfo.processInfo.environment["LIVEOBJECTS_SYNC_SERVER_EXECUTABLE"] {
+            return URL(fileURLWithPath: path)
+        }
+        let candidates = [
+            Bundle.main.executableURL?.deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ]
+        for directory in candidates.compactMap({ $0 }) {
+            for folder in [directory, directory.deletingLastPathComponent()] {
+                let url = folder.appendingPathComponent("liveobjects-sync-server")
+                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+            }
+        }
+        return nil
+    }
+
+    /// Starts a server process and returns once it listens.
+    static func start() throws -> ServerProcess {
+        guard let executable else {
+            Issue.record(
+                "liveobjects-sync-server was not found next to the tests: run swift build --package-path SyncServer")
+            throw SyncServerError(.internal, "no server executable")
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--port", "0"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        let output = Output()
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            output.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+        var port: Int?
+        for _ in 0..<1200 where port == nil && process.isRunning {
+            let text = output.text.withLock { $0 }
+            if let range = text.range(of: "listening on http://127.0.0.1:") {
+                port = Int(text[range.upperBound...].prefix(while: \.isNumber))
+            } else {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        guard let port else {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            pipe.fileHandleForReading.readabilityHandler = nil
+            throw SyncServerError(
+                .internal, "the server process did not start: \(output.text.withLock { $0 })")
+        }
+        return ServerProcess(baseURL: URL(string: "http://127.0.0.1:\(port)")!, process: process, output: output)
+    }
+
+    private init(baseURL: URL, process: Process, output: Output) {
+        self.baseURL = baseURL
+        self.process = process
+        self.output = output
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}
+
+/// SplitMix64: a small seeded generator, so that a failing randomized test can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Runs liveobjects-sync-server on this machine with one command: PostgreSQL (installed from
+# Debian's packages when it is missing), a database cluster, the server built, and, when asked,
+# a user, a space and a grant, whose token is printed. Ctrl-C stops the server and the cluster.
+#
+#   SyncServer/scripts/run-local-server.sh --user ann --space team --types Card,Holder
+#   SyncServer/scripts/run-local-server.sh --data ~/liveobjects-sync-data --port 8080
+#
+# Without --data the cluster is a throwaway one, removed when the server stops; with --data the
+# cluster lives in that folder and is used again next time (the users, spaces and objects stay).
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+usage: SyncServer/scripts/run-local-server.sh [OPTION...]
+
+  --data DIR          keep the database cluster in DIR (made on first use); default: a
+                      throwaway cluster, removed when the server stops
+  --host HOST         address to serve on (default 127.0.0.1)
+  --port PORT         port to serve on (default 8080)
+  --user NAME         add the user NAME (or give it another token) and print its token
+  --expires-in TIME   the token expires after TIME: seconds, or 90s, 45m, 12h, 30d, 2w
+  --space NAME        add the space NAME (needs --types)
+  --types T1,T2       the object types the space accepts, such as Card,Holder
+  --role ROLE         the user's role in the space: reader, writer (default) or admin
+  --release           build and run the release build (slower to build, faster to run)
+  -h, --help          show this help
+EOF
+}
+
+data="" host=127.0.0.1 port=8080 user="" expires="" space="" types="" role=writer configuration=debug
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+    --data | --host | --port | --user | --expires-in | --space | --types | --role)
+        if [ "$#" -lt 2 ]; then
+            echo "Error: $1 needs a value" >&2
+            exit 64
+        fi
+        case "$1" in
+        --data) data=$2 ;;
+        --host) host=$2 ;;
+        --port) port=$2 ;;
+        --user) user=$2 ;;
+        --expires-in) expires=$2 ;;
+        --space) space=$2 ;;
+        --types) types=$2 ;;
+        --role) role=$2 ;;
+        esac
+        shift 2
+        ;;
+    --release)
+        configuration=release
+        shift
+        ;;
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    *)
+        echo "Error: unknown option $1" >&2
+        usage >&2
+        exit 64
+        ;;
+    esac
+done
+if [ -n "$space" ] && [ -z "$types" ]; then
+    echo "Error: a space declares the types it accepts: --space $space --types Card,Holder" >&2
+    exit 64
+fi
+if [ -n "$expires" ] && [ -z "$user" ]; then
+    echo "Error: --expires-in is for the token of --user" >&2
+    exit 64
+fi
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+
+# PostgreSQL's programs: on PATH, in Debian's /usr/lib/postgresql/VERSION/bin, or installed now.
+find_postgres() {
+    bin=""
+    if command -v initdb >/dev/null 2>&1; then
+        bin=$(dirname "$(command -v initdb)")
+    else
+        for candidate in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+            if [ -x "$candidate/initdb" ]; then
+                bin=$candidate
+                break
+            fi
+        done
+    fi
+    [ -n "$bin" ] && [ -x "$bin/pg_ctl" ] && [ -x "$bin/postgres" ]
+}
+if ! find_postgres; then
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "Error: PostgreSQL's initdb, pg_ctl and postgres were not found. Install PostgreSQL (15 or later) and run again." >&2
+        exit 1
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "Error: PostgreSQL is not installed. Install it (as root), then run this script again:" >&2
+        echo "  sudo apt-get update && sudo apt-get install -y postgresql" >&2
+        exit 1
+    fi
+    echo "run-local-server: installing PostgreSQL from Debian's packages" >&2
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql
+    find_postgres || {
+        echo "Error: PostgreSQL was installed but initdb was not found" >&2
+        exit 1
+    }
+fi
+
+# initdb and postgres refuse to run as root: as root, the cluster runs as `postgres` (Debian's
+# package makes that user), or `nobody`.
+as_owner=()
+owner=$(id -un)
+if [ "$(id -u)" -eq 0 ]; then
+    if id postgres >/dev/null 2>&1; then owner=postgres; else owner=nobody; fi
+    as_owner=(runuser -u "$owner" --)
+fi
+
+if [ -n "$data" ]; then
+    mkdir -p "$data"
+    dir=$(cd "$data" && pwd)
+    keep=1
+else
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/liveobjects-sync-server.XXXXXX")
+    keep=0
+fi
+chmod 700 "$dir"
+mkdir -p "$dir/socket"
+if [ "$owner" != "$(id -un)" ]; then chown -R "$owner" "$dir"; fi
+
+server_pid=""
+cleanup() {
+    status=$?
+    if [ -n "$server_pid" ]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/cluster" -m fast -w stop >/dev/null 2>&1 || true
+    if [ "$keep" -eq 0 ]; then rm -rf "$dir"; else echo "run-local-server: the database stays in $dir" >&2; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [ ! -f "$dir/cluster/PG_VERSION" ]; then
+    "${as_owner[@]}" "$bin/initdb" -D "$dir/cluster" -U postgres --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1 ||
+        {
+            cat "$dir/initdb.log" >&2
+            echo "Error: initdb failed" >&2
+            exit 1
+        }
+fi
+# PostgreSQL listens on its unix socket only, in the cluster's folder: nothing else on the
+# machine can reach it over TCP, and no port can collide with another PostgreSQL.
+pgport=5432
+if ! "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/cluster" -l "$dir/postgres.log" -w -t 60 \
+    -o "-c listen_addresses='' -p $pgport -k $dir/socket" start >/dev/null; then
+    tail -20 "$dir/postgres.log" >&2
+    echo "Error: PostgreSQL did not start (its log: $dir/postgres.log)" >&2
+    exit 1
+fi
+export PGHOST=$dir/socket PGPORT=$pgport PGUSER=postgres PGDATABASE=postgres
+unset LIVEOBJECTS_SYNC_DATABASE_URL
+
+echo "run-local-server: building liveobjects-sync-server ($configuration; the first build takes a few minutes)" >&2
+swift build --package-path "$root/SyncServer" -c "$configuration" --product liveobjects-sync-server >&2
+server=$(swift build --package-path "$root/SyncServer" -c "$configuration" --show-bin-path)/liveobjects-sync-server
+
+token=""
+if [ -n "$user" ]; then
+    if [ -n "$expires" ]; then
+        token=$("$server" user add "$user" --expires-in "$expires")
+    else
+        token=$("$server" user add "$user")
+    fi
+fi
+if [ -n "$space" ]; then
+    "$server" space add "$space" --types "$types" >&2
+fi
+if [ -n "$user" ] && [ -n "$space" ]; then
+    "$server" grant "$user" "$space" "$role" >&2
+fi
+
+echo >&2
+echo "Sync server: http://$host:$port" >&2
+if [ -n "$space" ]; then echo "Space:       $space (accepts $types)" >&2; fi
+if [ -n "$token" ]; then
+    echo "User:        $user" >&2
+    echo "Token:       $token   (shown once; only its hash is kept)" >&2
+fi
+echo "Ctrl-C stops the server and the database." >&2
+echo >&2
+# In the background and waited for, so that a signal to this script stops the server too.
+"$server" serve --host "$host" --port "$port" &
+server_pid=$!
+wait "$server_pid"
