@@ -11,202 +11,194 @@ import Testing
 
 /// Devices in processes of their own against a real server and database: killed in the middle
 /// of a sync, and three of them editing offline and syncing in random orders while responses
-/// are lost and the server restarts.
-@Suite(.serialized) struct DeviceProcessTests {
-    let directory: URL
+/// are lost and the server restarts. Inside the serialized suite: other tests count every row of
+/// the database before and after a refusal.
+extension SyncServerTests {
+    @Suite struct DeviceProcessTests {
+        let directory: URL
 
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-devices-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    func device(
-        _ name: String, _ harness: ServerHarness, server: URL, token: String, extra: [String] = []
-    ) async throws -> DeviceProcess {
-        try await DeviceProcess(
-            name: name, realm: directory.appendingPathComponent("\(name).json"), server: server,
-            space: harness.space, token: token, log: directory.appendingPathComponent("\(name).log"), extra: extra)
-    }
-
-    func log(_ name: String) -> URL { directory.appendingPathComponent("\(name).log") }
-
-    @Test func aDeviceKilledInThePushNeitherResendsAcknowledgedChangesNorPullsFromTheBeginning() async throws {
-        let harness = try await ServerHarness.start()
-        defer { Task { await harness.stop() } }
-        let token = try await harness.user("phone", .admin)
-
-        // Killed right after the third push response arrives, before the engine reads it.
-        var phone = try await device(
-            "phone", harness, server: harness.baseURL, token: token, extra: ["--kill-after-push-responses", "3"])
-        try await phone.send("edit 11 60")
-        let death = try await phone.sendAndExpectDeath("sync")
-        #expect(death.signal == SIGKILL, "the device was not killed: \(death.lines)")
-        let before = try DeviceEvents(log("phone"))
-        let batches = before.acknowledgedBatches
-        try #require(batches.count == 3, "\(before.events)")
-        // The engine had read the first two answers (and saved what they said); the third was
-        // in flight.
-        let processed = Set(batches[0] + batches[1])
-        let offset = DeviceEvents.lineCount(log("phone"))
-
-        phone = try await device("phone", harness, server: harness.baseURL, token: token)
-        let answer = try await phone.send("sync")
-        #expect(answer.first?.hasPrefix("ok") == true, "\(answer)")
-        let after = try DeviceEvents(log("phone"), from: offset)
-        let resent = processed.intersection(after.pushedKeys)
-        #expect(resent.isEmpty, "acknowledged changes sent again: \(resent.sorted())")
-        // The round went on where it stopped: the in-flight batch at most, then the rest.
-        #expect(!after.pushedKeys.isEmpty)
-        let phoneState = try await phone.send("dump")
-        try await phone.quit()
-
-        // A second device pulls everything in pages of 7 and is killed when the second page
-        // arrives: after a restart it goes on from the first page's cursor.
-        let tabletToken = try await harness.user("tablet", .admin)
-        var tablet = try await device(
-            "tablet", harness, server: harness.baseURL, token: tabletToken, extra: ["--kill-after-pulls", "2"])
-        let tabletDeath = try await tablet.sendAndExpectDeath("sync")
-        #expect(tabletDeath.signal == SIGKILL)
-        let pullsBefore = try DeviceEvents(log("tablet")).pullCursors
-        try #require(pullsBefore.count == 2, "\(pullsBefore)")
-        #expect(pullsBefore[0] == nil)
-        let tabletOffset = DeviceEvents.lineCount(log("tablet"))
-        tablet = try await device("tablet", harness, server: harness.baseURL, token: tabletToken)
-        #expect(try await tablet.send("sync").first?.hasPrefix("ok") == true)
-        let pullsAfter = try DeviceEvents(log("tablet"), from: tabletOffset).pullCursors
-        #expect(pullsAfter.first == pullsBefore[1], "pulled from \(String(describing: pullsAfter.first))")
-        #expect(try await tablet.send("dump") == phoneState)
-        try await tablet.quit()
-
-        #expect(try await databaseCards(harness) == phoneState.filter { $0.hasPrefix("card ") })
-    }
-
-    /// Three runs, each with its own seed (`SYNC_E2E_SEED` replays one: it is the seed of the
-    /// first run, and the others follow from it).
-    @Test(arguments: 0..<3)
-    func threeDevicesInTheirOwnProcessesAgreeAfterLostResponsesKillsAndServerRestarts(run: Int) async throws {
-        let base =
-            ProcessInfo.processInfo.environment["SYNC_E2E_SEED"].flatMap { UInt64($0) }
-            ?? UInt64.random(in: 1...999_999)
-        let seed = base + UInt64(run)
-        var random = SplitMix(seed: seed)
-        var operations: [String] = []
-        func context() -> String {
-            "seed \(seed) (replay: SYNC_E2E_SEED=\(seed)); operations:\n" + operations.joined(separator: "\n")
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "sync-devices-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
-        let harness = try await ServerHarness.start()
-        let server = RestartableServer(database: harness.database)
-        try await server.start()
-        let url = await server.url
-        let names = ["ann", "bob", "eve"]
-        var tokens: [String] = []
-        var devices: [DeviceProcess] = []
-        do {
-            for name in names {
-                tokens.append(try await harness.user(name, .admin))
-                let device = try await device(name, harness, server: url, token: tokens.last!)
-                try await device.send("drops 0.25 \(random.next() % 1000)")
-                devices.append(device)
+
+        func device(
+            _ name: String, _ harness: ServerHarness, server: URL, token: String, extra: [String] = []
+        ) async throws -> DeviceProcess {
+            try await DeviceProcess(
+                name: name, realm: directory.appendingPathComponent("\(name).json"), server: server,
+                space: harness.space, token: token, log: directory.appendingPathComponent("\(name).log"), extra: extra)
+        }
+
+        func log(_ name: String) -> URL { directory.appendingPathComponent("\(name).log") }
+
+        @Test func aDeviceKilledInThePushNeitherResendsAcknowledgedChangesNorPullsFromTheBeginning() async throws {
+            let harness = try await ServerHarness.start()
+            defer { Task { await harness.stop() } }
+            let token = try await harness.user("phone", .admin)
+
+            // Killed right after the third push response arrives, before the engine reads it.
+            var phone = try await device(
+                "phone", harness, server: harness.baseURL, token: token, extra: ["--kill-after-push-responses", "3"])
+            try await phone.send("edit 11 60")
+            let death = try await phone.sendAndExpectDeath("sync")
+            #expect(death.signal == SIGKILL, "the device was not killed: \(death.lines)")
+            let before = try DeviceEvents(log("phone"))
+            let batches = before.acknowledgedBatches
+            try #require(batches.count == 3, "\(before.events)")
+            // The engine had read the first two answers (and saved what they said); the third was
+            // in flight.
+            let processed = Set(batches[0] + batches[1])
+            let offset = DeviceEvents.lineCount(log("phone"))
+
+            phone = try await device("phone", harness, server: harness.baseURL, token: token)
+            let answer = try await phone.send("sync")
+            #expect(answer.first?.hasPrefix("ok") == true, "\(answer)")
+            let after = try DeviceEvents(log("phone"), from: offset)
+            let resent = processed.intersection(after.pushedKeys)
+            #expect(resent.isEmpty, "acknowledged changes sent again: \(resent.sorted())")
+            // The round went on where it stopped: the in-flight batch at most, then the rest.
+            #expect(!after.pushedKeys.isEmpty)
+            let phoneState = try await phone.send("dump")
+            try await phone.quit()
+
+            // A second device pulls everything in pages of 7 and is killed when the second page
+            // arrives: after a restart it goes on from the first page's cursor.
+            let tabletToken = try await harness.user("tablet", .admin)
+            var tablet = try await device(
+                "tablet", harness, server: harness.baseURL, token: tabletToken, extra: ["--kill-after-pulls", "2"])
+            let tabletDeath = try await tablet.sendAndExpectDeath("sync")
+            #expect(tabletDeath.signal == SIGKILL)
+            let pullsBefore = try DeviceEvents(log("tablet")).pullCursors
+            try #require(pullsBefore.count == 2, "\(pullsBefore)")
+            #expect(pullsBefore[0] == nil)
+            let tabletOffset = DeviceEvents.lineCount(log("tablet"))
+            tablet = try await device("tablet", harness, server: harness.baseURL, token: tabletToken)
+            #expect(try await tablet.send("sync").first?.hasPrefix("ok") == true)
+            let pullsAfter = try DeviceEvents(log("tablet"), from: tabletOffset).pullCursors
+            #expect(pullsAfter.first == pullsBefore[1], "pulled from \(String(describing: pullsAfter.first))")
+            #expect(try await tablet.send("dump") == phoneState)
+            try await tablet.quit()
+
+            #expect(try await databaseCards(harness) == phoneState.filter { $0.hasPrefix("card ") })
+        }
+
+        /// Three runs, each with its own seed (`SYNC_E2E_SEED` replays one: it is the seed of the
+        /// first run, and the others follow from it).
+        @Test(arguments: 0..<3)
+        func threeDevicesInTheirOwnProcessesAgreeAfterLostResponsesKillsAndServerRestarts(run: Int) async throws {
+            let base =
+                ProcessInfo.processInfo.environment["SYNC_E2E_SEED"].flatMap { UInt64($0) }
+                ?? UInt64.random(in: 1...999_999)
+            let seed = base + UInt64(run)
+            var random = SeededGenerator(seed: seed)
+            var operations: [String] = []
+            func context() -> String {
+                "seed \(seed) (replay: SYNC_E2E_SEED=\(seed)); operations:\n" + operations.joined(separator: "\n")
             }
-            for _ in 0..<40 {
-                let index = Int(random.next() % 3)
-                let device = devices[index]
-                let roll = random.next() % 100
-                if roll < 45 {
-                    let command = "edit \(random.next() % 100_000) \(1 + random.next() % 6)"
-                    operations.append("\(device.name): \(command)")
-                    _ = try await device.send(command)
-                } else if roll < 90 {
-                    operations.append("\(device.name): sync")
-                    let answer = try await device.send("sync")
-                    operations[operations.count - 1] += " -> \(answer.joined())"
-                } else if roll < 95 {
-                    // Killed somewhere in a sync (wherever the kill lands), then started again.
-                    operations.append("\(device.name): sync, killed")
-                    device.start("sync")
-                    device.terminate()
-                    devices[index] = try await self.device(device.name, harness, server: url, token: tokens[index])
-                    try await devices[index].send("drops 0.25 \(random.next() % 1000)")
-                } else {
-                    operations.append("server restart")
-                    try await server.restart()
+            let harness = try await ServerHarness.start()
+            let server = RestartableServer(database: harness.database)
+            try await server.start()
+            let url = await server.url
+            let names = ["ann", "bob", "eve"]
+            var tokens: [String] = []
+            var devices: [DeviceProcess] = []
+            do {
+                for name in names {
+                    tokens.append(try await harness.user(name, .admin))
+                    let device = try await device(name, harness, server: url, token: tokens.last!)
+                    try await device.send("drops 0.25 \(random.next() % 1000)")
+                    devices.append(device)
                 }
-            }
-            // Everyone back online: sync until a whole round changes nothing.
-            var quiet = false
-            for _ in 0..<8 where !quiet {
-                quiet = true
+                for _ in 0..<40 {
+                    let index = Int(random.next() % 3)
+                    let device = devices[index]
+                    let roll = random.next() % 100
+                    if roll < 45 {
+                        let command = "edit \(random.next() % 100_000) \(1 + random.next() % 6)"
+                        operations.append("\(device.name): \(command)")
+                        _ = try await device.send(command)
+                    } else if roll < 90 {
+                        operations.append("\(device.name): sync")
+                        let answer = try await device.send("sync")
+                        operations[operations.count - 1] += " -> \(answer.joined())"
+                    } else if roll < 95 {
+                        // Killed somewhere in a sync (wherever the kill lands), then started again.
+                        operations.append("\(device.name): sync, killed")
+                        device.start("sync")
+                        device.terminate()
+                        devices[index] = try await self.device(device.name, harness, server: url, token: tokens[index])
+                        try await devices[index].send("drops 0.25 \(random.next() % 1000)")
+                    } else {
+                        operations.append("server restart")
+                        try await server.restart()
+                    }
+                }
+                // Everyone back online: sync until a whole round changes nothing.
+                var quiet = false
+                for _ in 0..<8 where !quiet {
+                    quiet = true
+                    for device in devices {
+                        try await device.send("drops 0 0")
+                        let answer = try await device.send("sync").joined()
+                        operations.append("\(device.name): sync -> \(answer)")
+                        if answer != "ok pushed 0 pulled 0 conflicts 0 failed 0" { quiet = false }
+                    }
+                }
+                #expect(quiet, "the devices did not settle; \(context())")
+                let states = try await devices.asyncMap { try await $0.send("dump") }
+                for (device, state) in zip(devices, states).dropFirst() {
+                    #expect(state == states[0], "\(device.name) differs from ann; \(context())")
+                }
+                #expect(try await databaseCards(harness) == states[0].filter { $0.hasPrefix("card ") }, "\(context())")
+                // Every change a device saw acknowledged is applied in the database.
+                let applied = try await appliedKeys(harness)
                 for device in devices {
-                    try await device.send("drops 0 0")
-                    let answer = try await device.send("sync").joined()
-                    operations.append("\(device.name): sync -> \(answer)")
-                    if answer != "ok pushed 0 pulled 0 conflicts 0 failed 0" { quiet = false }
+                    let acknowledged = Set(try DeviceEvents(log(device.name)).acknowledgedBatches.joined())
+                    let missing = acknowledged.subtracting(applied)
+                    #expect(
+                        missing.isEmpty,
+                        "\(device.name): acknowledged but not applied: \(missing.sorted()); \(context())")
                 }
+                if ProcessInfo.processInfo.environment["SYNC_E2E_VERBOSE"] != nil { print(context()) }
+                for device in devices { try await device.quit() }
+            } catch {
+                for device in devices { device.terminate() }
+                Issue.record("\(context())")
+                await server.stop()
+                await harness.stop()
+                throw error
             }
-            #expect(quiet, "the devices did not settle; \(context())")
-            let states = try await devices.asyncMap { try await $0.send("dump") }
-            for (device, state) in zip(devices, states).dropFirst() {
-                #expect(state == states[0], "\(device.name) differs from ann; \(context())")
-            }
-            #expect(try await databaseCards(harness) == states[0].filter { $0.hasPrefix("card ") }, "\(context())")
-            // Every change a device saw acknowledged is applied in the database.
-            let applied = try await appliedKeys(harness)
-            for device in devices {
-                let acknowledged = Set(try DeviceEvents(log(device.name)).acknowledgedBatches.joined())
-                let missing = acknowledged.subtracting(applied)
-                #expect(
-                    missing.isEmpty, "\(device.name): acknowledged but not applied: \(missing.sorted()); \(context())")
-            }
-            if ProcessInfo.processInfo.environment["SYNC_E2E_VERBOSE"] != nil { print(context()) }
-            for device in devices { try await device.quit() }
-        } catch {
-            for device in devices { device.terminate() }
-            Issue.record("\(context())")
             await server.stop()
             await harness.stop()
-            throw error
         }
-        await server.stop()
-        await harness.stop()
-    }
 
-    /// The live cards in the database, as a device's `dump` lists them.
-    func databaseCards(_ harness: ServerHarness) async throws -> [String] {
-        let rows = try await harness.client.query(
-            """
-            SELECT 'card ' || (local_id->>'string') || ' ' || replace("values"->'name'->>'string', ' ', '_') || ' '
-                   || ("values"->'discount'->>'int') || ' '
-                   || coalesce("values"->'owner'->'ref'->'id'->>'string', '-')
-            FROM objects JOIN spaces ON spaces.id = objects.space_id
-            WHERE spaces.name = \(harness.space) AND objects.type = 'Card' AND NOT objects.deleted
-            """)
-        var cards: [String] = []
-        for try await line in rows.decode(String.self) { cards.append(line) }
-        return cards.sorted()
-    }
+        /// The live cards in the database, as a device's `dump` lists them.
+        func databaseCards(_ harness: ServerHarness) async throws -> [String] {
+            let rows = try await harness.client.query(
+                """
+                SELECT 'card ' || (local_id->>'string') || ' ' || replace("values"->'name'->>'string', ' ', '_') || ' '
+                       || ("values"->'discount'->>'int') || ' '
+                       || coalesce("values"->'owner'->'ref'->'id'->>'string', '-')
+                FROM objects JOIN spaces ON spaces.id = objects.space_id
+                WHERE spaces.name = \(harness.space) AND objects.type = 'Card' AND NOT objects.deleted
+                """)
+            var cards: [String] = []
+            for try await line in rows.decode(String.self) { cards.append(line) }
+            return cards.sorted()
+        }
 
-    func appliedKeys(_ harness: ServerHarness) async throws -> Set<String> {
-        let rows = try await harness.client.query(
-            """
-            SELECT key FROM applied_changes JOIN spaces ON spaces.id = applied_changes.space_id
-            WHERE spaces.name = \(harness.space)
-            """)
-        var keys = Set<String>()
-        for try await key in rows.decode(String.self) { keys.insert(key) }
-        return keys
-    }
-}
-
-/// SplitMix64, for the test's own choices.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        func appliedKeys(_ harness: ServerHarness) async throws -> Set<String> {
+            let rows = try await harness.client.query(
+                """
+                SELECT key FROM applied_changes JOIN spaces ON spaces.id = applied_changes.space_id
+                WHERE spaces.name = \(harness.space)
+                """)
+            var keys = Set<String>()
+            for try await key in rows.decode(String.self) { keys.insert(key) }
+            return keys
+        }
     }
 }
 
