@@ -45,6 +45,8 @@ let package = Package(
             name: "LiveObjectsSyncServerTests",
             dependencies: [
                 "LiveObjectsSyncServer",
+                // Started as child processes by the tests, so built with them.
+                "liveobjects-sync-server",
                 "sync-test-device",
                 .product(name: "LiveObjects", package: "LiveObjects"),
                 .product(name: "LiveObjectsSync", package: "LiveObjects"),
