@@ -8,7 +8,8 @@ let package = Package(
     name: "LiveObjectsSyncServer",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "liveobjects-sync-server", targets: ["liveobjects-sync-server"])
+        .executable(name: "liveobjects-sync-server", targets: ["liveobjects-sync-server"]),
+        .executable(name: "liveobjects-sync-bench", targets: ["liveobjects-sync-bench"]),
     ],
     dependencies: [
         .package(name: "LiveObjects", path: ".."),
@@ -39,6 +40,15 @@ let package = Package(
                 .product(name: "LiveObjects", package: "LiveObjects"),
                 .product(name: "LiveObjectsSync", package: "LiveObjects"),
                 .product(name: "Persistence", package: "LiveObjects"),
+            ]
+        ),
+        // The figure of BENCHMARKS.md's sync section: devices syncing through server processes.
+        .executableTarget(
+            name: "liveobjects-sync-bench",
+            dependencies: [
+                "LiveObjectsSyncServer",
+                .product(name: "LiveObjects", package: "LiveObjects"),
+                .product(name: "LiveObjectsSync", package: "LiveObjects"),
             ]
         ),
         .testTarget(

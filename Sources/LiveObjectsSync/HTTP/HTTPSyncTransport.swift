@@ -64,10 +64,20 @@ public struct HTTPSyncTransport: LiveSyncTransport {
     ///
     /// - Parameters:
     ///   - configuration: The server, the space, the token and the timeouts.
-    ///   - session: The URL session requests go through. Default: a new ephemeral session.
+    ///   - session: The URL session requests go through. Default: a new ephemeral session
+    ///     without a URL cache.
     public init(configuration: Configuration, session: URLSession? = nil) {
         self.configuration = configuration
-        self.session = session ?? URLSession(configuration: .ephemeral)
+        self.session = session ?? Self.defaultSession()
+    }
+
+    /// An ephemeral session without a URL cache: nothing of the protocol is cacheable, and on
+    /// Linux a cancelled request of a session with a cache can stop the process inside
+    /// FoundationNetworking (a race in its task registry).
+    static func defaultSession() -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration)
     }
 
     /// Creates a transport with a token that never changes.

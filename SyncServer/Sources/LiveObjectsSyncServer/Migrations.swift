@@ -72,8 +72,13 @@ enum Migrations {
                 // A token may expire; NULL never does.
                 "ALTER TABLE tokens ADD COLUMN expires_at timestamptz",
                 // The types a space accepts in a push: none until declared
-                // (`liveobjects-sync-server space types`).
+                // (`liveobjects-sync-server space types`). A space made before this version
+                // accepts the types it already holds, so that its devices keep syncing.
                 "ALTER TABLE spaces ADD COLUMN types text[] NOT NULL DEFAULT '{}'",
+                """
+                UPDATE spaces SET types = coalesce(
+                    (SELECT array_agg(DISTINCT type ORDER BY type) FROM objects WHERE objects.space_id = spaces.id), '{}')
+                """,
             ]
         ),
     ]

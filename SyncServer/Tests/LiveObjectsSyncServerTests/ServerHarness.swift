@@ -123,7 +123,18 @@ final class ServerHarness: Sendable {
 
     func transport(_ token: String, wait: Duration = .seconds(25)) -> HTTPSyncTransport {
         HTTPSyncTransport(
-            configuration: .init(baseURL: baseURL, space: space, longPollWait: wait) { _ in token })
+            configuration: .init(baseURL: baseURL, space: space, longPollWait: wait) { _ in token },
+            session: Self.session())
+    }
+
+    /// A session without a URL cache: on Linux, cancelling a request of a session with a cache
+    /// (as cancelling `syncContinuously()` does) can trap in FoundationNetworking, a race in its
+    /// task registry, which would end the whole test run.
+    static func session() -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return URLSession(configuration: configuration)
     }
 
     /// What the database holds for this space: each object's type, local id, deleted flag and

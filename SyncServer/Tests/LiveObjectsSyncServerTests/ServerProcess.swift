@@ -70,6 +70,36 @@ final class ServerProcess: Sendable {
         return ServerProcess(baseURL: URL(string: "http://127.0.0.1:\(port)")!, process: process, output: output)
     }
 
+    /// Runs a command of the executable to its end: its exit status, standard output and error.
+    static func command(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+        guard let executable else {
+            Issue.record(
+                "liveobjects-sync-server was not found next to the tests: run swift build --package-path SyncServer")
+            throw SyncServerError(.internal, "no server executable")
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        // Both pipes are read to their end before waiting, so that a full pipe cannot block the
+        // child.
+        let errorText = Output()
+        let errorRead = DispatchSemaphore(value: 0)
+        Thread {
+            let data = error.fileHandleForReading.readDataToEndOfFile()
+            errorText.text.withLock { $0 = String(decoding: data, as: UTF8.self) }
+            errorRead.signal()
+        }.start()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        errorRead.wait()
+        return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), errorText.text.withLock { $0 })
+    }
+
     private init(baseURL: URL, process: Process, output: Output) {
         self.baseURL = baseURL
         self.process = process
