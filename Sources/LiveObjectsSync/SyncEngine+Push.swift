@@ -95,7 +95,8 @@ extension SyncEngine {
                 covered.insert(id)
                 // History tokens count this device's commits: the device's id makes the key
                 // unique in the space.
-                let key = "\(device)/\(id)@\(change.lastToken)" + (recreate.contains(id) ? "/recreate" : "")
+                let key = idempotencyKey(
+                    device, id, change.lastToken, recreate.contains(id) ? "/recreate" : "")
                 switch change.kind {
                 case .delete:
                     // Created and deleted since the synced token: sent only if the server got
@@ -125,10 +126,28 @@ extension SyncEngine {
             else { continue }
             try send(
                 type, object, id: id, kind: .create, properties: nil,
-                key: "\(device)/\(id)@\(result.upTo.rawValue)/recreate")
+                key: idempotencyKey(device, id, result.upTo.rawValue, "/recreate"))
         }
         result.levels = dependencyLevels(changes)
         return result
+    }
+
+    /// A change's idempotency key: the device, the object and the token of its last change, as
+    /// `DEVICE/Card["c1"]@41`. An object whose description is over 120 bytes (a long primary
+    /// key) is named by its type (at most 40 characters) and a 64-bit FNV-1a hash of the
+    /// description instead, since servers bound key lengths (512 bytes for
+    /// `liveobjects-sync-server`); a key is then at most about 250 bytes.
+    static func idempotencyKey(_ device: String, _ id: SyncObjectID, _ token: UInt64, _ suffix: String) -> String {
+        var object = id.description
+        if object.utf8.count > 120 {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in object.utf8 {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01B3
+            }
+            object = String(id.typeName.prefix(40)) + "#" + String(hash, radix: 16)
+        }
+        return "\(device)/\(object)@\(token)" + suffix
     }
 
     /// The values of some properties of an object, links as references.

@@ -112,3 +112,35 @@ struct SyncKeyTests {
         #expect(await transport.pulls == 5)
     }
 }
+
+@Suite("Sync idempotency keys")
+struct SyncIdempotencyKeyTests {
+    actor KeyRecorder: SyncTransport {
+        let server = FakeServer()
+        private(set) var keys: [String] = []
+        func push(_ changes: [SyncChange]) async throws -> [SyncReceipt] {
+            keys += changes.map(\.idempotencyKey)
+            return try await server.push(changes)
+        }
+        func pull(after cursor: String?) async throws -> SyncPull { try await server.pull(after: cursor) }
+    }
+
+    @Test func aLongPrimaryKeyStillMakesAShortKeyOfItsOwn() async throws {
+        let realm = try await openSyncRealm("long")
+        let transport = KeyRecorder()
+        let engine = try await SyncEngine(
+            realm: realm, transport: transport, types: [Holder.self, Card.self],
+            configuration: .init(maxAttempts: 1, sleep: { _ in }))
+        let long = String(repeating: "ключ", count: 200)
+        try await realm.write { realm in
+            _ = try realm.create(Card.self, value: ["id": long + "a", "name": "A"])
+            _ = try realm.create(Card.self, value: ["id": long + "b", "name": "B"])
+            _ = try realm.create(Card.self, value: ["id": "short", "name": "C"])
+        }
+        #expect(try await engine.sync().pushed == 3)
+        let keys = await transport.keys
+        #expect(keys.count == 3 && Set(keys).count == 3, "\(keys)")
+        #expect(keys.allSatisfy { $0.utf8.count <= 256 }, "\(keys.map(\.utf8.count))")
+        #expect(keys.contains { $0.contains(#"Card["short"]@"#) })
+    }
+}

@@ -132,16 +132,6 @@ package final class SidecarLog: @unchecked Sendable {
         size = bytes.count
     }
 
-    /// Removes the log, if there is one.
-    package func remove() throws(LiveObjectsError) {
-        if fd >= 0 {
-            close(fd)
-            fd = -1
-        }
-        if FileIO.exists(path) { try FileIO.remove(path) }
-        size = 0
-    }
-
     private static func write(_ bytes: [UInt8], to fd: Int32, path: String) throws(LiveObjectsError) {
         var failure: LiveObjectsError?
         bytes.withUnsafeBytes { raw in
