@@ -438,6 +438,14 @@ package final class Table {
     @inline(__always)
     package func generation(_ row: Int32) -> UInt32 { slotStates[Int(row)] >> 1 }
 
+    /// The generation of a slot known to hold a live object: 0 without reading the slot's
+    /// state while no live object has a later generation (a slot reused after a deletion), as
+    /// in a table that was only ever added to.
+    @inline(__always)
+    package func generation(ofLiveRow row: Int32) -> UInt32 {
+        liveLaterGenerations == 0 ? 0 : slotStates.element(at: Int(row)) >> 1
+    }
+
     /// The generation a slot state holds (a state from ``withSlotStates(_:)``).
     @inlinable @inline(__always)
     package static func generation(ofSlotState state: UInt32) -> UInt32 { state >> 1 }
@@ -554,6 +562,27 @@ package final class Table {
             column._withUnsafeGuaranteedRef { $0.prefetch(row: Int(row)) }
             left -= 1
         }
+    }
+
+    /// Starts loading what reading an element of a collection at a row waits for: the values
+    /// of the row's first four properties (the primary key included) and, when the handle
+    /// needs it, the slot's state. Iterators call it a few elements ahead of the one they
+    /// return, so that the cache misses of successive elements overlap.
+    @inline(__always)
+    package func prefetchElement(row: Int32) {
+        if liveLaterGenerations != 0 { slotStates.prefetch(Int(row)) }
+        let n = Swift.min(unretainedColumns.count, 4)
+        for i in 0..<n {
+            guard let column = unretainedColumns[i] else { continue }
+            column._withUnsafeGuaranteedRef { $0.prefetch(row: Int(row)) }
+        }
+    }
+
+    /// Starts loading the value of one property of a row into the cache.
+    @inline(__always)
+    package func prefetch(row: Int32, property: Int) {
+        guard let column = unretainedColumns[property] else { return }
+        column._withUnsafeGuaranteedRef { $0.prefetch(row: Int(row)) }
     }
 
     /// Marks the hash indexes as out of date (frozen copies start that way).

@@ -1,0 +1,183 @@
+import Foundation
+import LiveObjects
+import LiveObjectsTestSupport
+import Observation
+import Testing
+
+/// Iterating `Results` and `LinkingObjects`, and reading values with `values(_:)`, give what
+/// reading element by element through the subscript gives: after deletions (slots reused by
+/// later generations), inside a write, with nil links, across links, and when the read keeps
+/// the object.
+@Suite struct CollectionReadingTests {
+    /// Dogs 1…n with owners 1…(n / 4) (every fifth dog has none); returns the realm.
+    private func fill(_ n: Int, name: String = #function) async throws -> Realm {
+        let realm = try await openPets(name)
+        try await realm.write { realm in
+            for p in 1...max(1, n / 4) {
+                _ = try realm.create(Person.self, value: ["id": p, "name": "p\(p)", "age": 20 + p])
+            }
+            for d in 1...n {
+                let owner = d % 5 == 0 ? nil : realm.object(ofType: Person.self, forPrimaryKey: 1 + d % max(1, n / 4))
+                let dog = try realm.create(Dog.self, value: ["id": d, "name": "d\(d % 7)", "age": d % 13])
+                dog.owner = owner
+            }
+        }
+        return realm
+    }
+
+    /// What every way of reading a collection gives, one row of strings per element.
+    private typealias Row = [String]
+
+    private static func dogRow(_ dog: Dog) -> Row { [String(dog.id), String(dog.age), dog.owner?.name ?? "-"] }
+    private static func personRow(_ person: Person) -> Row { [String(person.id), person.name, String(person.age)] }
+
+    private func bySubscript<C: RandomAccessCollection>(_ c: C, _ row: (C.Element) -> Row) -> [Row]
+    where C.Index == Int {
+        (c.startIndex..<c.endIndex).map { row(c[$0]) }
+    }
+
+    private func byIteration<S: Sequence>(_ s: S, _ row: (S.Element) -> Row) -> [Row] {
+        var rows: [Row] = []
+        for element in s { rows.append(row(element)) }
+        return rows
+    }
+
+    /// Checks every way of reading every collection of the realm against the subscript.
+    private func checkAll(_ realm: isolated Realm, _ label: String) {
+        let all = realm.objects(Dog.self)
+        let filtered = all.where { $0.age > 4 }
+        let lookup = all.where { $0.name == "d3" }
+        let sorted = all.where { $0.age < 9 }.sorted(by: \.name)
+        for (name, results) in [("all", all), ("filtered", filtered), ("lookup", lookup), ("sorted", sorted)] {
+            let expected = bySubscript(results, Self.dogRow)
+            #expect(byIteration(results, Self.dogRow) == expected, "\(label): \(name) iteration")
+            #expect(results.values(Self.dogRow) == expected, "\(label): \(name) values")
+            #expect(results.values(\.id) == results.map(\.id), "\(label): \(name) key path")
+        }
+        for person in realm.objects(Person.self) {
+            let expected = bySubscript(person.dogs, Self.dogRow)
+            #expect(person.dogs.values(Self.dogRow) == expected, "\(label): \(person.name).dogs values")
+            #expect(person.dogs.values(\.owner?.id) == person.dogs.map(\.owner?.id))
+        }
+        for dog in all {
+            let expected = bySubscript(dog.walkers, Self.personRow)
+            #expect(byIteration(dog.walkers, Self.personRow) == expected, "\(label): dog \(dog.id) walkers iteration")
+            #expect(dog.walkers.values(Self.personRow) == expected, "\(label): dog \(dog.id) walkers values")
+            #expect(dog.walkers.values(\.age) == dog.walkers.map(\.age))
+        }
+    }
+
+    @Test func readingAgreesWithSubscript() async throws {
+        let realm = try await fill(60)
+        // Lists hold some dogs twice.
+        try await realm.write { realm in
+            for person in realm.objects(Person.self) {
+                for dog in realm.objects(Dog.self).where({ $0.age == person.id % 13 }) {
+                    person.dogs.append(dog)
+                    person.dogs.append(dog)
+                }
+            }
+        }
+        try await realm.read { realm in self.checkAll(realm, "fresh") }
+    }
+
+    @Test(arguments: [11, 12, 13] as [UInt64])
+    func readingAgreesAfterDeletionsAndReuse(seed: UInt64) async throws {
+        print("CollectionReadingTests seed \(seed)")
+        let realm = try await fill(80, name: "reuse-\(seed)")
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        var nextID = 1000
+        for round in 0..<6 {
+            let deletions = (0..<10).map { _ in 1 + Int(rng.next() % 80) }
+            let creations = Int(rng.next() % 12)
+            let id = nextID
+            try await realm.write { realm in
+                for d in deletions {
+                    if let dog = realm.object(ofType: Dog.self, forPrimaryKey: d) { try realm.delete(dog) }
+                }
+                // New dogs take the freed slots (later generations).
+                for k in 0..<creations {
+                    let dog = try realm.create(Dog.self, value: ["id": id + k, "name": "d\(k % 7)", "age": k % 13])
+                    dog.owner = realm.object(ofType: Person.self, forPrimaryKey: 1 + k % 20)
+                }
+                // Inside the write, after the changes.
+                self.checkAll(realm, "seed \(seed) round \(round) in write")
+            }
+            nextID += creations
+            try await realm.read { realm in self.checkAll(realm, "seed \(seed) round \(round)") }
+        }
+    }
+
+    @Test func valuesThatKeepTheObjectGetDistinctObjects() async throws {
+        let realm = try await fill(20)
+        try await realm.write { realm in
+            let rex = realm.object(ofType: Dog.self, forPrimaryKey: 4)!
+            for person in realm.objects(Person.self) { person.dogs.append(rex) }
+        }
+        try await realm.read { realm in
+            let dogs = realm.objects(Dog.self).where { $0.age > 2 }
+            let kept = dogs.values { $0 }
+            #expect(kept.map(\.id) == dogs.map(\.id))
+            #expect(Set(kept.map(ObjectIdentifier.init)).count == kept.count)
+            #expect(kept == Array(dogs))
+            let owners = dogs.values(\.owner)
+            #expect(owners.map { $0?.id } == dogs.map { $0.owner?.id })
+            let walked = realm.objects(Dog.self).first { $0.walkers.count > 1 }!
+            let linked = walked.walkers.values { $0 }
+            #expect(linked == Array(walked.walkers))
+            #expect(Set(linked.map(ObjectIdentifier.init)).count == linked.count)
+        }
+    }
+
+    @Test func valuesOfEmptyAndUnmanagedCollections() async throws {
+        let realm = try await fill(8)
+        try await realm.read { realm in
+            #expect(realm.objects(Dog.self).where { $0.age > 100 }.values(\.id).isEmpty)
+            #expect(realm.objects(Dog.self).where { $0.name == "none" }.values(\.id).isEmpty)
+            #expect(realm.objects(Dog.self).where { $0.id == 3 }.values(\.name) == ["d3"])
+        }
+        let person = Person()
+        #expect(Dog().walkers.values(\.id).isEmpty)
+        let rex = Dog()
+        rex.id = 7
+        person.dogs.append(rex)
+        #expect(person.dogs.values(\.id) == [7])
+    }
+
+    @Test func valuesThrowWhatTheReadThrows() async throws {
+        struct Stop: Error {}
+        let realm = try await fill(10)
+        try await realm.read { realm in
+            var seen = 0
+            #expect(throws: Stop.self) {
+                _ = try realm.objects(Dog.self).values { dog throws(Stop) -> Int in
+                    seen += 1
+                    if seen == 4 { throw Stop() }
+                    return dog.id
+                }
+            }
+            #expect(seen == 4)
+            // A failed first read leaves nothing recording the reads.
+            #expect(throws: Stop.self) {
+                _ = try realm.objects(Dog.self).values { _ throws(Stop) -> Int in throw Stop() }
+            }
+            #expect(realm.objects(Dog.self).values(\.id) == Array(1...10))
+        }
+    }
+
+    @Test func valuesReadUnderObservationTrackingAreTracked() async throws {
+        let realm = try await fill(6)
+        let changed = try await realm.read { realm -> Bool in
+            let dogs = realm.objects(Dog.self)
+            nonisolated(unsafe) var fired = false
+            let ages = withObservationTracking {
+                dogs.values { $0.age }
+            } onChange: {
+                fired = true
+            }
+            #expect(ages == dogs.map(\.age))
+            return fired
+        }
+        #expect(!changed)
+    }
+}
