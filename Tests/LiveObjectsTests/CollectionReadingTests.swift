@@ -14,7 +14,8 @@ import Testing
         let realm = try await openPets(name)
         try await realm.write { realm in
             for p in 1...max(1, n / 4) {
-                _ = try realm.create(Person.self, value: ["id": p, "name": "p\(p)", "age": 20 + p])
+                let person = try realm.create(Person.self, value: ["id": p, "name": "p\(p)", "age": 20 + p])
+                if p % 2 == 0 { person.address = try Address(value: ["city": "c\(p % 3)"]) }
             }
             for d in 1...n {
                 let owner = d % 5 == 0 ? nil : realm.object(ofType: Person.self, forPrimaryKey: 1 + d % max(1, n / 4))
@@ -60,6 +61,19 @@ import Testing
             #expect(person.dogs.values(\.owner?.id) == person.dogs.map(\.owner?.id))
         }
         for dog in all {
+            // A to-one link read from its column agrees with its stored value.
+            let stored = try? dog.value(forKey: "owner")
+            #expect(
+                dog.owner?.objectKey.map { PropertyValue.object($0) } ?? .null == stored,
+                "\(label): dog \(dog.id) owner")
+            if let owner = dog.owner {
+                #expect(owner.isInvalidated == false)
+                #expect(
+                    owner.address?.city
+                        == (try? owner.value(forKey: "address")).flatMap { value in
+                            value == .null ? nil : "c\(owner.id % 3)"
+                        })
+            }
             let expected = bySubscript(dog.walkers, Self.personRow)
             #expect(byIteration(dog.walkers, Self.personRow) == expected, "\(label): dog \(dog.id) walkers iteration")
             #expect(dog.walkers.values(Self.personRow) == expected, "\(label): dog \(dog.id) walkers values")
@@ -94,6 +108,10 @@ import Testing
             try await realm.write { realm in
                 for d in deletions {
                     if let dog = realm.object(ofType: Dog.self, forPrimaryKey: d) { try realm.delete(dog) }
+                }
+                // Embedded addresses are replaced (their slots reused), and some removed.
+                for person in realm.objects(Person.self) where person.id % 3 == Int(round % 3) {
+                    person.address = person.id % 2 == 0 ? try Address(value: ["city": "c\(person.id % 3)"]) : nil
                 }
                 // New dogs take the freed slots (later generations).
                 for k in 0..<creations {
