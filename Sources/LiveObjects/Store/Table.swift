@@ -188,21 +188,17 @@ package final class ValueIndex {
     /// the distinct values, then a counting sort), so that each value's list is made once at
     /// its size instead of growing by appends scattered over all the lists.
     func insertAll(_ column: Column, rows sources: [Int32]) {
-        var groupOf: [PropertyValue: Int32] = [:]
-        var values: [PropertyValue] = []
-        var groups: [Int32] = []
-        groups.reserveCapacity(sources.count)
-        for row in sources {
-            let value = column.value(at: Int(row))
-            if let group = groupOf[value] {
-                groups.append(group)
-            } else {
-                let group = Int32(values.count)
-                groupOf[value] = group
-                values.append(value)
-                groups.append(group)
+        // String and integer columns are grouped by their typed values (the same equality as
+        // their `PropertyValue`s'), without making a dynamic value per row.
+        let (values, groups): ([PropertyValue], [Int32]) =
+            switch column.scalarKind {
+            case .string:
+                Self.group(unsafeDowncast(column, to: ScalarColumn<String>.self).values, sources) { .string($0) }
+            case .int:
+                Self.group(unsafeDowncast(column, to: ScalarColumn<Int64>.self).values, sources) { .int($0) }
+            default:
+                Self.group(sources) { column.value(at: Int($0)) }
             }
-        }
         // starts[g]..<starts[g + 1]: where group g's rows go in `grouped`.
         var starts = [Int](repeating: 0, count: values.count + 1)
         for g in groups { starts[Int(g) + 1] += 1 }
@@ -217,6 +213,49 @@ package final class ValueIndex {
         for (g, value) in values.enumerated() {
             entries[value, default: Entry()].rows.append(contentsOf: grouped[starts[g]..<starts[g + 1]])
         }
+    }
+
+    /// The distinct values of a typed column at `rows` (in order of first appearance, as
+    /// dynamic values) and each row's group: the position of its value among them.
+    private static func group<T: Hashable>(
+        _ column: ChunkedArray<T>, _ rows: [Int32], _ dynamic: (T) -> PropertyValue
+    ) -> ([PropertyValue], [Int32]) {
+        var groupOf: [T: Int32] = [:]
+        var values: [PropertyValue] = []
+        var groups: [Int32] = []
+        groups.reserveCapacity(rows.count)
+        for row in rows {
+            let value = column.element(at: Int(row))
+            if let group = groupOf[value] {
+                groups.append(group)
+            } else {
+                let group = Int32(values.count)
+                groupOf[value] = group
+                values.append(dynamic(value))
+                groups.append(group)
+            }
+        }
+        return (values, groups)
+    }
+
+    /// ``group(_:_:_:)`` for any column, by the rows' dynamic values.
+    private static func group(_ rows: [Int32], _ value: (Int32) -> PropertyValue) -> ([PropertyValue], [Int32]) {
+        var groupOf: [PropertyValue: Int32] = [:]
+        var values: [PropertyValue] = []
+        var groups: [Int32] = []
+        groups.reserveCapacity(rows.count)
+        for row in rows {
+            let value = value(row)
+            if let group = groupOf[value] {
+                groups.append(group)
+            } else {
+                let group = Int32(values.count)
+                groupOf[value] = group
+                values.append(value)
+                groups.append(group)
+            }
+        }
+        return (values, groups)
     }
 
     func remove(_ value: PropertyValue, row: Int32) {
