@@ -180,7 +180,7 @@ extension Store {
     }
 
     private func addBacklinks(_ table: Table, _ row: Int32) {
-        forEachOutgoingLink(table, row) { backlinks, target in backlinks.add(row, to: target) }
+        forEachOutgoingLink(table, row) { backlinks, target in backlinks.addLater(row, to: target) }
     }
 
     private func removeBacklinks(_ table: Table, _ row: Int32) {
@@ -258,6 +258,9 @@ extension Store {
     ///   the write.
     @discardableResult
     package func commitWrite() throws(LiveObjectsError) -> ChangeSet {
+        for table in tables {
+            for backlinks in table.incoming { backlinks.addPending() }
+        }
         let changes = changeSet()
         // Slots freed before the commit is prepared, so that a snapshot saved for it lists
         // them (their generations keep keys of the deleted objects from resolving again).
