@@ -126,6 +126,69 @@ import Testing
         }
     }
 
+    @Test(arguments: [21, 22] as [UInt64])
+    func frozenReadsAgreeWithLiveReads(seed: UInt64) async throws {
+        print("CollectionReadingTests seed \(seed)")
+        let realm = try await fill(60, name: "frozen-\(seed)")
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        // Deletions and new dogs in the freed slots (later generations), then a freeze.
+        let deletions = (0..<15).map { _ in 1 + Int(rng.next() % 60) }
+        try await realm.write { realm in
+            for d in deletions {
+                if let dog = realm.object(ofType: Dog.self, forPrimaryKey: d) { try realm.delete(dog) }
+            }
+            for k in 0..<8 {
+                let dog = try realm.create(Dog.self, value: ["id": 500 + k, "name": "d\(k)", "age": k])
+                dog.owner = realm.object(ofType: Person.self, forPrimaryKey: 1 + k % 15)
+            }
+        }
+        let frozen = await realm.freeze()
+        let live = try await realm.read { realm in
+            realm.objects(Dog.self).values { [String($0.id), String($0.age), $0.owner.map { String($0.id) } ?? "-"] }
+        }
+        let frozenRows = frozen.objects(Dog.self).map { dog in
+            [String(dog.id), String(dog.age), dog.link(\.owner).map { String($0.id) } ?? "-"]
+        }
+        #expect(frozenRows == live)
+        // Later writes do not reach the frozen copy.
+        try await realm.write { realm in
+            for dog in realm.objects(Dog.self).where({ $0.age < 3 }) { try realm.delete(dog) }
+        }
+        let again = frozen.objects(Dog.self).map { dog in
+            [String(dog.id), String(dog.age), dog.link(\.owner).map { String($0.id) } ?? "-"]
+        }
+        #expect(again == live)
+    }
+
+    /// Links added with new objects reach the backlink lists when they are next read, inside
+    /// the write, and leave them when the write rolls back.
+    @Test func backlinksOfNewObjectsAreSeenInTheWriteAndRolledBack() async throws {
+        struct Rollback: Error {}
+        let realm = try await fill(10)
+        try await realm.write { realm in
+            _ = try realm.create(Person.self, value: ["id": 100, "name": "new", "dogs": [["id": 200, "name": "pup"]]])
+            let pup = realm.object(ofType: Dog.self, forPrimaryKey: 200)!
+            #expect(pup.walkers.values(\.id) == [100])
+            _ = try realm.create(Person.self, value: ["id": 101, "name": "other", "dogs": [pup]])
+            _ = try realm.create(Person.self, value: ["id": 102, "name": "third", "dogs": [pup, pup]])
+            #expect(pup.walkers.map(\.id) == [100, 101, 102, 102])
+        }
+        await #expect(throws: Rollback.self) {
+            try await realm.write { realm in
+                let rex = realm.object(ofType: Dog.self, forPrimaryKey: 3)!
+                for id in 300..<340 {
+                    _ = try realm.create(Person.self, value: ["id": id, "name": "p\(id)", "dogs": [rex]])
+                }
+                #expect(rex.walkers.count == 40)
+                throw Rollback()
+            }
+        }
+        try await realm.read { realm in
+            #expect(realm.object(ofType: Dog.self, forPrimaryKey: 3)!.walkers.isEmpty)
+            #expect(realm.object(ofType: Dog.self, forPrimaryKey: 200)!.walkers.map(\.id) == [100, 101, 102, 102])
+        }
+    }
+
     @Test func valuesThatKeepTheObjectGetDistinctObjects() async throws {
         let realm = try await fill(20)
         try await realm.write { realm in
