@@ -13,6 +13,11 @@ struct Bench {
                 try await MemoryProbe.child(arguments: arguments, at: index)
                 return
             }
+            if arguments.first == "--memory-breakdown" {
+                let options = try Options(Array(arguments.dropFirst()))
+                try MemoryBreakdown.run(n: options.n, runs: min(options.runs, 3))
+                return
+            }
             if arguments.first == "--budget" {
                 let options = try Options(Array(arguments.dropFirst()))
                 try await Budget.run(n: options.n, runs: options.runs)
@@ -71,6 +76,8 @@ struct Options {
           --list             list the workloads
         liveobjects-bench --budget [--n N] [--runs R]: the Persistence speed budget (N objects
           saved and loaded by LiveObjects and by JSONEncoder/JSONDecoder)
+        liveobjects-bench --memory-breakdown [--n N] [--runs R]: LiveObjects' bytes per object,
+          part by part (the model taken apart; at most 3 children per variant)
         """
 
     init(_ arguments: [String]) throws {

@@ -92,7 +92,7 @@ final class LiveObjectsSystem: BenchSystem {
                 $0.age > 10 && $0.name.contains("a", options: .caseInsensitive)
             }
             let count = results.count
-            let rows = results.map { (id: $0.id, name: $0.name) }
+            let rows = results.values { (id: $0.id, name: $0.name) }
             let elapsed = seconds(start.duration(to: clock.now))
             return Sample(seconds: elapsed, checksum: filterChecksum(count: count, rows))
         }
@@ -105,7 +105,7 @@ final class LiveObjectsSystem: BenchSystem {
             let dogs = realm.objects(Dog.self)
             var checksum = 0
             for name in data.eqLookupNames {
-                for dog in dogs.where({ $0.name == name }) { checksum &+= dog.id }
+                for id in dogs.where({ $0.name == name }).values(\.id) { checksum &+= id }
             }
             return Sample(seconds: seconds(start.duration(to: clock.now)), checksum: checksum)
         }
@@ -129,7 +129,7 @@ final class LiveObjectsSystem: BenchSystem {
             var checksum = 0
             for id in data.toManyPersonIds {
                 let person = realm.object(ofType: Person.self, forPrimaryKey: id)!
-                for dog in person.dogs { checksum &+= dog.age &+ 1 }
+                for age in person.dogs.values(\.age) { checksum &+= age &+ 1 }
             }
             return Sample(seconds: seconds(start.duration(to: clock.now)), checksum: checksum)
         }

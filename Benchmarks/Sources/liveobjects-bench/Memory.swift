@@ -39,7 +39,7 @@ enum MemoryProbe {
         }
     }
 
-    private static func spawn(_ system: String, n: Int) throws -> Report {
+    static func spawn(_ system: String, n: Int) throws -> Report {
         let process = Process()
         process.executableURL = Bundle.main.executableURL
         process.arguments = ["--memory-child", system, "--n", "\(n)"]
@@ -63,18 +63,20 @@ enum MemoryProbe {
         let data = Dataset(n: options.n)
         let clock = ContinuousClock()
         let start = clock.now
+        let variant = try await MemoryBreakdown.load(system, data)
         let store: (any BenchSystem)? =
             switch system {
             case "baseline": nil
             case "liveobjects": LiveObjectsSystem()
             case "grdb": GRDBSystem()
             case "raw": RawSystem()
+            case _ where variant != nil: nil
             default: throw UsageError(description: "unknown system '\(system)'")
             }
         try await store?.load(data)
         let loadTime = seconds(start.duration(to: clock.now))
         let (peak, resident) = residentMemory()
-        withExtendedLifetime((data, store)) {
+        withExtendedLifetime((data, store, variant)) {
             print("{\"peak\":\(peak),\"resident\":\(resident),\"load_s\":\(loadTime)}")
         }
     }

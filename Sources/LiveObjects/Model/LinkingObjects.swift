@@ -46,7 +46,27 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection, Cust
         let context = context!
         let source = context.handle.table.linkingObjectsSources[context.property]!
         let row = source.rows[Int(context.handle.row)][position]
-        return Element._decode(.object(source.source.key(row)), context)
+        return Results<Element>.object(context.handle.store, source.source, row)
+    }
+
+    /// Iterates over the linking objects as they are when iteration starts: their rows are
+    /// read once, and the values of an element a few positions ahead start loading while one
+    /// is handed out.
+    public struct Iterator: IteratorProtocol {
+        var rows: Results<Element>.Iterator
+
+        public mutating func next() -> Element? { rows.next() }
+    }
+
+    /// An iterator over the linking objects as they are now.
+    public func makeIterator() -> Iterator {
+        guard let context, context.handle.isValid,
+            let source = context.handle.table.linkingObjectsSources[context.property]
+        else { return Iterator(rows: Results<Element>.Iterator(store: nil, table: nil, rows: [])) }
+        let rows = source.rows[Int(context.handle.row)]
+        let table = source.source
+        for row in rows.prefix(Results<Element>.prefetchDistance) { table.prefetchElement(row: row) }
+        return Iterator(rows: Results<Element>.Iterator(store: context.handle.store, table: table, rows: rows))
     }
 
     public var description: String {

@@ -300,6 +300,11 @@ extension Object: _Persistable {
         return object
     }
     public func _encode() -> _Input { _Input(.object(self)) }
+    public static func _linked(_ target: _AccessContext) -> Self {
+        let object = Self.init()
+        object._handle = target.handle
+        return object
+    }
 }
 
 /// Hands over a freshly made object graph as a `sending` result.

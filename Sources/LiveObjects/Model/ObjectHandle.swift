@@ -85,6 +85,28 @@ public struct _AccessContext {
         }
     }
 
+    /// The object a to-one link property holds: `.some(nil)` for a nil link, nil when the
+    /// property is not a to-one link. Read from the link column, with the target's first
+    /// properties starting to load into the cache (a link is read to read its target).
+    @inline(__always)
+    func linkedObject() -> ObjectHandle?? {
+        guard let column = handle.table.unretainedColumns[property] else { return nil }
+        return column._withUnsafeGuaranteedRef { column -> ObjectHandle?? in
+            guard column.isLinkColumn else { return nil }
+            let links = unsafeDowncast(column, to: LinkColumn.self)
+            let row = links.targets.element(at: Int(handle.row))
+            guard row >= 0 else { return .some(nil) }
+            return Unmanaged.passUnretained(links.target)._withUnsafeGuaranteedRef { target in
+                target.prefetchElement(row: row)
+                // A link never points to a deleted object: the target is valid now.
+                let now = Unmanaged.passUnretained(handle.store)._withUnsafeGuaranteedRef { $0.mutationCount }
+                return ObjectHandle(
+                    store: handle.store, table: target, row: row, generation: target.generation(ofLiveRow: row),
+                    validAt: now)
+            }
+        }
+    }
+
     /// The table that a link property points to.
     package var targetTable: Table? {
         switch handle.table.columns[property] {

@@ -17,12 +17,17 @@ public protocol _Persistable {
     static func _set(_ value: Self, _ context: _AccessContext) throws(LiveObjectsError)
     /// The value as input for a realm.
     func _encode() -> _Input
+    /// The managed object that `target` (a context of no property) is the handle of; for a
+    /// to-one link's `Wrapped` type.
+    static func _linked(_ target: _AccessContext) -> Self
 }
 
 extension _Persistable {
     public static func _get(_ context: _AccessContext) -> Self {
         _decode(context.storedValue, context)
     }
+
+    public static func _linked(_ target: _AccessContext) -> Self { _defaultValue }
 
     public static func _set(_ value: Self, _ context: _AccessContext) throws(LiveObjectsError) {
         let h = context.handle
@@ -182,6 +187,15 @@ extension Optional: _Persistable where Wrapped: _Persistable {
     public static var _defaultValue: Wrapped? { nil }
     public static func _decode(_ value: PropertyValue, _ context: _AccessContext) -> Wrapped? {
         value.isNull ? nil : Wrapped._decode(value, context)
+    }
+    /// A to-one link is read from its column straight to the target's handle; other optional
+    /// properties through their stored value.
+    public static func _get(_ context: _AccessContext) -> Wrapped? {
+        if let link = context.linkedObject() {
+            guard let target = link else { return nil }
+            return Wrapped._linked(_AccessContext(handle: target, property: _AccessContext.invalid))
+        }
+        return _decode(context.storedValue, context)
     }
     public func _encode() -> _Input {
         self?._encode() ?? _Input(.value(.null))

@@ -68,27 +68,42 @@ public struct Results<Element: Object>: RandomAccessCollection {
     static func object(_ store: Store, _ table: Table, _ row: Int32) -> Element {
         let object = Element()
         object._handle = ObjectHandle(
-            store: store, table: table, row: row, generation: table.generation(row), validAt: store.mutationCount)
+            store: store, table: table, row: row, generation: table.generation(ofLiveRow: row),
+            validAt: store.mutationCount)
         return object
     }
 
     /// Iterates over the results as they are when iteration starts (evaluated once).
+    ///
+    /// While it hands out one element it starts loading the values of an element a few
+    /// positions ahead, so that reading a property of each element does not wait for one cache
+    /// miss after another.
     public struct Iterator: IteratorProtocol {
-        let store: Store
+        let store: Store?
         let table: Table?
         let rows: [Int32]
         var position = 0
 
         public mutating func next() -> Element? {
-            guard let table, position < rows.count else { return nil }
+            guard let store, let table, position < rows.count else { return nil }
             defer { position += 1 }
-            return Results.object(store, table, rows[position])
+            return rows.withUnsafeBufferPointer { rows in
+                let ahead = position + Results.prefetchDistance
+                if ahead < rows.count { table.prefetchElement(row: rows[ahead]) }
+                return Results.object(store, table, rows[position])
+            }
         }
     }
 
+    /// How many elements ahead of the one they return iterators start loading values.
+    static var prefetchDistance: Int { 4 }
+
     /// An iterator over the results as they are now.
     public func makeIterator() -> Iterator {
-        Iterator(store: store, table: table, rows: table == nil ? [] : rows)
+        guard let table else { return Iterator(store: store, table: nil, rows: []) }
+        let rows = rows
+        for row in rows.prefix(Self.prefetchDistance) { table.prefetchElement(row: row) }
+        return Iterator(store: store, table: table, rows: rows)
     }
 
     // MARK: Refining

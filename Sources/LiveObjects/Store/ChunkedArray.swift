@@ -60,15 +60,26 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
     }
 
     /// Starts loading the element at a position into the cache, without waiting for it.
+    ///
+    /// The element's address is computed from the addresses of the arrays' storage, read as
+    /// plain words: going through the arrays would retain and release the chunk, and those
+    /// atomic operations wait for every load in flight, which is what a prefetch is meant not
+    /// to do. (A prefetch of a wrong address cannot fault: it is only a hint.)
     @inline(__always)
     func prefetch(_ position: Int) {
         guard UInt(bitPattern: position) < UInt(bitPattern: count) else { return }
-        chunks.withUnsafeBufferPointer { chunks in
-            chunks[position >> Self.shift].withUnsafeBufferPointer {
-                liveobjects_prefetch($0.baseAddress! + (position & Self.mask))
-            }
-        }
+        let outer = unsafeBitCast(chunks, to: UnsafeRawPointer.self)
+        let chunk = outer.load(
+            fromByteOffset: Self.arrayHeaderSize + (position >> Self.shift) * MemoryLayout<UnsafeRawPointer>.stride,
+            as: UnsafeRawPointer.self)
+        liveobjects_prefetch(
+            chunk + Self.arrayHeaderSize + (position & Self.mask) * MemoryLayout<Element>.stride)
     }
+
+    /// Where an array's elements start in its storage object: the object header (two words)
+    /// and the count and capacity (two words).
+    @inline(__always)
+    static var arrayHeaderSize: Int { 4 * MemoryLayout<Int>.stride }
 
     package mutating func append(_ element: Element) {
         if count & Self.mask == 0 {

@@ -86,9 +86,13 @@ package class Column {
     /// Bumped on every change, so that caches derived from the column know when to rebuild.
     @exclusivity(unchecked) final var version: UInt64 = 0
 
-    init(property: Property, scalarKind: ScalarKind? = nil) {
+    /// Whether this is a ``LinkColumn`` (known without a dynamic cast).
+    final let isLinkColumn: Bool
+
+    init(property: Property, scalarKind: ScalarKind? = nil, isLinkColumn: Bool = false) {
         self.property = property
         self.scalarKind = scalarKind
+        self.isLinkColumn = isLinkColumn
     }
 
     /// The number of rows, live or not.
@@ -133,7 +137,11 @@ package class Column {
     /// nothing).
     final func prefetch(row: Int) {
         if let k = scalarKind { return k.apply(PrefetchOperation(row: row), to: self) }
-        if let links = self as? LinkColumn { links.targets.prefetch(row) }
+        if isLinkColumn {
+            withUnsafeMutablePointer(to: &unsafeDowncast(self, to: LinkColumn.self).targets) {
+                $0.pointee.prefetch(row)
+            }
+        }
     }
 
     /// A copy sharing storage until one side changes.
@@ -233,7 +241,9 @@ private struct ReserveOperation: ScalarOperation {
 
 private struct PrefetchOperation: ScalarOperation {
     let row: Int
-    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) { column.values.prefetch(row) }
+    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
+        withUnsafeMutablePointer(to: &column.values) { $0.pointee.prefetch(row) }
+    }
 }
 
 private struct CopyOperation: ScalarOperation {
@@ -251,7 +261,7 @@ package final class LinkColumn: Column {
 
     init(property: Property, target: Table) {
         self.target = target
-        super.init(property: property)
+        super.init(property: property, isLinkColumn: true)
     }
 
     override var dynamicCount: Int { targets.count }

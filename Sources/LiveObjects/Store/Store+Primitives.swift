@@ -180,7 +180,7 @@ extension Store {
     }
 
     private func addBacklinks(_ table: Table, _ row: Int32) {
-        forEachOutgoingLink(table, row) { backlinks, target in backlinks.add(row, to: target) }
+        forEachOutgoingLink(table, row) { backlinks, target in backlinks.addLater(row, to: target) }
     }
 
     private func removeBacklinks(_ table: Table, _ row: Int32) {
@@ -258,6 +258,9 @@ extension Store {
     ///   the write.
     @discardableResult
     package func commitWrite() throws(LiveObjectsError) -> ChangeSet {
+        for table in tables {
+            for backlinks in table.incoming { backlinks.addPending() }
+        }
         let changes = changeSet()
         // Slots freed before the commit is prepared, so that a snapshot saved for it lists
         // them (their generations keep keys of the deleted objects from resolving again).
@@ -315,15 +318,33 @@ extension Store {
         func isInserted(_ t: Int32, _ row: Int32) -> Bool {
             Int(row) >= rowCountAtWriteStart[Int(t)] || reused[t]?.contains(row) == true
         }
-        var inserted: [Int32: [Int32]] = [:]
+        // The keys of the inserted objects are collected into arrays made at their final size
+        // (and, when the rows came in order, as appends do, not sorted into a copy): for a
+        // write of a million objects they are the largest memory a commit adds.
+        var insertedCount: [Int32: Int] = [:]
+        for entry in undoLog {
+            switch entry {
+            case .insert(let t, _): insertedCount[t, default: 0] += 1
+            case .append(let t, _, let count): insertedCount[t, default: 0] += Int(count)
+            default: break
+            }
+        }
+        var inserted: [Int32: [ObjectKey]] = [:]
+        for (t, count) in insertedCount {
+            var keys: [ObjectKey] = []
+            keys.reserveCapacity(count)
+            inserted[t] = keys
+        }
         var modified: [Int32: [Int32: Set<Int>]] = [:]
         for entry in undoLog {
             switch entry {
             case .insert(let t, let row):
-                if removed[t]?[row] == nil { inserted[t, default: []].append(row) }
+                if removed[t]?[row] == nil { inserted[t]!.append(tables[Int(t)].key(row)) }
             case .append(let t, let first, let count):
-                for row in first..<first + count where removed[t]?[row] == nil {
-                    inserted[t, default: []].append(row)
+                let table = tables[Int(t)]
+                let removedRows = removed[t]
+                for row in first..<first + count where removedRows?[row] == nil {
+                    inserted[t]!.append(table.key(row))
                 }
             case .set(let t, let row, let p, _), .listInsert(let t, let row, let p, _),
                 .listRemove(let t, let row, let p, _, _), .listReplace(let t, let row, let p, _, _),
@@ -339,8 +360,9 @@ extension Store {
         for table in tables {
             let t = Int32(table.index)
             var changes = TableChanges()
-            if let rows = inserted[t] {
-                changes.insertions = rows.sorted().map { table.key($0) }
+            if var keys = inserted.removeValue(forKey: t) {
+                if !zip(keys, keys.dropFirst()).allSatisfy({ $0.row < $1.row }) { keys.sort { $0.row < $1.row } }
+                changes.insertions = keys
             }
             for (row, info) in removed[t] ?? [:] where !isInserted(t, row) {
                 changes.deletions[ObjectKey(row: UInt32(bitPattern: row), generation: info.0)] = info.1

@@ -8,11 +8,53 @@ package final class BacklinkColumn {
     /// The link property's index in the source table.
     package let property: Int
     /// For each target row, the source rows that link to it (a multiset: a list can link twice).
-    @exclusivity(unchecked) package var rows = ChunkedArray<[Int32]>()
+    ///
+    /// Links added by ``addLater(_:to:)`` are put in their lists first.
+    package var rows: ChunkedArray<[Int32]> {
+        _read {
+            if !pendingSources.isEmpty { addPending() }
+            yield storage
+        }
+        _modify {
+            if !pendingSources.isEmpty { addPending() }
+            yield &storage
+        }
+    }
+    @exclusivity(unchecked) private var storage = ChunkedArray<[Int32]>()
+    /// Links added but not yet in their targets' lists (`pendingSources[i]` to
+    /// `pendingTargets[i]`).
+    @exclusivity(unchecked) private var pendingSources: [Int32] = []
+    @exclusivity(unchecked) private var pendingTargets: [Int32] = []
 
     init(source: Table, property: Int) {
         self.source = source
         self.property = property
+    }
+
+    /// Adds a link as ``add(_:to:)`` does, but puts it in its target's list only when the
+    /// lists are next read or changed (or the write commits), together with the links added
+    /// after it: many links added in one write then fill each list once, at its size.
+    /// Growing every target's list by one link at a time, in the random order of the sources,
+    /// left the smaller arrays each list outgrew scattered between live ones, where the
+    /// allocator could not give them back (about 20 bytes per link in the benchmark's model).
+    func addLater(_ sourceRow: Int32, to target: Int32) {
+        pendingSources.append(sourceRow)
+        pendingTargets.append(target)
+    }
+
+    /// Puts the links added by ``addLater(_:to:)`` in their lists.
+    func addPending() {
+        guard !pendingSources.isEmpty else { return }
+        let sources = pendingSources
+        let targets = pendingTargets
+        pendingSources = []
+        pendingTargets = []
+        // Grouping by target costs the number of targets: worth it for many links only.
+        if sources.count >= storage.count / 8 {
+            addAll(sources: sources, targets: targets)
+        } else {
+            for (s, t) in zip(sources, targets) { add(s, to: t) }
+        }
     }
 
     /// Keeps each target's sources in row order, so that the order of `LinkingObjects` does not
@@ -188,21 +230,17 @@ package final class ValueIndex {
     /// the distinct values, then a counting sort), so that each value's list is made once at
     /// its size instead of growing by appends scattered over all the lists.
     func insertAll(_ column: Column, rows sources: [Int32]) {
-        var groupOf: [PropertyValue: Int32] = [:]
-        var values: [PropertyValue] = []
-        var groups: [Int32] = []
-        groups.reserveCapacity(sources.count)
-        for row in sources {
-            let value = column.value(at: Int(row))
-            if let group = groupOf[value] {
-                groups.append(group)
-            } else {
-                let group = Int32(values.count)
-                groupOf[value] = group
-                values.append(value)
-                groups.append(group)
+        // String and integer columns are grouped by their typed values (the same equality as
+        // their `PropertyValue`s'), without making a dynamic value per row.
+        let (values, groups): ([PropertyValue], [Int32]) =
+            switch column.scalarKind {
+            case .string:
+                Self.group(unsafeDowncast(column, to: ScalarColumn<String>.self).values, sources) { .string($0) }
+            case .int:
+                Self.group(unsafeDowncast(column, to: ScalarColumn<Int64>.self).values, sources) { .int($0) }
+            default:
+                Self.group(sources) { column.value(at: Int($0)) }
             }
-        }
         // starts[g]..<starts[g + 1]: where group g's rows go in `grouped`.
         var starts = [Int](repeating: 0, count: values.count + 1)
         for g in groups { starts[Int(g) + 1] += 1 }
@@ -217,6 +255,49 @@ package final class ValueIndex {
         for (g, value) in values.enumerated() {
             entries[value, default: Entry()].rows.append(contentsOf: grouped[starts[g]..<starts[g + 1]])
         }
+    }
+
+    /// The distinct values of a typed column at `rows` (in order of first appearance, as
+    /// dynamic values) and each row's group: the position of its value among them.
+    private static func group<T: Hashable>(
+        _ column: ChunkedArray<T>, _ rows: [Int32], _ dynamic: (T) -> PropertyValue
+    ) -> ([PropertyValue], [Int32]) {
+        var groupOf: [T: Int32] = [:]
+        var values: [PropertyValue] = []
+        var groups: [Int32] = []
+        groups.reserveCapacity(rows.count)
+        for row in rows {
+            let value = column.element(at: Int(row))
+            if let group = groupOf[value] {
+                groups.append(group)
+            } else {
+                let group = Int32(values.count)
+                groupOf[value] = group
+                values.append(dynamic(value))
+                groups.append(group)
+            }
+        }
+        return (values, groups)
+    }
+
+    /// ``group(_:_:_:)`` for any column, by the rows' dynamic values.
+    private static func group(_ rows: [Int32], _ value: (Int32) -> PropertyValue) -> ([PropertyValue], [Int32]) {
+        var groupOf: [PropertyValue: Int32] = [:]
+        var values: [PropertyValue] = []
+        var groups: [Int32] = []
+        groups.reserveCapacity(rows.count)
+        for row in rows {
+            let value = value(row)
+            if let group = groupOf[value] {
+                groups.append(group)
+            } else {
+                let group = Int32(values.count)
+                groupOf[value] = group
+                values.append(value)
+                groups.append(group)
+            }
+        }
+        return (values, groups)
     }
 
     func remove(_ value: PropertyValue, row: Int32) {
@@ -438,6 +519,14 @@ package final class Table {
     @inline(__always)
     package func generation(_ row: Int32) -> UInt32 { slotStates[Int(row)] >> 1 }
 
+    /// The generation of a slot known to hold a live object: 0 without reading the slot's
+    /// state while no live object has a later generation (a slot reused after a deletion), as
+    /// in a table that was only ever added to.
+    @inline(__always)
+    package func generation(ofLiveRow row: Int32) -> UInt32 {
+        liveLaterGenerations == 0 ? 0 : slotStates.element(at: Int(row)) >> 1
+    }
+
     /// The generation a slot state holds (a state from ``withSlotStates(_:)``).
     @inlinable @inline(__always)
     package static func generation(ofSlotState state: UInt32) -> UInt32 { state >> 1 }
@@ -554,6 +643,27 @@ package final class Table {
             column._withUnsafeGuaranteedRef { $0.prefetch(row: Int(row)) }
             left -= 1
         }
+    }
+
+    /// Starts loading what reading an element of a collection at a row waits for: the values
+    /// of the row's first four properties (the primary key included) and, when the handle
+    /// needs it, the slot's state. Iterators call it a few elements ahead of the one they
+    /// return, so that the cache misses of successive elements overlap.
+    @inline(__always)
+    package func prefetchElement(row: Int32) {
+        if liveLaterGenerations != 0 { slotStates.prefetch(Int(row)) }
+        let n = Swift.min(unretainedColumns.count, 4)
+        for i in 0..<n {
+            guard let column = unretainedColumns[i] else { continue }
+            column._withUnsafeGuaranteedRef { $0.prefetch(row: Int(row)) }
+        }
+    }
+
+    /// Starts loading the value of one property of a row into the cache.
+    @inline(__always)
+    package func prefetch(row: Int32, property: Int) {
+        guard let column = unretainedColumns[property] else { return }
+        column._withUnsafeGuaranteedRef { $0.prefetch(row: Int(row)) }
     }
 
     /// Marks the hash indexes as out of date (frozen copies start that way).
