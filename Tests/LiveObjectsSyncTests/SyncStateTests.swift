@@ -210,6 +210,24 @@ struct SyncStateTests {
         try await realm.close()
     }
 
+    @Test func aRewriteACrashStoppedIsRemovedAndTheLogKept() async throws {
+        let server = FakeServer()
+        var realm = try await open()
+        let engine = try await engine(realm, RecordingTransport(server))
+        try await addCards(realm, ["a"])
+        try await engine.sync()
+        let log = try Data(contentsOf: URL(fileURLWithPath: statePath))
+        try await realm.close()
+        try Data("{\"half".utf8).write(to: URL(fileURLWithPath: statePath + ".tmp"))
+
+        realm = try await open()
+        let second = RecordingTransport(server)
+        _ = try await self.engine(realm, second)
+        #expect(!FileManager.default.fileExists(atPath: statePath + ".tmp"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: statePath)) == log)
+        try await realm.close()
+    }
+
     @Test func aRealmInMemoryWritesNoState() async throws {
         let realm = try await openSyncRealm("memory")
         let engine = try await engine(realm, RecordingTransport(FakeServer()))

@@ -18,7 +18,7 @@ import LiveObjects
 /// the error is thrown, so a failed append leaves nothing behind. A crash can leave a last
 /// line without its line break: reading ignores it and the next append cuts it off.
 /// ``replace(with:)`` writes a new log through a temporary file and a rename, as a snapshot is
-/// saved.
+/// saved; ``read(maximumSize:)`` removes a temporary file that a crash left.
 ///
 /// Used only inside the isolation of one owner (the sync engine's actor).
 package final class SidecarLog: @unchecked Sendable {
@@ -57,6 +57,8 @@ package final class SidecarLog: @unchecked Sendable {
     /// - Throws: `corruptFile` (with the byte position) for a complete line whose checksum does
     ///   not match; `limitExceeded` for a log larger than `maximumSize`; `io`.
     package func read(maximumSize: Int = 1 << 30) throws(LiveObjectsError) -> [[UInt8]] {
+        // A rewrite that a crash stopped before its rename: the log is still the old one.
+        if FileIO.exists(temporaryPath) { try? FileIO.remove(temporaryPath) }
         guard FileIO.exists(path) else {
             size = 0
             return []
