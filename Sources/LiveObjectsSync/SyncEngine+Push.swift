@@ -346,10 +346,11 @@ extension SyncEngine {
                 pushedVersions[change.object] = max(pushedVersions[change.object] ?? 0, receipt.serverVersion)
                 // The change reached the server in an attempt whose answer was lost, and another
                 // device's write came after it: a pull merged that newer state while this
-                // change was taken as not sent, keeping its properties local. They are not the
-                // last write: pull again from the start, where the newer state is applied whole
-                // (other objects' states are not newer than the ones pulled, so they are left).
-                if change.kind != .delete, let seen = serverVersions[change.object], seen > receipt.serverVersion {
+                // change was taken as not sent, keeping its properties local (or, for a
+                // deletion, skipping a later re-creation). They are not the last write: pull
+                // again from the start, where the newer state is applied whole (other objects'
+                // states are not newer than the ones pulled, so they are left).
+                if let seen = serverVersions[change.object], seen > receipt.serverVersion {
                     serverVersions[change.object] = receipt.serverVersion
                     cursor = nil
                     notePositionChanged()

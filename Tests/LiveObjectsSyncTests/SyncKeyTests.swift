@@ -62,6 +62,30 @@ struct SyncKeyTests {
         #expect(try await name(phone, "c1") == "Tablet")
     }
 
+    @Test func aDeletionWhoseAnswerWasLostDoesNotOutliveALaterRecreation() async throws {
+        let server = FakeServer()
+        let phone = try await openSyncRealm("phone")
+        let engine = try await engine(phone, server)
+        try await phone.write { _ = try $0.create(Card.self, value: ["id": "c1", "name": "First"]) }
+        try await engine.sync()
+
+        // The deletion reaches the server, but its answer is lost.
+        try await phone.write { try $0.delete($0.object(ofType: Card.self, forPrimaryKey: "c1")!) }
+        await server.setFaults(Faults(failAfter: 1))
+        #expect(try await engine.push().failed == [card("c1")])
+        await server.setFaults(.none)
+        #expect(await server.records[card("c1")]?.isDeleted == true)
+        // Another device keeps the card after that (a conflict resolved with keepLocal).
+        await server.edit(card("c1"), ["name": .value(.string("Kept"))])
+
+        // The phone pulls first: its deletion looks unsent, so the card stays deleted here. The
+        // deletion's first receipt is older than the re-creation: the card comes back.
+        try await engine.pull()
+        try await engine.sync()
+        #expect(await server.records[card("c1")]?.isDeleted == false)
+        #expect(try await name(phone, "c1") == "Kept")
+    }
+
     /// A transport whose server refuses, or cannot be reached, on every request.
     actor Refusing: SyncTransport {
         let error: SyncHTTPError
