@@ -75,20 +75,7 @@ fi
 root=$(cd "$(dirname "$0")/../.." && pwd)
 
 # PostgreSQL's programs: on PATH, in Debian's /usr/lib/postgresql/VERSION/bin, or installed now.
-find_postgres() {
-    bin=""
-    if command -v initdb >/dev/null 2>&1; then
-        bin=$(dirname "$(command -v initdb)")
-    else
-        for candidate in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
-            if [ -x "$candidate/initdb" ]; then
-                bin=$candidate
-                break
-            fi
-        done
-    fi
-    [ -n "$bin" ] && [ -x "$bin/pg_ctl" ] && [ -x "$bin/postgres" ]
-}
+. "$(dirname "$0")/postgres-common.sh"
 if ! find_postgres; then
     if ! command -v apt-get >/dev/null 2>&1; then
         echo "Error: PostgreSQL's initdb, pg_ctl and postgres were not found. Install PostgreSQL (15 or later) and run again." >&2
@@ -108,14 +95,7 @@ if ! find_postgres; then
     }
 fi
 
-# initdb and postgres refuse to run as root: as root, the cluster runs as `postgres` (Debian's
-# package makes that user), or `nobody`.
-as_owner=()
-owner=$(id -un)
-if [ "$(id -u)" -eq 0 ]; then
-    if id postgres >/dev/null 2>&1; then owner=postgres; else owner=nobody; fi
-    as_owner=(runuser -u "$owner" --)
-fi
+choose_cluster_owner
 
 if [ -n "$data" ]; then
     mkdir -p "$data"

@@ -17,29 +17,14 @@ if [ "$#" -eq 0 ]; then
     exit 64
 fi
 
-bin=""
-if command -v initdb >/dev/null 2>&1; then
-    bin=$(dirname "$(command -v initdb)")
-else
-    for candidate in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
-        if [ -x "$candidate/initdb" ]; then
-            bin=$candidate
-            break
-        fi
-    done
-fi
-if [ -z "$bin" ] || [ ! -x "$bin/pg_ctl" ] || [ ! -x "$bin/postgres" ]; then
+. "$(dirname "$0")/postgres-common.sh"
+if ! find_postgres; then
     echo "Error: PostgreSQL's initdb, pg_ctl and postgres were not found on PATH or in /usr/lib/postgresql/*/bin." >&2
     echo "Install them (Debian: apt-get update && apt-get install -y postgresql) and run again." >&2
     exit 1
 fi
 
-as_owner=()
-owner=$(id -un)
-if [ "$(id -u)" -eq 0 ]; then
-    if id postgres >/dev/null 2>&1; then owner=postgres; else owner=nobody; fi
-    as_owner=(runuser -u "$owner" --)
-fi
+choose_cluster_owner
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/liveobjects-postgres.XXXXXX")
 chmod 755 "$dir"
