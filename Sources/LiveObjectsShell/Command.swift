@@ -332,10 +332,12 @@ public struct CommandParser {
         return PredicateText(text: text, offset: start)
     }
 
-    /// Whether a clause begins at the cursor: `sort by`, `limit N` or `set NAME =`.
+    /// Whether a clause begins at the cursor: `sort by`, `limit N`, `set NAME =`, or `order by`
+    /// (SQL's spelling of `sort by`, refused with a suggestion).
     mutating func clause(_ stop: String) -> Bool {
         switch stop {
         case "sort": return keyword("sort") && keyword("by")
+        case "order": return keyword("order") && keyword("by")
         case "limit":
             guard keyword("limit") else { return false }
             if atEnd { return true }
@@ -358,7 +360,11 @@ public struct CommandParser {
         guard let name = word() else { throw error("expected a command", at: nameStart) }
         guard let doc = CommandDoc.named(name) else {
             let names = CommandDoc.all.flatMap { [$0.name] + $0.aliases }
-            let suggestion = Suggestion.closest(to: name, among: names).map { " did you mean '\($0)'?" } ?? ""
+            let rest = String(decoding: bytes[position...], as: UTF8.self)
+            let spelling =
+                Suggestion.shellSpelling(of: name, arguments: rest.split(whereSeparator: \.isWhitespace).map(String.init))
+                ?? Suggestion.closest(to: name, among: names)
+            let suggestion = spelling.map { " did you mean '\($0)'?" } ?? ""
             throw ShellError("unknown command '\(name)';\(suggestion) type 'help' for the list")
         }
         let command = doc.name
@@ -462,7 +468,13 @@ public struct CommandParser {
     mutating func queryRequest(_ command: String) throws(ShellError) -> QueryRequest {
         guard let type = word() else { throw usage(command) }
         var request = QueryRequest(type: type)
-        if keyword("where") { request.predicate = try predicate(stoppingAt: ["sort", "limit"]) }
+        if keyword("where") { request.predicate = try predicate(stoppingAt: ["sort", "limit", "order"]) }
+        skipSpace()
+        var probe = self
+        if probe.clause("order") {
+            // SQL's spelling.
+            throw error("the sort clause reads 'sort by KEYPATH [asc|desc]'; did you mean 'sort by'?")
+        }
         if keyword("sort") {
             guard keyword("by") else { throw error("the sort clause reads 'sort by KEYPATH [asc|desc]'") }
             repeat {

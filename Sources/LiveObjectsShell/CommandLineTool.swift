@@ -235,7 +235,25 @@ public enum CommandLineTool {
                 width: environment.outputWidth),
             interruption: terminal?.interruption ?? InterruptFlag())
         terminal?.completer = { [unowned shell] line, cursor in shell.completions(line, cursor: cursor) }
+        let code = await run(shell, options: options, environment: environment, terminal: terminal)
+        // A file realm is closed before the process ends: what its store still owes is written
+        // (the journal folded into the snapshot) and the file is released.
+        if case .file = storage {
+            do {
+                try await shell.realm.close()
+            } catch {
+                environment.errorOutput("Error: " + Operations.message(error))
+                return ExitCode.failure
+            }
+        }
+        return code
+    }
 
+    /// Runs the commands of `-c`, of the terminal or of standard input.
+    static func run(
+        _ shell: Shell, options: Options, environment: Environment, terminal: TerminalLineReader?
+    ) async -> Int32 {
+        let interactive = environment.isInteractive && options.commands.isEmpty
         // -c: run the commands, stop at the first failure.
         if !options.commands.isEmpty {
             for command in options.commands {
@@ -250,7 +268,7 @@ public enum CommandLineTool {
 
         if interactive {
             let what: String
-            switch storage {
+            switch shell.storage {
             case .memory:
                 what = options.demo ? "a demo realm in memory (people, dogs, toys, clubs)" : "an empty realm in memory"
             case .file(let path, _): what = path

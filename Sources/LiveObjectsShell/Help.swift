@@ -75,9 +75,11 @@ struct CommandDoc: Sendable {
                 an object type; 'Type?' is optional, '[Type]' a list, '<- Type.property' the objects
                 linking here. Existing objects get default values for new properties.
 
-                A realm's schema is fixed when it opens, so define opens a new realm with the extended
-                schema and copies every object over, then bumps the schema version. It needs no open
-                transaction, and a failure (a bad schema, duplicate primary keys) changes nothing.
+                A realm's schema is fixed when it opens, so define raises the schema version and moves
+                every object to the extended schema: a file realm is closed and opened again with it
+                (the file's migration, written before define returns), a realm in memory is copied into
+                a new one. It needs no open transaction, and a failure (a bad schema, the file taken by
+                another process in between) changes nothing.
 
                 Example: define Toy { id: Int primary, name: String, dog: Dog? }
                 """),
@@ -145,7 +147,14 @@ struct CommandDoc: Sendable {
         CommandDoc(
             name: "export", usage: "export [TYPE] FILE",
             abstract: "Write the objects of a type, or of every type, to a JSON file."),
-        CommandDoc(name: "save", usage: "save", abstract: "Save the realm to its file."),
+        CommandDoc(
+            name: "save", usage: "save", abstract: "Fold the file's journal into its snapshot.",
+            discussion: """
+                A file realm holds its file while the shell runs: every command's changes are appended
+                to the file's journal (FILE.journal) and synced before the command returns, so they
+                are kept even if the shell is killed. save writes them into the snapshot file and
+                empties the journal, as quitting does.
+                """),
         CommandDoc(
             name: "stats", usage: "stats", abstract: "Show objects per type, version and storage."),
         CommandDoc(

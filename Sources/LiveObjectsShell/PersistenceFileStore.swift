@@ -2,29 +2,30 @@ import Foundation
 import LiveObjects
 import Persistence
 
-/// File realms for the shell, through the Persistence module: JSON snapshots saved on `save`
-/// (manual save, no journal, so that unsaved changes are exactly what `save` writes).
+/// File realms for the shell, through the Persistence module. The shell uses a file as any file
+/// realm does: from the moment it is opened (or made, with `--create`) until the shell ends, a
+/// realm holds it and its lock, and every commit is appended to the journal and synced before
+/// the command returns, so nothing is lost if the shell is killed. `save` folds the journal into
+/// the snapshot (``Realm/save()``), as closing the realm does when the shell ends.
 public struct PersistenceFileStore: RealmFileStore {
     /// Creates the file store.
     public init() {}
 
-    private static var options: FileStorage.Options { FileStorage.Options(savePolicy: .manual, journal: false) }
+    private static var options: FileStorage.Options { FileStorage.Options(savePolicy: .manual, journal: true) }
+
+    public var keepsEveryCommit: Bool { true }
 
     public func open(path: String, create: Bool) async throws -> Realm {
         let url = URL(fileURLWithPath: path)
         if FileManager.default.fileExists(atPath: url.path) {
             let (schema, version) = try FileStorage.header(ofFile: url)
-            return try await Realm.open(
-                .init(file: url, schema: schema, schemaVersion: version, options: Self.options))
+            return try await Realm.open(.init(file: url, schema: schema, schemaVersion: version, options: Self.options))
         }
         guard create else {
             throw LiveObjectsError(.io, "the file does not exist (use --create to make it)", file: path)
         }
-        let realm = try await Realm.open(
-            .init(identifier: "new:" + url.standardizedFileURL.path, schema: Schema([]), schemaVersion: 0))
-        try await realm.write { _ in }
-        try await FileStorage.writeSnapshot(of: realm, to: url, schemaVersion: 0)
-        return realm
+        // A new file realm writes its (empty) snapshot as it opens.
+        return try await Realm.open(.init(file: url, schema: Schema([]), schemaVersion: 0, options: Self.options))
     }
 
     public func save(_ realm: Realm, to path: String) async throws {
@@ -32,9 +33,45 @@ public struct PersistenceFileStore: RealmFileStore {
         if realm.configuration.identifier == url.standardizedFileURL.path {
             try await realm.save()
         } else {
-            // A realm that lives in memory (a new file, or after `define`): write it out.
+            // A realm that lives in memory: write it out (refused while the file is open).
             let version = realm.configuration.schemaVersion
             try await realm.read { realm in try FileStorage.writeSnapshot(of: realm, to: url, schemaVersion: version) }
+        }
+    }
+
+    /// Moves the file to the larger schema through the file's own migration: the realm closes
+    /// (folding its journal into the snapshot) and the file opens again with the new schema and
+    /// schema version, which copies every object over and writes the new snapshot before the
+    /// open returns. The file is released only between the two, for as long as the migration's
+    /// open waits for it (a second at most, while another process holds it).
+    ///
+    /// - Throws: what opening the file with the new schema throws (`fileLocked` when another
+    ///   process took the file in between). The file is then as it was, and `realm` is the file
+    ///   opened again with its old schema; if even that fails, the error says so and the shell
+    ///   must be started again (the file holds every commit).
+    public func changeSchema(of realm: inout Realm, path: String, to schema: Schema, schemaVersion: UInt64)
+        async throws
+    {
+        guard realm.configuration.identifier == URL(fileURLWithPath: path).standardizedFileURL.path else {
+            realm = try await RealmDump.copy(realm, to: schema, schemaVersion: schemaVersion)
+            return
+        }
+        let url = URL(fileURLWithPath: path)
+        let old = realm.configuration
+        try await realm.close()
+        do {
+            realm = try await Realm.open(.init(file: url, schema: schema, schemaVersion: schemaVersion, options: Self.options))
+        } catch {
+            // A failed open changes no file: go on with the file as it was.
+            var failure = error
+            failure.message = "the schema was not changed: " + failure.message
+            do {
+                realm = try await Realm.open(old)
+            } catch {
+                failure.message +=
+                    "; opening the file again failed too (\(error.message)): every change so far is in the file; quit and start the shell again"
+            }
+            throw failure
         }
     }
 

@@ -4,8 +4,10 @@ import LiveObjects
 /// Tab completion: what can follow the words before the cursor, by the grammar of the command
 /// they start.
 extension Shell {
+    /// The keywords of predicates (not MATCHES, which the query language refuses: it has no
+    /// regular expressions).
     static let predicateKeywords = [
-        "AND", "OR", "NOT", "IN", "BETWEEN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "ANY", "ALL",
+        "AND", "OR", "NOT", "IN", "BETWEEN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "ANY", "ALL",
         "NONE", "nil", "true", "false", "TRUEPREDICATE", "FALSEPREDICATE",
     ]
     static let sortModifiers = ["asc", "desc", "natural", "nocase", "binary"]

@@ -31,6 +31,19 @@ struct RealmDump: Sendable {
         return dump
     }
 
+    /// A new realm in memory with `schema` (which holds every type and property of the realm's)
+    /// and every object of `realm` copied over; `realm` is closed once the copy is made, so that
+    /// a file it held is released.
+    static func copy(_ realm: Realm, to schema: Schema, schemaVersion: UInt64) async throws -> Realm {
+        let old = realm.schema
+        let dump = try await realm.read { realm in try RealmDump.make(realm) }
+        let next = try await Realm.open(
+            .init(identifier: "liveobj-\(UUID())", schema: schema, schemaVersion: schemaVersion))
+        try await next.write { realm in try dump.load(into: realm, from: old) }
+        try await realm.close()
+        return next
+    }
+
     func record(_ type: String, _ key: ObjectKey) -> Record? {
         positions[type]?[key].map { records[type]![$0] }
     }
@@ -96,8 +109,10 @@ struct RealmDump: Sendable {
 extension Shell {
     // MARK: define
 
-    /// Adds a type or properties: opens a new in-memory realm with the extended schema and the
-    /// next schema version, copies every object into it, and continues with it.
+    /// Adds a type or properties, raising the schema version by one. A realm in memory is copied
+    /// into a new one with the extended schema; a file realm is moved to it by its file store
+    /// (``RealmFileStore/changeSchema(of:path:to:schemaVersion:)``: the file's migration, the
+    /// file held throughout).
     func define(_ definition: TypeDefinition) async throws {
         guard !inTransaction else { throw ShellError("'commit' or 'rollback' the open transaction before 'define'") }
         let old = realm.schema
@@ -140,14 +155,14 @@ extension Shell {
             throw ShellError("the definition is not valid: " + Operations.message(error))
         }
         let version = realm.configuration.schemaVersion + 1
-        let dump = try await realm.read { realm in try RealmDump.make(realm) }
-        let next = try await Realm.open(
-            .init(identifier: "liveobj-\(UUID())", schema: schema, schemaVersion: version))
-        try await next.write { realm in try dump.load(into: realm, from: old) }
-        // Release the old realm's file now (not whenever the realm goes away), so that saving
-        // the new realm over it does not find it locked.
-        try await realm.close()
-        realm = next
+        switch storage {
+        case .memory:
+            realm = try await RealmDump.copy(realm, to: schema, schemaVersion: version)
+        case .file(let path, let store):
+            var current = realm
+            defer { realm = current }
+            try await store.changeSchema(of: &current, path: path, to: schema, schemaVersion: version)
+        }
         markChanged()
         let isNew = old[definition.name] == nil
         let what =

@@ -13,6 +13,27 @@ public protocol RealmFileStore: Sendable {
     func save(_ realm: Realm, to path: String) async throws
     /// The size of the file in bytes, if it exists.
     func fileSize(path: String) -> Int64?
+    /// Whether every commit is in the file (or its journal) when its write returns. Then the
+    /// shell has no unsaved changes to warn about, and `save` only compacts the file. The
+    /// default is false: changes reach the file only through ``save(_:to:)``.
+    var keepsEveryCommit: Bool { get }
+    /// Moves the realm of the file at `path` to a larger schema (the shell's `define`): on
+    /// return `realm` is the realm to go on with, holding every object with the new schema and
+    /// schema version. When it throws, `realm` is still usable and nothing was lost.
+    ///
+    /// The default copies the objects into a new realm in memory, which ``save(_:to:)`` then
+    /// writes to the file.
+    func changeSchema(of realm: inout Realm, path: String, to schema: Schema, schemaVersion: UInt64) async throws
+}
+
+extension RealmFileStore {
+    public var keepsEveryCommit: Bool { false }
+
+    public func changeSchema(of realm: inout Realm, path: String, to schema: Schema, schemaVersion: UInt64)
+        async throws
+    {
+        realm = try await RealmDump.copy(realm, to: schema, schemaVersion: schemaVersion)
+    }
 }
 
 /// Where the shell's realm lives.
@@ -121,6 +142,11 @@ public final class Shell {
             return .failed
         }
         if case .quit = command { return quit() ? .quit : .failed }
+        if case .file(let path, _) = storage, await realm.isClosed {
+            // Only after a `define` whose migration failed and whose file could not be opened again.
+            report("Error: \(path) is no longer open in this shell; quit and start the shell again")
+            return .failed
+        }
         let mutates = command.mutates
         if mutates && !inTransaction { await armWatches() }
         var outcome = Outcome.succeeded
@@ -232,7 +258,7 @@ public final class Shell {
     }
 
     func markChanged() {
-        if case .file = storage { hasUnsavedChanges = true }
+        if case .file(_, let store) = storage, !store.keepsEveryCommit { hasUnsavedChanges = true }
     }
 
     // MARK: Commands

@@ -69,8 +69,19 @@ private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
     }
 }
 
+/// Stops the process as the terminal's Ctrl-Z would (raw mode turns that key into a byte): by
+/// SIGTSTP with its default action, sent to this thread with SIGTSTP unblocked on it. The threads
+/// that run Swift's tasks block signals, and a signal raised on a thread that blocks it only
+/// stays pending. Returns when the process is continued (`fg`, SIGCONT); at once when SIGTSTP is
+/// ignored (a process started without job control is not stopped).
 private func stopProcess() {
+    var tstp = sigset_t()
+    var previous = sigset_t()
+    sigemptyset(&tstp)
+    sigaddset(&tstp, SIGTSTP)
+    pthread_sigmask(SIG_UNBLOCK, &tstp, &previous)
     raise(SIGTSTP)
+    pthread_sigmask(SIG_SETMASK, &previous, nil)
 }
 
 private func restoreTerminalAtExit() {
@@ -79,8 +90,9 @@ private func restoreTerminalAtExit() {
 
 /// Reads lines at a terminal with a ``LineEditor``: raw mode only while a line is read, bracketed
 /// paste, history, completion, redrawing on resize (SIGWINCH), and Ctrl-C turned into an
-/// ``InterruptFlag`` while commands run. The terminal's settings are restored after every line,
-/// at exit, and by the signals that end the process (SIGTERM, SIGHUP, SIGQUIT).
+/// ``InterruptFlag`` while commands run, and Ctrl-Z suspending the process. The terminal's
+/// settings are restored after every line, while the process is suspended, at exit, and by the
+/// signals that end the process (SIGTERM, SIGHUP, SIGQUIT).
 public final class TerminalLineReader {
     let input = STDIN_FILENO
     let output = STDOUT_FILENO
@@ -219,9 +231,15 @@ public final class TerminalLineReader {
             renderer.reset()
             draw(prompt)
         case .suspend:
+            // As a terminal shows it: ^Z after the line, the terminal's settings restored, then
+            // stopped; once continued, raw mode again and the line drawn afresh below.
+            let shown = editor.display(prompt: prompt)
+            write(renderer.draw(prompt: prompt, text: shown.text, cursor: shown.text.count) + "^Z")
             leaveRawMode()
+            write(renderer.finish())
             stopProcess()
             enterRawMode()
+            renderer.columns = Self.columns(of: output)
             renderer.reset()
             draw(prompt)
         case .list(let candidates):
