@@ -362,7 +362,8 @@ public struct CommandParser {
             let names = CommandDoc.all.flatMap { [$0.name] + $0.aliases }
             let rest = String(decoding: bytes[position...], as: UTF8.self)
             let spelling =
-                Suggestion.shellSpelling(of: name, arguments: rest.split(whereSeparator: \.isWhitespace).map(String.init))
+                Suggestion.shellSpelling(
+                    of: name, arguments: rest.split(whereSeparator: \.isWhitespace).map(String.init))
                 ?? Suggestion.closest(to: name, among: names)
             let suggestion = spelling.map { " did you mean '\($0)'?" } ?? ""
             throw ShellError("unknown command '\(name)';\(suggestion) type 'help' for the list")

@@ -60,7 +60,8 @@ public struct PersistenceFileStore: RealmFileStore {
         let old = realm.configuration
         try await realm.close()
         do {
-            realm = try await Realm.open(.init(file: url, schema: schema, schemaVersion: schemaVersion, options: Self.options))
+            realm = try await Realm.open(
+                .init(file: url, schema: schema, schemaVersion: schemaVersion, options: Self.options))
         } catch {
             // A failed open changes no file: go on with the file as it was.
             var failure = error

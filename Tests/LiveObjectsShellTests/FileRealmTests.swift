@@ -21,7 +21,7 @@ import Testing
         return (code, output.withLock { $0 }, errors.withLock { $0 })
     }
 
-    @Test func createSaveReopenAndRefuseUnsavedChanges() async throws {
+    @Test func createReopenAndKeepEveryCommand() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("liveobj-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -42,9 +42,12 @@ import Testing
         let reopened = await run([file], ["count Product where name CONTAINS[c] 'пятёр'"])
         #expect(reopened.0 == 0 && reopened.1 == ["1"])
 
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        // Without 'save': the change is kept all the same (journaled, folded when the shell ends).
         let unsaved = await run([file], [#"update Product 1 {"price": 3}"#])
-        #expect(unsaved.0 == 1 && unsaved.2.last?.contains("not saved") == true)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == bytes)
+        #expect(unsaved.0 == 0 && unsaved.2.isEmpty, "\(unsaved)")
+        let again = await run([file, "--json"], ["get Product 1"])
+        #expect(again.0 == 0 && again.1.first?.contains(#""price":3"#) == true, "\(again)")
+        // The file is opened as a realm opens it: with its lock and journal beside it.
+        #expect(FileManager.default.fileExists(atPath: file + ".journal"))
     }
 }

@@ -26,10 +26,13 @@ final class PseudoTerminal {
         var description: String
     }
 
-    /// Starts `liveobj` with arguments and extra environment variables on a terminal of the
-    /// given size.
-    init(_ arguments: [String], environment: [String: String] = [:], columns: Int = 100, rows: Int = 40) throws {
-        guard let binary = EndToEndTests.binary() else {
+    /// Starts `liveobj` (or `program`, a shell that runs it) with arguments and extra environment
+    /// variables on a terminal of the given size.
+    init(
+        _ arguments: [String], program: URL? = nil, environment: [String: String] = [:], columns: Int = 100,
+        rows: Int = 40
+    ) throws {
+        guard let binary = program ?? EndToEndTests.binary() else {
             throw Failure(description: "the liveobj binary was not found")
         }
         var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)

@@ -115,6 +115,50 @@ import Testing
         }
     }
 
+    /// psql, sqlite3 and SQL habits get the shell's spelling of the command.
+    @Test func otherToolsHabitsGetTheShellsSpelling() async {
+        let cases: [(String, String)] = [
+            ("SELECT * FROM Dog", "query Dog"),
+            ("select name from Dog where age > 3 order by name", "query Dog where PREDICATE"),
+            ("SELECT COUNT(*) FROM Person", "count Person"),
+            ("SELECT 1", "query TYPE"),
+            (#"\d Dog"#, "schema Dog"),
+            (#"\d"#, "schema"),
+            (#"\dt"#, "types"),
+            (#"\q"#, "quit"),
+            (#"\?"#, "help"),
+            (".tables", "types"),
+            (".schema Person", "schema Person"),
+            (".quit", "quit"),
+            (".exit", "quit"),
+            ("show tables", "types"),
+            ("describe Dog", "schema Dog"),
+        ]
+        for (command, spelling) in cases {
+            let name = String(command.prefix { !$0.isWhitespace })
+            let run = await liveobj(["--demo", "-c", command])
+            #expect(run.stdout == "" && run.code == 1)
+            #expect(
+                run.stderr
+                    == "Error: unknown command '\(name)'; did you mean '\(spelling)'? type 'help' for the list\n",
+                "\(command): \(run.stderr)")
+        }
+        // SQL's ORDER BY in a query.
+        for command in ["query Dog order by name", "query Dog where age > 3 ORDER BY name desc"] {
+            let run = await liveobj(["--demo", "-c", command])
+            #expect(run.code == 1)
+            #expect(
+                run.stderr.hasPrefix(
+                    "Error: the sort clause reads 'sort by KEYPATH [asc|desc]'; did you mean 'sort by'?\n"),
+                "\(command): \(run.stderr)")
+        }
+        // `exit` is the shell's own (an alias of quit).
+        expectRun(await liveobj(["--demo", "-c", "exit"]), stdout: "")
+        // MATCHES, which Tab does not offer, is refused with what to use instead.
+        let matches = await liveobj(["--demo", "-c", "query Dog where name MATCHES 'R.*'"])
+        #expect(matches.code == 1 && matches.stderr.contains("LIKE takes * and ? wildcards"), "\(matches)")
+    }
+
     @Test func aFailedCommandChangesNothing() async {
         // The second dog links to a missing person: neither dog is created, nor the first
         // update of the where-form (Rex) when a later object fails.

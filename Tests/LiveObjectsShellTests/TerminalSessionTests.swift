@@ -130,24 +130,45 @@ import Testing
         #expect(try terminal.run("count Item where flag == true OR name == 'changed'").contains("\n0\r\n"))
     }
 
-    @Test func controlDWithUnsavedChangesAsks() throws {
+    @Test func controlDOnAFileLeavesWithEveryChangeKept() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("realm.json").path
         let terminal = try PseudoTerminal(["--create", file])
         try terminal.waitFor(Self.prompt)
         try terminal.run("define Note { id: Int primary }")
-        terminal.send(Keys.control("d"))
-        try terminal.waitFor("Quit without saving the changes to \(file)? [y/N] ")
-        try terminal.run("n")
         #expect(try terminal.run("create Note {\"id\": 1}").contains("Created Note 1."))
+        // Every command is in the file when it returns: nothing to ask about.
+        terminal.send(Keys.control("d"))
+        #expect(try terminal.waitForExit() == 0)
+        #expect(!terminal.transcript.contains("[y/N]"))
+        #expect(terminal.transcript.hasSuffix("\r\n"))
+        let saved = try liveobjProcess([file, "-c", "count Note"])
+        #expect(saved.stdout == "1\n", "\(saved)")
+    }
+
+    @Test func controlDInsideATransactionAsks() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("realm.json").path
+        let terminal = try PseudoTerminal(["--create", file])
+        try terminal.waitFor(Self.prompt)
+        try terminal.run("define Note { id: Int primary }")
+        try terminal.run("begin")
+        try terminal.run("create Note {\"id\": 1}")
+        terminal.send(Keys.control("d"))
+        try terminal.waitFor("A transaction is open. Roll it back and quit? [y/N] ")
+        try terminal.run("n")
+        try terminal.run("create Note {\"id\": 2}")
+        try terminal.run("commit")
+        try terminal.run("begin")
+        try terminal.run("create Note {\"id\": 3}")
         terminal.send(Keys.control("d"))
         try terminal.waitFor("[y/N] ")
         terminal.send("y" + Keys.enter)
         #expect(try terminal.waitForExit() == 0)
-        #expect(terminal.transcript.hasSuffix("\r\n"))
-        let saved = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-        #expect(!saved.contains("Note"))
+        let saved = try liveobjProcess([file, "--mode", "csv", "-c", "query Note sort by id"])
+        #expect(saved.stdout == "id\n1\n2\n", "\(saved)")
     }
 
     @Test func theTerminalIsRestoredWhenASignalEndsTheShell() throws {
@@ -161,6 +182,50 @@ import Testing
         kill(terminal.pid, SIGTERM)
         #expect(try terminal.waitForExit() == 128 + SIGTERM)
         #expect(terminal.localModes & tcflag_t(ICANON | ECHO | ISIG) == tcflag_t(ICANON | ECHO | ISIG))
+    }
+
+    /// Ctrl-Z under a shell with job control (bash, reading its lines without an editor of its
+    /// own): liveobj leaves raw mode and stops, the terminal is in its normal mode while it is
+    /// stopped, and `fg` resumes it in raw mode with the line being edited intact.
+    @Test func controlZSuspendsAndFgResumesWithTheLineIntact() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let binary = try #require(EndToEndTests.binary())
+        let bash = URL(fileURLWithPath: "/bin/bash")
+        #expect(FileManager.default.isExecutableFile(atPath: bash.path), "job control is tested with /bin/bash")
+        let terminal = try PseudoTerminal(
+            ["--norc", "--noprofile", "--noediting", "-i"], program: bash,
+            environment: [
+                "PS1": "job$ ", "HISTFILE": directory.appendingPathComponent("bash_history").path,
+                "LIVEOBJ_HISTORY": directory.appendingPathComponent("history").path,
+            ])
+        try terminal.waitFor("job$ ")
+        terminal.send("'\(binary.path)' --demo" + Keys.enter)
+        try terminal.waitFor(Self.prompt)
+        terminal.send("count Do")
+        try terminal.waitFor("count Do")
+        let cooked = tcflag_t(ICANON | ECHO | ISIG)
+        #expect(terminal.localModes & cooked == 0)  // raw while the line is edited
+
+        terminal.send(Keys.control("z"))
+        try terminal.waitFor("^Z")
+        try terminal.waitFor(PseudoTerminal.hasRead)  // liveobj left raw mode itself
+        try terminal.waitFor("Stopped")
+        try terminal.waitFor("job$ ")
+        #expect(terminal.localModes & cooked == cooked)  // restored while stopped
+
+        terminal.send("fg" + Keys.enter)
+        try terminal.waitFor(Self.prompt + "count Do")  // the line drawn again
+        #expect(terminal.screen.cursorLine == "liveobj> count Do")
+        #expect(terminal.localModes & cooked == 0)  // raw again
+        terminal.send("g")
+        try terminal.waitFor("g")
+        #expect(terminal.screen.cursorLine == "liveobj> count Dog")
+        #expect(try terminal.run("").contains("7\r\n"))
+        terminal.send("quit" + Keys.enter)
+        try terminal.waitFor("job$ ")
+        terminal.send("exit" + Keys.enter)
+        #expect(try terminal.waitForExit() == 0)
     }
 
     @Test func aTwoLineJSONPasteIsOneCommand() throws {
