@@ -47,7 +47,10 @@ public enum CommandLineTool {
         USAGE: \(usage)
 
         ARGUMENTS:
-          <file>                  The snapshot file to open.
+          <file>                  The snapshot file to open. The shell holds it until it
+                                  ends; every command's changes are in its journal
+                                  (<file>.journal) when the command returns, and 'save'
+                                  or leaving folds them into the snapshot.
 
         OPTIONS:
           --demo                  Open an in-memory realm filled with a demo data set (people,
@@ -63,8 +66,8 @@ public enum CommandLineTool {
         AT A TERMINAL:
           Lines are edited in place (arrows, Home/End, Ctrl-A/E/K/U/W, Alt-B/F), Up/Down and
           Ctrl-R go through the history, Tab completes, Ctrl-C abandons the line or stops a running
-          command, Ctrl-D on an empty line leaves. A line ending inside quotes or brackets
-          continues on the next.
+          command, Ctrl-Z suspends (fg resumes), Ctrl-D on an empty line leaves. A line ending
+          inside quotes or brackets continues on the next.
 
         ENVIRONMENT:
           LIVEOBJ_HISTORY         The history file (default ~/.liveobj_history, mode 0600).
