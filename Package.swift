@@ -34,7 +34,9 @@ let package = Package(
             name: "LiveObjectsTests",
             dependencies: ["LiveObjects", "LiveObjectsTestSupport"]
         ),
-        .testTarget(name: "LiveObjectsShellTests", dependencies: ["LiveObjectsShell", "LiveObjects", "liveobj"]),
+        .testTarget(
+            name: "LiveObjectsShellTests", dependencies: ["LiveObjectsShell", "LiveObjects", "Persistence", "liveobj"]
+        ),
         .testTarget(
             name: "PersistenceTests",
             dependencies: [

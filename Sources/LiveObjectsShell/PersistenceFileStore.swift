@@ -45,10 +45,12 @@ public struct PersistenceFileStore: RealmFileStore {
     /// open returns. The file is released only between the two, for as long as the migration's
     /// open waits for it (a second at most, while another process holds it).
     ///
-    /// - Throws: what opening the file with the new schema throws (`fileLocked` when another
-    ///   process took the file in between). The file is then as it was, and `realm` is the file
-    ///   opened again with its old schema; if even that fails, the error says so and the shell
-    ///   must be started again (the file holds every commit).
+    /// - Throws: what closing the realm or opening the file with the new schema throws
+    ///   (`fileLocked` when another process took the file in between). `realm` is then the file
+    ///   opened again as it is (with its old schema, since a failed open changes no file; with
+    ///   the new one, and no error, when the migration was written and only what followed it
+    ///   failed); if even that fails, the error says so and the shell must be started again (the
+    ///   file holds every commit).
     public func changeSchema(of realm: inout Realm, path: String, to schema: Schema, schemaVersion: UInt64)
         async throws
     {
@@ -57,21 +59,24 @@ public struct PersistenceFileStore: RealmFileStore {
             return
         }
         let url = URL(fileURLWithPath: path)
-        let old = realm.configuration
         try await realm.close()
         do {
             realm = try await Realm.open(
                 .init(file: url, schema: schema, schemaVersion: schemaVersion, options: Self.options))
         } catch {
-            // A failed open changes no file: go on with the file as it was.
+            // Go on with the file as it now is: as it was (a failed open changes no file), or
+            // already migrated when only what followed the new snapshot failed.
             var failure = error
-            failure.message = "the schema was not changed: " + failure.message
             do {
-                realm = try await Realm.open(old)
+                realm = try await open(path: path, create: false)
             } catch {
+                let reason = (error as? LiveObjectsError).map(Operations.message) ?? "\(error)"
                 failure.message +=
-                    "; opening the file again failed too (\(error.message)): every change so far is in the file; quit and start the shell again"
+                    "; opening the file again failed too (\(reason)): every change so far is in the file; quit and start the shell again"
+                throw failure
             }
+            if realm.configuration.schemaVersion == schemaVersion && realm.schema == schema { return }
+            failure.message = "the schema was not changed: " + failure.message
             throw failure
         }
     }

@@ -40,7 +40,7 @@ func liveobjProcess(_ arguments: [String]) throws -> ToolRun {
         let file = directory.appendingPathComponent("small.lo").path
         let made = try liveobjProcess([
             file, "--create", "-c",
-            #"define Shop { id: Int primary, name: String }; create Shop {"id": 1, "name": "one"}"#,
+            #"define Shop { id: Int primary, name: String }; create Shop {"id": 1, "name": "one"}; save"#,
         ])
         #expect(made.code == 0, "\(made)")
         return file
