@@ -111,8 +111,8 @@ extension Shell {
 
     /// Adds a type or properties, raising the schema version by one. A realm in memory is copied
     /// into a new one with the extended schema; a file realm is moved to it by its file store
-    /// (``RealmFileStore/changeSchema(of:path:to:schemaVersion:)``: the file's migration, the
-    /// file held throughout).
+    /// (``RealmFileStore/changeSchema(of:path:to:schemaVersion:)``: for Persistence files, the
+    /// file's own migration).
     func define(_ definition: TypeDefinition) async throws {
         guard !inTransaction else { throw ShellError("'commit' or 'rollback' the open transaction before 'define'") }
         let old = realm.schema

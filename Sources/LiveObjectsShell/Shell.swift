@@ -19,7 +19,8 @@ public protocol RealmFileStore: Sendable {
     var keepsEveryCommit: Bool { get }
     /// Moves the realm of the file at `path` to a larger schema (the shell's `define`): on
     /// return `realm` is the realm to go on with, holding every object with the new schema and
-    /// schema version. When it throws, `realm` is still usable and nothing was lost.
+    /// schema version. When it throws, nothing was lost and `realm` is the realm to go on with
+    /// (unless the error says that the file could not be opened again).
     ///
     /// The default copies the objects into a new realm in memory, which ``save(_:to:)`` then
     /// writes to the file.
