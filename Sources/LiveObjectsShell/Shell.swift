@@ -152,7 +152,11 @@ public final class Shell {
         if mutates && !inTransaction { await armWatches() }
         var outcome = Outcome.succeeded
         do {
-            try await execute(command, line: line)
+            // Ctrl-C stops a running query too (`cancelled`), not only the commands' own loops.
+            let interruption = self.interruption
+            try await QueryCancellation.$isRequested.withValue({ interruption.isRaised }) {
+                try await execute(command, line: line)
+            }
         } catch let error as ShellError {
             report(error.text)
             outcome = .failed

@@ -66,12 +66,14 @@ struct SyncStateChanges {
 
 extension SyncEngine {
     /// Reads the state log beside a file realm and takes its state, keeping the lines the realm
-    /// has caught up with; rewrites the log as one line when it dropped some.
+    /// has caught up with; rewrites the log as one line when it dropped some. Only a realm
+    /// without a log gets a new device id: a damaged log is an error (the file left as it is),
+    /// never replaced, since the id is in the idempotency keys of changes not yet acknowledged.
     func loadState() async throws(LiveObjectsError) {
         guard let log = stateLog else { return }
         let lines = try log.read()
         guard !lines.isEmpty else {
-            // The device's id is kept before any key is made with it.
+            // No log yet: the device's id is kept before any key is made with it.
             try await compactState()
             return
         }
@@ -82,23 +84,22 @@ extension SyncEngine {
         for (index, line) in lines.enumerated() {
             let record: SyncStateRecord
             do {
-                record = try decoder.decode(SyncStateRecord.self, from: Data(line))
+                record = try decoder.decode(SyncStateRecord.self, from: Data(line.bytes))
             } catch {
-                throw LiveObjectsError(
-                    .corruptFile, "line \(index + 1) of the sync state is not a state record: \(error)", file: log.path)
+                throw log.damaged(
+                    "line \(index + 1) of the sync state is not a state record: \(error)", at: line.offset)
             }
             if index == 0 {
                 guard record.format == SyncStateRecord.formatName, let version = record.version,
                     let device = record.device, !device.isEmpty
                 else {
-                    throw LiveObjectsError(.corruptFile, "the file is not a sync state log", file: log.path)
+                    throw log.damaged("the file is not a sync state log", at: line.offset)
+                }
+                guard version <= SyncStateRecord.formatVersion else {
+                    throw log.damaged(
+                        "the sync state log has version \(version), newer than this library reads", at: line.offset)
                 }
                 deviceID = device
-                guard version <= SyncStateRecord.formatVersion else {
-                    throw LiveObjectsError(
-                        .corruptFile, "the sync state log has version \(version), newer than this library reads",
-                        file: log.path)
-                }
             }
             // The realm lost commits this line knew of (its journal was not synced): the state
             // stays where the realm is; what follows is pulled or acknowledged again.

@@ -130,6 +130,32 @@ import Testing
         #expect(try terminal.run("count Item where flag == true OR name == 'changed'").contains("\n0\r\n"))
     }
 
+    @Test func controlCStopsALongQueryAndTheShellGoesOn() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 500 nodes with 30 friends each; the query reads the object tested three levels
+        // down, so nothing is shared: 500 × 30³ friends visited, far longer than the test waits.
+        let nodes = directory.appendingPathComponent("nodes.json")
+        let records = (0..<500).map { i in
+            let friends = (0..<30).map { k in String((i * 31 + k * 17 + k * k) % 500) }.joined(separator: ",")
+            return #"{"id":\#(i),"age":\#(i * 7 % 15),"friends":[\#(friends)]}"#
+        }
+        try ("[" + records.joined(separator: ",") + "]").write(to: nodes, atomically: true, encoding: .utf8)
+        let terminal = try PseudoTerminal(["--create", directory.appendingPathComponent("realm.json").path])
+        try terminal.waitFor(Self.prompt)
+        try terminal.run("define Node { id: Int primary, age: Int, friends: [Node] }")
+        #expect(try terminal.run("import Node \(nodes.path)").contains("Imported 500 objects."))
+        terminal.send(
+            "count Node where SUBQUERY(friends, $a, SUBQUERY($a.friends, $b, SUBQUERY($b.friends, $c, "
+                + "$c.age > age).@count > 0).@count > 0).@count > 0" + Keys.enter)
+        try terminal.waitFor(PseudoTerminal.hasRead)  // the line is read: the query runs
+        terminal.send(Keys.control("c"))
+        let output = try terminal.waitFor(PseudoTerminal.startsReading)
+        #expect(output.contains("was cancelled after"), "\(output)")
+        try terminal.waitFor(Self.prompt)
+        #expect(try terminal.run("count Node where age >= 0").contains("\n500\r\n"))
+    }
+
     @Test func controlDOnAFileLeavesWithEveryChangeKept() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -154,7 +154,7 @@ struct SyncStateTests {
         // The log was rewritten without that line.
         let after = try SidecarLog(path: statePath, syncs: true).read()
         #expect(after.count < lines)
-        #expect(!after.contains { String(decoding: $0, as: UTF8.self).contains("\"999\"") })
+        #expect(!after.contains { String(decoding: $0.bytes, as: UTF8.self).contains("\"999\"") })
         try await realm.close()
     }
 
@@ -175,6 +175,33 @@ struct SyncStateTests {
         #expect(error?.code == .corruptFile)
         #expect(error?.file == statePath)
         #expect(try Data(contentsOf: URL(fileURLWithPath: statePath)) == bytes)
+        try await realm.close()
+    }
+
+    @Test func aLogCutInsideItsFirstLineOrWithADamagedLastLineBreakIsKeptAndRefused() async throws {
+        let server = FakeServer()
+        let realm = try await open()
+        let engine = try await engine(realm, RecordingTransport(server))
+        try await addCards(realm, ["a", "b"])
+        try await engine.sync()
+        await server.edit(card("a"), ["discount": .value(.int(20))])
+        try await engine.sync()
+        let whole = try Data(contentsOf: URL(fileURLWithPath: statePath))
+        let firstLine = try #require(whole.firstIndex(of: 0x0A))
+        #expect(firstLine < whole.count - 1, "the log has one line")
+        var lastBreakDamaged = whole
+        lastBreakDamaged[whole.count - 1] = UInt8(ascii: "}")
+        // A torn first line would have the engine start again under a new device id, and a
+        // damaged last line break would take the state back by a line: both are refused.
+        for damaged in [whole.prefix(firstLine / 2), whole.prefix(firstLine), lastBreakDamaged] {
+            try damaged.write(to: URL(fileURLWithPath: statePath))
+            let error = await #expect(throws: LiveObjectsError.self) {
+                _ = try await self.engine(realm, RecordingTransport(server))
+            }
+            #expect(error?.code == .corruptFile, "\(String(describing: error))")
+            #expect(error?.message.contains("(at byte ") == true, "\(String(describing: error))")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: statePath)) == damaged)
+        }
         try await realm.close()
     }
 

@@ -430,6 +430,15 @@ func sealedLine(_ object: String) -> String {
                 snapshot: sealedSnapshot(BadFileTests.file(objects: BadFileTests.items(record))), journal: nil,
                 code: .limitExceeded, ["Realm.Limits.maximum", "byte ", "left as it is"])
         }
+        // The size is the data's own: base64 padding is not counted.
+        for size in [Realm.Limits.maximumDataLength + 1, Realm.Limits.maximumDataLength + (1 << 20)] {
+            let blob = Data(count: size).base64EncodedString()
+            let error = try #require(
+                Self.decodeError(
+                    snapshot: sealedSnapshot(
+                        BadFileTests.file(objects: BadFileTests.items(#"{"$id": 0, "id": 1, "blob": "\#(blob)"}"#)))))
+            #expect(error.code == .limitExceeded && error.message.contains("data of \(size) bytes"), "\(error)")
+        }
         // Exactly at the limit is fine.
         let atLimit = String(repeating: "y", count: Realm.Limits.maximumStringLength)
         _ = try FileStorage.decode(
@@ -439,6 +448,20 @@ func sealedLine(_ object: String) -> String {
     }
 
     // MARK: Positions
+
+    @Test func aNegativeCommitOrSchemaVersionIsReportedAtItsValue() throws {
+        let file = BadFileTests.file(objects: "{}")
+        for (member, text) in [("commit", #""commit": -1"#), ("schema version", #""schemaVersion": -1"#)] {
+            let bad = file.replacingOccurrences(
+                of: member == "commit" ? #""commit": 0"# : #""schemaVersion": 0"#, with: text)
+            let error = try #require(Self.decodeError(snapshot: Array(bad.utf8)), "\(member) opened")
+            let range = try #require(bad.range(of: text))
+            let valueEnd = bad.utf8.distance(from: bad.startIndex, to: range.upperBound)
+            #expect(error.code == .corruptFile, "\(error)")
+            #expect(error.message.contains("the \(member) is -1: it must be 0 or more"), "\(error)")
+            #expect(error.inputLocation?.offset == valueEnd, "\(error)")
+        }
+    }
 
     @Test func everyLoadErrorNamesItsByte() throws {
         let schema = SnapshotLoadTests.self

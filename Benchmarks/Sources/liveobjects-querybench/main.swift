@@ -1,7 +1,8 @@
 // Micro-benchmarks of the query engine's common paths, on LiveObjects alone: exact string
 // orderings and sorts (ASCII and not), range lookups on a sorted index, string matching, and
-// key paths through lists. `swift run -c release liveobjects-querybench [N] [repetitions]`
-// prints the median time of each, in milliseconds.
+// key paths through lists, nested SUBQUERY and chains of ANY through lists (on a graph of 2,000
+// objects with 100 links each, whatever N). `swift run -c release liveobjects-querybench [N]
+// [repetitions]` prints the median time of each, in milliseconds.
 import Foundation
 import LiveObjects
 
@@ -18,6 +19,13 @@ final class QBPet: Object {
     @Persisted(indexed: true) var code = ""
     @Persisted var age = 0
     @Persisted var owner: QBOwner?
+}
+
+/// A node of the graph of the nested queries: 100 friends each.
+final class QBDog: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var age = 0
+    @Persisted var friends: List<QBDog>
 }
 
 /// SplitMix64.
@@ -48,7 +56,8 @@ func asciiName(_ rng: inout Random) -> String {
     return s
 }
 
-let realm = try await Realm.open(.init(identifier: "querybench", objectTypes: [QBOwner.self, QBPet.self]))
+let realm = try await Realm.open(
+    .init(identifier: "querybench", objectTypes: [QBOwner.self, QBPet.self, QBDog.self]))
 try await realm.write { r in
     var rng = Random(state: 42)
     var owners: [QBOwner] = []
@@ -114,4 +123,50 @@ try await measure("pets owner.pets.owner.name BEGINSWITH 'Ba'") { r in
 }
 try await measure("typed age > 10 && name CONTAINS[c] 'a'") { r in
     r.objects(QBPet.self).where { $0.age > 10 && $0.name.contains("a", options: .caseInsensitive) }.count
+}
+
+// Nested queries on the graph: each level of SUBQUERY and each link of ANY through a list
+// multiplies the ways by 100; the engine follows each object once per level.
+try await realm.write { r in
+    var rng = Random(state: 7)
+    var dogs: [QBDog] = []
+    for i in 0..<2_000 { dogs.append(try r.create(QBDog.self, value: ["id": i, "age": rng.int(15)])) }
+    for dog in dogs {
+        for _ in 0..<100 { dog.friends.append(dogs[rng.int(dogs.count)]) }
+    }
+}
+try await measure("SUBQUERY 1 level") { r in
+    try r.objects(QBDog.self).filter("SUBQUERY(friends, $a, $a.age > 13).@count > 0").count
+}
+try await measure("SUBQUERY 2 levels") { r in
+    try r.objects(QBDog.self).filter(
+        "SUBQUERY(friends, $a, SUBQUERY($a.friends, $b, $b.age > 13).@count > 0).@count > 0"
+    ).count
+}
+try await measure("SUBQUERY 4 levels") { r in
+    try r.objects(QBDog.self).filter(
+        "SUBQUERY(friends, $a, SUBQUERY($a.friends, $b, SUBQUERY($b.friends, $c, "
+            + "SUBQUERY($c.friends, $d, $d.age > 13).@count > 90).@count > 0).@count > 0).@count > 0"
+    ).count
+}
+try await measure("SUBQUERY 2 levels, no match") { r in
+    try r.objects(QBDog.self).filter(
+        "SUBQUERY(friends, $a, SUBQUERY($a.friends, $b, $b.age > 14).@count > 0).@count > 0"
+    ).count
+}
+try await measure("ANY friends x10 .age > 13") { r in
+    try r.objects(QBDog.self).filter(
+        "ANY friends.friends.friends.friends.friends.friends.friends.friends.friends.friends.age > 13"
+    ).count
+}
+// No dog is older than 14: every object on the way is visited.
+try await measure("ANY friends x10 .age > 14 (none)") { r in
+    try r.objects(QBDog.self).filter(
+        "ANY friends.friends.friends.friends.friends.friends.friends.friends.friends.friends.age > 14"
+    ).count
+}
+try await measure("ALL friends x10 .age < 15 (all)") { r in
+    try r.objects(QBDog.self).filter(
+        "ALL friends.friends.friends.friends.friends.friends.friends.friends.friends.friends.age < 15"
+    ).count
 }

@@ -64,8 +64,10 @@ public struct LiveObjectsError: Error, Sendable, Hashable, CustomStringConvertib
         public static let schemaVersionMismatch = Code(rawValue: "schemaVersionMismatch")
         /// A query or predicate could not be parsed or evaluated.
         public static let invalidQuery = Code(rawValue: "invalidQuery")
-        /// A documented limit (size, depth, count) was exceeded.
+        /// A documented limit (size, depth, count, the work of a query) was exceeded.
         public static let limitExceeded = Code(rawValue: "limitExceeded")
+        /// The task running the operation (a query's evaluation) was cancelled.
+        public static let cancelled = Code(rawValue: "cancelled")
         /// The change history asked for is no longer kept (trimmed, or restarted by a
         /// migration), or the token is not one of this realm's.
         public static let historyTrimmed = Code(rawValue: "historyTrimmed")

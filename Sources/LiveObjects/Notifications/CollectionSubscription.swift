@@ -62,14 +62,25 @@ final class CollectionSubscription<Element: Object>: Subscription {
 
     // MARK: Full evaluation
 
-    private func currentRows() -> [Int32] {
+    /// The rows as they are now.
+    ///
+    /// - Throws: `limitExceeded` (or `cancelled`) when the query's evaluation was stopped
+    ///   (``Realm/Configuration/maximumQueryWork``).
+    private func currentRows() throws(LiveObjectsError) -> [Int32] {
         switch source {
         case .query(let query, let sorter):
-            var rows = query?.filter(nil, table: table) ?? table.liveRows
+            var rows = table.liveRows
+            if let query {
+                do {
+                    rows = try query.filter(nil, table: table, budget: store.queries.maximumWork)
+                } catch {
+                    throw error.error(query: nil, table: table)
+                }
+            }
             if let sorter { rows = sorter.sort(rows) }
             return rows
         case .reevaluated(let spec):
-            return spec.evaluate(table: table, store: store)
+            return try spec.evaluate(table: table, store: store)
         case .list(let owner, let row, let generation, let property):
             guard owner.isValid(row, generation: generation) else { return [] }
             return BoundPath.targets(
@@ -77,8 +88,24 @@ final class CollectionSubscription<Element: Object>: Subscription {
         }
     }
 
+    /// Ends the subscription whose query's evaluation was stopped: its sequence ends, and
+    /// `error`, when given, is thrown by the enclosing realm call.
+    private func stop(recording error: LiveObjectsError?) {
+        if let error { store.recordError(error) }
+        cancellation.cancel()
+        continuation.finish()
+    }
+
     private func computeAll() {
-        rows = RowList(currentRows())
+        let current: [Int32]
+        do {
+            current = try currentRows()
+        } catch {
+            // When subscribing: the enclosing realm call throws, as past the most subscriptions.
+            stop(recording: error)
+            current = []
+        }
+        rows = RowList(current)
         keysByRow = [:]
         if case .query(_, let sorter?) = source {
             for row in rows { keysByRow[row] = sorter.keys(for: row) }
@@ -104,7 +131,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
     // MARK: Commits
 
     func commit(_ context: CommitContext, silent: Bool) {
-        guard !observedTables.isDisjoint(with: context.touchedTables) else { return }
+        guard !cancellation.isCancelled, !observedTables.isDisjoint(with: context.touchedTables) else { return }
         let observed = observedRows(context)
         let membership = Self.rowsReaching(membershipPaths, context)
         let listChanged: Bool
@@ -197,10 +224,18 @@ final class CollectionSubscription<Element: Object>: Subscription {
         var additions: [(row: Int32, keys: [RowSorter.Key])] = []
         var stayed: [Int32] = []
         var resorted = Set<Int32>()
+        // One evaluation for all the candidates: its memos serve them all, within one budget.
+        var evaluation = query?.makeContext(budget: store.queries.maximumWork)
         for row in candidates {
             let wasMember = Int(row) < members.count && members[Int(row)]
             let isLive = table.isLive(row) && context.deleted[table.index]?[row] == nil
-            let isMember = isLive && (query?.matches(row) ?? true)
+            var isMember = isLive
+            if isLive, let query, evaluation != nil { isMember = query.matches(row, &evaluation!) }
+            if evaluation?.stop != nil {
+                // After a commit, nothing can throw: the sequence ends.
+                stop(recording: nil)
+                return nil
+            }
             if wasMember {
                 let index = locate(row, sorter)
                 if !isMember {
@@ -367,7 +402,13 @@ final class CollectionSubscription<Element: Object>: Subscription {
     /// rows whose observed properties changed.
     private func diffed(_ context: CommitContext, _ changed: Set<Int32>) -> CollectionChange<Element>? {
         let old = Array(rows)
-        let new = currentRows()
+        let new: [Int32]
+        do {
+            new = try currentRows()
+        } catch {
+            stop(recording: nil)
+            return nil
+        }
         let (removed, inserted) = Self.difference(old, new)
         var deletions: [Int] = []
         var insertions: [Int] = []

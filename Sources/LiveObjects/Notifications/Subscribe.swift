@@ -40,7 +40,7 @@ extension BoundExpression {
         case .aggregate(_, let collection, let variable, let element):
             let base = rooted(collection, variable)
             return [base] + (element.map { [BoundPath(steps: base.steps + $0.steps, root: base.root)] } ?? [])
-        case .subqueryCount(let collection, let variable, let slot, let predicate):
+        case .subqueryCount(let collection, let variable, let slot, let predicate, _):
             let base = rooted(collection, variable)
             var inner = prefixes
             inner[slot] = base

@@ -46,6 +46,16 @@ extension Realm {
         /// throws it itself). Default: ``Realm/Limits/defaultMaximumSubscriptions``.
         public var maximumSubscriptions: Int = Realm.Limits.defaultMaximumSubscriptions
 
+        /// The most work one evaluation of a query may do, in units: each object tested, and
+        /// each object or list element a key path, `SUBQUERY` or collection operator visits.
+        ///
+        /// A query past it stops: the enclosing ``Realm/read(_:)`` or ``Realm/write(_:)``
+        /// throws `limitExceeded` naming the query and the budget (a `write` is rolled back),
+        /// and the results read as empty meanwhile. A subscription whose re-evaluation after a
+        /// commit goes past it ends its sequence. The same check stops an evaluation whose task
+        /// is cancelled, with `cancelled`. Default: ``Realm/Limits/defaultMaximumQueryWork``.
+        public var maximumQueryWork: Int = Realm.Limits.defaultMaximumQueryWork
+
         /// A configuration for model classes.
         public init(
             identifier: String, objectTypes: [Object.Type], schemaVersion: UInt64 = 0,

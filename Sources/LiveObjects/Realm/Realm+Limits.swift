@@ -1,7 +1,8 @@
 extension Realm {
     /// The fixed limits of every realm. Going past one is a ``LiveObjectsError`` with code
     /// ``LiveObjectsError/Code/limitExceeded`` and nothing is changed. The limits that can be
-    /// set are ``Configuration/maximumSubscriptions`` and the file storage's maximum file size;
+    /// set are ``Configuration/maximumSubscriptions``, ``Configuration/maximumQueryWork`` and the
+    /// file storage's maximum file size;
     /// docs/LIMITS.md lists them all.
     public enum Limits {
         /// The longest string a property (or an element of a list of strings) holds, in UTF-8
@@ -23,5 +24,8 @@ extension Realm {
         public static var maximumSubqueryNesting: Int { PredicateParser.maxSubqueryDepth }
         /// The default of ``Configuration/maximumSubscriptions``: 10,000.
         public static let defaultMaximumSubscriptions = 10_000
+        /// The default of ``Configuration/maximumQueryWork``: 100,000,000 units (objects and
+        /// list elements visited), a few seconds of work.
+        public static let defaultMaximumQueryWork = 100_000_000
     }
 }

@@ -32,6 +32,7 @@ public actor Realm {
         self.schema = schema
         self.store = try Store(schema: schema)
         store.isLive = true
+        store.queries.maximumWork = max(configuration.maximumQueryWork, 0)
         for type in configuration.objectTypes {
             let info = try ModelInfo.info(for: type)
             store.register(type, info: info)

@@ -333,9 +333,12 @@ struct QuerySpec {
         return parts.moreFilters.isEmpty && parts.distinct.isEmpty && parts.limit == nil && parts.offset == 0
     }
 
-    /// Evaluates the query. Binding was checked when the parts were added, so errors here can
-    /// only come from a changed schema; they give no rows.
-    func evaluate(table: Table, store: Store, cache: ResultsCache? = nil) -> [Int32] {
+    /// Evaluates the query. Binding was checked when the parts were added, so binding errors
+    /// here can only come from a changed schema; they give no rows.
+    ///
+    /// - Throws: `limitExceeded` past ``Realm/Configuration/maximumQueryWork``, `cancelled`
+    ///   when the task is cancelled.
+    func evaluate(table: Table, store: Store, cache: ResultsCache? = nil) throws(LiveObjectsError) -> [Int32] {
         var rows: [Int32]?
         if let combined = combinedFilter {
             var bound = cache?.bound
@@ -344,7 +347,11 @@ struct QuerySpec {
                 cache?.bound = bound
             }
             guard let bound else { return [] }
-            rows = bound.filter(nil, table: table)
+            do {
+                rows = try bound.filter(nil, table: table, budget: store.queries.maximumWork)
+            } catch {
+                throw error.error(query: combined.text ?? combined.syntax.description, table: table)
+            }
         }
         var result = rows ?? table.liveRows
         if !sorts.isEmpty {
@@ -423,9 +430,18 @@ final class ResultsCache {
         guard let table else { return [] }
         if isAll { return table.liveRows }
         if let evaluatedRows, mutationCount == store.mutationCount { return evaluatedRows }
-        let rows =
-            isLookup
-            ? table.lookUp(lookupProperty, lookupKey) : spec.evaluate(table: table, store: store, cache: self)
+        let rows: [Int32]
+        if isLookup {
+            rows = table.lookUp(lookupProperty, lookupKey)
+        } else {
+            do {
+                rows = try spec.evaluate(table: table, store: store, cache: self)
+            } catch {
+                // Thrown by the enclosing realm call; nothing is kept, so a later read tries again.
+                store.recordError(error)
+                return []
+            }
+        }
         evaluatedRows = rows
         mutationCount = store.mutationCount
         return rows

@@ -429,10 +429,15 @@ struct SnapshotDecoder {
                 self.formatVersion = version
             case "schemaVersion":
                 guard schemaVersion == nil else { throw duplicate(key) }
-                schemaVersion = try reader.readInt64()
+                let version = try reader.readInt64()
+                // At the value, not later at `objects`.
+                guard version >= 0 else { throw corrupt("the schema version is \(version): it must be 0 or more") }
+                schemaVersion = version
             case "commit":
                 guard commit == nil else { throw duplicate(key) }
-                commit = try reader.readInt64()
+                let number = try reader.readInt64()
+                guard number >= 0 else { throw corrupt("the commit is \(number): it must be 0 or more") }
+                commit = number
             case "schema":
                 guard schema == nil else { throw duplicate(key) }
                 schema = try SchemaCoding.read(from: &reader)

@@ -166,7 +166,7 @@ enum ValueCoding {
             let text = try reader.readString()
             // Base64 takes 4 bytes for every 3; the length is checked before decoding.
             if text.utf8.count > (Realm.Limits.maximumDataLength + 2) / 3 * 4 {
-                throw dataTooLarge(text.utf8.count / 4 * 3, reader, table: table, property: property.name)
+                throw dataTooLarge(decodedLength(ofBase64: text), reader, table: table, property: property.name)
             }
             guard let data = Data(base64Encoded: text) else { throw bad("invalid base64 data", reader) }
             if data.count > Realm.Limits.maximumDataLength {
@@ -205,6 +205,18 @@ enum ValueCoding {
     }
 
     // MARK: Limits
+
+    /// The number of bytes base64 text decodes to: 3 for every 4 characters, less one for each
+    /// `=` of padding at its end.
+    static func decodedLength(ofBase64 text: String) -> Int {
+        let utf8 = text.utf8
+        var padding = 0
+        for byte in utf8.reversed().prefix(2) {
+            guard byte == 0x3D else { break }
+            padding += 1
+        }
+        return utf8.count / 4 * 3 - padding
+    }
 
     /// The error for a string longer than ``Realm/Limits/maximumStringLength``, just read.
     static func stringTooLong(_ text: String, _ reader: JSONReader, table: String, property: String)

@@ -16,7 +16,8 @@ import LiveObjects
 /// docs/FORMAT.md). An append writes one line and, when the realm's journal syncs, syncs it;
 /// when the write or the sync fails, the file is cut back to its length before the append and
 /// the error is thrown, so a failed append leaves nothing behind. A crash can leave a last
-/// line without its line break: reading ignores it and the next append cuts it off.
+/// line without its line break: reading ignores it and the next append cuts it off. Any other
+/// damage is an error of ``read(maximumSize:)`` that leaves the file as it is.
 /// ``replace(with:)`` writes a new log through a temporary file and a rename, as a snapshot is
 /// saved; ``read(maximumSize:)`` removes a temporary file that a crash left.
 ///
@@ -51,12 +52,26 @@ package final class SidecarLog: @unchecked Sendable {
         if fd >= 0 { close(fd) }
     }
 
-    /// The complete lines of the log (each without its checksum member and line break, so a
-    /// JSON object), oldest first; none when there is no log.
+    /// A line of the log: its object, and where it starts in the file.
+    package struct Line: Sendable {
+        /// The line's JSON object, without its checksum member and line break.
+        package var bytes: [UInt8]
+        /// The byte of the file the line starts at.
+        package var offset: Int
+    }
+
+    /// The complete lines of the log, oldest first; none when there is no log.
     ///
-    /// - Throws: `corruptFile` (with the byte position) for a complete line whose checksum does
-    ///   not match; `limitExceeded` for a log larger than `maximumSize`; `io`.
-    package func read(maximumSize: Int = 1 << 30) throws(LiveObjectsError) -> [[UInt8]] {
+    /// The rules are the journal's (docs/FORMAT.md): every line that ends with a line break
+    /// must carry its right checksum; the bytes after the last line break are a torn append,
+    /// ignored (and cut off by the next ``append(_:)``), unless they are a whole line with its
+    /// right checksum followed by one byte (a damaged line break). The first line is written
+    /// only by ``replace(with:)`` (a rename), never torn: a log without a complete first line
+    /// (empty, or cut inside it) is damaged.
+    ///
+    /// - Throws: `corruptFile` with the byte of the damage (`LiveObjectsError.inputLocation`),
+    ///   the file left as it is; `limitExceeded` for a log larger than `maximumSize`; `io`.
+    package func read(maximumSize: Int = 1 << 30) throws(LiveObjectsError) -> [Line] {
         // A rewrite that a crash stopped before its rename: the log is still the old one.
         if FileIO.exists(temporaryPath) { try? FileIO.remove(temporaryPath) }
         guard FileIO.exists(path) else {
@@ -64,30 +79,48 @@ package final class SidecarLog: @unchecked Sendable {
             return []
         }
         let bytes = try FileIO.read(path, maximumSize: maximumSize)
-        var lines: [[UInt8]] = []
+        var lines: [Line] = []
         var start = 0
-        var position = 0
         while let end = bytes[start...].firstIndex(of: 0x0A) {
-            let line = bytes[start..<end]
-            let payload: [UInt8]? = line.withUnsafeBytes { raw -> [UInt8]? in
-                guard let recorded = Journal.recordedChecksum(raw), recorded == Journal.actualChecksum(raw) else {
-                    return nil
-                }
-                // The object without its checksum member: the bytes before it, and `}`.
-                return Array(raw[..<(raw.count - Journal.checksumSuffixLength)]) + [0x7D]
+            guard let payload = Self.payload(bytes[start..<end]) else {
+                throw damaged("a line of the log does not match its checksum", at: start)
             }
-            guard let payload else {
-                let reason = "a line of the log does not match its checksum"
-                var error = LiveObjectsError(.corruptFile, "\(reason) (byte \(position))", file: path)
-                error.inputLocation = InputErrorLocation(offset: position, reason: reason)
-                throw error
-            }
-            lines.append(payload)
+            lines.append(Line(bytes: payload, offset: start))
             start = end + 1
-            position = start
+        }
+        if bytes.count - start >= 2, Self.payload(bytes[start..<(bytes.count - 1)]) != nil {
+            throw damaged(
+                "the last line is followed by byte 0x\(String(bytes[bytes.count - 1], radix: 16)) instead of a line break",
+                at: bytes.count - 1)
+        }
+        guard !lines.isEmpty else {
+            throw damaged(
+                bytes.isEmpty
+                    ? "the log is empty: its first line, which names the device, is missing"
+                    : "the log's first line, which names the device, is cut short", at: bytes.count)
         }
         size = start
         return lines
+    }
+
+    /// The object of a line (without its line break) whose checksum is right, without its
+    /// checksum member; nil for any other bytes.
+    private static func payload(_ line: ArraySlice<UInt8>) -> [UInt8]? {
+        line.withUnsafeBytes { raw -> [UInt8]? in
+            guard let recorded = Journal.recordedChecksum(raw), recorded == Journal.actualChecksum(raw) else {
+                return nil
+            }
+            // The object without its checksum member: the bytes before it, and `}`.
+            return Array(raw[..<(raw.count - Journal.checksumSuffixLength)]) + [0x7D]
+        }
+    }
+
+    /// The error for damage at byte `offset` of the log.
+    package func damaged(_ reason: String, at offset: Int) -> LiveObjectsError {
+        var error = LiveObjectsError(
+            .corruptFile, "\(reason) (at byte \(offset)); the file was left as it is", file: path)
+        error.inputLocation = InputErrorLocation(offset: offset, reason: reason)
+        return error
     }
 
     /// Appends one line: `object` is a JSON object's bytes (`{` … `}`, with at least one

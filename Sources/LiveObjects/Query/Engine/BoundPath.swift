@@ -172,7 +172,7 @@ struct BoundPath {
 
     /// The values of the last step from one row.
     @inline(__always)
-    private static func lastValues(_ step: Step, _ row: Int32, _ visit: (PropertyValue) -> Void) {
+    static func lastValues(_ step: Step, _ row: Int32, _ visit: (PropertyValue) -> Void) {
         if step.isToMany {
             if case .list(let items) = step.table.value(row, step.property) {
                 for item in items { visit(item) }

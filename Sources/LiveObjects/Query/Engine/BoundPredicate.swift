@@ -26,8 +26,11 @@ enum BoundExpression {
     case path(BoundPath, variable: Int?)
     /// `collection.@op.property`.
     indirect case aggregate(CollectionOperator, collection: BoundPath, variable: Int?, element: BoundPath?)
-    /// `SUBQUERY(collection, $v, predicate).@count`.
-    indirect case subqueryCount(collection: BoundPath, variable: Int?, slot: Int, predicate: BoundPredicate)
+    /// `SUBQUERY(collection, $v, predicate).@count`. `memo`, when the predicate reads only `$v`
+    /// (and constants), so that its answer for an element is the same from every object: the
+    /// memo of the evaluation that keeps it per element, computed once.
+    indirect case subqueryCount(
+        collection: BoundPath, variable: Int?, slot: Int, predicate: BoundPredicate, memo: Int?)
 
     var isToMany: Bool {
         if case .path(let path, _) = self { return path.isToMany }
@@ -44,11 +47,59 @@ struct BoundComparison {
     /// The string matcher, when the right-hand side is a string constant and the operator a
     /// string operation.
     let matcher: StringMatcher?
+    /// For `ANY`, `ALL` or `NONE` of a path through several lists compared with a constant:
+    /// the first of the memos (one per step of the path) that keep, per row reached, whether
+    /// the rest of the path from it yields a value that decides (see ``decides(_:)``). Shared
+    /// sub-paths are then followed once per evaluation, not once per object tested.
+    var memo: Int? = nil
 }
 
-/// The values of subquery variables while a row is tested.
+/// What one evaluation of a predicate keeps while it tests rows: the values of subquery
+/// variables, the memos of the parts whose answer for a row does not depend on the object
+/// being tested, and the work done.
 struct EvaluationContext {
     var variables: [Int32] = []
+    /// Per memo of the query (``BoundQuery/memoCount``): the answers known, by row.
+    var memos: [[Int32: Bool]] = []
+    /// The work done so far, in units: rows and list elements visited.
+    private(set) var work = 0
+    /// The most work the evaluation may do (``Realm/Configuration/maximumQueryWork``).
+    let budget: Int
+    /// Why the evaluation stopped before its end, if it did: every test then fails at once,
+    /// and the caller throws instead of using the answer.
+    private(set) var stop: Stop?
+    /// The work at which the budget and the task's cancellation are checked next.
+    private var nextCheck: Int
+
+    enum Stop { case budget, cancelled }
+
+    /// How often, in units of work, the task's cancellation is checked.
+    static let checkInterval = 4096
+
+    init(variables: [Int32] = [], memoCount: Int = 0, budget: Int = .max) {
+        self.variables = variables
+        memos = Array(repeating: [:], count: memoCount)
+        self.budget = budget
+        nextCheck = budget < Self.checkInterval ? max(budget, -1) + 1 : Self.checkInterval
+    }
+
+    /// Counts work; past the budget, or once the task is cancelled, stops the evaluation.
+    @inline(__always)
+    mutating func spend(_ units: Int) {
+        work &+= units
+        if work >= nextCheck { check() }
+    }
+
+    private mutating func check() {
+        if work > budget {
+            stop = .budget
+        } else if Task.isCancelled || QueryCancellation.isRequested?() == true {
+            stop = .cancelled
+        }
+        // The next check comes after the interval, or as soon as the budget is passed.
+        let (afterInterval, overflow) = work.addingReportingOverflow(Self.checkInterval)
+        nextCheck = stop != nil ? .max : min(overflow ? .max : afterInterval, budget == .max ? .max : budget + 1)
+    }
 }
 
 /// How deep `NOT`, `AND` and `OR` are followed by recursion (which is fastest); deeper groups
@@ -153,19 +204,34 @@ extension BoundExpression {
         case .constant(let value): return [value]
         case .path(let path, let variable):
             let start = variable.map { context.variables[$0] } ?? row
-            if path.isToMany { return path.values(from: start) }
+            if path.isToMany {
+                let values = path.values(from: start)
+                context.spend(max(values.count, 1) * path.steps.count)
+                return values
+            }
+            context.spend(max(path.steps.count, 1))
             return [path.value(from: start)]
         case .aggregate(let op, let collection, let variable, let element):
             let start = variable.map { context.variables[$0] } ?? row
+            context.spend(collection.steps.count + (element?.steps.count ?? 0))
             return [Self.aggregate(op, collection, element, start)]
-        case .subqueryCount(let collection, let variable, let slot, let predicate):
+        case .subqueryCount(let collection, let variable, let slot, let predicate, let memo):
             let start = variable.map { context.variables[$0] } ?? row
             var count: Int64 = 0
             let saved = context.variables[slot]
             for (element, ways) in collection.weightedObjectRows(from: start) {
-                context.variables[slot] = element
-                // Paths without a variable still start from the object being tested.
-                if predicate.matches(row, &context) { count = BoundPath.saturatingAdd(count, ways) }
+                context.spend(1)
+                if context.stop != nil { break }
+                let matches: Bool
+                if let memo, let known = context.memos[memo][element] {
+                    matches = known
+                } else {
+                    context.variables[slot] = element
+                    // Paths without a variable still start from the object being tested.
+                    matches = predicate.matches(row, &context)
+                    if let memo { context.memos[memo][element] = matches }
+                }
+                if matches { count = BoundPath.saturatingAdd(count, ways) }
             }
             context.variables[slot] = saved
             return [.int(count)]
@@ -228,6 +294,13 @@ extension BoundExpression {
 
 extension BoundComparison {
     func matches(_ row: Int32, _ context: inout EvaluationContext) -> Bool {
+        guard context.stop == nil else { return false }
+        if let memo, case .path(let path, let variable) = lhs {
+            let start = variable.map { context.variables[$0] } ?? row
+            // ANY and NONE look for a value that passes, ALL for one that fails.
+            let found = reaches(path, step: 0, from: start, memo: memo, &context)
+            return quantifier == .any || quantifier == .direct ? found : !found
+        }
         let left = lhs.values(row, &context)
         switch quantifier {
         case .all:
@@ -237,6 +310,47 @@ extension BoundComparison {
         case .any, .direct:
             return left.contains { test($0, row, &context) }
         }
+    }
+
+    /// Whether a comparison can be evaluated with a memo per step (``memo``): `ANY`, `ALL`,
+    /// `NONE` (or no quantifier) of a path through several lists, compared with a constant.
+    var canMemoize: Bool {
+        guard case .path(let path, _) = lhs, path.toManyCount >= 2, case .constant = rhs else { return false }
+        return true
+    }
+
+    /// The value a path's value must give the test to decide the comparison: `true` for `ANY`
+    /// and `NONE` (a value that passes), `false` for `ALL` (a value that fails).
+    private var decisiveResult: Bool { quantifier != .all }
+
+    /// Whether following `path` from step `step` on, from `row`, reaches a value whose test
+    /// gives ``decisiveResult``. Each row is followed at most once per step in an evaluation:
+    /// the answer is kept in the step's memo, so the work is at most the links of each step.
+    private func reaches(
+        _ path: BoundPath, step: Int, from row: Int32, memo: Int, _ context: inout EvaluationContext
+    ) -> Bool {
+        if let known = context.memos[memo + step][row] { return known }
+        let current = path.steps[step]
+        var found = false
+        context.spend(1)
+        if step == path.steps.count - 1 {
+            let want = decisiveResult
+            BoundPath.lastValues(current, row) { value in
+                guard !found else { return }
+                context.spend(1)
+                if test(value, row, &context) == want { found = true }
+            }
+        } else {
+            for target in BoundPath.targets(current, row) {
+                if context.stop != nil { return false }
+                if reaches(path, step: step + 1, from: target, memo: memo, &context) {
+                    found = true
+                    break
+                }
+            }
+        }
+        context.memos[memo + step][row] = found
+        return found
     }
 
     private func test(_ value: PropertyValue, _ row: Int32, _ context: inout EvaluationContext) -> Bool {

@@ -37,6 +37,9 @@ final class QueryCaches {
     /// Folded forms of string columns for `[c]`/`[d]` matching, by table index, then property
     /// and options.
     var foldedColumns: [[Int: FoldedColumn]]
+    /// The most work one evaluation of a query may do (``Realm/Configuration/maximumQueryWork``,
+    /// set when the realm opens).
+    var maximumWork = Realm.Limits.defaultMaximumQueryWork
 
     init(tableCount: Int) {
         tracedKeyPaths = Array(repeating: [:], count: tableCount)

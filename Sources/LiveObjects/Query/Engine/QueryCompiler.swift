@@ -10,6 +10,12 @@ struct QueryCompiler {
     let text: String?
     private var scopes: [String: (slot: Int, table: Table)] = [:]
     private(set) var slotCount = 0
+    /// The memos the evaluation keeps (``EvaluationContext/memos``).
+    private(set) var memoCount = 0
+    /// The subquery variables (their slots) that the key paths bound so far start from; `-1`
+    /// for the object being tested. What tells a `SUBQUERY` whose predicate reads only its own
+    /// variable.
+    private var variablesRead = Set<Int>()
 
     init(store: Store, root: Table, text: String?) {
         self.store = store
@@ -23,7 +29,7 @@ struct QueryCompiler {
     {
         var compiler = QueryCompiler(store: store, root: table, text: text)
         let bound = try compiler.bind(predicate)
-        return BoundQuery(predicate: bound, slotCount: compiler.slotCount)
+        return BoundQuery(predicate: bound, slotCount: compiler.slotCount, memoCount: compiler.memoCount)
     }
 
     /// Binds a predicate that is a single equality between a property of the table and a
@@ -167,10 +173,14 @@ struct QueryCompiler {
             matcher = StringMatcher(
                 operator: op == .notEqual ? .equal : op, pattern: pattern, options: c.options)
         }
-        let comparison = BoundComparison(
+        var comparison = BoundComparison(
             quantifier: c.quantifier, lhs: lhs.expression, op: op, options: c.options,
             rhs: rhs.expression, matcher: matcher)
         if let fast = fastPath(comparison) { return fast }
+        if comparison.canMemoize, case .path(let path, _) = comparison.lhs {
+            comparison.memo = memoCount
+            memoCount += path.steps.count
+        }
         return .comparison(comparison)
     }
 
@@ -375,9 +385,21 @@ struct QueryCompiler {
                 let saved = scopes[variable]
                 scopes[variable] = (newSlot, table)
                 defer { scopes[variable] = saved }
+                let outerRead = variablesRead
+                variablesRead = []
                 let bound = try bind(predicate)
+                // A predicate that reads only its own variable answers the same for an element
+                // from every object: kept per element.
+                let innerRead = variablesRead.subtracting([newSlot])
+                variablesRead = outerRead.union(innerRead)
+                var memo: Int?
+                if innerRead.isEmpty {
+                    memo = memoCount
+                    memoCount += 1
+                }
                 return Bound(
-                    expression: .subqueryCount(collection: path, variable: slot, slot: newSlot, predicate: bound),
+                    expression: .subqueryCount(
+                        collection: path, variable: slot, slot: newSlot, predicate: bound, memo: memo),
                     kind: .number, name: "SUBQUERY(\(keyPath)).@count")
             default:
                 throw fail("a collection operator needs a key path or a SUBQUERY", at: offset)
@@ -387,7 +409,7 @@ struct QueryCompiler {
         }
     }
 
-    private func resolve(_ keyPath: KeyPathSyntax) throws(LiveObjectsError) -> (BoundPath, Int?) {
+    private mutating func resolve(_ keyPath: KeyPathSyntax) throws(LiveObjectsError) -> (BoundPath, Int?) {
         var table = root
         var slot: Int?
         if let variable = keyPath.variable {
@@ -397,6 +419,7 @@ struct QueryCompiler {
             table = scope.table
             slot = scope.slot
         }
+        variablesRead.insert(slot ?? -1)
         do {
             return (try BoundPath.resolve(keyPath.components, from: table, store: store), slot)
         } catch {
@@ -604,18 +627,49 @@ extension Table {
 struct BoundQuery {
     let predicate: BoundPredicate
     let slotCount: Int
+    /// The memos its evaluation keeps (``EvaluationContext/memos``).
+    var memoCount = 0
+
+    /// A context for one evaluation, with the work it may still do.
+    func makeContext(budget: Int = .max) -> EvaluationContext {
+        EvaluationContext(variables: Array(repeating: -1, count: slotCount), memoCount: memoCount, budget: budget)
+    }
 
     /// The rows among `candidates` (every live row when nil) that match, in candidate order
     /// (slot order when nil).
-    func filter(_ candidates: [Int32]?, table: Table) -> [Int32] {
-        filter(predicate, candidates, table, depth: 0)
+    ///
+    /// - Parameter budget: The most work the evaluation may do, in units (rows and list
+    ///   elements visited; ``Realm/Configuration/maximumQueryWork``).
+    /// - Throws: ``QueryStop`` when the evaluation went past the budget or its task was
+    ///   cancelled.
+    func filter(_ candidates: [Int32]?, table: Table, budget: Int = .max) throws(QueryStop) -> [Int32] {
+        var spent = 0
+        return try filter(candidates, table: table, budget: budget, work: &spent)
     }
 
-    private func filter(_ p: BoundPredicate, _ candidates: [Int32]?, _ table: Table, depth: Int) -> [Int32] {
+    /// ``filter(_:table:budget:)``, adding the work done to `work`.
+    func filter(_ candidates: [Int32]?, table: Table, budget: Int, work: inout Int) throws(QueryStop) -> [Int32] {
+        try filter(predicate, candidates, table, depth: 0, budget: budget, spent: &work)
+    }
+
+    /// Tests rows one by one with one context (whose memos serve every row), counting its work
+    /// into `spent`.
+    private func filterRows(
+        _ p: BoundPredicate, _ rows: [Int32], depth: Int, budget: Int, spent: inout Int
+    ) throws(QueryStop) -> [Int32] {
+        var context = makeContext(budget: budget - spent)
+        let result = rows.filter { p.matches($0, &context, depth: depth) }
+        spent += context.work
+        if let stop = context.stop { throw QueryStop(reason: stop, work: spent, budget: budget) }
+        return result
+    }
+
+    private func filter(
+        _ p: BoundPredicate, _ candidates: [Int32]?, _ table: Table, depth: Int, budget: Int, spent: inout Int
+    ) throws(QueryStop) -> [Int32] {
         if depth >= maximumRecursionDepth && p.isGroup {
             // Deeper groups row by row (which walks them without recursion): the same rows.
-            var context = EvaluationContext(variables: Array(repeating: -1, count: slotCount))
-            return (candidates ?? table.liveRows).filter { p.matches($0, &context, depth: depth) }
+            return try filterRows(p, candidates ?? table.liveRows, depth: depth, budget: budget, spent: &spent)
         }
         switch p {
         case .constant(let value):
@@ -631,20 +685,23 @@ struct BoundQuery {
             let ordered = operands.sorted { $0.cost < $1.cost }
             var rows = candidates
             for operand in ordered {
-                rows = filter(operand, rows, table, depth: depth + 1)
+                rows = try filter(operand, rows, table, depth: depth + 1, budget: budget, spent: &spent)
                 if rows!.isEmpty { break }
             }
             return rows ?? table.liveRows
         case .or(let operands):
             var matched = Set<Int32>()
-            for operand in operands { matched.formUnion(filter(operand, candidates, table, depth: depth + 1)) }
+            for operand in operands {
+                matched.formUnion(
+                    try filter(operand, candidates, table, depth: depth + 1, budget: budget, spent: &spent))
+            }
             return (candidates ?? table.liveRows).filter { matched.contains($0) }
         case .not(let operand):
-            let excluded = Set(filter(operand, candidates, table, depth: depth + 1))
+            let excluded = Set(
+                try filter(operand, candidates, table, depth: depth + 1, budget: budget, spent: &spent))
             return (candidates ?? table.liveRows).filter { !excluded.contains($0) }
         case .comparison:
-            var context = EvaluationContext(variables: Array(repeating: -1, count: slotCount))
-            return (candidates ?? table.liveRows).filter { p.matches($0, &context) }
+            return try filterRows(p, candidates ?? table.liveRows, depth: depth, budget: budget, spent: &spent)
         }
     }
 
@@ -655,10 +712,36 @@ struct BoundQuery {
         return lookup.count()
     }
 
-    /// Whether one row matches.
-    func matches(_ row: Int32) -> Bool {
-        var context = EvaluationContext(variables: Array(repeating: -1, count: slotCount))
-        return predicate.matches(row, &context)
+    /// Whether one row matches, in an evaluation whose context is `context` (made by
+    /// ``makeContext(budget:)``; one for many rows shares its memos and budget). Check
+    /// `context.stop` after: a stopped evaluation answers `false`.
+    func matches(_ row: Int32, _ context: inout EvaluationContext) -> Bool {
+        predicate.matches(row, &context)
+    }
+}
+
+/// Why an evaluation stopped before its end: the work it did, past its budget, or the
+/// cancellation of its task.
+struct QueryStop: Error {
+    let reason: EvaluationContext.Stop
+    /// The work done, in units.
+    let work: Int
+    let budget: Int
+
+    /// The error a caller throws, naming the query (its text, when known) and the table.
+    func error(query text: String?, table: Table) -> LiveObjectsError {
+        let query = text.map { "the query '\($0.count > 200 ? String($0.prefix(200)) + "…" : $0)'" } ?? "the query"
+        switch reason {
+        case .budget:
+            return LiveObjectsError(
+                .limitExceeded,
+                "\(query) on \(table.name) was stopped after \(work) units of work, more than the "
+                    + "\(budget) allowed (Realm.Configuration.maximumQueryWork)", objectType: table.name)
+        case .cancelled:
+            return LiveObjectsError(
+                .cancelled, "\(query) on \(table.name) was cancelled after \(work) units of work",
+                objectType: table.name)
+        }
     }
 }
 
