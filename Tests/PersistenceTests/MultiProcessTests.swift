@@ -116,6 +116,7 @@ import Testing
         try await realm.write { try SharedWorkload.step("here-1", 1, in: $0) }
         let state = try await realm.read { try SharedWorkload.state(of: $0) }
         #expect(state.keys.count == 32 && state.tally == 32)
+        for _ in 0..<2000 where mirror.state.keys.count < 32 { try await Task.sleep(for: .milliseconds(1)) }
         #expect(SharedWorkload.digest(mirror.state.keys) == SharedWorkload.digest(state.keys))
         child.send("dump")
         let dump = await child.wait(for: "state ")
@@ -208,7 +209,9 @@ import Testing
         #expect(await child.wait(for: "done") != nil)
         try await realm.write { try SharedWorkload.step("here-1", 1, in: $0) }
         let state = try await realm.read { try SharedWorkload.state(of: $0) }
-        #expect(state.tally == 12 && state.keys.count == 12 && !state.ids.contains { $0.hasPrefix("here-lost") })
+        #expect(
+            state.tally == 12 && state.keys.count == 12 && !state.ids.contains { $0.hasPrefix("here-lost") },
+            "\(state.tally) \(state.ids.sorted())")
         try child.child.input.fileHandleForWriting.close()
         child.child.process.waitUntilExit()
         try await realm.close()

@@ -172,7 +172,10 @@ extension FileStorage {
                     }
                 }
             }
-            guard let current = FileIO.identity(path: journalPath), current != session.journalID,
+            // A journal renamed over the one this process reads, or one to start reading again
+            // (starting a fresh one failed after its rename).
+            guard let current = FileIO.identity(path: journalPath),
+                current != session.journalID || session.journalFD < 0,
                 try switchJournal(store, session)
             else { return }
         }

@@ -681,15 +681,17 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
             }
             if options.syncsJournal { try FileIO.sync(session.journalFD, path: journalPath) }
         } catch {
-            // Part of the line may be in the file: cut it off, so that a reopen does not replay
-            // a commit that was rolled back. If even that fails, stop using the journal: the
-            // next commit saves the snapshot, which replaces it.
+            // Part of the line may be in the file: cut it off, so that a reopen (or another
+            // process) does not replay a commit that was rolled back. If even that fails, stop
+            // using the journal: the next commit saves the snapshot, which replaces it. (When
+            // only syncing the cut fails, the file as everyone reads it is cut: it stays in use.)
             do throws(LiveObjectsError) {
                 try FileIO.truncate(session.journalFD, to: session.journalSize, path: journalPath)
-                if options.syncsJournal { try FileIO.sync(session.journalFD, path: journalPath) }
             } catch {
                 closeJournal(session)
+                throw error
             }
+            if options.syncsJournal { try? FileIO.sync(session.journalFD, path: journalPath) }
             throw error
         }
         session.journalSize += session.writer.count
