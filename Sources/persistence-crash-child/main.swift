@@ -15,15 +15,17 @@
 //   sets all along. Each line "dump" on its standard input prints
 //   "state ENTRIES TALLY DIGEST MIRROR-COUNT MIRROR-DIGEST NOTIFICATIONS BAD" once its
 //   change sets have caught up with its realm.
-// - follow: opens the shared workload's file and prints "seen ENTRIES" each time the entries
-//   change (for the latency figure).
+// - follow: opens the shared workload's file and prints "seen ENTRIES NANOSECONDS" each time
+//   the entries change (the monotonic clock, the same in every process).
+// - pace STEPS: writes STEPS entries of the shared workload 10 ms apart, printing
+//   "ack ID NANOSECONDS" when each write returns. With follow: the latency figure.
 import Foundation
 import LiveObjects
 import LiveObjectsTestSupport
 import Persistence
 
 let arguments = CommandLine.arguments
-let modes = ["journal", "save", "hold", "try", "hold-alone", "try-alone", "shared", "follow"]
+let modes = ["journal", "save", "hold", "try", "hold-alone", "try-alone", "shared", "follow", "pace"]
 guard arguments.count >= 3, modes.contains(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: persistence-crash-child FILE \(modes.joined(separator: "|"))\n".utf8))
     exit(2)
@@ -48,6 +50,8 @@ do {
         try await runShared(seed: UInt64(arguments[3])!, steps: Int(arguments[4])!, tag: arguments[5])
     case "follow":
         try await follow()
+    case "pace":
+        try await pace(steps: Int(arguments[3])!)
     case "try", "try-alone":
         do {
             let realm = try await Realm.open(configuration)
@@ -148,5 +152,23 @@ func follow() async throws {
     let realm = try await Realm.open(sharedConfiguration())
     let changes = try await realm.read { $0.objects(SharedEntry.self).changes() }
     say("open")
-    for await change in changes { say("seen \(change.snapshot.count)") }
+    for await change in changes { say("seen \(change.snapshot.count) \(monotonicNanoseconds())") }
+}
+
+func pace(steps: Int) async throws {
+    let realm = try await Realm.open(sharedConfiguration())
+    for k in 1...max(steps, 1) {
+        let id = "pace-\(k)-\(getpid())"
+        try await realm.write { try SharedWorkload.step(id, k, in: $0) }
+        say("ack \(id) \(monotonicNanoseconds())")
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    try await realm.close()
+}
+
+/// The monotonic clock, in nanoseconds: comparable between processes of one machine.
+func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }
