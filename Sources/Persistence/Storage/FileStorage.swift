@@ -13,13 +13,20 @@ extension Realm.Storage {
     /// ```
     ///
     /// The file is a JSON snapshot (see docs/FORMAT.md); the journal is `<file>.journal` beside
-    /// it, saves go through `<file>.tmp`, and `<file>.lock` holds the advisory lock. Give each
-    /// file one identifier: the `Configuration(file:…)` initializers use the file's standardized
-    /// path. A file can be open in one realm of one process at a time: opening it again under
-    /// another identifier fails with `invalidOperation`, and opening it from another process
-    /// fails with `fileLocked` (after trying again for up to a second) until the realm is closed
-    /// (``Realm/close()``, or when it is released) or its process ends. Opening a file right after releasing its realm waits for
-    /// that realm to finish closing it.
+    /// it, saves go through `<file>.tmp`, and `<file>.lock` and `<file>.write-lock` hold the
+    /// advisory locks. Give each file one identifier: the `Configuration(file:…)` initializers
+    /// use the file's standardized path. Within a process, a file is open in one realm at a
+    /// time: opening it again under another identifier fails with `invalidOperation`.
+    ///
+    /// With the journal on, several processes can have the file open: a write takes the write
+    /// lock and first applies the commits the others appended, and each realm hears the
+    /// others' commits (when the journal changes, and before each read) with the change sets
+    /// and notifications of commits of its own. Without the journal, the file is the realm's
+    /// alone: opening it from another process fails with `fileLocked` (after trying again for
+    /// up to a second) until the realm is closed (``Realm/close()``, or when it is released) or
+    /// its process ends. A migration while other processes have the file open fails with
+    /// `fileInUse`. Opening a file right after releasing its realm waits for that realm to
+    /// finish closing it.
     public static func file(_ url: URL, options: FileStorage.Options = .init()) -> Realm.Storage {
         Realm.Storage(backend: FileStorage(url: url, options: options))
     }
