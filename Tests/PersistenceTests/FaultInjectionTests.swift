@@ -68,9 +68,12 @@ import Testing
         Scenario(name: "first open, journal", options: .init(), firstOpen: true),
         Scenario(name: "first open, no journal", options: .init(journal: false), firstOpen: true),
         Scenario(
-            name: "first open, afterEveryCommit, no journal", options: .init(savePolicy: .afterEveryCommit, journal: false),
+            name: "first open, afterEveryCommit, no journal",
+            options: .init(savePolicy: .afterEveryCommit, journal: false),
             firstOpen: true),
-        Scenario(name: "first open, afterEveryCommit with journal", options: .init(savePolicy: .afterEveryCommit), firstOpen: true),
+        Scenario(
+            name: "first open, afterEveryCommit with journal", options: .init(savePolicy: .afterEveryCommit),
+            firstOpen: true),
         Scenario(name: "first open, coalesced", options: .init(savePolicy: .coalesced(.zero)), firstOpen: true),
     ]
 
@@ -112,7 +115,9 @@ import Testing
         let label =
             "\(scenario.name), fault \(fault.map { "\($0.call) #\($0.n) errno \($0.code)" } ?? "none")\(times > 1 ? " and after, \(times == .max ? "for good" : "\(times) times")" : "")"
 
-        if scenario.firstOpen { return try await runFirstOpen(scenario, url, directory, fault: fault, times: times, label) }
+        if scenario.firstOpen {
+            return try await runFirstOpen(scenario, url, directory, fault: fault, times: times, label)
+        }
         // The file before the scenario: one item and the counter, made without faults.
         var model = Model(items: [0: "seed"], counter: 0)
         var base = Realm.Configuration(file: url, schema: Self.schema, schemaVersion: 0)

@@ -120,7 +120,8 @@ import Testing
         #expect(SharedWorkload.digest(mirror.state.keys) == SharedWorkload.digest(state.keys))
         child.send("dump")
         let dump = await child.wait(for: "state ")
-        #expect(dump?.split(separator: " ").dropFirst().prefix(3) == ["32", "32", "\(SharedWorkload.digest(state.keys))"])
+        #expect(
+            dump?.split(separator: " ").dropFirst().prefix(3) == ["32", "32", "\(SharedWorkload.digest(state.keys))"])
         try child.child.input.fileHandleForWriting.close()
         child.child.process.waitUntilExit()
         following.cancel()
@@ -135,7 +136,9 @@ import Testing
         let directory = try makeTemporaryDirectory()
         let url = directory.appendingPathComponent("read.json")
         // No file: refused, and nothing is made.
-        await #expect(throws: LiveObjectsError.self) { _ = try await Realm.open(Self.configuration(url, readOnly: true)) }
+        await #expect(throws: LiveObjectsError.self) {
+            _ = try await Realm.open(Self.configuration(url, readOnly: true))
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
         try await withRealm(Self.configuration(url)) { realm in
             try await realm.write { try SharedWorkload.step("first", 0, in: $0) }
@@ -199,7 +202,8 @@ import Testing
         // Every write of this process fails for a while (the plan counts this process's calls).
         for call in [FileFaults.Call.write, .sync] {
             let plan = FileFaults.install(
-                FileFaults.Plan(directory: directory.path, failing: (call, 1, call == .write ? ENOSPC : EIO), times: .max))
+                FileFaults.Plan(
+                    directory: directory.path, failing: (call, 1, call == .write ? ENOSPC : EIO), times: .max))
             await #expect(throws: LiveObjectsError.self) {
                 try await realm.write { try SharedWorkload.step("here-lost-\(call)", 1, in: $0) }
             }
@@ -255,7 +259,9 @@ import Testing
                 if let killAfter {
                     allDone = false
                     if running.acks.count >= killAfter {
-                        if Bool.random(using: &random) { try await Task.sleep(for: .microseconds(Int.random(in: 0..<3000, using: &random))) }
+                        if Bool.random(using: &random) {
+                            try await Task.sleep(for: .microseconds(Int.random(in: 0..<3000, using: &random)))
+                        }
                         running.kill()
                         acknowledged.formUnion(running.acks)
                         killedTags.insert(running.tag)

@@ -273,7 +273,8 @@ extension FileStorage {
         guard fd >= 0 else { return }
         guard let bytes = try? FileIO.readToEnd(fd, from: 0, path: journalPath),
             let end = bytes.firstIndex(of: 0x0A), end + 1 == bytes.count,
-            let header = try? Array(bytes[..<end]).withUnsafeBytesTyped({ (raw) throws(LiveObjectsError) -> JournalHeader in
+            let header = try? Array(bytes[..<end]).withUnsafeBytesTyped({
+                (raw) throws(LiveObjectsError) -> JournalHeader in
                 var decoder = SnapshotDecoder(raw, fileName: journalPath, verifiesChecksum: false)
                 return try decoder.readJournalHeader()
             }),
@@ -433,7 +434,9 @@ final class JournalWatcher: @unchecked Sendable {
                 if n <= 0 { break }
                 var offset = 0
                 while offset + 16 <= n {
-                    let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)) }
+                    let length = buffer.withUnsafeBytes {
+                        Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                    }
                     let field = buffer[(offset + 16)..<min(offset + 16 + length, n)]
                     let eventName = field.prefix { $0 != 0 }
                     if eventName.elementsEqual(name) { relevant = true }
