@@ -8,6 +8,7 @@
 //   ends (then closes the realm and prints "closed") or it is killed.
 // - try: tries to open the file realm once and prints "opened" (and closes it) or
 //   "error CODE".
+// - save-shared: as save, with the journal (the file shared; every commit folds it).
 // - hold-alone, try-alone: as hold and try, without the journal (the file to itself).
 // - shared SEED STEPS TAG: the multi-process workload (SharedWorkload) on a file other
 //   processes share: prints "open", then runs STEPS seeded writes (entry TAG-k) and reads,
@@ -25,7 +26,7 @@ import LiveObjectsTestSupport
 import Persistence
 
 let arguments = CommandLine.arguments
-let modes = ["journal", "save", "hold", "try", "hold-alone", "try-alone", "shared", "follow", "pace"]
+let modes = ["journal", "save", "save-shared", "hold", "try", "hold-alone", "try-alone", "shared", "follow", "pace"]
 guard arguments.count >= 3, modes.contains(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: persistence-crash-child FILE \(modes.joined(separator: "|"))\n".utf8))
     exit(2)
@@ -33,9 +34,11 @@ guard arguments.count >= 3, modes.contains(arguments[2]) else {
 let options =
     arguments[2] == "save"
     ? FileStorage.Options(savePolicy: .afterEveryCommit, journal: false)
-    : arguments[2].hasSuffix("-alone")
-        ? FileStorage.Options(savePolicy: .coalesced(.seconds(3600)), journal: false)
-        : FileStorage.Options(savePolicy: .manual, journal: true, journalFoldThreshold: 8 << 10)
+    : arguments[2] == "save-shared"
+        ? FileStorage.Options(savePolicy: .afterEveryCommit)
+        : arguments[2].hasSuffix("-alone")
+            ? FileStorage.Options(savePolicy: .coalesced(.seconds(3600)), journal: false)
+            : FileStorage.Options(savePolicy: .manual, journal: true, journalFoldThreshold: 8 << 10)
 let configuration = Realm.Configuration(
     file: URL(fileURLWithPath: arguments[1]), schema: CrashWorkload.schema, options: options)
 

@@ -250,10 +250,11 @@ extension FileStorage {
             return try replayJournal(journal, into: fresh, header: header, session: loaded).length
         }
         if loaded.commit > session.commit {
-            let entry = JournalEntry.difference(from: store, to: fresh, commit: loaded.commit)
             session.applyingExternal = true
             defer { session.applyingExternal = false }
-            try entry.apply(to: store)
+            for entry in JournalEntry.difference(from: store, to: fresh, commit: loaded.commit) {
+                try entry.apply(to: store)
+            }
             session.commit = loaded.commit
         }
         closeJournal(session)
@@ -293,11 +294,13 @@ extension FileStorage {
 }
 
 extension JournalEntry {
-    /// The entry that takes `old` to the state of `new` (same schema, the keys of `new`):
+    /// The entries that take `old` to the state of `new` (same schema, the keys of `new`):
     /// objects only in `new` inserted, objects only in `old` deleted, the changed properties
-    /// of the others updated.
-    static func difference(from old: Store, to new: Store, commit: UInt64) -> JournalEntry {
+    /// of the others updated. One entry, or two when an object of `new` has the slot of one
+    /// deleted from `old` (an entry never reuses a slot it frees): the deletions first.
+    static func difference(from old: Store, to new: Store, commit: UInt64) -> [JournalEntry] {
         var entry = JournalEntry(commit: commit, changes: [])
+        var reusesSlots = false
         for table in old.tables {
             guard let other = new.tablesByName[table.name] else { continue }
             var inserts: [JournalRecord] = []
@@ -313,6 +316,7 @@ extension JournalEntry {
                     fields.append((p, field(property, value), 0))
                 }
                 if mine == nil {
+                    if Int(key.row) < table.rowCount && table.isLive(Int32(key.row)) { reusesSlots = true }
                     inserts.append(JournalRecord(key: key, fields: fields, offset: 0))
                 } else if !fields.isEmpty {
                     updates.append(JournalRecord(key: key, fields: fields, offset: 0))
@@ -326,7 +330,11 @@ extension JournalEntry {
                 entry.changes.append((table, inserts, updates, deletes))
             }
         }
-        return entry
+        guard reusesSlots else { return [entry] }
+        var deletions = JournalEntry(commit: commit, changes: [])
+        deletions.changes = entry.changes.map { ($0.table, [], [], $0.deletes) }
+        entry.changes = entry.changes.map { ($0.table, $0.inserts, $0.updates, []) }
+        return [deletions, entry]
     }
 
     private static func field(_ property: Property, _ value: PropertyValue) -> JournalField {
