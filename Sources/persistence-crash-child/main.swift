@@ -20,13 +20,17 @@
 //   the entries change (the monotonic clock, the same in every process).
 // - pace STEPS: writes STEPS entries of the shared workload 10 ms apart, printing
 //   "ack ID NANOSECONDS" when each write returns. With follow: the latency figure.
+// - reads COUNT: prints the median time of COUNT empty `realm.read` calls (in 20 rounds) on the
+//   file shared (journal on, each read checks the journal) and on FILE.alone (journal off).
 import Foundation
 import LiveObjects
 import LiveObjectsTestSupport
 import Persistence
 
 let arguments = CommandLine.arguments
-let modes = ["journal", "save", "save-shared", "hold", "try", "hold-alone", "try-alone", "shared", "follow", "pace"]
+let modes = [
+    "journal", "save", "save-shared", "hold", "try", "hold-alone", "try-alone", "shared", "follow", "pace", "reads",
+]
 guard arguments.count >= 3, modes.contains(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: persistence-crash-child FILE \(modes.joined(separator: "|"))\n".utf8))
     exit(2)
@@ -55,6 +59,8 @@ do {
         try await follow()
     case "pace":
         try await pace(steps: Int(arguments[3])!)
+    case "reads":
+        try await measureReads(count: Int(arguments[3])!)
     case "try", "try-alone":
         do {
             let realm = try await Realm.open(configuration)
@@ -174,4 +180,22 @@ func monotonicNanoseconds() -> UInt64 {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+func measureReads(count: Int) async throws {
+    let shared = try await Realm.open(sharedConfiguration())
+    let alone = try await Realm.open(
+        Realm.Configuration(
+            file: URL(fileURLWithPath: arguments[1] + ".alone"), objectTypes: SharedWorkload.types,
+            options: FileStorage.Options(journal: false)))
+    for (name, realm) in [("shared", shared), ("alone", alone)] {
+        var rounds: [Double] = []
+        for _ in 0..<20 {
+            let start = monotonicNanoseconds()
+            for _ in 0..<count { _ = try await realm.read { _ in 0 } }
+            rounds.append(Double(monotonicNanoseconds() - start) / Double(count))
+        }
+        rounds.sort()
+        say("\(name): median \(rounds[rounds.count / 2]) ns per read")
+    }
 }

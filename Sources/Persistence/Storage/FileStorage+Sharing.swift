@@ -129,11 +129,10 @@ extension FileStorage {
         guard let session, session.store === store, isShared, !session.writeLocked, !session.applyingExternal else {
             return
         }
-        watcher?.willCatchUp()
-        // The common case, two system calls: the same journal, no new bytes.
-        if session.journalFD >= 0, let open = FileIO.identity(fd: session.journalFD),
-            open.size == session.journalSize, FileIO.identity(path: journalPath) == open.id
-        {
+        // The common case, one system call: no news from the watcher (which hears of folds),
+        // and no new bytes in the journal.
+        let told = watcher?.willCatchUp() ?? true
+        if !told, session.journalFD >= 0, FileIO.identity(fd: session.journalFD)?.size == session.journalSize {
             return
         }
         if writeLockFD < 0 { writeLockFD = Self.openIfPresent(writeLockPath) }
@@ -422,8 +421,9 @@ final class JournalWatcher: @unchecked Sendable {
     }
 
     /// The realm starts catching up: a change after this point needs another catch-up.
-    func willCatchUp() {
-        pending.store(false, ordering: .sequentiallyConsistent)
+    /// Returns whether a change was waiting.
+    func willCatchUp() -> Bool {
+        pending.exchange(false, ordering: .sequentiallyConsistent)
     }
 
     /// A catch-up found a write in progress: try again when it ends.
