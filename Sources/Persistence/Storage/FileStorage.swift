@@ -149,8 +149,9 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         /// Default: nil (automatic changes only).
         public var migration: MigrationBlock?
         /// Whether the realm only reads the file (an extension beside the app that writes it):
-        /// opening creates and changes no file and takes no write lock, and the realm sees the
-        /// commits of the processes that write the file as they make them. A write, or a save,
+        /// opening creates and changes no file (not even the lock files) and never holds the
+        /// write lock exclusively (only shared, while it reads the journal), and the realm sees
+        /// the commits of the processes that write the file as they make them. A write, or a save,
         /// throws `readOnly`; the file must exist and need no migration. Default: `false`.
         public var readOnly: Bool = false
 
