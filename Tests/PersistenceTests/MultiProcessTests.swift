@@ -1,6 +1,7 @@
 import Foundation
 import LiveObjects
 import LiveObjectsTestSupport
+import Observation
 import Testing
 
 @testable import Persistence
@@ -130,6 +131,34 @@ import Testing
             try await realm.read { try SharedWorkload.state(of: $0) }
         }
         #expect(reopened.tally == 32 && Set(reopened.ids).count == 32)
+    }
+
+    @Test func observationHearsTheCommitsOfAnotherProcess() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("observed.json")
+        let realm = try await Realm.open(Self.configuration(url))
+        try await realm.write { try SharedWorkload.step("here-0", 0, in: $0) }
+        let child = try Running(file: url, seed: 4, steps: 1, tag: "there")
+        let (before, after, changes) = try await realm.read { r -> (Int, Int, Int) in
+            let tally = r.objects(SharedTally.self).first!
+            let changes = Locked(0)
+            withObservationTracking {
+                _ = tally.value
+            } onChange: {
+                changes.withLock { $0 += 1 }
+            }
+            let before = tally.value
+            // The realm is busy here: the child's commit arrives when it catches up.
+            for _ in 0..<5000 where tally.value == before {
+                Thread.sleep(forTimeInterval: 0.001)
+                r.catchUpWithStorage()
+            }
+            return (before, tally.value, changes.withLock { $0 })
+        }
+        #expect(before == 1 && after == 2 && changes == 1)
+        #expect(await child.wait(for: "done") != nil)
+        try child.child.input.fileHandleForWriting.close()
+        child.child.process.waitUntilExit()
+        try await realm.close()
     }
 
     @Test func aReadOnlyOpenChangesNoFileSeesOthersCommitsAndRefusesWrites() async throws {
