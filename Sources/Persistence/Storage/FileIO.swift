@@ -303,15 +303,23 @@ enum FileIO {
     static func tryExclusive(_ fd: Int32) -> Bool {
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
-            while flock(fd, LOCK_SH) != 0 && errno == EINTR {}
+            share(fd)
             return false
         }
         return true
     }
 
-    /// Turns an exclusive lock back into a shared one.
+    /// Turns an exclusive lock back into a shared one (or takes the shared lock again after a
+    /// failed ``tryExclusive(_:)``). Not waiting for good: an exclusive lock another descriptor
+    /// took in between (a realm without the journal) is held for that realm's whole life, so
+    /// after a second the descriptor is left without a lock (its realm is closing or failing
+    /// to open then).
     static func share(_ fd: Int32) {
-        while flock(fd, LOCK_SH) != 0 && errno == EINTR {}
+        let deadline = ContinuousClock.now.advanced(by: .seconds(1))
+        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
+            guard errno == EINTR || (errno == EWOULDBLOCK && ContinuousClock.now < deadline) else { return }
+            if errno == EWOULDBLOCK { usleep(1_000) }
+        }
     }
 
     /// Takes a `flock` on an open descriptor, waiting for it (`wait`) or not; returns whether
@@ -365,13 +373,16 @@ enum FileIO {
     static func identity(fd: Int32) -> (id: FileID, size: Int)? {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
-        return (FileID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), Int(info.st_size))
+        return (
+            FileID(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino)),
+            Int(info.st_size)
+        )
     }
 
     static func identity(path: String) -> FileID? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return FileID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        return FileID(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino))
     }
 
     /// Releases a lock taken by ``lock(_:file:)``.

@@ -402,7 +402,11 @@ final class JournalWatcher: @unchecked Sendable {
             var info = stat()
             let now: (FileID?, Int) =
                 stat(path, &info) == 0
-                ? (FileID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), Int(info.st_size)) : (nil, 0)
+                ? (
+                    FileID(
+                        device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino)),
+                    Int(info.st_size)
+                ) : (nil, 0)
             let changed = last.withLock { (seen) -> Bool in
                 defer { seen = now }
                 return seen.0 != now.0 || seen.1 != now.1
