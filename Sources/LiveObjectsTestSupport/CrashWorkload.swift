@@ -69,3 +69,50 @@ public enum CrashWorkload {
         return (counter?["value"].intValue ?? 0, items, last)
     }
 }
+
+/// An entry of the shared-file workload: each write of a process adds one, with a unique id.
+public final class SharedEntry: Object {
+    @Persisted(primaryKey: true) public var id = ""
+    @Persisted public var value = 0
+}
+
+/// The tally of the shared-file workload: every write adds one to it in the write that adds
+/// an entry, so that it equals the number of entries unless an update was lost.
+public final class SharedTally: Object {
+    @Persisted(primaryKey: true) public var id = 0
+    @Persisted public var value = 0
+}
+
+/// The workload of the multi-process test: processes share one file realm, each adding
+/// entries (and bumping the tally, a read-modify-write) and reading, while following the
+/// entries' change sets.
+public enum SharedWorkload {
+    /// The model types.
+    public static let types: [Object.Type] = [SharedEntry.self, SharedTally.self]
+
+    /// One write: adds entry `id` and adds one to the tally.
+    public static func step(_ id: String, _ value: Int, in realm: isolated Realm) throws {
+        try realm.dynamicCreate("SharedEntry", value: ["id": .string(id), "value": .int(Int64(value))])
+        let tally = try realm.dynamicObject(ofType: "SharedTally", forPrimaryKey: 0)?["value"].intValue ?? 0
+        try realm.dynamicCreate("SharedTally", value: ["id": 0, "value": .int(tally + 1)], update: .modified)
+    }
+
+    /// The entries' ids and keys, and the tally.
+    public static func state(of realm: isolated Realm) throws -> (ids: [String], keys: [ObjectKey], tally: Int64) {
+        let entries = try realm.dynamicObjects("SharedEntry")
+        let tally = try realm.dynamicObject(ofType: "SharedTally", forPrimaryKey: 0)?["value"].intValue ?? 0
+        return (entries.map { $0["id"].stringValue ?? "" }, entries.map(\.key), tally)
+    }
+
+    /// A digest of a set of keys (FNV-1a over their sorted descriptions).
+    public static func digest(_ keys: [ObjectKey]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for key in keys.sorted() {
+            for byte in "\(key);".utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x100_0000_01b3
+            }
+        }
+        return hash
+    }
+}

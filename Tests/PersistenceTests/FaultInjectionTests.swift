@@ -53,6 +53,8 @@ import Testing
         var keepsHistory = false
         /// Opens the file with ``FaultInjectionTests/migratedSchema`` at schema version 1.
         var migrates = false
+        /// Opens a file that does not exist yet (and only opens it).
+        var firstOpen = false
         var testDescription: String { name }
     }
 
@@ -63,6 +65,16 @@ import Testing
         Scenario(name: "afterEveryCommit with journal", options: .init(savePolicy: .afterEveryCommit)),
         Scenario(name: "coalesced, journal", options: .init(savePolicy: .coalesced(.zero), journalFoldThreshold: 300)),
         Scenario(name: "migration at open", options: .init(migration: { _ in }), migrates: true),
+        Scenario(name: "first open, journal", options: .init(), firstOpen: true),
+        Scenario(name: "first open, no journal", options: .init(journal: false), firstOpen: true),
+        Scenario(
+            name: "first open, afterEveryCommit, no journal",
+            options: .init(savePolicy: .afterEveryCommit, journal: false),
+            firstOpen: true),
+        Scenario(
+            name: "first open, afterEveryCommit with journal", options: .init(savePolicy: .afterEveryCommit),
+            firstOpen: true),
+        Scenario(name: "first open, coalesced", options: .init(savePolicy: .coalesced(.zero)), firstOpen: true),
     ]
 
     static let writes = 8
@@ -103,6 +115,9 @@ import Testing
         let label =
             "\(scenario.name), fault \(fault.map { "\($0.call) #\($0.n) errno \($0.code)" } ?? "none")\(times > 1 ? " and after, \(times == .max ? "for good" : "\(times) times")" : "")"
 
+        if scenario.firstOpen {
+            return try await runFirstOpen(scenario, url, directory, fault: fault, times: times, label)
+        }
         // The file before the scenario: one item and the counter, made without faults.
         var model = Model(items: [0: "seed"], counter: 0)
         var base = Realm.Configuration(file: url, schema: Self.schema, schemaVersion: 0)
@@ -172,6 +187,31 @@ import Testing
         let reopened = try await withRealm(configuration) { realm in try await Self.contents(of: realm) }
         #expect(reopened == model, "\(label), reopened")
         return (counts, thrown)
+    }
+
+    /// Opens a file that does not exist under the fault: a failed open leaves no file (the lock
+    /// files aside, which hold nothing); one that succeeds leaves an empty realm.
+    func runFirstOpen(
+        _ scenario: Scenario, _ url: URL, _ directory: URL, fault: (call: FileFaults.Call, n: Int, code: Int32)?,
+        times: Int, _ label: String
+    ) async throws -> (counts: [FileFaults.Call: Int], thrown: Int) {
+        let configuration = Realm.Configuration(file: url, schema: Self.schema, options: scenario.options)
+        let plan = FileFaults.install(FileFaults.Plan(directory: directory.path, failing: fault, times: times))
+        do {
+            let realm = try await Realm.open(configuration)
+            try? await realm.close()
+        } catch {
+            let counts = FileFaults.remove(plan)
+            let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+                !$0.hasSuffix(".lock") && !$0.hasSuffix(".write-lock")
+            }
+            #expect(left.isEmpty, "\(label): a failed first open left \(left)")
+            return (counts, 1)
+        }
+        let counts = FileFaults.remove(plan)
+        let model = try await withRealm(configuration) { realm in try await Self.contents(of: realm) }
+        #expect(model == Model(items: [:], counter: -1), "\(label), reopened")
+        return (counts, 0)
     }
 
     /// A fresh directory, in memory where the system has one (the faults are injected: the

@@ -21,13 +21,13 @@ import Testing
         let input: Pipe
         let output: Pipe
 
-        init(file: URL, mode: String) throws {
+        init(file: URL, mode: String, arguments extra: [String] = []) throws {
             let executable = try #require(CrashTests.childURL, "the persistence-crash-child executable was not built")
             process = Process()
             input = Pipe()
             output = Pipe()
             process.executableURL = executable
-            process.arguments = [file.path, mode]
+            process.arguments = [file.path, mode] + extra
             process.standardInput = input
             process.standardOutput = output
             try process.run()
@@ -48,8 +48,8 @@ import Testing
     }
 
     /// Runs the child in `try` mode and returns what it printed.
-    func tryOpening(_ file: URL) throws -> String? {
-        let child = try Child(file: file, mode: "try")
+    func tryOpening(_ file: URL, mode: String = "try") throws -> String? {
+        let child = try Child(file: file, mode: mode)
         try child.input.fileHandleForWriting.close()
         let line = child.line()
         child.process.waitUntilExit()
@@ -60,26 +60,35 @@ import Testing
         Realm.Configuration(file: url, schema: CrashWorkload.schema, options: options)
     }
 
-    @Test func anotherProcessCannotOpenAFileThisProcessHasOpen() async throws {
+    /// Without the journal a realm keeps its file to itself.
+    static let alone = FileStorage.Options(savePolicy: .coalesced(.seconds(3600)), journal: false)
+
+    @Test func anotherProcessCannotOpenAFileThisProcessHasOpenWithoutTheJournal() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("held.json")
-        let realm = try await Realm.open(configuration(url))
+        let realm = try await Realm.open(configuration(url, Self.alone))
         try await realm.write { try CrashWorkload.step(1, in: $0) }
         let snapshot = fileBytes(url)
-        let journal = fileBytes(URL(fileURLWithPath: url.path + ".journal"))
+        #expect(try tryOpening(url, mode: "try-alone") == "error fileLocked")
+        // With the journal too: the file is kept to itself by this process.
         #expect(try tryOpening(url) == "error fileLocked")
-        #expect(fileBytes(url) == snapshot && fileBytes(URL(fileURLWithPath: url.path + ".journal")) == journal)
+        #expect(fileBytes(url) == snapshot)
         try await realm.close()
+        #expect(try tryOpening(url, mode: "try-alone") == "opened")
+        // Open with the journal here, the file is shared with processes that use it too.
+        let shared = try await Realm.open(configuration(url))
         #expect(try tryOpening(url) == "opened")
+        #expect(try tryOpening(url, mode: "try-alone") == "error fileLocked")
+        try await shared.close()
     }
 
-    @Test func aFileAnotherProcessHasOpenIsRefusedUntilThatProcessEnds() async throws {
+    @Test func aFileAnotherProcessHasOpenWithoutTheJournalIsRefusedUntilThatProcessEnds() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("child.json")
         // Closed by the child: its realm closes and releases the file when its input ends.
-        let polite = try Child(file: url, mode: "hold")
+        let polite = try Child(file: url, mode: "hold-alone")
         #expect(polite.line() == "open")
         let bytes = fileBytes(url)
         do {
-            _ = try await Realm.open(configuration(url))
+            _ = try await Realm.open(configuration(url, Self.alone))
             Issue.record("the second open succeeded")
         } catch {
             #expect(error.code == .fileLocked)
@@ -87,16 +96,16 @@ import Testing
             #expect(error.message.contains("another process"))
         }
         #expect(fileBytes(url) == bytes)
-        #expect(!FileStorage.isOpen(configuration(url)))
+        #expect(!FileStorage.isOpen(configuration(url, Self.alone)))
         try polite.input.fileHandleForWriting.close()
         #expect(polite.line() == "closed")
         polite.process.waitUntilExit()
         try await withRealm(configuration(url)) { realm in try await realm.write { try CrashWorkload.step(1, in: $0) } }
 
         // Killed: the system releases the lock with the process.
-        let killed = try Child(file: url, mode: "hold")
+        let killed = try Child(file: url, mode: "hold-alone")
         #expect(killed.line() == "open")
-        await #expect(throws: LiveObjectsError.self) { _ = try await Realm.open(configuration(url)) }
+        await #expect(throws: LiveObjectsError.self) { _ = try await Realm.open(configuration(url, Self.alone)) }
         kill(killed.process.processIdentifier, SIGKILL)
         killed.process.waitUntilExit()
         #expect(killed.process.terminationReason == .uncaughtSignal)

@@ -57,6 +57,11 @@ public struct LiveObjectsError: Error, Sendable, Hashable, CustomStringConvertib
         /// A file is locked by another process that has it open for writing (a file realm
         /// opened twice).
         public static let fileLocked = Code(rawValue: "fileLocked")
+        /// A change that needs a file to itself (a migration, deleting its data for a new
+        /// schema) was asked for while other processes have the file open.
+        public static let fileInUse = Code(rawValue: "fileInUse")
+        /// A write, or a save, was asked of a realm opened read-only.
+        public static let readOnly = Code(rawValue: "readOnly")
         /// A file or input is malformed.
         public static let corruptFile = Code(rawValue: "corruptFile")
         /// The schema version of a file is higher than the one asked for, or the schema changed

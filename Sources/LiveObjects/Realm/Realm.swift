@@ -123,7 +123,7 @@ public actor Realm {
     func write<T>(
         silencing tokens: Set<SubscriptionToken>, _ body: @Sendable (isolated Realm) throws -> sending T
     ) throws -> sending T {
-        try store.beginWrite()
+        try openWrite()
         subscriptions.silencedTokens = tokens
         return try finishWrite(body(self))
     }
@@ -149,6 +149,7 @@ public actor Realm {
     /// - Throws: the error `body` throws, or the first error an accessor inside it recorded
     ///   (`notInWriteTransaction` for a setter, `objectInvalidated` for a deleted object).
     public func read<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {
+        if !store.isInWrite && !store.isClosed { configuration.storage.backend?.catchUp(store) }
         let outer = store.takePendingError()
         let result = try body(self)
         if let error = store.takePendingError() ?? outer { throw error }
@@ -160,7 +161,7 @@ public actor Realm {
     ///
     /// - Throws: the errors of ``add(_:update:)-(Object,_)``.
     public func write(adding objects: sending [Object], update: UpdatePolicy = .error) throws {
-        try store.beginWrite()
+        try openWrite()
         try finishWrite(objects.forEach { try add($0, update: update) })
     }
 
@@ -168,7 +169,23 @@ public actor Realm {
     ///
     /// - Throws: `alreadyInWriteTransaction`.
     public func beginWrite() throws(LiveObjectsError) {
+        try openWrite()
+    }
+
+    /// Opens a write on the store, after the storage has made ready for it (a file shared
+    /// with other processes takes its write lock and applies their commits first, so that the
+    /// write's body sees the latest state).
+    private func openWrite() throws(LiveObjectsError) {
+        if !store.isInWrite && !store.isClosed { try configuration.storage.backend?.willBeginWrite(store) }
         try store.beginWrite()
+    }
+
+    /// Applies the commits that other processes made to the realm's storage since this realm
+    /// last looked (a file shared between processes), each as a commit of its own with its
+    /// notifications. Does nothing during a write or once closed.
+    package func catchUpWithStorage() {
+        guard !store.isInWrite, !store.isClosed else { return }
+        configuration.storage.backend?.catchUp(store)
     }
 
     /// Commits the write opened by ``beginWrite()``.
@@ -227,10 +244,23 @@ package protocol StorageBackend: Sendable {
     /// Called once the realm is made, after ``open(_:configuration:)``: for work the engine
     /// schedules later on the realm (a deferred save). The default does nothing.
     func attach(_ realm: Realm)
+    /// Called before a write opens (outside any write, on an open realm): storage shared with
+    /// other processes takes its write lock, held until the write commits or is cancelled
+    /// (the backend hears it in the commit pipeline), and applies the commits the others made.
+    /// The default does nothing.
+    ///
+    /// - Throws: the error that makes the write fail (no write is then open, no lock held).
+    func willBeginWrite(_ store: Store) throws(LiveObjectsError)
+    /// Applies the commits other processes made, if any (cheap when there are none): called
+    /// before a read and when the storage tells the realm that it changed. Errors are kept for
+    /// the next write. The default does nothing.
+    func catchUp(_ store: Store)
 }
 
 extension StorageBackend {
     package func attach(_ realm: Realm) {}
+    package func willBeginWrite(_ store: Store) throws(LiveObjectsError) {}
+    package func catchUp(_ store: Store) {}
     package func prepareToOpen() async {}
 }
 

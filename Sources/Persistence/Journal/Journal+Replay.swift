@@ -29,11 +29,18 @@ struct JournalReplay {
     let verifiesChecksums: Bool
     /// The complete lines, line breaks excluded.
     private(set) var lines: [Range<Int>] = []
+    /// Where `raw` starts in the file, and the number of the line before its first.
+    let fileOffset: Int
+    let lineOffset: Int
 
-    init(_ raw: UnsafeRawBufferPointer, path: String, verifiesChecksums: Bool) {
+    init(
+        _ raw: UnsafeRawBufferPointer, path: String, verifiesChecksums: Bool, fileOffset: Int = 0, lineOffset: Int = 0
+    ) {
         self.raw = raw
         self.path = path
         self.verifiesChecksums = verifiesChecksums
+        self.fileOffset = fileOffset
+        self.lineOffset = lineOffset
         // Lines end with '\n'; JSON text written compactly holds no raw line break.
         var start = 0
         for i in 0..<raw.count where raw[i] == 0x0A {
@@ -69,7 +76,7 @@ struct JournalReplay {
         let actual = Journal.actualChecksum(line)
         guard actual == recorded else {
             let hex = { (v: UInt32) in String(decoding: CRC32C.hex(v), as: UTF8.self) }
-            let offset = range.upperBound - Journal.checksumSuffixLength + Journal.checksumPrefix.count
+            let offset = fileOffset + range.upperBound - Journal.checksumSuffixLength + Journal.checksumPrefix.count
             let reason =
                 "the line is damaged: the checksum of its bytes is \(hex(actual)), not the \(hex(recorded)) it records"
             var error = LiveObjectsError(.corruptFile, "\(reason) (at byte \(offset))", file: path)
@@ -83,7 +90,8 @@ struct JournalReplay {
     private func decoder(_ n: Int) -> SnapshotDecoder {
         let range = lines[n - 1]
         return SnapshotDecoder(
-            UnsafeRawBufferPointer(rebasing: raw[range]), fileName: path, startOffset: range.lowerBound, startLine: n,
+            UnsafeRawBufferPointer(rebasing: raw[range]), fileName: path, startOffset: fileOffset + range.lowerBound,
+            startLine: lineOffset + n,
             verifiesChecksum: verifiesChecksums)
     }
 
@@ -158,5 +166,49 @@ struct JournalReplay {
             header.formatVersion == Journal.formatVersion && header.schemaVersion == session.schemaVersion
             && previous == session.commit
         return (appendable, validLength)
+    }
+}
+
+extension JournalReplay {
+    /// Applies the complete lines of `raw`, bytes of a journal of format `formatVersion` past
+    /// its header (written by other processes), whose commits come after the session's: each
+    /// as a commit of its own, marked as applied from the file so that the realm's storage
+    /// does not write it again. Returns the length of the lines read: a last line without its
+    /// line break (being written, or torn by a process that died) is left for later.
+    ///
+    /// - Throws: `corruptFile` for a damaged line or a missing commit; the lines before it are
+    ///   applied and counted in `session`.
+    mutating func applyAppended(into store: Store, session: FileStorage.Session, formatVersion: Int64)
+        throws(LiveObjectsError) -> Int
+    {
+        var consumed = 0
+        for n in stride(from: 1, through: lines.count, by: 1) {
+            let range = lines[n - 1]
+            var decoder = decoder(n)
+            do throws(LiveObjectsError) {
+                if formatVersion >= 2 {
+                    let checked = try checkChecksum(n)
+                    if !checked && verifiesChecksums { throw decoder.corrupt("the line has no checksum") }
+                }
+                let commit = try decoder.readJournalCommit()
+                if commit > session.commit {
+                    guard commit == session.commit + 1 else {
+                        throw decoder.corrupt(
+                            "commit \(session.commit + 1) is missing from the journal (found \(commit))")
+                    }
+                    let entry = try decoder.readJournalChanges(commit: commit, store: store, version: formatVersion)
+                    session.applyingExternal = true
+                    defer { session.applyingExternal = false }
+                    try entry.apply(to: store)
+                    session.commit = commit
+                }
+            } catch {
+                throw wrap(error, line: lineOffset + n, at: fileOffset + range.lowerBound)
+            }
+            consumed = range.upperBound + 1
+            session.journalSize = fileOffset + consumed
+            session.journalLines = lineOffset + n
+        }
+        return consumed
     }
 }

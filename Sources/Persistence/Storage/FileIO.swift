@@ -9,6 +9,12 @@ import LiveObjects
     import Darwin
 #endif
 
+/// Which file a descriptor or path is: a file replaced by a rename has a new one.
+struct FileID: Equatable {
+    var device: UInt64
+    var inode: UInt64
+}
+
 /// Thin wrappers over the POSIX calls that atomic saving and journaling need.
 enum FileIO {
     static func error(_ what: String, _ path: String, _ code: Int32 = errno) -> LiveObjectsError {
@@ -184,6 +190,13 @@ enum FileIO {
         guard unlink(path) == 0 || errno == ENOENT else { throw error("removing the file", path) }
     }
 
+    /// Removes a file that a failed operation made itself, to leave things as they were: not
+    /// counted by ``FileFaults`` (it undoes a failure already being reported, and has no remedy
+    /// of its own if it fails).
+    static func removeMade(_ path: String) {
+        _ = unlink(path)
+    }
+
     /// Renames `from` over `to`.
     static func rename(_ from: String, over to: String) throws(LiveObjectsError) {
         if let code = FileFaults.check(.rename, to) {
@@ -235,9 +248,10 @@ enum FileIO {
         try replaceAtomically(path, temporary: temporary, directory: directory, replaced: &replaced, write: body)
     }
 
-    /// Takes the advisory lock of a file realm: an exclusive `flock` on `lockPath` (created
-    /// with mode 0600 if needed), held by the returned descriptor until it is closed or the
-    /// process ends.
+    /// Takes the advisory lock of a file realm: a `flock` on `lockPath` (created with mode 0600
+    /// if needed), exclusive or shared, held by the returned descriptor until it is closed or
+    /// the process ends. A shared open (`readOnly`) does not create the lock file: it returns -1
+    /// when there is none (no process has the file open).
     ///
     /// A lock that is held is tried again for up to `grace` before the open fails: a lock
     /// released a moment ago can still be held by a child process that this process forked
@@ -246,14 +260,22 @@ enum FileIO {
     /// fail because of that.
     ///
     /// - Throws: `fileLocked` when another process (or another descriptor, even of this
-    ///   process) holds it; `io` when the lock file cannot be opened.
-    static func lock(_ lockPath: String, file: String, grace: Duration = .seconds(1)) throws(LiveObjectsError) -> Int32
-    {
-        let fd = openForWriting(lockPath, O_RDWR | O_CREAT)
+    ///   process) holds it in a mode that excludes this one; `io` when the lock file cannot be
+    ///   opened.
+    static func lock(
+        _ lockPath: String, file: String, shared: Bool = false, readOnly: Bool = false, grace: Duration = .seconds(1)
+    ) throws(LiveObjectsError) -> Int32 {
+        let fd: Int32
+        if readOnly {
+            fd = open(lockPath, O_RDONLY | O_CLOEXEC)
+            if fd < 0 && errno == ENOENT { return -1 }
+        } else {
+            fd = openForWriting(lockPath, O_RDWR | O_CREAT)
+        }
         guard fd >= 0 else { throw error("opening the lock file \(lockPath)", file) }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: grace)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        while flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
             let code = errno
             if code == EINTR { continue }
             if code == EWOULDBLOCK && clock.now < deadline {
@@ -264,12 +286,103 @@ enum FileIO {
             if code == EWOULDBLOCK {
                 throw LiveObjectsError(
                     .fileLocked,
-                    "the file is open for writing in another process or realm (its lock file \(lockPath) is held)",
+                    shared
+                        ? "the file is open in another process or realm that keeps it to itself (a realm without a journal, or a migration; its lock file \(lockPath) is held)"
+                        : "the file is open for writing in another process or realm (its lock file \(lockPath) is held)",
                     file: file)
             }
             throw error("locking \(lockPath)", file, code)
         }
         return fd
+    }
+
+    /// Turns a shared lock taken by ``lock(_:file:shared:readOnly:grace:)`` into an exclusive
+    /// one if no other descriptor holds it; returns whether it did. On failure the descriptor
+    /// holds the shared lock again (`flock` does not change a lock's mode atomically: it is
+    /// released, then taken again).
+    static func tryExclusive(_ fd: Int32) -> Bool {
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            share(fd)
+            return false
+        }
+        return true
+    }
+
+    /// Turns an exclusive lock back into a shared one (or takes the shared lock again after a
+    /// failed ``tryExclusive(_:)``). Not waiting for good: an exclusive lock another descriptor
+    /// took in between (a realm without the journal) is held for that realm's whole life, so
+    /// after a second the descriptor is left without a lock (its realm is closing or failing
+    /// to open then).
+    static func share(_ fd: Int32) {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(1))
+        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
+            guard errno == EINTR || (errno == EWOULDBLOCK && ContinuousClock.now < deadline) else { return }
+            if errno == EWOULDBLOCK { usleep(1_000) }
+        }
+    }
+
+    /// Takes a `flock` on an open descriptor, waiting for it (`wait`) or not; returns whether
+    /// it is held.
+    ///
+    /// - Throws: `io` when `flock` fails for another reason than the lock being held.
+    @discardableResult
+    static func flockWaiting(_ fd: Int32, exclusive: Bool, wait: Bool = true, path: String) throws(LiveObjectsError)
+        -> Bool
+    {
+        let operation = (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB)
+        while flock(fd, operation) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            if code == EWOULDBLOCK { return false }
+            throw error("locking", path, code)
+        }
+        return true
+    }
+
+    /// Releases a `flock` taken by ``flockWaiting(_:exclusive:wait:path:)``.
+    static func funlock(_ fd: Int32) {
+        while flock(fd, LOCK_UN) != 0 && errno == EINTR {}
+    }
+
+    /// Reads the bytes of an open file from `offset` to its end (as it is now).
+    static func readToEnd(_ fd: Int32, from offset: Int, path: String) throws(LiveObjectsError) -> [UInt8] {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw error("reading the file's size", path) }
+        let size = Int(info.st_size)
+        guard size > offset else { return [] }
+        var bytes = [UInt8](repeating: 0, count: size - offset)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error("reading the file", path)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        bytes.removeLast(bytes.count - done)
+        return bytes
+    }
+
+    /// The device and inode of an open file, or of a path (nil when it does not exist), and
+    /// its size.
+    static func identity(fd: Int32) -> (id: FileID, size: Int)? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return (
+            FileID(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino)),
+            Int(info.st_size)
+        )
+    }
+
+    static func identity(path: String) -> FileID? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileID(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino))
     }
 
     /// Releases a lock taken by ``lock(_:file:)``.

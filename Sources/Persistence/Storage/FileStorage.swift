@@ -13,13 +13,20 @@ extension Realm.Storage {
     /// ```
     ///
     /// The file is a JSON snapshot (see docs/FORMAT.md); the journal is `<file>.journal` beside
-    /// it, saves go through `<file>.tmp`, and `<file>.lock` holds the advisory lock. Give each
-    /// file one identifier: the `Configuration(file:…)` initializers use the file's standardized
-    /// path. A file can be open in one realm of one process at a time: opening it again under
-    /// another identifier fails with `invalidOperation`, and opening it from another process
-    /// fails with `fileLocked` (after trying again for up to a second) until the realm is closed
-    /// (``Realm/close()``, or when it is released) or its process ends. Opening a file right after releasing its realm waits for
-    /// that realm to finish closing it.
+    /// it, saves go through `<file>.tmp`, and `<file>.lock` and `<file>.write-lock` hold the
+    /// advisory locks. Give each file one identifier: the `Configuration(file:…)` initializers
+    /// use the file's standardized path. Within a process, a file is open in one realm at a
+    /// time: opening it again under another identifier fails with `invalidOperation`.
+    ///
+    /// With the journal on, several processes can have the file open: a write takes the write
+    /// lock and first applies the commits the others appended, and each realm hears the
+    /// others' commits (when the journal changes, and before each read) with the change sets
+    /// and notifications of commits of its own. Without the journal, the file is the realm's
+    /// alone: opening it from another process fails with `fileLocked` (after trying again for
+    /// up to a second) until the realm is closed (``Realm/close()``, or when it is released) or
+    /// its process ends. A migration while other processes have the file open fails with
+    /// `fileInUse`. Opening a file right after releasing its realm waits for that realm to
+    /// finish closing it.
     public static func file(_ url: URL, options: FileStorage.Options = .init()) -> Realm.Storage {
         Realm.Storage(backend: FileStorage(url: url, options: options))
     }
@@ -141,13 +148,21 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         /// automatic changes (new properties get their defaults, removed ones are dropped).
         /// Default: nil (automatic changes only).
         public var migration: MigrationBlock?
+        /// Whether the realm only reads the file (an extension beside the app that writes it):
+        /// opening creates and changes no file (not even the lock files) and never holds the
+        /// write lock exclusively (only shared, while it reads the journal), and the realm sees
+        /// the commits of the processes that write the file as they make them. A write, or a save,
+        /// throws `readOnly`; the file must exist and need no migration. Default: `false`.
+        public var readOnly: Bool = false
 
         /// Creates options; every argument has the default documented on its property.
         public init(
             savePolicy: SavePolicy = .manual, journal: Bool = true, syncsJournal: Bool = true,
             journalFoldThreshold: Int = 4 << 20, deleteDataIfMigrationNeeded: Bool = false,
-            migration: MigrationBlock? = nil, maximumFileSize: Int = 1 << 30, verifiesChecksum: Bool = true
+            migration: MigrationBlock? = nil, maximumFileSize: Int = 1 << 30, verifiesChecksum: Bool = true,
+            readOnly: Bool = false
         ) {
+            self.readOnly = readOnly
             self.savePolicy = savePolicy
             self.journal = journal
             self.syncsJournal = syncsJournal
@@ -168,10 +183,20 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
     let temporaryPath: String
     let directory: String
 
-    private var session: Session?
-    /// The descriptor holding the advisory lock on `lockPath` while the file is open.
-    private var lockFD: Int32 = -1
+    var session: Session?
+    /// The descriptor holding the open lock on `lockPath` while the file is open: shared with
+    /// the journal (other processes may open the file too), exclusive without it.
+    var lockFD: Int32 = -1
     let lockPath: String
+    /// The descriptor of the write lock (`<file>.write-lock`), held exclusively from before a
+    /// write's body runs to its commit or cancel, and while saving; shared while catching up.
+    var writeLockFD: Int32 = -1
+    let writeLockPath: String
+    /// What tells the realm that another process appended to the journal.
+    var watcher: JournalWatcher?
+    /// Whether other processes may have the file open at the same time (the journal is on, or
+    /// the realm only reads).
+    var isShared: Bool { options.journal || options.readOnly }
 
     /// The files open in this process, by standardized path.
     static let openPaths = Locked<[String: OpenFile]>([:])
@@ -193,6 +218,7 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         journalPath = path + ".journal"
         temporaryPath = path + ".tmp"
         lockPath = path + ".lock"
+        writeLockPath = path + ".write-lock"
         directory = url.standardizedFileURL.deletingLastPathComponent().path
     }
 
@@ -205,7 +231,21 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         /// The commit the snapshot on disk holds.
         var savedCommit: UInt64
         var journalFD: Int32 = -1
+        /// The length of the journal's lines this process has read (and applied or written).
         var journalSize = 0
+        /// Which file `journalFD` is: a fold by another process renames a new journal over it.
+        var journalID: FileID?
+        /// The format version of the open journal's header.
+        var journalFormat = Journal.formatVersion
+        /// The number of lines of the open journal read so far (for errors).
+        var journalLines = 1
+        /// Whether this process holds the write lock exclusively.
+        var writeLocked = false
+        /// Whether a write of this realm holds the write lock (released when it commits or is
+        /// cancelled).
+        var writing = false
+        /// Whether commits of other processes are being applied (they are on disk already).
+        var applyingExternal = false
         var lastSave = ContinuousClock.now
         var deferredSaveScheduled = false
         weak var realm: Realm?
@@ -244,10 +284,24 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
             throw LiveObjectsError(.invalidOperation, "the file is already open in this process", file: path)
         }
         do throws(LiveObjectsError) {
-            lockFD = try FileIO.lock(lockPath, file: path)
+            lockFD = try FileIO.lock(lockPath, file: path, shared: isShared, readOnly: options.readOnly)
+            if isShared {
+                // Loading under the write lock: no other process folds or appends meanwhile.
+                if options.readOnly {
+                    writeLockFD = Self.openIfPresent(writeLockPath)
+                } else {
+                    writeLockFD = FileIO.openForWriting(writeLockPath, O_RDWR | O_CREAT)
+                    guard writeLockFD >= 0 else { throw FileIO.error("opening the lock file \(writeLockPath)", path) }
+                }
+                if writeLockFD >= 0 {
+                    try FileIO.flockWaiting(writeLockFD, exclusive: !options.readOnly, path: path)
+                }
+            }
             session = try load(store, configuration: configuration)
-            // What a save that was cut short left behind (the open took the lock: no save runs).
-            try? FileIO.remove(temporaryPath)
+            // What a save that was cut short left behind (the open holds the write lock, or the
+            // file alone: no save runs).
+            if !options.readOnly { try? FileIO.remove(temporaryPath) }
+            if writeLockFD >= 0 { FileIO.funlock(writeLockFD) }
         } catch {
             release()
             var error = error
@@ -259,6 +313,7 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
 
     package func attach(_ realm: Realm) {
         session?.realm = realm
+        if isShared { watcher = JournalWatcher(storage: self, realm: realm) }
         Self.openPaths.withLock { paths in
             paths[path]?.realm = realm
             paths[path]?.attached = true
@@ -286,11 +341,22 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
 
     package func close(_ store: Store) throws(LiveObjectsError) {
         guard let session, session.store === store else { return }
-        if session.commit != session.savedCommit {
-            switch options.savePolicy {
-            case .manual where !options.journal: break
-            default: try save(store)
+        if options.readOnly {
+        } else if options.journal {
+            // The journal is folded by the last process to close the file (folding while others
+            // have it open would make them switch journals for nothing).
+            try exclusively(store, session) { () throws(LiveObjectsError) in
+                guard session.commit != session.savedCommit, FileIO.tryExclusive(lockFD) else { return }
+                do throws(LiveObjectsError) {
+                    try writeSnapshot(store, session, commit: session.commit)
+                    try resetJournal(session)
+                } catch {
+                    FileIO.share(lockFD)
+                    throw error
+                }
             }
+        } else if session.commit != session.savedCommit && options.savePolicy != .manual {
+            try save(store)
         }
         if session.journalFD >= 0 { Glibc_close(session.journalFD) }
         self.session = nil
@@ -311,6 +377,12 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
     /// Releases the advisory lock and the file's entry in this process, and wakes the opens
     /// waiting for it.
     private func release() {
+        watcher?.cancel()
+        watcher = nil
+        if writeLockFD >= 0 {
+            Glibc_close(writeLockFD)
+            writeLockFD = -1
+        }
         if lockFD >= 0 {
             // Closing the descriptor releases the lock; the lock file stays (removing it would
             // let two processes lock two different files of the same name).
@@ -325,6 +397,7 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
 
     private func load(_ store: Store, configuration: Realm.Configuration) throws(LiveObjectsError) -> Session {
         let version = configuration.schemaVersion
+        if options.readOnly { return try loadReadOnly(store, configuration: configuration) }
         guard FileIO.exists(path) else {
             if FileIO.exists(journalPath) {
                 throw LiveObjectsError(
@@ -333,8 +406,16 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
             }
             let session = Session(store: store, schemaVersion: version, commit: 0)
             store.finishLoading()
-            try writeSnapshot(store, session, commit: session.commit)
-            if options.journal { try resetJournal(session) }
+            // A first open that fails leaves no file behind: what it made is removed.
+            do throws(LiveObjectsError) {
+                try writeSnapshot(store, session, commit: session.commit)
+                if options.journal { try resetJournal(session) }
+            } catch {
+                closeJournal(session)
+                FileIO.removeMade(journalPath)
+                FileIO.removeMade(path)
+                throw error
+            }
             return session
         }
         return try FileIO.withContents(of: path, maximumSize: options.maximumFileSize) {
@@ -357,6 +438,7 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
                 if options.journal {
                     if replayed.valid {
                         try reopenJournal(session, validLength: replayed.length)
+                        session.journalLines = journal?[..<replayed.length].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } ?? 1
                     } else {
                         // A journal that cannot be appended to (an older format, a stale one):
                         // what it added is saved before it is started again.
@@ -370,6 +452,8 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
                 return session
             }
             if options.deleteDataIfMigrationNeeded {
+                try requireAlone(fileVersion: header.schemaVersion, version: version)
+                defer { if options.journal { FileIO.share(lockFD) } }
                 let session = Session(store: store, schemaVersion: version, commit: header.commit)
                 store.finishLoading()
                 try writeSnapshot(store, session, commit: session.commit)
@@ -383,6 +467,8 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
                     file: path)
             }
             // Migration: load the old data with the old schema, then move it over.
+            try requireAlone(fileVersion: header.schemaVersion, version: version)
+            defer { if options.journal { FileIO.share(lockFD) } }
             let old = try Store(schema: header.schema)
             let oldHistory = store.history == nil ? nil : HistoryLog()
             if let oldHistory { old.addCommitListener(oldHistory) }
@@ -403,6 +489,21 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         }
     }
 
+    /// Takes the open lock exclusively for a change of the schema, which needs the file to
+    /// itself (the caller gives it back as shared when done).
+    ///
+    /// - Throws: `fileInUse` when another process has the file open.
+    private func requireAlone(fileVersion: UInt64, version: UInt64) throws(LiveObjectsError) {
+        guard FileIO.tryExclusive(lockFD) else {
+            throw LiveObjectsError(
+                .fileInUse,
+                "the file has schema version \(fileVersion) and another process has it open: migrating it to "
+                    + "version \(version) (or deleting its data) needs every other process to close it first; "
+                    + "nothing was changed",
+                file: path)
+        }
+    }
+
     // MARK: Saving
 
     /// Saves now: writes the snapshot and starts a fresh journal.
@@ -414,8 +515,14 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         guard let session, session.store === store else {
             throw LiveObjectsError(.invalidOperation, "the file realm is closed", file: path)
         }
-        try writeSnapshot(store, session, commit: session.commit)
-        if options.journal { try resetJournal(session) }
+        if options.readOnly {
+            throw LiveObjectsError(.readOnly, "the realm was opened read-only: it cannot save", file: path)
+        }
+        // Under the write lock, after the commits of other processes: the snapshot holds them.
+        try exclusively(store, session) { () throws(LiveObjectsError) in
+            try writeSnapshot(store, session, commit: session.commit)
+            if options.journal { try resetJournal(session) }
+        }
     }
 
     /// Writes the snapshot of the store's current state as commit `commit`.
@@ -466,7 +573,7 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         try reopenJournal(session, validLength: header.count)
     }
 
-    private func closeJournal(_ session: Session) {
+    func closeJournal(_ session: Session) {
         if session.journalFD >= 0 {
             Glibc_close(session.journalFD)
             session.journalFD = -1
@@ -476,7 +583,7 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
     /// Opens the journal for appending after its first `validLength` bytes (cutting off a torn
     /// last line).
     private func reopenJournal(_ session: Session, validLength: Int) throws(LiveObjectsError) {
-        let fd = FileIO.openForWriting(journalPath, O_WRONLY)
+        let fd = FileIO.openForWriting(journalPath, O_RDWR)
         guard fd >= 0 else { throw FileIO.error("opening the journal", journalPath) }
         do throws(LiveObjectsError) {
             try FileIO.truncate(fd, to: validLength, path: journalPath)
@@ -486,6 +593,9 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         }
         session.journalFD = fd
         session.journalSize = validLength
+        session.journalID = FileIO.identity(fd: fd)?.id
+        session.journalFormat = Journal.formatVersion
+        session.journalLines = 1
     }
 
     // MARK: Commits
@@ -498,7 +608,14 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
     }
 
     package func committed(_ commit: Commit) {
+        guard let session, session.store === commit.store, !session.applyingExternal else { return }
         if !commit.isEmpty { committed(commit.changes, commit.store) }
+        endWrite(session)
+    }
+
+    package func cancelled() {
+        guard let session, !session.applyingExternal else { return }
+        endWrite(session)
     }
 
     /// Makes a commit durable before its write returns (the durability step of the store's
@@ -512,11 +629,33 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
     ///
     /// - Throws: `io`; the files then hold exactly what they held before the write.
     private func makeDurable(_ changes: ChangeSet, _ store: Store) throws(LiveObjectsError) {
-        guard let session, session.store === store else { return }
+        guard let session, session.store === store, !session.applyingExternal else { return }
         let commit = session.commit + 1
         if session.directoryNeedsSync {
             try FileIO.syncDirectory(directory)
             session.directoryNeedsSync = false
+        }
+        if options.journal && session.journalFD < 0 { reattachJournal(session) }
+        if options.savePolicy == .afterEveryCommit && options.journal && session.journalFD >= 0 {
+            // The line first, so that other processes, reading the journal, get the commit
+            // before the journal is started again; the snapshot holds it when the write returns.
+            let length = session.journalSize
+            try append(changes, commit: commit, session, store)
+            do throws(LiveObjectsError) {
+                try writeSnapshot(store, session, commit: commit)
+            } catch {
+                do throws(LiveObjectsError) {
+                    try FileIO.truncate(session.journalFD, to: length, path: journalPath)
+                    if options.syncsJournal { try FileIO.sync(session.journalFD, path: journalPath) }
+                    session.journalSize = length
+                } catch {
+                    closeJournal(session)
+                }
+                throw error
+            }
+            session.commit = commit
+            try? resetJournal(session)
+            return
         }
         if options.savePolicy == .afterEveryCommit || (options.journal && session.journalFD < 0) {
             try writeSnapshot(store, session, commit: commit)
@@ -536,6 +675,10 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
     private func append(_ changes: ChangeSet, commit: UInt64, _ session: Session, _ store: Store)
         throws(LiveObjectsError)
     {
+        // At the end of the journal (other processes may have appended since this one last did).
+        guard lseek(session.journalFD, off_t(session.journalSize), SEEK_SET) >= 0 else {
+            throw FileIO.error("seeking in the journal", journalPath)
+        }
         session.writer.removeAllBytes()
         try Journal.line(
             commit: commit, changes: changes, store: store, isRemote: session.history?.isRecordingRemote == true,
@@ -546,18 +689,21 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
             }
             if options.syncsJournal { try FileIO.sync(session.journalFD, path: journalPath) }
         } catch {
-            // Part of the line may be in the file: cut it off, so that a reopen does not replay
-            // a commit that was rolled back. If even that fails, stop using the journal: the
-            // next commit saves the snapshot, which replaces it.
+            // Part of the line may be in the file: cut it off, so that a reopen (or another
+            // process) does not replay a commit that was rolled back. If even that fails, stop
+            // using the journal: the next commit saves the snapshot, which replaces it. (When
+            // only syncing the cut fails, the file as everyone reads it is cut: it stays in use.)
             do throws(LiveObjectsError) {
                 try FileIO.truncate(session.journalFD, to: session.journalSize, path: journalPath)
-                if options.syncsJournal { try FileIO.sync(session.journalFD, path: journalPath) }
             } catch {
                 closeJournal(session)
+                throw error
             }
+            if options.syncsJournal { try? FileIO.sync(session.journalFD, path: journalPath) }
             throw error
         }
         session.journalSize += session.writer.count
+        session.journalLines += 1
     }
 
     /// Work a commit leaves for after it is durable: the save policy's saves and folding the
