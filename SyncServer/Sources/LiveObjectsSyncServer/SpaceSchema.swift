@@ -188,7 +188,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
             }
             if changed.primaryKey.type != type.primaryKey.type {
                 problems.append(
-                    "the primary key of \(type.name) changes from \(type.primaryKey.type) to \(changed.primaryKey.type)")
+                    "the primary key of \(type.name) changes from \(type.primaryKey.type) to \(changed.primaryKey.type)"
+                )
             }
             let properties = Dictionary(changed.properties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
             for property in type.properties {
@@ -202,11 +203,13 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
                 }
             }
             let old = Set(type.properties.map(\.name))
-            for property in changed.properties where !old.contains(property.name) && !property.isOptional
+            for property in changed.properties
+            where !old.contains(property.name) && !property.isOptional
                 && !property.isList
             {
                 problems.append(
-                    "property \(type.name).\(property.name) is added as required (\(property.summary)): add it optional")
+                    "property \(type.name).\(property.name) is added as required (\(property.summary)): add it optional"
+                )
             }
         }
         return problems

@@ -125,7 +125,8 @@ public struct SyncStore: Sendable {
     static func typesOfSchema(_ space: String) -> SyncServerError {
         SyncServerError(
             .conflict,
-            "space \(space) has a schema, which names its types: upload a new version (space schema \(space) --file FILE)")
+            "space \(space) has a schema, which names its types: upload a new version (space schema \(space) --file FILE)"
+        )
     }
 
     /// Replaces the types a space accepts. Objects of a type no longer declared stay, and are

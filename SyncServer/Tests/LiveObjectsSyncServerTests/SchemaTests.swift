@@ -47,7 +47,10 @@ let hostileVariants: [(name: String, change: String, code: String)] = {
         ("a link to an unknown type", create(#""owner":{"ref":{"type":"Coupon","id":{"int":1}}}"#), "invalidValue"),
         ("a link by an int id", create(#""owner":{"ref":{"type":"Holder","id":{"int":1}}}"#), "invalidValue"),
         ("a link by a list id", create(#""owner":{"ref":{"type":"Holder","id":{"list":[]}}}"#), "invalidValue"),
-        ("an int id", create(#""name":{"string":"a"}"#, object: #""object":{"type":"Card","id":{"int":7}}"#), "invalidValue"),
+        (
+            "an int id", create(#""name":{"string":"a"}"#, object: #""object":{"type":"Card","id":{"int":7}}"#),
+            "invalidValue"
+        ),
         (
             "a list id", create(#""name":{"string":"a"}"#, object: #""object":{"type":"Card","id":{"list":[]}}"#),
             "invalidValue"
@@ -61,11 +64,17 @@ let hostileVariants: [(name: String, change: String, code: String)] = {
         ),
         ("a delete by an int id", #""object":{"type":"Card","id":{"int":7}},"kind":"delete""#, "invalidValue"),
         ("an update with an int name", #"\#(card),"kind":"update","values":{"name":{"int":2}}"#, "invalidValue"),
-        ("an unknown type", create(#""name":{"string":"a"}"#, object: #""object":{"type":"Coupon","id":{"int":1}}"#), "unknownType"),
+        (
+            "an unknown type", create(#""name":{"string":"a"}"#, object: #""object":{"type":"Coupon","id":{"int":1}}"#),
+            "unknownType"
+        ),
         ("NUL in a string", create(#""name":{"string":"a\u0000b"}"#), "invalidText"),
         ("NUL in an id", create("", object: #""object":{"type":"Card","id":{"string":"p\u0000"}}"#), "invalidText"),
         ("NUL in a property name", create(#""na\u0000me":{"string":"a"}"#), "invalidText"),
-        ("NUL in a type name", create("", object: #""object":{"type":"Ca\u0000rd","id":{"string":"p"}}"#), "invalidText"),
+        (
+            "NUL in a type name", create("", object: #""object":{"type":"Ca\u0000rd","id":{"string":"p"}}"#),
+            "invalidText"
+        ),
         ("NUL in a link's id", create(#""owner":{"ref":{"type":"Holder","id":{"string":"\u0000"}}}"#), "invalidText"),
     ]
 }()
@@ -201,12 +210,18 @@ extension SyncServerTests {
                   {"name":"small","type":"int32","optional":true}]}]}
                 """#.utf8))
         func refusal(_ id: String, _ values: String) throws -> String? {
-            let body = #"{"changes":[{"key":"k","object":{"type":"Bag","id":\#(id)},"kind":"create","values":\#(values)}]}"#
+            let body =
+                #"{"changes":[{"key":"k","object":{"type":"Bag","id":\#(id)},"kind":"create","values":\#(values)}]}"#
             let change = try JSONDecoder().decode(PushRequest.self, from: Data(body.utf8)).changes[0]
             return schema.refusal(of: change)?.code.rawValue
         }
-        #expect(try refusal(#"{"int":1}"#, #"{"tags":{"list":[{"string":"a"}]},"scores":{"list":[{"null":true},{"int":-32768}]}}"#) == nil)
-        #expect(try refusal(#"{"int":1}"#, #"{"items":{"refs":[{"type":"Bag","id":{"int":127}}]},"small":{"null":true}}"#) == nil)
+        #expect(
+            try refusal(
+                #"{"int":1}"#, #"{"tags":{"list":[{"string":"a"}]},"scores":{"list":[{"null":true},{"int":-32768}]}}"#)
+                == nil)
+        #expect(
+            try refusal(#"{"int":1}"#, #"{"items":{"refs":[{"type":"Bag","id":{"int":127}}]},"small":{"null":true}}"#)
+                == nil)
         #expect(try refusal(#"{"int":128}"#, "{}") == "invalidValue")
         #expect(try refusal(#"{"int":1}"#, #"{"tags":{"list":[{"int":1}]}}"#) == "invalidValue")
         #expect(try refusal(#"{"int":1}"#, #"{"tags":{"list":[{"null":true}]}}"#) == "invalidValue")
@@ -235,7 +250,9 @@ extension SyncServerTests {
                  {"key":"d","object":{"type":"Holder","id":{"string":"cafe\u0301"}},"kind":"create","values":{"name":{"int":1}}}]}
                 """#.utf8))
         #expect(status == 200 && !answer.contains("rejected"), "\(answer)")
-        await #expect(throws: SyncServerError.self) { _ = try await server.withStore { try await $0.check(space: space) } }
+        await #expect(throws: SyncServerError.self) {
+            _ = try await server.withStore { try await $0.check(space: space) }
+        }
         try await server.declareSchema()
         let problems = try await server.withStore { try await $0.check(space: space) }
         #expect(problems.count == 3, "\(problems)")
@@ -270,7 +287,10 @@ extension SyncServerTests {
         #expect(try await cards(ann).count == 1)
         let fresh = try await openDevice("fresh")
         _ = try await engine(fresh, server.transport(token)).sync()
-        #expect(try await cards(fresh).map { $0.split(separator: " ").dropFirst().joined(separator: " ") } == ["NFC 0 - true"])
+        #expect(
+            try await cards(fresh).map { $0.split(separator: " ").dropFirst().joined(separator: " ") } == [
+                "NFC 0 - true"
+            ])
     }
 
     @Test func aValueOverTheServersLimitIsRefusedOnTheDeviceAndHoldsNothingBack() async throws {
