@@ -302,7 +302,7 @@ extension SpaceSchema {
         case ("bool", "bool", _), ("float", "float", _), ("double", "double", _), ("string", "string", _),
             ("date", "date", _), ("data", "data", _), ("uuid", "uuid", _):
             return nil
-        default: return "a \(tag) where the schema has \(type)"
+        default: return "{\"\(tag)\": …} where the schema has \(type)"
         }
     }
 
@@ -314,7 +314,7 @@ extension SpaceSchema {
         case ("int8", "int", .int(let n)): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
         case ("int16", "int", .int(let n)): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
         case ("int32", "int", .int(let n)): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
-        default: return "a \(tag) where the primary key is \(type)"
+        default: return "{\"\(tag)\": …} where the primary key is \(type)"
         }
     }
 }
