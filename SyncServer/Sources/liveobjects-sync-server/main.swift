@@ -20,8 +20,10 @@ let usage = """
                                           DATE: 2027-01-31 or 2027-01-31T12:00:00Z. Without
                                           either, the token never expires.
       user revoke NAME                    Revoke every token of a user.
-      space add NAME --types TYPE,...     Add a space (or set the types of one) that accepts
-                                          the given object types, such as Card,Holder.
+      space add NAME --schema FILE        Add a space with a schema (see space schema).
+      space add NAME --types TYPE,...     Add a space (or set the types of one without a
+                                          schema) that accepts the given object types, such
+                                          as Card,Holder, checking type names only.
       space types NAME [TYPE...]          Print a space's types, or replace them (a space
                                           without a schema).
       space schema NAME [--file FILE]     Print a space's schema, or set it from a JSON file
@@ -93,10 +95,26 @@ func run(_ arguments: [String]) async throws {
     case let args where args.count == 3 && args[0] == "user" && args[1] == "revoke":
         let count = try await service.withStore { try await $0.revokeTokens(of: args[2]) }
         print("revoked \(count) token(s) of \(args[2])")
+    case let args where args.count == 5 && args[0] == "space" && args[1] == "add" && args[3] == "--schema":
+        guard let data = FileManager.default.contents(atPath: args[4]) else {
+            throw UsageError(description: "cannot read \(args[4])")
+        }
+        let schema = try SpaceSchema.parse(data)
+        let upload = try await service.withStore { store in
+            // A space that has a schema already gets a new version (its types are the schema's).
+            let current = try? await store.schema(of: args[2])
+            if current?.version == nil { try await store.addSpace(args[2], types: schema.types.map(\.name)) }
+            return try await store.setSchema(of: args[2], to: schema)
+        }
+        print(
+            "space \(args[2]): schema version \(upload.version), types \(schema.types.map(\.name).joined(separator: ", "))"
+        )
     case let args where args.count >= 3 && args[0] == "space" && args[1] == "add":
         guard args.count == 5, args[3] == "--types" else {
             throw UsageError(
-                description: "a space declares the types it accepts: space add \(args[2]) --types Card,Holder")
+                description:
+                    "a space declares its schema or the types it accepts: space add \(args[2]) --schema schema.json, or --types Card,Holder"
+            )
         }
         let types = typeList(args[4...])
         guard !types.isEmpty else { throw UsageError(description: "--types needs at least one type name") }
