@@ -116,40 +116,51 @@ extension SyncStore {
         throw SyncServerError(.internal, "space \(access.spaceName) has no schema version \(version)")
     }
 
-    /// The stored objects of a space that do not fit its schema (made before the space had one):
-    /// one line each, `Card {"string": "c1"}: unknownProperty: …`, sorted. A device pulling
-    /// such an object may fail to apply it; repair it with a push of the fixed object by an
-    /// admin, or delete it.
+    /// The stored objects of a space that do not fit its schema (stored before the space had
+    /// one): one line each, `Card {"string": "c1"}: unknownProperty: …`, sorted. A deleted
+    /// object is checked for its type and id, which every pull still sends. A device pulling
+    /// such an object may fail to apply it: an admin repairs one with fitting values by pushing
+    /// it again, or removes them all (`removing`).
     ///
+    /// - Parameter removing: Whether to remove the objects that do not fit from the database
+    ///   (their rows, not a deletion that devices pull): the only repair of an object whose id
+    ///   does not fit, since no push can name it. An id only not in NFC is reported, not removed.
     /// - Throws: ``SyncServerError`` `notFound` for an unknown space, `badRequest` for a space
     ///   without a schema.
-    public func check(space: String) async throws -> [String] {
+    public func check(space: String, removing: Bool = false) async throws -> [String] {
         guard let (_, schema) = try await schema(of: space) else {
             throw SyncServerError(
                 .badRequest, "space \(space) has no schema to check against: space schema \(space) --file FILE")
         }
         let rows = try await client.query(
             """
-            SELECT objects.type, objects.local_id::text, objects."values"::text FROM objects
-            JOIN spaces ON spaces.id = objects.space_id
-            WHERE spaces.name = \(space) AND NOT objects.deleted ORDER BY objects.id
+            SELECT objects.id, objects.type, objects.local_id::text, objects.deleted, objects."values"::text
+            FROM objects JOIN spaces ON spaces.id = objects.space_id
+            WHERE spaces.name = \(space) ORDER BY objects.id
             """, logger: logger)
         var problems: [String] = []
-        for try await (type, id, values) in rows.decode((String, String, String).self) {
-            let name = "\(type) \(id)"
+        var misfits: [Int64] = []
+        for try await (rowID, type, id, deleted, values) in rows.decode((Int64, String, String, Bool, String).self) {
+            let name = "\(type) \(id)\(deleted ? " (deleted)" : "")"
             guard let idValue = try? JSONDecoder().decode(JSONValue.self, from: Data(id.utf8)),
                 let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(values.utf8))
             else {
                 problems.append("\(name): \(SyncServerError.Code.invalidValue): not readable as JSON values")
+                misfits.append(rowID)
                 continue
             }
             let change = PushedChange(
-                key: "check", object: .init(type: type, id: idValue), serverID: nil, kind: "create", values: object)
+                key: "check", object: .init(type: type, id: idValue), serverID: nil,
+                kind: deleted ? "delete" : "create", values: object)
             if let refusal = schema.refusal(of: change) {
                 problems.append("\(name): \(refusal.code): \(refusal.message)")
+                misfits.append(rowID)
             } else if change.normalized.object.id != idValue {
                 problems.append("\(name): \(SyncServerError.Code.invalidValue): the id is not in NFC")
             }
+        }
+        if removing, !misfits.isEmpty {
+            try await client.query("DELETE FROM objects WHERE id = ANY(\(misfits))", logger: logger)
         }
         return problems.sorted()
     }

@@ -30,8 +30,10 @@ let usage = """
                                           (SyncSchema in LiveObjectsSync writes one): a new
                                           version may add types and optional properties only.
                                           Pushes are then checked against it, change by change.
-      space check NAME                    List the stored objects that do not fit the space's
-                                          schema (stored before it had one); exit status 1 if any.
+      space check NAME [--remove]         List the stored objects that do not fit the space's
+                                          schema (stored before it had one); exit status 1 if
+                                          any. --remove removes them from the database (the
+                                          only repair of an object whose id does not fit).
       grant USER SPACE ROLE               Give a user a role in a space: reader, writer or admin.
 
     The database: LIVEOBJECTS_SYNC_DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DATABASE, or
@@ -150,11 +152,16 @@ func run(_ arguments: [String]) async throws {
             upload.isNew
                 ? "space \(args[2]): schema version \(upload.version), types \(types)"
                 : "space \(args[2]): schema unchanged, version \(upload.version)")
-    case let args where args.count == 3 && args[0] == "space" && args[1] == "check":
-        let problems = try await service.withStore { try await $0.check(space: args[2]) }
+    case let args
+    where (args.count == 3 || args.count == 4 && args[3] == "--remove") && args[0] == "space"
+        && args[1] == "check":
+        let removing = args.count == 4
+        let problems = try await service.withStore { try await $0.check(space: args[2], removing: removing) }
         for problem in problems { print(problem) }
-        print("space \(args[2]): \(problems.count) object(s) do not fit the schema")
-        if !problems.isEmpty { exit(1) }
+        print(
+            "space \(args[2]): \(problems.count) object(s) do not fit the schema"
+                + (removing && !problems.isEmpty ? "; removed (but ids only not in NFC)" : ""))
+        if !problems.isEmpty && !removing { exit(1) }
     case let args where args.count == 4 && args[0] == "grant":
         guard let role = Role(rawValue: args[3]) else {
             throw UsageError(description: "a role is reader, writer or admin, not \(args[3])")

@@ -247,6 +247,7 @@ extension SyncServerTests {
                  {"key":"a","object":{"type":"Card","id":{"string":"ok"}},"kind":"create","values":{"name":{"string":"Fine"}}},
                  {"key":"b","object":{"type":"Card","id":{"string":"p1"}},"kind":"create","values":{"nosuch":{"string":"v"}}},
                  {"key":"c","object":{"type":"Card","id":{"int":7}},"kind":"create","values":{}},
+                 {"key":"e","object":{"type":"Card","id":{"list":[]}},"kind":"delete"},
                  {"key":"d","object":{"type":"Holder","id":{"string":"cafe\u0301"}},"kind":"create","values":{"name":{"int":1}}}]}
                 """#.utf8))
         #expect(status == 200 && !answer.contains("rejected"), "\(answer)")
@@ -255,11 +256,21 @@ extension SyncServerTests {
         }
         try await server.declareSchema()
         let problems = try await server.withStore { try await $0.check(space: space) }
-        #expect(problems.count == 3, "\(problems)")
+        #expect(problems.count == 4, "\(problems)")
+        #expect(problems.contains { $0.hasPrefix(#"Card {"list": []} (deleted): invalidValue"#) }, "\(problems)")
         #expect(problems.contains { $0.hasPrefix(#"Card {"int": 7}: invalidValue"#) }, "\(problems)")
         #expect(problems.contains { $0.hasPrefix(#"Card {"string": "p1"}: unknownProperty"#) }, "\(problems)")
         #expect(problems.contains { $0.hasPrefix("Holder") && $0.contains("invalidValue") }, "\(problems)")
         #expect(!problems.contains { $0.contains(#""ok""#) }, "\(problems)")
+
+        // Removed: what remains fits, and a new device pulls it.
+        let removed = try await server.withStore { try await $0.check(space: space, removing: true) }
+        #expect(removed == problems)
+        #expect(try await server.withStore { try await $0.check(space: space) } == [])
+        let fresh = try await openDevice("fresh")
+        let report = try await engine(fresh, server.transport(token)).sync()
+        #expect(report.failed.isEmpty)
+        #expect(try await cards(fresh) == ["ok Fine 0 - true"])
     }
 
     @Test func idsInAnyNormalizationFormNameOneObject() async throws {
