@@ -12,12 +12,18 @@ public struct SyncLimits: Sendable, Hashable {
     public var maximumChangesPerPush: Int?
     /// The longest type or property name, in UTF-8 bytes; nil, no limit.
     public var maximumNameBytes: Int?
+    /// The longest String primary key of a pushed object, in UTF-8 bytes; nil, no limit.
+    public var maximumIDBytes: Int?
 
     /// Creates limits; nil is no limit.
-    public init(maximumPushBytes: Int? = nil, maximumChangesPerPush: Int? = nil, maximumNameBytes: Int? = nil) {
+    public init(
+        maximumPushBytes: Int? = nil, maximumChangesPerPush: Int? = nil, maximumNameBytes: Int? = nil,
+        maximumIDBytes: Int? = nil
+    ) {
         self.maximumPushBytes = maximumPushBytes
         self.maximumChangesPerPush = maximumChangesPerPush
         self.maximumNameBytes = maximumNameBytes
+        self.maximumIDBytes = maximumIDBytes
     }
 }
 
@@ -71,6 +77,12 @@ extension SyncEngine {
                 code: .tooLarge,
                 message: "\(change.object): the change takes \(size) bytes, over the server's limit of "
                     + "\(budget + 14) bytes per push; make its values smaller to sync it")
+        }
+        if let most = limits.maximumIDBytes, case .string(let id) = change.object.primaryKey, id.utf8.count > most {
+            return SyncRejection(
+                code: .tooLarge,
+                message: "\(change.object.typeName)[\(id.prefix(40))…]: the id takes \(id.utf8.count) bytes, over the "
+                    + "server's limit of \(most)")
         }
         if let most = limits.maximumNameBytes,
             let long = ([change.object.typeName] + change.values.keys).first(where: { $0.utf8.count > most })

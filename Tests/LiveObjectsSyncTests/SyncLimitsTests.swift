@@ -31,7 +31,8 @@ actor LimitedServer: SyncTransport {
 struct SyncLimitsTests {
     @Test func changesOverTheLimitsOrHoldingNULAreRefusedOnTheDeviceAndHoldNothingBack() async throws {
         let fake = FakeServer()
-        let limits = SyncLimits(maximumPushBytes: 64 << 10, maximumChangesPerPush: 3, maximumNameBytes: 512)
+        let limits = SyncLimits(
+            maximumPushBytes: 64 << 10, maximumChangesPerPush: 3, maximumNameBytes: 512, maximumIDBytes: 100)
         let server = LimitedServer(fake, limits)
         let realm = try await openSyncRealm("limits")
         let engine = try await SyncEngine(
@@ -44,6 +45,7 @@ struct SyncLimitsTests {
             _ = try r.create(Card.self, value: ["id": "big", "name": String(repeating: "x", count: 100_000)])
             _ = try r.create(Card.self, value: ["id": "nul", "name": "a\u{0}b"])
             _ = try r.create(Holder.self, value: ["id": "h\u{0}", "name": "Ann"])
+            _ = try r.create(Holder.self, value: ["id": String(repeating: "h", count: 101), "name": "Long"])
             _ = try r.create(Card.self, value: ["id": "photo", "name": "Photo", "photo": Data(count: 70_000)])
             for i in 0..<20 {
                 _ = try r.create(Card.self, value: ["id": "c\(i)", "name": String(repeating: "y", count: 10_000)])
@@ -56,7 +58,8 @@ struct SyncLimitsTests {
         #expect(report.rejections[card("nul")]?.code == .invalidText)
         #expect(report.rejections[holder("h\u{0}")]?.code == .invalidText)
         #expect(report.rejections[card("photo")]?.code == .tooLarge)
-        #expect(report.rejections.count == 4)
+        #expect(report.rejections[holder(String(repeating: "h", count: 101))]?.code == .tooLarge)
+        #expect(report.rejections.count == 5)
         for refused in [card("big"), card("nul"), holder("h\u{0}"), card("photo")] {
             #expect(await engine.status(of: refused) == .failed)
         }
@@ -77,7 +80,7 @@ struct SyncLimitsTests {
             r.object(ofType: Card.self, forPrimaryKey: "photo")!.photo = Data(count: 10)
         }
         let second = try await engine.sync()
-        #expect(second.rejections.count == 1)  // the holder's id keeps its NUL
+        #expect(second.rejections.count == 2)  // the holders' ids keep their NUL and their length
         #expect(second.pushed == 4)  // big, nul, and the card of the photo again with its photo
         #expect(await fake.records[card("big")]?.values["name"] == .value(.string("Bakery")))
     }

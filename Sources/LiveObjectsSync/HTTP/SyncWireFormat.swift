@@ -320,16 +320,18 @@ package struct WireLimits: Codable, Hashable, Sendable {
     package var maximumBodyBytes: Int?
     package var maximumChanges: Int?
     package var maximumNameBytes: Int?
+    package var maximumIDBytes: Int?
 
     package init(_ limits: SyncLimits) {
         maximumBodyBytes = limits.maximumPushBytes
         maximumChanges = limits.maximumChangesPerPush
         maximumNameBytes = limits.maximumNameBytes
+        maximumIDBytes = limits.maximumIDBytes
     }
 
     package var limits: SyncLimits {
         SyncLimits(
             maximumPushBytes: maximumBodyBytes, maximumChangesPerPush: maximumChanges,
-            maximumNameBytes: maximumNameBytes)
+            maximumNameBytes: maximumNameBytes, maximumIDBytes: maximumIDBytes)
     }
 }

@@ -51,6 +51,31 @@ extension JSONValue {
     }
 }
 
+/// The most bytes of an object id (its strings' UTF-8, 8 per number): the database indexes ids,
+/// and an index entry has a bounded size.
+public let maximumIDLength = 1024
+
+extension JSONValue {
+    /// About the bytes the value takes in the database: strings' UTF-8, 8 per other scalar.
+    var storedSize: Int {
+        switch self {
+        case .string(let text): text.utf8.count
+        case .array(let items): items.reduce(0) { $0 + $1.storedSize }
+        case .object(let members): members.reduce(0) { $0 + $1.key.utf8.count + $1.value.storedSize }
+        case .null, .bool, .int, .double: 8
+        }
+    }
+
+    /// The size of an object id (``maximumIDLength``): its payload's, so that a String id of
+    /// 1,024 bytes of UTF-8 fits.
+    var idSize: Int {
+        if case .object(let members) = self, members.count == 1, let payload = members.first?.value {
+            return payload.storedSize
+        }
+        return storedSize
+    }
+}
+
 extension PushedChange {
     /// Where the change holds U+0000 (its key, type, id, a property name or a value), or nil.
     var nulProblem: String? {

@@ -110,11 +110,12 @@ public struct SyncHTTPServer: Sendable {
             var maximumNameBytes: Int
             var maximumPageObjects: Int
             var maximumWaitSeconds: Int64
+            var maximumIDBytes: Int
         }
         let limits = Limits(
             maximumBodyBytes: configuration.maximumBodySize, maximumChanges: SyncStore.maximumBatch,
             maximumNameBytes: maximumNameLength, maximumPageObjects: SyncStore.maximumPage,
-            maximumWaitSeconds: configuration.maximumWait.components.seconds)
+            maximumWaitSeconds: configuration.maximumWait.components.seconds, maximumIDBytes: maximumIDLength)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return Self.json(try encoder.encode(limits))

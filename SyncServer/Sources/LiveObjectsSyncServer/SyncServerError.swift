@@ -31,6 +31,9 @@ public struct SyncServerError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A pushed change holding U+0000 (NUL) in a string, an id or a name (a rejected
         /// receipt's code).
         public static let invalidText = Code(rawValue: "invalidText")
+        /// A pushed change whose object id is over ``maximumIDLength`` bytes (a rejected
+        /// receipt's code).
+        public static let tooLarge = Code(rawValue: "tooLarge")
         /// Anything else (500).
         public static let `internal` = Code(rawValue: "internal")
     }

@@ -303,6 +303,12 @@ public struct SyncStore: Sendable {
             return rejected(.invalidText, "\(place) holds U+0000 (NUL), which the server does not keep")
         }
         let change = pushed.normalized
+        guard change.object.id.idSize <= maximumIDLength else {
+            return rejected(
+                .tooLarge,
+                "the id of the \(change.object.type) takes \(change.object.id.idSize) bytes, over the server's limit of \(maximumIDLength)"
+            )
+        }
         let localID = change.object.id.text
         let type = change.object.type
         // Already applied: the same receipt again.

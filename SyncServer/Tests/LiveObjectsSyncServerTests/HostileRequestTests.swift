@@ -255,5 +255,18 @@ extension SyncServerTests {
         let after = try await server.databaseState()
         #expect(after.hasPrefix(#"Card {"string": "fine"}"#) && after.hasSuffix("version 1\nkeys 1"), "\(after)")
         #expect(state.hasSuffix("version 0\nkeys 0"))
+
+        // An id the database could not index (over 2 kB, not compressible): refused with
+        // tooLarge; one of 1,024 bytes is stored.
+        let long = (0..<140).map { _ in UUID().uuidString }.joined()
+        let limit = String(long.prefix(1024))
+        let (idStatus, idAnswer) = try await server.raw(
+            "POST", "\(space)/push", token: token,
+            body: push(
+                #"{"key":"long","object":{"type":"Card","id":{"string":"\#(long)"}},"kind":"create"},"#
+                    + #"{"key":"limit","object":{"type":"Card","id":{"string":"\#(limit)"}},"kind":"create"}"#))
+        #expect(idStatus == 200, "\(idAnswer.prefix(300))")
+        #expect(idAnswer.contains(#""code":"tooLarge""#), "\(idAnswer.prefix(300))")
+        #expect(idAnswer.components(separatedBy: #""outcome":"applied""#).count == 2, "\(idAnswer.prefix(300))")
     }
 }

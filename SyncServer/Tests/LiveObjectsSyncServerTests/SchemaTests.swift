@@ -313,6 +313,7 @@ extension SyncServerTests {
         #expect(status == 200)
         #expect(limits.contains(#""maximumBodyBytes":8388608"#), "\(limits)")
         #expect(limits.contains(#""maximumChanges":1000"#), "\(limits)")
+        #expect(limits.contains(#""maximumIDBytes":1024"#), "\(limits)")
         let ann = try await openDevice("ann")
         let annEngine = try await engine(ann, server.transport(token))
         // A 9 MB name (the realm takes up to 16 MiB), a NUL, and small cards, in one write.
