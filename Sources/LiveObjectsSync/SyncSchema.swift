@@ -65,7 +65,7 @@ public struct SyncSchema: Codable, Hashable, Sendable {
     /// - Parameters:
     ///   - schema: The realm's schema (`realm.schema`).
     ///   - types: The synced model classes, as given to ``SyncEngine``.
-    /// - Throws: ``LiveObjectsError`` `invalidSchema` when a type is not in the schema, is
+    /// - Throws: `LiveObjectsError` `invalidSchema` when a type is not in the schema, is
     ///   embedded or has no primary key, as ``SyncEngine/init(realm:transport:types:configuration:)``
     ///   throws.
     public init(_ schema: Schema, types: [any SyncableObject.Type]) throws(LiveObjectsError) {
