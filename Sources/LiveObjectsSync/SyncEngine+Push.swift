@@ -217,24 +217,17 @@ extension SyncEngine {
     func pushRound(_ report: inout SyncReport) async throws {
         let collected = try await collect()
         for object in collected.pendingObjects where statuses[object] != .conflict { setStatus(.pending, of: object) }
-        var batches = collected.levels
-        batches.append(collected.deletions)
-        batches.append(collected.largePayloads)
         rejectedThisRound = []
-        for batch in batches where !batch.isEmpty {
-            var start = 0
-            while start < batch.count {
-                let chunk = Array(batch[start..<min(start + configuration.batchSize, batch.count)])
-                start += configuration.batchSize
-                let sent = await send(chunk, &report)
-                try await saveState()
-                if !sent {
-                    for change in chunk where !acknowledged.contains(change.idempotencyKey) {
-                        report.failed.insert(change.object)
-                        setStatus(.failed, of: change.object)
-                    }
-                    return
+        // Cut to the batch size and the server's limits; a change it could never take is refused here.
+        for chunk in await chunks(of: collected, &report) {
+            let sent = await send(chunk, &report)
+            try await saveState()
+            if !sent {
+                for change in chunk where !acknowledged.contains(change.idempotencyKey) {
+                    report.failed.insert(change.object)
+                    setStatus(.failed, of: change.object)
                 }
+                return
             }
         }
         // A change the server refused stays in the history: the synced token does not pass it,

@@ -18,6 +18,15 @@ public protocol SyncTransport: Sendable {
     /// Fetches the state of the objects changed on the server after a cursor (nil: from the
     /// beginning).
     func pull(after cursor: String?) async throws -> SyncPull
+
+    /// The server's limits: the engine refuses a change that exceeds them before sending it,
+    /// and sizes its pushes to fit. Default: none.
+    func limits() async throws -> SyncLimits
+}
+
+extension SyncTransport {
+    /// No limits: every change is sent.
+    public func limits() async throws -> SyncLimits { SyncLimits() }
 }
 
 /// A value in a change: a plain value, or a link named by the target's id.

@@ -20,18 +20,19 @@ usage: SyncServer/scripts/run-local-server.sh [OPTION...]
   --port PORT         port to serve on (default 8080)
   --user NAME         add the user NAME (or give it another token) and print its token
   --expires-in TIME   the token expires after TIME: seconds, or 90s, 45m, 12h, 30d, 2w
-  --space NAME        add the space NAME (needs --types)
-  --types T1,T2       the object types the space accepts, such as Card,Holder
+  --space NAME        add the space NAME (needs --schema or --types)
+  --schema FILE       the space's schema, as SyncSchema writes it (docs/SYNC-PROTOCOL.md)
+  --types T1,T2       without a schema, the object types the space accepts, such as Card,Holder
   --role ROLE         the user's role in the space: reader, writer (default) or admin
   --release           build and run the release build (slower to build, faster to run)
   -h, --help          show this help
 EOF
 }
 
-data="" host=127.0.0.1 port=8080 user="" expires="" space="" types="" role=writer configuration=debug
+data="" host=127.0.0.1 port=8080 user="" expires="" space="" types="" schema="" role=writer configuration=debug
 while [ "$#" -gt 0 ]; do
     case "$1" in
-    --data | --host | --port | --user | --expires-in | --space | --types | --role)
+    --data | --host | --port | --user | --expires-in | --space | --types | --schema | --role)
         if [ "$#" -lt 2 ]; then
             echo "Error: $1 needs a value" >&2
             exit 64
@@ -44,6 +45,7 @@ while [ "$#" -gt 0 ]; do
         --expires-in) expires=$2 ;;
         --space) space=$2 ;;
         --types) types=$2 ;;
+        --schema) schema=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
         --role) role=$2 ;;
         esac
         shift 2
@@ -63,8 +65,8 @@ while [ "$#" -gt 0 ]; do
         ;;
     esac
 done
-if [ -n "$space" ] && [ -z "$types" ]; then
-    echo "Error: a space declares the types it accepts: --space $space --types Card,Holder" >&2
+if [ -n "$space" ] && [ -z "$types" ] && [ -z "$schema" ]; then
+    echo "Error: a space declares its schema or its types: --space $space --schema schema.json (or --types Card,Holder)" >&2
     exit 64
 fi
 if [ -n "$expires" ] && [ -z "$user" ]; then
@@ -157,7 +159,11 @@ if [ -n "$user" ]; then
     fi
 fi
 if [ -n "$space" ]; then
-    "$server" space add "$space" --types "$types" >&2
+    if [ -n "$schema" ]; then
+        "$server" space add "$space" --schema "$schema" >&2
+    else
+        "$server" space add "$space" --types "$types" >&2
+    fi
 fi
 if [ -n "$user" ] && [ -n "$space" ]; then
     "$server" grant "$user" "$space" "$role" >&2
@@ -165,7 +171,8 @@ fi
 
 echo >&2
 echo "Sync server: http://$host:$port" >&2
-if [ -n "$space" ]; then echo "Space:       $space (accepts $types)" >&2; fi
+if [ -n "$space" ] && [ -n "$schema" ]; then echo "Space:       $space (schema $schema)" >&2; fi
+if [ -n "$space" ] && [ -z "$schema" ]; then echo "Space:       $space (accepts $types)" >&2; fi
 if [ -n "$token" ]; then
     echo "User:        $user" >&2
     echo "Token:       $token   (shown once; only its hash is kept)" >&2

@@ -59,6 +59,7 @@ public struct HTTPSyncTransport: LiveSyncTransport {
     /// The configuration.
     public let configuration: Configuration
     private let session: URLSession
+    private let limitsBox = LimitsBox()
 
     /// Creates a transport.
     ///
@@ -143,10 +144,36 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         return components.url ?? configuration.baseURL
     }
 
+    /// The server's limits (`GET /v1/limits`), asked once per transport and its copies; none
+    /// from a server that does not advertise them (404).
+    ///
+    /// - Throws: ``SyncHTTPError`` when the server cannot be asked (asked again next time).
+    public func limits() async throws -> SyncLimits {
+        if let known = limitsBox.value.withLock({ $0 }) { return known }
+        var components = URLComponents(url: configuration.baseURL, resolvingAgainstBaseURL: false)
+        var base = components?.percentEncodedPath ?? ""
+        while base.hasSuffix("/") { base.removeLast() }
+        components?.percentEncodedPath = base + "/v1/limits"
+        let limits: SyncLimits
+        do {
+            let answer: WireLimits = try await send("GET", url: components?.url ?? configuration.baseURL, body: nil)
+            limits = answer.limits
+        } catch let error as SyncHTTPError where error.status == 404 {
+            limits = SyncLimits()
+        }
+        limitsBox.value.withLock { $0 = limits }
+        return limits
+    }
+
     private func send<Answer: Decodable>(
         _ method: String, _ endpoint: String, query: [URLQueryItem], body: Data?, extraTime: Duration = .zero
     ) async throws -> Answer {
-        let url = url(endpoint, query: query)
+        try await send(method, url: url(endpoint, query: query), body: body, extraTime: extraTime)
+    }
+
+    private func send<Answer: Decodable>(
+        _ method: String, url: URL, body: Data?, extraTime: Duration = .zero
+    ) async throws -> Answer {
         let name = "\(method) \(url.path)"
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -227,6 +254,11 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         let (seconds, attoseconds) = duration.components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
+}
+
+/// The limits a server advertised, shared by the copies of a transport.
+private final class LimitsBox: Sendable {
+    let value = Mutex<SyncLimits?>(nil)
 }
 
 /// The task of one request, so that a cancellation from another thread can reach it.

@@ -39,6 +39,18 @@ public struct SyncHTTPError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let network = Code(rawValue: "network")
         /// The server's answer is not what the protocol says.
         public static let invalidResponse = Code(rawValue: "invalidResponse")
+        /// A change of a type the space does not declare (a rejected change).
+        public static let unknownType = Code(rawValue: "unknownType")
+        /// A change naming a property its type lacks in the space's schema (a rejected change).
+        public static let unknownProperty = Code(rawValue: "unknownProperty")
+        /// A value or id that does not fit the space's schema (a rejected change).
+        public static let invalidValue = Code(rawValue: "invalidValue")
+        /// A change holding U+0000 (NUL) in a string, an id or a name, which a server does not
+        /// keep: refused by the engine before it is sent, and by the server (a rejected change).
+        public static let invalidText = Code(rawValue: "invalidText")
+        /// A change larger than the server's limits (``SyncLimits``): refused by the engine
+        /// before it is sent, so that it never holds back the others.
+        public static let tooLarge = Code(rawValue: "tooLarge")
     }
 
     /// What went wrong.

@@ -314,3 +314,24 @@ package struct WirePullResponse: Codable, Hashable, Sendable {
         SyncPull(changes: changes.map(\.change), cursor: cursor, hasMore: hasMore)
     }
 }
+
+/// The body of `GET /v1/limits`.
+package struct WireLimits: Codable, Hashable, Sendable {
+    package var maximumBodyBytes: Int?
+    package var maximumChanges: Int?
+    package var maximumNameBytes: Int?
+    package var maximumIDBytes: Int?
+
+    package init(_ limits: SyncLimits) {
+        maximumBodyBytes = limits.maximumPushBytes
+        maximumChanges = limits.maximumChangesPerPush
+        maximumNameBytes = limits.maximumNameBytes
+        maximumIDBytes = limits.maximumIDBytes
+    }
+
+    package var limits: SyncLimits {
+        SyncLimits(
+            maximumPushBytes: maximumBodyBytes, maximumChangesPerPush: maximumChanges,
+            maximumNameBytes: maximumNameBytes, maximumIDBytes: maximumIDBytes)
+    }
+}

@@ -81,6 +81,23 @@ enum Migrations {
                 """,
             ]
         ),
+        (
+            3,
+            [
+                // A space's schema, versioned (docs/SYNC-PROTOCOL.md, "Schemas"): each upload
+                // that changes it adds a version. `spaces.schema_version` is the one in force;
+                // NULL, none (the space checks type names only, as before this version).
+                """
+                CREATE TABLE space_schemas (
+                    space_id bigint NOT NULL REFERENCES spaces ON DELETE CASCADE,
+                    version int NOT NULL,
+                    schema jsonb NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now(),
+                    PRIMARY KEY (space_id, version))
+                """,
+                "ALTER TABLE spaces ADD COLUMN schema_version int",
+            ]
+        ),
     ]
 
     /// The advisory lock key of the migrations (any constant).

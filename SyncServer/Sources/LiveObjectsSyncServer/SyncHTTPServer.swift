@@ -85,7 +85,9 @@ public struct SyncHTTPServer: Sendable {
             }
             throw SyncServerError(.notFound, "no route \(request.uri.path)")
         }
-        guard parts.count == 4, parts[1] == "spaces" else {
+        if parts.count == 2, parts[1] == "limits", request.method == .get { return try limits() }
+        // A space named with NUL cannot exist (PostgreSQL's text has none).
+        guard parts.count == 4, parts[1] == "spaces", !parts[2].containsNUL else {
             throw SyncServerError(.notFound, "no route \(request.uri.path)")
         }
         let space = parts[2]
@@ -97,6 +99,26 @@ public struct SyncHTTPServer: Sendable {
         default:
             throw SyncServerError(.notFound, "no route \(request.method) \(request.uri.path)")
         }
+    }
+
+    /// The limits a client keeps to, so that it refuses a change it could never push before
+    /// sending it (docs/SYNC-PROTOCOL.md, "Limits").
+    private func limits() throws -> Response {
+        struct Limits: Encodable {
+            var maximumBodyBytes: Int
+            var maximumChanges: Int
+            var maximumNameBytes: Int
+            var maximumPageObjects: Int
+            var maximumWaitSeconds: Int64
+            var maximumIDBytes: Int
+        }
+        let limits = Limits(
+            maximumBodyBytes: configuration.maximumBodySize, maximumChanges: SyncStore.maximumBatch,
+            maximumNameBytes: maximumNameLength, maximumPageObjects: SyncStore.maximumPage,
+            maximumWaitSeconds: configuration.maximumWait.components.seconds, maximumIDBytes: maximumIDLength)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Self.json(try encoder.encode(limits))
     }
 
     private static func bearerToken(_ request: Request) -> String? {

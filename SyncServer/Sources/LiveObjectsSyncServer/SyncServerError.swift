@@ -21,6 +21,19 @@ public struct SyncServerError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let notFound = Code(rawValue: "notFound")
         /// A pushed change of a type its space does not declare (a rejected receipt's code).
         public static let unknownType = Code(rawValue: "unknownType")
+        /// A pushed change naming a property its type lacks in the space's schema (a rejected
+        /// receipt's code).
+        public static let unknownProperty = Code(rawValue: "unknownProperty")
+        /// A pushed value or id that does not fit the space's schema: another type, nil where
+        /// a value is required, a link to another type, an integer out of its range (a
+        /// rejected receipt's code).
+        public static let invalidValue = Code(rawValue: "invalidValue")
+        /// A pushed change holding U+0000 (NUL) in a string, an id or a name (a rejected
+        /// receipt's code).
+        public static let invalidText = Code(rawValue: "invalidText")
+        /// A pushed change whose object id is over ``maximumIDLength`` bytes (a rejected
+        /// receipt's code).
+        public static let tooLarge = Code(rawValue: "tooLarge")
         /// Anything else (500).
         public static let `internal` = Code(rawValue: "internal")
     }

@@ -23,6 +23,8 @@ public struct SyncStore: Sendable {
 
     let client: PostgresClient
     let logger: Logger
+    /// The schemas read, by space, with their versions.
+    let schemas = SchemaCache()
 
     /// Creates a store over a running client.
     public init(client: PostgresClient, logger: Logger) {
@@ -103,27 +105,46 @@ public struct SyncStore: Sendable {
     ///
     /// - Parameter types: The type names a push may create, change or link to (the model classes'
     ///   names, such as `Card`).
+    /// - Throws: ``SyncServerError`` `conflict` for a space with a schema, whose types are its
+    ///   schema's.
     public func addSpace(_ name: String, types: [String]) async throws {
-        guard !name.isEmpty, name.utf8.count <= 200 else {
-            throw SyncServerError(.badRequest, "a space name must have 1 to 200 bytes")
+        guard !name.isEmpty, name.utf8.count <= 200, !name.containsNUL else {
+            throw SyncServerError(.badRequest, "a space name must have 1 to 200 bytes, without NUL")
         }
         let types = try Self.checkedTypes(types)
-        try await client.query(
+        let rows = try await client.query(
             """
             INSERT INTO spaces (name, types) VALUES (\(name), \(types))
-            ON CONFLICT (name) DO UPDATE SET types = excluded.types
+            ON CONFLICT (name) DO UPDATE SET types = excluded.types WHERE spaces.schema_version IS NULL
+            RETURNING 1
             """, logger: logger)
+        for try await _ in rows { return }
+        throw Self.typesOfSchema(name)
+    }
+
+    static func typesOfSchema(_ space: String) -> SyncServerError {
+        SyncServerError(
+            .conflict,
+            "space \(space) has a schema, which names its types: upload a new version (space schema \(space) --file FILE)"
+        )
     }
 
     /// Replaces the types a space accepts. Objects of a type no longer declared stay, and are
     /// still pulled; a push can no longer change them.
     ///
-    /// - Throws: ``SyncServerError`` `notFound` when the space does not exist.
+    /// - Throws: ``SyncServerError`` `notFound` when the space does not exist, `conflict` when it
+    ///   has a schema, whose types are its schema's.
     public func setTypes(of space: String, to types: [String]) async throws {
         let types = try Self.checkedTypes(types)
         let rows = try await client.query(
-            "UPDATE spaces SET types = \(types) WHERE name = \(space) RETURNING 1", logger: logger)
-        for try await _ in rows { return }
+            """
+            UPDATE spaces SET types = CASE WHEN schema_version IS NULL THEN \(types) ELSE types END
+            WHERE name = \(space) RETURNING schema_version IS NULL
+            """, logger: logger)
+        for try await (updated) in rows.decode(Bool.self) {
+            if updated { return }
+            throw Self.typesOfSchema(space)
+        }
         throw SyncServerError(.notFound, "no space \"\(space)\"")
     }
 
@@ -180,6 +201,8 @@ public struct SyncStore: Sendable {
         var role: Role
         /// The types the space accepts.
         var types: Set<String>
+        /// The version of the space's schema; nil, none.
+        var schemaVersion: Int64?
     }
 
     /// Checks a bearer token and the user's grant in a space.
@@ -202,20 +225,21 @@ public struct SyncStore: Sendable {
         guard !user.expired else { throw SyncServerError(.unauthorized, "the token has expired") }
         let spaces = try await client.query(
             """
-            SELECT spaces.id, grants.role, spaces.types FROM spaces
+            SELECT spaces.id, grants.role, spaces.types, spaces.schema_version::bigint FROM spaces
             LEFT JOIN grants ON grants.space_id = spaces.id AND grants.user_id = \(user.id)
             WHERE spaces.name = \(space)
             """, logger: logger)
-        var found: (Int64, String?, [String])?
-        for try await row in spaces.decode((Int64, String?, [String]).self) { found = row }
-        guard let (spaceID, roleName, types) = found else {
+        var found: (Int64, String?, [String], Int64?)?
+        for try await row in spaces.decode((Int64, String?, [String], Int64?).self) { found = row }
+        guard let (spaceID, roleName, types, schemaVersion) = found else {
             throw SyncServerError(.notFound, "no space \"\(space)\"")
         }
         guard let roleName, let role = Role(rawValue: roleName) else {
             throw SyncServerError(.forbidden, "user \(user.name) has no access to space \(space)")
         }
         return Access(
-            userID: user.id, userName: user.name, spaceID: spaceID, spaceName: space, role: role, types: Set(types))
+            userID: user.id, userName: user.name, spaceID: spaceID, spaceName: space, role: role, types: Set(types),
+            schemaVersion: schemaVersion)
     }
 
     // MARK: Push
@@ -230,7 +254,8 @@ public struct SyncStore: Sendable {
     }
 
     /// Applies a push in one transaction: each key at most once, each change checked against the
-    /// user's role.
+    /// user's role and the space's schema (or, without one, its types), in this process: the
+    /// checks add no query.
     ///
     /// - Throws: ``SyncServerError`` `forbidden` for a reader, `conflict` for a key already
     ///   applied to another object; the transaction is then rolled back whole.
@@ -240,6 +265,7 @@ public struct SyncStore: Sendable {
                 .forbidden, "user \(access.userName) may only read space \(access.spaceName)")
         }
         let logger = logger
+        let schema = try await schema(for: access)
         return try await client.withTransaction(logger: logger) { connection in
             let locked = try await connection.query(
                 "SELECT version FROM spaces WHERE id = \(access.spaceID) FOR UPDATE", logger: logger)
@@ -248,7 +274,8 @@ public struct SyncStore: Sendable {
             let start = version
             var receipts: [Receipt] = []
             for change in request.changes {
-                let receipt = try await Self.apply(change, access: access, version: &version, connection, logger)
+                let receipt = try await Self.apply(
+                    change, access: access, schema: schema, version: &version, connection, logger)
                 receipts.append(receipt)
             }
             if version != start {
@@ -263,9 +290,25 @@ public struct SyncStore: Sendable {
     }
 
     private static func apply(
-        _ change: PushedChange, access: Access, version: inout Int64, _ connection: PostgresConnection,
-        _ logger: Logger
+        _ pushed: PushedChange, access: Access, schema: SpaceSchema?, version: inout Int64,
+        _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> Receipt {
+        func rejected(_ code: SyncServerError.Code, _ message: String) -> Receipt {
+            Receipt(
+                key: pushed.key, outcome: "rejected", serverID: nil, serverVersion: nil,
+                error: ErrorBody(code: code.rawValue, message: message))
+        }
+        // Text PostgreSQL cannot keep is refused before any query names it.
+        if let place = pushed.nulProblem {
+            return rejected(.invalidText, "\(place) holds U+0000 (NUL), which the server does not keep")
+        }
+        let change = pushed.normalized
+        guard change.object.id.idSize <= maximumIDLength else {
+            return rejected(
+                .tooLarge,
+                "the id of the \(change.object.type) takes \(change.object.id.idSize) bytes, over the server's limit of \(maximumIDLength)"
+            )
+        }
         let localID = change.object.id.text
         let type = change.object.type
         // Already applied: the same receipt again.
@@ -285,9 +328,10 @@ public struct SyncStore: Sendable {
             }
             return Receipt(key: change.key, outcome: outcome, serverID: String(objectID), serverVersion: appliedVersion)
         }
-        // A type the space does not declare, named by the change or by a link in it: refused
-        // for this change only.
-        if let unknown = ([type] + change.linkedTypes).first(where: { !access.types.contains($0) }) {
+        // A change that does not fit the space's schema: refused for this change only.
+        if let schema {
+            if let refusal = schema.refusal(of: change) { return rejected(refusal.code, refusal.message) }
+        } else if let unknown = ([type] + change.linkedTypes).first(where: { !access.types.contains($0) }) {
             let declared =
                 access.types.isEmpty ? "no types" : "the types " + access.types.sorted().joined(separator: ", ")
             return Receipt(

@@ -4,7 +4,7 @@ import Logging
 
 // The command line: `serve`, `user add NAME [--expires-in DURATION | --expires DATE]`,
 // `user revoke NAME`, `space add NAME --types TYPE,…`, `space types NAME [TYPE…]`,
-// `grant USER SPACE reader|writer|admin`. The database comes from the environment
+// `space schema NAME [--file FILE]`, `space check NAME`, `grant USER SPACE reader|writer|admin`. The database comes from the environment
 // (DatabaseConfiguration.fromEnvironment).
 
 let usage = """
@@ -20,9 +20,20 @@ let usage = """
                                           DATE: 2027-01-31 or 2027-01-31T12:00:00Z. Without
                                           either, the token never expires.
       user revoke NAME                    Revoke every token of a user.
-      space add NAME --types TYPE,...     Add a space (or set the types of one) that accepts
-                                          the given object types, such as Card,Holder.
-      space types NAME [TYPE...]          Print a space's types, or replace them.
+      space add NAME --schema FILE        Add a space with a schema (see space schema).
+      space add NAME --types TYPE,...     Add a space (or set the types of one without a
+                                          schema) that accepts the given object types, such
+                                          as Card,Holder, checking type names only.
+      space types NAME [TYPE...]          Print a space's types, or replace them (a space
+                                          without a schema).
+      space schema NAME [--file FILE]     Print a space's schema, or set it from a JSON file
+                                          (SyncSchema in LiveObjectsSync writes one): a new
+                                          version may add types and optional properties only.
+                                          Pushes are then checked against it, change by change.
+      space check NAME [--remove]         List the stored objects that do not fit the space's
+                                          schema (stored before it had one); exit status 1 if
+                                          any. --remove removes them from the database (the
+                                          only repair of an object whose id does not fit).
       grant USER SPACE ROLE               Give a user a role in a space: reader, writer or admin.
 
     The database: LIVEOBJECTS_SYNC_DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DATABASE, or
@@ -86,10 +97,26 @@ func run(_ arguments: [String]) async throws {
     case let args where args.count == 3 && args[0] == "user" && args[1] == "revoke":
         let count = try await service.withStore { try await $0.revokeTokens(of: args[2]) }
         print("revoked \(count) token(s) of \(args[2])")
+    case let args where args.count == 5 && args[0] == "space" && args[1] == "add" && args[3] == "--schema":
+        guard let data = FileManager.default.contents(atPath: args[4]) else {
+            throw UsageError(description: "cannot read \(args[4])")
+        }
+        let schema = try SpaceSchema.parse(data)
+        let upload = try await service.withStore { store in
+            // A space that has a schema already gets a new version (its types are the schema's).
+            let current = try? await store.schema(of: args[2])
+            if current?.version == nil { try await store.addSpace(args[2], types: schema.types.map(\.name)) }
+            return try await store.setSchema(of: args[2], to: schema)
+        }
+        print(
+            "space \(args[2]): schema version \(upload.version), types \(schema.types.map(\.name).joined(separator: ", "))"
+        )
     case let args where args.count >= 3 && args[0] == "space" && args[1] == "add":
         guard args.count == 5, args[3] == "--types" else {
             throw UsageError(
-                description: "a space declares the types it accepts: space add \(args[2]) --types Card,Holder")
+                description:
+                    "a space declares its schema or the types it accepts: space add \(args[2]) --schema schema.json, or --types Card,Holder"
+            )
         }
         let types = typeList(args[4...])
         guard !types.isEmpty else { throw UsageError(description: "--types needs at least one type name") }
@@ -102,6 +129,39 @@ func run(_ arguments: [String]) async throws {
         }
         let types = try await service.withStore { try await $0.types(of: args[2]) }
         print("space \(args[2]) accepts \(types.isEmpty ? "no types" : types.joined(separator: ", "))")
+    case let args where args.count >= 3 && args[0] == "space" && args[1] == "schema":
+        if args.count == 3 {
+            let found = try await service.withStore { try await $0.schema(of: args[2]) }
+            guard let (version, schema) = found else {
+                print("space \(args[2]) has no schema")
+                return
+            }
+            print("space \(args[2]), schema version \(version):\n\(schema.json)")
+            return
+        }
+        guard args.count == 5, args[3] == "--file" else {
+            throw UsageError(description: "space schema \(args[2]) --file schema.json")
+        }
+        guard let data = FileManager.default.contents(atPath: args[4]) else {
+            throw UsageError(description: "cannot read \(args[4])")
+        }
+        let schema = try SpaceSchema.parse(data)
+        let upload = try await service.withStore { try await $0.setSchema(of: args[2], to: schema) }
+        let types = schema.types.map(\.name).sorted().joined(separator: ", ")
+        print(
+            upload.isNew
+                ? "space \(args[2]): schema version \(upload.version), types \(types)"
+                : "space \(args[2]): schema unchanged, version \(upload.version)")
+    case let args
+    where (args.count == 3 || args.count == 4 && args[3] == "--remove") && args[0] == "space"
+        && args[1] == "check":
+        let removing = args.count == 4
+        let problems = try await service.withStore { try await $0.check(space: args[2], removing: removing) }
+        for problem in problems { print(problem) }
+        print(
+            "space \(args[2]): \(problems.count) object(s) do not fit the schema"
+                + (removing && !problems.isEmpty ? "; removed (but ids only not in NFC)" : ""))
+        if !problems.isEmpty && !removing { exit(1) }
     case let args where args.count == 4 && args[0] == "grant":
         guard let role = Role(rawValue: args[3]) else {
             throw UsageError(description: "a role is reader, writer or admin, not \(args[3])")

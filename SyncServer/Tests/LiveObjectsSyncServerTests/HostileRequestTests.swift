@@ -189,3 +189,84 @@ extension SyncServerTests {
         #expect(try await olga.pull(after: nil).changes.map(\.values) == [["name": .value(.string("Olga's"))]])
     }
 }
+
+extension SyncServerTests {
+    @Test func noClientInputGetsA500() async throws {
+        let server = try await ServerHarness.start()
+        defer { Task { await server.stop() } }
+        let token = try await server.user("ann", .writer)
+        let state = try await server.databaseState()
+        let space = "/v1/spaces/\(server.space)"
+        func push(_ change: String) -> Data { Data(#"{"changes":[\#(change)]}"#.utf8) }
+        let card = #""object":{"type":"Card","id":{"string":"x"}}"#
+        // Requests, with the status each gets; none is a 500.
+        let cases: [(name: String, method: String, path: String, body: Data?, status: Int)] = [
+            ("NUL in a space name", "GET", "/v1/spaces/a%00b/pull", nil, 404),
+            ("NUL in a space name, push", "POST", "/v1/spaces/%00/push", push(""), 404),
+            ("a space name that is not percent-encoded", "GET", "/v1/spaces/%ZZ/pull", nil, 404),
+            (
+                "a space name of 10,000 bytes", "GET", "/v1/spaces/\(String(repeating: "s", count: 10_000))/pull", nil,
+                404
+            ),
+            ("a limit over 64 bits", "GET", "\(space)/pull?limit=99999999999999999999", nil, 400),
+            ("a cursor over 64 bits", "GET", "\(space)/pull?after=v1.99999999999999999999", nil, 400),
+            ("a negative wait", "GET", "\(space)/pull?wait=-1", nil, 400),
+            (
+                "a lone surrogate", "POST", "\(space)/push",
+                push(#"{"key":"k",\#(card),"kind":"create","values":{"name":{"string":"\ud800"}}}"#), 400
+            ),
+            (
+                "a number over a double", "POST", "\(space)/push",
+                push(#"{"key":"k",\#(card),"kind":"create","values":{"d":{"double":1e400}}}"#), 400
+            ),
+            (
+                "an int in exponent form", "POST", "\(space)/push",
+                push(#"{"key":"k",\#(card),"kind":"create","values":{"n":{"int":1e30}}}"#), 400
+            ),
+            (
+                "objects nested 100,000 deep", "POST", "\(space)/push",
+                Data(
+                    (String(repeating: #"{"a":"#, count: 100_000) + "1" + String(repeating: "}", count: 100_000)).utf8),
+                400
+            ),
+            ("the limits by POST", "POST", "/v1/limits", Data(), 404),
+        ]
+        for test in cases {
+            let (status, answer) = try await server.raw(test.method, test.path, token: token, body: test.body)
+            #expect(status == test.status, "\(test.name): \(answer.prefix(300))")
+            #expect(answer.contains(#""error":{"#), "\(test.name): \(answer.prefix(300))")
+        }
+        // NUL in a key, a type, an id, a name or a value, in a space without a schema: refused
+        // change by change, the other change of the push applied.
+        let nuls = [
+            #"{"key":"k\u0000",\#(card),"kind":"create"}"#,
+            #"{"key":"k1","object":{"type":"Card\u0000","id":{"string":"x"}},"kind":"create"}"#,
+            #"{"key":"k2","object":{"type":"Card","id":{"string":"\u0000"}},"kind":"delete"}"#,
+            #"{"key":"k3",\#(card),"kind":"create","values":{"\u0000":{"string":"a"}}}"#,
+            #"{"key":"k4",\#(card),"kind":"update","values":{"name":{"list":[{"string":"\u0000"}]}}}"#,
+            #"{"key":"k5",\#(card),"kind":"create","values":{"owner":{"ref":{"type":"Holder","id":{"string":"h"},"serverID":"\u0000"}}}}"#,
+            #"{"key":"k6","object":{"type":"Card","id":{"string":"fine"}},"kind":"create","values":{"name":{"string":"Fine"}}}"#,
+        ]
+        let (status, answer) = try await server.raw(
+            "POST", "\(space)/push", token: token, body: Data(#"{"changes":[\#(nuls.joined(separator: ","))]}"#.utf8))
+        #expect(status == 200, "\(answer)")
+        #expect(answer.components(separatedBy: #""code":"invalidText""#).count == nuls.count, "\(answer)")
+        #expect(answer.components(separatedBy: #""outcome":"applied""#).count == 2, "\(answer)")
+        let after = try await server.databaseState()
+        #expect(after.hasPrefix(#"Card {"string": "fine"}"#) && after.hasSuffix("version 1\nkeys 1"), "\(after)")
+        #expect(state.hasSuffix("version 0\nkeys 0"))
+
+        // An id the database could not index (over 2 kB, not compressible): refused with
+        // tooLarge; one of 1,024 bytes is stored.
+        let long = (0..<140).map { _ in UUID().uuidString }.joined()
+        let limit = String(long.prefix(1024))
+        let (idStatus, idAnswer) = try await server.raw(
+            "POST", "\(space)/push", token: token,
+            body: push(
+                #"{"key":"long","object":{"type":"Card","id":{"string":"\#(long)"}},"kind":"create"},"#
+                    + #"{"key":"limit","object":{"type":"Card","id":{"string":"\#(limit)"}},"kind":"create"}"#))
+        #expect(idStatus == 200, "\(idAnswer.prefix(300))")
+        #expect(idAnswer.contains(#""code":"tooLarge""#), "\(idAnswer.prefix(300))")
+        #expect(idAnswer.components(separatedBy: #""outcome":"applied""#).count == 2, "\(idAnswer.prefix(300))")
+    }
+}

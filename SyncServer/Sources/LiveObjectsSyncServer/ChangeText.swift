@@ -1,0 +1,101 @@
+// The text rules of docs/SYNC-PROTOCOL.md ("Text"): no NUL character anywhere in a change
+// (PostgreSQL keeps neither `\u0000` in JSONB nor NUL in text), and string ids compared in NFC,
+// as the realm and the engine compare them.
+
+extension String {
+    /// Whether the string holds U+0000.
+    var containsNUL: Bool { utf8.contains(0) }
+
+    /// The string in the standard library's NFC, the form `==` compares (not Foundation's
+    /// `precomposedStringWithCanonicalMapping`, which differs from it on Linux).
+    var nfc: String {
+        if utf8.allSatisfy({ $0 < 0x80 }) { return self }
+        return String(decoding: _nfcCodeUnits, as: UTF8.self)
+    }
+}
+
+extension JSONValue {
+    /// Whether a string or a member name anywhere in the value holds U+0000.
+    var containsNUL: Bool {
+        switch self {
+        case .string(let text): text.containsNUL
+        case .array(let items): items.contains(where: \.containsNUL)
+        case .object(let members): members.contains { $0.key.containsNUL || $0.value.containsNUL }
+        case .null, .bool, .int, .double: false
+        }
+    }
+
+    /// An object id with its string in NFC: `{"string": …}` normalized, any other id as is.
+    var normalizedID: JSONValue {
+        guard case .object(let members) = self, members.count == 1, case .string(let text)? = members["string"] else {
+            return self
+        }
+        return .object(["string": .string(text.nfc)])
+    }
+
+    /// A value whose references' ids are in NFC.
+    var withNormalizedReferences: JSONValue {
+        func reference(_ value: JSONValue) -> JSONValue {
+            guard case .object(var fields) = value, let id = fields["id"] else { return value }
+            fields["id"] = id.normalizedID
+            return .object(fields)
+        }
+        guard case .object(let members) = self, members.count == 1, let (tag, payload) = members.first else {
+            return self
+        }
+        switch (tag, payload) {
+        case ("ref", .object): return .object(["ref": reference(payload)])
+        case ("refs", .array(let targets)): return .object(["refs": .array(targets.map(reference))])
+        default: return self
+        }
+    }
+}
+
+/// The most bytes of an object id (its strings' UTF-8, 8 per number): the database indexes ids,
+/// and an index entry has a bounded size.
+public let maximumIDLength = 1024
+
+extension JSONValue {
+    /// About the bytes the value takes in the database: strings' UTF-8, 8 per other scalar.
+    var storedSize: Int {
+        switch self {
+        case .string(let text): text.utf8.count
+        case .array(let items): items.reduce(0) { $0 + $1.storedSize }
+        case .object(let members): members.reduce(0) { $0 + $1.key.utf8.count + $1.value.storedSize }
+        case .null, .bool, .int, .double: 8
+        }
+    }
+
+    /// The size of an object id (``maximumIDLength``): its payload's, so that a String id of
+    /// 1,024 bytes of UTF-8 fits.
+    var idSize: Int {
+        if case .object(let members) = self, members.count == 1, let payload = members.first?.value {
+            return payload.storedSize
+        }
+        return storedSize
+    }
+}
+
+extension PushedChange {
+    /// Where the change holds U+0000 (its key, type, id, a property name or a value), or nil.
+    var nulProblem: String? {
+        if key.containsNUL { return "its idempotency key" }
+        if object.type.containsNUL { return "its type name" }
+        if object.id.containsNUL { return "its id" }
+        if serverID?.containsNUL == true { return "its server id" }
+        for (name, value) in values ?? [:] {
+            if name.containsNUL { return "a property name" }
+            if value.containsNUL { return "the value of \(name)" }
+        }
+        return nil
+    }
+
+    /// The change with its string ids, and those of its references, in NFC: "café" in NFC and in
+    /// NFD name one object, as on every device.
+    var normalized: PushedChange {
+        var change = self
+        change.object.id = object.id.normalizedID
+        change.values = values?.mapValues(\.withNormalizedReferences)
+        return change
+    }
+}

@@ -1,0 +1,320 @@
+import Foundation
+
+/// A space's schema: its object types with their primary keys and properties, in the JSON form
+/// of docs/SYNC-PROTOCOL.md ("Schemas"). An app writes it with `SyncSchema` (LiveObjectsSync);
+/// `liveobjects-sync-server space schema NAME --file FILE` uploads it. A push to a space with a
+/// schema is checked change by change against it, so that every device can read back what the
+/// server stores.
+public struct SpaceSchema: Codable, Hashable, Sendable {
+    /// The primary key of a type: the object id on the wire.
+    public struct PrimaryKey: Codable, Hashable, Sendable {
+        /// The property's name (kept for people; ids travel without it).
+        public var name: String
+        /// `string`, `uuid`, `int`, `int8`, `int16`, `int32` or `int64`.
+        public var type: String
+
+        /// Creates a primary key.
+        public init(name: String, type: String) {
+            self.name = name
+            self.type = type
+        }
+    }
+
+    /// A property a push may send.
+    public struct Property: Codable, Hashable, Sendable {
+        /// The property's name.
+        public var name: String
+        /// `bool`, `int`, `int8`, `int16`, `int32`, `int64`, `float`, `double`, `string`,
+        /// `date`, `data`, `uuid` or `link`.
+        public var type: String
+        /// Whether nil is accepted (of the value, or of the list's elements). A to-one link is
+        /// always optional.
+        public var isOptional: Bool
+        /// Whether the value is a list (of links, for `link`).
+        public var isList: Bool
+        /// For `link`: the type linked to, a type of the schema.
+        public var target: String?
+
+        /// Creates a property.
+        public init(name: String, type: String, isOptional: Bool = false, isList: Bool = false, target: String? = nil) {
+            self.name = name
+            self.type = type
+            self.isOptional = isOptional
+            self.isList = isList
+            self.target = target
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, type, optional, list, target
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            type = try container.decode(String.self, forKey: .type)
+            isOptional = try container.decodeIfPresent(Bool.self, forKey: .optional) ?? false
+            isList = try container.decodeIfPresent(Bool.self, forKey: .list) ?? false
+            target = try container.decodeIfPresent(String.self, forKey: .target)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(type, forKey: .type)
+            if isOptional { try container.encode(true, forKey: .optional) }
+            if isList { try container.encode(true, forKey: .list) }
+            try container.encodeIfPresent(target, forKey: .target)
+        }
+
+        /// As people read it: `name: String?`, `tags: [String]`, `owner: -> Holder?`.
+        var summary: String {
+            var text = type == "link" ? "-> \(target ?? "?")" : type
+            if isList { text = "[\(text)\(isOptional ? "?" : "")]" } else if isOptional { text += "?" }
+            return "\(name): \(text)"
+        }
+    }
+
+    /// An object type.
+    public struct ObjectType: Codable, Hashable, Sendable {
+        /// The model class's name.
+        public var name: String
+        /// Its primary key.
+        public var primaryKey: PrimaryKey
+        /// The properties a push may send (not the primary key).
+        public var properties: [Property]
+
+        /// Creates an object type.
+        public init(name: String, primaryKey: PrimaryKey, properties: [Property]) {
+            self.name = name
+            self.primaryKey = primaryKey
+            self.properties = properties
+        }
+    }
+
+    /// The object types.
+    public var types: [ObjectType]
+
+    /// Creates a schema.
+    public init(types: [ObjectType]) {
+        self.types = types
+    }
+
+    static let scalarTypes: Set<String> = [
+        "bool", "int", "int8", "int16", "int32", "int64", "float", "double", "string", "date", "data", "uuid",
+    ]
+    static let primaryKeyTypes: Set<String> = ["string", "uuid", "int", "int8", "int16", "int32", "int64"]
+
+    /// The schema's JSON, as stored and printed: sorted keys, types and properties by name.
+    public var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// Reads a schema from its JSON and checks it (``checked()``).
+    ///
+    /// - Throws: ``SyncServerError`` `badRequest`, saying what is wrong.
+    public static func parse(_ data: Data) throws(SyncServerError) -> SpaceSchema {
+        let schema: SpaceSchema
+        do {
+            schema = try JSONDecoder().decode(SpaceSchema.self, from: data)
+        } catch {
+            throw SyncServerError(.badRequest, "the schema is not the JSON of a space's schema: \(error)")
+        }
+        return try schema.checked()
+    }
+
+    /// The schema with its types and properties sorted by name, once checked: names of 1 to 512
+    /// bytes without control characters, each once; known property and key types; links to
+    /// types of the schema, a to-one link optional, a list of links not.
+    ///
+    /// - Throws: ``SyncServerError`` `badRequest`, naming the type and property.
+    public func checked() throws(SyncServerError) -> SpaceSchema {
+        func bad(_ message: String) -> SyncServerError { SyncServerError(.badRequest, "the schema: \(message)") }
+        func isName(_ name: String) -> Bool {
+            !name.isEmpty && name.utf8.count <= maximumNameLength
+                && !name.unicodeScalars.contains { CharacterSet.controlCharacters.contains($0) }
+        }
+        guard !types.isEmpty else { throw bad("it declares no type") }
+        let names = Set(types.map(\.name))
+        guard names.count == types.count else { throw bad("a type is declared twice") }
+        var sorted = self
+        sorted.types.sort { $0.name < $1.name }
+        for index in sorted.types.indices {
+            let type = sorted.types[index]
+            _ = try SyncStore.checkedTypes([type.name])
+            guard isName(type.primaryKey.name) else { throw bad("type \(type.name): the primary key needs a name") }
+            guard Self.primaryKeyTypes.contains(type.primaryKey.type) else {
+                throw bad(
+                    "type \(type.name): a primary key is string, uuid or an int type, not \(type.primaryKey.type)")
+            }
+            var seen: Set<String> = [type.primaryKey.name]
+            for property in type.properties {
+                let at = "type \(type.name), property \(property.name)"
+                guard isName(property.name) else { throw bad("type \(type.name): a property name has 1 to 512 bytes") }
+                guard seen.insert(property.name).inserted else {
+                    throw bad("\(at): declared twice (or named as the primary key)")
+                }
+                if property.type == "link" {
+                    guard let target = property.target, names.contains(target) else {
+                        throw bad("\(at): links to \(property.target ?? "nothing"), not a type of the schema")
+                    }
+                    guard property.isList != property.isOptional else {
+                        throw bad("\(at): a to-one link is optional, a list of links is not")
+                    }
+                } else {
+                    guard Self.scalarTypes.contains(property.type) else {
+                        throw bad("\(at): unknown type \(property.type)")
+                    }
+                    guard property.target == nil else { throw bad("\(at): only a link has a target") }
+                }
+            }
+            sorted.types[index].properties.sort { $0.name < $1.name }
+        }
+        return sorted
+    }
+
+    /// What a change from this schema to `new` would break for devices and stored objects: a
+    /// type or property removed, a property's type, list-ness, optionality or link target
+    /// changed, a primary key's type changed, a required property added. Empty when `new` only
+    /// adds types and optional properties or lists.
+    public func breakingChanges(to new: SpaceSchema) -> [String] {
+        var problems: [String] = []
+        let newTypes = Dictionary(new.types.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for type in types {
+            guard let changed = newTypes[type.name] else {
+                problems.append("type \(type.name) is removed")
+                continue
+            }
+            if changed.primaryKey.type != type.primaryKey.type {
+                problems.append(
+                    "the primary key of \(type.name) changes from \(type.primaryKey.type) to \(changed.primaryKey.type)"
+                )
+            }
+            let properties = Dictionary(changed.properties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+            for property in type.properties {
+                guard let now = properties[property.name] else {
+                    problems.append("property \(type.name).\(property.name) is removed")
+                    continue
+                }
+                if now != property {
+                    problems.append(
+                        "property \(type.name).\(property.name) changes from \(property.summary) to \(now.summary)")
+                }
+            }
+            let old = Set(type.properties.map(\.name))
+            for property in changed.properties
+            where !old.contains(property.name) && !property.isOptional
+                && !property.isList
+            {
+                problems.append(
+                    "property \(type.name).\(property.name) is added as required (\(property.summary)): add it optional"
+                )
+            }
+        }
+        return problems
+    }
+
+    subscript(type: String) -> ObjectType? { types.first { $0.name == type } }
+}
+
+/// Checking pushed changes and stored objects against a schema.
+extension SpaceSchema {
+    /// A change refused by the schema: the protocol's code and what is wrong.
+    struct Refusal: Error, Hashable, Sendable {
+        var code: SyncServerError.Code
+        var message: String
+    }
+
+    /// Why a change (already checked for shape, text and kind) does not fit the schema, or nil
+    /// when it fits.
+    func refusal(of change: PushedChange) -> Refusal? {
+        guard let type = self[change.object.type] else {
+            return Refusal(
+                code: .unknownType,
+                message: "the schema of the space has no type \(change.object.type): it has \(typeList)")
+        }
+        if let problem = Self.idProblem(change.object.id, type.primaryKey.type) {
+            return Refusal(code: .invalidValue, message: "the id of \(type.name): \(problem)")
+        }
+        guard change.kind != "delete" else { return nil }
+        return refusal(of: change.values ?? [:], type: type)
+    }
+
+    /// Why an object's values do not fit its type, or nil.
+    func refusal(of values: [String: JSONValue], type: ObjectType) -> Refusal? {
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+            guard let property = type.properties.first(where: { $0.name == name }) else {
+                return Refusal(
+                    code: .unknownProperty,
+                    message: "\(type.name) has no property \(name) in the schema of the space")
+            }
+            if let problem = problem(of: value, property) {
+                return Refusal(code: .invalidValue, message: "\(type.name).\(property.summary): \(problem)")
+            }
+        }
+        return nil
+    }
+
+    private var typeList: String { types.map(\.name).joined(separator: ", ") }
+
+    /// What is wrong with a value for a property, or nil.
+    private func problem(of value: JSONValue, _ property: Property) -> String? {
+        guard case .object(let members) = value, let (tag, payload) = members.first else { return "not a value" }
+        if property.type == "link" {
+            guard let target = property.target, let targetType = self[target] else { return "no target type" }
+            func referenceProblem(_ reference: JSONValue) -> String? {
+                guard case .object(let fields) = reference, case .string(let type)? = fields["type"],
+                    let id = fields["id"]
+                else { return "not a reference" }
+                guard type == target else { return "links to \(type), not \(target)" }
+                return Self.idProblem(id, targetType.primaryKey.type).map { "the id linked to: \($0)" }
+            }
+            if property.isList {
+                guard tag == "refs", case .array(let references) = payload else { return "not {\"refs\": […]}" }
+                return references.lazy.compactMap(referenceProblem).first
+            }
+            guard tag == "ref" else { return "not {\"ref\": …}" }
+            if case .null = payload { return nil }
+            return referenceProblem(payload)
+        }
+        if property.isList {
+            guard tag == "list", case .array(let items) = payload else { return "not {\"list\": […]}" }
+            for item in items {
+                if let problem = scalarProblem(item, property.type, optional: property.isOptional) {
+                    return "an element: \(problem)"
+                }
+            }
+            return nil
+        }
+        return scalarProblem(value, property.type, optional: property.isOptional)
+    }
+
+    /// What is wrong with a plain value for a scalar type, or nil.
+    private func scalarProblem(_ value: JSONValue, _ type: String, optional: Bool) -> String? {
+        guard case .object(let members) = value, let (tag, payload) = members.first else { return "not a value" }
+        if tag == "null" { return optional ? nil : "nil where the schema requires a value" }
+        switch (type, tag, payload) {
+        case ("int", "int", .int), ("int64", "int", .int): return nil
+        case ("int8", "int", .int(let n)): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
+        case ("int16", "int", .int(let n)): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
+        case ("int32", "int", .int(let n)): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
+        case ("bool", "bool", _), ("float", "float", _), ("double", "double", _), ("string", "string", _),
+            ("date", "date", _), ("data", "data", _), ("uuid", "uuid", _):
+            return nil
+        default: return "{\"\(tag)\": …} where the schema has \(type)"
+        }
+    }
+
+    /// What is wrong with an object id for a primary key type, or nil.
+    static func idProblem(_ id: JSONValue, _ type: String) -> String? {
+        guard case .object(let members) = id, let (tag, payload) = members.first else { return "not a value" }
+        switch (type, tag, payload) {
+        case ("string", "string", _), ("uuid", "uuid", _), ("int", "int", _), ("int64", "int", _): return nil
+        case ("int8", "int", .int(let n)): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
+        case ("int16", "int", .int(let n)): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
+        case ("int32", "int", .int(let n)): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
+        default: return "{\"\(tag)\": …} where the primary key is \(type)"
+        }
+    }
+}
