@@ -23,7 +23,10 @@ import Persistence
 /// ``SyncStatus/failed`` and ends the round. A refusal of a whole request by an HTTP server (a
 /// ``SyncHTTPError`` that is not ``SyncHTTPError/isTransient``: a token it does not take, a
 /// role that may not push) is not tried again: the batch fails at once, with the reason in
-/// ``SyncReport/rejections``, and a refused pull throws. Each change carries an idempotency key (the
+/// ``SyncReport/rejections``, and a refused pull is the report's ``SyncReport/pullFailure``. A
+/// change the server refuses alone (a ``SyncReceipt/Outcome/rejected`` receipt) holds back
+/// nothing else: the round ends without it, and it waits in ``rejectedChanges()`` for the app's
+/// ``retry(_:)`` or ``discard(_:)``. Each change carries an idempotency key (the
 /// device's id, the object and the token of its last change): a change the server acknowledged
 /// is never sent again, and a retry after a lost response repeats the key, so a server applies
 /// it once. When every
@@ -41,11 +44,13 @@ import Persistence
 /// wins over a server update. An object deleted on the server while it has a local change not
 /// sent yet is a ``SyncConflict``, left for the app (``conflicts()``, ``resolve(_:with:)``).
 /// Server changes are applied as remote writes: the history marks them, and they are never sent
-/// back.
+/// back. Pages come in version order, not link order: a link (or a list element) naming an object
+/// not here yet is set when that object arrives, on a later page or in a later pull; the engine
+/// keeps it in its state meanwhile.
 ///
 /// **State.** For a realm kept in a file, the engine keeps its state (the pull cursor, server
 /// ids and versions, the keys acknowledged in a round not finished, the synced token, open
-/// conflicts) in a log beside it, `<file>.sync`: a line is appended after each push batch and
+/// conflicts, refused changes, links waiting for their targets) in a log beside it, `<file>.sync`: a line is appended after each push batch and
 /// each pulled page, synced to the disk when the realm's journal is, and the log is rewritten as
 /// one line when it grows. So a restarted app neither sends an acknowledged change again nor
 /// pulls from the beginning; after a crash it repeats at most the batch or the page in flight,
