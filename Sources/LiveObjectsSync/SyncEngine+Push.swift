@@ -157,7 +157,8 @@ extension SyncEngine {
             guard let object = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey) else {
                 if serverIDs[id] != nil || refused.kind == .delete {
                     add(
-                        SyncChange(idempotencyKey: key, object: id, serverID: serverIDs[id], kind: .delete, values: [:]),
+                        SyncChange(
+                            idempotencyKey: key, object: id, serverID: serverIDs[id], kind: .delete, values: [:]),
                         large: false)
                 } else {
                     result.droppedRetries.insert(id)
@@ -167,7 +168,8 @@ extension SyncEngine {
             var properties = refused.properties
             properties?.formUnion(result.heldChanges[id] ?? [])
             let isNew = refused.kind != .update || properties == nil
-            try send(type, object, id: id, kind: isNew ? .create : .update, properties: isNew ? nil : properties, key: key)
+            try send(
+                type, object, id: id, kind: isNew ? .create : .update, properties: isNew ? nil : properties, key: key)
         }
         result.levels = dependencyLevels(changes)
         return result

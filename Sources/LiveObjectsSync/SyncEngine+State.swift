@@ -89,7 +89,9 @@ struct SyncStateChanges {
     /// The cursor or the synced token moved.
     var position = false
 
-    var isEmpty: Bool { objects.isEmpty && links.isEmpty && acknowledged.isEmpty && !acknowledgedReset && !sets && !position }
+    var isEmpty: Bool {
+        objects.isEmpty && links.isEmpty && acknowledged.isEmpty && !acknowledgedReset && !sets && !position
+    }
 }
 
 extension SyncEngine {
@@ -168,7 +170,8 @@ extension SyncEngine {
                 let ids = targets.map(\.id)
                 pendingLinks[key] =
                     state.list == true
-                    ? .references(ids.map { SyncReference(object: $0) }) : .reference(ids.first.map { SyncReference(object: $0) })
+                    ? .references(ids.map { SyncReference(object: $0) })
+                    : .reference(ids.first.map { SyncReference(object: $0) })
             } else {
                 pendingLinks[key] = nil
             }

@@ -39,10 +39,11 @@ final class PageLimitedTransport: SyncTransport {
     func push(_ changes: [SyncChange]) async throws -> [SyncReceipt] { try await server.push(changes) }
 
     func pull(after cursor: String?) async throws -> SyncPull {
-        guard pagesLeft.withLock({ left in
-            left -= 1
-            return left >= 0
-        })
+        guard
+            pagesLeft.withLock({ left in
+                left -= 1
+                return left >= 0
+            })
         else { throw ServerUnavailable() }
         let all = try await server.pull(after: cursor)
         let page = Array(all.changes.prefix(pageSize))
@@ -62,7 +63,7 @@ struct LinkTestDevice {
         for _ in 0..<2000 {
             do {
                 return try await Realm.open(configuration)
-            } catch where error.message.contains("already open") {
+            } catch  where error.message.contains("already open") {
                 try await Task.sleep(for: .milliseconds(5))
             }
         }
@@ -286,8 +287,9 @@ struct SyncLinkOrderTests {
 
     @Test func randomGraphsPulledInRandomPagesWithKillsEqualTheServer() async throws {
         let long = TestEnvironment.isLong
-        let seeds: [UInt64] =
-            TestEnvironment.seed("SYNC_LINK_SEED").map { [$0] } ?? Array(1...UInt64(long ? 60 : 12))
+        let count: UInt64 = long ? 60 : 12
+        var seeds: [UInt64] = Array(1...count)
+        if let seed = TestEnvironment.seed("SYNC_LINK_SEED") { seeds = [seed] }
         for seed in seeds {
             let directory = try directory()
             defer { try? FileManager.default.removeItem(at: directory) }
