@@ -61,13 +61,23 @@ struct LinkTestDevice {
         var configuration = Realm.Configuration(file: url, objectTypes: [Board.self, TaskItem.self])
         configuration.keepsHistory = true
         for _ in 0..<2000 {
-            do {
-                return try await Realm.open(configuration)
-            } catch  where error.message.contains("already open") {
+            switch await Self.tryOpen(configuration) {
+            case .success(let realm): return realm
+            case .failure(let error) where error.message.contains("already open"):
                 try await Task.sleep(for: .milliseconds(5))
+            case .failure(let error): throw error
             }
         }
         return try await Realm.open(configuration)
+    }
+
+    /// One attempt at opening (a `do`/`catch` inside the loop above crashes the compiler).
+    private static func tryOpen(_ configuration: Realm.Configuration) async -> Result<Realm, LiveObjectsError> {
+        do {
+            return .success(try await Realm.open(configuration))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Pulls everything, `pageSize` objects a page, the app killed after every `killEvery`
