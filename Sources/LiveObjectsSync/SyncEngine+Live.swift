@@ -7,9 +7,8 @@ extension SyncEngine {
     ///
     /// With a ``LiveSyncTransport`` (such as ``HTTPSyncTransport``) one wait for the server's
     /// changes is kept open (a long poll); with another transport, only local writes wake it.
-    /// A failed sync or wait (an error, or a report with a ``SyncReport/pullFailure``) is retried
-    /// after the configuration's backoff; errors never end the loop, and each round's report goes
-    /// to `onReport`.
+    /// A failed sync or wait is retried after the configuration's backoff; errors never end the
+    /// loop, and each round's report goes to `onReport`.
     ///
     /// ```swift
     /// let live = Task { await engine.syncContinuously() }
@@ -27,10 +26,8 @@ extension SyncEngine {
             localWake = continuation
             let succeeded: Bool
             do {
-                let report = try await sync()
-                onReport(.success(report))
-                // A failed pull is tried again after the backoff, as a thrown error is.
-                succeeded = report.pullFailure == nil
+                onReport(.success(try await sync()))
+                succeeded = true
             } catch {
                 if Task.isCancelled { break }
                 onReport(.failure(error))
