@@ -147,6 +147,7 @@ enum MigrationWalkthrough: Walkthrough {
         expected[2].note = "keep cold"
         try narrator.expect(afterV3, expected, "every name is the old title; prices and the note are kept")
         try await shop!.save()
+        try await shop!.close()
         shop = nil
         let v3 = try FileStorage.header(ofFile: file)
         narrator.say("The file's header: schema version \(v3.schemaVersion), Product { \(describe(v3.schema)) }")
