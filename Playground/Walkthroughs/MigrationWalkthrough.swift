@@ -81,7 +81,7 @@ enum MigrationWalkthrough: Walkthrough {
         narrator.say("Open the file with a Product that has a note, still saying version 1:")
         let before = try Data(contentsOf: file)
         try await narrator.expectError(.schemaVersionMismatch, "the open is refused") {
-            _ = try await openReleasedFile(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 1))
+            _ = try await Realm.open(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 1))
         }
         try narrator.check(try Data(contentsOf: file) == before, "the file is unchanged")
 
@@ -94,7 +94,7 @@ enum MigrationWalkthrough: Walkthrough {
             }
             let shop = try await Realm.open(.init(file: file, objectTypes: [Product.self], schemaVersion: 2))
             """)
-        shop = try await openReleasedFile(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 2))
+        shop = try await Realm.open(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 2))
         let afterV2 = try await shop!.read { shop in
             shop.objects(ProductV2.self).sorted(by: \.id).map {
                 Row(id: $0.id, title: $0.title, price: $0.price, note: $0.note)
@@ -136,7 +136,7 @@ enum MigrationWalkthrough: Walkthrough {
                 narrator.say("  Product \(old["id"]): title \(old["title"]) → name \(new?["name"] ?? .null)")
             }
         })
-        shop = try await openReleasedFile(
+        shop = try await Realm.open(
             .init(file: file, objectTypes: [ProductV3.self], schemaVersion: 3, options: options))
         let afterV3 = try await shop!.read { shop in
             shop.objects(ProductV3.self).sorted(by: \.id).map {
@@ -157,7 +157,7 @@ enum MigrationWalkthrough: Walkthrough {
 
         narrator.step("Schema versions only go up.")
         try await narrator.expectError(.schemaVersionMismatch, "opening the file at version 2 again is refused") {
-            _ = try await openReleasedFile(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 2))
+            _ = try await Realm.open(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 2))
         }
     }
 

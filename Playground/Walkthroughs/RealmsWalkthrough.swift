@@ -151,7 +151,7 @@ enum RealmsWalkthrough: Walkthrough {
                 try new?.set("displayName", to: .string(displayName(from: email)))
             }
         })
-        auth = try await openReleasedFile(
+        auth = try await Realm.open(
             Realm.Configuration(
                 file: authFile, objectTypes: [AccountV2.self, SessionV2.self], schemaVersion: 2, options: options))
         let (accounts, sessionAccount) = try await auth!.read { auth in

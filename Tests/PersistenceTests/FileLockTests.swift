@@ -171,6 +171,53 @@ import Testing
     }
 }
 
+extension FileLockTests {
+    /// A realm released by the app while a task of its storage (a catch-up after another
+    /// process's commit, a deferred save) still holds it: opening the file again, even with
+    /// another schema version, waits for that task and the close instead of finding the old
+    /// realm open.
+    @Test func reopeningWithAnotherVersionWaitsWhileTheStoragesOwnTaskHoldsTheReleasedRealm() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("visit.json")
+        var realm: Realm? = try await Realm.open(configuration(url))
+        try await realm!.write { try CrashWorkload.step(1, in: $0) }
+        let storage = try #require(configuration(url).storage.backend as? FileStorage)
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let (gate, gateContinuation) = AsyncStream<Void>.makeStream()
+        let visit = Task {
+            await storage.visitRealm { _ in
+                enteredContinuation.yield()
+                for await _ in gate {}
+            }
+        }
+        for await _ in entered { break }
+        realm = nil
+        _ = realm
+        // Ends the visit once the open below waits for it.
+        let opener = Task {
+            while !Task.isCancelled,
+                FileStorage.openPaths.withLock({ $0[storage.path]?.waiters.isEmpty ?? true })
+            {
+                await Task.yield()
+            }
+            gateContinuation.finish()
+        }
+        let version2 = Realm.Configuration(file: url, schema: CrashWorkload.schema, schemaVersion: 2)
+        let reopened: Result<Realm, LiveObjectsError>
+        do {
+            reopened = .success(try await Realm.open(version2))
+        } catch {
+            reopened = .failure(error)
+        }
+        opener.cancel()
+        gateContinuation.finish()
+        await visit.value
+        let again = try reopened.get()
+        #expect(again.configuration.schemaVersion == 2)
+        #expect(try await again.read { try CrashWorkload.state(of: $0).counter } == 1)
+        try await again.close()
+    }
+}
+
 extension Realm {
     /// Tries to close inside an open write; returns the error code.
     fileprivate func closeDuringWrite() -> LiveObjectsError.Code? {

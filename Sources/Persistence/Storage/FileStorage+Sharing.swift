@@ -364,6 +364,8 @@ final class JournalWatcher: @unchecked Sendable {
 
     private let queue = DispatchQueue(label: "LiveObjects.JournalWatcher")
     private let realm: Locked<WeakRealm>
+    /// The storage that owns this watcher (weak: the storage holds the watcher).
+    private weak var storage: FileStorage?
     private let pending = Atomic<Bool>(false)
     /// A descriptor of its own on the write-lock file, to wait for a write to end.
     private let lockFD: Int32
@@ -372,6 +374,7 @@ final class JournalWatcher: @unchecked Sendable {
 
     init(storage: FileStorage, realm: Realm) {
         self.realm = Locked(WeakRealm(realm: realm))
+        self.storage = storage
         lockFD = FileStorage.openIfPresent(storage.writeLockPath)
         journalName = URL(fileURLWithPath: storage.journalPath).lastPathComponent
         #if os(Linux)
@@ -466,8 +469,8 @@ final class JournalWatcher: @unchecked Sendable {
             while flock(lockFD, LOCK_SH) != 0 && errno == EINTR {}
             while flock(lockFD, LOCK_UN) != 0 && errno == EINTR {}
         }
-        guard let realm = realm.withLock({ $0.realm }) else { return }
-        Task { await realm.catchUpWithStorage() }
+        guard realm.withLock({ $0.realm }) != nil, let storage else { return }
+        Task { await storage.visitRealm { realm in await realm.catchUpWithStorage() } }
     }
 }
 

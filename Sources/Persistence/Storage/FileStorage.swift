@@ -207,8 +207,17 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         /// before its deinit closes the file.
         weak var realm: Realm?
         var attached = false
-        /// `Realm.open` calls waiting for the released realm to close the file.
+        /// The storage's own tasks running on the realm now (a catch-up, a deferred save): each
+        /// holds the realm for a moment, which is not the app keeping it open.
+        var visits = 0
+        /// `Realm.open` calls waiting for the released realm to close the file, or for a visit
+        /// to end.
         var waiters: [CheckedContinuation<Void, Never>] = []
+
+        /// Whether `Realm.open` must wait: the realm was released and its deinit has not yet
+        /// closed the file, or a task of the storage holds it (once the task ends, the realm is
+        /// either still the app's or released).
+        var isSettling: Bool { attached && (realm == nil || visits > 0) }
     }
 
     init(url: URL, options: Options) {
@@ -321,22 +330,49 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
     }
 
     package func prepareToOpen() async {
-        // Wait while a released realm's deinit has not yet closed the file (a realm that is
-        // still being made is not attached yet: no waiting for it).
+        // Wait while a released realm's deinit has not yet closed the file, or while a task of
+        // this storage holds the realm (a realm that is still being made is not attached yet:
+        // no waiting for it).
         while true {
-            let closing = Self.openPaths.withLock { paths in
-                paths[path].map { $0.attached && $0.realm == nil } ?? false
-            }
-            guard closing else { return }
+            let settling = Self.openPaths.withLock { paths in paths[path]?.isSettling ?? false }
+            guard settling else { return }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let waiting = Self.openPaths.withLock { (paths) -> Bool in
-                    guard let file = paths[path], file.attached, file.realm == nil else { return false }
+                    guard paths[path]?.isSettling == true else { return false }
                     paths[path]!.waiters.append(continuation)
                     return true
                 }
                 if !waiting { continuation.resume() }
             }
         }
+    }
+
+    /// Runs `body` on the realm that holds the file, if the app still has it. While `body`
+    /// runs, `Realm.open` of this file waits: the realm is kept alive by the storage, not by
+    /// the app, and opening the file with another schema version must not fail because of it.
+    func visitRealm(_ body: @Sendable (Realm) async -> Void) async {
+        guard await Self.visit(path, body) else { return }
+        let waiters = Self.openPaths.withLock { (paths) -> [CheckedContinuation<Void, Never>] in
+            guard paths[path] != nil else { return [] }
+            paths[path]!.visits -= 1
+            guard paths[path]!.visits == 0 else { return [] }
+            defer { paths[path]!.waiters = [] }
+            return paths[path]!.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Takes the realm for a visit and runs `body`; the realm is released when this returns,
+    /// before the visit is counted as ended. Returns whether there was a realm.
+    private static func visit(_ path: String, _ body: @Sendable (Realm) async -> Void) async -> Bool {
+        let realm = openPaths.withLock { (paths) -> Realm? in
+            guard let realm = paths[path]?.realm else { return nil }
+            paths[path]!.visits += 1
+            return realm
+        }
+        guard let realm else { return false }
+        await body(realm)
+        return true
     }
 
     package func close(_ store: Store) throws(LiveObjectsError) {
@@ -740,11 +776,11 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
     }
 
     private func scheduleDeferredSave(_ session: Session, after delay: Duration) {
-        guard !session.deferredSaveScheduled, let realm = session.realm else { return }
+        guard !session.deferredSaveScheduled, session.realm != nil else { return }
         session.deferredSaveScheduled = true
-        Task { [weak realm] in
+        Task { [self] in
             try? await Task.sleep(for: delay)
-            await realm?.runDeferredSave()
+            await visitRealm { realm in await realm.runDeferredSave() }
         }
     }
 
