@@ -170,6 +170,41 @@ import Testing
         try await realm.close()
     }
 
+    /// Key-path filters hold for another process's commits as for this process's own: the
+    /// child changes the tally's `value` at each step, so a subscription filtered on `value`
+    /// hears each step as a modification and one filtered on `id` hears none of them.
+    @Test func keyPathFiltersHoldForAnotherProcessesCommits() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("filtered.json")
+        let realm = try await Realm.open(Self.configuration(url))
+        try await realm.write { try SharedWorkload.step("here-0", 0, in: $0) }
+        let (byValue, byID) = try await realm.read { r in
+            let tallies = r.objects(SharedTally.self)
+            return (tallies.changes(keyPaths: ["value"]), tallies.changes(keyPaths: ["id"]))
+        }
+        let heardByValue = Locked<[CollectionChange<SharedTally>]>([])
+        let heardByID = Locked<[CollectionChange<SharedTally>]>([])
+        let followingValue = Task { for await change in byValue { heardByValue.withLock { $0.append(change) } } }
+        let followingID = Task { for await change in byID { heardByID.withLock { $0.append(change) } } }
+        let child = try Running(file: url, seed: 5, steps: 6, tag: "there")
+        #expect(await child.wait(for: "done") != nil)
+        try await eventually { heardByValue.withLock { $0.count } >= 7 }
+        // A fence: a new tally here is an insertion for both; once the id filter hears it, it
+        // has heard everything before it.
+        try await realm.write { _ = try $0.dynamicCreate("SharedTally", value: ["id": 1, "value": 0]) }
+        try await eventually { heardByID.withLock { $0.last?.insertions == [1] } }
+        let valueChanges = heardByValue.withLock { $0 }
+        let idChanges = heardByID.withLock { $0 }
+        #expect(valueChanges.first?.isInitial == true)
+        #expect(valueChanges.dropFirst().prefix(6).allSatisfy { $0.modifications == [0] && $0.insertions.isEmpty })
+        #expect(idChanges.count == 2 && idChanges.first?.isInitial == true)
+        #expect(idChanges.last.map { $0.modifications.isEmpty && $0.insertions == [1] } == true)
+        followingValue.cancel()
+        followingID.cancel()
+        try child.child.input.fileHandleForWriting.close()
+        child.child.process.waitUntilExit()
+        try await realm.close()
+    }
+
     @Test func aReadOnlyOpenChangesNoFileSeesOthersCommitsAndRefusesWrites() async throws {
         let directory = try makeTemporaryDirectory()
         let url = directory.appendingPathComponent("read.json")
