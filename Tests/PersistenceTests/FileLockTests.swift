@@ -172,6 +172,34 @@ import Testing
 }
 
 extension FileLockTests {
+    /// A write waits a bounded time for another process's write lock (a write transaction
+    /// left open in a shell), then fails with `fileInUse` and changes nothing; once the lock
+    /// is free, writes go on. The other holder is a descriptor of its own on the lock file:
+    /// `flock` locks belong to open files, so it counts as another process.
+    @Test func aWriteLockHeldElsewhereTimesOutWithFileInUseAndChangesNothing() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("held.json")
+        let options = FileStorage.Options(writeLockTimeout: .milliseconds(50))
+        let realm = try await Realm.open(configuration(url, options))
+        try await realm.write { try CrashWorkload.step(1, in: $0) }
+        let holder = open(url.path + ".write-lock", O_RDWR)
+        #expect(holder >= 0)
+        #expect(flock(holder, LOCK_EX) == 0)
+        let journal = fileBytes(URL(fileURLWithPath: url.path + ".journal"))
+        var code: LiveObjectsError.Code?
+        do {
+            try await realm.write { try CrashWorkload.step(2, in: $0) }
+        } catch let error as LiveObjectsError {
+            code = error.code
+        }
+        #expect(code == .fileInUse)
+        #expect(fileBytes(URL(fileURLWithPath: url.path + ".journal")) == journal)
+        #expect(try await realm.read { try CrashWorkload.state(of: $0).counter } == 1)
+        _ = close(holder)
+        try await realm.write { try CrashWorkload.step(2, in: $0) }
+        #expect(try await realm.read { try CrashWorkload.state(of: $0).counter } == 2)
+        try await realm.close()
+    }
+
     /// A realm released by the app while a task of its storage (a catch-up after another
     /// process's commit, a deferred save) still holds it: opening the file again, even with
     /// another schema version, waits for that task and the close instead of finding the old

@@ -340,6 +340,31 @@ enum FileIO {
         return true
     }
 
+    /// Takes a `flock` on an open descriptor, waiting at most `timeout` for another process to
+    /// release it (tried again after pauses that grow from 1 to 20 ms, so a short write of
+    /// another process costs little wait and a long one no busy loop).
+    ///
+    /// - Throws: `fileInUse` when the lock is still held after `timeout`; `io` when `flock`
+    ///   fails for another reason.
+    static func flockWaiting(_ fd: Int32, exclusive: Bool, timeout: Duration, path: String) throws(LiveObjectsError) {
+        if try flockWaiting(fd, exclusive: exclusive, wait: false, path: path) { return }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        var pause = Duration.milliseconds(1)
+        while clock.now < deadline {
+            let (seconds, attoseconds) = min(pause, deadline - clock.now).components
+            var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+            var remaining = timespec()
+            while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+            if try flockWaiting(fd, exclusive: exclusive, wait: false, path: path) { return }
+            pause = min(pause * 2, .milliseconds(20))
+        }
+        throw LiveObjectsError(
+            .fileInUse,
+            "another process has held the file's write lock for \(timeout) (it is writing, or has a write transaction open): nothing was changed",
+            file: path)
+    }
+
     /// Releases a `flock` taken by ``flockWaiting(_:exclusive:wait:path:)``.
     static func funlock(_ fd: Int32) {
         while flock(fd, LOCK_UN) != 0 && errno == EINTR {}

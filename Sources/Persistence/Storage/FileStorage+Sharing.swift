@@ -96,7 +96,7 @@ extension FileStorage {
     ///
     /// - Throws: `io`, or `corruptFile` for a damaged line; the lock is then released.
     func lockForWriting(_ store: Store, _ session: Session) throws(LiveObjectsError) {
-        try FileIO.flockWaiting(writeLockFD, exclusive: true, path: path)
+        try FileIO.flockWaiting(writeLockFD, exclusive: true, timeout: options.writeLockTimeout, path: path)
         session.writeLocked = true
         do throws(LiveObjectsError) {
             try applyAppended(store, session, cutsTornLine: true)

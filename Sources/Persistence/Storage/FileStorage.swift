@@ -154,15 +154,21 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         /// the commits of the processes that write the file as they make them. A write, or a save,
         /// throws `readOnly`; the file must exist and need no migration. Default: `false`.
         public var readOnly: Bool = false
+        /// How long a write, a save or an open waits while another process holds the file's
+        /// write lock (it is writing, or has a write transaction open) before it fails with
+        /// `fileInUse` and changes nothing. The wait blocks the realm's thread. Default: 10
+        /// seconds.
+        public var writeLockTimeout: Duration = .seconds(10)
 
         /// Creates options; every argument has the default documented on its property.
         public init(
             savePolicy: SavePolicy = .manual, journal: Bool = true, syncsJournal: Bool = true,
             journalFoldThreshold: Int = 4 << 20, deleteDataIfMigrationNeeded: Bool = false,
             migration: MigrationBlock? = nil, maximumFileSize: Int = 1 << 30, verifiesChecksum: Bool = true,
-            readOnly: Bool = false
+            readOnly: Bool = false, writeLockTimeout: Duration = .seconds(10)
         ) {
             self.readOnly = readOnly
+            self.writeLockTimeout = writeLockTimeout
             self.savePolicy = savePolicy
             self.journal = journal
             self.syncsJournal = syncsJournal
@@ -303,7 +309,8 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
                     guard writeLockFD >= 0 else { throw FileIO.error("opening the lock file \(writeLockPath)", path) }
                 }
                 if writeLockFD >= 0 {
-                    try FileIO.flockWaiting(writeLockFD, exclusive: !options.readOnly, path: path)
+                    try FileIO.flockWaiting(
+                        writeLockFD, exclusive: !options.readOnly, timeout: options.writeLockTimeout, path: path)
                 }
             }
             session = try load(store, configuration: configuration)
