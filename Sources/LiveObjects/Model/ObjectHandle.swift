@@ -136,6 +136,11 @@ public struct _PropertyTemplate: Sendable {
     package var isOptional: Bool
     package var isList: Bool
     package var objectType: String?
+    /// For an enum (``PersistableEnum``): the raw values of its cases, the only values the
+    /// property (or its list's elements) may hold, besides nil when optional.
+    package var allowedValues: [PropertyValue]?
+    /// For an enum: its Swift name, for errors.
+    package var enumName: String?
 
     package init(type: PropertyType, isOptional: Bool = false, isList: Bool = false, objectType: String? = nil) {
         self.type = type

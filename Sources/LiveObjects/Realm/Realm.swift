@@ -42,7 +42,35 @@ public actor Realm {
         self.subscriptions = NotificationListeners.install(
             on: store, maximumSubscriptions: configuration.maximumSubscriptions)
         try configuration.storage.backend?.open(store, configuration: configuration)
+        do throws(LiveObjectsError) {
+            try Self.checkEnumValues(store)
+        } catch {
+            configuration.storage.backend?.release(store)
+            throw error
+        }
         configuration.storage.backend?.attach(self)
+    }
+
+    /// Checks that every value of an enum property (``PersistableEnum``) that storage loaded is
+    /// the raw value of a case.
+    ///
+    /// - Throws: `typeMismatch` naming the first object and property that hold another value.
+    private static func checkEnumValues(_ store: Store) throws(LiveObjectsError) {
+        for table in store.tables {
+            guard let info = table.modelInfo, !info.enumChecks.isEmpty else { continue }
+            for row in table.liveRows {
+                for check in info.enumChecks {
+                    let value = table.value(row, check.propertyIndex)
+                    let values: [PropertyValue] = if case .list(let elements) = value { elements } else { [value] }
+                    for element in values where !element.isNull && !check.allowed.contains(element) {
+                        throw LiveObjectsError(
+                            .typeMismatch, "\(element) is not the raw value of a case of \(check.enumName)",
+                            objectType: table.name, property: table.schema.properties[check.propertyIndex].name,
+                            primaryKey: table.primaryKeyProperty.map { table.value(row, $0) })
+                    }
+                }
+            }
+        }
     }
 
     isolated deinit {

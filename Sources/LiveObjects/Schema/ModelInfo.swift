@@ -13,10 +13,18 @@ final class ModelInfo: @unchecked Sendable {
         let accessor: any PersistedField.Type
     }
 
+    /// A property of a ``PersistableEnum`` type (or a list of one): the values it may hold.
+    struct EnumCheck: Sendable {
+        let propertyIndex: Int
+        let allowed: Set<PropertyValue>
+        let enumName: String
+    }
+
     let type: Object.Type
     let schema: ObjectSchema
     let fields: [Field]
     let defaults: [PropertyValue]
+    let enumChecks: [EnumCheck]
 
     private static let cache = Locked<[ObjectIdentifier: ModelInfo]>([:])
 
@@ -51,6 +59,7 @@ final class ModelInfo: @unchecked Sendable {
         var properties: [Property] = []
         var fields: [Field] = []
         var defaults: [PropertyValue] = []
+        var enumChecks: [EnumCheck] = []
         withExtendedLifetime(prototype) {
             let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
             for (fieldName, offset, accessor) in raw {
@@ -65,6 +74,12 @@ final class ModelInfo: @unchecked Sendable {
                 if template.type == .linkingObjects {
                     property.originProperty = accessor._originProperty(at: base + offset)
                 }
+                if let allowed = template.allowedValues {
+                    enumChecks.append(
+                        EnumCheck(
+                            propertyIndex: properties.count, allowed: Set(allowed),
+                            enumName: template.enumName ?? "the enum"))
+                }
                 fields.append(
                     Field(property: property, propertyIndex: properties.count, offset: offset, accessor: accessor))
                 properties.append(property)
@@ -76,5 +91,6 @@ final class ModelInfo: @unchecked Sendable {
             name: name, properties: properties, isEmbedded: type is EmbeddedObject.Type)
         self.fields = fields
         self.defaults = defaults
+        self.enumChecks = enumChecks
     }
 }

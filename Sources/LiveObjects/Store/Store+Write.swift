@@ -12,6 +12,21 @@ extension Store {
     package func check(_ value: PropertyValue, for property: Property, in table: Table)
         throws(LiveObjectsError) -> PropertyValue
     {
+        let checked = try checkType(value, for: property, in: table)
+        // An enum property of a model class holds only the raw values of its cases.
+        if !property.isList, !checked.isNull, let cases = table.enumCases[property.name],
+            !cases.values.contains(checked)
+        {
+            throw LiveObjectsError(
+                .typeMismatch, "\(checked) is not the raw value of a case of \(cases.enumName)",
+                objectType: table.name, property: property.name)
+        }
+        return checked
+    }
+
+    private func checkType(_ value: PropertyValue, for property: Property, in table: Table)
+        throws(LiveObjectsError) -> PropertyValue
+    {
         func mismatch(_ why: String) -> LiveObjectsError {
             LiveObjectsError(.typeMismatch, why, objectType: table.name, property: property.name)
         }

@@ -132,6 +132,9 @@ package final class Store {
         let table = tablesByName[type.className]!
         table.setObjectType(type, defaults: info.defaults)
         table.modelInfo = info
+        for check in info.enumChecks {
+            table.enumCases[table.schema.properties[check.propertyIndex].name] = (check.allowed, check.enumName)
+        }
         tablesByType[ObjectIdentifier(type)] = table
     }
 

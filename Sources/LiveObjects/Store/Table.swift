@@ -397,6 +397,9 @@ package final class Table {
     @exclusivity(unchecked) package internal(set) var objectType: Object.Type?
     /// Where the model class keeps its fields.
     @exclusivity(unchecked) var modelInfo: ModelInfo?
+    /// For the enum properties of the model class (by name): the raw values of the cases, the
+    /// only values they may hold.
+    var enumCases: [String: (values: Set<PropertyValue>, enumName: String)] = [:]
     /// The value each property takes when none is given (from the model's defaults).
     @exclusivity(unchecked) package internal(set) var defaults: [PropertyValue]
     /// Property index by name.
