@@ -311,7 +311,25 @@ extension Object: _Persistable {
 ///
 /// @unchecked: the graph holds only objects created by `detached()`, which nothing else
 /// references once the copy table is dropped, so the receiver is its only owner.
-private struct DisconnectedCopy<T>: @unchecked Sendable {
+struct DisconnectedCopy<T>: @unchecked Sendable {
     let value: T
     func take() -> sending T { value }
+}
+
+extension Sequence where Element: Object {
+    /// Unmanaged copies of the objects and of everything they link to, handed over together
+    /// (an object that several of them link to is copied once).
+    ///
+    /// `results.map { $0.detached() }` does not compile where the array must leave the realm
+    /// (`map`'s result is not `sending`, so the compiler cannot see that the copies share
+    /// nothing with the realm); write `results.detached()`.
+    public func detached() -> sending [Element] {
+        var copies: [Object: Object] = [:]
+        var result: [Element] = []
+        for object in self {
+            guard let copy = Object.detachedLink(object, copies: &copies) as? Element else { continue }
+            result.append(copy)
+        }
+        return DisconnectedCopy(value: result).take()
+    }
 }

@@ -24,11 +24,27 @@ final class ObservationRegistry: CommitListener {
         self.observedRowCounts = Array(repeating: 0, count: store.tables.count)
     }
 
+    /// What ``Results`` read inside `withObservationTracking` register with; told after every
+    /// commit that changed the realm.
+    private let results = ResultsObservation()
+    /// Whether a tracked read of results ever happened (until then, commits skip telling
+    /// ``results``).
+    private var resultsAreTracked = false
+
     func committed(_ commit: Commit) {
-        guard !commit.isEmpty, concerns(commit.changes) else { return }
-        let context = CommitContext(store: store, changes: commit.changes, undoLog: commit.undoLog)
-        shared?.context = context
-        notify(context)
+        guard !commit.isEmpty else { return }
+        if concerns(commit.changes) {
+            let context = CommitContext(store: store, changes: commit.changes, undoLog: commit.undoLog)
+            shared?.context = context
+            notify(context)
+        }
+        if resultsAreTracked { results.registrar.withMutation(of: results, keyPath: \.commits) {} }
+    }
+
+    /// Registers a tracked read of results of this store.
+    func trackResultsRead() {
+        resultsAreTracked = true
+        results.registrar.access(results, keyPath: \.commits)
     }
 
     /// The registrar shared by the instances of a managed object; made on first use.
@@ -151,5 +167,22 @@ extension Store {
         let registry = ObservationRegistry(store: self, shared: nil)
         addCommitListener(registry)
         return registry
+    }
+}
+
+/// The subject that tracked reads of ``Results`` register with: any commit that changed the
+/// realm may change what results hold, so every such commit reports it.
+final class ResultsObservation: Observable {
+    let registrar = ObservationRegistrar()
+    /// Never read: the key path the reads and the commits name.
+    var commits: Int { 0 }
+}
+
+extension Store {
+    /// Registers a read of results with Observation when it happens inside
+    /// `withObservationTracking` (never for a store that does not change).
+    @inline(__always)
+    func observeResultsRead() {
+        if isLive && ObservationProbe.shared.isTracking { observationRegistry.trackResultsRead() }
     }
 }

@@ -27,9 +27,17 @@ public actor Realm {
 
     private static let openRealms = Locked<[String: WeakRealm]>([:])
 
-    private init(configuration: Configuration, schema: Schema) throws(LiveObjectsError) {
+    /// The actor whose executor runs the realm's code: an actor of its own, or the actor it was
+    /// opened on (``open(_:on:)``).
+    private nonisolated let home: any Actor
+
+    /// The realm's executor: its own, or that of the actor it was opened on.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { home.unownedExecutor }
+
+    private init(configuration: Configuration, schema: Schema, on actor: (any Actor)?) throws(LiveObjectsError) {
         self.configuration = configuration
         self.schema = schema
+        self.home = actor ?? RealmExecutor()
         self.store = try Store(schema: schema)
         store.isLive = true
         store.queries.maximumWork = max(configuration.maximumQueryWork, 0)
@@ -109,6 +117,37 @@ public actor Realm {
     ///   property); `schemaMismatch` when the identifier is open with another schema or
     ///   schema version.
     public static func open(_ configuration: Configuration) async throws(LiveObjectsError) -> Realm {
+        try await open(configuration, actor: nil)
+    }
+
+    /// Opens a realm whose code runs on `actor`'s executor (the main actor, for the realm a
+    /// user interface shows), or returns the open realm with the same identifier.
+    ///
+    /// Code isolated to that actor reads and writes the realm synchronously through
+    /// ``access(isolation:_:)``: a `@MainActor` view model keeps live objects and
+    /// ``Results`` and reads them without `await`, and Observation tells it when they change.
+    /// Other tasks use the realm as usual, with `await` (their reads and writes then run on the
+    /// main actor, briefly).
+    ///
+    /// ```swift
+    /// @MainActor @Observable final class DogList {
+    ///     let dogs: Results<Dog>
+    ///     init(realm: Realm) { dogs = realm.access { $0.objects(Dog.self).sorted(by: \.name) } }
+    /// }
+    /// let realm = try await Realm.open(configuration, on: MainActor.shared)
+    /// ```
+    ///
+    /// - Throws: as ``open(_:)``; `schemaMismatch` also when the identifier is open on
+    ///   another actor.
+    public static func open(_ configuration: Configuration, on actor: some Actor) async throws(LiveObjectsError)
+        -> Realm
+    {
+        try await open(configuration, actor: actor)
+    }
+
+    private static func open(_ configuration: Configuration, actor: (any Actor)?) async throws(LiveObjectsError)
+        -> Realm
+    {
         let schema = try configuration.resolvedSchema()
         await configuration.storage.backend?.prepareToOpen()
         return try openRealms.withLock { (realms) throws(LiveObjectsError) -> Realm in
@@ -120,9 +159,14 @@ public actor Realm {
                         .schemaMismatch,
                         "the realm '\(configuration.identifier)' is already open with another schema or schema version")
                 }
+                if let actor, realm.home !== actor {
+                    throw LiveObjectsError(
+                        .schemaMismatch,
+                        "the realm '\(configuration.identifier)' is already open on another actor")
+                }
                 return realm
             }
-            let realm = try Realm(configuration: configuration, schema: schema)
+            let realm = try Realm(configuration: configuration, schema: schema, on: actor)
             realms = realms.filter { $0.value.realm != nil }
             realms[configuration.identifier] = WeakRealm(realm: realm)
             return realm
@@ -145,6 +189,15 @@ public actor Realm {
     ///   as if `body` had thrown, and a later write tries the file again.
     public func write<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {
         try write(silencing: [], body)
+    }
+
+    /// Runs `body`, a function whose result is `Sendable`, in a write transaction and commits
+    /// it: `realm.write(addDefaults)` with `func addDefaults(_ realm: isolated Realm) throws -> Int`.
+    /// (A function value converts to the `sending` result of ``write(_:)`` only when written
+    /// as a closure; this form takes it as it is.)
+    @_disfavoredOverload
+    public func write<T: Sendable>(_ body: @Sendable (isolated Realm) throws -> T) throws -> T {
+        try write(silencing: []) { realm in try body(realm) }
     }
 
     /// Runs a write; the subscriptions named by `tokens` do not hear about its commit.
@@ -182,6 +235,13 @@ public actor Realm {
         let result = try body(self)
         if let error = store.takePendingError() ?? outer { throw error }
         return result
+    }
+
+    /// Runs `body`, a function whose result is `Sendable`, with the realm's latest state:
+    /// `realm.read(countDogs)` with `func countDogs(_ realm: isolated Realm) -> Int`.
+    @_disfavoredOverload
+    public func read<T: Sendable>(_ body: @Sendable (isolated Realm) throws -> T) throws -> T {
+        try read { realm in try body(realm) }
     }
 
     /// Adds unmanaged objects in a write of their own: the way to hand objects made outside the
@@ -290,6 +350,53 @@ extension StorageBackend {
     package func willBeginWrite(_ store: Store) throws(LiveObjectsError) {}
     package func catchUp(_ store: Store) {}
     package func prepareToOpen() async {}
+}
+
+/// The actor whose executor a realm runs on when it is not opened on another actor.
+private actor RealmExecutor {}
+
+extension Realm {
+    /// Synchronous access to the realm from code isolated to the actor it was opened on
+    /// (``open(_:on:)``): `realm.access { realm in … }` runs its closure with the realm at
+    /// once, and what the closure returns (live objects, ``Results``, a `List`) stays in that
+    /// actor's isolation, to be read there without `await`.
+    ///
+    /// ```swift
+    /// @MainActor func names(in realm: Realm) -> [String] {
+    ///     realm.access { $0.objects(Dog.self).map(\.name) }
+    /// }
+    /// ```
+    ///
+    /// Calling it anywhere else (off the realm's executor) stops the program: use
+    /// ``read(_:)`` there.
+    public nonisolated var access: RealmAccess { RealmAccess(realm: self) }
+}
+
+/// The synchronous access of ``Realm/access``: call it with a closure.
+public struct RealmAccess: Sendable {
+    let realm: Realm
+
+    /// Runs `body` with the realm, synchronously, on the caller's actor, which must be the
+    /// actor the realm was opened on.
+    ///
+    /// - Precondition: the caller runs on the realm's executor.
+    ///
+    /// `body` is `@Sendable` (what it captures is `Sendable`: a primary key, not a live
+    /// object): a closure that takes an `isolated` parameter and captures other values is
+    /// beyond what Swift 6.3's region checker can follow here.
+    public func callAsFunction<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: @Sendable (isolated Realm) throws -> T
+    ) rethrows -> T {
+        realm.preconditionIsolated(
+            "Realm.access called off the realm's executor: open the realm on this actor with Realm.open(_:on:)")
+        // The caller runs on the realm's executor (checked above), so running `body` here is
+        // running it in the realm's isolation; the cast only drops what the compiler cannot
+        // see. What it returns is used on that same executor.
+        typealias Unchecked = (Realm) throws -> T
+        return try withoutActuallyEscaping(body) { body in
+            try unsafeBitCast(body, to: Unchecked.self)(realm)
+        }
+    }
 }
 
 /// A weak reference to an open realm, for the registry of open identifiers.

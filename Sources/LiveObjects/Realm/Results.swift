@@ -46,6 +46,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// - Complexity: O(1) once evaluated.
     public var endIndex: Int {
+        cache.store.observeResultsRead()
         guard let table = cache.table else { return 0 }
         return cache.isAll ? table.liveCount : cache.rows.count
     }
@@ -55,7 +56,10 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// Equality with one value on an indexed property or the primary key, the usual lookup,
     /// is counted from the index without collecting its rows (which a later read still does
     /// when it needs them).
-    public var count: Int { cache.count }
+    public var count: Int {
+        cache.store.observeResultsRead()
+        return cache.count
+    }
 
     /// - Complexity: O(1) once evaluated.
     public subscript(position: Int) -> Element {
@@ -100,6 +104,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// An iterator over the results as they are now.
     public func makeIterator() -> Iterator {
+        store.observeResultsRead()
         guard let table else { return Iterator(store: store, table: nil, rows: []) }
         let rows = rows
         for row in rows.prefix(Self.prefetchDistance) { table.prefetchElement(row: row) }

@@ -42,6 +42,13 @@ public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible {
         read { $0[keyPath: keyPath] }
     }
 
+    /// An unmanaged copy of the object and of everything it links to, as they were at the
+    /// frozen version: to add to another realm (`other.write(adding: [frozen.detached()])`).
+    public func detached() -> sending Element {
+        let copy = read { object in DisconnectedCopy(value: object.detached()) }
+        return copy.take()
+    }
+
     /// A property by name, as a dynamic value.
     public func value(forKey name: String) throws(LiveObjectsError) -> PropertyValue {
         let result: Result<PropertyValue, LiveObjectsError> = read { object in

@@ -1,0 +1,57 @@
+import Foundation
+import LiveObjects
+import LiveObjectsTestSupport
+import Testing
+
+/// Functions an app keeps beside its models, passed to `write` and `read` as they are.
+private func addKennel(_ realm: isolated Realm) throws -> Int {
+    let ann = try realm.create(Person.self, value: ["id": 1, "name": "Ann"])
+    for (id, name) in [(1, "Rex"), (2, "Fido")] {
+        let dog = try realm.create(Dog.self, value: ["id": id, "name": name, "owner": ann])
+        ann.dogs.append(dog)
+    }
+    return realm.objects(Dog.self).count
+}
+
+private func dogNames(_ realm: isolated Realm) -> [String] {
+    realm.objects(Dog.self).sorted(by: \.id).map(\.name)
+}
+
+/// Shapes of Realm code that compile as a Realm user writes them.
+@Suite struct RealmShapedCodeTests {
+    @Test func functionValuesAreWritesAndReads() async throws {
+        let realm = try await openPets()
+        #expect(try await realm.write(addKennel) == 2)
+        #expect(try await realm.read(dogNames) == ["Rex", "Fido"])
+    }
+
+    /// `results.detached()` hands copies out of the realm together; objects that several of
+    /// them link to are copied once.
+    @Test func resultsAreDetachedTogether() async throws {
+        let realm = try await openPets()
+        _ = try await realm.write(addKennel)
+        let dogs = try await realm.read { $0.objects(Dog.self).sorted(by: \.id).detached() }
+        #expect(dogs.map(\.name) == ["Rex", "Fido"])
+        #expect(dogs.allSatisfy { !$0.isManaged })
+        let owners = dogs.compactMap(\.owner)
+        #expect(owners.count == 2 && owners[0] === owners[1])
+        #expect(owners[0].dogs.map(\.name) == ["Rex", "Fido"])
+        #expect(owners[0].dogs[0] === dogs[0])
+    }
+
+    /// Copying between realms: a frozen object's detached copy is added to the other realm,
+    /// with what it links to (Rex's owner, and her other dog).
+    @Test func aFrozenObjectIsCopiedToAnotherRealm() async throws {
+        let realm = try await openPets()
+        _ = try await realm.write(addKennel)
+        let frozen = try await realm.read { $0.object(ofType: Dog.self, forPrimaryKey: 1)?.freeze() }
+        let rex = try #require(frozen)
+        let other = try await openPets("other")
+        try await other.write(adding: [rex.detached()])
+        let copied = try await other.read { realm in
+            realm.objects(Dog.self).map { "\($0.name) of \($0.owner?.name ?? "-")" }
+        }
+        #expect(copied == ["Rex of Ann", "Fido of Ann"])
+        #expect(try await other.read { $0.objects(Person.self).first?.dogs.count } == 2)
+    }
+}
