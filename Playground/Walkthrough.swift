@@ -62,4 +62,5 @@ let walkthroughs: [WalkthroughEntry] = [
     WalkthroughEntry(MigrationWalkthrough.self),
     WalkthroughEntry(OfflineWalkthrough.self),
     WalkthroughEntry(LiveWalkthrough.self),
+    WalkthroughEntry(ViewModelWalkthrough.self),
 ]
