@@ -54,4 +54,21 @@ private func dogNames(_ realm: isolated Realm) -> [String] {
         #expect(copied == ["Rex of Ann", "Fido of Ann"])
         #expect(try await other.read { $0.objects(Person.self).first?.dogs.count } == 2)
     }
+
+    /// Detached objects handed to a `@Sendable` completion handler through a `Handoff`, taken
+    /// once.
+    @Test func detachedObjectsGoThroughASendableHandler() async throws {
+        let realm = try await openPets()
+        _ = try await realm.write(addKennel)
+        let handoff = Handoff(try await realm.read { $0.objects(Dog.self).sorted(by: \.id).detached() })
+        let names = await withCheckedContinuation { (continuation: CheckedContinuation<[String], Never>) in
+            let handler: @Sendable () -> Void = {
+                let dogs = handoff.take() ?? []
+                continuation.resume(returning: dogs.map(\.name))
+            }
+            Thread { handler() }.start()
+        }
+        #expect(names == ["Rex", "Fido"])
+        #expect(handoff.take() == nil)
+    }
 }
