@@ -238,7 +238,9 @@ public enum CommandLineTool {
                 width: environment.outputWidth),
             interruption: terminal?.interruption ?? InterruptFlag())
         terminal?.completer = { [unowned shell] line, cursor in shell.completions(line, cursor: cursor) }
+        if let notices = terminal?.notices { shell.liveOutput = { notices.post($0) } }
         let code = await run(shell, options: options, environment: environment, terminal: terminal)
+        await shell.stopWatches()
         // A file realm is closed before the process ends: what its store still owes is written
         // (the journal folded into the snapshot) and the file is released.
         if case .file = storage {
