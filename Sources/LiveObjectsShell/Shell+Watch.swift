@@ -184,7 +184,11 @@ final class LiveQueue: Sendable {
 
     func post(_ text: String) { texts.withLock { $0.append(text) } }
 
-    func take() -> [String] { texts.withLock { texts in defer { texts = [] }; return texts } }
+    func take() -> [String] {
+        texts.withLock { texts in
+            defer { texts = [] }; return texts
+        }
+    }
 }
 
 /// Renders a watch's change set: a summary line with every count, then at most
