@@ -186,7 +186,8 @@ final class LiveQueue: Sendable {
 
     func take() -> [String] {
         texts.withLock { texts in
-            defer { texts = [] }; return texts
+            defer { texts = [] }
+            return texts
         }
     }
 }
