@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import LiveObjectsShell
@@ -95,5 +96,62 @@ import Testing
         try a.waitFor("… and 481 more")
         a.send("quit\r")
         #expect(try a.waitForExit() == 0)
+    }
+}
+
+/// Without a terminal (commands on standard input), another process's change sets are printed
+/// with the output of a later command, once.
+@Suite(.serialized) struct WatchWithoutATerminalTests {
+    @Test func anotherProcessesChangesPrintWithALaterCommand() throws {
+        let directory = try TerminalSessionTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = try FileSharingTests.smallFile(in: directory)
+        let binary = try #require(EndToEndTests.binary())
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = [file]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        let received = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            received.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+        func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+        /// Waits until `text` shows `times` times.
+        func waitFor(_ text: String, after times: Int = 1) throws {
+            let deadline = Date().addingTimeInterval(120)
+            while Date() < deadline {
+                if received.withLock({ $0.components(separatedBy: text).count > times }) { return }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            throw PseudoTerminal.Failure(
+                description: "'\(text)' did not show; the output is:\n" + received.withLock { $0 })
+        }
+
+        send("watch shops = Shop sort by id")
+        try waitFor("Watching shops: 1 Shop object.")
+        let other = try liveobjProcess([file, "-c", #"create Shop {"id": 2, "name": "two"}"#])
+        #expect(other.code == 0, "\(other)")
+        // Each command catches up with the file; the change set shows with a later command's output.
+        var counts = 0
+        while counts < 100, !received.withLock({ $0.contains("watch shops: 1 inserted") }) {
+            counts += 1
+            send("count Shop")
+            try waitFor("\n2\n", after: counts)
+        }
+        let shown = received.withLock { $0 }
+        #expect(shown.components(separatedBy: "watch shops: 1 inserted").count == 2, "\(shown)")
+        #expect(
+            shown.components(separatedBy: "\n").contains { $0.hasPrefix("  inserted") && $0.contains("two") },
+            "\(shown)")
+        send("quit")
+        process.waitUntilExit()
+        output.fileHandleForReading.readabilityHandler = nil
+        #expect(process.terminationStatus == 0)
     }
 }
