@@ -238,7 +238,9 @@ public enum CommandLineTool {
                 width: environment.outputWidth),
             interruption: terminal?.interruption ?? InterruptFlag())
         terminal?.completer = { [unowned shell] line, cursor in shell.completions(line, cursor: cursor) }
+        if let notices = terminal?.notices { shell.liveOutput = { notices.post($0) } }
         let code = await run(shell, options: options, environment: environment, terminal: terminal)
+        await shell.stopWatches()
         // A file realm is closed before the process ends: what its store still owes is written
         // (the journal folded into the snapshot) and the file is released.
         if case .file = storage {
@@ -287,7 +289,7 @@ public enum CommandLineTool {
                 splitter.isContinuing ? continuationPrompt : shell.inTransaction ? "liveobj*> " : "liveobj> "
             let line: String
             if let terminal {
-                switch terminal.readLine(prompt: prompt) {
+                switch await readLine(terminal, prompt: prompt) {
                 case .line(let text): line = text
                 case .interrupted:
                     splitter.abandon()
@@ -333,6 +335,16 @@ public enum CommandLineTool {
         return await shell.finish() ? ExitCode.success : ExitCode.failure
     }
 
+    /// Reads a line at the terminal on a thread of its own, not one of the threads that run
+    /// tasks (one per core): while the reader waits at the prompt, the realm applies other
+    /// processes' commits and the watches' tasks render them, on one core too.
+    static func readLine(_ terminal: TerminalLineReader, prompt: String) async -> TerminalRead {
+        let reader = ReaderTransfer(reader: terminal)
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: reader.reader.readLine(prompt: prompt)) }
+        }
+    }
+
     /// The prompt of a line continuing a command, as wide as `liveobj> `.
     static let continuationPrompt = "    ...> "
 }
@@ -348,4 +360,10 @@ extension Shell {
         }
         return CommandLineTool.ExitCode.failure
     }
+}
+
+/// The line reader handed to the thread that reads one line. @unchecked Sendable: the reader
+/// is used by one thread at a time, the caller waiting for the line before it uses it again.
+private struct ReaderTransfer: @unchecked Sendable {
+    let reader: TerminalLineReader
 }

@@ -130,9 +130,9 @@ struct CommandDoc: Sendable {
             abstract: "Discard the open transaction's changes."),
         CommandDoc(
             name: "watch", usage: "watch NAME = TYPE [where PREDICATE] [sort by ...] [limit N]",
-            abstract: "Print a query's changes after every later command that affects it.",
+            abstract: "Print a query's changes as they happen, until 'unwatch'.",
             discussion:
-                "Each change set lists the deleted rows (old indices), then the inserted, modified and\nmoved rows (new indices)."
+                "Each change set lists the deleted rows (old indices), then the inserted, modified and\nmoved rows (new indices): at most 20 rows, then '… and N more'. A command's changes\nare printed after its output; on a file, the commits of other processes (another shell,\nan app) are printed as they arrive: at a terminal above the line being typed, which is\nthen drawn again as it was; otherwise before the next command's output."
         ),
         CommandDoc(name: "unwatch", usage: "unwatch NAME", abstract: "Stop a watch."),
         CommandDoc(name: "watches", usage: "watches", abstract: "List the watches."),

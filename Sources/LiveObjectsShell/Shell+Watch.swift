@@ -1,26 +1,105 @@
 import LiveObjects
+import Synchronization
 
-/// Watches: each `watch` is a query whose change sets (`Results.changes()`) are printed after
-/// every command that affects it.
+/// Watches: each `watch` is a query whose change sets (`Results.changes()`) are printed as they
+/// happen, the shell's own commands' and other processes' alike.
 ///
-/// Before a command that can change objects (outside an open transaction: before `begin`), each
-/// watch subscribes to its query: the subscription's first element is the state before the
-/// command. After the command (or after `commit` / `rollback`), the subscription is ended and
-/// what it buffered is read to the end: the realm yields change sets synchronously in its
-/// commit, so by then every change set of the command is in the buffer, and ending the
-/// subscription makes reading it stop there instead of waiting for more.
+/// Between commands, each watch has a live subscription followed by a task of its own: the
+/// change sets of the commits the realm applies from other processes are rendered there and
+/// handed to ``Shell/liveOutput`` (at a terminal: printed above the line being edited).
+///
+/// Around a command that can change objects (outside an open transaction: before `begin`),
+/// the command's change sets are printed after its own output instead. Before the command a
+/// subscription is armed, then the live task is stopped, handing over the rows it knows; after
+/// the command (or after `commit` / `rollback`) a new live subscription is made, then the armed
+/// one is ended and what it buffered is read to the end: the realm yields change sets
+/// synchronously in its commit, so by then every change set of the command is in the buffer.
+/// Each subscription is made before the previous one ends, and a change set whose version is
+/// not above the version of the rows handed over is skipped: no change set is lost between two
+/// subscriptions, none is printed twice.
 extension Shell {
+    /// The most rows a change set prints; the rest are counted in a `… and N more` line.
+    static let watchRowLimit = 20
+
+    /// Starts a watch's live subscription from rows read now (a new watch, or the realm replaced
+    /// by `define`).
+    func startWatch(at i: Int) async throws {
+        let request = watches[i].request
+        let (changes, state) = try await realm.read { realm in
+            let results = try Operations.results(request, line: "", realm)
+            var rows: [ObjectKey: JSONValue] = [:]
+            var keys: [ObjectKey] = []
+            for element in results {
+                if let object = DynamicObject(element) {
+                    keys.append(object.key)
+                    rows[object.key] = Operations.json(object, realm)
+                }
+            }
+            return (results.changes(), WatchState(version: realm.version, keys: keys, rows: rows))
+        }
+        startLive(at: i, changes: changes, from: state)
+    }
+
+    /// Follows `changes` in a task of its own, from `state`.
+    func startLive(at i: Int, changes: CollectionChanges<Object>, from state: WatchState) {
+        let renderer = watchRenderer(for: watches[i])
+        let realm = self.realm
+        let sink = liveSink
+        let task = Task { await Shell.follow(changes, from: state, renderer, realm, sink) }
+        watches[i].live = task
+    }
+
+    /// Renders each change set of `changes` to `sink` until the subscription is ended; the rows
+    /// after the last one.
+    static func follow(
+        _ changes: CollectionChanges<Object>, from state: WatchState, _ renderer: WatchRenderer, _ realm: Realm,
+        _ sink: @Sendable (String) -> Void
+    ) async -> WatchState {
+        var state = state
+        var iterator = changes.makeAsyncIterator()
+        while let change = await iterator.next() {
+            let (next, text) = await apply(change, after: state, renderer, realm)
+            state = next
+            if let text { sink(text) }
+        }
+        return state
+    }
+
+    func watchRenderer(for watch: Watch) -> WatchRenderer {
+        WatchRenderer(
+            name: watch.name, type: watch.request.type,
+            columns: realm.schema[watch.request.type]?.properties.filter(\.isStored).map(\.name) ?? [], json: json)
+    }
+
+    /// Before a command that can change objects: arms a subscription for each watch, then stops
+    /// its live task.
     func armWatches() async {
         for i in watches.indices where watches[i].armed == nil {
             let request = watches[i].request
-            watches[i].armed = try? await realm.read { realm in
-                let results = try Operations.results(request, line: "", realm)
-                var rows: [ObjectKey: JSONValue] = [:]
-                for element in results {
-                    if let object = DynamicObject(element) { rows[object.key] = Operations.json(object, realm) }
-                }
-                return Armed(changes: results.changes(), rows: rows)
-            }
+            guard
+                let changes = try? await realm.read({ realm in
+                    try Operations.results(request, line: "", realm).changes()
+                })
+            else { continue }
+            guard let state = await stopLive(at: i) else { continue }
+            watches[i].armed = Armed(changes: changes, state: state)
+        }
+    }
+
+    /// Ends a watch's live task, after it rendered what it had received; the rows it knows.
+    func stopLive(at i: Int) async -> WatchState? {
+        guard let task = watches[i].live else { return nil }
+        watches[i].live = nil
+        // Cancelling ends the stream: the iterator returns what is buffered, then nil.
+        task.cancel()
+        return await task.value
+    }
+
+    /// Stops every live task (before `define` replaces the realm, and when the shell ends).
+    func stopWatches() async {
+        for i in watches.indices {
+            _ = await stopLive(at: i)
+            watches[i].armed = nil
         }
     }
 
@@ -32,89 +111,147 @@ extension Shell {
             while let change = await iterator.next() { received.append(change) }
             return received
         }
-        // Cancelling ends the stream: the iterator returns what is buffered, then nil.
         task.cancel()
         return await task.value
     }
 
+    /// After a command (outside a transaction): prints the change sets of the armed
+    /// subscriptions, and follows each watch live again.
     func reportWatches() async {
         for i in watches.indices {
-            guard let armed = watches[i].armed else { continue }
-            watches[i].armed = nil
-            let received = await Self.drain(armed.changes)
-            guard var previous = received.first?.snapshot.keys else { continue }
-            var previousRows = armed.rows
-            for change in received.dropFirst() where !change.isInitial {
-                let newKeys = change.snapshot.keys
-                let type = watches[i].request.type
-                let current: [ObjectKey: JSONValue]
-                do {
-                    current = try await realm.read { realm in
-                        var rows: [ObjectKey: JSONValue] = [:]
-                        for key in newKeys {
-                            if let object = try realm.dynamicObject(ofType: type, key: key) {
-                                rows[key] = Operations.json(object, realm)
-                            }
-                        }
-                        return rows
-                    }
-                } catch {
-                    current = [:]
-                }
-                report(
-                    watches[i].name, type: type, change, old: previous, oldRows: previousRows, new: newKeys,
-                    newRows: current)
-                previous = newKeys
-                previousRows = current
+            guard let armed = watches[i].armed else {
+                if watches[i].live == nil { try? await startWatch(at: i) }
+                continue
             }
+            watches[i].armed = nil
+            let request = watches[i].request
+            let live = try? await realm.read { realm in try Operations.results(request, line: "", realm).changes() }
+            var state = armed.state
+            let renderer = watchRenderer(for: watches[i])
+            for change in await Self.drain(armed.changes) {
+                let (next, text) = await Self.apply(change, after: state, renderer, realm)
+                state = next
+                if let text { io.output(text) }
+            }
+            if let live { startLive(at: i, changes: live, from: state) }
         }
     }
 
-    func report(
-        _ name: String, type: String, _ change: CollectionChange<Object>, old: [ObjectKey],
-        oldRows: [ObjectKey: JSONValue], new: [ObjectKey], newRows: [ObjectKey: JSONValue]
-    ) {
+    /// The rows after one change set, and the text that reports it (nil for the first element,
+    /// a change set already in `state`, or one without rows).
+    static func apply(
+        _ change: CollectionChange<Object>, after state: WatchState, _ renderer: WatchRenderer, _ realm: Realm
+    ) async -> (WatchState, String?) {
+        guard !change.isInitial, change.version > state.version else { return (state, nil) }
+        let keys = change.snapshot.keys
+        var changed: [ObjectKey] = []
+        changed.reserveCapacity(change.insertions.count + change.modificationsInNewIndices.count)
+        for i in change.insertions { changed.append(keys[i]) }
+        for i in change.modificationsInNewIndices { changed.append(keys[i]) }
+        let type = renderer.type
+        let wanted = changed
+        let read: [ObjectKey: JSONValue]? = try? await realm.read { realm in
+            var rows: [ObjectKey: JSONValue] = [:]
+            for key in wanted {
+                if let object = try realm.dynamicObject(ofType: type, key: key) {
+                    rows[key] = Operations.json(object, realm)
+                }
+            }
+            return rows
+        }
+        let fresh = read ?? [:]
+        var rows = state.rows
+        let deleted = change.deletions.map { state.keys[$0] }
+        let text = renderer.render(change, old: state.keys, oldRows: rows, new: keys, newRows: fresh)
+        for key in deleted { rows[key] = nil }
+        rows.merge(fresh) { _, new in new }
+        return (WatchState(version: change.version, keys: keys, rows: rows), text)
+    }
+}
+
+/// A watch's rows at a version: what its next change set is read against (deleted rows are
+/// printed as they were).
+struct WatchState: Sendable {
+    var version: UInt64
+    var keys: [ObjectKey]
+    var rows: [ObjectKey: JSONValue]
+}
+
+/// Where the change sets of other processes' commits go when the shell has no
+/// ``Shell/liveOutput``: kept until the next command, which prints them first.
+final class LiveQueue: Sendable {
+    let texts = Mutex<[String]>([])
+
+    func post(_ text: String) { texts.withLock { $0.append(text) } }
+
+    func take() -> [String] {
+        texts.withLock { texts in
+            defer { texts = [] }
+            return texts
+        }
+    }
+}
+
+/// Renders a watch's change set: a summary line with every count, then at most
+/// ``Shell/watchRowLimit`` rows, so that a large change prints quickly.
+struct WatchRenderer: Sendable {
+    var name: String
+    var type: String
+    var columns: [String]
+    var json: Bool
+
+    func render(
+        _ change: CollectionChange<Object>, old: [ObjectKey], oldRows: [ObjectKey: JSONValue], new: [ObjectKey],
+        newRows: [ObjectKey: JSONValue]
+    ) -> String? {
+        let counts = [
+            ("deleted", change.deletions.count), ("inserted", change.insertions.count),
+            ("modified", change.modificationsInNewIndices.count), ("moved", change.moves.count),
+        ]
+        let total = counts.reduce(0) { $0 + $1.1 }
+        guard total > 0 else { return nil }
         typealias Entry = (kind: String, index: String, indexJSON: [(String, JSONValue)], row: JSONValue)
         var entries: [Entry] = []
-        for i in change.deletions {
+        let limit = Shell.watchRowLimit
+        for i in change.deletions.prefix(limit) {
             entries.append(("deleted", String(i), [("index", .int(Int64(i)))], oldRows[old[i]] ?? .null))
         }
-        for i in change.insertions {
+        for i in change.insertions.prefix(limit - entries.count) {
             entries.append(("inserted", String(i), [("index", .int(Int64(i)))], newRows[new[i]] ?? .null))
         }
-        for i in change.modificationsInNewIndices {
+        for i in change.modificationsInNewIndices.prefix(limit - entries.count) {
             entries.append(("modified", String(i), [("index", .int(Int64(i)))], newRows[new[i]] ?? .null))
         }
-        for move in change.moves {
+        for move in change.moves.prefix(limit - entries.count) {
             entries.append(
                 (
                     "moved", "\(move.from)->\(move.to)",
                     [("from", .int(Int64(move.from))), ("to", .int(Int64(move.to)))],
-                    newRows[new[move.to]] ?? .null
+                    newRows[new[move.to]] ?? oldRows[old[move.from]] ?? .null
                 ))
         }
-        guard !entries.isEmpty else { return }
+        let more = total - entries.count
         if json {
             var document: [(String, JSONValue)] = [("watch", .string(name)), ("version", .int(Int64(change.version)))]
-            for kind in ["deleted", "inserted", "modified", "moved"] {
+            for (kind, _) in counts {
                 let items = entries.filter { $0.kind == kind }
                 if !items.isEmpty {
                     document.append((kind, .array(items.map { .object($0.indexJSON + [("object", $0.row)]) })))
                 }
             }
-            io.output(JSONValue.object(document).compact)
-            return
+            if more > 0 {
+                document.append(("counts", .object(counts.filter { $0.1 > 0 }.map { ($0.0, .int(Int64($0.1))) })))
+                document.append(("more", .int(Int64(more))))
+            }
+            return JSONValue.object(document).compact
         }
-        let summary = ["deleted", "inserted", "modified", "moved"].compactMap { kind -> String? in
-            let n = entries.filter { $0.kind == kind }.count
-            return n == 0 ? nil : "\(n) \(kind)"
-        }
-        let columns = realm.schema[type]?.properties.filter(\.isStored).map(\.name) ?? []
+        let summary = counts.filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }
         var table = TextTable(columns: ["change", "index"] + columns)
         table.rows = entries.map { entry in
             [entry.kind, entry.index] + columns.map { TextTable.cell(entry.row[$0] ?? .null) }
         }
-        let body = table.text.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
-        io.output("watch \(name): " + summary.joined(separator: ", ") + "\n" + body.joined(separator: "\n"))
+        var body = table.text.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
+        if more > 0 { body.append("  … and \(more) more") }
+        return "watch \(name): " + summary.joined(separator: ", ") + "\n" + body.joined(separator: "\n")
     }
 }

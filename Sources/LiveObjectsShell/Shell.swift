@@ -95,17 +95,30 @@ public final class Shell {
     /// The line of the script the command being run starts on, named in its errors.
     public var scriptLine: Int?
 
-    /// A watched query, and the subscription armed for the command being run.
+    /// Where the change sets of commits made by other processes are printed, from the task
+    /// following a watch, as they arrive (at a terminal: above the line being edited). When nil,
+    /// they are printed before the next command's output.
+    public var liveOutput: (@Sendable (String) -> Void)?
+    let liveQueue = LiveQueue()
+    var liveSink: @Sendable (String) -> Void {
+        if let liveOutput { return liveOutput }
+        let queue = liveQueue
+        return { queue.post($0) }
+    }
+
+    /// A watched query: the task following it between commands, or the subscription armed for
+    /// the command being run.
     struct Watch {
         var name: String
         var request: QueryRequest
+        var live: Task<WatchState, Never>?
         var armed: Armed?
     }
 
     /// A subscription made before a command, with the rows as they were (for deleted rows).
     struct Armed: Sendable {
         var changes: CollectionChanges<Object>
-        var rows: [ObjectKey: JSONValue]
+        var state: WatchState
     }
 
     /// Creates a shell over a realm.
@@ -118,6 +131,16 @@ public final class Shell {
         self.realm = realm
         self.storage = storage
         self.io = io
+    }
+
+    deinit {
+        for watch in watches { watch.live?.cancel() }
+    }
+
+    /// Prints the change sets of other processes' commits received since the last command (when
+    /// there is no ``liveOutput``).
+    func printLiveChanges() {
+        for text in liveQueue.take() { io.output(text) }
     }
 
     // MARK: Running
@@ -148,8 +171,10 @@ public final class Shell {
             report("Error: \(path) is no longer open in this shell; quit and start the shell again")
             return .failed
         }
+        printLiveChanges()
         let mutates = command.mutates
         if mutates && !inTransaction { await armWatches() }
+        if case .define = command { await stopWatches() }
         var outcome = Outcome.succeeded
         do {
             // Ctrl-C stops a running query too (`cancelled`), not only the commands' own loops.
@@ -168,6 +193,7 @@ public final class Shell {
             outcome = .failed
         }
         if !inTransaction { await reportWatches() }
+        printLiveChanges()
         return outcome
     }
 
@@ -420,6 +446,12 @@ public final class Shell {
             }
             let n = try await realm.read { realm in try Operations.results(request, line: line, realm).count }
             watches.append(Watch(name: name, request: request))
+            do {
+                try await startWatch(at: watches.count - 1)
+            } catch {
+                watches.removeLast()
+                throw error
+            }
             print(
                 "Watching \(name): \(Self.count(n, request.type)).",
                 json: .object([("watching", .string(name)), ("count", .int(Int64(n)))]))
@@ -428,6 +460,7 @@ public final class Shell {
             guard let i = watches.firstIndex(where: { $0.name == name }) else {
                 throw ShellError("there is no watch named '\(name)'")
             }
+            watches[i].live?.cancel()
             watches.remove(at: i)
             print("Stopped watching \(name).", json: .object([("unwatched", .string(name))]))
 

@@ -326,6 +326,24 @@ import Testing
                 """))
     }
 
+    @Test func aLargeChangeSetPrintsItsFirstRowsAndHowManyMore() async throws {
+        let creates = (100..<125).map { #"create Dog {"id": \#($0), "name": "d\#($0)", "age": 1}"# }
+        let script =
+            "watch young = Dog where age < 3 sort by id; begin; " + creates.joined(separator: "; ") + "; commit"
+        let table = await liveobj(["--demo", "-c", script])
+        #expect(table.code == 0, "\(table)")
+        #expect(table.stdout.contains("watch young: 25 inserted\n"), "\(table)")
+        let rows = table.stdout.split(separator: "\n").filter { $0.hasPrefix("  inserted") }
+        #expect(rows.count == 20, "\(table)")
+        #expect(table.stdout.hasSuffix("  … and 5 more\n"), "\(table)")
+
+        let json = await liveobj(["--demo", "--json", "-c", script])
+        let last = try #require(json.stdout.split(separator: "\n").last)
+        #expect(last.hasPrefix(#"{"watch":"young","version":"#), "\(json)")
+        #expect(last.hasSuffix(#""counts":{"inserted":25},"more":5}"#), "\(json)")
+        #expect(last.components(separatedBy: #"{"index":"#).count - 1 == 20, "\(json)")
+    }
+
     // MARK: Command line
 
     @Test func helpAndVersion() async {

@@ -69,6 +69,29 @@ private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
     }
 }
 
+/// Text to print while a line is read (a watch's change set from another process's commit):
+/// queued by any task, printed by the reader above the line being edited, which it then draws
+/// again as it was.
+public final class TerminalNotices: Sendable {
+    let queue = Mutex<[String]>([])
+    let wake: Int32
+
+    init(wake: Int32) { self.wake = wake }
+
+    /// Queues `text` (one or more lines) and wakes the reader.
+    public func post(_ text: String) {
+        queue.withLock { $0.append(text) }
+        writeAll(wake, [1])
+    }
+
+    func take() -> [String] {
+        queue.withLock { texts in
+            defer { texts = [] }
+            return texts
+        }
+    }
+}
+
 /// Stops the process as the terminal's Ctrl-Z would (raw mode turns that key into a byte): by
 /// SIGTSTP with its default action, sent to this thread with SIGTSTP unblocked on it. The threads
 /// that run Swift's tasks block signals, and a signal raised on a thread that blocks it only
@@ -110,9 +133,12 @@ public final class TerminalLineReader {
         get { editor.completer }
         set { editor.completer = newValue }
     }
-    /// Written by the SIGWINCH handler to wake the reader up.
+    /// Written by the SIGWINCH handler and by ``notices`` to wake the reader up.
     let wakeRead: Int32
     let wakeWrite: Int32
+    /// Text printed above the line being edited, or before the next prompt when no line is
+    /// being read.
+    public let notices: TerminalNotices
     var sources: [any DispatchSourceSignal] = []
 
     /// A reader on standard input and output, or nil when either is not a terminal.
@@ -124,6 +150,7 @@ public final class TerminalLineReader {
         wakeWrite = fds[1]
         _ = fcntl(wakeRead, F_SETFL, O_NONBLOCK)
         _ = fcntl(wakeWrite, F_SETFL, O_NONBLOCK)
+        notices = TerminalNotices(wake: wakeWrite)
         self.history = LineHistory(history)
         guard tcgetattr(input, &savedAttributes) == 0 else { return nil }
         atexit { restoreTerminalAtExit() }
@@ -171,6 +198,7 @@ public final class TerminalLineReader {
         editor.reset()
         renderer.columns = Self.columns(of: output)
         renderer.reset()
+        printNotices()
         draw(prompt)
         while true {
             while let key = decoder.next() {
@@ -198,6 +226,7 @@ public final class TerminalLineReader {
                     renderer.resize(columns: columns)
                     draw(prompt)
                 }
+                if printNotices() { draw(prompt) }
             }
             if fds[0].revents != 0 {
                 var bytes = [UInt8](repeating: 0, count: 4096)
@@ -253,6 +282,22 @@ public final class TerminalLineReader {
     func draw(_ prompt: String) {
         let shown = editor.display(prompt: prompt)
         write(renderer.draw(prompt: shown.prompt, text: shown.text, cursor: shown.cursor))
+    }
+
+    /// Prints the queued notices where the line is drawn (erasing it), after which the line is
+    /// drawn afresh below them; whether there were any.
+    @discardableResult
+    func printNotices() -> Bool {
+        let texts = notices.take()
+        guard !texts.isEmpty else { return false }
+        var out = renderer.cursorRow > 0 ? "\u{1B}[\(renderer.cursorRow)A" : ""
+        out += "\r\u{1B}[J"
+        for text in texts {
+            out += text.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\r\n") + "\r\n"
+        }
+        write(out)
+        renderer.reset()
+        return true
     }
 
     /// Draws the line with the cursor at its end and goes to a new line.
