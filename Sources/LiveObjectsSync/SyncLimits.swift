@@ -48,6 +48,8 @@ extension SyncEngine {
                     rejectedThisRound.insert(change.idempotencyKey)
                     report.failed.insert(change.object)
                     report.rejections[change.object] = rejection
+                    // Held for the app, as a refusal of the server is: retry or discard.
+                    noteRejected(change, rejection)
                     setStatus(.failed, of: change.object)
                     continue
                 }

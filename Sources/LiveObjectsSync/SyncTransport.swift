@@ -100,8 +100,8 @@ public struct SyncReceipt: Sendable, Hashable {
         /// reports a ``SyncConflict``.
         case deletedOnServer
         /// The server refused this change (and only this one): nothing of it was applied. The
-        /// engine keeps the change, marks the object ``SyncStatus/failed`` and sends it again at
-        /// the next sync.
+        /// engine keeps the change, marks the object ``SyncStatus/failed`` and keeps it in
+        /// ``SyncEngine/rejectedChanges()`` until the app retries or discards it.
         case rejected(SyncRejection)
     }
 
