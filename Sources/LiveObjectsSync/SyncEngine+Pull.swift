@@ -75,14 +75,19 @@ extension SyncEngine {
         let toApply = applied
         let unsentChanges = unsent
         let waiting = pendingLinks
-        let links = try await realm.writeRemote { realm in
+        let (links, bases) = try await realm.writeRemote { realm in
             try Self.merge(toApply, unsent: unsentChanges, pending: waiting, types: types, into: realm)
         }
         for (key, value) in links where pendingLinks[key] != value {
             pendingLinks[key] = value
             noteLinkChanged(key)
         }
+        for (key, value) in bases where listBases[key.object]?[key.property] != value {
+            listBases[key.object, default: [:]][key.property] = value
+            noteObjectChanged(key.object)
+        }
         for change in applied {
+            if change.isDeleted, listBases.removeValue(forKey: change.object) != nil { noteObjectChanged(change.object) }
             serverVersions[change.object] = change.serverVersion
             if change.isDeleted {
                 serverIDs[change.object] = nil
@@ -120,11 +125,12 @@ extension SyncEngine {
     /// until every target has arrived; a later server state or a local change of the property,
     /// or the object's deletion, replaces it.
     ///
-    /// - Returns: The changes to the pending links: a value still waiting, or nil when settled.
+    /// - Returns: The changes to the pending links (a value still waiting, or nil when settled),
+    ///   and the lists set from the server's values, as set: the bases of the next local edits.
     private static func merge(
         _ changes: [ServerChange], unsent: [SyncObjectID: UnsentChange], pending: [PendingLink: SyncValue],
         types: [String: SyncedType], into realm: isolated Realm
-    ) throws -> [PendingLink: SyncValue?] {
+    ) throws -> ([PendingLink: SyncValue?], [PendingLink: SyncValue]) {
         func isLocal(_ id: SyncObjectID, _ property: String) -> Bool {
             guard let local = unsent[id] else { return false }
             return local.properties?.contains(property) ?? true
@@ -156,6 +162,12 @@ extension SyncEngine {
             }
         }
         var updates: [PendingLink: SyncValue?] = [:]
+        var bases: [PendingLink: SyncValue] = [:]
+        /// A list of links as set: the targets present.
+        func present(_ value: SyncValue) throws -> SyncValue {
+            guard case .references(let targets) = value else { return value }
+            return .references(try targets.filter(exists))
+        }
         var arrived = Set<SyncObjectID>()
         var deleted = Set<SyncObjectID>()
         var linked: [(ServerChange, DynamicObject)] = []
@@ -189,6 +201,7 @@ extension SyncEngine {
                     continue
                 }
                 if object[name] != plain { try object.set(name, to: plain) }
+                if value.isList { bases[PendingLink(object: id, property: name)] = value }
             }
             linked.append((change, object))
         }
@@ -199,7 +212,9 @@ extension SyncEngine {
                 let key = PendingLink(object: change.object, property: name)
                 if case .value = value { continue }
                 // A local change of the link wins: the server's value no longer waits.
-                let settled = try isLocal(change.object, name) || setLink(object, name, value)
+                let local = isLocal(change.object, name)
+                let settled = try local || setLink(object, name, value)
+                if !local, value.isList { bases[key] = try present(value) }
                 if settled {
                     if pending[key] != nil { updates[key] = .some(nil) }
                 } else {
@@ -227,8 +242,9 @@ extension SyncEngine {
                 continue
             }
             if try setLink(object, key.property, value) { updates[key] = .some(nil) }
+            if value.isList { bases[key] = try present(value) }
         }
-        return updates
+        return (updates, bases)
     }
 
     private static func primaryKey(of object: DynamicObject, _ types: [String: SyncedType]) -> PropertyValue {

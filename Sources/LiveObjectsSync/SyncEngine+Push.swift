@@ -31,17 +31,18 @@ extension SyncEngine {
         let acknowledged = acknowledged
         let device = deviceID
         let rejected = rejected
+        let bases = listBases
         return try await realm.read { realm in
             try Self.collect(
                 realm, types: types, since: since, serverIDs: serverIDs, held: held, recreate: recreate,
-                rejected: rejected, acknowledged: acknowledged, device: device)
+                rejected: rejected, acknowledged: acknowledged, device: device, bases: bases)
         }
     }
 
     private static func collect(
         _ realm: isolated Realm, types: [SyncedType], since: HistoryToken, serverIDs: [SyncObjectID: String],
         held: Set<SyncObjectID>, recreate: Set<SyncObjectID>, rejected: [SyncObjectID: RejectedChange],
-        acknowledged: Set<String>, device: String
+        acknowledged: Set<String>, device: String, bases: [SyncObjectID: [String: SyncValue]]
     ) throws -> CollectedChanges {
         var result = CollectedChanges(upTo: realm.currentHistoryToken)
         var changes: [SyncChange] = []
@@ -80,10 +81,13 @@ extension SyncEngine {
             let large = names.filter(isLarge)
             let serverID = recreate.contains(id) ? nil : (object[type.serverIDProperty].stringValue ?? serverIDs[id])
             if kind == .create || !normal.isEmpty {
+                let sent = try values(of: object, type, normal, byName, serverIDs)
+                // An updated list goes with its base: the server merges the difference.
+                let listBases = kind == .update ? (bases[id] ?? [:]).filter { sent[$0.key] != nil } : [:]
                 add(
                     SyncChange(
-                        idempotencyKey: key, object: id, serverID: serverID, kind: kind,
-                        values: try values(of: object, type, normal, byName, serverIDs)),
+                        idempotencyKey: key, object: id, serverID: serverID, kind: kind, values: sent,
+                        bases: listBases),
                     large: false)
             }
             if !large.isEmpty {
@@ -440,6 +444,14 @@ extension SyncEngine {
                     serverIDs[change.object] = receipt.serverID
                 }
                 pushedVersions[change.object] = max(pushedVersions[change.object] ?? 0, receipt.serverVersion)
+                // The lists sent are the bases of the next edits.
+                if change.kind == .delete {
+                    listBases[change.object] = nil
+                } else {
+                    for (name, value) in change.values where value.isList {
+                        listBases[change.object, default: [:]][name] = value
+                    }
+                }
                 // The change reached the server in an attempt whose answer was lost, and another
                 // device's write came after it: a pull merged that newer state while this
                 // change was taken as not sent, keeping its properties local (or, for a

@@ -44,6 +44,8 @@ struct SyncStateRecord: Codable {
         var serverID: String?
         var serverVersion: UInt64?
         var pushedVersion: UInt64?
+        /// The lists' bases (``SyncEngine/listBases``).
+        var bases: [String: WireSyncValue]?
     }
 
     struct ConflictState: Codable {
@@ -151,6 +153,7 @@ extension SyncEngine {
             serverIDs[id] = state.serverID
             serverVersions[id] = state.serverVersion
             pushedVersions[id] = state.pushedVersion
+            listBases[id] = state.bases?.mapValues(\.value)
         }
         if let list = record.recreate { recreate = Set(list.map(\.id)) }
         if let list = record.conflicts {
@@ -232,7 +235,7 @@ extension SyncEngine {
             realmToken: token,
             syncedToken: syncedToken.rawValue, cursor: cursor)
         record.acknowledged = acknowledged.sorted()
-        let ids = Set(serverIDs.keys).union(serverVersions.keys).union(pushedVersions.keys)
+        let ids = Set(serverIDs.keys).union(serverVersions.keys).union(pushedVersions.keys).union(listBases.keys)
         record.objects = ids.map(objectState)
         record.recreate = recreate.map(SyncStateRecord.ObjectRef.init)
         record.conflicts = conflictStates()
@@ -246,7 +249,7 @@ extension SyncEngine {
     private func objectState(_ id: SyncObjectID) -> SyncStateRecord.ObjectState {
         SyncStateRecord.ObjectState(
             object: .init(id), serverID: serverIDs[id], serverVersion: serverVersions[id],
-            pushedVersion: pushedVersions[id])
+            pushedVersion: pushedVersions[id], bases: listBases[id]?.mapValues(WireSyncValue.init))
     }
 
     private func linkState(_ key: PendingLink) -> SyncStateRecord.LinkState {

@@ -123,6 +123,9 @@ public actor SyncEngine {
     /// Links pulled before their targets, by object and property: the server's value, set when
     /// the targets arrive.
     var pendingLinks: [PendingLink: SyncValue] = [:]
+    /// Per object, the value of each list property as this device last had it from the server
+    /// (pulled, or pushed and acknowledged): the base a change of the list is sent with.
+    var listBases: [SyncObjectID: [String: SyncValue]] = [:]
     /// Changes the server refused, until the app retries or discards them (and, for a discarded
     /// one, until the round that passes it ends).
     var rejected: [SyncObjectID: RejectedChange] = [:]
