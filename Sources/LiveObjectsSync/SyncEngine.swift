@@ -41,8 +41,12 @@ import Persistence
 /// reach the server later, so they are the last write there too; when one had in fact reached
 /// the server in an attempt whose answer was lost, before the state pulled, its receipt says so,
 /// and the engine pulls again from the start to take the later state). A local deletion not sent yet
-/// wins over a server update. An object deleted on the server while it has a local change not
-/// sent yet is a ``SyncConflict``, left for the app (``conflicts()``, ``resolve(_:with:)``).
+/// wins over a server update. A list is not replaced whole: an update of a list carries its
+/// base (``SyncChange/bases``, the list as this device last had it from the server), and the
+/// server merges the difference into its list (docs/SYNC-PROTOCOL.md, "Lists"); the engine
+/// keeps each list's base, from the last pull that set it or the last push acknowledged. An
+/// object deleted on the server while it has a local change not sent yet is a ``SyncConflict``,
+/// left for the app (``conflicts()``, ``resolve(_:with:)``).
 /// Server changes are applied as remote writes: the history marks them, and they are never sent
 /// back. Pages come in version order, not link order: a link (or a list element) naming an object
 /// not here yet is set when that object arrives, on a later page or in a later pull; the engine
@@ -50,8 +54,8 @@ import Persistence
 ///
 /// **State.** For a realm kept in a file, the engine keeps its state (the pull cursor, server
 /// ids and versions, the keys acknowledged in a round not finished, the synced token, open
-/// conflicts, refused changes, links waiting for their targets) in a log beside it, `<file>.sync`: a line is appended after each push batch and
-/// each pulled page, synced to the disk when the realm's journal is, and the log is rewritten as
+/// conflicts, refused changes, links waiting for their targets, the lists' bases) in a log
+/// beside it, `<file>.sync`: a line is appended after each push batch and each pulled page, synced to the disk when the realm's journal is, and the log is rewritten as
 /// one line when it grows. So a restarted app neither sends an acknowledged change again nor
 /// pulls from the beginning; after a crash it repeats at most the batch or the page in flight,
 /// which the idempotency keys and the merge make harmless. A line newer than the realm (whose
