@@ -87,7 +87,9 @@ extension SyncEngine {
             noteObjectChanged(key.object)
         }
         for change in applied {
-            if change.isDeleted, listBases.removeValue(forKey: change.object) != nil { noteObjectChanged(change.object) }
+            if change.isDeleted, listBases.removeValue(forKey: change.object) != nil {
+                noteObjectChanged(change.object)
+            }
             serverVersions[change.object] = change.serverVersion
             if change.isDeleted {
                 serverIDs[change.object] = nil

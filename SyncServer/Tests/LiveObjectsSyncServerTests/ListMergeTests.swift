@@ -19,7 +19,8 @@ struct ShelfDevice {
     let engine: SyncEngine
 
     init(_ name: String, _ server: ServerHarness, token: String) async throws {
-        var configuration = Realm.Configuration(identifier: "\(name)-\(UUID())", objectTypes: [Holder.self, Shelf.self])
+        var configuration = Realm.Configuration(
+            identifier: "\(name)-\(UUID())", objectTypes: [Holder.self, Shelf.self])
         configuration.keepsHistory = true
         realm = try await Realm.open(configuration)
         engine = try await SyncEngine(
@@ -212,7 +213,9 @@ struct ListMergeTests {
         var random = SeededGenerator(seed: seed)
         var operations: [String] = []
         func context() -> Comment {
-            Comment(rawValue: "seed \(seed) (replay: SYNC_LISTS_SEED=\(seed)); operations:\n" + operations.joined(separator: "\n"))
+            Comment(
+                rawValue: "seed \(seed) (replay: SYNC_LISTS_SEED=\(seed)); operations:\n"
+                    + operations.joined(separator: "\n"))
         }
         let initial = ["t0", "t1", "t2", "t3"]
         let (server, devices) = try await start("randomEditsConverge\(run)", tags: initial)
