@@ -193,6 +193,43 @@ struct SyncListTests {
         #expect(await server.applied.last?.bases["tags"] == .value(.list([.string("a"), .string("b")])))
     }
 
+    @Test func theBasesOutliveARestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-lists-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = Realm.Configuration(
+            file: directory.appendingPathComponent("shelves.json"), objectTypes: [Holder.self, Shelf.self])
+        configuration.keepsHistory = true
+        let server = FakeServer()
+        func engine(_ realm: Realm) async throws -> SyncEngine {
+            try await SyncEngine(
+                realm: realm, transport: server, types: [Holder.self, Shelf.self],
+                configuration: .init(sleep: { _ in }))
+        }
+        var realm = try await Realm.open(configuration)
+        try await realm.write { r in try r.create(Shelf.self, value: ["id": "s1"]).tags.append("a") }
+        let first = try await engine(realm)
+        _ = try await first.sync()
+        await server.edit(shelf("s1"), ["tags": .value(.list([.string("a"), .string("x")]))])
+        _ = try await first.sync()
+        try await realm.close()
+
+        // Restarted: another device appends y meanwhile, this one appends b.
+        realm = try await Realm.open(configuration)
+        let restarted = try await engine(realm)
+        await server.edit(shelf("s1"), ["tags": .value(.list([.string("a"), .string("x"), .string("y")]))])
+        try await realm.write { r in r.object(ofType: Shelf.self, forPrimaryKey: "s1")!.tags.append("b") }
+        _ = try await restarted.push()
+        #expect(await server.applied.last?.bases["tags"] == .value(.list([.string("a"), .string("x")])))
+        #expect(await server.listValue(shelf("s1"), "tags") == ["a", "x", "y", "b"].map { "\"\($0)\"" })
+        _ = try await restarted.pull()
+        #expect(
+            try await realm.read { Array($0.object(ofType: Shelf.self, forPrimaryKey: "s1")!.tags) } == [
+                "a", "x", "y", "b",
+            ])
+        try await realm.close()
+    }
+
     @Test(arguments: [
         (["a", "b"], ["a", "b", "x"], ["a", "b", "y"], ["a", "b", "y", "x"]),
         (["a", "b", "a"], ["a", "b"], ["a", "b", "a", "c"], ["a", "b", "c"]),

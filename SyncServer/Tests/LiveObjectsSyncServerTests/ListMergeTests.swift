@@ -201,6 +201,29 @@ struct ListMergeTests {
         for device in devices { #expect(try await device.tags == ["b", "a"]) }
     }
 
+    @Test func aBaseIsCheckedLikeAValue() async throws {
+        let (server, _) = try await start(tags: ["a"])
+        defer { Task { await server.stop() } }
+        let token = try await server.user("old", .admin)
+        func push(_ bases: String) async throws -> (Int, String) {
+            let body = Data(
+                #"{"changes": [{"key": "k\#(bases.count)", "object": {"type": "Shelf", "id": {"string": "s1"}}, "kind": "update", "values": {"tags": {"list": [{"string": "a"}, {"string": "b"}]}}, "bases": \#(bases)}]}"#
+                    .utf8)
+            return try await server.raw("POST", "/v1/spaces/\(server.space)/push", token: token, body: body)
+        }
+        // Not a value of the protocol: the whole request is refused.
+        let (status, answer) = try await push(#"{"tags": {"list": 5}}"#)
+        #expect(status == 400 && answer.contains("the base of tags"), "\(answer)")
+        // NUL: this change is refused.
+        let (nulStatus, nulAnswer) = try await push(#"{"tags": {"list": [{"string": "\u0000"}]}}"#)
+        #expect(nulStatus == 200 && nulAnswer.contains("invalidText"), "\(nulAnswer)")
+        #expect(try await stored(server, "tags") == ["a"])
+        // A base of another kind than the list: the list replaces the stored one.
+        let (otherStatus, otherAnswer) = try await push(#"{"tags": {"refs": []}}"#)
+        #expect(otherStatus == 200 && otherAnswer.contains("applied"), "\(otherAnswer)")
+        #expect(try await stored(server, "tags") == ["a", "b"])
+    }
+
     /// Devices append, remove and move at random and sync in a random order; at the end every
     /// device holds the server's lists, no append is lost and no element doubled. Two runs, each
     /// with its own seed (`SYNC_LISTS_SEED` replays one: the seed of the first run).
