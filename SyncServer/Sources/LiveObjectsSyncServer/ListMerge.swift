@@ -39,8 +39,12 @@ enum ListMerge {
         let (baseToCurrent, _) = commonSubsequence(baseKeys, currentKeys)
 
         var entries = current.indices.map { Entry(index: $0, fromBase: nil, inserted: nil) }
+        // The entry of each base element still in the current list.
+        var baseEntry = [Int?](repeating: nil, count: base.count)
         for (b, c) in baseToCurrent.enumerated() {
-            if let c { entries[c].fromBase = b }
+            guard let c else { continue }
+            entries[c].fromBase = b
+            baseEntry[b] = c
         }
         let removedBase = base.indices.filter { baseToEdited[$0] == nil }
         let insertedEdited = edited.indices.filter { editedToBase[$0] == nil }
@@ -57,46 +61,55 @@ enum ListMerge {
             moveSource[d] = b
             paired.insert(b)
         }
-        func entry(ofBase b: Int) -> Int? { entries.firstIndex { $0.fromBase == b && !$0.removed } }
         for b in removedBase where !paired.contains(b) {
-            if let e = entry(ofBase: b) { entries[e].removed = true }
+            if let e = baseEntry[b] { entries[e].removed = true }
+        }
+        // The current list's elements the base did not hold, by key, for moves whose element
+        // another device moved.
+        var unknown: [Key: [Int]] = [:]
+        for (e, entry) in entries.enumerated() where entry.fromBase == nil {
+            unknown[currentKeys[entry.index], default: []].append(e)
         }
         var dropped = Set<Int>()
         for d in insertedEdited {
             guard let b = moveSource[d] else { continue }
-            if let e = entry(ofBase: b) {
+            if let e = baseEntry[b] {
                 entries[e].removed = true
-            } else if let e = entries.firstIndex(where: {
-                !$0.removed && $0.fromBase == nil && $0.inserted == nil && currentKeys[$0.index] == editedKeys[d]
-            }) {
+            } else if var others = unknown[editedKeys[d]], let e = others.first(where: { !entries[$0].removed }) {
                 entries[e].removed = true
+                others.removeAll { $0 == e }
+                unknown[editedKeys[d]] = others
             } else {
                 dropped.insert(d)
             }
         }
-        // Insertions, grouped by anchor, in the edited list's order.
+        // Insertions, grouped by anchor, in the edited list's order; each group's place is found
+        // before any is inserted, then the groups go in from the end.
         var groups: [(anchor: Int?, elements: [Int])] = []
-        for d in insertedEdited where !dropped.contains(d) {
-            var anchor: Int?
-            for before in stride(from: d - 1, through: 0, by: -1) {
-                if let b = editedToBase[before], entry(ofBase: b) != nil {
-                    anchor = b
-                    break
-                }
+        var groupOfAnchor: [Int?: Int] = [:]
+        var anchor: Int?
+        for d in edited.indices {
+            if let b = editedToBase[d] {
+                if baseEntry[b] != nil { anchor = b }
+                continue
             }
-            if let g = groups.firstIndex(where: { $0.anchor == anchor }) {
+            guard !dropped.contains(d) else { continue }
+            if let g = groupOfAnchor[anchor] {
                 groups[g].elements.append(d)
             } else {
+                groupOfAnchor[anchor] = groups.count
                 groups.append((anchor, [d]))
             }
         }
+        var placed: [(position: Int, elements: [Int])] = []
         for group in groups {
-            var position = group.anchor.flatMap(entry(ofBase:)).map { $0 + 1 } ?? 0
-            while position < entries.count, entries[position].fromBase == nil, entries[position].inserted == nil {
-                position += 1
-            }
+            var position = group.anchor.flatMap { baseEntry[$0] }.map { $0 + 1 } ?? 0
+            while position < entries.count, entries[position].fromBase == nil { position += 1 }
+            placed.append((position, group.elements))
+        }
+        for group in placed.sorted(by: { $0.position > $1.position }) {
             entries.insert(
-                contentsOf: group.elements.map { Entry(index: -1, fromBase: nil, inserted: $0) }, at: position)
+                contentsOf: group.elements.map { Entry(index: -1, fromBase: nil, inserted: $0) }, at: group.position)
         }
         return entries.filter { !$0.removed }.map { entry in
             entry.inserted.map { edited[$0] } ?? current[entry.index]
@@ -134,24 +147,37 @@ enum ListMerge {
         // unmatched (every element there removed and inserted), a common subsequence if not the
         // longest one.
         guard n > 0, m > 0, n * m <= maximumTable else { return (aToB, bToA) }
-        // lengths[i][j]: the longest common subsequence of a[start + i...] and b[start + j...].
-        var lengths = [[Int]](repeating: [Int](repeating: 0, count: m + 1), count: n + 1)
+        // The middles compared as numbers, one per distinct key.
+        var numbers: [Key: Int32] = [:]
+        func number(_ key: Key) -> Int32 {
+            if let known = numbers[key] { return known }
+            let new = Int32(numbers.count)
+            numbers[key] = new
+            return new
+        }
+        let middleA = a[start..<endA].map(number)
+        let middleB = b[start..<endB].map(number)
+        // lengths[i * (m + 1) + j]: the longest common subsequence of a[start + i...] and
+        // b[start + j...].
+        let width = m + 1
+        var lengths = [Int32](repeating: 0, count: (n + 1) * width)
         for i in stride(from: n - 1, through: 0, by: -1) {
             for j in stride(from: m - 1, through: 0, by: -1) {
-                lengths[i][j] =
-                    a[start + i] == b[start + j]
-                    ? lengths[i + 1][j + 1] + 1 : max(lengths[i + 1][j], lengths[i][j + 1])
+                lengths[i * width + j] =
+                    middleA[i] == middleB[j]
+                    ? lengths[(i + 1) * width + j + 1] + 1
+                    : max(lengths[(i + 1) * width + j], lengths[i * width + j + 1])
             }
         }
         var i = 0
         var j = 0
         while i < n, j < m {
-            if a[start + i] == b[start + j] {
+            if middleA[i] == middleB[j] {
                 aToB[start + i] = start + j
                 bToA[start + j] = start + i
                 i += 1
                 j += 1
-            } else if lengths[i + 1][j] >= lengths[i][j + 1] {
+            } else if lengths[(i + 1) * width + j] >= lengths[i * width + j + 1] {
                 i += 1
             } else {
                 j += 1
