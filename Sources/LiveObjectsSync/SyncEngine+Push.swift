@@ -457,9 +457,14 @@ extension SyncEngine {
                 // change was taken as not sent, keeping its properties local (or, for a
                 // deletion, skipping a later re-creation). They are not the last write: pull
                 // again from the start, where the newer state is applied whole (other objects'
-                // states are not newer than the ones pulled, so they are left).
-                if let seen = serverVersions[change.object], seen > receipt.serverVersion {
-                    serverVersions[change.object] = receipt.serverVersion
+                // states are not newer than the ones pulled, so they are left). A change with
+                // lists merged on the server: the state at its own version, pulled so, may hold
+                // more than it sent, and is pulled again too.
+                let merged = !change.bases.isEmpty
+                if let seen = serverVersions[change.object],
+                    seen > receipt.serverVersion || (merged && seen == receipt.serverVersion)
+                {
+                    serverVersions[change.object] = receipt.serverVersion - (merged ? 1 : 0)
                     cursor = nil
                     notePositionChanged()
                 }

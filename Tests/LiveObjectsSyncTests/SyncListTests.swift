@@ -292,8 +292,9 @@ struct SyncListTests {
         #expect(
             await server.listValue(shelf("s1"), "tags") == tags.map { PropertyValue.string($0).description }, context())
         for (d, device) in devices.enumerated() {
-            #expect(try await device.tags == tags, "device \(d); \(context())")
-            #expect(try await device.holders == holders, "device \(d); \(context())")
+            let (localTags, localHolders) = (try await device.tags, try await device.holders)
+            #expect(
+                localTags == tags && localHolders == holders, "device \(d): \(localTags) \(localHolders); \(context())")
         }
         for (all, list) in [(initialTags + appended, tags), (initialHolders, holders)] {
             #expect(Set(list).count == list.count, "an element doubled; \(context())")
