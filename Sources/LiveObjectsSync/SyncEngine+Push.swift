@@ -262,6 +262,7 @@ extension SyncEngine {
 
     /// One push round: every pending change, level by level.
     func pushRound(_ report: inout SyncReport) async throws {
+        guard try await confirmUnconfirmed(&report) else { return }
         let collected = try await collect()
         for object in collected.pendingObjects where statuses[object] != .conflict { setStatus(.pending, of: object) }
         foldHeldChanges(collected)
@@ -275,6 +276,8 @@ extension SyncEngine {
                     report.failed.insert(change.object)
                     setStatus(.failed, of: change.object)
                 }
+                noteUnconfirmed(chunk)
+                try await saveState()
                 return
             }
         }
@@ -301,6 +304,39 @@ extension SyncEngine {
         where !still.contains(object) && statuses[object] != .conflict && !isHeldByRejection(object) {
             setStatus(.synced, of: object)
         }
+    }
+
+    /// Keeps the changes of a batch that failed whose lists the server merges, and that got no
+    /// answer: the server may have applied them (``unconfirmed``).
+    private func noteUnconfirmed(_ batch: [SyncChange]) {
+        for change in batch
+        where !change.bases.isEmpty && !isAnswered(change.idempotencyKey) && unconfirmed[change.object] == nil {
+            unconfirmed[change.object] = change
+            noteSetsChanged()
+        }
+    }
+
+    /// Sends the ``unconfirmed`` changes again, with their keys, before anything else: a server
+    /// applies each at most once and answers it, and the lists acknowledged become the bases of
+    /// the changes read next.
+    ///
+    /// - Returns: Whether every one was answered; if not, the round goes no further.
+    private func confirmUnconfirmed(_ report: inout SyncReport) async throws -> Bool {
+        guard !unconfirmed.isEmpty else { return true }
+        let batch = unconfirmed.values.sorted { $0.idempotencyKey < $1.idempotencyKey }
+        let sent = await send(batch, &report)
+        for change in batch where isAnswered(change.idempotencyKey) || isHeldByRejection(change.object) {
+            unconfirmed[change.object] = nil
+            noteSetsChanged()
+        }
+        try await saveState()
+        if !sent {
+            for change in batch {
+                report.failed.insert(change.object)
+                setStatus(.failed, of: change.object)
+            }
+        }
+        return sent
     }
 
     /// Adds the changes made since to the refused changes waiting for the app, and forgets the

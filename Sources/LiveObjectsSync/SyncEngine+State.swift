@@ -26,6 +26,8 @@ struct SyncStateRecord: Codable {
     var links: [LinkState]?
     /// The whole set of changes the server refused and the app has not settled, when it changed.
     var rejected: [RejectedState]?
+    /// The whole set of changes with merged lists sent without an answer, when it changed.
+    var unconfirmed: [WireChange]?
 
     struct ObjectRef: Codable, Hashable {
         var type: String
@@ -179,6 +181,10 @@ extension SyncEngine {
                 pendingLinks[key] = nil
             }
         }
+        if let list = record.unconfirmed {
+            unconfirmed = Dictionary(
+                list.compactMap { try? $0.change() }.map { ($0.object, $0) }, uniquingKeysWith: { first, _ in first })
+        }
         if let list = record.rejected {
             rejected = [:]
             for state in list {
@@ -219,6 +225,7 @@ extension SyncEngine {
             record.recreate = recreate.map(SyncStateRecord.ObjectRef.init)
             record.conflicts = conflictStates()
             record.rejected = rejectedStates()
+            record.unconfirmed = unconfirmedStates()
         }
         if !stateChanges.links.isEmpty { record.links = stateChanges.links.map(linkState) }
         try log.append(try encode(record, log))
@@ -240,10 +247,15 @@ extension SyncEngine {
         record.recreate = recreate.map(SyncStateRecord.ObjectRef.init)
         record.conflicts = conflictStates()
         record.rejected = rejectedStates()
+        record.unconfirmed = unconfirmedStates()
         record.links = pendingLinks.keys.map(linkState)
         try log.replace(with: [try encode(record, log)])
         compactedStateSize = log.size
         stateChanges = SyncStateChanges()
+    }
+
+    private func unconfirmedStates() -> [WireChange] {
+        unconfirmed.values.sorted { $0.idempotencyKey < $1.idempotencyKey }.map(WireChange.init)
     }
 
     private func objectState(_ id: SyncObjectID) -> SyncStateRecord.ObjectState {

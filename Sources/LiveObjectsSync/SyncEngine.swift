@@ -130,6 +130,11 @@ public actor SyncEngine {
     /// Per object, the value of each list property as this device last had it from the server
     /// (pulled, or pushed and acknowledged): the base a change of the list is sent with.
     var listBases: [SyncObjectID: [String: SyncValue]] = [:]
+    /// Changes with lists merged on the server (``SyncChange/bases``) that a round sent without
+    /// getting their receipt: the server may have applied them. Sent again, with their key,
+    /// before the next round reads the object's later changes, so that their edits are not
+    /// merged twice.
+    var unconfirmed: [SyncObjectID: SyncChange] = [:]
     /// Changes the server refused, until the app retries or discards them (and, for a discarded
     /// one, until the round that passes it ends).
     var rejected: [SyncObjectID: RejectedChange] = [:]

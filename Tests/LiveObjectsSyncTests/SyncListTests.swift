@@ -230,6 +230,46 @@ struct SyncListTests {
         try await realm.close()
     }
 
+    @Test func aChangeAppliedWithoutAnswerIsNotMergedTwice() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-lists-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = Realm.Configuration(
+            file: directory.appendingPathComponent("shelves.json"), objectTypes: [Holder.self, Shelf.self])
+        configuration.keepsHistory = true
+        let server = FakeServer()
+        func engine(_ realm: Realm) async throws -> SyncEngine {
+            try await SyncEngine(
+                realm: realm, transport: server, types: [Holder.self, Shelf.self],
+                configuration: .init(maxAttempts: 2, sleep: { _ in }))
+        }
+        var realm = try await Realm.open(configuration)
+        let first = try await engine(realm)
+        try await realm.write { r in try r.create(Shelf.self, value: ["id": "s1"]).tags.append("a") }
+        _ = try await first.sync()
+        // Applied, every answer lost: the round fails.
+        await server.setFaults(Faults(failAfter: 1))
+        try await realm.write { r in r.object(ofType: Shelf.self, forPrimaryKey: "s1")!.tags.append("b") }
+        #expect(try await first.push().failed == [shelf("s1")])
+        #expect(await server.listValue(shelf("s1"), "tags") == ["\"a\"", "\"b\""])
+        try await realm.close()
+
+        // Restarted, edited again: the unanswered change goes first, with its key, so that b
+        // is not appended twice.
+        await server.setFaults(.none)
+        realm = try await Realm.open(configuration)
+        let restarted = try await engine(realm)
+        try await realm.write { r in r.object(ofType: Shelf.self, forPrimaryKey: "s1")!.tags.append("c") }
+        let report = try await restarted.sync()
+        #expect(report.failed.isEmpty)
+        #expect(await server.listValue(shelf("s1"), "tags") == ["\"a\"", "\"b\"", "\"c\""])
+        #expect(
+            try await realm.read { Array($0.object(ofType: Shelf.self, forPrimaryKey: "s1")!.tags) } == ["a", "b", "c"])
+        let twice = await server.applications.filter { $0.value != 1 }
+        #expect(twice.isEmpty, "applied more than once: \(twice)")
+        try await realm.close()
+    }
+
     /// Devices append, remove and move tags and holders at random and sync in a random order,
     /// through a server that loses answers and applies pushes twice; at the end every device
     /// holds the server's lists, no element that no device removed is lost, none is doubled.
