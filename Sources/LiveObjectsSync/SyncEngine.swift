@@ -54,11 +54,12 @@ import Persistence
 ///
 /// **State.** For a realm kept in a file, the engine keeps its state (the pull cursor, server
 /// ids and versions, the keys acknowledged in a round not finished, the synced token, open
-/// conflicts, refused changes, links waiting for their targets, the lists' bases) in a log
-/// beside it, `<file>.sync`: a line is appended after each push batch and each pulled page, synced to the disk when the realm's journal is, and the log is rewritten as
-/// one line when it grows. So a restarted app neither sends an acknowledged change again nor
-/// pulls from the beginning; after a crash it repeats at most the batch or the page in flight,
-/// which the idempotency keys and the merge make harmless. A line newer than the realm (whose
+/// conflicts, refused changes, links waiting for their targets, the lists' bases, changes with
+/// merged lists sent without an answer) in a log beside it, `<file>.sync`: a line is appended
+/// after each push batch and each pulled page, synced to the disk when the realm's journal is,
+/// and the log is rewritten as one line when it grows. So a restarted app neither sends an
+/// acknowledged change again nor pulls from the beginning; after a crash it repeats at most the
+/// batch or the page in flight, which the idempotency keys and the merge make harmless. A line newer than the realm (whose
 /// last commits were lost with an unsynced journal) is not used. One engine per realm file. A
 /// realm kept in memory keeps the state in memory, and after a restart pulls from the
 /// beginning.
