@@ -193,6 +193,22 @@ struct SyncListTests {
         #expect(await server.applied.last?.bases["tags"] == .value(.list([.string("a"), .string("b")])))
     }
 
+    @Test func aBaseTravelsOnTheWire() throws {
+        let change = SyncChange(
+            idempotencyKey: "d/Shelf[\"s1\"]@4", object: shelf("s1"), serverID: "9", kind: .update,
+            values: ["tags": .value(.list([.string("a"), .string("b")]))],
+            bases: ["tags": .value(.list([.string("a")]))])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let text = String(decoding: try encoder.encode(WireChange(change)), as: UTF8.self)
+        #expect(text.contains(#""bases":{"tags":{"list":[{"string":"a"}]}}"#), "\(text)")
+        #expect(try JSONDecoder().decode(WireChange.self, from: Data(text.utf8)).change() == change)
+        // Without bases, no member: an older server reads the change as before.
+        var plain = change
+        plain.bases = [:]
+        #expect(!String(decoding: try encoder.encode(WireChange(plain)), as: UTF8.self).contains("bases"))
+    }
+
     @Test func theBasesOutliveARestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-lists-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
