@@ -224,8 +224,9 @@ struct ListMergeTests {
         #expect(try await stored(server, "tags") == ["a", "b"])
     }
 
-    /// Devices append, remove and move at random and sync in a random order; at the end every
-    /// device holds the server's lists, no append is lost and no element doubled. Two runs, each
+    /// Devices append, remove and move tags and holders, and delete holders, at random and sync
+    /// in a random order; at the end every device holds the server's lists, no element that no
+    /// device removed is lost and none is doubled. Two runs, each
     /// with its own seed (`SYNC_LISTS_SEED` replays one: the seed of the first run).
     @Test(arguments: 0..<2)
     func randomEditsConverge(run: Int) async throws {
@@ -240,8 +241,10 @@ struct ListMergeTests {
                 rawValue: "seed \(seed) (replay: SYNC_LISTS_SEED=\(seed)); operations:\n"
                     + operations.joined(separator: "\n"))
         }
-        let initial = ["t0", "t1", "t2", "t3"]
-        let (server, devices) = try await start("randomEditsConverge\(run)", tags: initial)
+        let initialTags = ["t0", "t1", "t2", "t3"]
+        let initialHolders = ["h1", "h2", "h3"]
+        let (server, devices) = try await start(
+            "randomEditsConverge\(run)", tags: initialTags, holders: initialHolders)
         defer { Task { await server.stop() } }
         var removed = Set<String>()
         var appended: [String] = []
@@ -249,22 +252,38 @@ struct ListMergeTests {
             let d = Int.random(in: 0..<devices.count, using: &random)
             let device = devices[d]
             let tags = try await device.tags
+            let holders = try await device.holders
+            let onHolders = Int.random(in: 0..<10, using: &random) < 3
+            let list = onHolders ? holders : tags
+            let name = onHolders ? "holders" : "tags"
             switch Int.random(in: 0..<10, using: &random) {
-            case 0..<3:
+            case 0..<3 where !onHolders:
                 let value = "d\(d)-\(step)"
                 appended.append(value)
-                operations.append("device \(d) appends \(value)")
+                operations.append("device \(d) appends \(value) to \(tags)")
                 try await device.edit { shelf, _ in shelf.tags.append(value) }
-            case 3..<5 where !tags.isEmpty:
-                let index = Int.random(in: 0..<tags.count, using: &random)
-                removed.insert(tags[index])
-                operations.append("device \(d) removes \(tags[index]) at \(index) of \(tags)")
-                try await device.edit { shelf, _ in shelf.tags.remove(at: index) }
-            case 5..<7 where tags.count > 1:
-                let from = Int.random(in: 0..<tags.count, using: &random)
-                let to = Int.random(in: 0..<tags.count, using: &random)
-                operations.append("device \(d) moves \(tags[from]) from \(from) to \(to) in \(tags)")
-                try await device.edit { shelf, _ in shelf.tags.move(from: from, to: to) }
+            case 3..<5 where !list.isEmpty:
+                let index = Int.random(in: 0..<list.count, using: &random)
+                removed.insert(list[index])
+                operations.append("device \(d) removes \(list[index]) at \(index) of \(name) \(list)")
+                try await device.edit { shelf, _ in
+                    if onHolders { shelf.holders.remove(at: index) } else { shelf.tags.remove(at: index) }
+                }
+            case 5..<7 where list.count > 1:
+                let from = Int.random(in: 0..<list.count, using: &random)
+                let to = Int.random(in: 0..<list.count, using: &random)
+                operations.append("device \(d) moves \(list[from]) from \(from) to \(to) in \(name) \(list)")
+                try await device.edit { shelf, _ in
+                    if onHolders { shelf.holders.move(from: from, to: to) } else { shelf.tags.move(from: from, to: to) }
+                }
+            case 7 where onHolders && !holders.isEmpty:
+                // A deleted holder leaves the list on every device.
+                let id = holders[Int.random(in: 0..<holders.count, using: &random)]
+                removed.insert(id)
+                operations.append("device \(d) deletes the holder \(id)")
+                try await device.realm.write { r in
+                    if let holder = r.object(ofType: Holder.self, forPrimaryKey: id) { try r.delete(holder) }
+                }
             default:
                 operations.append("device \(d) syncs")
                 try await device.sync()
@@ -272,16 +291,19 @@ struct ListMergeTests {
         }
         operations.append("every device syncs, twice")
         try await syncAll(devices)
-        let stored = try await stored(server, "tags")
-        operations.append("stored: \(stored)")
+        let storedTags = try await stored(server, "tags")
+        let storedHolders = try await stored(server, "holders")
+        operations.append("stored: \(storedTags) \(storedHolders)")
         for (d, device) in devices.enumerated() {
-            let tags = try await device.tags
-            #expect(tags == stored, "device \(d) holds \(tags); \(context())")
+            let (tags, holders) = (try await device.tags, try await device.holders)
+            #expect(tags == storedTags && holders == storedHolders, "device \(d): \(tags) \(holders); \(context())")
         }
-        #expect(Set(stored).count == stored.count, "an element doubled; \(context())")
-        let lost = (initial + appended).filter { !removed.contains($0) && !stored.contains($0) }
-        #expect(lost.isEmpty, "lost \(lost); \(context())")
-        let unknown = stored.filter { !(initial + appended).contains($0) }
-        #expect(unknown.isEmpty, "unknown \(unknown); \(context())")
+        for (all, stored) in [(initialTags + appended, storedTags), (initialHolders, storedHolders)] {
+            #expect(Set(stored).count == stored.count, "an element doubled; \(context())")
+            let lost = all.filter { !removed.contains($0) && !stored.contains($0) }
+            #expect(lost.isEmpty, "lost \(lost); \(context())")
+            let unknown = stored.filter { !all.contains($0) }
+            #expect(unknown.isEmpty, "unknown \(unknown); \(context())")
+        }
     }
 }
