@@ -9,7 +9,8 @@
 //   edit SEED COUNT   COUNT random edits of cards and holders (seeded; ids start with DEVICE)
 //   drops RATE SEED   from now on, lose each response with probability RATE (the request is
 //                     served; the device sees an error), drawn from SEED
-//   sync              one engine sync; open conflicts are then settled (seeded by the edits)
+//   sync              one engine sync; open conflicts are then settled (seeded by the edits);
+//                     `error …` when its pull failed
 //   dump              the cards and holders, one line each, then `end`
 //   quit
 //
@@ -236,9 +237,14 @@ while let line = readLine() {
                 try await engine.resolve(
                     conflict.object, with: settle.next() % 2 == 0 ? .acceptDeletion : .keepLocal)
             }
-            answer(
-                "ok pushed \(report.pushed) pulled \(report.pulled) conflicts \(report.conflicts) failed \(report.failed.count)"
-            )
+            // A failed pull is reported, not thrown: answered as an error, as a failed sync.
+            if let failure = report.pullFailure {
+                answer("error pull failed: \(failure)".replacingOccurrences(of: "\n", with: " "))
+            } else {
+                answer(
+                    "ok pushed \(report.pushed) pulled \(report.pulled) conflicts \(report.conflicts) failed \(report.failed.count)"
+                )
+            }
         case "dump":
             for entry in try await dump(realm) { answer(entry) }
             answer("end")
