@@ -151,8 +151,12 @@ extension SyncEngine {
                     if current != nil { try object.set(name, to: .null) }
                     return true
                 }
-                // A target missing here is set when it arrives.
-                guard try exists(target) else { return false }
+                // A target missing here is set when it arrives; until then the link is empty,
+                // never a value the server no longer has.
+                guard try exists(target) else {
+                    if current != nil { try object.set(name, to: .null) }
+                    return false
+                }
                 if current != target.object.primaryKey { try object.set(name, to: target.object.primaryKey) }
                 return true
             case .references(let targets):

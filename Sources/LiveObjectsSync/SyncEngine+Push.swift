@@ -18,6 +18,8 @@ struct CollectedChanges: Sendable {
     /// Refused changes the app retried that have nothing left to send (an object created and
     /// deleted here that the server never had).
     var droppedRetries = Set<SyncObjectID>()
+    /// Changes refused on the device whose object was edited since: the edit is a retry.
+    var editedRetries = Set<SyncObjectID>()
 }
 
 extension SyncEngine {
@@ -109,10 +111,12 @@ extension SyncEngine {
                         // Discarded: not sent, unless changed again since.
                         if change.lastToken <= at { continue }
                     } else {
-                        // Waits with the refused change (or goes with its retry, below).
+                        // Waits with the refused change (or goes with its retry, below). A change
+                        // refused on the device is retried once the object is edited.
                         let names =
                             change.kind == .update ? change.properties : Set(type.sentProperties.map(\.name))
                         result.heldChanges[id, default: []].formUnion(names)
+                        if refused.refusedOnDevice { result.editedRetries.insert(id) }
                         continue
                     }
                 }
@@ -155,7 +159,9 @@ extension SyncEngine {
         // Refused changes the app retries: their properties and the ones changed since, sent
         // from the object as it is now.
         for (id, refused) in rejected
-        where refused.retry && refused.discardedAt == nil && !held.contains(id) && !covered.contains(id) {
+        where (refused.retry || result.editedRetries.contains(id)) && refused.discardedAt == nil && !held.contains(id)
+            && !covered.contains(id)
+        {
             guard let type = byName[id.typeName] else { continue }
             let key = idempotencyKey(device, id, result.upTo.rawValue, "/retry")
             guard let object = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey) else {
@@ -339,9 +345,13 @@ extension SyncEngine {
         return sent
     }
 
-    /// Adds the changes made since to the refused changes waiting for the app, and forgets the
-    /// retries with nothing to send.
+    /// Adds the changes made since to the refused changes waiting for the app, marks the edited
+    /// ones refused on the device as retried, and forgets the retries with nothing to send.
     private func foldHeldChanges(_ collected: CollectedChanges) {
+        for id in collected.editedRetries where rejected[id]?.retry == false {
+            rejected[id]?.retry = true
+            noteSetsChanged()
+        }
         for (id, names) in collected.heldChanges {
             guard var refused = rejected[id], let properties = refused.properties, !names.isSubset(of: properties)
             else { continue }
@@ -391,9 +401,12 @@ extension SyncEngine {
     }
 
     /// Whether a change needs no more sending this round: acknowledged, refused, or of an
-    /// object whose refused change waits for the app (its large payloads, say).
+    /// object whose change the server refused, waiting for the app (its large payloads, say).
+    /// A change refused on the device holds back only the object's changes after it, and
+    /// those are left out of the chunks.
     private func isSettled(_ change: SyncChange) -> Bool {
-        isAnswered(change.idempotencyKey) || isHeldByRejection(change.object)
+        isAnswered(change.idempotencyKey)
+            || (isHeldByRejection(change.object) && rejected[change.object]?.refusedOnDevice == false)
     }
 
     /// Whether the server answered a key this round: acknowledged, or refused.
@@ -425,8 +438,8 @@ extension SyncEngine {
     }
 
     /// Keeps a refused change for the app, with the properties of any earlier refusal of the
-    /// object.
-    func noteRejected(_ change: SyncChange, _ rejection: SyncRejection) {
+    /// object; `onDevice`, refused before sending (an edit of the object is then a retry).
+    func noteRejected(_ change: SyncChange, _ rejection: SyncRejection, onDevice: Bool = false) {
         var refused =
             rejected[change.object]
             ?? RejectedChange(object: change.object, kind: change.kind, properties: [], rejection: rejection)
@@ -435,6 +448,7 @@ extension SyncEngine {
         }
         refused.rejection = rejection
         refused.retry = false
+        refused.refusedOnDevice = onDevice
         if change.kind == .create {
             refused.kind = .create
             refused.properties = nil

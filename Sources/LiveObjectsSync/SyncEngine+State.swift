@@ -76,6 +76,8 @@ struct SyncStateRecord: Codable {
         var retry: Bool?
         /// The app discarded it at this history token: the object's changes up to it are not sent.
         var discardedAt: UInt64?
+        /// Refused on the device, not by the server: an edit of the object is a retry.
+        var local: Bool?
     }
 
     static let formatName = "LiveObjects sync state"
@@ -200,6 +202,7 @@ extension SyncEngine {
                     rejection: SyncRejection(code: SyncHTTPError.Code(rawValue: state.code), message: state.message))
                 change.retry = state.retry == true
                 change.discardedAt = state.discardedAt
+                change.refusedOnDevice = state.local == true
                 rejected[id] = change
                 if change.discardedAt == nil { statuses[id] = change.retry ? .pending : .failed }
             }
@@ -289,7 +292,7 @@ extension SyncEngine {
             return SyncStateRecord.RejectedState(
                 object: .init($0.object), kind: kind, properties: $0.properties?.sorted(),
                 code: $0.rejection.code.rawValue, message: $0.rejection.message, retry: $0.retry ? true : nil,
-                discardedAt: $0.discardedAt)
+                discardedAt: $0.discardedAt, local: $0.refusedOnDevice ? true : nil)
         }
     }
 

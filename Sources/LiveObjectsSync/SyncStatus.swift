@@ -131,6 +131,9 @@ struct RejectedChange: Sendable {
     var retry = false
     /// Discarded at this history token: the object's changes up to it are not sent.
     var discardedAt: UInt64?
+    /// Refused on the device (over the server's limits, or holding NUL): an edit of the object
+    /// is a retry, since editing the value is how it comes to fit.
+    var refusedOnDevice = false
 }
 
 /// A link property of one object, as a key of the links waiting for their targets.

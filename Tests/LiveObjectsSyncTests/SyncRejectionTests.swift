@@ -140,7 +140,13 @@ struct SyncRejectionTests {
         let server = FakeServer()
         let transport = RefusingObjectsTransport(server)
         let engine = try await engine(realm, transport)
-        await server.edit(card("theirs"), ["name": .value(.string("Theirs")), "discount": .value(.int(4))])
+        // Created by another device: a creation carries every property.
+        await server.edit(
+            card("theirs"),
+            [
+                "name": .value(.string("Theirs")), "discount": .value(.int(4)), "owner": .reference(nil),
+                "photo": .value(.data(Data())),
+            ])
         _ = try await engine.sync()
         await transport.refuse(card("new"), [.create])
         await transport.refuse(card("theirs"), [.delete])
