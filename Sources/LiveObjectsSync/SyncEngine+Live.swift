@@ -7,8 +7,9 @@ extension SyncEngine {
     ///
     /// With a ``LiveSyncTransport`` (such as ``HTTPSyncTransport``) one wait for the server's
     /// changes is kept open (a long poll); with another transport, only local writes wake it.
-    /// A failed sync or wait is retried after the configuration's backoff; errors never end the
-    /// loop, and each round's report goes to `onReport`.
+    /// A failed sync or wait (an error, or a report with a ``SyncReport/pullFailure``) is retried
+    /// after the configuration's backoff; errors never end the loop, and each round's report goes
+    /// to `onReport`.
     ///
     /// ```swift
     /// let live = Task { await engine.syncContinuously() }
@@ -26,8 +27,10 @@ extension SyncEngine {
             localWake = continuation
             let succeeded: Bool
             do {
-                onReport(.success(try await sync()))
-                succeeded = true
+                let report = try await sync()
+                onReport(.success(report))
+                // A failed pull is tried again after the backoff, as a thrown error is.
+                succeeded = report.pullFailure == nil
             } catch {
                 if Task.isCancelled { break }
                 onReport(.failure(error))

@@ -19,7 +19,14 @@ extension SyncEngine {
     /// - Returns: Whether the server has more changes after the new cursor.
     private func pullPage(_ report: inout SyncReport) async throws -> Bool {
         let cursor = cursor
-        let pulled = try await withRetries { try await transport.pull(after: cursor) }
+        let pulled: SyncPull
+        do {
+            pulled = try await withRetries { try await transport.pull(after: cursor) }
+        } catch {
+            // Reported, as a failed push is: the pages before are merged and kept.
+            report.pullFailure = SyncPullFailure(error)
+            return false
+        }
         var newest: [SyncObjectID: ServerChange] = [:]
         for change in pulled.changes where types[change.object.typeName] != nil {
             // Newer than what was pulled, and not older than this device's own last write (a
@@ -42,6 +49,17 @@ extension SyncEngine {
             unsent[change.object] = entry
         }
         for id in recreate { unsent[id] = UnsentChange(isDeletion: false, properties: nil) }
+        // A refused change waiting for the app keeps its values here, with the changes made since.
+        for (id, refused) in rejected where refused.discardedAt == nil {
+            var entry = unsent[id] ?? UnsentChange(isDeletion: refused.kind == .delete, properties: [])
+            if let properties = refused.properties {
+                entry.properties?.formUnion(properties)
+                entry.properties?.formUnion(collected.heldChanges[id] ?? [])
+            } else {
+                entry.properties = nil
+            }
+            unsent[id] = entry
+        }
         var conflicts: [SyncConflict] = []
         var applied: [ServerChange] = []
         for change in newest.values.sorted(by: { $0.serverVersion < $1.serverVersion }) {
@@ -56,10 +74,22 @@ extension SyncEngine {
         let types = types
         let toApply = applied
         let unsentChanges = unsent
-        try await realm.writeRemote { realm in
-            try Self.merge(toApply, unsent: unsentChanges, types: types, into: realm)
+        let waiting = pendingLinks
+        let (links, bases) = try await realm.writeRemote { realm in
+            try Self.merge(toApply, unsent: unsentChanges, pending: waiting, types: types, into: realm)
+        }
+        for (key, value) in links where pendingLinks[key] != value {
+            pendingLinks[key] = value
+            noteLinkChanged(key)
+        }
+        for (key, value) in bases where listBases[key.object]?[key.property] != value {
+            listBases[key.object, default: [:]][key.property] = value
+            noteObjectChanged(key.object)
         }
         for change in applied {
+            if change.isDeleted, listBases.removeValue(forKey: change.object) != nil {
+                noteObjectChanged(change.object)
+            }
             serverVersions[change.object] = change.serverVersion
             if change.isDeleted {
                 serverIDs[change.object] = nil
@@ -72,6 +102,8 @@ extension SyncEngine {
         // A conflict's version is seen too: the same deletion is not reported twice.
         for conflict in conflicts {
             if let change = newest[conflict.object] { serverVersions[conflict.object] = change.serverVersion }
+            // The conflict's resolution settles the object: a refused change of it goes.
+            if rejected.removeValue(forKey: conflict.object) != nil { noteSetsChanged() }
             noteObjectChanged(conflict.object)
             raise(conflict)
         }
@@ -87,21 +119,70 @@ extension SyncEngine {
     }
 
     /// Applies server states inside a remote write: plain values first (creating objects), then
-    /// links, so that a link to an object created by the same pull resolves.
+    /// links, so that a link to an object created by the same pull resolves; then the links
+    /// pulled earlier whose targets this pull brought.
+    ///
+    /// A link whose target is not here yet (a later page, or a later pull, brings it) is set to
+    /// the targets that are (a list keeps their order) and kept in `pending`, the server's value,
+    /// until every target has arrived; a later server state or a local change of the property,
+    /// or the object's deletion, replaces it.
+    ///
+    /// - Returns: The changes to the pending links (a value still waiting, or nil when settled),
+    ///   and the lists set from the server's values, as set: the bases of the next local edits.
     private static func merge(
-        _ changes: [ServerChange], unsent: [SyncObjectID: UnsentChange], types: [String: SyncedType],
-        into realm: isolated Realm
-    ) throws {
+        _ changes: [ServerChange], unsent: [SyncObjectID: UnsentChange], pending: [PendingLink: SyncValue],
+        types: [String: SyncedType], into realm: isolated Realm
+    ) throws -> ([PendingLink: SyncValue?], [PendingLink: SyncValue]) {
         func isLocal(_ id: SyncObjectID, _ property: String) -> Bool {
             guard let local = unsent[id] else { return false }
             return local.properties?.contains(property) ?? true
         }
+        func exists(_ target: SyncReference) throws -> Bool {
+            try realm.dynamicObject(ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey) != nil
+        }
+        /// Sets a link to the targets present; returns whether every target is.
+        func setLink(_ object: DynamicObject, _ name: String, _ value: SyncValue) throws -> Bool {
+            switch value {
+            case .value:
+                return true
+            case .reference(let target):
+                let current = try object.linkedObject(name).map { primaryKey(of: $0, types) }
+                guard let target else {
+                    if current != nil { try object.set(name, to: .null) }
+                    return true
+                }
+                // A target missing here is set when it arrives; until then the link is empty,
+                // never a value the server no longer has.
+                guard try exists(target) else {
+                    if current != nil { try object.set(name, to: .null) }
+                    return false
+                }
+                if current != target.object.primaryKey { try object.set(name, to: target.object.primaryKey) }
+                return true
+            case .references(let targets):
+                var keys: [PropertyValue] = []
+                for target in targets where try exists(target) { keys.append(target.object.primaryKey) }
+                let current = try object.linkedObjects(name).map { primaryKey(of: $0, types) }
+                if current != keys { try object.set(name, to: .list(keys)) }
+                return keys.count == targets.count
+            }
+        }
+        var updates: [PendingLink: SyncValue?] = [:]
+        var bases: [PendingLink: SyncValue] = [:]
+        /// A list of links as set: the targets present.
+        func present(_ value: SyncValue) throws -> SyncValue {
+            guard case .references(let targets) = value else { return value }
+            return .references(try targets.filter(exists))
+        }
+        var arrived = Set<SyncObjectID>()
+        var deleted = Set<SyncObjectID>()
         var linked: [(ServerChange, DynamicObject)] = []
         for change in changes {
             let id = change.object
             let type = types[id.typeName]!
             let existing = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey)
             if change.isDeleted {
+                deleted.insert(id)
                 // A local deletion not sent yet, or an object never seen: nothing to do.
                 if let existing, unsent[id] == nil { try realm.delete(existing) }
                 continue
@@ -117,6 +198,7 @@ extension SyncEngine {
                 }
                 object = try realm.dynamicCreate(id.typeName, value: values)
             }
+            arrived.insert(id)
             if object[type.serverIDProperty].stringValue != change.serverID {
                 try object.set(type.serverIDProperty, to: .string(change.serverID))
             }
@@ -125,41 +207,50 @@ extension SyncEngine {
                     continue
                 }
                 if object[name] != plain { try object.set(name, to: plain) }
+                if value.isList { bases[PendingLink(object: id, property: name)] = value }
             }
             linked.append((change, object))
         }
         for (change, object) in linked {
             let type = types[change.object.typeName]!
-            for (name, value) in change.values where !isLocal(change.object, name) {
+            for (name, value) in change.values {
                 guard type.sentProperties.contains(where: { $0.name == name }) else { continue }
-                switch value {
-                case .value:
-                    break
-                case .reference(let target):
-                    let current = try object.linkedObject(name).map { primaryKey(of: $0, types) }
-                    guard let target else {
-                        if current != nil { try object.set(name, to: .null) }
-                        continue
-                    }
-                    // A target missing locally is left unset until a later pull brings it.
-                    guard current != target.object.primaryKey,
-                        try realm.dynamicObject(ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey)
-                            != nil
-                    else { continue }
-                    try object.set(name, to: target.object.primaryKey)
-                case .references(let targets):
-                    var keys: [PropertyValue] = []
-                    for target in targets
-                    where try realm.dynamicObject(
-                        ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey) != nil
-                    {
-                        keys.append(target.object.primaryKey)
-                    }
-                    let current = try object.linkedObjects(name).map { primaryKey(of: $0, types) }
-                    if current != keys { try object.set(name, to: .list(keys)) }
+                let key = PendingLink(object: change.object, property: name)
+                if case .value = value { continue }
+                // A local change of the link wins: the server's value no longer waits.
+                let local = isLocal(change.object, name)
+                let settled = try local || setLink(object, name, value)
+                if !local, value.isList { bases[key] = try present(value) }
+                if settled {
+                    if pending[key] != nil { updates[key] = .some(nil) }
+                } else {
+                    updates[key] = .some(value)
                 }
             }
         }
+        // Links pulled earlier whose targets arrived now, or whose object was deleted.
+        for (key, value) in pending where updates[key] == nil {
+            if deleted.contains(key.object) {
+                updates[key] = .some(nil)
+                continue
+            }
+            let targets: [SyncReference]
+            switch value {
+            case .value: targets = []
+            case .reference(let target): targets = target.map { [$0] } ?? []
+            case .references(let list): targets = list
+            }
+            guard targets.contains(where: { arrived.contains($0.object) }) else { continue }
+            guard !isLocal(key.object, key.property),
+                let object = try realm.dynamicObject(ofType: key.object.typeName, forPrimaryKey: key.object.primaryKey)
+            else {
+                updates[key] = .some(nil)
+                continue
+            }
+            if try setLink(object, key.property, value) { updates[key] = .some(nil) }
+            if value.isList { bases[key] = try present(value) }
+        }
+        return (updates, bases)
     }
 
     private static func primaryKey(of object: DynamicObject, _ types: [String: SyncedType]) -> PropertyValue {

@@ -12,6 +12,14 @@ struct CollectedChanges: Sendable {
     var largePayloads: [SyncChange] = []
     /// Objects with a change not acknowledged yet.
     var pendingObjects = Set<SyncObjectID>()
+    /// The properties changed since the synced token of objects whose refused change waits for
+    /// the app: they wait with it.
+    var heldChanges: [SyncObjectID: Set<String>] = [:]
+    /// Refused changes the app retried that have nothing left to send (an object created and
+    /// deleted here that the server never had).
+    var droppedRetries = Set<SyncObjectID>()
+    /// Changes refused on the device whose object was edited since: the edit is a retry.
+    var editedRetries = Set<SyncObjectID>()
 }
 
 extension SyncEngine {
@@ -24,16 +32,19 @@ extension SyncEngine {
         let recreate = recreate
         let acknowledged = acknowledged
         let device = deviceID
+        let rejected = rejected
+        let bases = listBases
         return try await realm.read { realm in
             try Self.collect(
                 realm, types: types, since: since, serverIDs: serverIDs, held: held, recreate: recreate,
-                acknowledged: acknowledged, device: device)
+                rejected: rejected, acknowledged: acknowledged, device: device, bases: bases)
         }
     }
 
     private static func collect(
         _ realm: isolated Realm, types: [SyncedType], since: HistoryToken, serverIDs: [SyncObjectID: String],
-        held: Set<SyncObjectID>, recreate: Set<SyncObjectID>, acknowledged: Set<String>, device: String
+        held: Set<SyncObjectID>, recreate: Set<SyncObjectID>, rejected: [SyncObjectID: RejectedChange],
+        acknowledged: Set<String>, device: String, bases: [SyncObjectID: [String: SyncValue]]
     ) throws -> CollectedChanges {
         var result = CollectedChanges(upTo: realm.currentHistoryToken)
         var changes: [SyncChange] = []
@@ -72,10 +83,13 @@ extension SyncEngine {
             let large = names.filter(isLarge)
             let serverID = recreate.contains(id) ? nil : (object[type.serverIDProperty].stringValue ?? serverIDs[id])
             if kind == .create || !normal.isEmpty {
+                let sent = try values(of: object, type, normal, byName, serverIDs)
+                // An updated list goes with its base: the server merges the difference.
+                let listBases = kind == .update ? (bases[id] ?? [:]).filter { sent[$0.key] != nil } : [:]
                 add(
                     SyncChange(
-                        idempotencyKey: key, object: id, serverID: serverID, kind: kind,
-                        values: try values(of: object, type, normal, byName, serverIDs)),
+                        idempotencyKey: key, object: id, serverID: serverID, kind: kind, values: sent,
+                        bases: listBases),
                     large: false)
             }
             if !large.isEmpty {
@@ -92,6 +106,20 @@ extension SyncEngine {
             for (primaryKey, change) in pending.sorted(by: { $0.value.lastToken < $1.value.lastToken }) {
                 let id = SyncObjectID(typeName: type.name, primaryKey: primaryKey)
                 guard !held.contains(id) else { continue }
+                if let refused = rejected[id] {
+                    if let at = refused.discardedAt {
+                        // Discarded: not sent, unless changed again since.
+                        if change.lastToken <= at { continue }
+                    } else {
+                        // Waits with the refused change (or goes with its retry, below). A change
+                        // refused on the device is retried once the object is edited.
+                        let names =
+                            change.kind == .update ? change.properties : Set(type.sentProperties.map(\.name))
+                        result.heldChanges[id, default: []].formUnion(names)
+                        if refused.refusedOnDevice { result.editedRetries.insert(id) }
+                        continue
+                    }
+                }
                 covered.insert(id)
                 // History tokens count this device's commits: the device's id makes the key
                 // unique in the space.
@@ -128,6 +156,31 @@ extension SyncEngine {
                 type, object, id: id, kind: .create, properties: nil,
                 key: idempotencyKey(device, id, result.upTo.rawValue, "/recreate"))
         }
+        // Refused changes the app retries: their properties and the ones changed since, sent
+        // from the object as it is now.
+        for (id, refused) in rejected
+        where (refused.retry || result.editedRetries.contains(id)) && refused.discardedAt == nil && !held.contains(id)
+            && !covered.contains(id)
+        {
+            guard let type = byName[id.typeName] else { continue }
+            let key = idempotencyKey(device, id, result.upTo.rawValue, "/retry")
+            guard let object = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey) else {
+                if serverIDs[id] != nil || refused.kind == .delete {
+                    add(
+                        SyncChange(
+                            idempotencyKey: key, object: id, serverID: serverIDs[id], kind: .delete, values: [:]),
+                        large: false)
+                } else {
+                    result.droppedRetries.insert(id)
+                }
+                continue
+            }
+            var properties = refused.properties
+            properties?.formUnion(result.heldChanges[id] ?? [])
+            let isNew = refused.kind != .update || properties == nil
+            try send(
+                type, object, id: id, kind: isNew ? .create : .update, properties: isNew ? nil : properties, key: key)
+        }
         result.levels = dependencyLevels(changes)
         return result
     }
@@ -151,7 +204,7 @@ extension SyncEngine {
     }
 
     /// The values of some properties of an object, links as references.
-    private static func values(
+    static func values(
         of object: DynamicObject, _ type: SyncedType, _ names: [String], _ types: [String: SyncedType],
         _ serverIDs: [SyncObjectID: String]
     ) throws -> [String: SyncValue] {
@@ -215,8 +268,10 @@ extension SyncEngine {
 
     /// One push round: every pending change, level by level.
     func pushRound(_ report: inout SyncReport) async throws {
+        guard try await confirmUnconfirmed(&report) else { return }
         let collected = try await collect()
         for object in collected.pendingObjects where statuses[object] != .conflict { setStatus(.pending, of: object) }
+        foldHeldChanges(collected)
         rejectedThisRound = []
         // Cut to the batch size and the server's limits; a change it could never take is refused here.
         for chunk in await chunks(of: collected, &report) {
@@ -227,17 +282,20 @@ extension SyncEngine {
                     report.failed.insert(change.object)
                     setStatus(.failed, of: change.object)
                 }
+                noteUnconfirmed(chunk)
+                try await saveState()
                 return
             }
         }
-        // A change the server refused stays in the history: the synced token does not pass it,
-        // and the next round sends it again.
-        guard rejectedThisRound.isEmpty else {
-            try await refreshStatuses()
-            return
-        }
+        // A change the server refused waits in `rejected` (kept in the state) for the app: the
+        // round ends without it.
         syncedToken = collected.upTo
         noteRoundFinished()
+        // Discarded changes the round has passed are forgotten.
+        for (id, refused) in rejected where (refused.discardedAt ?? .max) <= collected.upTo.rawValue {
+            rejected[id] = nil
+            noteSetsChanged()
+        }
         // Every change of the round is acknowledged: objects kept after a conflict are re-created.
         if !recreate.isDisjoint(with: collected.pendingObjects) {
             recreate.subtract(collected.pendingObjects)
@@ -248,21 +306,82 @@ extension SyncEngine {
         try await saveState()
         if configuration.trimsHistory { try await realm.trimHistory(upTo: collected.upTo) }
         let still = try await collect().pendingObjects
-        for object in collected.pendingObjects where !still.contains(object) && statuses[object] != .conflict {
+        for object in collected.pendingObjects
+        where !still.contains(object) && statuses[object] != .conflict && !isHeldByRejection(object) {
             setStatus(.synced, of: object)
         }
+    }
+
+    /// Keeps the changes of a batch that failed whose lists the server merges, and that got no
+    /// answer: the server may have applied them (``unconfirmed``).
+    private func noteUnconfirmed(_ batch: [SyncChange]) {
+        for change in batch
+        where !change.bases.isEmpty && !isAnswered(change.idempotencyKey) && unconfirmed[change.object] == nil {
+            unconfirmed[change.object] = change
+            noteSetsChanged()
+        }
+    }
+
+    /// Sends the ``unconfirmed`` changes again, with their keys, before anything else: a server
+    /// applies each at most once and answers it, and the lists acknowledged become the bases of
+    /// the changes read next.
+    ///
+    /// - Returns: Whether every one was answered; if not, the round goes no further.
+    private func confirmUnconfirmed(_ report: inout SyncReport) async throws -> Bool {
+        guard !unconfirmed.isEmpty else { return true }
+        let batch = unconfirmed.values.sorted { $0.idempotencyKey < $1.idempotencyKey }
+        let sent = await send(batch, &report)
+        for change in batch where isAnswered(change.idempotencyKey) || isHeldByRejection(change.object) {
+            unconfirmed[change.object] = nil
+            noteSetsChanged()
+        }
+        try await saveState()
+        if !sent {
+            for change in batch {
+                report.failed.insert(change.object)
+                setStatus(.failed, of: change.object)
+            }
+        }
+        return sent
+    }
+
+    /// Adds the changes made since to the refused changes waiting for the app, marks the edited
+    /// ones refused on the device as retried, and forgets the retries with nothing to send.
+    private func foldHeldChanges(_ collected: CollectedChanges) {
+        for id in collected.editedRetries where rejected[id]?.retry == false {
+            rejected[id]?.retry = true
+            noteSetsChanged()
+        }
+        for (id, names) in collected.heldChanges {
+            guard var refused = rejected[id], let properties = refused.properties, !names.isSubset(of: properties)
+            else { continue }
+            refused.properties = properties.union(names)
+            rejected[id] = refused
+            noteSetsChanged()
+        }
+        for id in collected.droppedRetries {
+            rejected[id] = nil
+            noteSetsChanged()
+            setStatus(.synced, of: id)
+        }
+    }
+
+    /// Whether an object has a refused change waiting for the app (not retried, not discarded).
+    func isHeldByRejection(_ object: SyncObjectID) -> Bool {
+        guard let refused = rejected[object] else { return false }
+        return refused.discardedAt == nil && !refused.retry
     }
 
     /// Sends a batch until every change is acknowledged or the attempts run out.
     private func send(_ batch: [SyncChange], _ report: inout SyncReport) async -> Bool {
         var delay = configuration.initialBackoff
         for attempt in 1...configuration.maxAttempts {
-            let remaining = batch.filter { !isSettled($0.idempotencyKey) }.map(withKnownServerIDs)
+            let remaining = batch.filter { !isSettled($0) }.map(withKnownServerIDs)
             if remaining.isEmpty { return true }
             do {
                 let receipts = try await transport.push(remaining)
                 await accept(receipts, for: remaining, &report)
-                if batch.allSatisfy({ isSettled($0.idempotencyKey) }) { return true }
+                if batch.allSatisfy(isSettled) { return true }
             } catch let error as SyncHTTPError where !error.isTransient {
                 // A refusal of the whole request (a token the server does not take, a role that
                 // may not push): asking again gives the same answer. Each change says why.
@@ -281,8 +400,17 @@ extension SyncEngine {
         return false
     }
 
-    /// Whether a change needs no more sending this round: acknowledged, or refused.
-    private func isSettled(_ key: String) -> Bool {
+    /// Whether a change needs no more sending this round: acknowledged, refused, or of an
+    /// object whose change the server refused, waiting for the app (its large payloads, say).
+    /// A change refused on the device holds back only the object's changes after it, and
+    /// those are left out of the chunks.
+    private func isSettled(_ change: SyncChange) -> Bool {
+        isAnswered(change.idempotencyKey)
+            || (isHeldByRejection(change.object) && rejected[change.object]?.refusedOnDevice == false)
+    }
+
+    /// Whether the server answered a key this round: acknowledged, or refused.
+    private func isAnswered(_ key: String) -> Bool {
         acknowledged.contains(key) || rejectedThisRound.contains(key)
     }
 
@@ -309,21 +437,50 @@ extension SyncEngine {
         return change
     }
 
+    /// Keeps a refused change for the app, with the properties of any earlier refusal of the
+    /// object; `onDevice`, refused before sending (an edit of the object is then a retry).
+    func noteRejected(_ change: SyncChange, _ rejection: SyncRejection, onDevice: Bool = false) {
+        var refused =
+            rejected[change.object]
+            ?? RejectedChange(object: change.object, kind: change.kind, properties: [], rejection: rejection)
+        if refused.discardedAt != nil {
+            refused = RejectedChange(object: change.object, kind: change.kind, properties: [], rejection: rejection)
+        }
+        refused.rejection = rejection
+        refused.retry = false
+        refused.refusedOnDevice = onDevice
+        if change.kind == .create {
+            refused.kind = .create
+            refused.properties = nil
+        } else if change.kind == .delete {
+            if refused.kind != .create { refused.kind = .delete }
+        } else {
+            refused.properties?.formUnion(change.values.keys)
+        }
+        rejected[change.object] = refused
+        noteSetsChanged()
+    }
+
     /// Records receipts: keys acknowledged, server ids (written to the objects), versions,
     /// conflicts.
     private func accept(_ receipts: [SyncReceipt], for changes: [SyncChange], _ report: inout SyncReport) async {
         let byKey = Dictionary(changes.map { ($0.idempotencyKey, $0) }, uniquingKeysWith: { a, _ in a })
         var newIDs: [(SyncObjectID, String)] = []
         for receipt in receipts {
-            guard let change = byKey[receipt.idempotencyKey], !isSettled(receipt.idempotencyKey) else {
+            guard let change = byKey[receipt.idempotencyKey], !isAnswered(receipt.idempotencyKey) else {
                 continue
             }
             if case .rejected(let rejection) = receipt.outcome {
                 rejectedThisRound.insert(receipt.idempotencyKey)
                 report.failed.insert(change.object)
                 report.rejections[change.object] = rejection
+                noteRejected(change, rejection)
                 setStatus(.failed, of: change.object)
                 continue
+            }
+            if change.idempotencyKey.contains("/retry"), rejected[change.object] != nil {
+                rejected[change.object] = nil
+                noteSetsChanged()
             }
             noteAcknowledged(receipt.idempotencyKey)
             noteObjectChanged(change.object)
@@ -337,14 +494,27 @@ extension SyncEngine {
                     serverIDs[change.object] = receipt.serverID
                 }
                 pushedVersions[change.object] = max(pushedVersions[change.object] ?? 0, receipt.serverVersion)
+                // The lists sent are the bases of the next edits.
+                if change.kind == .delete {
+                    listBases[change.object] = nil
+                } else {
+                    for (name, value) in change.values where value.isList {
+                        listBases[change.object, default: [:]][name] = value
+                    }
+                }
                 // The change reached the server in an attempt whose answer was lost, and another
                 // device's write came after it: a pull merged that newer state while this
                 // change was taken as not sent, keeping its properties local (or, for a
                 // deletion, skipping a later re-creation). They are not the last write: pull
                 // again from the start, where the newer state is applied whole (other objects'
-                // states are not newer than the ones pulled, so they are left).
-                if let seen = serverVersions[change.object], seen > receipt.serverVersion {
-                    serverVersions[change.object] = receipt.serverVersion
+                // states are not newer than the ones pulled, so they are left). A change with
+                // lists merged on the server: the state at its own version, pulled so, may hold
+                // more than it sent, and is pulled again too.
+                let merged = !change.bases.isEmpty
+                if let seen = serverVersions[change.object],
+                    seen > receipt.serverVersion || (merged && seen == receipt.serverVersion)
+                {
+                    serverVersions[change.object] = receipt.serverVersion - (merged ? 1 : 0)
                     cursor = nil
                     notePositionChanged()
                 }

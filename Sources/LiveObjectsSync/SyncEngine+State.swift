@@ -22,6 +22,12 @@ struct SyncStateRecord: Codable {
     /// The whole sets, when they changed.
     var recreate: [ObjectRef]?
     var conflicts: [ConflictState]?
+    /// The pending links whose targets changed, as they are now (`targets` nil: resolved).
+    var links: [LinkState]?
+    /// The whole set of changes the server refused and the app has not settled, when it changed.
+    var rejected: [RejectedState]?
+    /// The whole set of changes with merged lists sent without an answer, when it changed.
+    var unconfirmed: [WireChange]?
 
     struct ObjectRef: Codable, Hashable {
         var type: String
@@ -40,6 +46,8 @@ struct SyncStateRecord: Codable {
         var serverID: String?
         var serverVersion: UInt64?
         var pushedVersion: UInt64?
+        /// The lists' bases (``SyncEngine/listBases``).
+        var bases: [String: WireSyncValue]?
     }
 
     struct ConflictState: Codable {
@@ -48,20 +56,48 @@ struct SyncStateRecord: Codable {
         var localChanges: [String]
     }
 
+    /// A link pulled before its target: the link's object and property, and the targets the
+    /// server names (one for a to-one link; in order for a list).
+    struct LinkState: Codable {
+        var object: ObjectRef
+        var property: String
+        var list: Bool?
+        var targets: [ObjectRef]?
+    }
+
+    struct RejectedState: Codable {
+        var object: ObjectRef
+        var kind: String
+        /// The properties refused; nil for a creation (every property).
+        var properties: [String]?
+        var code: String
+        var message: String
+        /// The app asked for it to be sent again.
+        var retry: Bool?
+        /// The app discarded it at this history token: the object's changes up to it are not sent.
+        var discardedAt: UInt64?
+        /// Refused on the device, not by the server: an edit of the object is a retry.
+        var local: Bool?
+    }
+
     static let formatName = "LiveObjects sync state"
-    static let formatVersion = 1
+    /// 2: pending links and refused changes.
+    static let formatVersion = 2
 }
 
 /// What the engine has changed in its state since it last wrote it.
 struct SyncStateChanges {
     var objects = Set<SyncObjectID>()
+    var links = Set<PendingLink>()
     var acknowledged: [String] = []
     var acknowledgedReset = false
     var sets = false
     /// The cursor or the synced token moved.
     var position = false
 
-    var isEmpty: Bool { objects.isEmpty && acknowledged.isEmpty && !acknowledgedReset && !sets && !position }
+    var isEmpty: Bool {
+        objects.isEmpty && links.isEmpty && acknowledged.isEmpty && !acknowledgedReset && !sets && !position
+    }
 }
 
 extension SyncEngine {
@@ -121,6 +157,7 @@ extension SyncEngine {
             serverIDs[id] = state.serverID
             serverVersions[id] = state.serverVersion
             pushedVersions[id] = state.pushedVersion
+            listBases[id] = state.bases?.mapValues(\.value)
         }
         if let list = record.recreate { recreate = Set(list.map(\.id)) }
         if let list = record.conflicts {
@@ -133,6 +170,42 @@ extension SyncEngine {
                 },
                 uniquingKeysWith: { a, _ in a })
             for id in openConflicts.keys { statuses[id] = .conflict }
+        }
+        for state in record.links ?? [] {
+            let key = PendingLink(object: state.object.id, property: state.property)
+            if let targets = state.targets {
+                let ids = targets.map(\.id)
+                pendingLinks[key] =
+                    state.list == true
+                    ? .references(ids.map { SyncReference(object: $0) })
+                    : .reference(ids.first.map { SyncReference(object: $0) })
+            } else {
+                pendingLinks[key] = nil
+            }
+        }
+        if let list = record.unconfirmed {
+            unconfirmed = Dictionary(
+                list.compactMap { try? $0.change() }.map { ($0.object, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        if let list = record.rejected {
+            rejected = [:]
+            for state in list {
+                let kind: SyncChange.Kind =
+                    switch state.kind {
+                    case "create": .create
+                    case "delete": .delete
+                    default: .update
+                    }
+                let id = state.object.id
+                var change = RejectedChange(
+                    object: id, kind: kind, properties: state.properties.map(Set.init),
+                    rejection: SyncRejection(code: SyncHTTPError.Code(rawValue: state.code), message: state.message))
+                change.retry = state.retry == true
+                change.discardedAt = state.discardedAt
+                change.refusedOnDevice = state.local == true
+                rejected[id] = change
+                if change.discardedAt == nil { statuses[id] = change.retry ? .pending : .failed }
+            }
         }
     }
 
@@ -154,7 +227,10 @@ extension SyncEngine {
         if stateChanges.sets {
             record.recreate = recreate.map(SyncStateRecord.ObjectRef.init)
             record.conflicts = conflictStates()
+            record.rejected = rejectedStates()
+            record.unconfirmed = unconfirmedStates()
         }
+        if !stateChanges.links.isEmpty { record.links = stateChanges.links.map(linkState) }
         try log.append(try encode(record, log))
         stateChanges = SyncStateChanges()
     }
@@ -169,19 +245,55 @@ extension SyncEngine {
             realmToken: token,
             syncedToken: syncedToken.rawValue, cursor: cursor)
         record.acknowledged = acknowledged.sorted()
-        let ids = Set(serverIDs.keys).union(serverVersions.keys).union(pushedVersions.keys)
+        let ids = Set(serverIDs.keys).union(serverVersions.keys).union(pushedVersions.keys).union(listBases.keys)
         record.objects = ids.map(objectState)
         record.recreate = recreate.map(SyncStateRecord.ObjectRef.init)
         record.conflicts = conflictStates()
+        record.rejected = rejectedStates()
+        record.unconfirmed = unconfirmedStates()
+        record.links = pendingLinks.keys.map(linkState)
         try log.replace(with: [try encode(record, log)])
         compactedStateSize = log.size
         stateChanges = SyncStateChanges()
     }
 
+    private func unconfirmedStates() -> [WireChange] {
+        unconfirmed.values.sorted { $0.idempotencyKey < $1.idempotencyKey }.map(WireChange.init)
+    }
+
     private func objectState(_ id: SyncObjectID) -> SyncStateRecord.ObjectState {
         SyncStateRecord.ObjectState(
             object: .init(id), serverID: serverIDs[id], serverVersion: serverVersions[id],
-            pushedVersion: pushedVersions[id])
+            pushedVersion: pushedVersions[id], bases: listBases[id]?.mapValues(WireSyncValue.init))
+    }
+
+    private func linkState(_ key: PendingLink) -> SyncStateRecord.LinkState {
+        var state = SyncStateRecord.LinkState(object: .init(key.object), property: key.property)
+        switch pendingLinks[key] {
+        case .reference(let target):
+            state.targets = target.map { [.init($0.object)] } ?? []
+        case .references(let targets):
+            state.list = true
+            state.targets = targets.map { .init($0.object) }
+        case .value, nil:
+            break
+        }
+        return state
+    }
+
+    private func rejectedStates() -> [SyncStateRecord.RejectedState] {
+        rejected.values.map {
+            let kind =
+                switch $0.kind {
+                case .create: "create"
+                case .update: "update"
+                case .delete: "delete"
+                }
+            return SyncStateRecord.RejectedState(
+                object: .init($0.object), kind: kind, properties: $0.properties?.sorted(),
+                code: $0.rejection.code.rawValue, message: $0.rejection.message, retry: $0.retry ? true : nil,
+                discardedAt: $0.discardedAt, local: $0.refusedOnDevice ? true : nil)
+        }
     }
 
     private func conflictStates() -> [SyncStateRecord.ConflictState] {
@@ -204,6 +316,8 @@ extension SyncEngine {
     // MARK: Recording changes
 
     func noteObjectChanged(_ id: SyncObjectID) { stateChanges.objects.insert(id) }
+
+    func noteLinkChanged(_ key: PendingLink) { stateChanges.links.insert(key) }
 
     func noteAcknowledged(_ key: String) {
         acknowledged.insert(key)

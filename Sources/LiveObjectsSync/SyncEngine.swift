@@ -23,7 +23,10 @@ import Persistence
 /// ``SyncStatus/failed`` and ends the round. A refusal of a whole request by an HTTP server (a
 /// ``SyncHTTPError`` that is not ``SyncHTTPError/isTransient``: a token it does not take, a
 /// role that may not push) is not tried again: the batch fails at once, with the reason in
-/// ``SyncReport/rejections``, and a refused pull throws. Each change carries an idempotency key (the
+/// ``SyncReport/rejections``, and a refused pull is the report's ``SyncReport/pullFailure``. A
+/// change the server refuses alone (a ``SyncReceipt/Outcome/rejected`` receipt) holds back
+/// nothing else: the round ends without it, and it waits in ``rejectedChanges()`` for the app's
+/// ``retry(_:)`` or ``discard(_:)``. Each change carries an idempotency key (the
 /// device's id, the object and the token of its last change): a change the server acknowledged
 /// is never sent again, and a retry after a lost response repeats the key, so a server applies
 /// it once. When every
@@ -38,18 +41,25 @@ import Persistence
 /// reach the server later, so they are the last write there too; when one had in fact reached
 /// the server in an attempt whose answer was lost, before the state pulled, its receipt says so,
 /// and the engine pulls again from the start to take the later state). A local deletion not sent yet
-/// wins over a server update. An object deleted on the server while it has a local change not
-/// sent yet is a ``SyncConflict``, left for the app (``conflicts()``, ``resolve(_:with:)``).
+/// wins over a server update. A list is not replaced whole: an update of a list carries its
+/// base (``SyncChange/bases``, the list as this device last had it from the server), and the
+/// server merges the difference into its list (docs/SYNC-PROTOCOL.md, "Lists"); the engine
+/// keeps each list's base, from the last pull that set it or the last push acknowledged. An
+/// object deleted on the server while it has a local change not sent yet is a ``SyncConflict``,
+/// left for the app (``conflicts()``, ``resolve(_:with:)``).
 /// Server changes are applied as remote writes: the history marks them, and they are never sent
-/// back.
+/// back. Pages come in version order, not link order: a link (or a list element) naming an object
+/// not here yet is set when that object arrives, on a later page or in a later pull; the engine
+/// keeps it in its state meanwhile.
 ///
 /// **State.** For a realm kept in a file, the engine keeps its state (the pull cursor, server
 /// ids and versions, the keys acknowledged in a round not finished, the synced token, open
-/// conflicts) in a log beside it, `<file>.sync`: a line is appended after each push batch and
-/// each pulled page, synced to the disk when the realm's journal is, and the log is rewritten as
-/// one line when it grows. So a restarted app neither sends an acknowledged change again nor
-/// pulls from the beginning; after a crash it repeats at most the batch or the page in flight,
-/// which the idempotency keys and the merge make harmless. A line newer than the realm (whose
+/// conflicts, refused changes, links waiting for their targets, the lists' bases, changes with
+/// merged lists sent without an answer) in a log beside it, `<file>.sync`: a line is appended
+/// after each push batch and each pulled page, synced to the disk when the realm's journal is,
+/// and the log is rewritten as one line when it grows. So a restarted app neither sends an
+/// acknowledged change again nor pulls from the beginning; after a crash it repeats at most the
+/// batch or the page in flight, which the idempotency keys and the merge make harmless. A line newer than the realm (whose
 /// last commits were lost with an unsynced journal) is not used. One engine per realm file. A
 /// realm kept in memory keeps the state in memory, and after a restart pulls from the
 /// beginning.
@@ -115,6 +125,20 @@ public actor SyncEngine {
     var recreate = Set<SyncObjectID>()
     /// Keys the server refused in the current push round: not sent again before the next one.
     var rejectedThisRound = Set<String>()
+    /// Links pulled before their targets, by object and property: the server's value, set when
+    /// the targets arrive.
+    var pendingLinks: [PendingLink: SyncValue] = [:]
+    /// Per object, the value of each list property as this device last had it from the server
+    /// (pulled, or pushed and acknowledged): the base a change of the list is sent with.
+    var listBases: [SyncObjectID: [String: SyncValue]] = [:]
+    /// Changes with lists merged on the server (``SyncChange/bases``) that a round sent without
+    /// getting their receipt: the server may have applied them. Sent again, with their key,
+    /// before the next round reads the object's later changes, so that their edits are not
+    /// merged twice.
+    var unconfirmed: [SyncObjectID: SyncChange] = [:]
+    /// Changes the server refused, until the app retries or discards them (and, for a discarded
+    /// one, until the round that passes it ends).
+    var rejected: [SyncObjectID: RejectedChange] = [:]
     /// Wakes ``syncContinuously(onReport:)`` when a local write commits.
     var localWake: AsyncStream<Void>.Continuation?
     /// The state log beside a file realm (nil for a realm in memory, or without
@@ -198,9 +222,14 @@ public actor SyncEngine {
     ///
     /// Calls do not overlap: a call made while another runs waits for it.
     ///
+    /// A failure of the transport never throws: a push that failed after every retry, or that
+    /// the server refused, is in the report's ``SyncReport/failed`` and
+    /// ``SyncReport/rejections``, and a pull that failed is its ``SyncReport/pullFailure`` (the
+    /// pages before it are merged, and the next pull goes on from the last of them).
+    ///
     /// - Returns: What was sent, applied, found in conflict and failed.
-    /// - Throws: the transport's error when a pull fails after every retry; a realm error when
-    ///   the history needed was trimmed by someone else (`historyTrimmed`).
+    /// - Throws: a realm error: the history needed was trimmed by someone else
+    ///   (`historyTrimmed`), or writing the merge or the state log failed (`io`).
     @discardableResult
     public func sync() async throws -> SyncReport {
         try await exclusively {
@@ -208,14 +237,14 @@ public actor SyncEngine {
             try await pushRound(&report)
             try await pullRound(&report)
             // Objects pulled after a keep-local resolution, or changed while pulling.
-            if !recreate.isEmpty { try await pushRound(&report) }
+            if !recreate.isEmpty, report.pullFailure == nil { try await pushRound(&report) }
             return report
         }
     }
 
     /// Pushes pending local changes only.
     ///
-    /// - Throws: as ``sync()``.
+    /// - Throws: as ``sync()``: failures of the transport are in the report.
     @discardableResult
     public func push() async throws -> SyncReport {
         try await exclusively {
@@ -227,7 +256,7 @@ public actor SyncEngine {
 
     /// Pulls and merges the server's changes only.
     ///
-    /// - Throws: as ``sync()``.
+    /// - Throws: as ``sync()``: a failed pull is the report's ``SyncReport/pullFailure``.
     @discardableResult
     public func pull() async throws -> SyncReport {
         try await exclusively {
@@ -317,6 +346,99 @@ public actor SyncEngine {
         }
         noteSetsChanged()
         try await saveState()
+    }
+
+    // MARK: Refused changes
+
+    /// The local changes the server refused, with the reason and the object's local values,
+    /// waiting for the app's ``retry(_:)`` or ``discard(_:)``.
+    ///
+    /// A refused change is not sent again on its own, and while it waits the properties it
+    /// changed keep their local values (later changes of the object wait with it). Other
+    /// changes are not held back: the rest of its batch and later rounds go on.
+    ///
+    /// - Throws: a realm error when reading the objects fails.
+    public func rejectedChanges() async throws -> [SyncRejectedChange] {
+        let waiting = rejected.values.filter { $0.discardedAt == nil }.sorted {
+            $0.object.description < $1.object.description
+        }
+        let types = types
+        let serverIDs = serverIDs
+        return try await realm.read { realm in
+            try waiting.map { change in
+                var values: [String: SyncValue] = [:]
+                if let type = types[change.object.typeName],
+                    let object = try realm.dynamicObject(
+                        ofType: change.object.typeName, forPrimaryKey: change.object.primaryKey)
+                {
+                    let names = type.sentProperties.map(\.name).filter { change.properties?.contains($0) ?? true }
+                    values = try Self.values(of: object, type, names, types, serverIDs)
+                }
+                return SyncRejectedChange(
+                    object: change.object, kind: change.kind, rejection: change.rejection, isRetrying: change.retry,
+                    localValues: values)
+            }
+        }
+    }
+
+    /// Sends a refused change again at the next push (say once the user has a grant, or after
+    /// the app corrected the object): its properties, with their values at that time, and the
+    /// object's changes made since.
+    ///
+    /// - Throws: `invalidOperation` when the object has no refused change; `io` when the state
+    ///   log cannot be written.
+    public func retry(_ object: SyncObjectID) async throws {
+        try await exclusively {
+            guard var change = rejected[object], change.discardedAt == nil else {
+                throw Self.noRejection(object)
+            }
+            change.retry = true
+            rejected[object] = change
+            noteSetsChanged()
+            setStatus(.pending, of: object)
+            try await saveState()
+        }
+    }
+
+    /// Drops a refused change and every local change of the object not yet on the server, and
+    /// restores the server's version of the object: the next ``sync()`` or ``pull()`` pulls
+    /// from the beginning and applies the object's current server state whole (so a correction
+    /// made on the server is seen, now and later). An object the server refused to create is
+    /// deleted here (and comes back if the server has an object of that id); an object whose
+    /// deletion was refused comes back.
+    ///
+    /// - Throws: `invalidOperation` when the object has no refused change; a realm error when
+    ///   deleting the object fails; `io` when the state log cannot be written.
+    public func discard(_ object: SyncObjectID) async throws {
+        try await exclusively {
+            guard var change = rejected[object], change.discardedAt == nil else {
+                throw Self.noRejection(object)
+            }
+            if change.kind == .create {
+                try await realm.writeRemote { realm in
+                    if let local = try realm.dynamicObject(ofType: object.typeName, forPrimaryKey: object.primaryKey) {
+                        try realm.delete(local)
+                    }
+                }
+            }
+            // The object's changes up to now are not sent; the record goes when a round passes them.
+            change.discardedAt = await realm.currentHistoryToken.rawValue
+            change.retry = false
+            rejected[object] = change
+            serverVersions[object] = nil
+            noteObjectChanged(object)
+            noteSetsChanged()
+            cursor = nil
+            notePositionChanged()
+            setStatus(.synced, of: object)
+            try await saveState()
+        }
+    }
+
+    private static func noRejection(_ object: SyncObjectID) -> LiveObjectsError {
+        LiveObjectsError(
+            .invalidOperation, "the object has no refused change", objectType: object.typeName,
+            primaryKey: object.primaryKey)
     }
 
     // MARK: Internals

@@ -32,22 +32,33 @@ extension SyncEngine {
     /// the deletions, then the large payloads, each cut to ``Configuration/batchSize`` changes
     /// and to the server's limits. A change that the server would refuse whatever happens (over
     /// its limits, or holding NUL, which the protocol does not carry) is left out and reported
-    /// as refused, like a change the server rejected: it stays pending, the object `failed`.
+    /// as refused, and held like a change the server rejected, the object `failed`: it is sent
+    /// again when the app calls `retry`, or when the object is edited (the edit is a retry).
     func chunks(of collected: CollectedChanges, _ report: inout SyncReport) async -> [[SyncChange]] {
         let limits = (try? await transport.limits()) ?? SyncLimits()
         let most = min(configuration.batchSize, limits.maximumChangesPerPush ?? .max)
         // `{"changes":[` and `]}`, then a comma between changes.
         let budget = limits.maximumPushBytes.map { $0 - 14 }
         var result: [[SyncChange]] = []
+        var refused = Set<SyncObjectID>()
         for batch in collected.levels + [collected.deletions, collected.largePayloads] {
             var chunk: [SyncChange] = []
             var bytes = 0
             for change in batch {
+                // A later change of an object refused here (its large payloads) waits with it.
+                if refused.contains(change.object), let rejection = rejected[change.object]?.rejection {
+                    noteRejected(change, rejection, onDevice: true)
+                    continue
+                }
                 let size = budget == nil ? 0 : Self.encodedSize(change)
                 if let rejection = Self.refusal(of: change, size: size, budget: budget, limits) {
                     rejectedThisRound.insert(change.idempotencyKey)
                     report.failed.insert(change.object)
                     report.rejections[change.object] = rejection
+                    // Held for the app, as a refusal of the server is (retry or discard), or
+                    // until the object is edited.
+                    noteRejected(change, rejection, onDevice: true)
+                    refused.insert(change.object)
                     setStatus(.failed, of: change.object)
                     continue
                 }

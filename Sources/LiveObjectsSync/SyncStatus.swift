@@ -6,7 +6,9 @@ public enum SyncStatus: Sendable, Hashable {
     case pending
     /// The server has every local change.
     case synced
-    /// Sending the object's change failed after every retry; the next sync tries again.
+    /// Sending the object's change failed after every retry (the next sync tries again), or the
+    /// server refused it (it waits for ``SyncEngine/retry(_:)`` or ``SyncEngine/discard(_:)``:
+    /// see ``SyncEngine/rejectedChanges()``).
     case failed
     /// The object was deleted on the server while it had a local change: waiting for
     /// ``SyncEngine/resolve(_:with:)``.
@@ -70,6 +72,72 @@ public struct SyncReport: Sendable, Hashable {
     public var conflicts = 0
     /// Objects whose change failed after every retry, or was refused by the server.
     public var failed: Set<SyncObjectID> = []
-    /// Why the server refused the change of an object (a subset of ``failed``).
+    /// Why the server refused the change of an object (a subset of ``failed``); the change waits
+    /// in ``SyncEngine/rejectedChanges()``.
     public var rejections: [SyncObjectID: SyncRejection] = [:]
+    /// Why pulling failed after every retry, if it did: the pages before the failure are merged.
+    public var pullFailure: SyncPullFailure?
+}
+
+/// Why a pull failed.
+public struct SyncPullFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The error's code for a ``SyncHTTPError``; ``SyncHTTPError/Code/network`` for any other
+    /// error of the transport.
+    public var code: SyncHTTPError.Code
+    /// What the error said.
+    public var message: String
+
+    /// Creates a failure.
+    public init(code: SyncHTTPError.Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    init(_ error: any Error) {
+        if let error = error as? SyncHTTPError {
+            self.init(code: error.code, message: error.message)
+        } else {
+            self.init(code: .network, message: String(describing: error))
+        }
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+/// A local change the server refused: it waits for ``SyncEngine/retry(_:)`` or
+/// ``SyncEngine/discard(_:)``; see ``SyncEngine/rejectedChanges()``.
+public struct SyncRejectedChange: Sendable, Hashable {
+    /// The object.
+    public var object: SyncObjectID
+    /// What the refused change did.
+    public var kind: SyncChange.Kind
+    /// Why the server refused it.
+    public var rejection: SyncRejection
+    /// Whether the app asked for it to be sent again at the next push.
+    public var isRetrying: Bool
+    /// The object's local values of the properties refused (every sent property for a
+    /// creation), links as references; empty when the object is deleted here.
+    public var localValues: [String: SyncValue]
+}
+
+/// A change the server refused, as the engine keeps it.
+struct RejectedChange: Sendable {
+    var object: SyncObjectID
+    var kind: SyncChange.Kind
+    /// The properties refused and changed since; nil for a creation (every property).
+    var properties: Set<String>?
+    var rejection: SyncRejection
+    /// Sent again at the next push.
+    var retry = false
+    /// Discarded at this history token: the object's changes up to it are not sent.
+    var discardedAt: UInt64?
+    /// Refused on the device (over the server's limits, or holding NUL): an edit of the object
+    /// is a retry, since editing the value is how it comes to fit.
+    var refusedOnDevice = false
+}
+
+/// A link property of one object, as a key of the links waiting for their targets.
+struct PendingLink: Hashable, Sendable {
+    var object: SyncObjectID
+    var property: String
 }

@@ -77,16 +77,23 @@ public struct SyncChange: Sendable, Hashable {
     public var kind: Kind
     /// The new values, by property name.
     public var values: [String: SyncValue]
+    /// For a list in ``values``, the list this device's edit started from: the value it last
+    /// had from the server (pulled, or acknowledged when it pushed it). A server merges the
+    /// difference between the two into its current list, so that the edits of several devices
+    /// all count (docs/SYNC-PROTOCOL.md, "Lists"). A list without a base replaces the server's.
+    public var bases: [String: SyncValue]
 
     /// Creates a change.
     public init(
-        idempotencyKey: String, object: SyncObjectID, serverID: String?, kind: Kind, values: [String: SyncValue]
+        idempotencyKey: String, object: SyncObjectID, serverID: String?, kind: Kind, values: [String: SyncValue],
+        bases: [String: SyncValue] = [:]
     ) {
         self.idempotencyKey = idempotencyKey
         self.object = object
         self.serverID = serverID
         self.kind = kind
         self.values = values
+        self.bases = bases
     }
 }
 
@@ -100,8 +107,8 @@ public struct SyncReceipt: Sendable, Hashable {
         /// reports a ``SyncConflict``.
         case deletedOnServer
         /// The server refused this change (and only this one): nothing of it was applied. The
-        /// engine keeps the change, marks the object ``SyncStatus/failed`` and sends it again at
-        /// the next sync.
+        /// engine keeps the change, marks the object ``SyncStatus/failed`` and keeps it in
+        /// ``SyncEngine/rejectedChanges()`` until the app retries or discards it.
         case rejected(SyncRejection)
     }
 
@@ -190,4 +197,14 @@ public protocol LiveSyncTransport: SyncTransport {
     ///
     /// - Returns: Whether the server has changes after the cursor.
     func waitForChanges(after cursor: String?) async throws -> Bool
+}
+
+extension SyncValue {
+    /// Whether the value is a list (of plain values or of links).
+    var isList: Bool {
+        switch self {
+        case .value(.list), .references: true
+        case .value, .reference: false
+        }
+    }
 }

@@ -55,6 +55,16 @@ actor FakeServer: SyncTransport {
         var isDeleted = false
     }
 
+    /// Lists some tests read as strings: a list of links as its targets' keys.
+    func listValue(_ id: SyncObjectID, _ property: String) -> [String]? {
+        guard let value = records[id]?.values[property] else { return nil }
+        switch value {
+        case .references(let targets): return targets.map { $0.object.primaryKey.description }
+        case .value(.list(let items)): return items.map(\.description)
+        default: return nil
+        }
+    }
+
     private(set) var records: [SyncObjectID: Record] = [:]
     private var receipts: [String: SyncReceipt] = [:]
     /// How many times each idempotency key was applied.
@@ -161,9 +171,10 @@ actor FakeServer: SyncTransport {
         switch change.kind {
         case .create:
             var record = records[id] ?? Record(serverID: newServerID(), version: version, values: [:])
+            let values = Self.valuesToStore(change, record: records[id], records: records)
             record.isDeleted = false
             record.version = version
-            record.values.merge(change.values) { _, new in new }
+            record.values.merge(values) { _, new in new }
             records[id] = record
             receipt = SyncReceipt(
                 idempotencyKey: change.idempotencyKey, serverID: record.serverID, serverVersion: version)
@@ -176,7 +187,7 @@ actor FakeServer: SyncTransport {
                 break
             }
             record.version = version
-            record.values.merge(change.values) { _, new in new }
+            record.values.merge(Self.valuesToStore(change, record: record, records: records)) { _, new in new }
             records[id] = record
             receipt = SyncReceipt(
                 idempotencyKey: change.idempotencyKey, serverID: record.serverID, serverVersion: version)
@@ -188,9 +199,27 @@ actor FakeServer: SyncTransport {
             records[id] = record
             receipt = SyncReceipt(
                 idempotencyKey: change.idempotencyKey, serverID: record.serverID, serverVersion: version)
+            dropReferences(to: id)
         }
         receipts[change.idempotencyKey] = receipt
         return receipt
+    }
+
+    /// Takes a deleted object out of every list of links, each record changed at a new version.
+    private func dropReferences(to deleted: SyncObjectID) {
+        for (id, record) in records.sorted(by: { $0.value.version < $1.value.version }) where !record.isDeleted {
+            var changed = record
+            for (name, value) in record.values {
+                guard case .references(let list) = value, list.contains(where: { $0.object == deleted }) else {
+                    continue
+                }
+                changed.values[name] = .references(list.filter { $0.object != deleted })
+            }
+            guard changed.values != record.values else { continue }
+            version += 1
+            changed.version = version
+            records[id] = changed
+        }
     }
 
     private func newServerID() -> String {

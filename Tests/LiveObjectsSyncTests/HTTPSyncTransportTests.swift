@@ -274,7 +274,7 @@ actor SignallingTransport: LiveSyncTransport {
 
 @Suite("Sync engine with the protocol's additions")
 struct SyncProtocolAdditionsTests {
-    @Test func aRefusedChangeIsKeptLocallyAndSentAgain() async throws {
+    @Test func aRefusedChangeIsKeptLocallyAndSentAgainWhenTheAppRetries() async throws {
         let realm = try await openSyncRealm("refused")
         let server = FakeServer()
         let transport = RefusingTransport(server: server, refused: [card("c2")])
@@ -298,16 +298,27 @@ struct SyncProtocolAdditionsTests {
         #expect(await server.records[card("c2")] == nil)
         #expect(try await realm.read { $0.object(ofType: Card.self, forPrimaryKey: "c2")?.name } == "Theirs")
 
-        // Sent again at the next sync; accepted once allowed, and c1 is not sent twice.
+        // Not sent again on its own: it waits for the app, with its reason and local values.
         _ = try await engine.sync()
-        #expect(await transport.refusals == 2)
+        #expect(await transport.refusals == 1)
+        let waiting = try await engine.rejectedChanges()
+        #expect(waiting.map(\.object) == [card("c2")])
+        #expect(waiting.first?.kind == .create)
+        #expect(waiting.first?.rejection.code == .forbidden)
+        #expect(waiting.first?.localValues["name"] == .value(.string("Theirs")))
+        #expect(await engine.status(of: card("c2")) == .failed)
+        // Retried: sent at the next sync; accepted once allowed, and c1 is not sent twice.
         await transport.allow(card("c2"))
+        try await engine.retry(card("c2"))
+        #expect(await engine.status(of: card("c2")) == .pending)
         let third = try await engine.sync()
         #expect(third.pushed == 1)
         #expect(third.failed.isEmpty)
         #expect(await server.records[card("c2")] != nil)
         #expect(await server.applications.values.allSatisfy { $0 == 1 })
         #expect(await engine.status(of: card("c2")) == .synced)
+        #expect(try await engine.rejectedChanges().isEmpty)
+        await #expect(throws: LiveObjectsError.self) { try await engine.retry(card("c2")) }
     }
 
     @Test func pagedPullsBringEverything() async throws {

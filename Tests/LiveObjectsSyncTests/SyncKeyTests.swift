@@ -118,9 +118,13 @@ struct SyncKeyTests {
         #expect(report.failed == [card("c1")])
         #expect(report.rejections[card("c1")]?.code == code)
         #expect(await engine.status(of: card("c1")) == .failed)
-        let error = await #expect(throws: SyncHTTPError.self) { try await engine.pull() }
-        #expect(error?.code == code)
+        // A refused pull is reported as a refused push is, not thrown.
+        let pulled = try await engine.pull()
+        #expect(pulled.pullFailure?.code == code)
         #expect(await transport.pulls == 1)
+        let synced = try await engine.sync()
+        #expect(synced.failed == [card("c1")])
+        #expect(synced.pullFailure?.code == code)
     }
 
     @Test func aNetworkFailureIsTriedAgain() async throws {
@@ -132,7 +136,7 @@ struct SyncKeyTests {
         try await realm.write { _ = try $0.create(Card.self, value: ["id": "c1"]) }
         #expect(try await engine.push().failed == [card("c1")])
         #expect(await transport.pushes == 5)
-        await #expect(throws: SyncHTTPError.self) { try await engine.pull() }
+        #expect(try await engine.pull().pullFailure?.code == .network)
         #expect(await transport.pulls == 5)
     }
 }

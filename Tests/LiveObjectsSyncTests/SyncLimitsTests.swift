@@ -73,16 +73,35 @@ struct SyncLimitsTests {
         #expect(pushes.allSatisfy { $0.changes <= 3 && $0.bytes <= 64 << 10 }, "\(pushes)")
         #expect(pushes.count >= 7, "\(pushes)")
 
-        // Made to fit: sent at the next sync.
+        // Held for the app like a refusal of the server: not sent again unedited.
+        #expect(try await engine.rejectedChanges().count == 5)
+        let unedited = try await engine.sync()
+        #expect(unedited.pushed == 0 && unedited.rejections.isEmpty)
+
+        // Made to fit: an edit is a retry, sent at the next sync.
         try await realm.write { r in
             r.object(ofType: Card.self, forPrimaryKey: "big")!.name = "Bakery"
             r.object(ofType: Card.self, forPrimaryKey: "nul")!.name = "ab"
             r.object(ofType: Card.self, forPrimaryKey: "photo")!.photo = Data(count: 10)
         }
         let second = try await engine.sync()
-        #expect(second.rejections.count == 2)  // the holders' ids keep their NUL and their length
-        #expect(second.pushed == 4)  // big, nul, and the card of the photo again with its photo
+        #expect(second.rejections.isEmpty)
+        #expect(second.pushed == 3)  // big and nul whole, and the photo
         #expect(await fake.records[card("big")]?.values["name"] == .value(.string("Bakery")))
+        #expect(await fake.records[card("photo")]?.values["photo"] == .value(.data(Data(count: 10))))
+        for fitted in [card("big"), card("nul"), card("photo")] {
+            #expect(await engine.status(of: fitted) == .synced)
+        }
+        // The holders' ids keep their NUL and their length: still held, and an edit of one is
+        // refused again.
+        #expect(try await engine.rejectedChanges().count == 2)
+        try await realm.write { r in
+            r.object(ofType: Holder.self, forPrimaryKey: "h\u{0}")!.name = "Bea"
+        }
+        let third = try await engine.sync()
+        #expect(third.rejections[holder("h\u{0}")]?.code == .invalidText)
+        #expect(third.pushed == 0)
+        #expect(await fake.records[holder("h\u{0}")] == nil)
     }
 
     @Test func aTransportWithoutLimitsSendsEveryChange() async throws {

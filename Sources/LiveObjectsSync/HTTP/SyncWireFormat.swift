@@ -173,6 +173,8 @@ package struct WireChange: Codable, Hashable, Sendable {
     package var serverID: String?
     package var kind: String
     package var values: [String: WireSyncValue]?
+    /// Absent when the change has no list with a base.
+    package var bases: [String: WireSyncValue]?
 
     package init(_ change: SyncChange) {
         key = change.idempotencyKey
@@ -184,6 +186,7 @@ package struct WireChange: Codable, Hashable, Sendable {
         case .delete: kind = "delete"
         }
         values = change.kind == .delete ? nil : change.values.mapValues(WireSyncValue.init)
+        bases = change.kind == .delete || change.bases.isEmpty ? nil : change.bases.mapValues(WireSyncValue.init)
     }
 
     package func change() throws(SyncHTTPError) -> SyncChange {
@@ -196,7 +199,7 @@ package struct WireChange: Codable, Hashable, Sendable {
         }
         return SyncChange(
             idempotencyKey: key, object: object.object, serverID: serverID, kind: kind,
-            values: (values ?? [:]).mapValues(\.value))
+            values: (values ?? [:]).mapValues(\.value), bases: (bases ?? [:]).mapValues(\.value))
     }
 }
 

@@ -87,6 +87,9 @@ extension PushedChange {
             if name.containsNUL { return "a property name" }
             if value.containsNUL { return "the value of \(name)" }
         }
+        for (name, base) in bases ?? [:] where name.containsNUL || base.containsNUL {
+            return "the base of \(name)"
+        }
         return nil
     }
 
@@ -96,6 +99,7 @@ extension PushedChange {
         var change = self
         change.object.id = object.id.normalizedID
         change.values = values?.mapValues(\.withNormalizedReferences)
+        change.bases = bases?.mapValues(\.withNormalizedReferences)
         return change
     }
 }

@@ -63,6 +63,9 @@ struct PushedChange: Decodable, Sendable {
     var serverID: String?
     var kind: String
     var values: [String: JSONValue]?
+    /// For a list in `values`, the list the device's edit started from: the server merges the
+    /// difference (docs/SYNC-PROTOCOL.md, "Lists"). Absent, the list replaces the stored one.
+    var bases: [String: JSONValue]?
 }
 
 /// The body of a push request.
@@ -92,6 +95,12 @@ extension PushedChange {
                 throw bad("a property name must have 1 to \(maximumNameLength) bytes")
             }
             guard Self.isSyncValue(value) else { throw bad("the value of \(name) is not a value of the protocol") }
+        }
+        for (name, base) in bases ?? [:] {
+            guard !name.isEmpty, name.utf8.count <= maximumNameLength else {
+                throw bad("a property name must have 1 to \(maximumNameLength) bytes")
+            }
+            guard Self.isSyncValue(base) else { throw bad("the base of \(name) is not a value of the protocol") }
         }
     }
 

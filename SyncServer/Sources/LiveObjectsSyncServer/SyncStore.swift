@@ -354,7 +354,13 @@ public struct SyncStore: Sendable {
                     code: SyncServerError.Code.forbidden.rawValue,
                     message: "user \(access.userName) may change only the objects it created"))
         }
-        let values = JSONValue.object(change.values ?? [:]).text
+        // Lists sent with a base are merged into the stored ones (SyncStore+Lists.swift).
+        let values =
+            change.kind == "delete"
+            ? "{}"
+            : JSONValue.object(
+                try await valuesToStore(change, objectID: object?.id, spaceID: access.spaceID, connection, logger)
+            ).text
         let objectID: Int64
         var outcome = "applied"
         switch change.kind {
@@ -407,7 +413,12 @@ public struct SyncStore: Sendable {
             INSERT INTO applied_changes (space_id, key, object_id, version, outcome)
             VALUES (\(access.spaceID), \(change.key), \(objectID), \(version), \(outcome))
             """, logger: logger)
-        return Receipt(key: change.key, outcome: outcome, serverID: String(objectID), serverVersion: version)
+        let receipt = Receipt(key: change.key, outcome: outcome, serverID: String(objectID), serverVersion: version)
+        if change.kind == "delete" {
+            try await dropReferences(
+                toType: type, id: change.object.id, spaceID: access.spaceID, version: &version, connection, logger)
+        }
+        return receipt
     }
 
     // MARK: Pull

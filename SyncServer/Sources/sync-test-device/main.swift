@@ -4,12 +4,14 @@
 //
 //   sync-test-device --realm PATH --server URL --space NAME --token TOKEN --name DEVICE
 //                    [--log PATH] [--kill-after-push-responses N] [--kill-after-pulls N]
+//                    [--page-size N]
 //
 // Commands:
 //   edit SEED COUNT   COUNT random edits of cards and holders (seeded; ids start with DEVICE)
 //   drops RATE SEED   from now on, lose each response with probability RATE (the request is
 //                     served; the device sees an error), drawn from SEED
-//   sync              one engine sync; open conflicts are then settled (seeded by the edits)
+//   sync              one engine sync; open conflicts are then settled (seeded by the edits);
+//                     `error …` when its pull failed
 //   dump              the cards and holders, one line each, then `end`
 //   quit
 //
@@ -17,6 +19,8 @@
 // sent, and every push response (the keys acknowledged) when it arrives, before the engine sees
 // it; each line is synced. --kill-after-push-responses N kills the process (SIGKILL) right after
 // the N-th push response is logged, --kill-after-pulls N right after the N-th pull answer.
+// --page-size N pulls N changes a page (7 by default): small pages bring cards before the
+// holders they link to.
 import Foundation
 import LiveObjects
 import LiveObjectsSync
@@ -151,7 +155,8 @@ func answer(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-/// Random edits: new cards and holders, changed names, discounts and owners, deletions.
+/// Random edits: new cards and holders, changed names, discounts and owners, renamed holders,
+/// deletions.
 func edit(_ realm: Realm, device: String, seed: UInt64, count: Int) async throws {
     try await realm.write { realm in
         var random = Generator(state: seed)
@@ -174,9 +179,12 @@ func edit(_ realm: Realm, device: String, seed: UInt64, count: Int) async throws
                 cards.randomElement(using: &random)!.discount = Int(random.next() % 50)
             } else if roll < 80 {
                 cards.randomElement(using: &random)!.name = "renamed \(random.next() % 1000)"
-            } else if roll < 90 {
+            } else if roll < 88 {
                 cards.randomElement(using: &random)!.owner =
                     random.next() % 4 == 0 ? nil : holders.randomElement(using: &random)
+            } else if roll < 92 {
+                // A holder renamed: its new version comes after the cards that link to it.
+                holders.randomElement(using: &random)!.name = "\(device)-\(random.next() % 1000)"
             } else {
                 try realm.delete(cards.randomElement(using: &random)!)
             }
@@ -200,7 +208,7 @@ guard let serverURL = URL(string: required("--server")) else { exit(64) }
 let http = HTTPSyncTransport(
     configuration: .init(
         baseURL: serverURL, space: required("--space"), requestTimeout: .seconds(20), longPollWait: .seconds(1),
-        pageSize: 7, token: { [token = required("--token")] _ in token }))
+        pageSize: option("--page-size").flatMap { Int($0) } ?? 7, token: { [token = required("--token")] _ in token }))
 let transport = TestTransport(
     base: http, log: EventLog(path: option("--log")),
     killAfterPushResponses: option("--kill-after-push-responses").flatMap { Int($0) },
@@ -236,9 +244,14 @@ while let line = readLine() {
                 try await engine.resolve(
                     conflict.object, with: settle.next() % 2 == 0 ? .acceptDeletion : .keepLocal)
             }
-            answer(
-                "ok pushed \(report.pushed) pulled \(report.pulled) conflicts \(report.conflicts) failed \(report.failed.count)"
-            )
+            // A failed pull is reported, not thrown: answered as an error, as a failed sync.
+            if let failure = report.pullFailure {
+                answer("error pull failed: \(failure)".replacingOccurrences(of: "\n", with: " "))
+            } else {
+                answer(
+                    "ok pushed \(report.pushed) pulled \(report.pulled) conflicts \(report.conflicts) failed \(report.failed.count)"
+                )
+            }
         case "dump":
             for entry in try await dump(realm) { answer(entry) }
             answer("end")

@@ -85,7 +85,10 @@ extension SyncServerTests {
         }
 
         /// Three runs, each with its own seed (`SYNC_E2E_SEED` replays one: it is the seed of the
-        /// first run, and the others follow from it).
+        /// first run, and the others follow from it). The space declares the devices' schema; a
+        /// hostile writer pushes, by raw HTTP, changes that do not fit it beside one that does;
+        /// one device pulls in pages of 1 to 3 changes (cards before the holders they link to),
+        /// and a fourth device joins at the end with pages of 2.
         @Test(arguments: 0..<3)
         func threeDevicesInTheirOwnProcessesAgreeAfterLostResponsesKillsAndServerRestarts(run: Int) async throws {
             let base =
@@ -102,12 +105,16 @@ extension SyncServerTests {
             try await server.start()
             let url = await server.url
             let names = ["ann", "bob", "eve"]
+            let extras = [[], [], ["--page-size", "\(1 + random.next() % 3)"]]
             var tokens: [String] = []
             var devices: [DeviceProcess] = []
+            var hostilePushes = 0
             do {
-                for name in names {
+                try await harness.declareSchema()
+                let hostileToken = try await harness.user("mallory", .writer)
+                for (name, extra) in zip(names, extras) {
                     tokens.append(try await harness.user(name, .admin))
-                    let device = try await device(name, harness, server: url, token: tokens.last!)
+                    let device = try await device(name, harness, server: url, token: tokens.last!, extra: extra)
                     try await device.send("drops 0.25 \(random.next() % 1000)")
                     devices.append(device)
                 }
@@ -123,13 +130,34 @@ extension SyncServerTests {
                         operations.append("\(device.name): sync")
                         let answer = try await device.send("sync")
                         operations[operations.count - 1] += " -> \(answer.joined())"
-                    } else if roll < 95 {
+                    } else if roll < 93 {
                         // Killed somewhere in a sync (wherever the kill lands), then started again.
                         operations.append("\(device.name): sync, killed")
                         device.start("sync")
                         device.terminate()
-                        devices[index] = try await self.device(device.name, harness, server: url, token: tokens[index])
+                        devices[index] = try await self.device(
+                            device.name, harness, server: url, token: tokens[index], extra: extras[index])
                         try await devices[index].send("drops 0.25 \(random.next() % 1000)")
+                    } else if roll < 97 {
+                        // A change that does not fit the schema, beside a card that does: refused
+                        // alone, by a receipt.
+                        let variant = hostileVariants[Int(random.next() % UInt64(hostileVariants.count))]
+                        hostilePushes += 1
+                        let good =
+                            #"{"key":"mallory-\#(seed)-\#(hostilePushes)","object":{"type":"Card","id":"#
+                            + #"{"string":"mallory-\#(hostilePushes)"}},"kind":"create","values":"#
+                            + #"{"name":{"string":"hostile"},"discount":{"int":1},"owner":{"ref":null}}}"#
+                        let bad = #"{"key":"bad-\#(seed)-\#(hostilePushes)",\#(variant.change)}"#
+                        let body = #"{"changes":[\#(bad),\#(good)]}"#
+                        operations.append("mallory: push \(variant.name)")
+                        let (status, answer) = try await harness.raw(
+                            "POST", "/v1/spaces/\(harness.space)/push", token: hostileToken, body: Data(body.utf8))
+                        #expect(status == 200, "\(variant.name): \(answer); \(context())")
+                        #expect(
+                            answer.components(separatedBy: #""outcome":"rejected""#).count == 2
+                                && answer.contains(#""code":"\#(variant.code)""#)
+                                && answer.contains(#""outcome":"applied""#),
+                            "\(variant.name): \(answer); \(context())")
                     } else {
                         operations.append("server restart")
                         try await server.restart()
@@ -151,9 +179,22 @@ extension SyncServerTests {
                 for (device, state) in zip(devices, states).dropFirst() {
                     #expect(state == states[0], "\(device.name) differs from ann; \(context())")
                 }
+                // A device that joins now pulls everything, two changes a page, and agrees.
+                let late = try await device(
+                    "fay", harness, server: url, token: try await harness.user("fay", .admin),
+                    extra: ["--page-size", "2"])
+                var lateAnswer = try await late.send("sync").joined()
+                for _ in 0..<3 where !lateAnswer.hasPrefix("ok") { lateAnswer = try await late.send("sync").joined() }
+                operations.append("fay: sync -> \(lateAnswer)")
+                #expect(lateAnswer.hasPrefix("ok"), "\(context())")
+                #expect(try await late.send("dump") == states[0], "fay differs from ann; \(context())")
+                try await late.quit()
                 #expect(try await databaseCards(harness) == states[0].filter { $0.hasPrefix("card ") }, "\(context())")
                 // Every change a device saw acknowledged is applied in the database.
                 let applied = try await appliedKeys(harness)
+                // The hostile writer's good cards are applied, its bad changes never.
+                #expect(applied.filter { $0.hasPrefix("mallory-") }.count == hostilePushes, "\(context())")
+                #expect(!applied.contains { $0.hasPrefix("bad-") }, "\(context())")
                 for device in devices {
                     let acknowledged = Set(try DeviceEvents(log(device.name)).acknowledgedBatches.joined())
                     let missing = acknowledged.subtracting(applied)

@@ -329,7 +329,10 @@ extension SyncServerTests {
         #expect(report.rejections[SyncObjectID(Card.self, .string("nul"))]?.code == .invalidText)
         #expect(await annEngine.status(of: SyncObjectID(Card.self, .string("big"))) == .failed)
         #expect(await annEngine.status(of: SyncObjectID(Card.self, .string("small"))) == .synced)
-        // Made to fit: sent at the next sync.
+        // Held for the app, not sent again unedited.
+        #expect(try await annEngine.rejectedChanges().count == 2)
+        #expect(try await annEngine.sync().pushed == 0)
+        // Made to fit: an edit of a change refused on the device is its retry, sent at the next sync.
         try await ann.write { r in
             r.object(ofType: Card.self, forPrimaryKey: "big")!.name = "Bakery"
             r.object(ofType: Card.self, forPrimaryKey: "nul")!.name = "ab"
@@ -337,6 +340,7 @@ extension SyncServerTests {
         let second = try await annEngine.sync()
         #expect(second.pushed == 2)
         #expect(second.rejections.isEmpty)
+        #expect(try await annEngine.rejectedChanges().isEmpty)
         let fresh = try await openDevice("fresh")
         _ = try await engine(fresh, server.transport(token)).sync()
         #expect(try await cards(fresh) == ["big Bakery 0 - true", "nul ab 0 - true", "small Fuel 0 - true"])

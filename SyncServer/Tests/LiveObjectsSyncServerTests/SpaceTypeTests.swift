@@ -62,10 +62,13 @@ extension SyncServerTests {
         #expect(!partial.contains("Holder"), "\(partial)")
         #expect(!partial.contains(#"{"string": "c1"}"#), "\(partial)")
 
-        // Once the space declares holders, the next sync sends what was refused.
+        // Once the space declares holders, the app retries what was refused.
         try await server.withStore { try await $0.setTypes(of: space, to: ["Holder", "Card", "Card"]) }
         let redeclared = try await server.withStore { try await $0.types(of: space) }
         #expect(redeclared == ["Card", "Holder"])
+        let refused = try await annEngine.rejectedChanges()
+        #expect(Set(refused.map(\.object)).contains(SyncObjectID(Holder.self, .string("h1"))))
+        for change in refused { try await annEngine.retry(change.object) }
         _ = try await annEngine.sync()
         #expect(await annEngine.status(of: SyncObjectID(Holder.self, .string("h1"))) == .synced)
         #expect(await annEngine.status(of: SyncObjectID(Card.self, .string("c1"))) == .synced)

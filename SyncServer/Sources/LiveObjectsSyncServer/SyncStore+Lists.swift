@@ -1,0 +1,136 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+// Lists merged per operation (docs/SYNC-PROTOCOL.md, "Lists"): a pushed list with a base is
+// merged into the stored one; a reference to a deleted object leaves every stored list.
+
+extension SyncStore {
+    /// The values a create or an update stores: each list sent with a base merged into the
+    /// stored list of the object (when it has one), and, in every list of links, the references
+    /// to objects deleted on the server left out.
+    static func valuesToStore(
+        _ change: PushedChange, objectID: Int64?, spaceID: Int64, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [String: JSONValue] {
+        var values = change.values ?? [:]
+        let bases = (change.bases ?? [:]).filter { values[$0.key] != nil }
+        if !bases.isEmpty, let objectID {
+            let rows = try await connection.query(
+                "SELECT \"values\"::text FROM objects WHERE id = \(objectID) AND NOT deleted", logger: logger)
+            var stored: [String: JSONValue] = [:]
+            for try await (text) in rows.decode(String.self) {
+                if case .object(let members) = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) {
+                    stored = members
+                }
+            }
+            for (name, base) in bases {
+                guard let current = stored[name], let edited = values[name],
+                    let merged = mergedList(base: base, edited: edited, current: current)
+                else { continue }
+                values[name] = merged
+            }
+        }
+        let targets = values.values.flatMap(\.listReferences)
+        guard !targets.isEmpty else { return values }
+        let deleted = try await deletedObjects(among: targets, spaceID: spaceID, connection, logger)
+        guard !deleted.isEmpty else { return values }
+        for (name, value) in values {
+            guard case .object(let members) = value, case .array(let list)? = members["refs"] else { continue }
+            values[name] = .object(["refs": .array(list.filter { !deleted.contains($0.referenceKey) })])
+        }
+        return values
+    }
+
+    /// The merge of one list, or nil when the three values are not lists of one kind (the pushed
+    /// value then replaces the stored one).
+    static func mergedList(base: JSONValue, edited: JSONValue, current: JSONValue) -> JSONValue? {
+        guard case .object(let b) = base, case .object(let e) = edited, case .object(let c) = current,
+            b.count == 1, let tag = b.keys.first, tag == "list" || tag == "refs",
+            case .array(let baseList)? = b[tag], case .array(let editedList)? = e[tag],
+            case .array(let currentList)? = c[tag]
+        else { return nil }
+        let merged = ListMerge.merge(
+            base: baseList, edited: editedList, current: currentList,
+            key: { tag == "refs" ? $0.referenceKey : $0 })
+        return .object([tag: .array(merged)])
+    }
+
+    /// Which of some references name objects deleted in the space, by ``JSONValue/referenceKey``.
+    static func deletedObjects(
+        among targets: [JSONValue], spaceID: Int64, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> Set<JSONValue> {
+        var types: [String] = []
+        var ids: [String] = []
+        for target in Set(targets.map(\.referenceKey)) {
+            guard case .object(let fields) = target, case .string(let type)? = fields["type"], let id = fields["id"]
+            else { continue }
+            types.append(type)
+            ids.append(id.text)
+        }
+        let rows = try await connection.query(
+            """
+            SELECT objects.type, objects.local_id::text FROM objects
+            JOIN unnest(\(types)::text[], \(ids)::text[]) AS target(type, id)
+              ON objects.type = target.type AND objects.local_id = target.id::jsonb
+            WHERE objects.space_id = \(spaceID) AND objects.deleted
+            """, logger: logger)
+        var deleted = Set<JSONValue>()
+        for try await (type, idText) in rows.decode((String, String).self) {
+            let id = try JSONDecoder().decode(JSONValue.self, from: Data(idText.utf8))
+            deleted.insert(.object(["type": .string(type), "id": id]))
+        }
+        return deleted
+    }
+
+    /// Takes a deleted object out of every list of links of the space: each object changed gets
+    /// the next version, so that devices pull it.
+    static func dropReferences(
+        toType type: String, id: JSONValue, spaceID: Int64, version: inout Int64, _ connection: PostgresConnection,
+        _ logger: Logger
+    ) async throws {
+        let key = JSONValue.object(["type": .string(type), "id": id])
+        let rows = try await connection.query(
+            """
+            SELECT id, "values"::text FROM objects
+            WHERE space_id = \(spaceID) AND NOT deleted
+              AND jsonb_path_exists("values", '$.*.refs[*] ? (@.type == $type)', jsonb_build_object('type', \(type)::text))
+            ORDER BY id
+            """, logger: logger)
+        var changed: [(Int64, String)] = []
+        for try await (objectID, text) in rows.decode((Int64, String).self) {
+            guard case .object(var values) = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+                continue
+            }
+            var dropped = false
+            for (name, value) in values {
+                guard case .object(let members) = value, case .array(let list)? = members["refs"] else { continue }
+                let kept = list.filter { $0.referenceKey != key }
+                if kept.count != list.count {
+                    values[name] = .object(["refs": .array(kept)])
+                    dropped = true
+                }
+            }
+            if dropped { changed.append((objectID, JSONValue.object(values).text)) }
+        }
+        for (objectID, text) in changed {
+            version += 1
+            try await connection.query(
+                "UPDATE objects SET \"values\" = \(text)::jsonb, version = \(version) WHERE id = \(objectID)",
+                logger: logger)
+        }
+    }
+}
+
+extension JSONValue {
+    /// What names a reference's target: its type and id (not the server id it may carry).
+    var referenceKey: JSONValue {
+        guard case .object(let fields) = self, let type = fields["type"], let id = fields["id"] else { return self }
+        return .object(["type": type, "id": id])
+    }
+
+    /// The references of a list of links; none for any other value.
+    var listReferences: [JSONValue] {
+        guard case .object(let members) = self, case .array(let list)? = members["refs"] else { return [] }
+        return list
+    }
+}
