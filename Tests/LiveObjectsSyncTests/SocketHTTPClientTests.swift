@@ -243,20 +243,20 @@ struct SocketHTTPClientTests {
         for round in 0..<600 {
             let body = bodies[Int(rng.next() % UInt64(bodies.count))]
             let chunked = rng.next() % 2 == 0
-            var text = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            var bytes = Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n".utf8)
+            let bodyBytes = Array(body.utf8)
             if chunked {
-                text += "Transfer-Encoding: chunked\r\n\r\n"
-                var rest = Substring(body)
-                while !rest.isEmpty {
-                    let piece = rest.utf8.prefix(Int(rng.next() % 100) + 1)
-                    text += String(piece.count, radix: 16) + "\r\n" + String(decoding: piece, as: UTF8.self) + "\r\n"
-                    rest = Substring(rest.utf8.dropFirst(piece.count))
+                bytes += Array("Transfer-Encoding: chunked\r\n\r\n".utf8)
+                var offset = 0
+                while offset < bodyBytes.count {
+                    let piece = bodyBytes[offset..<min(bodyBytes.count, offset + Int(rng.next() % 100) + 1)]
+                    bytes += Array((String(piece.count, radix: 16) + "\r\n").utf8) + piece + [13, 10]
+                    offset += piece.count
                 }
-                text += "0\r\n\r\n"
+                bytes += Array("0\r\n\r\n".utf8)
             } else {
-                text += "Content-Length: \(body.utf8.count)\r\n\r\n" + body
+                bytes += Array("Content-Length: \(bodyBytes.count)\r\n\r\n".utf8) + bodyBytes
             }
-            var bytes = Array(text.utf8)
             let mutated = round % 3 != 0
             var operations: [String] = []
             if mutated {
@@ -294,7 +294,7 @@ struct SocketHTTPClientTests {
                 failure = error
             }
             let context =
-                "seed \(seed), round \(round), operations \(operations): \(String(decoding: bytes, as: UTF8.self).debugDescription)"
+                "seed \(seed), round \(round), operations \(operations): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)"
             #expect((response == nil) != (failure == nil), "\(context)")
             if let failure { #expect(!failure.message.isEmpty, "\(context)") }
             if !mutated {
