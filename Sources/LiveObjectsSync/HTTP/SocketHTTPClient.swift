@@ -152,7 +152,13 @@ private final class Exchange: Sendable {
 
         var head = "\(request.method) \(target) HTTP/1.1\r\n"
         head += "Host: \(host.contains(":") ? "[\(host)]" : host)\(components.port.map { ":\($0)" } ?? "")\r\n"
-        for header in request.headers { head += "\(header.name): \(header.value)\r\n" }
+        for header in request.headers {
+            // A line break in a header (a token, say) would end it and start another one.
+            guard !(header.name + header.value).utf8.contains(where: { $0 == 13 || $0 == 10 }) else {
+                throw SyncHTTPError(.badRequest, "the header \(header.name) holds a line break", request: name)
+            }
+            head += "\(header.name): \(header.value)\r\n"
+        }
         if let body = request.body {
             head += "Content-Length: \(body.count)\r\n"
         } else if request.method == "POST" || request.method == "PUT" {
