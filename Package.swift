@@ -30,6 +30,8 @@ let package = Package(
         .executableTarget(
             name: "persistence-crash-child", dependencies: ["LiveObjects", "Persistence", "LiveObjectsTestSupport"]),
         .target(name: "LiveObjectsTestSupport", dependencies: ["LiveObjects"]),
+        // What the sync transport costs while it waits for a long poll (BENCHMARKS.md): `swift run sync-wait-bench`.
+        .executableTarget(name: "sync-wait-bench", dependencies: ["LiveObjectsSync", "LiveObjectsTestSupport"]),
         .testTarget(
             name: "LiveObjectsTests",
             dependencies: ["LiveObjects", "LiveObjectsTestSupport"]

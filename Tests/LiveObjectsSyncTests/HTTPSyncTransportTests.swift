@@ -6,7 +6,7 @@ import Testing
 
 @testable import LiveObjectsSync
 
-/// The HTTP transport without a server: the wire format's round trips and exact shape, the
+/// The HTTP transport without a server (SocketHTTPClientTests has it against one): the wire format's round trips and exact shape, the
 /// mapping of refusals to errors, the URLs; and the engine's handling of the protocol's
 /// additions (refused changes, paged pulls, the live loop) through the in-process fake.
 @Suite("HTTP sync transport")
@@ -184,16 +184,6 @@ struct HTTPSyncTransportTests {
         #expect(url.absoluteString == "http://127.0.0.1:8080/sync/v1/spaces/team%20a%2Fb/pull?after=v1.7%26x")
         #expect(
             transport.url("push", query: []).absoluteString == "http://127.0.0.1:8080/sync/v1/spaces/team%20a%2Fb/push")
-    }
-
-    @Test func anUnreachableServerIsANetworkError() async throws {
-        // Port 9 on loopback (discard) refuses connections on a machine that runs no such service.
-        let transport = HTTPSyncTransport(
-            configuration: .init(baseURL: URL(string: "http://127.0.0.1:9")!, space: "s", requestTimeout: .seconds(5)) {
-                _ in "t"
-            })
-        let error = await #expect(throws: SyncHTTPError.self) { try await transport.pull(after: nil) }
-        #expect(error?.code == .network)
     }
 }
 

@@ -6,7 +6,9 @@ import Synchronization
 #endif
 
 /// A ``SyncTransport`` that talks to a sync server over HTTP, with the protocol of
-/// docs/SYNC-PROTOCOL.md (`liveobjects-sync-server` speaks it), on Foundation's `URLSession`.
+/// docs/SYNC-PROTOCOL.md (`liveobjects-sync-server` speaks it): on Foundation's `URLSession`, or
+/// on Linux for `http://` servers on a small HTTP/1.1 client over sockets that waits without
+/// using the processor (``Configuration/client``).
 ///
 /// ```swift
 /// let transport = HTTPSyncTransport(
@@ -41,11 +43,27 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         public var longPollWait: Duration
         /// The most objects asked for in one pull. Default: 500; the server caps it at 1,000.
         public var pageSize: Int
+        /// What sends the requests. Default: ``Client/automatic``.
+        public var client: Client
+
+        /// What sends the requests of a transport.
+        public enum Client: Sendable, Hashable {
+            /// ``sockets`` on Linux for an `http://` base URL, ``urlSession`` otherwise:
+            /// FoundationNetworking's `URLSession` keeps a core busy while it waits for an answer
+            /// on Linux, a long poll included.
+            case automatic
+            /// Foundation's `URLSession` (the only one for `https://`).
+            case urlSession
+            /// The package's HTTP/1.1 client over POSIX sockets: `http://` only, one connection
+            /// per request, sleeping in `poll()` while it waits. An `https://` base URL falls back
+            /// to `URLSession`.
+            case sockets
+        }
 
         /// Creates a configuration; every argument has the default documented on its property.
         public init(
             baseURL: URL, space: String, requestTimeout: Duration = .seconds(30), longPollWait: Duration = .seconds(25),
-            pageSize: Int = 500, token: @escaping TokenProvider
+            pageSize: Int = 500, client: Client = .automatic, token: @escaping TokenProvider
         ) {
             self.baseURL = baseURL
             self.space = space
@@ -53,6 +71,22 @@ public struct HTTPSyncTransport: LiveSyncTransport {
             self.requestTimeout = requestTimeout
             self.longPollWait = longPollWait
             self.pageSize = max(1, pageSize)
+            self.client = client
+        }
+
+        /// Whether requests go through the socket client rather than `URLSession`.
+        var usesSockets: Bool {
+            guard baseURL.scheme?.lowercased() == "http" else { return false }
+            switch client {
+            case .sockets: return true
+            case .urlSession: return false
+            case .automatic:
+                #if os(Linux)
+                    return true
+                #else
+                    return false
+                #endif
+            }
         }
     }
 
@@ -65,7 +99,8 @@ public struct HTTPSyncTransport: LiveSyncTransport {
     ///
     /// - Parameters:
     ///   - configuration: The server, the space, the token and the timeouts.
-    ///   - session: The URL session requests go through. Default: a new ephemeral session
+    ///   - session: The URL session requests go through when ``Configuration/client`` picks
+    ///     `URLSession`. Default: a new ephemeral session
     ///     without a URL cache.
     public init(configuration: Configuration, session: URLSession? = nil) {
         self.configuration = configuration
@@ -190,7 +225,9 @@ public struct HTTPSyncTransport: LiveSyncTransport {
                 throw SyncHTTPError(.unauthorized, "the token provider failed: \(error)", request: name)
             }
             request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-            let (data, status) = try await perform(request, name)
+            let (data, status) =
+                configuration.usesSockets
+                ? try await performOverSockets(request, name) : try await perform(request, name)
             if status == 401 && !refreshed {
                 refreshed = true
                 continue
@@ -215,6 +252,19 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         return SyncHTTPError(
             SyncHTTPError.code(forStatus: status), text.isEmpty ? "HTTP status \(status)" : text, status: status,
             request: request)
+    }
+
+    /// Runs a request with the socket client; cancelling the task closes its connection.
+    private func performOverSockets(_ request: URLRequest, _ name: String) async throws -> (Data, Int) {
+        let timeout = request.timeoutInterval
+        let socketRequest = SocketHTTPClient.Request(
+            method: request.httpMethod ?? "GET", url: request.url ?? configuration.baseURL,
+            headers: (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+            body: request.httpBody, timeout: .milliseconds(Int64(timeout * 1000)))
+        var client = SocketHTTPClient()
+        client.connectTimeout = min(client.connectTimeout, configuration.requestTimeout)
+        let response = try await client.send(socketRequest, name: name)
+        return (Data(response.body), response.status)
     }
 
     /// Runs a request; cancelling the task cancels it.

@@ -19,6 +19,7 @@ import Synchronization
 
 let usage = """
     USAGE: liveobjects-sync-bench [--devices N] [--changes N] [--interval MS] [--processes LIST] [--runs N]
+                                  [--client automatic|urlSession|sockets]
 
       --devices N        devices (default 10)
       --changes N        cards each device writes and pushes (default 1000)
@@ -27,6 +28,8 @@ let usage = """
                          time to another device without the backlog)
       --processes LIST   server processes of each configuration, comma-separated (default 1,2)
       --runs N           runs of each configuration; the summary gives their medians (default 3)
+      --client NAME      what the devices' transports send through (default automatic: on
+                         Linux the socket client, elsewhere URLSession)
 
     The database comes from the environment, as for liveobjects-sync-server (under
     SyncServer/scripts/with-postgres.sh, a throwaway one); the server is the
@@ -128,7 +131,10 @@ func milliseconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
 }
 
-func run(devices: Int, changes: Int, interval: Int, processes: Int, database: DatabaseConfiguration) async throws
+func run(
+    devices: Int, changes: Int, interval: Int, processes: Int, client: HTTPSyncTransport.Configuration.Client,
+    database: DatabaseConfiguration
+) async throws
     -> RunResult
 {
     let service = SyncServerService(database: database)
@@ -166,7 +172,8 @@ func run(devices: Int, changes: Int, interval: Int, processes: Int, database: Da
         let transport = TimingTransport(
             base: HTTPSyncTransport(
                 configuration: .init(
-                    baseURL: servers[device % processes].baseURL, space: space, longPollWait: .seconds(25)
+                    baseURL: servers[device % processes].baseURL, space: space, longPollWait: .seconds(25),
+                    client: client
                 ) { [token = tokens[device]] _ in token },
                 session: URLSession(configuration: session)),
             acknowledged: acknowledged)
@@ -242,6 +249,7 @@ func main() async throws {
     var processCounts = [1, 2]
     var runs = 3
     var interval = 0
+    var client = HTTPSyncTransport.Configuration.Client.automatic
     while let option = arguments.popFirst() {
         if option == "-h" || option == "--help" {
             print(usage)
@@ -254,6 +262,13 @@ func main() async throws {
         case "--runs": runs = Int(value) ?? 0
         case "--interval": interval = Int(value) ?? -1
         case "--processes": processCounts = value.split(separator: ",").map { Int($0) ?? 0 }
+        case "--client":
+            switch value {
+            case "automatic": client = .automatic
+            case "urlSession": client = .urlSession
+            case "sockets": client = .sockets
+            default: throw SyncServerError(.badRequest, "--client is automatic, urlSession or sockets")
+            }
         default: throw SyncServerError(.badRequest, "unknown option \(option)\n\n\(usage)")
         }
     }
@@ -274,7 +289,8 @@ func main() async throws {
         var results: [RunResult] = []
         for index in 1...runs {
             let result = try await run(
-                devices: devices, changes: changes, interval: interval, processes: processes, database: database)
+                devices: devices, changes: changes, interval: interval, processes: processes, client: client,
+                database: database)
             results.append(result)
             print(
                 String(
