@@ -295,6 +295,36 @@ struct SyncLinkOrderTests {
         #expect(state.count == 602)
     }
 
+    /// Seed 1 of the random graphs, alone: a pin moved on the server to a task this device
+    /// never gets (deleted) leaves the pin empty, not on the task it had before; a pin moved
+    /// to nil clears it.
+    @Test func aPinMovedToADeletedTaskOrToNothingIsEmptyOnTheDevice() async throws {
+        let directory = try directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = FakeServer()
+        let b1 = SyncObjectID(Board.self, .string("b1"))
+        let b2 = SyncObjectID(Board.self, .string("b2"))
+        let t1 = SyncObjectID(TaskItem.self, .string("t1"))
+        let t2 = SyncObjectID(TaskItem.self, .string("t2"))
+        await server.edit(t1, ["title": .value(.string("one"))])
+        for board in [b1, b2] {
+            await server.edit(
+                board, ["name": .value(.string("Board")), "pinned": .reference(SyncReference(object: t1))])
+        }
+        let device = LinkTestDevice(url: directory.appendingPathComponent("device.json"))
+        _ = try await device.pullAll(server, pageSize: 10, killEvery: 10)
+        #expect(try await device.state()["b1"] == "name=Board pinned=t1 tasks=")
+        await server.edit(t2, ["title": .value(.string("two"))])
+        await server.edit(b1, ["pinned": .reference(SyncReference(object: t2))])
+        await server.delete(t2)
+        await server.edit(b2, ["pinned": .reference(nil)])
+        _ = try await device.pullAll(server, pageSize: 1, killEvery: 1)
+        let state = try await device.state()
+        #expect(state["b1"] == "name=Board pinned=- tasks=")
+        #expect(state["b2"] == "name=Board pinned=- tasks=")
+        #expect(state["t2"] == nil)
+    }
+
     @Test func randomGraphsPulledInRandomPagesWithKillsEqualTheServer() async throws {
         let long = TestEnvironment.isLong
         let count: UInt64 = long ? 60 : 12
