@@ -24,7 +24,7 @@ import Persistence
 /// ``SyncHTTPError`` that is not ``SyncHTTPError/isTransient``: a token it does not take, a
 /// role that may not push) is not tried again: the batch fails at once, with the reason in
 /// ``SyncReport/rejections``, and a refused pull is the report's ``SyncReport/pullFailure``. A
-/// change the server refuses alone (a ``SyncReceipt/Outcome/rejected`` receipt) holds back
+/// change the server refuses alone (a ``SyncReceipt/Outcome/rejected(_:)`` receipt) holds back
 /// nothing else: the round ends without it, and it waits in ``rejectedChanges()`` for the app's
 /// ``retry(_:)`` or ``discard(_:)``. Each change carries an idempotency key (the
 /// device's id, the object and the token of its last change): a change the server acknowledged

@@ -124,7 +124,7 @@ public actor Realm {
     /// user interface shows), or returns the open realm with the same identifier.
     ///
     /// Code isolated to that actor reads and writes the realm synchronously through
-    /// ``access(isolation:_:)``: a `@MainActor` view model keeps live objects and
+    /// ``access``: a `@MainActor` view model keeps live objects and
     /// ``Results`` and reads them without `await`, and Observation tells it when they change.
     /// Other tasks use the realm as usual, with `await` (their reads and writes then run on the
     /// main actor, briefly).
@@ -181,6 +181,11 @@ public actor Realm {
     /// write's realm, a deleted object), every change it made is rolled back and the error is
     /// thrown.
     ///
+    /// `body` can be a function as well as a closure: `realm.write(addDefaults)` with
+    /// `func addDefaults(_ realm: isolated Realm) throws -> Int` (a function whose result is
+    /// `Sendable`; one that returns an object is written as a closure,
+    /// `realm.write { try makeDog($0) }`).
+    ///
     /// - Returns: What `body` returns. It cannot be a live object; return a value, a key or a
     ///   detached copy.
     /// - Throws: `alreadyInWriteTransaction` if a write is open, or the error that ended `body`;
@@ -193,9 +198,9 @@ public actor Realm {
 
     /// Runs `body`, a function whose result is `Sendable`, in a write transaction and commits
     /// it: `realm.write(addDefaults)` with `func addDefaults(_ realm: isolated Realm) throws -> Int`.
-    /// (A function value converts to the `sending` result of ``write(_:)`` only when written
+    /// (A function value converts to the `sending` result of the other form only when written
     /// as a closure; this form takes it as it is.)
-    @_disfavoredOverload
+    @_disfavoredOverload @_documentation(visibility: internal)
     public func write<T: Sendable>(_ body: @Sendable (isolated Realm) throws -> T) throws -> T {
         try write(silencing: []) { realm in try body(realm) }
     }
@@ -239,7 +244,7 @@ public actor Realm {
 
     /// Runs `body`, a function whose result is `Sendable`, with the realm's latest state:
     /// `realm.read(countDogs)` with `func countDogs(_ realm: isolated Realm) -> Int`.
-    @_disfavoredOverload
+    @_disfavoredOverload @_documentation(visibility: internal)
     public func read<T: Sendable>(_ body: @Sendable (isolated Realm) throws -> T) throws -> T {
         try read { realm in try body(realm) }
     }
