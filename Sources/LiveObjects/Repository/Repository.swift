@@ -147,7 +147,7 @@ extension Repository {
                     isArray
                     ? try realm.create(Model.self, jsonArray: json, update: update, decoder: decoder)
                     : [try realm.create(Model.self, json: json, update: update, decoder: decoder)]
-                return Self.detached(objects)
+                return objects.detached()
             }
         } catch {
             throw .wrapping(error, .insert, objectType: typeName)
@@ -251,7 +251,7 @@ extension Repository {
             let models = try await realm.read { realm in
                 var results = try refine(realm.objects(Model.self))
                 if !sortedBy.isEmpty { results = try results.sorted(by: sortedBy) }
-                return Self.detached(results)
+                return results.detached()
             }
             return try models.map(item(from:))
         } catch {
@@ -367,12 +367,6 @@ extension Repository {
         return object
     }
 
-    /// Detached copies of live objects, handed over together.
-    private static func detached<S: Sequence>(_ objects: S) -> sending [Model] where S.Element == Model {
-        var copies: [Model] = []
-        for object in objects { copies.append(object.detached()) }
-        return copies
-    }
 
     private static func values(_ arguments: [any Sendable]) throws(LiveObjectsError) -> [PropertyValue] {
         var values: [PropertyValue] = []
