@@ -14,7 +14,7 @@ extension Store {
     {
         let checked = try checkType(value, for: property, in: table)
         // An enum property of a model class holds only the raw values of its cases.
-        if !property.isList, !checked.isNull, let cases = table.enumCases[property.name],
+        if !table.enumCases.isEmpty, !property.isList, !checked.isNull, let cases = table.enumCases[property.name],
             !cases.values.contains(checked)
         {
             throw LiveObjectsError(
