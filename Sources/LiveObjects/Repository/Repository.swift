@@ -367,7 +367,6 @@ extension Repository {
         return object
     }
 
-
     private static func values(_ arguments: [any Sendable]) throws(LiveObjectsError) -> [PropertyValue] {
         var values: [PropertyValue] = []
         for argument in arguments { values.append(try PropertyValue(argument: argument)) }
