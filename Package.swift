@@ -12,7 +12,9 @@ let package = Package(
         .executable(name: "Playground", targets: ["Playground"]),
     ],
     targets: [
-        .target(name: "LiveObjects", dependencies: ["CPrefetch"]),
+        .target(name: "LiveObjects", dependencies: ["LiveObjectsStore"]),
+        // The bottom layers of LiveObjects (values, errors, schema, store): they cannot see the layers above.
+        .target(name: "LiveObjectsStore", dependencies: ["CPrefetch"]),
         // One inline function for the processor's prefetch hint, which Swift does not expose.
         .target(name: "CPrefetch"),
         // The JSON reader and writer of Persistence and the shell; internal to the package (no product).

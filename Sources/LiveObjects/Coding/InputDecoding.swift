@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// A coding key made from any property name.
 struct PropertyCodingKey: CodingKey {

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// Runs ``InputDecoding`` under a `JSONDecoder`.
 struct JSONInput: Decodable {

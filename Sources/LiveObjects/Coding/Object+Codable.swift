@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// Model objects encode and decode themselves with `Codable`, from the schema: no per-model
 /// code.

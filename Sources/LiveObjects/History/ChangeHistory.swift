@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// A position in a realm's change history: every commit of a realm that keeps history gets the
 /// next token. Tokens only go up, and survive a reopen of a file realm.
 public struct HistoryToken: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// The change history of a realm: one entry per object changed by each commit, kept per type in
 /// columns, coalesced when read.
 ///

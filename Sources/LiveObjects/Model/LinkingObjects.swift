@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// The objects whose link property points at this object: the automatically kept inverse of a
 /// to-one link or a `List`.
 ///

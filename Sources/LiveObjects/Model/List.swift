@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// An ordered list of model objects or primitive values, held by a model property.
 ///
 /// ```swift

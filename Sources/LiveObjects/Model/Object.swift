@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// The base class of model objects.
 ///
 /// Subclass it and mark stored properties with `@Persisted`; properties without `@Persisted`

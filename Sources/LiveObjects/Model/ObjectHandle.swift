@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// Where a managed object lives: its store, table, slot and generation.
 @usableFromInline
 package struct ObjectHandle {

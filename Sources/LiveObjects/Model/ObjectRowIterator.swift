@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// Hands out managed objects for rows of one table, as the rows were when iteration started:
 /// the iterator under `Results` and `LinkingObjects`.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// A type that a `@Persisted` property can hold: the supported primitives, optionals of them,
 /// model objects (as optional links), `List` and `LinkingObjects`.
@@ -166,16 +167,6 @@ extension UUID: _PrimitivePersistable {
         self = v
     }
     public var _propertyValue: PropertyValue { .uuid(self) }
-}
-
-extension Date {
-    /// The stored default of a non-optional `Date`: 2001-01-01T00:00:00Z.
-    static let zero = Date(timeIntervalSinceReferenceDate: 0)
-}
-
-extension UUID {
-    /// The all-zero UUID, the stored default of a non-optional `UUID`.
-    static let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 }
 
 extension Optional: _Persistable where Wrapped: _Persistable {

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// A Swift enum that a `@Persisted` property can hold, kept as its raw value.
 ///
 /// Declare the conformance on an enum whose raw values are strings or integers; the property

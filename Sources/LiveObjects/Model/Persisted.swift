@@ -1,4 +1,5 @@
 import Observation
+import LiveObjectsStore
 
 /// Marks a stored property of a model object.
 ///

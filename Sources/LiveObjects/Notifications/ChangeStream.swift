@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// The unbounded `AsyncStream` behind every change subscription, with a hand-off lock between
 /// the realm that yields and the task that iterates.

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// One change of a collection (query results, a `List`, a `LinkingObjects`): what a
 /// ``CollectionChanges`` subscription yields.
 ///

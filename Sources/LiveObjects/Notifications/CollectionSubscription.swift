@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// A subscription to a collection: query results (filtered, sorted) kept incrementally, or a
 /// list / `LinkingObjects` diffed element by element.
 final class CollectionSubscription<Element: Object>: Subscription {

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// What one commit changed, in the form subscriptions need: changed rows per table (by slot),
 /// including rows whose `LinkingObjects` changed, and the old values of changed properties.
 /// Built once per commit, only when there are subscriptions.

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// The notification steps of a realm's commit pipeline: Observation
 /// (``ObservationRegistry``), then subscriptions (``SubscriptionRegistry``).
 ///

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// One change of an object: what an ``ObjectChanges`` subscription yields.
 public enum ObjectChange<Element: Object>: Sendable {
     /// The object when the subscription started.

@@ -1,4 +1,5 @@
 import Synchronization
+import LiveObjectsStore
 
 /// A token naming a subscription, so that a write can skip it
 /// (``Realm/write(withoutNotifying:_:)``).

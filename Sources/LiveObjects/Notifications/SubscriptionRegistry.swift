@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// The live subscriptions of a realm, and the step of its commit pipeline that updates them and
 /// sends their change sets; it also delivers the first elements of subscriptions made while a
 /// write was open.

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// What `Results` ask for: filters, sort, distinct, slice.
 struct QuerySpec {
     struct Filter {

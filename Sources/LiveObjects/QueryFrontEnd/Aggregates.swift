@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 extension ObjectCollection {
     /// The values of a property (by name) over the collection's objects, without nils.

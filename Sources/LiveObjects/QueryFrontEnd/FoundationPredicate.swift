@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 // Foundation `Predicate`s (and `#Predicate`) as LiveObjects queries.
 //

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 // The `PredicateExpressions` node types LiveObjects translates (see FoundationPredicate.swift).
 

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 extension Results {
     /// Results sorted by Foundation sort descriptors, the first deciding first, replacing any

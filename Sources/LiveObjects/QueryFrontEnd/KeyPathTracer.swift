@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// Turns Swift key paths of model classes (`\Dog.owner?.name`) into property names, by reading
 /// them on a probe object and recording which persisted properties the read touches.
 ///

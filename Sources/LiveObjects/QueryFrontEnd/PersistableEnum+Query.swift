@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 // The typed-query comparisons of a `PersistableEnum` property with a case.
 
 extension Query where Value: PersistableEnum {

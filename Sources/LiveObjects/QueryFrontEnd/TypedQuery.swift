@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// A typed, key-path based query expression, for ``Results/where(_:)``.
 ///

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 // Reading from every object of a collection without making an object per element:
 // `results.values(\.age)` gives what `results.map(\.age)` gives, read through one managed
 // object moved from row to row, with the values of the next elements loading into the cache

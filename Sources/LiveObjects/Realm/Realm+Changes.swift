@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 // The change-set subscriptions of a realm and of its results (Notifications/ does the work).
 
 extension Results {

@@ -1,3 +1,6 @@
+import LiveObjectsStore
+
+
 extension Realm {
     /// Where a realm keeps its data.
     ///

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// An object addressed by type and property names, with dynamic values: the API of the shell,
 /// migrations and persistence.
 ///

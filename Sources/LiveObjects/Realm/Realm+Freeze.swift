@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 // Frozen snapshots of a realm and of its results (Snapshot/ holds the frozen copies).
 
 /// An immutable, `Sendable` view of a whole realm at one version.

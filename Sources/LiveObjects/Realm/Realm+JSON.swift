@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 extension Realm {
     /// Creates (or updates) an object from a JSON object, inside a write, and returns it managed.

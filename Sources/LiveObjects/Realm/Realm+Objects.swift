@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 extension Realm {
     // MARK: Adding and creating

@@ -1,3 +1,7 @@
+// The store's public types (`Schema`, `Property`, `PropertyValue`, `ObjectKey`,
+// `LiveObjectsError`, ...) are part of this module's API: `import LiveObjects` brings them.
+@_exported import LiveObjectsStore
+
 /// A realm: an actor that owns an object graph and runs every read and write inside its
 /// isolation.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// The objects of a type in a realm, optionally filtered, sorted, made distinct and sliced: a
 /// lazy, live collection.

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// A ready-made ``Repository`` of one model class whose callers get detached, unmanaged copies
 /// of the stored objects.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// Completion-handler forms of the ``Repository`` operations, for callers without `async`.
 ///

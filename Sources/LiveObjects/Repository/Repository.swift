@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// A data-access layer over one model class of a realm: create, read, query and delete, with
 /// every method implemented for you.

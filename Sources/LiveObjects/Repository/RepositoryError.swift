@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// The one error a ``Repository`` throws: what kind of operation failed, with the error that
 /// caused it.
 ///

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// An immutable, `Sendable` view of one object at one realm version, readable from any actor
 /// without `await`.
 ///

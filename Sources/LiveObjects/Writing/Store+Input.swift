@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// How `add` and `create` treat an object whose primary key already exists.
 public enum UpdatePolicy: Sendable, Hashable {

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// A key path resolved against a table: the properties to follow, table by table.
 struct BoundPath {
     struct Step {

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// A predicate bound to a table: key paths resolved, constants checked, string constants
 /// folded once. Evaluated row by row, or by scanning a column for the common simple shapes.

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// The fast path for the commonest comparison: one property of the tested object against a
 /// constant. It scans the column's native array (no object handles, no boxing); strings are

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// What the query layer keeps for one store between queries: the typed condition being built,
 /// parsed predicate templates, a spare argument buffer, the key-path probe, and per table the
 /// traced key paths and the derived columns that scans and range lookups reuse (folded

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// A request to stop the queries run by a task, besides the task's own cancellation: what the
 /// shell's Ctrl-C raises while a command runs (its commands are not tasks of their own).
 ///

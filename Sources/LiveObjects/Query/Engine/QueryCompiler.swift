@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// Binds a ``PredicateSyntax`` tree to a table: resolves key paths, checks that the two sides
 /// of each comparison can be compared, folds string constants, and picks the fast paths

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// How strings compare when sorting.
 public enum StringComparison: Sendable, Hashable {
     /// Unicode code point order of the canonical compositions (NFC), the order of `<` in

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// A syntax error found while reading a predicate: what went wrong, and the UTF-8 offset in the
 /// predicate text where it starts. `PredicateParser` turns it into a `LiveObjectsError`.
 struct PredicateSyntaxFailure: Error {

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// Parses predicate strings in the style of `NSPredicate` into a ``PredicateSyntax`` tree.
 ///
 /// ```swift

@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 // The syntax tree that `PredicateParser` produces from a predicate string such as
 // `ANY dogs.name BEGINSWITH[c] 'r' AND age > 30`.
 //

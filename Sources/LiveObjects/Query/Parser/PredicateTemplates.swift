@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// Predicates of the string language already parsed, by text, so that running the same text
 /// again with other arguments (`filter("name == %@", name)` in a loop) does not parse it again.

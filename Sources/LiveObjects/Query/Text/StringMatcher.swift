@@ -1,3 +1,5 @@
+import LiveObjectsStore
+
 /// A string operation of a predicate, with its constant folded once: `==`, `BEGINSWITH`,
 /// `ENDSWITH`, `CONTAINS` or `LIKE`, under `[c]`, `[d]` or `[cd]` (or none).
 ///

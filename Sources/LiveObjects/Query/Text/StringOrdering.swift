@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsStore
 
 /// How strings are ordered when sorting.
 package enum StringSortOrder: Sendable, Hashable, CaseIterable {

@@ -6,14 +6,14 @@ internal import CPrefetch
 /// next change to either copy duplicates that list and the one chunk it touches, not the whole
 /// array. So a write after a snapshot costs O(n / 4096 + 4096), not O(n).
 package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
-    @inlinable static var shift: Int { 12 }
-    @inlinable static var chunkSize: Int { 1 << shift }
-    @inlinable static var mask: Int { chunkSize - 1 }
+    @inlinable package static var shift: Int { 12 }
+    @inlinable package static var chunkSize: Int { 1 << shift }
+    @inlinable package static var mask: Int { chunkSize - 1 }
 
     /// The elements, 4,096 per chunk (element `i` is `chunks[i >> 12][i & 4095]`): read by
     /// other modules of the package, whose calls of this generic type's own subscript run
     /// unspecialized.
-    @usableFromInline package internal(set) var chunks: [[Element]] = []
+    @usableFromInline package var chunks: [[Element]] = []
     package private(set) var count = 0
 
     package init() {}
@@ -52,7 +52,7 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
     /// line, so a read at a random position would wait for that line (and its page's address
     /// translation) as well as for the element's.
     @inline(__always)
-    func element(at position: Int) -> Element {
+    package func element(at position: Int) -> Element {
         precondition(UInt(bitPattern: position) < UInt(bitPattern: count), "position out of range")
         return chunks.withUnsafeBufferPointer { chunks in
             chunks[position >> Self.shift].withUnsafeBufferPointer { $0[position & Self.mask] }
@@ -66,7 +66,7 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
     /// atomic operations wait for every load in flight, which is what a prefetch is meant not
     /// to do. (A prefetch of a wrong address cannot fault: it is only a hint.)
     @inline(__always)
-    func prefetch(_ position: Int) {
+    package func prefetch(_ position: Int) {
         guard UInt(bitPattern: position) < UInt(bitPattern: count) else { return }
         let outer = unsafeBitCast(chunks, to: UnsafeRawPointer.self)
         let chunk = outer.load(
@@ -79,7 +79,7 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
     /// Where an array's elements start in its storage object: the object header (two words)
     /// and the count and capacity (two words).
     @inline(__always)
-    static var arrayHeaderSize: Int { 4 * MemoryLayout<Int>.stride }
+    package static var arrayHeaderSize: Int { 4 * MemoryLayout<Int>.stride }
 
     package mutating func append(_ element: Element) {
         if count & Self.mask == 0 {

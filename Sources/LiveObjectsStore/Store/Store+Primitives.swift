@@ -2,7 +2,7 @@
 /// primary-key, secondary and backlink indexes right and append to the undo log.
 extension Store {
     /// Inserts a row with checked values and returns its slot.
-    func insertRow(_ table: Table, values: [PropertyValue]) -> Int32 {
+    package func insertRow(_ table: Table, values: [PropertyValue]) -> Int32 {
         mutationCount &+= 1
         let row: Int32
         let appended: Bool
@@ -34,7 +34,7 @@ extension Store {
 
     /// Replaces a stored value. Returns whether the value changed.
     @discardableResult
-    func setValue(
+    package func setValue(
         _ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, force: Bool = false
     ) -> Bool {
         let column = table.column(property)
@@ -66,7 +66,7 @@ extension Store {
     }
 
     /// Inserts one element into a list.
-    func listInsert(_ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, at index: Int) {
+    package func listInsert(_ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, at index: Int) {
         mutationCount &+= 1
         rawListInsert(value, table, row, property, at: index)
         undoLog.append(
@@ -75,7 +75,7 @@ extension Store {
     }
 
     /// Removes one element from a list.
-    func listRemove(_ table: Table, _ row: Int32, _ property: Int, at index: Int) {
+    package func listRemove(_ table: Table, _ row: Int32, _ property: Int, at index: Int) {
         mutationCount &+= 1
         let old = rawListRemove(table, row, property, at: index)
         undoLog.append(
@@ -85,7 +85,7 @@ extension Store {
     }
 
     /// Replaces one element of a list.
-    func listReplace(_ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, at index: Int) {
+    package func listReplace(_ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int, at index: Int) {
         mutationCount &+= 1
         let old = rawListRemove(table, row, property, at: index)
         rawListInsert(value, table, row, property, at: index)
@@ -96,7 +96,7 @@ extension Store {
     }
 
     /// Moves one element of a list.
-    func listMove(_ table: Table, _ row: Int32, _ property: Int, from: Int, to: Int) {
+    package func listMove(_ table: Table, _ row: Int32, _ property: Int, from: Int, to: Int) {
         mutationCount &+= 1
         rawListMove(table, row, property, from: from, to: to)
         undoLog.append(
@@ -106,7 +106,7 @@ extension Store {
     }
 
     /// Removes a row whose links, in and out, are already cleared.
-    func removeRow(_ table: Table, _ row: Int32) {
+    package func removeRow(_ table: Table, _ row: Int32) {
         mutationCount &+= 1
         let values = (0..<table.columns.count).map { p in
             table.columns[p]?.value(at: Int(row)) ?? .null
@@ -171,7 +171,7 @@ extension Store {
 
     // MARK: Backlinks
 
-    static func linkRows(_ value: PropertyValue) -> [Int32] {
+    package static func linkRows(_ value: PropertyValue) -> [Int32] {
         switch value {
         case .object(let key): [Int32(bitPattern: key.row)]
         case .list(let items): items.compactMap { $0.objectKey.map { Int32(bitPattern: $0.row) } }

@@ -74,14 +74,14 @@ extension Store {
 }
 
 /// A row of a table, hashable.
-struct RowID: Hashable {
-    let table: Int
-    let row: Int32
-    init(_ table: Table, _ row: Int32) {
+package struct RowID: Hashable {
+    package let table: Int
+    package let row: Int32
+    package init(_ table: Table, _ row: Int32) {
         self.table = table.index
         self.row = row
     }
-    init(table: Int, row: Int32) {
+    package init(table: Int, row: Int32) {
         self.table = table
         self.row = row
     }

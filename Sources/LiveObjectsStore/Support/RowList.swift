@@ -1,17 +1,17 @@
 /// An ordered list of rows in chunks: O(chunk) inserts and removals anywhere, O(log n) search,
 /// and copy-on-write per chunk, so a frozen snapshot of a subscription's result shares all but
 /// the chunks later changes touch.
-struct RowList: RandomAccessCollection {
+package struct RowList: RandomAccessCollection {
     private static let maxChunk = 2048
 
     private var chunks: [[Int32]] = []
     /// `starts[c]` is the index of the first row of chunk `c`.
     private var starts: [Int] = []
-    private(set) var count = 0
+    package private(set) var count = 0
 
-    init() {}
+    package init() {}
 
-    init<S: Sequence>(_ rows: S) where S.Element == Int32 {
+    package init<S: Sequence>(_ rows: S) where S.Element == Int32 {
         var chunk: [Int32] = []
         for row in rows {
             chunk.append(row)
@@ -24,10 +24,10 @@ struct RowList: RandomAccessCollection {
         reindex()
     }
 
-    var startIndex: Int { 0 }
-    var endIndex: Int { count }
+    package var startIndex: Int { 0 }
+    package var endIndex: Int { count }
 
-    subscript(position: Int) -> Int32 {
+    package subscript(position: Int) -> Int32 {
         let (c, i) = locate(position)
         return chunks[c][i]
     }
@@ -39,7 +39,7 @@ struct RowList: RandomAccessCollection {
         return (c, position - (starts.isEmpty ? 0 : starts[c]))
     }
 
-    mutating func insert(_ row: Int32, at position: Int) {
+    package mutating func insert(_ row: Int32, at position: Int) {
         if chunks.isEmpty {
             chunks = [[row]]
             reindex()
@@ -59,7 +59,7 @@ struct RowList: RandomAccessCollection {
         reindex(from: c)
     }
 
-    mutating func remove(at position: Int) {
+    package mutating func remove(at position: Int) {
         let (c, i) = locate(position)
         chunks[c].remove(at: i)
         if chunks[c].isEmpty { chunks.remove(at: c) }
@@ -68,7 +68,7 @@ struct RowList: RandomAccessCollection {
 
     /// The first position whose row does not come before the target (`isBefore` is true for
     /// a prefix of the list).
-    func partitionPoint(_ isBefore: (Int32) -> Bool) -> Int {
+    package func partitionPoint(_ isBefore: (Int32) -> Bool) -> Int {
         // Find the first chunk whose last row is not before; then search inside it.
         let c = chunks.partitioningIndex { !isBefore($0[$0.count - 1]) }
         guard c < chunks.count else { return count }

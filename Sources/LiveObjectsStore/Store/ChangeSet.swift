@@ -13,6 +13,8 @@ public struct TableChanges: Sendable, Hashable {
 
     /// Whether nothing changed.
     public var isEmpty: Bool { insertions.isEmpty && deletions.isEmpty && modifications.isEmpty }
+
+    package init() {}
 }
 
 /// Everything one committed write changed: the changeset that notifications, the journal and the
@@ -25,4 +27,9 @@ public struct ChangeSet: Sendable, Hashable {
 
     /// Whether the write changed nothing.
     public var isEmpty: Bool { tables.values.allSatisfy(\.isEmpty) }
+
+    package init(version: UInt64, tables: [String: TableChanges]) {
+        self.version = version
+        self.tables = tables
+    }
 }

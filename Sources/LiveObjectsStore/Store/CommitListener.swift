@@ -5,7 +5,7 @@ package struct Commit {
     /// The store, holding the commit's new state.
     package let store: Store
     /// The write's undo log: the old values that notifications compare against.
-    let undoLog: [UndoEntry]
+    package let undoLog: [UndoEntry]
 
     /// Whether the commit changed nothing.
     package var isEmpty: Bool { changes.tables.isEmpty }

@@ -82,14 +82,14 @@ extension Optional: ColumnElement where Wrapped: ColumnElement {
 package class Column {
     package final let property: Property
     /// The element kind of a scalar column; nil for link and list columns.
-    final let scalarKind: ScalarKind?
+    package final let scalarKind: ScalarKind?
     /// Bumped on every change, so that caches derived from the column know when to rebuild.
-    @exclusivity(unchecked) final var version: UInt64 = 0
+    @exclusivity(unchecked) package final var version: UInt64 = 0
 
     /// Whether this is a ``LinkColumn`` (known without a dynamic cast).
-    final let isLinkColumn: Bool
+    package final let isLinkColumn: Bool
 
-    init(property: Property, scalarKind: ScalarKind? = nil, isLinkColumn: Bool = false) {
+    package init(property: Property, scalarKind: ScalarKind? = nil, isLinkColumn: Bool = false) {
         self.property = property
         self.scalarKind = scalarKind
         self.isLinkColumn = isLinkColumn
@@ -108,34 +108,34 @@ package class Column {
     }
 
     /// Replaces the value of a row. The value is already checked for the property's type.
-    final func set(_ value: PropertyValue, at row: Int) {
+    package final func set(_ value: PropertyValue, at row: Int) {
         version &+= 1
         if let k = scalarKind { return k.apply(SetOperation(value: value, row: row), to: self) }
         dynamicSet(value, at: row)
     }
 
     /// Adds a row at the end.
-    final func append(_ value: PropertyValue) {
+    package final func append(_ value: PropertyValue) {
         version &+= 1
         if let k = scalarKind { return k.apply(AppendOperation(value: value), to: self) }
         dynamicAppend(value)
     }
 
     /// Removes the last row.
-    final func removeLast() {
+    package final func removeLast() {
         version &+= 1
         if let k = scalarKind { return k.apply(RemoveLastOperation(), to: self) }
         dynamicRemoveLast()
     }
 
     /// Reserves room for more rows.
-    final func reserve(_ capacity: Int) {
+    package final func reserve(_ capacity: Int) {
         if let k = scalarKind { return k.apply(ReserveOperation(capacity: capacity), to: self) }
     }
 
     /// Starts loading a row's value into the cache (scalar and link columns; others do
     /// nothing).
-    final func prefetch(row: Int) {
+    package final func prefetch(row: Int) {
         if let k = scalarKind { return k.apply(PrefetchOperation(row: row), to: self) }
         if isLinkColumn {
             withUnsafeMutablePointer(to: &unsafeDowncast(self, to: LinkColumn.self).targets) {
@@ -145,18 +145,18 @@ package class Column {
     }
 
     /// A copy sharing storage until one side changes.
-    final func copy() -> Column {
+    package final func copy() -> Column {
         if let k = scalarKind { return k.apply(CopyOperation(), to: self) }
         return dynamicCopy()
     }
 
     // Overridden by link and list columns.
-    var dynamicCount: Int { fatalError("abstract") }
-    func dynamicValue(at row: Int) -> PropertyValue { fatalError("abstract") }
-    func dynamicSet(_ value: PropertyValue, at row: Int) { fatalError("abstract") }
-    func dynamicAppend(_ value: PropertyValue) { fatalError("abstract") }
-    func dynamicRemoveLast() { fatalError("abstract") }
-    func dynamicCopy() -> Column { fatalError("abstract") }
+    package var dynamicCount: Int { fatalError("abstract") }
+    package func dynamicValue(at row: Int) -> PropertyValue { fatalError("abstract") }
+    package func dynamicSet(_ value: PropertyValue, at row: Int) { fatalError("abstract") }
+    package func dynamicAppend(_ value: PropertyValue) { fatalError("abstract") }
+    package func dynamicRemoveLast() { fatalError("abstract") }
+    package func dynamicCopy() -> Column { fatalError("abstract") }
 }
 
 /// A column of natively stored scalar values.
@@ -165,14 +165,14 @@ package final class ScalarColumn<Element: ColumnElement>: Column {
 }
 
 /// The element type of a scalar column.
-enum ScalarKind {
+package enum ScalarKind {
     case bool, int, float, double, string, date, data, uuid
     case optionalBool, optionalInt, optionalFloat, optionalDouble, optionalString, optionalDate
     case optionalData, optionalUUID
 
     /// Runs an operation on a column of this kind, with the element type known statically.
     @inline(__always)
-    func apply<Op: ScalarOperation>(_ operation: Op, to column: Column)
+    package func apply<Op: ScalarOperation>(_ operation: Op, to column: Column)
         -> Op.Result
     {
         switch self {
@@ -197,57 +197,57 @@ enum ScalarKind {
 }
 
 /// An operation on a scalar column, written once for every element type.
-protocol ScalarOperation {
+package protocol ScalarOperation {
     associatedtype Result
     func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Result
 }
 
 private struct CountOperation: ScalarOperation {
-    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Int { column.values.count }
+    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Int { column.values.count }
 }
 
 private struct ValueOperation: ScalarOperation {
-    let row: Int
-    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> PropertyValue {
+    package let row: Int
+    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> PropertyValue {
         column.values[row].propertyValue
     }
 }
 
 private struct SetOperation: ScalarOperation {
-    let value: PropertyValue
-    let row: Int
-    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
+    package let value: PropertyValue
+    package let row: Int
+    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
         column.values[row] = T(unchecked: value)
     }
 }
 
 private struct AppendOperation: ScalarOperation {
-    let value: PropertyValue
-    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
+    package let value: PropertyValue
+    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
         column.values.append(T(unchecked: value))
     }
 }
 
 private struct RemoveLastOperation: ScalarOperation {
-    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) { column.values.removeLast() }
+    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) { column.values.removeLast() }
 }
 
 private struct ReserveOperation: ScalarOperation {
-    let capacity: Int
-    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
+    package let capacity: Int
+    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
         column.values.reserveCapacity(capacity)
     }
 }
 
 private struct PrefetchOperation: ScalarOperation {
-    let row: Int
-    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
+    package let row: Int
+    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
         withUnsafeMutablePointer(to: &column.values) { $0.pointee.prefetch(row) }
     }
 }
 
 private struct CopyOperation: ScalarOperation {
-    func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Column {
+    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Column {
         let copy = ScalarColumn<T>(property: column.property, scalarKind: column.scalarKind)
         copy.values = column.values
         return copy
@@ -259,24 +259,24 @@ package final class LinkColumn: Column {
     @exclusivity(unchecked) package var targets = ChunkedArray<Int32>()
     package unowned let target: Table
 
-    init(property: Property, target: Table) {
+    package init(property: Property, target: Table) {
         self.target = target
         super.init(property: property, isLinkColumn: true)
     }
 
-    override var dynamicCount: Int { targets.count }
-    override func dynamicValue(at row: Int) -> PropertyValue {
+    package override var dynamicCount: Int { targets.count }
+    package override func dynamicValue(at row: Int) -> PropertyValue {
         let t = targets[row]
         return t < 0 ? .null : .object(target.key(Int32(t)))
     }
-    override func dynamicSet(_ value: PropertyValue, at row: Int) {
+    package override func dynamicSet(_ value: PropertyValue, at row: Int) {
         targets[row] = value.objectKey.map { Int32(bitPattern: $0.row) } ?? -1
     }
-    override func dynamicAppend(_ value: PropertyValue) {
+    package override func dynamicAppend(_ value: PropertyValue) {
         targets.append(value.objectKey.map { Int32(bitPattern: $0.row) } ?? -1)
     }
-    override func dynamicRemoveLast() { targets.removeLast() }
-    override func dynamicCopy() -> Column {
+    package override func dynamicRemoveLast() { targets.removeLast() }
+    package override func dynamicCopy() -> Column {
         let c = LinkColumn(property: property, target: target)
         c.targets = targets
         return c
@@ -288,27 +288,27 @@ package final class LinkListColumn: Column {
     @exclusivity(unchecked) package var lists = ChunkedArray<[Int32]>()
     package unowned let target: Table
 
-    init(property: Property, target: Table) {
+    package init(property: Property, target: Table) {
         self.target = target
         super.init(property: property)
     }
 
-    override var dynamicCount: Int { lists.count }
-    override func dynamicValue(at row: Int) -> PropertyValue {
+    package override var dynamicCount: Int { lists.count }
+    package override func dynamicValue(at row: Int) -> PropertyValue {
         .list(lists[row].map { .object(target.key($0)) })
     }
-    override func dynamicSet(_ value: PropertyValue, at row: Int) {
+    package override func dynamicSet(_ value: PropertyValue, at row: Int) {
         lists[row] = Self.rows(value)
     }
-    override func dynamicAppend(_ value: PropertyValue) { lists.append(Self.rows(value)) }
-    override func dynamicRemoveLast() { lists.removeLast() }
-    override func dynamicCopy() -> Column {
+    package override func dynamicAppend(_ value: PropertyValue) { lists.append(Self.rows(value)) }
+    package override func dynamicRemoveLast() { lists.removeLast() }
+    package override func dynamicCopy() -> Column {
         let c = LinkListColumn(property: property, target: target)
         c.lists = lists
         return c
     }
 
-    static func rows(_ value: PropertyValue) -> [Int32] {
+    package static func rows(_ value: PropertyValue) -> [Int32] {
         guard case .list(let items) = value else { return [] }
         return items.compactMap { $0.objectKey.map { Int32(bitPattern: $0.row) } }
     }
@@ -318,16 +318,16 @@ package final class LinkListColumn: Column {
 package final class ValueListColumn: Column {
     @exclusivity(unchecked) package var lists = ChunkedArray<[PropertyValue]>()
 
-    override var dynamicCount: Int { lists.count }
-    override func dynamicValue(at row: Int) -> PropertyValue { .list(lists[row]) }
-    override func dynamicSet(_ value: PropertyValue, at row: Int) {
+    package override var dynamicCount: Int { lists.count }
+    package override func dynamicValue(at row: Int) -> PropertyValue { .list(lists[row]) }
+    package override func dynamicSet(_ value: PropertyValue, at row: Int) {
         if case .list(let items) = value { lists[row] = items } else { lists[row] = [] }
     }
-    override func dynamicAppend(_ value: PropertyValue) {
+    package override func dynamicAppend(_ value: PropertyValue) {
         if case .list(let items) = value { lists.append(items) } else { lists.append([]) }
     }
-    override func dynamicRemoveLast() { lists.removeLast() }
-    override func dynamicCopy() -> Column {
+    package override func dynamicRemoveLast() { lists.removeLast() }
+    package override func dynamicCopy() -> Column {
         let c = ValueListColumn(property: property)
         c.lists = lists
         return c
@@ -336,7 +336,7 @@ package final class ValueListColumn: Column {
 
 extension Column {
     /// Makes the column that stores `property`.
-    static func make(for property: Property, target: Table?) -> Column {
+    package static func make(for property: Property, target: Table?) -> Column {
         if property.type == .object {
             return property.isList
                 ? LinkListColumn(property: property, target: target!)

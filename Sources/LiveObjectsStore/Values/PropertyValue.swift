@@ -42,12 +42,12 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
     case list([PropertyValue])
 
     /// The case of a value, without its payload.
-    enum Tag {
+    package enum Tag {
         case null, bool, int, float, double, string, date, data, uuid, object, list
     }
 
     /// The case of the value.
-    var tag: Tag {
+    package var tag: Tag {
         switch self {
         case .null: .null
         case .bool: .bool
@@ -130,4 +130,14 @@ extension PropertyValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral,
     public init(floatLiteral value: Double) { self = .double(value) }
     public init(stringLiteral value: String) { self = .string(value) }
     public init(arrayLiteral elements: PropertyValue...) { self = .list(elements) }
+}
+
+extension Date {
+    /// The stored default of a non-optional `Date`: 2001-01-01T00:00:00Z.
+    package static let zero = Date(timeIntervalSinceReferenceDate: 0)
+}
+
+extension UUID {
+    /// The all-zero UUID, the stored default of a non-optional `UUID`.
+    package static let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 }

@@ -192,7 +192,7 @@ extension Store {
         }
     }
 
-    func outOfBounds(_ table: Table, _ p: Int, _ index: Int, _ count: Int) -> LiveObjectsError {
+    package func outOfBounds(_ table: Table, _ p: Int, _ index: Int, _ count: Int) -> LiveObjectsError {
         LiveObjectsError(
             .indexOutOfBounds, "index \(index) is out of bounds (0..<\(count))",
             objectType: table.name, property: table.schema.properties[p].name)
@@ -201,7 +201,7 @@ extension Store {
 
 extension Store {
     /// The error for an embedded object given a second parent through `property` of `table`.
-    func alreadyOwned(_ table: Table, _ property: String) -> LiveObjectsError {
+    package func alreadyOwned(_ table: Table, _ property: String) -> LiveObjectsError {
         LiveObjectsError(
             .embeddedObjectAlreadyOwned, "the embedded object already has a parent", objectType: table.name,
             property: property)

@@ -19,21 +19,21 @@
 /// alone, without reading the index.
 package struct IntKeyIndex {
     @usableFromInline
-    struct Entry {
-        var key: Int64
+    package struct Entry {
+        package var key: Int64
         /// The row, or -1 for an empty slot.
-        var row: Int32
+        package var row: Int32
         /// The row's generation, kept here (in what would be padding) so that a lookup can make
         /// a handle without touching the table's slot states.
-        var generation: UInt32 = 0
+        package var generation: UInt32 = 0
     }
 
     /// A slot of the dense layout: the row (-1 when no key has this value) and its generation.
     @usableFromInline
-    struct Slot {
-        var row: Int32
-        var generation: UInt32
-        static var empty: Slot { Slot(row: -1, generation: 0) }
+    package struct Slot {
+        package var row: Int32
+        package var generation: UInt32
+        package static var empty: Slot { Slot(row: -1, generation: 0) }
     }
 
     /// Whether the dense layout is in use.

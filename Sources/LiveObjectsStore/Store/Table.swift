@@ -26,7 +26,7 @@ package final class BacklinkColumn {
     @exclusivity(unchecked) private var pendingSources: [Int32] = []
     @exclusivity(unchecked) private var pendingTargets: [Int32] = []
 
-    init(source: Table, property: Int) {
+    package init(source: Table, property: Int) {
         self.source = source
         self.property = property
     }
@@ -37,13 +37,13 @@ package final class BacklinkColumn {
     /// Growing every target's list by one link at a time, in the random order of the sources,
     /// left the smaller arrays each list outgrew scattered between live ones, where the
     /// allocator could not give them back (about 20 bytes per link in the benchmark's model).
-    func addLater(_ sourceRow: Int32, to target: Int32) {
+    package func addLater(_ sourceRow: Int32, to target: Int32) {
         pendingSources.append(sourceRow)
         pendingTargets.append(target)
     }
 
     /// Puts the links added by ``addLater(_:to:)`` in their lists.
-    func addPending() {
+    package func addPending() {
         guard !pendingSources.isEmpty else { return }
         let sources = pendingSources
         let targets = pendingTargets
@@ -59,7 +59,7 @@ package final class BacklinkColumn {
 
     /// Keeps each target's sources in row order, so that the order of `LinkingObjects` does not
     /// depend on the history of the links (a rolled-back write leaves it as it was).
-    func add(_ sourceRow: Int32, to target: Int32) {
+    package func add(_ sourceRow: Int32, to target: Int32) {
         let t = Int(target)
         var i = rows[t].endIndex
         while i > 0 && rows[t][i - 1] > sourceRow { i -= 1 }
@@ -69,7 +69,7 @@ package final class BacklinkColumn {
     /// Adds many links (`sources[i]` to `targets[i]`) as ``add(_:to:)`` would one by one, but
     /// grouped by target first (a counting sort), so that the targets' lists are filled in
     /// order, each made once at its size, instead of in random order.
-    func addAll(sources: [Int32], targets: [Int32]) {
+    package func addAll(sources: [Int32], targets: [Int32]) {
         let n = rows.count
         // starts[t]..<starts[t + 1]: where target t's sources go in `grouped`.
         var starts = [Int32](repeating: 0, count: n + 1)
@@ -91,7 +91,7 @@ package final class BacklinkColumn {
         }
     }
 
-    func remove(_ sourceRow: Int32, from target: Int32) {
+    package func remove(_ sourceRow: Int32, from target: Int32) {
         if let i = rows[Int(target)].lastIndex(of: sourceRow) {
             rows[Int(target)].remove(at: i)
         }
@@ -105,7 +105,7 @@ package final class PrimaryKeyIndex {
     @exclusivity(unchecked) package private(set) var uuids: [UUID: Int32] = [:]
 
     @inline(__always)
-    func row(for key: PropertyValue) -> Int32? {
+    package func row(for key: PropertyValue) -> Int32? {
         switch key {
         case .int(let k): ints.row(for: k)
         case .string(let k): strings[k]
@@ -114,7 +114,7 @@ package final class PrimaryKeyIndex {
         }
     }
 
-    func insert(_ key: PropertyValue, row: Int32, generation: UInt32 = 0) {
+    package func insert(_ key: PropertyValue, row: Int32, generation: UInt32 = 0) {
         switch key {
         case .int(let k): ints.insert(k, row: row, generation: generation)
         case .string(let k): strings[k] = row
@@ -124,7 +124,7 @@ package final class PrimaryKeyIndex {
     }
 
     /// Adds a key that is not there yet (one probe for integer keys); false when it is there.
-    func insertIfAbsent(_ key: PropertyValue, row: Int32, generation: UInt32) -> Bool {
+    package func insertIfAbsent(_ key: PropertyValue, row: Int32, generation: UInt32) -> Bool {
         switch key {
         case .int(let k): return ints.insertIfAbsent(k, row: row, generation: generation)
         case .string(let k):
@@ -140,13 +140,13 @@ package final class PrimaryKeyIndex {
     }
 
     /// Adds integer keys that are not there yet, in order: ``IntKeyIndex/insertAll(_:rows:generations:)``.
-    func insertAll(
+    package func insertAll(
         _ keys: UnsafeBufferPointer<Int64>, rows: UnsafeBufferPointer<Int32>, generations: UnsafeBufferPointer<UInt32>
     ) -> Int? {
         ints.insertAll(keys, rows: rows, generations: generations)
     }
 
-    func remove(_ key: PropertyValue) {
+    package func remove(_ key: PropertyValue) {
         switch key {
         case .int(let k): ints.remove(k)
         case .string(let k): strings[k] = nil
@@ -157,7 +157,7 @@ package final class PrimaryKeyIndex {
 
     package var count: Int { ints.count + strings.count + uuids.count }
 
-    func reserve(_ capacity: Int, for type: PropertyType) {
+    package func reserve(_ capacity: Int, for type: PropertyType) {
         switch type {
         case .string: strings.reserveCapacity(capacity)
         case .uuid: uuids.reserveCapacity(capacity)
@@ -190,7 +190,7 @@ package final class ValueIndex {
         /// `rows.count`, kept in step by every change of `rows`.
         package private(set) var count: Int
 
-        init(rows: [Int32] = []) {
+        package init(rows: [Int32] = []) {
             self.rows = rows
             count = rows.count
         }
@@ -203,16 +203,16 @@ package final class ValueIndex {
     }
 
     /// The rows holding a value, ascending.
-    func rows(of value: PropertyValue) -> [Int32]? {
+    package func rows(of value: PropertyValue) -> [Int32]? {
         entries[value]?.rows
     }
 
-    func insert(_ value: PropertyValue, row: Int32) {
+    package func insert(_ value: PropertyValue, row: Int32) {
         Self.insert(row, into: &entries[value, default: Entry()].rows)
     }
 
     /// The number of rows holding a value (read in place, without copying their list out).
-    func count(of value: PropertyValue) -> Int {
+    package func count(of value: PropertyValue) -> Int {
         guard let i = entries.index(forKey: value) else { return 0 }
         return entries.values[i].count
     }
@@ -229,7 +229,7 @@ package final class ValueIndex {
     /// given would, but grouping the rows by value first (one probe per row into a table of
     /// the distinct values, then a counting sort), so that each value's list is made once at
     /// its size instead of growing by appends scattered over all the lists.
-    func insertAll(_ column: Column, rows sources: [Int32]) {
+    package func insertAll(_ column: Column, rows sources: [Int32]) {
         // String and integer columns are grouped by their typed values (the same equality as
         // their `PropertyValue`s'), without making a dynamic value per row.
         let (values, groups): ([PropertyValue], [Int32]) =
@@ -300,7 +300,7 @@ package final class ValueIndex {
         return (values, groups)
     }
 
-    func remove(_ value: PropertyValue, row: Int32) {
+    package func remove(_ value: PropertyValue, row: Int32) {
         guard var entry = entries[value] else { return }
         entries[value] = nil
         if let i = entry.rows.lastIndex(of: row) { entry.rows.remove(at: i) }
@@ -309,7 +309,7 @@ package final class ValueIndex {
 }
 
 /// How a property is stored.
-enum PropertyStorage {
+package enum PropertyStorage {
     case value, link, computed
 }
 
@@ -329,7 +329,7 @@ package final class Table {
     /// The store that owns the table. Unowned: the store owns its tables and outlives them;
     /// a weak reference would move the store's reference count out of line and slow every
     /// retain of it.
-    package internal(set) unowned(unsafe) var store: Store?
+    package unowned(unsafe) var store: Store?
     /// One column per property, in schema order; nil for `LinkingObjects`.
     @exclusivity(unchecked) package private(set) var columns: [Column?] = []
 
@@ -361,7 +361,7 @@ package final class Table {
     /// `columns` retains and releases the array's buffer, and those atomic operations keep the
     /// processor from overlapping one read's cache miss with the next. Valid while `columns`
     /// holds the columns (both change together in `setColumns`).
-    @exclusivity(unchecked) private(set) var unretainedColumns = UnsafeMutableBufferPointer<Unmanaged<Column>?>(
+    @exclusivity(unchecked) package private(set) var unretainedColumns = UnsafeMutableBufferPointer<Unmanaged<Column>?>(
         start: nil, count: 0)
     /// Per slot: the generation shifted left by one, with the low bit set while the slot holds
     /// a live object. A handle is valid while its generation matches and the bit is set; one
@@ -375,9 +375,9 @@ package final class Table {
     /// none, a live slot's generation is known without reading its state.
     @exclusivity(unchecked) private var liveLaterGenerations = 0
     /// Slots free for reuse (last is used first).
-    @exclusivity(unchecked) package internal(set) var freeRows: [Int32] = []
+    @exclusivity(unchecked) package var freeRows: [Int32] = []
     /// The number of live objects.
-    @exclusivity(unchecked) package internal(set) var liveCount = 0
+    @exclusivity(unchecked) package var liveCount = 0
     /// The primary key property's index, if any.
     package let primaryKeyProperty: Int?
     /// The primary-key index.
@@ -386,29 +386,29 @@ package final class Table {
     package let valueIndexes: [Int: ValueIndex]
     /// The secondary index of each property, nil where there is none: `valueIndexes` by
     /// position, for lookups without hashing.
-    let valueIndexByProperty: [ValueIndex?]
+    package let valueIndexByProperty: [ValueIndex?]
     /// Every link property (of any table) that targets this table.
-    @exclusivity(unchecked) package internal(set) var incoming: [BacklinkColumn] = []
+    @exclusivity(unchecked) package var incoming: [BacklinkColumn] = []
     /// For each link property of this table, the backlink column in the target table.
-    @exclusivity(unchecked) package internal(set) var outgoing: [Int: BacklinkColumn] = [:]
+    @exclusivity(unchecked) package var outgoing: [Int: BacklinkColumn] = [:]
     /// For each `LinkingObjects` property, the backlink column it reads.
-    @exclusivity(unchecked) package internal(set) var linkingObjectsSources: [BacklinkColumn?] = []
+    @exclusivity(unchecked) package var linkingObjectsSources: [BacklinkColumn?] = []
     /// What the layer above knows of the table's model class, when the realm was opened with
     /// model types (a `ModelInfo`, set by `Store.register`); the store only keeps it.
-    @exclusivity(unchecked) var model: AnyObject?
+    @exclusivity(unchecked) package var model: AnyObject?
     /// For the enum properties of the model class (by name): the raw values of the cases, the
     /// only values they may hold.
-    var enumCases: [String: (values: Set<PropertyValue>, enumName: String)] = [:]
+    package var enumCases: [String: (values: Set<PropertyValue>, enumName: String)] = [:]
     /// The value each property takes when none is given (from the model's defaults).
-    @exclusivity(unchecked) package internal(set) var defaults: [PropertyValue]
+    @exclusivity(unchecked) package var defaults: [PropertyValue]
     /// Property index by name.
     package let propertyIndex: [String: Int]
     /// The property names in schema order, for ``position(ofProperty:)``.
     private let propertyNames: [String]
     /// How each property is stored.
-    let storage: [PropertyStorage]
+    package let storage: [PropertyStorage]
     /// The stored properties that hold plain values (not links).
-    let valueProperties: [Int]
+    package let valueProperties: [Int]
     /// For each property, the value case it takes without conversion.
     private let valueTags: [PropertyValue.Tag?]
     /// Property index by the offset of a `@Persisted` wrapper's field in the object; filled on
@@ -424,10 +424,10 @@ package final class Table {
     /// insertion was rolled back, so that keys of objects that never existed never resolve.
     @exclusivity(unchecked) private var appendGeneration: UInt32 = 0
     /// Bumped whenever a row is inserted or removed.
-    @exclusivity(unchecked) package internal(set) var structureVersion: UInt64 = 0
+    @exclusivity(unchecked) package var structureVersion: UInt64 = 0
     @exclusivity(unchecked) private var liveRowsCache: (version: UInt64, rows: [Int32])?
 
-    init(index: Int, schema: ObjectSchema) {
+    package init(index: Int, schema: ObjectSchema) {
         self.index = index
         self.schema = schema
         self.primaryKeyProperty = schema.properties.firstIndex { $0.isPrimaryKey }
@@ -468,19 +468,19 @@ package final class Table {
 
     /// The property stored by the wrapper at this offset in the object, if known.
     @inline(__always)
-    func property(forField field: Int) -> Int? {
+    package func property(forField field: Int) -> Int? {
         // A linear scan: a type has few properties, and this beats hashing.
         for i in 0..<fieldKeyCount where fieldKeys[i].field == field { return fieldKeys[i].property }
         return nil
     }
 
     /// The field offset of the `@Persisted` wrapper resolved to a property, if one was.
-    func field(ofProperty p: Int) -> Int? {
+    package func field(ofProperty p: Int) -> Int? {
         for i in 0..<fieldKeyCount where fieldKeys[i].property == p { return fieldKeys[i].field }
         return nil
     }
 
-    func setProperty(_ p: Int, forField field: Int) {
+    package func setProperty(_ p: Int, forField field: Int) {
         guard property(forField: field) == nil else { return }
         if fieldKeyCount == fieldKeys.count {
             let grown = UnsafeMutableBufferPointer<(field: Int, property: Int)>.allocate(
@@ -497,7 +497,7 @@ package final class Table {
 
     /// Whether a plain value fits property `p` as it is (the common case, checked quickly).
     @inline(__always)
-    func accepts(_ value: PropertyValue, _ p: Int) -> Bool {
+    package func accepts(_ value: PropertyValue, _ p: Int) -> Bool {
         guard let tag = valueTags[p] else { return false }
         let actual = value.tag
         return actual == tag || (actual == .null && schema.properties[p].isOptional)
@@ -506,7 +506,7 @@ package final class Table {
     /// The index of the property with a name, as `propertyIndex` gives it, found without
     /// hashing the name when the type has few properties (comparing a short name with a few
     /// others is cheaper than hashing it): for lookups on every query.
-    func position(ofProperty name: String) -> Int? {
+    package func position(ofProperty name: String) -> Int? {
         guard propertyNames.count <= 16 else { return propertyIndex[name] }
         return propertyNames.withUnsafeBufferPointer { names in names.firstIndex(of: name) }
     }
@@ -638,7 +638,7 @@ package final class Table {
     /// Starts loading the values of a row's first four properties (other than the primary key,
     /// which a lookup already knows) into the cache, so that reading several of them waits
     /// about as long as reading one (their cache misses overlap).
-    func prefetch(row: Int32) {
+    package func prefetch(row: Int32) {
         var left = 4
         for i in 0..<unretainedColumns.count where left > 0 && i != primaryKeyProperty {
             guard let column = unretainedColumns[i] else { continue }
@@ -669,10 +669,10 @@ package final class Table {
     }
 
     /// Marks the hash indexes as out of date (frozen copies start that way).
-    func markIndexesStale() { indexesAreStale = true }
+    package func markIndexesStale() { indexesAreStale = true }
 
     /// Rebuilds the hash indexes from the data, if they are out of date.
-    func ensureIndexes() {
+    package func ensureIndexes() {
         if indexesAreStale { rebuildIndexes() }
     }
 
@@ -710,7 +710,7 @@ package final class Table {
 
     // MARK: Raw slot operations (no logging; used by the store's logged primitives).
 
-    func appendSlot(_ values: [PropertyValue]) -> Int32 {
+    package func appendSlot(_ values: [PropertyValue]) -> Int32 {
         fillIncomingRows()
         let row = Int32(rowCount)
         for (i, column) in columns.enumerated() { column?.append(values[i]) }
@@ -723,7 +723,7 @@ package final class Table {
     /// column (the snapshot loader's fast path). The incoming backlink columns get their
     /// (empty) entries for such slots all at once, in ``fillIncomingRows()``, which must run
     /// before they are read or appended to.
-    func appendLoadedSlot(generation: UInt32) -> Int32 {
+    package func appendLoadedSlot(generation: UInt32) -> Int32 {
         let row = Int32(rowCount)
         appendSlotState(generation: generation, live: true)
         liveCount += 1
@@ -733,13 +733,13 @@ package final class Table {
 
     /// Gives every incoming backlink column an empty entry for each slot it lacks one for
     /// (those added by ``appendLoadedSlot(generation:)``).
-    func fillIncomingRows() {
+    package func fillIncomingRows() {
         for b in incoming where b.rows.count < rowCount {
             b.rows.append(repeating: [], count: rowCount - b.rows.count)
         }
     }
 
-    func removeLastSlot() {
+    package func removeLastSlot() {
         for column in columns { column?.removeLast() }
         let last = Int32(slotStates.count - 1)
         if isLive(last) && generation(last) != 0 { liveLaterGenerations -= 1 }
@@ -749,14 +749,14 @@ package final class Table {
         for b in incoming { b.rows.removeLast() }
     }
 
-    func reserve(_ capacity: Int) {
+    package func reserve(_ capacity: Int) {
         for column in columns { column?.reserve(capacity) }
         slotStates.reserveCapacity(capacity)
         liveBits.reserveCapacity((capacity + 63) >> 6)
         if let pk = primaryKeyProperty { primaryKeyIndex?.reserve(capacity, for: schema.properties[pk].type) }
     }
 
-    func markLive(_ row: Int32, _ live: Bool) {
+    package func markLive(_ row: Int32, _ live: Bool) {
         if live { slotStates[Int(row)] |= 1 } else { slotStates[Int(row)] &= ~1 }
         setLiveBit(Int(row), live)
         if generation(row) != 0 { liveLaterGenerations += live ? 1 : -1 }
@@ -764,7 +764,7 @@ package final class Table {
         structureVersion &+= 1
     }
 
-    func setGeneration(_ row: Int32, _ generation: UInt32) {
+    package func setGeneration(_ row: Int32, _ generation: UInt32) {
         if isLive(row) {
             liveLaterGenerations += (generation != 0 ? 1 : 0) - (self.generation(row) != 0 ? 1 : 0)
         }
@@ -772,7 +772,7 @@ package final class Table {
     }
 
     /// Copies slot bookkeeping from another table (for frozen copies).
-    func copySlots(from other: Table) {
+    package func copySlots(from other: Table) {
         slotStates = other.slotStates
         liveBits = other.liveBits
         liveLaterGenerations = other.liveLaterGenerations
@@ -782,14 +782,14 @@ package final class Table {
     }
 
     /// Retires a generation of appended slots (their insertion was rolled back).
-    func raiseAppendGeneration(above generation: UInt32) {
+    package func raiseAppendGeneration(above generation: UInt32) {
         appendGeneration = max(appendGeneration, generation &+ 1)
     }
 
-    func popFreeRow() -> Int32? { freeRows.popLast() }
-    func pushFreeRow(_ row: Int32) { freeRows.append(row) }
+    package func popFreeRow() -> Int32? { freeRows.popLast() }
+    package func pushFreeRow(_ row: Int32) { freeRows.append(row) }
 
-    func indexInsert(_ row: Int32, values: [PropertyValue]) {
+    package func indexInsert(_ row: Int32, values: [PropertyValue]) {
         if let pk = primaryKeyProperty { primaryKeyIndex?.insert(values[pk], row: row, generation: generation(row)) }
         for (p, index) in valueIndexes { index.insert(values[p], row: row) }
     }
@@ -799,14 +799,14 @@ package final class Table {
         try body(slotStates)
     }
 
-    func indexRemove(_ row: Int32) {
+    package func indexRemove(_ row: Int32) {
         if let pk = primaryKeyProperty {
             primaryKeyIndex?.remove(column(pk).value(at: Int(row)))
         }
         for (p, index) in valueIndexes { index.remove(column(p).value(at: Int(row)), row: row) }
     }
 
-    func setColumns(_ columns: [Column?]) {
+    package func setColumns(_ columns: [Column?]) {
         self.columns = columns
         unretainedColumns.deallocate()
         unretainedColumns = .allocate(capacity: columns.count)
@@ -819,16 +819,16 @@ package final class Table {
     }
     /// Attaches what the layer above knows of the model class, and the defaults of its
     /// properties.
-    func setModel(_ model: AnyObject?, defaults: [PropertyValue]?) {
+    package func setModel(_ model: AnyObject?, defaults: [PropertyValue]?) {
         self.model = model
         if let defaults { self.defaults = defaults }
     }
-    func addIncoming(_ b: BacklinkColumn) {
+    package func addIncoming(_ b: BacklinkColumn) {
         b.rows = ChunkedArray(repeating: [], count: rowCount)
         incoming.append(b)
     }
-    func setOutgoing(_ property: Int, _ b: BacklinkColumn) { outgoing[property] = b }
-    func setLinkingObjectsSource(_ property: Int, _ b: BacklinkColumn) {
+    package func setOutgoing(_ property: Int, _ b: BacklinkColumn) { outgoing[property] = b }
+    package func setLinkingObjectsSource(_ property: Int, _ b: BacklinkColumn) {
         linkingObjectsSources[property] = b
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One step of the undo log of the open write, which is also the source of its changeset.
-enum UndoEntry {
+package enum UndoEntry {
     /// Rows `first ..< first + count` were appended.
     case append(table: Int32, first: Int32, count: Int32)
     /// A free slot was reused for a new row.
@@ -17,23 +17,28 @@ enum UndoEntry {
 /// A position in the undo log of the open write.
 @usableFromInline
 package struct Savepoint {
-    let index: Int
+    package let index: Int
     /// The row count of the last entry, if it is an append that later appends may extend.
-    let lastAppendCount: Int32?
+    package let lastAppendCount: Int32?
+
+    package init(index: Int, lastAppendCount: Int32?) {
+        self.index = index
+        self.lastAppendCount = lastAppendCount
+    }
 }
 
 /// The values of a removed row, kept so that a rollback can restore it.
-final class RemovedRow {
-    let values: [PropertyValue]
-    let generation: UInt32
-    init(values: [PropertyValue], generation: UInt32) {
+package final class RemovedRow {
+    package let values: [PropertyValue]
+    package let generation: UInt32
+    package init(values: [PropertyValue], generation: UInt32) {
         self.values = values
         self.generation = generation
     }
 }
 
 /// Told of property reads of managed objects (see ``Store/readRecorder``).
-protocol PropertyReadRecorder: AnyObject {
+package protocol PropertyReadRecorder: AnyObject {
     func record(_ table: Table, _ property: Int)
 }
 
@@ -48,39 +53,39 @@ package final class Store {
     package let tables: [Table]
     package let tablesByName: [String: Table]
     /// Tables by the `ObjectIdentifier` of their model class.
-    package internal(set) var tablesByType: [ObjectIdentifier: Table] = [:]
+    package var tablesByType: [ObjectIdentifier: Table] = [:]
     /// Bumped on every change, committed or not: what cached query results are checked against.
-    @exclusivity(unchecked) package internal(set) var mutationCount: UInt64 = 0
+    @exclusivity(unchecked) package var mutationCount: UInt64 = 0
     /// While set, told of every property read of a managed object (to resolve Swift key paths
     /// into property names).
-    @exclusivity(unchecked) var readRecorder: (any PropertyReadRecorder)?
+    @exclusivity(unchecked) package var readRecorder: (any PropertyReadRecorder)?
     /// The state the layer above keeps for this store between calls (the query layer's
     /// caches): an object retained once, released with the store; the store never looks
     /// inside. A raw pointer so that the layer above can lend it without retaining it.
-    @exclusivity(unchecked) var attachment: UnsafeMutableRawPointer?
+    @exclusivity(unchecked) package var attachment: UnsafeMutableRawPointer?
     /// The last frozen copy, reused while nothing changed (kept by Snapshot/, which alone knows
     /// its type).
-    @exclusivity(unchecked) var frozenCache: (mutationCount: UInt64, frozen: AnyObject)?
+    @exclusivity(unchecked) package var frozenCache: (mutationCount: UInt64, frozen: AnyObject)?
     /// The version of the last commit.
-    @exclusivity(unchecked) package internal(set) var version: UInt64 = 0
+    @exclusivity(unchecked) package var version: UInt64 = 0
     /// Whether a write is open.
-    @exclusivity(unchecked) package internal(set) var isInWrite = false
+    @exclusivity(unchecked) package var isInWrite = false
     /// Set by `Realm.close()`: writes are refused from then on.
-    package internal(set) var isClosed = false
-    @exclusivity(unchecked) var undoLog: [UndoEntry] = []
+    package var isClosed = false
+    @exclusivity(unchecked) package var undoLog: [UndoEntry] = []
     /// The number of slots of each table when the open write began.
-    var rowCountAtWriteStart: [Int] = []
+    package var rowCountAtWriteStart: [Int] = []
     /// The first error raised where it could not be thrown (property setters), thrown by the
     /// enclosing realm call.
-    @exclusivity(unchecked) package internal(set) var pendingError: LiveObjectsError?
+    @exclusivity(unchecked) package var pendingError: LiveObjectsError?
     /// Whether this is a realm's live store, whose objects change (not a frozen copy or a
     /// key-path probe, which never do): reads of other stores' objects are never observed.
-    var isLive = false
+    package var isLive = false
     /// Embedded objects whose parent the journal entry being replayed may have changed:
     /// checked by ``replayedEmbeddedWithoutOneParent()`` before the entry commits.
-    var replayedEmbedded: [(table: Table, row: Int32)] = []
+    package var replayedEmbedded: [(table: Table, row: Int32)] = []
     /// The commit pipeline, ordered by stage (see ``CommitListener``).
-    package internal(set) var listeners: [any CommitListener] = []
+    package var listeners: [any CommitListener] = []
 
     /// Creates an empty store for a validated schema.
     package init(schema: Schema) throws(LiveObjectsError) {
