@@ -1,5 +1,5 @@
-import Synchronization
 import LiveObjectsStore
+import Synchronization
 
 /// A value that is not `Sendable` (an unmanaged or detached object, an array of them), handed
 /// from one isolation to another through code that needs a `Sendable` value: a completion

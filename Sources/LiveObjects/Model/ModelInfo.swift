@@ -1,5 +1,5 @@
-@_spi(Reflection) import Swift
 import LiveObjectsStore
+@_spi(Reflection) import Swift
 
 /// What a model class looks like: its schema, and where each `@Persisted` field sits in an
 /// instance. Discovered once per class (field names, offsets and types from the runtime's

@@ -1,6 +1,6 @@
+import LiveObjectsStore
 import Observation
 import Synchronization
-import LiveObjectsStore
 
 /// Model objects take part in the Observation framework: reading a `@Persisted` property inside
 /// `withObservationTracking` (and so in a SwiftUI view's body) tracks it, and the tracking is

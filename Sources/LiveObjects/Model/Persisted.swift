@@ -1,5 +1,5 @@
-import Observation
 import LiveObjectsStore
+import Observation
 
 /// Marks a stored property of a model object.
 ///

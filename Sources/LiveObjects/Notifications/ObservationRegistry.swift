@@ -1,5 +1,5 @@
-import Observation
 import LiveObjectsStore
+import Observation
 
 /// The observation registrars of a realm's managed objects, by row, and the step of its commit
 /// pipeline that tells them which properties a commit really changed.

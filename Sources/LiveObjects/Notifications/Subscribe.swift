@@ -1,6 +1,5 @@
 import LiveObjectsStore
 
-
 extension BoundPredicate {
     /// The key paths the predicate reads, each from the tested object (paths inside a
     /// SUBQUERY or a collection operator are prefixed with their collection's path).

@@ -1,5 +1,5 @@
-import Synchronization
 import LiveObjectsStore
+import Synchronization
 
 /// A token naming a subscription, so that a write can skip it
 /// (``Realm/write(withoutNotifying:_:)``).

@@ -1,6 +1,5 @@
 import LiveObjectsStore
 
-
 extension Realm {
     /// Where a realm keeps its data.
     ///

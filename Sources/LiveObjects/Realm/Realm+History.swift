@@ -1,6 +1,5 @@
 import LiveObjectsStore
 
-
 extension Realm {
     /// The token of the last commit: save it, and later ask ``changes(since:)`` what changed
     /// after it. ``HistoryToken/initial`` when the realm keeps no history

@@ -1,6 +1,5 @@
 import LiveObjectsStore
 
-
 extension Realm {
     /// The fixed limits of every realm. Going past one is a ``LiveObjectsError`` with code
     /// ``LiveObjectsError/Code/limitExceeded`` and nothing is changed. The limits that can be

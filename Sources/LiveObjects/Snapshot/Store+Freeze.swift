@@ -1,6 +1,5 @@
 import LiveObjectsStore
 
-
 extension Store {
     /// An immutable copy of the store's current state. Columns and indexes are copied by
     /// reference and copy themselves on the live store's next change (copy-on-write), so

@@ -1,6 +1,5 @@
 import LiveObjectsStore
 
-
 extension Store {
     /// The live rows of `table` that match a predicate in the string language, in row order:
     /// what `Results.filter(_:arguments:)` parses, binds and evaluates, without a realm.

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import LiveObjectsStore
+import Synchronization
 
 /// A string in the form that string comparisons with `[c]` and `[d]` work on: folded once,
 /// then matched many times as UTF-8 bytes.
