@@ -55,6 +55,34 @@ private func dogNames(_ realm: isolated Realm) -> [String] {
         #expect(try await other.read { $0.objects(Person.self).first?.dogs.count } == 2)
     }
 
+    /// A frozen object reads every property as a member, as a frozen Realm object does: links
+    /// as frozen targets (`rex.owner?.name`), lists and backlinks as frozen results, embedded
+    /// objects as frozen objects.
+    @Test func aFrozenObjectReadsLinksAndListsAsMembers() async throws {
+        let realm = try await openPets()
+        _ = try await realm.write(addKennel)
+        try await realm.write { realm in
+            let ann = realm.object(ofType: Person.self, forPrimaryKey: 1)
+            let address = Address()
+            address.city = "Oslo"
+            ann?.address = address
+            let toy = try realm.create(DogToy.self, value: ["id": 7, "name": "ball"])
+            realm.object(ofType: Dog.self, forPrimaryKey: 1)?.toys.append(toy)
+        }
+        let frozen = try await realm.read { $0.object(ofType: Dog.self, forPrimaryKey: 1)?.freeze() }
+        let rex = try #require(frozen)
+        #expect(rex.owner?.name == "Ann")
+        #expect(rex.owner?.dogs.map(\.name) == ["Rex", "Fido"])
+        #expect(rex.owner?.address?.city == "Oslo")
+        #expect(rex.toys.map(\.name) == ["ball"])
+        #expect(rex.walkers.map(\.id) == [1])
+        #expect(rex.toys.first?.dogs.map(\.id) == [1])
+        let fido = try #require(await realm.read { $0.object(ofType: Dog.self, forPrimaryKey: 2)?.freeze() })
+        #expect(fido.toys.isEmpty && fido.owner?.id == 1)
+        try await realm.write { $0.object(ofType: Dog.self, forPrimaryKey: 1)?.owner = nil }
+        #expect(rex.owner?.name == "Ann", "a frozen object keeps its version")
+    }
+
     /// Detached objects handed to a `@Sendable` completion handler through a `Handoff`, taken
     /// once.
     @Test func detachedObjectsGoThroughASendableHandler() async throws {

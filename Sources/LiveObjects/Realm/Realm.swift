@@ -186,8 +186,14 @@ public actor Realm {
     /// `Sendable`; one that returns an object is written as a closure,
     /// `realm.write { try makeDog($0) }`).
     ///
-    /// - Returns: What `body` returns. It cannot be a live object; return a value, a key or a
-    ///   detached copy.
+    /// `body` cannot capture an object made before the write (the compiler says "capture of …
+    /// with non-Sendable type … in a '@Sendable' closure"): hand such objects over with
+    /// ``write(adding:update:)``. <doc:ComingFromRealm#When-the-compiler-says-no> lists the
+    /// messages and what to write instead.
+    ///
+    /// - Returns: What `body` returns. It cannot be a live object (the compiler says "returning
+    ///   … as a 'sending' result risks causing data races"); return a value, a key, a frozen
+    ///   object (`freeze()`) or a detached copy (`detached()`).
     /// - Throws: `alreadyInWriteTransaction` if a write is open, or the error that ended `body`;
     ///   for a realm kept in a file, `io` when the commit cannot be made durable under the
     ///   storage's policy (the journal line or the save failed): the write is then rolled back,
@@ -232,6 +238,10 @@ public actor Realm {
 
     /// Runs `body` inside the realm's isolation without opening a write.
     ///
+    /// - Returns: What `body` returns. It cannot be a live object (the compiler says "returning
+    ///   … as a 'sending' result risks causing data races"): return values, a frozen object
+    ///   (`freeze()`, readable anywhere) or a detached copy (`detached()`); see
+    ///   <doc:ComingFromRealm#When-the-compiler-says-no>.
     /// - Throws: the error `body` throws, or the first error an accessor inside it recorded
     ///   (`notInWriteTransaction` for a setter, `objectInvalidated` for a deleted object).
     public func read<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {
