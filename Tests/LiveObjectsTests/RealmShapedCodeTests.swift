@@ -13,6 +13,10 @@ private func addKennel(_ realm: isolated Realm) throws -> Int {
     return realm.objects(Dog.self).count
 }
 
+private func makeFido(_ realm: isolated Realm) throws -> Dog {
+    try realm.create(Dog.self, value: ["id": 2, "name": "Fido"])
+}
+
 private func dogNames(_ realm: isolated Realm) -> [String] {
     realm.objects(Dog.self).sorted(by: \.id).map(\.name)
 }
@@ -53,6 +57,53 @@ private func dogNames(_ realm: isolated Realm) -> [String] {
         }
         #expect(copied == ["Rex of Ann", "Fido of Ann"])
         #expect(try await other.read { $0.objects(Person.self).first?.dogs.count } == 2)
+    }
+
+    /// Realm's copy between realms, `other.create(Dog.self, value: original)`: a frozen
+    /// object is `Sendable`, so the write captures it; its links come along, and `.modified`
+    /// updates a copy made before.
+    @Test func createTakesAFrozenObjectFromAnotherRealm() async throws {
+        let realm = try await openPets()
+        _ = try await realm.write(addKennel)
+        let rex = try #require(await realm.read { $0.object(ofType: Dog.self, forPrimaryKey: 1)?.freeze() })
+        let other = try await openPets("other")
+        let name = try await other.write { try $0.create(Dog.self, value: rex).owner?.name }
+        #expect(name == "Ann")
+        #expect(try await other.read { $0.objects(Dog.self).map(\.name).sorted() } == ["Fido", "Rex"])
+        try await realm.write { $0.object(ofType: Dog.self, forPrimaryKey: 1)?.age = 9 }
+        let older = try #require(await realm.read { $0.object(ofType: Dog.self, forPrimaryKey: 1)?.freeze() })
+        try await other.write { try $0.create(Dog.self, value: older, update: .modified) }
+        #expect(try await other.read { $0.object(ofType: Dog.self, forPrimaryKey: 1)?.age } == 9)
+        await #expect(throws: LiveObjectsError.self) {
+            try await other.write { try $0.create(Dog.self, value: older) }
+        }
+        // As a link inside a dictionary.
+        let ann = try #require(await realm.read { $0.object(ofType: Person.self, forPrimaryKey: 1)?.freeze() })
+        try await other.write { realm in
+            _ = try realm.create(Dog.self, value: ["id": 3, "name": "Bolt", "owner": ann], update: .modified)
+        }
+        #expect(try await other.read { $0.object(ofType: Dog.self, forPrimaryKey: 3)?.owner?.name } == "Ann")
+    }
+
+    /// Realm's `realm.write { realm.create(…) }`: a body that ends with the object it made
+    /// compiles, commits, and returns nothing; a body of several statements that returns
+    /// nothing is still a plain write.
+    @Test func aWriteEndingWithTheObjectItMadeCommits() async throws {
+        let realm = try await openPets()
+        try await realm.write { try $0.create(Dog.self, value: ["id": 1, "name": "Rex"]) }
+        try await realm.write { realm in try realm.create(Person.self, value: ["id": 1, "name": "Ann"]) }
+        try await realm.write { realm in
+            let rex = realm.object(ofType: Dog.self, forPrimaryKey: 1)
+            rex?.owner = realm.object(ofType: Person.self, forPrimaryKey: 1)
+        }
+        try await realm.write(makeFido)
+        #expect(try await realm.read { $0.objects(Dog.self).sorted(by: \.id).map(\.name) } == ["Rex", "Fido"])
+        #expect(try await realm.read { $0.object(ofType: Dog.self, forPrimaryKey: 1)?.owner?.name } == "Ann")
+        // A body that throws after making its object changes nothing.
+        await #expect(throws: LiveObjectsError.self) {
+            try await realm.write { try $0.create(Dog.self, value: ["id": 1, "name": "again"]) }
+        }
+        #expect(try await realm.read { $0.objects(Dog.self).count } == 2)
     }
 
     /// A frozen object reads every property as a member, as a frozen Realm object does: links

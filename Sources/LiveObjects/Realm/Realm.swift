@@ -182,9 +182,9 @@ public actor Realm {
     /// thrown.
     ///
     /// `body` can be a function as well as a closure: `realm.write(addDefaults)` with
-    /// `func addDefaults(_ realm: isolated Realm) throws -> Int` (a function whose result is
-    /// `Sendable`; one that returns an object is written as a closure,
-    /// `realm.write { try makeDog($0) }`).
+    /// `func addDefaults(_ realm: isolated Realm) throws -> Int`. A body that ends with an
+    /// object it made (`realm.write { try $0.create(Dog.self, value: …) }`, as in Realm) is
+    /// accepted too, and the write then returns nothing: the object stays in the realm.
     ///
     /// `body` cannot capture an object made before the write (the compiler says "capture of …
     /// with non-Sendable type … in a '@Sendable' closure"): hand such objects over with
@@ -199,7 +199,7 @@ public actor Realm {
     ///   storage's policy (the journal line or the save failed): the write is then rolled back,
     ///   as if `body` had thrown, and a later write tries the file again.
     public func write<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {
-        try write(silencing: [], body)
+        try write(silencing: []) { realm in try body(realm) }
     }
 
     /// Runs `body`, a function whose result is `Sendable`, in a write transaction and commits
@@ -208,6 +208,23 @@ public actor Realm {
     /// as a closure; this form takes it as it is.)
     @_disfavoredOverload @_documentation(visibility: internal)
     public func write<T: Sendable>(_ body: @Sendable (isolated Realm) throws -> T) throws -> T {
+        try write(silencing: []) { realm in try body(realm) }
+    }
+
+    /// Runs `body`, which ends with an object it created or changed, in a write transaction and
+    /// commits it: `realm.write { try $0.create(Dog.self, value: ["id": 1]) }`, as Realm code
+    /// writes it. The object stays in the realm; the write returns nothing (a live object cannot
+    /// leave it).
+    @_documentation(visibility: internal)
+    public func write<T: Object>(_ body: @Sendable (isolated Realm) throws -> T) throws {
+        try write(silencing: []) { realm in _ = try body(realm) }
+    }
+
+    /// Runs `body`, which returns nothing, in a write transaction and commits it. (Without this
+    /// form, a body of several statements would be read as the form above and asked to return
+    /// an object.)
+    @_documentation(visibility: internal)
+    public func write(_ body: @Sendable (isolated Realm) throws -> Void) throws {
         try write(silencing: []) { realm in try body(realm) }
     }
 

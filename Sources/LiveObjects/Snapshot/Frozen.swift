@@ -13,7 +13,7 @@
 /// objects as ``FrozenResults`` and a `List` of values as an array. ``link(_:)`` and `list(_:)`
 /// are the same reads spelled as calls.
 @dynamicMemberLookup
-public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible {
+public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible, FrozenObjectInput {
     let frozen: FrozenStore
     let tableIndex: Int
     /// The object's key.
@@ -115,6 +115,8 @@ public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible {
             return FrozenResults(frozen: frozen, tableIndex: table, keys: keys)
         }
     }
+
+    package func unmanagedCopy() -> Object { detached() }
 
     public var description: String {
         frozen.withStore { store in
