@@ -49,9 +49,6 @@ public struct ChangeHistory: Sendable, Hashable {
     /// The changes of a type name (empty when it did not change).
     public subscript(typeName: String) -> TypeChangeHistory { types[typeName] ?? TypeChangeHistory() }
 
-    /// The changes of a model class (empty when it did not change).
-    public subscript(type: Object.Type) -> TypeChangeHistory { self[type.className] }
-
     /// Whether nothing changed.
     public var isEmpty: Bool { types.values.allSatisfy(\.isEmpty) }
 }

@@ -96,6 +96,12 @@ package final class HistoryLog: CommitListener {
         forgetLastCommit()
     }
 
+    /// The commit was recorded when it was prepared.
+    package func committed(_ commit: Commit) {}
+
+    /// A cancelled write recorded nothing.
+    package func cancelled() {}
+
     /// Removes the entries of the last commit recorded: for a commit that was rolled back
     /// after ``record(_:_:)`` because it could not be made durable.
     package func forgetLastCommit() {

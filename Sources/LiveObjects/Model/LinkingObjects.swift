@@ -46,14 +46,14 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection, Cust
         let context = context!
         let source = context.handle.table.linkingObjectsSources[context.property]!
         let row = source.rows[Int(context.handle.row)][position]
-        return Results<Element>.object(context.handle.store, source.source, row)
+        return ObjectRowIterator.object(context.handle.store, source.source, row)
     }
 
     /// Iterates over the linking objects as they are when iteration starts: their rows are
     /// read once, and the values of an element a few positions ahead start loading while one
     /// is handed out.
     public struct Iterator: IteratorProtocol {
-        var rows: Results<Element>.Iterator
+        var rows: ObjectRowIterator<Element>
 
         public mutating func next() -> Element? { rows.next() }
     }
@@ -62,11 +62,10 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection, Cust
     public func makeIterator() -> Iterator {
         guard let context, context.handle.isValid,
             let source = context.handle.table.linkingObjectsSources[context.property]
-        else { return Iterator(rows: Results<Element>.Iterator(store: nil, table: nil, rows: [])) }
-        let rows = source.rows[Int(context.handle.row)]
-        let table = source.source
-        for row in rows.prefix(Results<Element>.prefetchDistance) { table.prefetchElement(row: row) }
-        return Iterator(rows: Results<Element>.Iterator(store: context.handle.store, table: table, rows: rows))
+        else { return Iterator(rows: ObjectRowIterator(store: nil, table: nil, rows: [])) }
+        return Iterator(
+            rows: ObjectRowIterator(
+                store: context.handle.store, table: source.source, rows: source.rows[Int(context.handle.row)]))
     }
 
     public var description: String {

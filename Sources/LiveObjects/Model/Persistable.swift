@@ -237,3 +237,30 @@ extension Dictionary: _Persistable {
     public static func _decode(_ value: PropertyValue, _ context: _AccessContext) -> Dictionary { [:] }
     public func _encode() -> _Input { fatalError("unavailable") }
 }
+
+/// A value that can stand on the right of a query comparison.
+public protocol _QueryValue {
+    var _queryValue: PropertyValue { get }
+}
+
+extension _PrimitivePersistable {
+    public var _queryValue: PropertyValue { _propertyValue }
+}
+extension Bool: _QueryValue {}
+extension Int: _QueryValue {}
+extension Int8: _QueryValue {}
+extension Int16: _QueryValue {}
+extension Int32: _QueryValue {}
+extension Int64: _QueryValue {}
+extension Float: _QueryValue {}
+extension Double: _QueryValue {}
+extension String: _QueryValue {}
+extension Date: _QueryValue {}
+extension Data: _QueryValue {}
+extension UUID: _QueryValue {}
+extension Optional: _QueryValue where Wrapped: _QueryValue {
+    public var _queryValue: PropertyValue { self?._queryValue ?? .null }
+}
+extension Object: _QueryValue {
+    public var _queryValue: PropertyValue { objectKey.map { .object($0) } ?? .null }
+}

@@ -175,33 +175,6 @@ extension _Observable where Self: Object {
     }
 }
 
-extension Realm {
-    /// Subscribes to every commit of the realm: one changeset per committed write.
-    ///
-    /// - Throws: `limitExceeded` when the realm already has
-    ///   ``Configuration/maximumSubscriptions`` live subscriptions.
-    public func changes() throws(LiveObjectsError) -> RealmChanges {
-        let changeStream = ChangeStream<ChangeSet>()
-        let continuation = changeStream.continuation
-        let subscription = RealmSubscription(token: store.nextSubscriptionToken(), continuation: continuation)
-        let cancellation = subscription.cancellation
-        continuation.onTermination { cancellation.cancel() }
-        // Made during a write, it starts after that write's commit, like every subscription.
-        if let error = store.addSubscription(subscription) { throw error }
-        return RealmChanges(stream: changeStream, token: subscription.token)
-    }
-
-    /// Runs a write whose commit the named subscriptions do not hear about (their state still
-    /// moves on, so their next change applies to the state after this write).
-    ///
-    /// - Throws: as ``write(_:)``.
-    public func write<T>(
-        withoutNotifying tokens: [SubscriptionToken], _ body: @Sendable (isolated Realm) throws -> sending T
-    ) throws -> sending T {
-        try write(silencing: Set(tokens), body)
-    }
-}
-
 extension PropertyChange: CustomStringConvertible {
     /// `name: "Rex" → "Max"`.
     public var description: String { "\(name): \(oldValue) → \(newValue)" }

@@ -31,6 +31,14 @@ final class ObservationRegistry: CommitListener {
     /// ``results``).
     private var resultsAreTracked = false
 
+    /// Registrars hear of a commit once it is final.
+    func prepare(_ commit: Commit) throws(LiveObjectsError) {}
+
+    func abandon(_ commit: Commit) {}
+
+    /// Nothing was changed, so no registrar is told.
+    func cancelled() {}
+
     func committed(_ commit: Commit) {
         guard !commit.isEmpty else { return }
         if concerns(commit.changes) {

@@ -51,6 +51,11 @@ final class SubscriptionRegistry: CommitListener {
         for subscription in subscriptions { subscription.finish() }
     }
 
+    /// Subscriptions hear of a commit once it is final.
+    func prepare(_ commit: Commit) throws(LiveObjectsError) {}
+
+    func abandon(_ commit: Commit) {}
+
     func committed(_ commit: Commit) {
         let context = shared?.context
         shared?.context = nil

@@ -26,6 +26,6 @@ extension Realm {
         public static let defaultMaximumSubscriptions = 10_000
         /// The default of ``Configuration/maximumQueryWork``: 100,000,000 units (objects and
         /// list elements visited), a few seconds of work.
-        public static let defaultMaximumQueryWork = 100_000_000
+        public static let defaultMaximumQueryWork = QueryCaches.defaultMaximumWork
     }
 }

@@ -42,8 +42,7 @@ public actor Realm {
         store.isLive = true
         store.queries.maximumWork = max(configuration.maximumQueryWork, 0)
         for type in configuration.objectTypes {
-            let info = try ModelInfo.info(for: type)
-            store.register(type, info: info)
+            store.register(try ModelInfo.info(for: type))
         }
         self.history = configuration.keepsHistory ? HistoryLog() : nil
         if let history { store.addCommitListener(history) }

@@ -196,62 +196,6 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     }
 }
 
-/// An immutable, `Sendable` view of a whole realm at one version.
-public struct FrozenRealm: Sendable {
-    let frozen: FrozenStore
-
-    /// The realm version of the snapshot.
-    public var version: UInt64 { frozen.version }
-
-    /// All objects of a type, in storage order.
-    public func objects<T: Object>(_ type: T.Type) -> FrozenResults<T> {
-        frozen.withStore { store in
-            guard let table = try? store.table(for: type) else {
-                return FrozenResults(frozen: frozen, tableIndex: 0, keys: [])
-            }
-            return FrozenResults(frozen: frozen, tableIndex: table.index, keys: table.liveRows.map(table.key))
-        }
-    }
-
-    /// The objects of a type matching a predicate in the string language.
-    ///
-    /// - Throws: as ``Results/filter(_:arguments:)``.
-    public func objects<T: Object>(_ type: T.Type, where predicate: String, arguments: [PropertyValue] = [])
-        throws(LiveObjectsError) -> FrozenResults<T>
-    {
-        let result: Result<FrozenResults<T>, LiveObjectsError> = frozen.withStore { store in
-            Result { () throws(LiveObjectsError) in
-                let table = try store.table(for: type)
-                let results = try Results<T>(store: store, table: table).filter(predicate, arguments: arguments)
-                return FrozenResults(frozen: frozen, tableIndex: table.index, keys: results.rows.map(table.key))
-            }
-        }
-        return try result.get()
-    }
-
-    /// The object with a primary key.
-    public func object<T: Object, Key: _PrimitivePersistable>(ofType type: T.Type, forPrimaryKey key: Key)
-        -> FrozenObject<T>?
-    {
-        frozen.withStore { store in
-            guard let table = try? store.table(for: type), let row = table.row(forPrimaryKey: key._propertyValue)
-            else { return nil }
-            return FrozenObject(frozen: frozen, tableIndex: table.index, key: table.key(row))
-        }
-    }
-}
-
-extension Realm {
-    /// An immutable snapshot of the realm's committed state, readable from any actor. During a
-    /// write (``beginWrite()``), the state before the write.
-    ///
-    /// - Complexity: O(types × properties): storage is shared until the live realm changes it;
-    ///   plus, during a write, O(changes made so far).
-    public func freeze() -> FrozenRealm {
-        FrozenRealm(frozen: store.isInWrite ? store.frozenCopy(committed: true) : store.frozenState())
-    }
-}
-
 /// Model objects that can be frozen; every `Object` is.
 public protocol _Freezable {}
 extension Object: _Freezable {}
@@ -265,18 +209,12 @@ extension _Freezable where Self: Object {
     }
 }
 
-extension Results {
-    /// An immutable snapshot of the results, readable from any actor.
-    public func freeze() -> FrozenResults<Element> {
-        guard let table else { return FrozenResults(frozen: store.frozenState(), tableIndex: 0, keys: []) }
-        return FrozenResults(frozen: store.frozenState(), tableIndex: table.index, keys: rows.map(table.key))
-    }
-}
-
 extension Store {
     /// A frozen copy of the current state, shared until the store changes.
     func frozenState() -> FrozenStore {
-        if let cached = frozenCache, cached.mutationCount == mutationCount { return cached.frozen }
+        if let cached = frozenCache, cached.mutationCount == mutationCount {
+            return unsafeDowncast(cached.frozen, to: FrozenStore.self)
+        }
         let frozen = frozenCopy()
         frozenCache = (mutationCount, frozen)
         return frozen

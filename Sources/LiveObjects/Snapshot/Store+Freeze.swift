@@ -10,9 +10,7 @@ extension Store {
         for (i, table) in tables.enumerated() {
             copy.tables[i].copyState(from: table, in: copy)
         }
-        for table in tables {
-            if let type = table.objectType, let info = table.modelInfo { copy.register(type, info: info) }
-        }
+        copy.adoptModels(of: self)
         copy.version = version
         if committed && isInWrite {
             copy.undoLog = undoLog
@@ -28,6 +26,16 @@ extension Store {
             }
         }
         return FrozenStore(store: copy)
+    }
+
+    /// Gives the tables of this store (a copy of `other`) the model classes of `other`'s, as
+    /// the realm registered them.
+    func adoptModels(of other: Store) {
+        for (table, source) in zip(tables, other.tables) where source.model != nil {
+            table.setModel(source.model, defaults: source.defaults)
+            table.enumCases = source.enumCases
+        }
+        tablesByType = other.tablesByType.mapValues { tables[$0.index] }
     }
 }
 

@@ -23,7 +23,9 @@ package struct Commit {
 ///    subscriptions use to deliver first elements held back by the write).
 ///
 /// A write that is cancelled instead calls ``cancelled()``. Listeners are called inside the
-/// isolation of the realm that owns the store.
+/// isolation of the realm that owns the store. Every listener implements every method (there
+/// are no defaults, so that a method whose signature is mistyped does not compile as a
+/// method of its own that the pipeline never calls); one with nothing to do says so.
 package protocol CommitListener: AnyObject {
     /// Where the listener runs in the pipeline.
     var stage: CommitStage { get }
@@ -54,13 +56,6 @@ package enum CommitStage: Int, Comparable, Sendable {
     package static func < (a: CommitStage, b: CommitStage) -> Bool { a.rawValue < b.rawValue }
 }
 
-extension CommitListener {
-    package func prepare(_ commit: Commit) throws(LiveObjectsError) {}
-    package func abandon(_ commit: Commit) {}
-    package func committed(_ commit: Commit) {}
-    package func cancelled() {}
-}
-
 /// A listener that calls a closure after every commit that changed something.
 package final class CommitObserver: CommitListener {
     package let stage = CommitStage.external
@@ -70,9 +65,15 @@ package final class CommitObserver: CommitListener {
         self.body = body
     }
 
+    package func prepare(_ commit: Commit) throws(LiveObjectsError) {}
+
+    package func abandon(_ commit: Commit) {}
+
     package func committed(_ commit: Commit) {
         if !commit.isEmpty { body(commit) }
     }
+
+    package func cancelled() {}
 }
 
 extension Store {

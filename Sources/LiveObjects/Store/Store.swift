@@ -48,7 +48,7 @@ package final class Store {
     package let tables: [Table]
     package let tablesByName: [String: Table]
     /// Tables by the `ObjectIdentifier` of their model class.
-    package private(set) var tablesByType: [ObjectIdentifier: Table] = [:]
+    package internal(set) var tablesByType: [ObjectIdentifier: Table] = [:]
     /// Bumped on every change, committed or not: what cached query results are checked against.
     @exclusivity(unchecked) package internal(set) var mutationCount: UInt64 = 0
     /// While set, told of every property read of a managed object (to resolve Swift key paths
@@ -58,8 +58,9 @@ package final class Store {
     /// caches): an object retained once, released with the store; the store never looks
     /// inside. A raw pointer so that the layer above can lend it without retaining it.
     @exclusivity(unchecked) var attachment: UnsafeMutableRawPointer?
-    /// The last frozen copy, reused while nothing changed.
-    @exclusivity(unchecked) var frozenCache: (mutationCount: UInt64, frozen: FrozenStore)?
+    /// The last frozen copy, reused while nothing changed (kept by Snapshot/, which alone knows
+    /// its type).
+    @exclusivity(unchecked) var frozenCache: (mutationCount: UInt64, frozen: AnyObject)?
     /// The version of the last commit.
     @exclusivity(unchecked) package internal(set) var version: UInt64 = 0
     /// Whether a write is open.
@@ -125,25 +126,6 @@ package final class Store {
 
     deinit {
         if let attachment { Unmanaged<AnyObject>.fromOpaque(attachment).release() }
-    }
-
-    /// Attaches model classes to their tables.
-    func register(_ type: Object.Type, info: ModelInfo) {
-        let table = tablesByName[type.className]!
-        table.setObjectType(type, defaults: info.defaults)
-        table.modelInfo = info
-        for check in info.enumChecks {
-            table.enumCases[table.schema.properties[check.propertyIndex].name] = (check.allowed, check.enumName)
-        }
-        tablesByType[ObjectIdentifier(type)] = table
-    }
-
-    /// The table of a model class.
-    package func table(for type: Object.Type) throws(LiveObjectsError) -> Table {
-        for table in tables where table.objectType == type { return table }
-        throw LiveObjectsError(
-            .unknownType, "the type is not part of this realm's configuration",
-            objectType: type.className)
     }
 
     /// The table of a type name.

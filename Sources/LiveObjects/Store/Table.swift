@@ -393,10 +393,9 @@ package final class Table {
     @exclusivity(unchecked) package internal(set) var outgoing: [Int: BacklinkColumn] = [:]
     /// For each `LinkingObjects` property, the backlink column it reads.
     @exclusivity(unchecked) package internal(set) var linkingObjectsSources: [BacklinkColumn?] = []
-    /// The Swift model class, when the realm was opened with model types.
-    @exclusivity(unchecked) package internal(set) var objectType: Object.Type?
-    /// Where the model class keeps its fields.
-    @exclusivity(unchecked) var modelInfo: ModelInfo?
+    /// What the layer above knows of the table's model class, when the realm was opened with
+    /// model types (a `ModelInfo`, set by `Store.register`); the store only keeps it.
+    @exclusivity(unchecked) var model: AnyObject?
     /// For the enum properties of the model class (by name): the raw values of the cases, the
     /// only values they may hold.
     var enumCases: [String: (values: Set<PropertyValue>, enumName: String)] = [:]
@@ -818,8 +817,10 @@ package final class Table {
         unretainedColumns.deallocate()
         fieldKeys.deallocate()
     }
-    func setObjectType(_ type: Object.Type?, defaults: [PropertyValue]?) {
-        objectType = type
+    /// Attaches what the layer above knows of the model class, and the defaults of its
+    /// properties.
+    func setModel(_ model: AnyObject?, defaults: [PropertyValue]?) {
+        self.model = model
         if let defaults { self.defaults = defaults }
     }
     func addIncoming(_ b: BacklinkColumn) {

@@ -237,6 +237,15 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         directory = url.standardizedFileURL.deletingLastPathComponent().path
     }
 
+    /// What the durability step wrote for a commit.
+    enum PreparedCommit {
+        /// A journal line, appended after `size` bytes and `lines` lines, for the commit after
+        /// `commit`.
+        case journalLine(size: Int, lines: Int, commit: UInt64)
+        /// The snapshot, saved with the commit.
+        case snapshot
+    }
+
     /// The state of an open file realm.
     final class Session {
         unowned(unsafe) let store: Store
@@ -267,6 +276,15 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         /// Set when syncing the directory failed after a snapshot was renamed into place: the
         /// next commit syncs it before it returns.
         var directoryNeedsSync = false
+        /// What the durability step did for the commit being prepared, until it is final: what
+        /// ``abandon(_:)`` undoes.
+        var prepared: PreparedCommit?
+        /// Whether the snapshot holds a commit that was abandoned after it was saved: the
+        /// write's ``cancelled()`` saves the rolled-back state again.
+        var snapshotHoldsAbandoned = false
+        /// Whether the files hold an abandoned commit that could not be taken back: the next
+        /// commit saves the snapshot (and starts the journal again) instead of appending.
+        var savesSnapshotNext = false
         var writer = JSONWriter(capacity: 4096)
         /// The store's change history, found once (it is installed before the storage opens):
         /// a commit it records as remote is marked so in the journal.
@@ -650,15 +668,64 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
         try makeDurable(commit.changes, commit.store)
     }
 
+    /// Undoes the durability step for a commit that a listener after it cancelled (none of the
+    /// package's does: the stages after durability prepare nothing; the pipeline allows it).
+    ///
+    /// A journal line appended for the commit is cut off, as a failed append's is. A snapshot
+    /// saved with the commit is saved again in ``cancelled()``, once the write is rolled back.
+    /// When the cut or the save fails, the next commit saves the snapshot, which replaces what
+    /// the files hold (until then they hold the abandoned commit: a crash in between keeps it,
+    /// and another process reading the journal in between may apply it).
+    package func abandon(_ commit: Commit) {
+        guard let session, session.store === commit.store, !session.applyingExternal,
+            let prepared = session.prepared
+        else { return }
+        session.prepared = nil
+        switch prepared {
+        case .journalLine(let size, let lines, let previous):
+            do throws(LiveObjectsError) {
+                try FileIO.truncate(session.journalFD, to: size, path: journalPath)
+            } catch {
+                // The line stays, counted as this process's own (so that catching up does not
+                // apply it), until the next commit's snapshot replaces the journal.
+                session.savesSnapshotNext = true
+                return
+            }
+            session.commit = previous
+            session.journalLines = lines
+            session.journalSize = size
+            if options.syncsJournal { try? FileIO.sync(session.journalFD, path: journalPath) }
+        case .snapshot:
+            session.snapshotHoldsAbandoned = true
+        }
+    }
+
     package func committed(_ commit: Commit) {
         guard let session, session.store === commit.store, !session.applyingExternal else { return }
+        session.prepared = nil
         if !commit.isEmpty { committed(commit.changes, commit.store) }
         endWrite(session)
     }
 
     package func cancelled() {
         guard let session, !session.applyingExternal else { return }
+        if session.snapshotHoldsAbandoned {
+            session.snapshotHoldsAbandoned = false
+            saveAfterAbandon(session)
+        }
         endWrite(session)
+    }
+
+    /// Saves the snapshot again after the commit it was saved with was abandoned and rolled
+    /// back. On failure, the next commit saves it.
+    private func saveAfterAbandon(_ session: Session) {
+        do throws(LiveObjectsError) {
+            try writeSnapshot(session.store, session, commit: session.commit)
+        } catch {
+            session.savesSnapshotNext = true
+            return
+        }
+        if options.journal { try? resetJournal(session) }
     }
 
     /// Makes a commit durable before its write returns (the durability step of the store's
@@ -697,19 +764,28 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
                 throw error
             }
             session.commit = commit
+            session.savesSnapshotNext = false
             try? resetJournal(session)
+            session.prepared = .snapshot
             return
         }
-        if options.savePolicy == .afterEveryCommit || (options.journal && session.journalFD < 0) {
+        if options.savePolicy == .afterEveryCommit || (options.journal && session.journalFD < 0)
+            || session.savesSnapshotNext
+        {
             try writeSnapshot(store, session, commit: commit)
             session.commit = commit
+            session.savesSnapshotNext = false
+            session.prepared = .snapshot
             // The snapshot holds the commit: a journal that cannot be started now is started
             // by the next commit.
             if options.journal { try? resetJournal(session) }
             return
         }
         if options.journal {
+            let size = session.journalSize
+            let lines = session.journalLines
             try append(changes, commit: commit, session, store)
+            session.prepared = .journalLine(size: size, lines: lines, commit: session.commit)
         }
         session.commit = commit
     }

@@ -39,7 +39,10 @@ final class QueryCaches {
     var foldedColumns: [[Int: FoldedColumn]]
     /// The most work one evaluation of a query may do (``Realm/Configuration/maximumQueryWork``,
     /// set when the realm opens).
-    var maximumWork = Realm.Limits.defaultMaximumQueryWork
+    var maximumWork = QueryCaches.defaultMaximumWork
+
+    /// The default of `maximumWork`: 100,000,000 units (objects and list elements visited).
+    static let defaultMaximumWork = 100_000_000
 
     init(tableCount: Int) {
         tracedKeyPaths = Array(repeating: [:], count: tableCount)
@@ -86,4 +89,24 @@ extension Store {
         attachment = pointer
         return pointer
     }
+}
+
+/// What building one typed condition has met so far: its first error and how many subquery
+/// variables it has named.
+struct TypedQueryState {
+    /// The first error met, if any (in an array, which is cheaper to save and restore than an
+    /// optional error).
+    var errors: [LiveObjectsError] = []
+    var variableCount = 0
+}
+
+/// What tracing a key path found: the property names it reads, and where they lead.
+struct TracedKeyPath {
+    /// The property names, link by link.
+    let names: [String]
+    /// The position in the store of the table the names lead to: the target of the last link
+    /// followed, or the starting table when none is.
+    let target: Int
+    /// The position of the first name's property in the starting table.
+    let firstProperty: Int?
 }

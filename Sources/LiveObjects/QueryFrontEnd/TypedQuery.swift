@@ -206,15 +206,6 @@ struct QueryContext {
     }
 }
 
-/// What building one typed condition has met so far: its first error and how many subquery
-/// variables it has named.
-struct TypedQueryState {
-    /// The first error met, if any (in an array, which is cheaper to save and restore than an
-    /// optional error).
-    var errors: [LiveObjectsError] = []
-    var variableCount = 0
-}
-
 extension Store {
     /// Starts building a typed condition: afresh, keeping the state of any condition being
     /// built around it.
@@ -364,33 +355,6 @@ extension Query where Value: _ObjectCollection {
 }
 
 // MARK: Comparisons
-
-/// A value that can stand on the right of a query comparison.
-public protocol _QueryValue {
-    var _queryValue: PropertyValue { get }
-}
-
-extension _PrimitivePersistable {
-    public var _queryValue: PropertyValue { _propertyValue }
-}
-extension Bool: _QueryValue {}
-extension Int: _QueryValue {}
-extension Int8: _QueryValue {}
-extension Int16: _QueryValue {}
-extension Int32: _QueryValue {}
-extension Int64: _QueryValue {}
-extension Float: _QueryValue {}
-extension Double: _QueryValue {}
-extension String: _QueryValue {}
-extension Date: _QueryValue {}
-extension Data: _QueryValue {}
-extension UUID: _QueryValue {}
-extension Optional: _QueryValue where Wrapped: _QueryValue {
-    public var _queryValue: PropertyValue { self?._queryValue ?? .null }
-}
-extension Object: _QueryValue {
-    public var _queryValue: PropertyValue { objectKey.map { .object($0) } ?? .null }
-}
 
 extension Query {
     @inlinable

@@ -1,13 +1,5 @@
 import Foundation
 
-/// Collections of objects whose properties can be aggregated and sorted by Swift key paths:
-/// `Results`, `List` and `LinkingObjects` of model objects.
-public protocol ObjectCollection: RandomAccessCollection where Element: Object, Index == Int {}
-
-extension Results: ObjectCollection {}
-extension LinkingObjects: ObjectCollection {}
-extension List: ObjectCollection where Element: Object {}
-
 extension ObjectCollection {
     /// The values of a property (by name) over the collection's objects, without nils.
     func values(ofProperty name: String) -> [PropertyValue] {

@@ -12,17 +12,6 @@ final class KeyPathTracer: PropertyReadRecorder {
     }
 }
 
-/// What tracing a key path found: the property names it reads, and where they lead.
-struct TracedKeyPath {
-    /// The property names, link by link.
-    let names: [String]
-    /// The position in the store of the table the names lead to: the target of the last link
-    /// followed, or the starting table when none is.
-    let target: Int
-    /// The position of the first name's property in the starting table.
-    let firstProperty: Int?
-}
-
 extension Store {
     /// The property names a key path of a model class reads, from `table`.
     ///
@@ -105,7 +94,7 @@ extension Store {
         if let probe = queries.probeStore { return probe }
         let probe = try Store(schema: schema)
         for table in tables {
-            if let type = table.objectType, let info = table.modelInfo { probe.register(type, info: info) }
+            if let info = table.modelInfo { probe.register(info) }
         }
         probe.isInWrite = true
         for table in probe.tables { _ = probe.insertRow(table, values: table.defaults) }

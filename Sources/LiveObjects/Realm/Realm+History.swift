@@ -95,3 +95,8 @@ extension Realm {
         }
     }
 }
+
+extension ChangeHistory {
+    /// The changes of a model class (empty when it did not change).
+    public subscript(type: Object.Type) -> TypeChangeHistory { self[type.className] }
+}

@@ -94,3 +94,33 @@ final class ModelInfo: @unchecked Sendable {
         self.enumChecks = enumChecks
     }
 }
+
+extension Table {
+    /// Where the model class keeps its fields, when the realm was opened with model types.
+    @inline(__always)
+    var modelInfo: ModelInfo? { model.map { unsafeDowncast($0, to: ModelInfo.self) } }
+
+    /// The Swift model class, when the realm was opened with model types.
+    package var objectType: Object.Type? { modelInfo?.type }
+}
+
+extension Store {
+    /// Attaches model classes to their tables.
+    func register(_ info: ModelInfo) {
+        let type = info.type
+        let table = tablesByName[type.className]!
+        table.setModel(info, defaults: info.defaults)
+        for check in info.enumChecks {
+            table.enumCases[table.schema.properties[check.propertyIndex].name] = (check.allowed, check.enumName)
+        }
+        tablesByType[ObjectIdentifier(type)] = table
+    }
+
+    /// The table of a model class.
+    package func table(for type: Object.Type) throws(LiveObjectsError) -> Table {
+        for table in tables where table.objectType == type { return table }
+        throw LiveObjectsError(
+            .unknownType, "the type is not part of this realm's configuration",
+            objectType: type.className)
+    }
+}
