@@ -54,7 +54,8 @@ package enum CrashWorkload {
     }
 
     /// The counter's value, the items (id to value) and the id the counter links to, as stored.
-    package static func state(of realm: isolated Realm) throws -> (counter: Int64, items: [Int64: Int64], last: Int64?) {
+    package static func state(of realm: isolated Realm) throws -> (counter: Int64, items: [Int64: Int64], last: Int64?)
+    {
         let counter = try realm.dynamicObject(ofType: "Counter", forPrimaryKey: 0)
         var items: [Int64: Int64] = [:]
         for item in try realm.dynamicObjects("Item") {
