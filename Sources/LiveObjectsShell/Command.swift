@@ -1,25 +1,26 @@
 import LiveObjects
+import LiveObjectsJSON
 
 /// A predicate as typed, with where it starts in its command line (for caret diagnostics).
-public struct PredicateText: Hashable, Sendable {
-    public var text: String
+package struct PredicateText: Hashable, Sendable {
+    package var text: String
     /// The UTF-8 offset of the predicate in the command line.
-    public var offset: Int
+    package var offset: Int
 
-    public init(text: String, offset: Int) {
+    package init(text: String, offset: Int) {
         self.text = text
         self.offset = offset
     }
 }
 
 /// What a query asks for: a type, an optional predicate, sort fields and a limit.
-public struct QueryRequest: Hashable, Sendable {
-    public var type: String
-    public var predicate: PredicateText?
-    public var sorts: [SortField] = []
-    public var limit: Int?
+package struct QueryRequest: Hashable, Sendable {
+    package var type: String
+    package var predicate: PredicateText?
+    package var sorts: [SortField] = []
+    package var limit: Int?
 
-    public init(type: String, predicate: PredicateText? = nil, sorts: [SortField] = [], limit: Int? = nil) {
+    package init(type: String, predicate: PredicateText? = nil, sorts: [SortField] = [], limit: Int? = nil) {
         self.type = type
         self.predicate = predicate
         self.sorts = sorts
@@ -45,31 +46,31 @@ public struct QueryRequest: Hashable, Sendable {
 
 /// How a command names one object: by primary key, or by object key (`#3`) for types without
 /// one.
-public enum ObjectReference: Hashable, Sendable {
+package enum ObjectReference: Hashable, Sendable {
     case primaryKey(JSONValue)
     case objectKey(ObjectKey)
 }
 
 /// `PROP = VALUE` in `update … set`.
-public struct Assignment: Hashable, Sendable {
-    public var property: String
-    public var value: JSONValue
+package struct Assignment: Hashable, Sendable {
+    package var property: String
+    package var value: JSONValue
 
-    public init(property: String, value: JSONValue) {
+    package init(property: String, value: JSONValue) {
         self.property = property
         self.value = value
     }
 }
 
 /// A `define` command: a type (new or existing) and the properties to add.
-public struct TypeDefinition: Hashable, Sendable {
-    public var name: String
-    public var isEmbedded: Bool
-    public var properties: [Property]
+package struct TypeDefinition: Hashable, Sendable {
+    package var name: String
+    package var isEmbedded: Bool
+    package var properties: [Property]
 }
 
 /// A parsed shell command.
-public enum Command: Hashable, Sendable {
+package enum Command: Hashable, Sendable {
     case help(String?)
     case types
     case schema(String?)
@@ -99,23 +100,23 @@ public enum Command: Hashable, Sendable {
 
 /// A command that failed: the message for `Error: …`, and optionally a line with a caret under
 /// the problem.
-public struct ShellError: Error, Sendable, Equatable {
-    public var message: String
+package struct ShellError: Error, Sendable, Equatable {
+    package var message: String
     /// The text to show with a caret, and the UTF-8 offset of the caret in it.
-    public var caret: Caret?
+    package var caret: Caret?
 
-    public struct Caret: Sendable, Equatable {
-        public var line: String
-        public var offset: Int
+    package struct Caret: Sendable, Equatable {
+        package var line: String
+        package var offset: Int
     }
 
-    public init(_ message: String, caret: Caret? = nil) {
+    package init(_ message: String, caret: Caret? = nil) {
         self.message = message
         self.caret = caret
     }
 
     /// The message and, when there is a location, the line with the caret under the problem.
-    public var text: String {
+    package var text: String {
         var s = "Error: " + message
         if let caret {
             s += "\n" + QueryErrorLocation(text: caret.line, utf8Offset: caret.offset).caretDiagnostic
@@ -131,13 +132,13 @@ public struct ShellError: Error, Sendable, Equatable {
 /// The line is read left to right with a cursor: words, quoted strings (`"…"` with JSON
 /// escapes, or `'…'`), JSON values with nested braces and brackets, and predicates, which run to
 /// the next top-level clause keyword (`sort by`, `limit`, `set`) outside quotes and brackets.
-public struct CommandParser {
+package struct CommandParser {
     let line: String
     let bytes: [UInt8]
     var position = 0
 
     /// Parses one command line. Returns nil for a blank line or a `#` comment.
-    public static func parse(_ line: String) throws(ShellError) -> Command? {
+    package static func parse(_ line: String) throws(ShellError) -> Command? {
         var parser = CommandParser(line: line)
         return try parser.command()
     }
@@ -149,7 +150,7 @@ public struct CommandParser {
 
     /// Splits input into commands at newlines and at `;` outside quotes and brackets; a line
     /// ending inside quotes or brackets continues on the next (see ``CommandSplitter``).
-    public static func split(_ text: String) -> [String] {
+    package static func split(_ text: String) -> [String] {
         CommandSplitter.split(text).map(\.text)
     }
 
@@ -279,10 +280,10 @@ public struct CommandParser {
             || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
         {
             let value = try json()
-            switch value {
-            case .int, .string: return .primaryKey(value)
-            default: throw error("a primary key is an integer or a string")
+            guard value.isInteger || value.stringValue != nil else {
+                throw error("a primary key is an integer or a string")
             }
+            return .primaryKey(value)
         }
         guard let w = word() else { throw usage(command) }
         return .primaryKey(.string(w))

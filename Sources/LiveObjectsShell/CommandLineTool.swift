@@ -3,41 +3,41 @@ import LiveObjects
 
 /// The `liveobj` command-line tool, driven by an array of arguments and closures for input and
 /// output, so that tests can run it in-process and compare its output exactly.
-public enum CommandLineTool {
+package enum CommandLineTool {
     /// The tool's version, printed by `--version`.
-    public static let version = "0.1.0"
+    package static let version = "0.1.0"
 
     /// The exit codes.
-    public enum ExitCode {
-        public static let success: Int32 = 0
+    package enum ExitCode {
+        package static let success: Int32 = 0
         /// A command failed in a script or `-c`, or opening the realm failed.
-        public static let failure: Int32 = 1
+        package static let failure: Int32 = 1
         /// The command line was not valid.
-        public static let usage: Int32 = 64
+        package static let usage: Int32 = 64
     }
 
     /// The parsed command line.
-    public struct Options: Equatable, Sendable {
-        public var file: String?
-        public var demo = false
-        public var create = false
-        public var commands: [String] = []
-        public var json = false
+    package struct Options: Equatable, Sendable {
+        package var file: String?
+        package var demo = false
+        package var create = false
+        package var commands: [String] = []
+        package var json = false
         /// `--mode`: the output mode at the start.
-        public var mode: OutputMode?
-        public var help = false
-        public var version = false
+        package var mode: OutputMode?
+        package var help = false
+        package var version = false
     }
 
     /// A command-line error, printed with the short usage.
-    public struct UsageError: Error, Equatable {
-        public var message: String
+    package struct UsageError: Error, Equatable {
+        package var message: String
     }
 
-    public static let usage =
+    package static let usage =
         "liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json] [--mode <mode>]"
 
-    public static let help = """
+    package static let help = """
         OVERVIEW: An interactive shell for LiveObjects realms.
 
         Opens a realm and runs commands on it: typed at the prompt, given with -c, or read from
@@ -78,7 +78,7 @@ public enum CommandLineTool {
           0 on success, 1 when a command failed in a script or -c, 64 for a usage error.
         """
 
-    public static func parse(_ arguments: [String]) throws(UsageError) -> Options {
+    package static func parse(_ arguments: [String]) throws(UsageError) -> Options {
         var options = Options()
         var i = 0
         var onlyArguments = false
@@ -130,28 +130,28 @@ public enum CommandLineTool {
     }
 
     /// Where the tool reads and writes.
-    public struct Environment {
+    package struct Environment {
         /// The command-line arguments, without the program name.
-        public var arguments: [String]
+        package var arguments: [String]
         /// Reads one line of standard input (without its newline), nil at the end.
-        public var readLine: () -> String?
+        package var readLine: () -> String?
         /// Whether standard input is a terminal (then the shell prompts).
-        public var isInteractive: Bool
+        package var isInteractive: Bool
         /// Writes to standard output; each call is one line.
-        public var output: (String) -> Void
+        package var output: (String) -> Void
         /// Writes to standard error; each call is one line.
-        public var errorOutput: (String) -> Void
+        package var errorOutput: (String) -> Void
         /// Writes a prompt without a newline (interactive only).
-        public var prompt: (String) -> Void
+        package var prompt: (String) -> Void
         /// Opens and saves snapshot files (`PersistenceFileStore` in the `liveobj` command).
-        public var fileStore: (any RealmFileStore)?
+        package var fileStore: (any RealmFileStore)?
         /// The width of standard output when it is a terminal (tables are cut to it).
-        public var outputWidth: () -> Int? = { nil }
+        package var outputWidth: () -> Int? = { nil }
         /// The line editor, when standard input and output are terminals: then lines are read
         /// through it instead of `readLine`, and Ctrl-C interrupts commands.
-        public var terminal: TerminalLineReader?
+        package var terminal: TerminalLineReader?
 
-        public init(
+        package init(
             arguments: [String], readLine: @escaping () -> String?, isInteractive: Bool,
             output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void,
             prompt: @escaping (String) -> Void = { _ in }, fileStore: (any RealmFileStore)? = nil,
@@ -169,7 +169,7 @@ public enum CommandLineTool {
     }
 
     /// Runs the tool; returns its exit code.
-    public static func run(_ environment: Environment) async -> Int32 {
+    package static func run(_ environment: Environment) async -> Int32 {
         let options: Options
         do {
             options = try parse(environment.arguments)

@@ -1,10 +1,11 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 /// Opens and saves realms kept in snapshot files: the hook through which the Persistence module
 /// gives the shell file realms. Without one, `liveobj FILE` and `save` report that file realms
 /// are not available.
-public protocol RealmFileStore: Sendable {
+package protocol RealmFileStore: Sendable {
     /// Opens the realm in a snapshot file. With `create`, a missing file is a new, empty realm;
     /// without, a missing file is an error.
     func open(path: String, create: Bool) async throws -> Realm
@@ -28,9 +29,9 @@ public protocol RealmFileStore: Sendable {
 }
 
 extension RealmFileStore {
-    public var keepsEveryCommit: Bool { false }
+    package var keepsEveryCommit: Bool { false }
 
-    public func changeSchema(of realm: inout Realm, path: String, to schema: Schema, schemaVersion: UInt64)
+    package func changeSchema(of realm: inout Realm, path: String, to schema: Schema, schemaVersion: UInt64)
         async throws
     {
         realm = try await RealmDump.copy(realm, to: schema, schemaVersion: schemaVersion)
@@ -38,7 +39,7 @@ extension RealmFileStore {
 }
 
 /// Where the shell's realm lives.
-public enum ShellStorage: Sendable {
+package enum ShellStorage: Sendable {
     /// In memory only: the data lives as long as the shell.
     case memory
     /// In a snapshot file, saved through a file store with `save`.
@@ -46,18 +47,18 @@ public enum ShellStorage: Sendable {
 }
 
 /// How the shell talks to its user: result and error lines, and questions.
-public struct ShellIO {
+package struct ShellIO {
     /// Writes one result line (or several, separated by new lines) to standard output.
-    public var output: (String) -> Void
+    package var output: (String) -> Void
     /// Writes one error line (or several) to standard error.
-    public var errorOutput: (String) -> Void
+    package var errorOutput: (String) -> Void
     /// Asks a yes/no question when interactive; nil when there is nobody to ask.
-    public var ask: ((String) -> Bool?)?
+    package var ask: ((String) -> Bool?)?
     /// The width of the terminal showing the output, or nil when it is not a terminal (then
     /// table values are never cut).
-    public var width: () -> Int?
+    package var width: () -> Int?
 
-    public init(
+    package init(
         output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void,
         ask: ((String) -> Bool?)? = nil, width: @escaping () -> Int? = { nil }
     ) {
@@ -70,35 +71,35 @@ public struct ShellIO {
 
 /// The `liveobj` shell: parses command lines and runs them against a realm through the dynamic
 /// API, printing aligned tables or, with `json`, one JSON document per result.
-public final class Shell {
+package final class Shell {
     /// What running a command line did.
-    public enum Outcome: Equatable, Sendable {
+    package enum Outcome: Equatable, Sendable {
         case succeeded
         case failed
         case quit
     }
 
     /// The realm the commands run against (replaced by `define`).
-    public internal(set) var realm: Realm
+    package internal(set) var realm: Realm
     let storage: ShellStorage
     /// How results are printed (`mode`).
-    public internal(set) var mode: OutputMode
+    package internal(set) var mode: OutputMode
     var json: Bool { mode == .json }
     var io: ShellIO
     /// Whether a transaction opened by `begin` is open.
-    public internal(set) var inTransaction = false
+    package internal(set) var inTransaction = false
     /// Whether the realm has committed changes its file does not have yet.
-    public internal(set) var hasUnsavedChanges = false
+    package internal(set) var hasUnsavedChanges = false
     var watches: [Watch] = []
     /// Raised by Ctrl-C at a terminal: the running command stops and changes nothing.
-    public let interruption: InterruptFlag
+    package let interruption: InterruptFlag
     /// The line of the script the command being run starts on, named in its errors.
-    public var scriptLine: Int?
+    package var scriptLine: Int?
 
     /// Where the change sets of commits made by other processes are printed, from the task
     /// following a watch, as they arrive (at a terminal: above the line being edited). When nil,
     /// they are printed before the next command's output.
-    public var liveOutput: (@Sendable (String) -> Void)?
+    package var liveOutput: (@Sendable (String) -> Void)?
     let liveQueue = LiveQueue()
     var liveSink: @Sendable (String) -> Void {
         if let liveOutput { return liveOutput }
@@ -122,7 +123,7 @@ public final class Shell {
     }
 
     /// Creates a shell over a realm.
-    public init(
+    package init(
         realm: Realm, storage: ShellStorage = .memory, json: Bool = false, mode: OutputMode? = nil, io: ShellIO,
         interruption: InterruptFlag = InterruptFlag()
     ) {
@@ -147,7 +148,7 @@ public final class Shell {
 
     /// Runs one or more commands (separated by new lines or `;`), stopping at the first that
     /// fails or quits.
-    public func run(_ text: String) async -> Outcome {
+    package func run(_ text: String) async -> Outcome {
         for line in CommandParser.split(text) {
             let outcome = await runCommand(line)
             if outcome != .succeeded { return outcome }
@@ -156,7 +157,7 @@ public final class Shell {
     }
 
     /// Runs one command (one piece of ``CommandSplitter``'s output).
-    public func runCommand(_ line: String) async -> Outcome {
+    package func runCommand(_ line: String) async -> Outcome {
         let command: Command
         do {
             guard let parsed = try CommandParser.parse(line) else { return .succeeded }
@@ -209,7 +210,7 @@ public final class Shell {
 
     /// Called when the input ends. Returns false (after saying why) when that loses something:
     /// an open transaction (rolled back) or unsaved changes.
-    public func finish() async -> Bool {
+    package func finish() async -> Bool {
         if inTransaction {
             await realm.cancelWrite()
             inTransaction = false
@@ -234,7 +235,7 @@ public final class Shell {
 
     /// At the end of input at a terminal (Ctrl-D): asks before losing an open transaction or
     /// unsaved changes. Returns false to stay in the shell.
-    public func confirmEnd() async -> Bool {
+    package func confirmEnd() async -> Bool {
         if inTransaction {
             guard let ask = io.ask, ask("A transaction is open. Roll it back and quit? [y/N] ") == true else {
                 return false
@@ -509,7 +510,7 @@ public final class Shell {
                 "properties",
                 .array(
                     schema.properties.map { p in
-                        var fields: [(String, JSONValue)] = [
+                        var fields: JSONMembers = [
                             ("name", .string(p.name)),
                             ("type", .string("\(p.type)")),
                             ("optional", .bool(p.isOptional)), ("list", .bool(p.isList)),
@@ -559,7 +560,7 @@ public final class Shell {
         }
         let schemaVersion = realm.configuration.schemaVersion
         var storageText = "in memory"
-        var storageJSON: [(String, JSONValue)] = [("storage", "memory")]
+        var storageJSON: JSONMembers = [("storage", "memory")]
         if case .file(let path, let store) = storage {
             let size = store.fileSize(path: path)
             storageText =

@@ -41,13 +41,13 @@ import LiveObjects
 /// - `withoutNotifying` silences the named subscriptions for that commit; their next element
 ///   applies to the state after it. A silenced object subscription whose object is deleted ends
 ///   without a `.deleted` element.
-public enum NotificationScenario {
+package enum NotificationScenario {
     /// Runs the scenario of one seed; returns the failures found (empty when every
     /// subscription produced exactly what the reference expected), followed by every
     /// subscription and every write's operations when there are any.
     ///
     /// The same seed and number of writes always run the same scenario.
-    public static func run(seed: UInt64, writes: Int) async throws -> [String] {
+    package static func run(seed: UInt64, writes: Int) async throws -> [String] {
         var rng = SeededRandomNumberGenerator(seed: seed)
         let realm = try await openPets("notify-property")
         let schema = realm.schema
@@ -230,19 +230,19 @@ public enum NotificationScenario {
 // MARK: - Configuration
 
 /// Seed and size of a run of notification scenarios, overridable with environment variables.
-public struct NotificationPropertyConfiguration: Sendable, Hashable {
+package struct NotificationPropertyConfiguration: Sendable, Hashable {
     /// The seed CI uses: every run checks the same scenarios unless a seed is given.
-    public static let defaultSeed: UInt64 = 0x4E07_1F1E_5EED
+    package static let defaultSeed: UInt64 = 0x4E07_1F1E_5EED
 
     /// The seed of the whole run; each scenario's seed is drawn from it.
-    public var seed: UInt64
+    package var seed: UInt64
     /// How many scenarios run (60 by default).
-    public var iterations: Int
+    package var iterations: Int
     /// How many writes each scenario makes (14 by default).
-    public var writes: Int
+    package var writes: Int
 
     /// A configuration; the defaults are those of CI.
-    public init(seed: UInt64 = defaultSeed, iterations: Int = 60, writes: Int = 14) {
+    package init(seed: UInt64 = defaultSeed, iterations: Int = 60, writes: Int = 14) {
         self.seed = seed
         self.iterations = iterations
         self.writes = writes
@@ -251,7 +251,7 @@ public struct NotificationPropertyConfiguration: Sendable, Hashable {
     /// The configuration from `LIVEOBJECTS_NOTIFY_SEED` (decimal, `0x` hex or `random`),
     /// `LIVEOBJECTS_NOTIFY_ITERATIONS` and `LIVEOBJECTS_NOTIFY_WRITES`, with the defaults for
     /// what is not set.
-    public static func fromEnvironment() -> NotificationPropertyConfiguration {
+    package static func fromEnvironment() -> NotificationPropertyConfiguration {
         // A fixed seed by default, so that runs repeat; `random` for a new one each run.
         NotificationPropertyConfiguration(
             seed: TestEnvironment.seed("LIVEOBJECTS_NOTIFY_SEED") ?? defaultSeed,

@@ -114,7 +114,7 @@ struct SubHandle: Sendable {
 ///     synchronously).
 ///   - transform: What to keep of each element.
 /// - Returns: The transformed elements, in order.
-public func drainBuffered<S: AsyncSequence & Sendable, T: Sendable>(
+package func drainBuffered<S: AsyncSequence & Sendable, T: Sendable>(
     _ sequence: S, _ transform: @escaping @Sendable (S.Element) -> T
 ) async -> [T] where S.Failure == Never {
     let task = Task {

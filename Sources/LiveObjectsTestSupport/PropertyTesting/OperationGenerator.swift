@@ -3,28 +3,28 @@
 /// while some name missing ones, reach out of bounds, or break a rule on purpose.
 ///
 /// The same seed always gives the same sequence.
-public struct OperationGenerator {
+package struct OperationGenerator {
     /// Node ids are drawn from `0..<nodeIDs`, part ids from `"p0"..<"p\(partIDs)"`: few enough
     /// that links, duplicates and collisions are frequent.
-    public static let nodeIDs = 10
-    public static let partIDs = 8
+    package static let nodeIDs = 10
+    package static let partIDs = 8
 
     private var rng: SeededRandomNumberGenerator
     /// The state the operations generated so far lead to.
-    public private(set) var model = ReferenceModel()
+    package private(set) var model = ReferenceModel()
 
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         rng = SeededRandomNumberGenerator(seed: seed)
     }
 
     /// The first `count` operations of the sequence of a seed.
-    public static func operations(seed: UInt64, count: Int) -> [PropertyOperation] {
+    package static func operations(seed: UInt64, count: Int) -> [PropertyOperation] {
         var generator = OperationGenerator(seed: seed)
         return (0..<count).map { _ in generator.next() }
     }
 
     /// The next operation.
-    public mutating func next() -> PropertyOperation {
+    package mutating func next() -> PropertyOperation {
         let roll = rng.below(100)
         let operation: PropertyOperation
         if roll < 8 {

@@ -5,13 +5,13 @@ import Synchronization
 /// The keys of the objects the driver creates during an operation, whether or not its write
 /// commits: the harness checks that the keys of objects that were deleted, or whose creation was
 /// rolled back, never resolve again.
-public final class CreationLog: Sendable {
+package final class CreationLog: Sendable {
     private let entries = Locked<[(type: String, key: ObjectKey)]>([])
 
-    public init() {}
+    package init() {}
 
     /// The keys logged so far, with their type names.
-    public var keys: [(type: String, key: ObjectKey)] { entries.withLock { $0 } }
+    package var keys: [(type: String, key: ObjectKey)] { entries.withLock { $0 } }
 
     func add(_ type: String, _ key: ObjectKey?) {
         guard let key else { return }
@@ -29,9 +29,9 @@ public final class CreationLog: Sendable {
 
 /// Performs operations on a realm of ``propertyTestModelTypes`` through the public API, and
 /// reads back what the realm shows.
-public enum RealmDriver {
+package enum RealmDriver {
     /// Runs one operation (one write transaction) and reports how the write ended.
-    public static func perform(
+    package static func perform(
         _ operation: PropertyOperation, on realm: isolated Realm, log: CreationLog = CreationLog()
     ) -> WriteOutcome {
         do {
@@ -77,7 +77,7 @@ public enum RealmDriver {
     // MARK: Steps
 
     /// Performs one step inside an open write, logging the keys of the objects it creates.
-    public static func perform(_ step: Step, on realm: isolated Realm, log: CreationLog = CreationLog()) throws {
+    package static func perform(_ step: Step, on realm: isolated Realm, log: CreationLog = CreationLog()) throws {
         switch step {
         case let .createNode(id, tag, score, next, friends, note, api):
             if api == .typed {
@@ -569,7 +569,7 @@ public enum RealmDriver {
     /// What the realm shows through one API: every object with its values, and every
     /// `LinkingObjects`. Problems found on the way (two objects with one primary key, a link that
     /// does not resolve, a `LinkingObjects` entry that is no reachable note) are returned too.
-    public static func observe(_ realm: isolated Realm, through api: API) -> (view: GraphView, problems: [String]) {
+    package static func observe(_ realm: isolated Realm, through api: API) -> (view: GraphView, problems: [String]) {
         api == .typed ? observeTyped(realm) : observeDynamic(realm)
     }
 

@@ -1,7 +1,7 @@
 import LiveObjects
 
 /// How a write ended.
-public enum WriteOutcome: Sendable, Hashable, CustomStringConvertible {
+package enum WriteOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The write committed.
     case committed
     /// The write threw and rolled back.
@@ -9,7 +9,7 @@ public enum WriteOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The write was cancelled (`cancelWrite()`).
     case cancelled
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .committed: "committed"
         case .failed(let f): "failed with \(f)"
@@ -19,7 +19,7 @@ public enum WriteOutcome: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a write threw.
-public enum WriteFailure: Sendable, Hashable, CustomStringConvertible {
+package enum WriteFailure: Sendable, Hashable, CustomStringConvertible {
     /// A `LiveObjectsError` with this code.
     case code(LiveObjectsError.Code)
     /// The error the harness throws from a ``PropertyOperation/throwingWrite(_:)`` body.
@@ -27,7 +27,7 @@ public enum WriteFailure: Sendable, Hashable, CustomStringConvertible {
     /// Anything else (always a failure of the harness).
     case other(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .code(let c): c.rawValue
         case .userError: "the user error"
@@ -37,8 +37,8 @@ public enum WriteFailure: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The error a ``PropertyOperation/throwingWrite(_:)`` body throws.
-public struct HarnessUserError: Error, Sendable {
-    public init() {}
+package struct HarnessUserError: Error, Sendable {
+    package init() {}
 }
 
 /// What one step did to the write around it.
@@ -55,40 +55,40 @@ enum StepResult {
 /// A plain-Swift model of what a realm of ``propertyTestModelTypes`` should hold: nodes and parts
 /// by primary key, links as primary keys, embedded notes as nested values (so each has exactly one
 /// parent by construction), `LinkingObjects` computed by inverting the links.
-public struct ReferenceModel: Sendable, Hashable {
-    public struct Node: Sendable, Hashable {
-        public var id: Int
-        public var tag = ""
-        public var score = 0
-        public var next: Int?
-        public var friends: [Int] = []
-        public var numbers: [Int] = []
-        public var parts: [String] = []
-        public var pinned: String?
-        public var note: NoteValue?
-        public var notes: [NoteValue] = []
+package struct ReferenceModel: Sendable, Hashable {
+    package struct Node: Sendable, Hashable {
+        package var id: Int
+        package var tag = ""
+        package var score = 0
+        package var next: Int?
+        package var friends: [Int] = []
+        package var numbers: [Int] = []
+        package var parts: [String] = []
+        package var pinned: String?
+        package var note: NoteValue?
+        package var notes: [NoteValue] = []
 
-        public init(id: Int) { self.id = id }
+        package init(id: Int) { self.id = id }
     }
 
-    public struct Part: Sendable, Hashable {
-        public var id: String
-        public var label: String?
-        public var sub: String?
+    package struct Part: Sendable, Hashable {
+        package var id: String
+        package var label: String?
+        package var sub: String?
 
-        public init(id: String) { self.id = id }
+        package init(id: String) { self.id = id }
     }
 
-    public var nodes: [Int: Node] = [:]
-    public var parts: [String: Part] = [:]
+    package var nodes: [Int: Node] = [:]
+    package var parts: [String: Part] = [:]
 
-    public init() {}
+    package init() {}
 
     // MARK: Operations
 
     /// Applies an operation as a realm would and returns how its write ends. A write that does
     /// not commit leaves the model unchanged.
-    public mutating func apply(_ operation: PropertyOperation) -> WriteOutcome {
+    package mutating func apply(_ operation: PropertyOperation) -> WriteOutcome {
         var scratch = self
         var recorded: LiveObjectsError.Code?
         var thrown: LiveObjectsError.Code?
@@ -440,7 +440,7 @@ public struct ReferenceModel: Sendable, Hashable {
 
     /// What a realm holding this model shows: objects, and `LinkingObjects` computed by inverting
     /// the forward links.
-    public var view: GraphView {
+    package var view: GraphView {
         var view = GraphView()
         view.nodes = nodes
         view.parts = parts
@@ -476,7 +476,7 @@ public struct ReferenceModel: Sendable, Hashable {
 
 extension ReferenceModel.Node {
     /// Every embedded note under the node with its path, parents first.
-    public var allNotes: [(NotePath, NoteValue)] {
+    package var allNotes: [(NotePath, NoteValue)] {
         var result: [(NotePath, NoteValue)] = []
         func visit(_ note: NoteValue, _ path: NotePath) {
             result.append((path, note))
@@ -490,7 +490,7 @@ extension ReferenceModel.Node {
     }
 
     /// The note at a path, if there is one.
-    public func note(at path: NotePath) -> NoteValue? {
+    package func note(at path: NotePath) -> NoteValue? {
         var current: NoteValue?
         switch path.root {
         case .note: current = note
@@ -549,25 +549,25 @@ extension ReferenceModel.Node {
 
 /// What can be observed of a realm of ``propertyTestModelTypes``: every object with its values,
 /// and every `LinkingObjects` as a sorted multiset (`LinkingObjects` promises no order).
-public struct GraphView: Sendable, Hashable {
-    public var nodes: [Int: ReferenceModel.Node] = [:]
-    public var parts: [String: ReferenceModel.Part] = [:]
+package struct GraphView: Sendable, Hashable {
+    package var nodes: [Int: ReferenceModel.Node] = [:]
+    package var parts: [String: ReferenceModel.Part] = [:]
     /// The number of embedded notes.
-    public var noteCount = 0
+    package var noteCount = 0
     /// `PropNode.referrers` by node id.
-    public var referrers: [Int: [Int]] = [:]
+    package var referrers: [Int: [Int]] = [:]
     /// `PropNode.followers` by node id.
-    public var followers: [Int: [Int]] = [:]
+    package var followers: [Int: [Int]] = [:]
     /// `PropNode.mentions` by node id, each note named by its path (`n3.notes[1]`).
-    public var mentions: [Int: [String]] = [:]
+    package var mentions: [Int: [String]] = [:]
     /// `PropPart.holders` by part id.
-    public var holders: [String: [Int]] = [:]
+    package var holders: [String: [Int]] = [:]
     /// `PropPart.pinners` by part id.
-    public var pinners: [String: [Int]] = [:]
+    package var pinners: [String: [Int]] = [:]
     /// `PropPart.supers` by part id.
-    public var supers: [String: [String]] = [:]
+    package var supers: [String: [String]] = [:]
 
-    public init() {}
+    package init() {}
 
     mutating func normalize() {
         referrers = referrers.mapValues { $0.sorted() }
@@ -579,7 +579,7 @@ public struct GraphView: Sendable, Hashable {
     }
 
     /// How `actual` differs from this (expected) view, one line per difference.
-    public func differences(from actual: GraphView) -> [String] {
+    package func differences(from actual: GraphView) -> [String] {
         if self == actual { return [] }
         var lines: [String] = []
         func compare<K: Hashable & Comparable, V: Equatable>(
