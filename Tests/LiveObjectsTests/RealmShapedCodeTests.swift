@@ -21,6 +21,20 @@ private func dogNames(_ realm: isolated Realm) -> [String] {
     realm.objects(Dog.self).sorted(by: \.id).map(\.name)
 }
 
+/// A player whose team is looked up by a synchronous getter, through the object's realm.
+final class RosterPlayer: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var teamName = ""
+    var team: RosterTeam? {
+        realm?.access { [teamName] in $0.object(ofType: RosterTeam.self, forPrimaryKey: teamName) }
+    }
+}
+
+final class RosterTeam: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var city = ""
+}
+
 /// Shapes of Realm code that compile as a Realm user writes them.
 @Suite struct RealmShapedCodeTests {
     @Test func functionValuesAreWritesAndReads() async throws {
@@ -104,6 +118,41 @@ private func dogNames(_ realm: isolated Realm) -> [String] {
             try await realm.write { try $0.create(Dog.self, value: ["id": 1, "name": "again"]) }
         }
         #expect(try await realm.read { $0.objects(Dog.self).count } == 2)
+    }
+
+    /// Realm's `self.realm` in a model's getter: a live object finds its realm and reads it
+    /// synchronously, on a realm of its own executor and on a main-actor one alike.
+    @Test func aModelsGetterReadsItsRealmSynchronously() async throws {
+        let configuration = Realm.Configuration(
+            identifier: "roster-\(UUID())", objectTypes: [RosterPlayer.self, RosterTeam.self])
+        let realm = try await Realm.open(configuration)
+        let city = try await realm.write { realm in
+            try realm.create(RosterTeam.self, value: ["name": "Mets", "city": "New York"])
+            let ann = try realm.create(RosterPlayer.self, value: ["name": "Ann", "teamName": "Mets"])
+            #expect(ann.realm === realm)
+            return ann.team?.city
+        }
+        #expect(city == "New York")
+        #expect(RosterPlayer().realm == nil)
+        let frozen = try await realm.read { $0.object(ofType: RosterPlayer.self, forPrimaryKey: "Ann")?.freeze() }
+        #expect(frozen?.teamName == "Mets")
+        try await realm.close()
+
+        let main = try await Realm.open(configuration, on: MainActor.shared)
+        let team = await MainActor.run {
+            main.access { realm in
+                realm.objects(RosterPlayer.self).first.flatMap { $0.team?.name }
+            }
+        }
+        #expect(team == nil, "a closed in-memory realm starts empty")
+        try await main.write { realm in
+            try realm.create(RosterTeam.self, value: ["name": "Cubs", "city": "Chicago"])
+            try realm.create(RosterPlayer.self, value: ["name": "Bea", "teamName": "Cubs"])
+        }
+        let mainCity = await MainActor.run {
+            main.access { $0.object(ofType: RosterPlayer.self, forPrimaryKey: "Bea")?.team?.city }
+        }
+        #expect(mainCity == "Chicago")
     }
 
     /// A frozen object reads every property as a member, as a frozen Realm object does: links

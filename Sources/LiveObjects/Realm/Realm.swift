@@ -38,7 +38,8 @@ public actor Realm {
         self.configuration = configuration
         self.schema = schema
         self.home = actor ?? RealmExecutor()
-        self.store = try Store(schema: schema)
+        let owned = try Store(schema: schema)
+        self.store = owned
         store.isLive = true
         store.queries.maximumWork = max(configuration.maximumQueryWork, 0)
         for type in configuration.objectTypes {
@@ -56,6 +57,7 @@ public actor Realm {
             throw error
         }
         configuration.storage.backend?.attach(self)
+        owned.owner = self
     }
 
     /// Checks that every value of an enum property (``PersistableEnum``) that storage loaded is
