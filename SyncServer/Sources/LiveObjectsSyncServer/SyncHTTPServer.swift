@@ -25,7 +25,9 @@ public struct SyncHTTPServer: Sendable {
         public var maximumBodySize: Int
         /// The longest long poll. Default: 60 s.
         public var maximumWait: Duration
-        /// How often a long poll re-reads the database even without a notification. Default: 2 s.
+        /// How often a long poll re-reads the database while the process is not listening for
+        /// notifications (starting, or reconnecting to the database). While it listens, an
+        /// idle long poll reads the database once, then waits for a notification. Default: 2 s.
         public var recheckInterval: Duration
 
         /// Creates a configuration; every argument has the default documented on its property.
@@ -42,12 +44,17 @@ public struct SyncHTTPServer: Sendable {
     let store: SyncStore
     let notifier: ChangeNotifier
     let configuration: Configuration
+    let metrics: SyncMetrics
 
-    /// Creates the HTTP side over a store and this process's notifier.
-    public init(store: SyncStore, notifier: ChangeNotifier, configuration: Configuration = .init()) {
+    /// Creates the HTTP side over a store and this process's notifier, counting into `metrics`.
+    public init(
+        store: SyncStore, notifier: ChangeNotifier, configuration: Configuration = .init(),
+        metrics: SyncMetrics = SyncMetrics()
+    ) {
         self.store = store
         self.notifier = notifier
         self.configuration = configuration
+        self.metrics = metrics
     }
 
     /// The responder for Hummingbird's `Application`.
@@ -60,6 +67,13 @@ public struct SyncHTTPServer: Sendable {
     }
 
     func respond(to request: Request, context: SyncRequestContext) async -> Response {
+        let response = await answer(request, context: context)
+        metrics.add(.requests)
+        if response.status.code >= 400 { metrics.add(.errors) }
+        return response
+    }
+
+    private func answer(_ request: Request, context: SyncRequestContext) async -> Response {
         do {
             return try await route(request, context: context)
         } catch let error as SyncServerError {
@@ -78,6 +92,10 @@ public struct SyncHTTPServer: Sendable {
             String($0).removingPercentEncoding ?? String($0)
         }
         guard let version = parts.first else { throw SyncServerError(.notFound, "no route \(request.uri.path)") }
+        if parts.count == 1, request.method == .get {
+            if version == "health" { return try await health() }
+            if version == "metrics" { return metricsText() }
+        }
         guard version == "v1" else {
             if version.first == "v", Int(version.dropFirst()) != nil {
                 throw SyncServerError(
@@ -121,6 +139,27 @@ public struct SyncHTTPServer: Sendable {
         return Self.json(try encoder.encode(limits))
     }
 
+    /// 200 when the database answers, 503 when it does not (for a load balancer or an
+    /// orchestrator's probe); no token needed, nothing about the data in the answer.
+    private func health() async throws -> Response {
+        do {
+            try await store.ping()
+            let state = notifier.isListening ? "listening" : "rechecking"
+            return Self.json(Data(#"{"database":"ok","notifications":"\#(state)","status":"ok"}"#.utf8))
+        } catch {
+            store.logger.warning("health check: the database did not answer: \(error)")
+            return Self.json(
+                Data(#"{"database":"unreachable","status":"unavailable"}"#.utf8), status: .serviceUnavailable)
+        }
+    }
+
+    /// The process's counters as Prometheus text.
+    private func metricsText() -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.prometheusText(listening: notifier.isListening))))
+    }
+
     private static func bearerToken(_ request: Request) -> String? {
         guard let header = request.headers[.authorization] else { return nil }
         let prefix = "Bearer "
@@ -152,7 +191,9 @@ public struct SyncHTTPServer: Sendable {
                 throw SyncServerError(.badRequest, "the key \(change.key) appears twice in one push")
             }
         }
-        let receipts = try await store.push(body, access: access)
+        metrics.add(.pushes)
+        metrics.add(.changes, body.changes.count)
+        let receipts = try await metrics.timingDatabase { try await store.push(body, access: access) }
         struct Answer: Encodable { var receipts: [SyncStore.Receipt] }
         return Self.json(try JSONEncoder().encode(Answer(receipts: receipts)))
     }
@@ -184,17 +225,25 @@ public struct SyncHTTPServer: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + wait
         var page: SyncStore.Page
+        metrics.add(.pulls)
         while true {
             let subscription = wait > .zero ? notifier.subscribe(space: access.spaceID) : nil
-            page = try await store.pull(access: access, after: after, limit: limit)
+            metrics.add(.pullReads)
+            page = try await metrics.timingDatabase { try await store.pull(access: access, after: after, limit: limit) }
             let remaining = deadline - clock.now
             guard page.objects.isEmpty, remaining > .zero, let subscription else {
                 subscription?.cancel()
                 break
             }
-            _ = await subscription.next(within: min(remaining, configuration.recheckInterval))
+            // Listening, a notification (or the listener stopping) wakes the poll: it reads the
+            // database again only then. Not listening, it rechecks by time.
+            let listening = notifier.isListening
+            let interval = listening ? remaining : min(remaining, configuration.recheckInterval)
+            let woken = await metrics.waiting { await subscription.next(within: interval) }
             subscription.cancel()
-            if Task.isCancelled { break }
+            // Not woken while listening: the time is up and nothing changed; the empty page
+            // read before is still the answer.
+            if Task.isCancelled || (!woken && listening) { break }
         }
         let cursor = try JSONEncoder().encode("v1.\(page.cursor)")
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"

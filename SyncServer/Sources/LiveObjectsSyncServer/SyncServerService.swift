@@ -16,17 +16,21 @@ public struct SyncServerService: Sendable {
     public var http: SyncHTTPServer.Configuration
     /// The logger.
     public var logger: Logger
+    /// The process's counters, served at `GET /metrics`.
+    public var metrics: SyncMetrics
 
     /// Creates a server description.
     public init(
         database: DatabaseConfiguration, host: String = "127.0.0.1", port: Int = 8080,
-        http: SyncHTTPServer.Configuration = .init(), logger: Logger = Logger(label: "liveobjects-sync-server")
+        http: SyncHTTPServer.Configuration = .init(), logger: Logger = Logger(label: "liveobjects-sync-server"),
+        metrics: SyncMetrics = SyncMetrics()
     ) {
         self.database = database
         self.host = host
         self.port = port
         self.http = http
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// Runs the server until the task is cancelled.
@@ -48,7 +52,7 @@ public struct SyncServerService: Sendable {
                 throw SyncServerError(
                     .internal, "the database \(database) cannot be used: \(String(reflecting: error))")
             }
-            let server = SyncHTTPServer(store: store, notifier: notifier, configuration: http)
+            let server = SyncHTTPServer(store: store, notifier: notifier, configuration: http, metrics: metrics)
             let application = Application(
                 responder: server.responder,
                 configuration: .init(address: .hostname(host, port: port), serverName: "liveobjects-sync-server"),

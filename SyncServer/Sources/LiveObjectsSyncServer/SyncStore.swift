@@ -38,6 +38,11 @@ public struct SyncStore: Sendable {
         if !applied.isEmpty { logger.info("applied schema migrations \(applied)") }
     }
 
+    /// Checks that the database answers (`SELECT 1`).
+    func ping() async throws {
+        for try await _ in try await client.query("SELECT 1", logger: logger) {}
+    }
+
     // MARK: Accounts
 
     /// The SHA-256 of a token, in hexadecimal: all the database keeps of it.
