@@ -17,6 +17,23 @@ public final class ChangeNotifier: Sendable {
     private let waiters = Mutex<[UInt64: Waiter]>([:])
     private let counter = Atomic<UInt64>(0)
     private let listening = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+
+    /// Whether the server is shutting down: long polls answer at once.
+    public var isShuttingDown: Bool { stopping.load(ordering: .acquiring) }
+
+    /// Starts the shutdown: every waiting long poll is woken to answer what it has, and later
+    /// ones do not wait.
+    ///
+    /// - Returns: The number of long polls woken.
+    @discardableResult
+    public func shutDown() -> Int {
+        stopping.store(true, ordering: .releasing)
+        return waiters.withLock { waiters in
+            for waiter in waiters.values { waiter.continuation.yield() }
+            return waiters.count
+        }
+    }
 
     /// Whether the process listens for notifications now. While it does, a long poll waits for
     /// one without reading the database again; while it does not (starting, or reconnecting

@@ -231,7 +231,7 @@ public struct SyncHTTPServer: Sendable {
             metrics.add(.pullReads)
             page = try await metrics.timingDatabase { try await store.pull(access: access, after: after, limit: limit) }
             let remaining = deadline - clock.now
-            guard page.objects.isEmpty, remaining > .zero, let subscription else {
+            guard page.objects.isEmpty, remaining > .zero, !notifier.isShuttingDown, let subscription else {
                 subscription?.cancel()
                 break
             }
@@ -243,7 +243,7 @@ public struct SyncHTTPServer: Sendable {
             subscription.cancel()
             // Not woken while listening: the time is up and nothing changed; the empty page
             // read before is still the answer.
-            if Task.isCancelled || (!woken && listening) { break }
+            if Task.isCancelled || notifier.isShuttingDown || (!woken && listening) { break }
         }
         let cursor = try JSONEncoder().encode("v1.\(page.cursor)")
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"

@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Hummingbird
 import Logging
 import NIOCore
@@ -18,6 +20,11 @@ public struct SyncServerService: Sendable {
     public var logger: Logger
     /// The process's counters, served at `GET /metrics`.
     public var metrics: SyncMetrics
+    /// Whether SIGTERM and SIGINT shut the server down gracefully: it stops accepting
+    /// connections, answers the open long polls at once, lets requests in flight (pushes)
+    /// finish, logs each step, and ``run(onListening:)`` returns. Off by default (a test or an
+    /// embedding app stops the server by cancelling its task); the command line's `serve` sets it.
+    public var stopsOnSignals = false
 
     /// Creates a server description.
     public init(
@@ -58,9 +65,35 @@ public struct SyncServerService: Sendable {
                 configuration: .init(address: .hostname(host, port: port), serverName: "liveobjects-sync-server"),
                 onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
                 logger: logger)
-            group.addTask { try await application.run() }
+            if stopsOnSignals {
+                let signals = Self.onTermination { signal in
+                    let polls = notifier.shutDown()
+                    logger.notice(
+                        "shutting down on \(signal): no new connections, \(polls) open long poll(s) answered, requests in flight finish"
+                    )
+                }
+                group.addTask {
+                    defer { signals.forEach { $0.cancel() } }
+                    try await application.runService()
+                    logger.notice("stopped")
+                }
+            } else {
+                group.addTask { try await application.run() }
+            }
             try await group.next()
             group.cancelAll()
+        }
+    }
+
+    /// Calls `handler` on SIGTERM and SIGINT (the application's own handlers, which start the
+    /// graceful shutdown of the HTTP server, hear them too).
+    private static func onTermination(_ handler: @escaping @Sendable (String) -> Void) -> [any DispatchSourceSignal] {
+        [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")].map { number, name in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { handler(name) }
+            source.resume()
+            return source
         }
     }
 

@@ -3,6 +3,10 @@ import LiveObjectsSync
 import LiveObjectsSyncServer
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// What an operator sees: health, metrics, and the database work of idle long polls.
 @Suite struct OperationsTests {
     /// Waits until the server listens for notifications (it starts listening a moment after it
@@ -65,5 +69,40 @@ import Testing
         let (_, answer) = try await poll
         #expect(answer.contains("woken"), "\(answer)")
         #expect(server.metrics.value(.pullReads) - woken == 2, "the first read, and one on the notification")
+    }
+}
+
+extension OperationsTests {
+    /// A request to a server process.
+    func request(_ base: URL, _ path: String, token: String? = nil) async throws -> (Int, String) {
+        var request = URLRequest(url: URL(string: base.absoluteString + path)!)
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+
+    /// SIGTERM to `liveobjects-sync-server serve`: the open long poll is answered (an empty page,
+    /// not a cut connection), the process logs its shutdown and exits with status 0.
+    @Test func sigtermAnswersOpenPollsAndStopsCleanly() async throws {
+        let harness = try await ServerHarness.start()
+        defer { Task { await harness.stop() } }
+        let token = try await harness.user("ann", .reader)
+        let process = try ServerProcess.start()
+        for _ in 0..<2000 {
+            if try await request(process.baseURL, "/metrics").1.contains("liveobjects_sync_listening 1") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        async let poll = request(process.baseURL, "/v1/spaces/\(harness.space)/pull?wait=60", token: token)
+        for _ in 0..<2000 {
+            if try await request(process.baseURL, "/metrics").1.contains("liveobjects_sync_waiting_polls 1") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let (status, output) = process.terminate()
+        let (code, body) = try await poll
+        #expect(code == 200 && body.contains(#""changes":[]"#), "\(code) \(body)")
+        #expect(status == 0, "\(output)")
+        #expect(
+            output.contains("shutting down on SIGTERM") && output.contains("1 open long poll(s) answered"), "\(output)")
+        #expect(output.contains("stopped"), "\(output)")
     }
 }

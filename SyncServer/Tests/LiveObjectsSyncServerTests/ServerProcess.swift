@@ -45,6 +45,7 @@ final class ServerProcess: Sendable {
         process.arguments = ["serve", "--port", "0"]
         let pipe = Pipe()
         process.standardOutput = pipe
+        process.standardError = pipe  // the log
         let output = Output()
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
@@ -109,6 +110,19 @@ final class ServerProcess: Sendable {
     func stop() {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
+    }
+
+    /// Sends SIGTERM and waits for the process: its exit status and everything it printed.
+    func terminate() -> (status: Int32, output: String) {
+        process.terminate()
+        process.waitUntilExit()
+        // What the pipe still holds after the process ended.
+        if let pipe = process.standardOutput as? Pipe {
+            pipe.fileHandleForReading.readabilityHandler = nil
+            let rest = pipe.fileHandleForReading.readDataToEndOfFile()
+            output.text.withLock { $0 += String(decoding: rest, as: UTF8.self) }
+        }
+        return (process.terminationStatus, output.text.withLock { $0 })
     }
 }
 
