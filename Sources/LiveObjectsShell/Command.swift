@@ -103,7 +103,7 @@ package enum Command: Hashable, Sendable {
 package struct ShellError: Error, Sendable, Equatable {
     package var message: String
     /// The text to show with a caret, and the UTF-8 offset of the caret in it.
-    package var caret: Caret?
+    var caret: Caret?
 
     package struct Caret: Sendable, Equatable {
         package var line: String

@@ -9,7 +9,7 @@ package enum CommandLineTool {
 
     /// The exit codes.
     package enum ExitCode {
-        package static let success: Int32 = 0
+        static let success: Int32 = 0
         /// A command failed in a script or `-c`, or opening the realm failed.
         package static let failure: Int32 = 1
         /// The command line was not valid.

@@ -92,14 +92,14 @@ package final class Shell {
     package internal(set) var hasUnsavedChanges = false
     var watches: [Watch] = []
     /// Raised by Ctrl-C at a terminal: the running command stops and changes nothing.
-    package let interruption: InterruptFlag
+    let interruption: InterruptFlag
     /// The line of the script the command being run starts on, named in its errors.
-    package var scriptLine: Int?
+    var scriptLine: Int?
 
     /// Where the change sets of commits made by other processes are printed, from the task
     /// following a watch, as they arrive (at a terminal: above the line being edited). When nil,
     /// they are printed before the next command's output.
-    package var liveOutput: (@Sendable (String) -> Void)?
+    var liveOutput: (@Sendable (String) -> Void)?
     let liveQueue = LiveQueue()
     var liveSink: @Sendable (String) -> Void {
         if let liveOutput { return liveOutput }
@@ -157,7 +157,7 @@ package final class Shell {
     }
 
     /// Runs one command (one piece of ``CommandSplitter``'s output).
-    package func runCommand(_ line: String) async -> Outcome {
+    func runCommand(_ line: String) async -> Outcome {
         let command: Command
         do {
             guard let parsed = try CommandParser.parse(line) else { return .succeeded }
@@ -235,7 +235,7 @@ package final class Shell {
 
     /// At the end of input at a terminal (Ctrl-D): asks before losing an open transaction or
     /// unsaved changes. Returns false to stay in the shell.
-    package func confirmEnd() async -> Bool {
+    func confirmEnd() async -> Bool {
         if inTransaction {
             guard let ask = io.ask, ask("A transaction is open. Roll it back and quit? [y/N] ") == true else {
                 return false

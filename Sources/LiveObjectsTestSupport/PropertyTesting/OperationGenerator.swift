@@ -6,8 +6,8 @@
 package struct OperationGenerator {
     /// Node ids are drawn from `0..<nodeIDs`, part ids from `"p0"..<"p\(partIDs)"`: few enough
     /// that links, duplicates and collisions are frequent.
-    package static let nodeIDs = 10
-    package static let partIDs = 8
+    static let nodeIDs = 10
+    static let partIDs = 8
 
     private var rng: SeededRandomNumberGenerator
     /// The state the operations generated so far lead to.

@@ -593,7 +593,7 @@ package enum RealmDriver {
     /// What the realm shows through one API: every object with its values, and every
     /// `LinkingObjects`. Problems found on the way (two objects with one primary key, a link that
     /// does not resolve, a `LinkingObjects` entry that is no reachable note) are returned too.
-    package static func observe(_ realm: isolated Realm, through api: API) -> (view: GraphView, problems: [String]) {
+    static func observe(_ realm: isolated Realm, through api: API) -> (view: GraphView, problems: [String]) {
         api == .typed ? observeTyped(realm) : observeDynamic(realm)
     }
 

@@ -500,7 +500,7 @@ package struct ReferenceModel: Sendable, Hashable {
 
 extension ReferenceModel.Node {
     /// Every embedded note under the node with its path, parents first.
-    package var allNotes: [(NotePath, NoteValue)] {
+    var allNotes: [(NotePath, NoteValue)] {
         var result: [(NotePath, NoteValue)] = []
         func visit(_ note: NoteValue, _ path: NotePath) {
             result.append((path, note))
@@ -577,19 +577,19 @@ package struct GraphView: Sendable, Hashable {
     package var nodes: [Int: ReferenceModel.Node] = [:]
     package var parts: [String: ReferenceModel.Part] = [:]
     /// The number of embedded notes.
-    package var noteCount = 0
+    var noteCount = 0
     /// `PropNode.referrers` by node id.
-    package var referrers: [Int: [Int]] = [:]
+    var referrers: [Int: [Int]] = [:]
     /// `PropNode.followers` by node id.
-    package var followers: [Int: [Int]] = [:]
+    var followers: [Int: [Int]] = [:]
     /// `PropNode.mentions` by node id, each note named by its path (`n3.notes[1]`).
-    package var mentions: [Int: [String]] = [:]
+    var mentions: [Int: [String]] = [:]
     /// `PropPart.holders` by part id.
     package var holders: [String: [Int]] = [:]
     /// `PropPart.pinners` by part id.
-    package var pinners: [String: [Int]] = [:]
+    var pinners: [String: [Int]] = [:]
     /// `PropPart.supers` by part id.
-    package var supers: [String: [String]] = [:]
+    var supers: [String: [String]] = [:]
 
     package init() {}
 
