@@ -103,7 +103,7 @@ package enum Command: Hashable, Sendable {
 package struct ShellError: Error, Sendable, Equatable {
     package var message: String
     /// The text to show with a caret, and the UTF-8 offset of the caret in it.
-    package var caret: Caret?
+    var caret: Caret?
 
     package struct Caret: Sendable, Equatable {
         package var line: String
@@ -359,21 +359,33 @@ package struct CommandParser {
         if position == bytes.count || bytes[position] == UInt8(ascii: "#") { return nil }
         let nameStart = position
         guard let name = word() else { throw error("expected a command", at: nameStart) }
-        guard let doc = CommandDoc.named(name) else {
-            let names = CommandDoc.all.flatMap { [$0.name] + $0.aliases }
-            let rest = String(decoding: bytes[position...], as: UTF8.self)
-            let spelling =
-                Suggestion.shellSpelling(
-                    of: name, arguments: rest.split(whereSeparator: \.isWhitespace).map(String.init))
-                ?? Suggestion.closest(to: name, among: names)
-            let suggestion = spelling.map { " did you mean '\($0)'?" } ?? ""
-            throw ShellError("unknown command '\(name)';\(suggestion) type 'help' for the list")
-        }
-        let command = doc.name
-        func typeName() throws(ShellError) -> String {
-            guard let t = word() else { throw usage(command) }
-            return t
-        }
+        guard let doc = CommandDoc.named(name) else { throw unknownCommand(name) }
+        let result = try arguments(of: doc.name)
+        try requireEnd(doc.name)
+        return result
+    }
+
+    /// The error for a word that names no command, with the shell's own spelling of what was
+    /// likely meant.
+    func unknownCommand(_ name: String) -> ShellError {
+        let names = CommandDoc.all.flatMap { [$0.name] + $0.aliases }
+        let rest = String(decoding: bytes[position...], as: UTF8.self)
+        let spelling =
+            Suggestion.shellSpelling(
+                of: name, arguments: rest.split(whereSeparator: \.isWhitespace).map(String.init))
+            ?? Suggestion.closest(to: name, among: names)
+        let suggestion = spelling.map { " did you mean '\($0)'?" } ?? ""
+        return ShellError("unknown command '\(name)';\(suggestion) type 'help' for the list")
+    }
+
+    /// A type name, or the usage of `command`.
+    mutating func typeName(_ command: String) throws(ShellError) -> String {
+        guard let t = word() else { throw usage(command) }
+        return t
+    }
+
+    /// The arguments of `command` (a command's name, not an alias), up to the end of the line.
+    mutating func arguments(of command: String) throws(ShellError) -> Command {
         let result: Command
         switch command {
         case "help":
@@ -383,43 +395,24 @@ package struct CommandParser {
         case "schema": result = .schema(word())
         case "define": result = .define(try definition())
         case "create":
-            let type = try typeName()
+            let type = try typeName(command)
             skipSpace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw usage(command) }
             result = .create(type: type, values: try json())
         case "get":
-            let type = try typeName()
+            let type = try typeName(command)
             result = .get(type: type, key: try reference(command))
         case "query":
             result = .query(try queryRequest(command))
         case "count":
-            let type = try typeName()
+            let type = try typeName(command)
             var predicate: PredicateText?
             if keyword("where") { predicate = try self.predicate(stoppingAt: []) }
             result = .count(type: type, predicate: predicate)
         case "update":
-            let type = try typeName()
-            if keyword("where") {
-                let predicate = try self.predicate(stoppingAt: ["set"])
-                guard keyword("set") else { throw usage(command) }
-                var assignments: [Assignment] = []
-                repeat {
-                    guard let property = word() else { throw usage(command) }
-                    try expect("=", for: command)
-                    assignments.append(Assignment(property: property, value: try json()))
-                    skipSpace()
-                    guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else { break }
-                    position += 1
-                } while true
-                result = .updateWhere(type: type, predicate: predicate, assignments: assignments)
-            } else {
-                let key = try reference(command)
-                skipSpace()
-                guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw usage(command) }
-                result = .updateObject(type: type, key: key, values: try json())
-            }
+            result = try update()
         case "delete":
-            let type = try typeName()
+            let type = try typeName(command)
             if keyword("where") {
                 result = .deleteWhere(type: type, predicate: try predicate(stoppingAt: []))
             } else {
@@ -438,33 +431,63 @@ package struct CommandParser {
             result = .unwatch(name)
         case "watches": result = .watches
         case "import", "export":
-            let first = try path(command)
-            let type: String?
-            let file: String
-            if atEnd {
-                type = nil
-                file = first
-            } else {
-                type = first
-                file = try path(command)
-            }
-            result = command == "import" ? .importFile(type: type, path: file) : .export(type: type, path: file)
+            result = try transfer(command)
         case "save": result = .save
         case "stats": result = .stats
-        case "mode":
-            let start = position
-            if let w = word() {
-                guard let mode = OutputMode(rawValue: w.lowercased()) else {
-                    throw error("unknown output mode '\(w)'; the modes are table, vertical, json and csv", at: start)
-                }
-                result = .mode(mode)
-            } else {
-                result = .mode(nil)
-            }
+        case "mode": result = .mode(try outputMode())
         default: result = .quit
         }
-        try requireEnd(command)
         return result
+    }
+
+    /// `update TYPE KEY {JSON}` or `update TYPE where PREDICATE set PROPERTY = VALUE, ...`,
+    /// after `update`.
+    mutating func update() throws(ShellError) -> Command {
+        let command = "update"
+        let type = try typeName(command)
+        guard keyword("where") else {
+            let key = try reference(command)
+            skipSpace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw usage(command) }
+            return .updateObject(type: type, key: key, values: try json())
+        }
+        let predicate = try self.predicate(stoppingAt: ["set"])
+        guard keyword("set") else { throw usage(command) }
+        var assignments: [Assignment] = []
+        repeat {
+            guard let property = word() else { throw usage(command) }
+            try expect("=", for: command)
+            assignments.append(Assignment(property: property, value: try json()))
+            skipSpace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else { break }
+            position += 1
+        } while true
+        return .updateWhere(type: type, predicate: predicate, assignments: assignments)
+    }
+
+    /// `import [TYPE] FILE` or `export [TYPE] FILE`, after the command's name.
+    mutating func transfer(_ command: String) throws(ShellError) -> Command {
+        let first = try path(command)
+        let type: String?
+        let file: String
+        if atEnd {
+            type = nil
+            file = first
+        } else {
+            type = first
+            file = try path(command)
+        }
+        return command == "import" ? .importFile(type: type, path: file) : .export(type: type, path: file)
+    }
+
+    /// The mode of `mode [MODE]`, or nil without one.
+    mutating func outputMode() throws(ShellError) -> OutputMode? {
+        let start = position
+        guard let w = word() else { return nil }
+        guard let mode = OutputMode(rawValue: w.lowercased()) else {
+            throw error("unknown output mode '\(w)'; the modes are table, vertical, json and csv", at: start)
+        }
+        return mode
     }
 
     mutating func queryRequest(_ command: String) throws(ShellError) -> QueryRequest {

@@ -9,7 +9,7 @@ package enum CommandLineTool {
 
     /// The exit codes.
     package enum ExitCode {
-        package static let success: Int32 = 0
+        static let success: Int32 = 0
         /// A command failed in a script or `-c`, or opening the realm failed.
         package static let failure: Int32 = 1
         /// The command line was not valid.
@@ -187,50 +187,10 @@ package enum CommandLineTool {
             return ExitCode.success
         }
 
-        // Open the realm.
-        let realm: Realm
-        let storage: ShellStorage
-        do {
-            if let file = options.file {
-                guard let store = environment.fileStore else {
-                    environment.errorOutput("Error: file realms need the Persistence module, not available yet")
-                    return ExitCode.failure
-                }
-                realm = try await store.open(path: file, create: options.create)
-                storage = .file(path: file, store: store)
-            } else if options.demo {
-                realm = try await Demo.open()
-                storage = .memory
-            } else {
-                realm = try await Realm.open(.init(identifier: "liveobj-\(UUID())", schema: Schema([])))
-                storage = .memory
-            }
-        } catch let error as LiveObjectsError {
-            environment.errorOutput("Error: " + Operations.message(error))
-            return ExitCode.failure
-        } catch {
-            environment.errorOutput("Error: \(error)")
-            return ExitCode.failure
-        }
-
+        guard let (realm, storage) = await openRealm(options, environment) else { return ExitCode.failure }
         let interactive = environment.isInteractive && options.commands.isEmpty
         let terminal = interactive ? environment.terminal : nil
-        let ask: ((String) -> Bool?)? =
-            interactive
-            ? { question in
-                let answer: String?
-                if let terminal {
-                    guard case .line(let line) = terminal.readLine(prompt: question, usesHistory: false) else {
-                        return nil
-                    }
-                    answer = line
-                } else {
-                    environment.prompt(question)
-                    answer = environment.readLine()
-                }
-                guard let answer else { return nil }
-                return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
-            } : nil
+        let ask: ((String) -> Bool?)? = interactive ? question(terminal, environment) : nil
         let shell = Shell(
             realm: realm, storage: storage, json: options.json, mode: options.mode,
             io: ShellIO(
@@ -254,32 +214,55 @@ package enum CommandLineTool {
         return code
     }
 
+    /// Opens the realm the options name: a file, the demo, or an empty realm in memory. On an
+    /// error, says why and returns nil.
+    static func openRealm(_ options: Options, _ environment: Environment) async -> (Realm, ShellStorage)? {
+        do {
+            if let file = options.file {
+                guard let store = environment.fileStore else {
+                    environment.errorOutput("Error: file realms need the Persistence module, not available yet")
+                    return nil
+                }
+                return (try await store.open(path: file, create: options.create), .file(path: file, store: store))
+            } else if options.demo {
+                return (try await Demo.open(), .memory)
+            } else {
+                return (try await Realm.open(.init(identifier: "liveobj-\(UUID())", schema: Schema([]))), .memory)
+            }
+        } catch let error as LiveObjectsError {
+            environment.errorOutput("Error: " + Operations.message(error))
+            return nil
+        } catch {
+            environment.errorOutput("Error: \(error)")
+            return nil
+        }
+    }
+
+    /// Asks a yes/no question at the terminal, or on standard input and output.
+    static func question(_ terminal: TerminalLineReader?, _ environment: Environment) -> (String) -> Bool? {
+        return { question in
+            let answer: String?
+            if let terminal {
+                guard case .line(let line) = terminal.readLine(prompt: question, usesHistory: false) else {
+                    return nil
+                }
+                answer = line
+            } else {
+                environment.prompt(question)
+                answer = environment.readLine()
+            }
+            guard let answer else { return nil }
+            return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+        }
+    }
+
     /// Runs the commands of `-c`, of the terminal or of standard input.
     static func run(
         _ shell: Shell, options: Options, environment: Environment, terminal: TerminalLineReader?
     ) async -> Int32 {
         let interactive = environment.isInteractive && options.commands.isEmpty
-        // -c: run the commands, stop at the first failure.
-        if !options.commands.isEmpty {
-            for command in options.commands {
-                switch await shell.run(command) {
-                case .failed: return await shell.finishAfterFailure()
-                case .quit: return ExitCode.success
-                case .succeeded: continue
-                }
-            }
-            return await shell.finish() ? ExitCode.success : ExitCode.failure
-        }
-
-        if interactive {
-            let what: String
-            switch shell.storage {
-            case .memory:
-                what = options.demo ? "a demo realm in memory (people, dogs, toys, clubs)" : "an empty realm in memory"
-            case .file(let path, _): what = path
-            }
-            environment.output("liveobj \(version): \(what). Type 'help' for the commands, 'quit' to leave.")
-        }
+        if !options.commands.isEmpty { return await run(shell, commands: options.commands) }
+        if interactive { environment.output(greeting(shell, options)) }
         // Lines are read one at a time; a command left open (quotes, brackets) continues on the
         // next line with the continuation prompt.
         var splitter = CommandSplitter()
@@ -333,6 +316,29 @@ package enum CommandLineTool {
             }
         }
         return await shell.finish() ? ExitCode.success : ExitCode.failure
+    }
+
+    /// Runs the commands of `-c`, stopping at the first failure.
+    static func run(_ shell: Shell, commands: [String]) async -> Int32 {
+        for command in commands {
+            switch await shell.run(command) {
+            case .failed: return await shell.finishAfterFailure()
+            case .quit: return ExitCode.success
+            case .succeeded: continue
+            }
+        }
+        return await shell.finish() ? ExitCode.success : ExitCode.failure
+    }
+
+    /// The first line at the terminal: the version and the realm.
+    static func greeting(_ shell: Shell, _ options: Options) -> String {
+        let what: String
+        switch shell.storage {
+        case .memory:
+            what = options.demo ? "a demo realm in memory (people, dogs, toys, clubs)" : "an empty realm in memory"
+        case .file(let path, _): what = path
+        }
+        return "liveobj \(version): \(what). Type 'help' for the commands, 'quit' to leave."
     }
 
     /// Reads a line at the terminal on a thread of its own, not one of the threads that run

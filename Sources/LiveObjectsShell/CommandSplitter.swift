@@ -86,7 +86,7 @@ package struct CommandSplitter: Sendable {
     }
 
     /// Drops the started command (Ctrl-C on a continuation line).
-    package mutating func abandon() {
+    mutating func abandon() {
         current = []
         quote = nil
         escaped = false

@@ -22,7 +22,7 @@ package final class Dog: Object {
     @Persisted(deleteRule: .cascade) package var toys: List<DogToy>
     @Persisted(originProperty: "dogs") package var walkers: LinkingObjects<Person>
     /// Not stored.
-    package var isSelected = false
+    var isSelected = false
 }
 
 /// A toy; deleted with the dog that owns it (cascade).

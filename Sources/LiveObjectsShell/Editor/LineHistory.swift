@@ -39,7 +39,7 @@ package struct LineHistory: Sendable {
         }
     }
 
-    package let configuration: Configuration
+    let configuration: Configuration
     /// The commands, oldest first.
     package private(set) var entries: [String] = []
 

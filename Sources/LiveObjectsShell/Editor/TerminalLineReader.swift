@@ -27,9 +27,9 @@ package final class InterruptFlag: Sendable {
     package init() {}
 
     /// Whether Ctrl-C was pressed since the last ``clear()``.
-    package var isRaised: Bool { raised.load(ordering: .relaxed) }
+    var isRaised: Bool { raised.load(ordering: .relaxed) }
 
-    package func raise() { raised.store(true, ordering: .relaxed) }
+    func raise() { raised.store(true, ordering: .relaxed) }
 
     package func clear() { raised.store(false, ordering: .relaxed) }
 
@@ -79,7 +79,7 @@ package final class TerminalNotices: Sendable {
     init(wake: Int32) { self.wake = wake }
 
     /// Queues `text` (one or more lines) and wakes the reader.
-    package func post(_ text: String) {
+    func post(_ text: String) {
         queue.withLock { $0.append(text) }
         writeAll(wake, [1])
     }
@@ -127,7 +127,7 @@ package final class TerminalLineReader {
     /// Whether the terminal went away (end of file or an error reading it).
     package private(set) var isClosed = false
     /// Raised by Ctrl-C while no line is being read (a command is running).
-    package let interruption = InterruptFlag()
+    let interruption = InterruptFlag()
     /// Completes the word before the cursor.
     package var completer: ((String, Int) -> CompletionCandidates)? {
         get { editor.completer }
@@ -138,7 +138,7 @@ package final class TerminalLineReader {
     let wakeWrite: Int32
     /// Text printed above the line being edited, or before the next prompt when no line is
     /// being read.
-    package let notices: TerminalNotices
+    let notices: TerminalNotices
     var sources: [any DispatchSourceSignal] = []
 
     /// A reader on standard input and output, or nil when either is not a terminal.

@@ -268,7 +268,7 @@ package struct PropertyTestConfiguration: Sendable, Hashable {
     }
 
     /// The command that runs the one sequence of a seed again.
-    package func replayCommand(seed: UInt64) -> String {
+    func replayCommand(seed: UInt64) -> String {
         "LIVEOBJECTS_PROPERTY_SEED=\(seed) LIVEOBJECTS_PROPERTY_SEQUENCES=1 LIVEOBJECTS_PROPERTY_OPS=\(operations) "
             + "swift test --filter LiveObjectsTests.PropertyTests"
     }

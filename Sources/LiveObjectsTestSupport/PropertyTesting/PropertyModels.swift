@@ -45,7 +45,7 @@ package final class PropPart: Object {
 package final class PropNote: EmbeddedObject {
     @Persisted package var text = ""
     @Persisted package var ref: PropNode?
-    @Persisted package var subnotes: List<PropNote>
+    @Persisted var subnotes: List<PropNote>
 }
 
 /// The model types of the property-based harness.

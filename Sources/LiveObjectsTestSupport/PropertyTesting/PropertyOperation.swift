@@ -70,7 +70,7 @@ package struct NoteValue: Sendable, Hashable, CustomStringConvertible {
     package var text: String
     /// The id of the node the note links to.
     package var ref: Int?
-    package var subnotes: [NoteValue]
+    var subnotes: [NoteValue]
 
     package init(_ text: String, ref: Int? = nil, _ subnotes: [NoteValue] = []) {
         self.text = text
@@ -79,12 +79,12 @@ package struct NoteValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Every node id linked from this note or the notes nested in it.
-    package var allRefs: [Int] {
+    var allRefs: [Int] {
         (ref.map { [$0] } ?? []) + subnotes.flatMap(\.allRefs)
     }
 
     /// The note with its links (and nested notes' links) mapped.
-    package func mappingRefs(_ transform: (Int) -> Int?) -> NoteValue {
+    func mappingRefs(_ transform: (Int) -> Int?) -> NoteValue {
         NoteValue(text, ref: ref.flatMap(transform), subnotes.map { $0.mappingRefs(transform) })
     }
 

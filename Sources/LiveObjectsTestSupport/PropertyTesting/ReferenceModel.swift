@@ -115,6 +115,25 @@ package struct ReferenceModel: Sendable, Hashable {
     /// Applies one step inside a write.
     mutating func apply(_ step: Step) -> StepResult {
         switch step {
+        case .createNode, .upsertNode, .addNode, .createPart:
+            return applyCreation(step)
+        case .updateNode, .setLabel, .changeID, .setNext, .setPinned, .setSub:
+            return applyUpdate(step)
+        case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
+            .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
+            return applyListEdit(step)
+        case .setNote, .appendNote, .removeNote, .moveNote, .setNotes, .replaceNote:
+            return applyNoteListEdit(step)
+        case .editNote, .setNoteRef, .appendSubnote, .adoptNote, .deleteNote:
+            return applyNoteEdit(step)
+        case .deleteNodes, .deletePart, .deleteAll, .touchDeleted, .nestedWrite:
+            return applyDeletion(step)
+        }
+    }
+
+    /// Applies a step that creates objects (or updates them by primary key).
+    private mutating func applyCreation(_ step: Step) -> StepResult {
+        switch step {
         case let .createNode(id, tag, score, next, friends, note, _):
             if nodes[id] != nil { return .thrown(.duplicatePrimaryKey) }
             let existing = Set(nodes.keys)
@@ -130,7 +149,6 @@ package struct ReferenceModel: Sendable, Hashable {
             node.note = note
             nodes[id] = node
             return .ok
-
         case let .upsertNode(id, score, friends, _):
             if let friends, !friends.allSatisfy({ $0 == id || nodes[$0] != nil }) {
                 return .thrown(.missingValue)
@@ -140,7 +158,6 @@ package struct ReferenceModel: Sendable, Hashable {
             if let friends { node.friends = friends }
             nodes[id] = node
             return .ok
-
         case let .addNode(id, tag, friends, note, update):
             if nodes[id] != nil && update == .error { return .thrown(.duplicatePrimaryKey) }
             // Friends that do not exist are new nodes added with this one. The note links to
@@ -153,7 +170,6 @@ package struct ReferenceModel: Sendable, Hashable {
             for f in friends where f != id && nodes[f] == nil { nodes[f] = Node(id: f) }
             nodes[id] = node
             return .ok
-
         case let .createPart(id, label, sub, _):
             if parts[id] != nil { return .thrown(.duplicatePrimaryKey) }
             if let sub, sub != id, parts[sub] == nil { return .thrown(.missingValue) }
@@ -162,40 +178,49 @@ package struct ReferenceModel: Sendable, Hashable {
             part.sub = sub
             parts[id] = part
             return .ok
+        default:
+            preconditionFailure("applyCreation: not one of its cases: \(step)")
+        }
+    }
 
+    /// Applies a step that sets a property.
+    private mutating func applyUpdate(_ step: Step) -> StepResult {
+        switch step {
         case let .updateNode(id, tag, score, _):
             guard nodes[id] != nil else { return .ok }
             if let tag { nodes[id]!.tag = tag }
             if let score { nodes[id]!.score = score }
             return .ok
-
         case let .setLabel(id, label, _):
             guard parts[id] != nil else { return .ok }
             parts[id]!.label = label
             return .ok
-
         case let .changeID(id, to, api):
             guard nodes[id] != nil, to != id else { return .ok }
             return fail(.primaryKeyChange, api)
-
         case let .setNext(id, to, api):
             guard nodes[id] != nil else { return .ok }
             if let to, nodes[to] == nil { return missing(api) }
             nodes[id]!.next = to
             return .ok
-
         case let .setPinned(id, to, api):
             guard nodes[id] != nil else { return .ok }
             if let to, parts[to] == nil { return missing(api) }
             nodes[id]!.pinned = to
             return .ok
-
         case let .setSub(id, to, api):
             guard parts[id] != nil else { return .ok }
             if let to, parts[to] == nil { return missing(api) }
             parts[id]!.sub = to
             return .ok
+        default:
+            preconditionFailure("applyUpdate: not one of its cases: \(step)")
+        }
+    }
 
+    /// Applies a step that edits a list of links, numbers or parts.
+    private mutating func applyListEdit(_ step: Step) -> StepResult {
+        switch step {
         case let .insertFriend(id, at, friend, api):
             guard let node = nodes[id] else { return .ok }
             if api == .typed && nodes[friend] == nil { return .ok }
@@ -203,13 +228,11 @@ package struct ReferenceModel: Sendable, Hashable {
             if nodes[friend] == nil { return .thrown(.missingValue) }
             nodes[id]!.friends.insert(friend, at: at)
             return .ok
-
         case let .removeFriend(id, at, api):
             guard let node = nodes[id] else { return .ok }
             guard node.friends.indices.contains(at) else { return fail(.indexOutOfBounds, api) }
             nodes[id]!.friends.remove(at: at)
             return .ok
-
         case let .moveFriend(id, from, to, api):
             guard let node = nodes[id] else { return .ok }
             guard node.friends.indices.contains(from), node.friends.indices.contains(to) else {
@@ -217,7 +240,6 @@ package struct ReferenceModel: Sendable, Hashable {
             }
             nodes[id]!.friends.insert(nodes[id]!.friends.remove(at: from), at: to)
             return .ok
-
         case let .replaceFriend(id, at, friend, api):
             guard let node = nodes[id] else { return .ok }
             if api == .typed && nodes[friend] == nil { return .ok }
@@ -225,19 +247,16 @@ package struct ReferenceModel: Sendable, Hashable {
             if nodes[friend] == nil { return .thrown(.missingValue) }
             nodes[id]!.friends[at] = friend
             return .ok
-
         case let .insertNumber(id, at, value, api):
             guard let node = nodes[id] else { return .ok }
             guard (0...node.numbers.count).contains(at) else { return fail(.indexOutOfBounds, api) }
             nodes[id]!.numbers.insert(value, at: at)
             return .ok
-
         case let .removeNumber(id, at, api):
             guard let node = nodes[id] else { return .ok }
             guard node.numbers.indices.contains(at) else { return fail(.indexOutOfBounds, api) }
             nodes[id]!.numbers.remove(at: at)
             return .ok
-
         case let .moveNumber(id, from, to, api):
             guard let node = nodes[id] else { return .ok }
             guard node.numbers.indices.contains(from), node.numbers.indices.contains(to) else {
@@ -245,13 +264,11 @@ package struct ReferenceModel: Sendable, Hashable {
             }
             nodes[id]!.numbers.insert(nodes[id]!.numbers.remove(at: from), at: to)
             return .ok
-
         case let .setFriends(id, to, api):
             guard nodes[id] != nil else { return .ok }
             if api == .dynamic && !to.allSatisfy({ nodes[$0] != nil }) { return .thrown(.missingValue) }
             nodes[id]!.friends = to.filter { nodes[$0] != nil }
             return .ok
-
         case let .swapFriends(id, i, j):
             guard let node = nodes[id], i != j else { return .ok }
             guard node.friends.indices.contains(i), node.friends.indices.contains(j) else {
@@ -259,7 +276,6 @@ package struct ReferenceModel: Sendable, Hashable {
             }
             nodes[id]!.friends.swapAt(i, j)
             return .ok
-
         case let .clearList(id, list, _):
             guard nodes[id] != nil else { return .ok }
             switch list {
@@ -269,37 +285,39 @@ package struct ReferenceModel: Sendable, Hashable {
             case .notes: nodes[id]!.notes = []
             }
             return .ok
-
         case let .appendPart(id, part, api):
             guard nodes[id] != nil else { return .ok }
             if parts[part] == nil { return missing(api) }
             nodes[id]!.parts.append(part)
             return .ok
-
         case let .removePart(id, at, api):
             guard let node = nodes[id] else { return .ok }
             guard node.parts.indices.contains(at) else { return fail(.indexOutOfBounds, api) }
             nodes[id]!.parts.remove(at: at)
             return .ok
+        default:
+            preconditionFailure("applyListEdit: not one of its cases: \(step)")
+        }
+    }
 
+    /// Applies a step that sets a node's notes or edits its list of them.
+    private mutating func applyNoteListEdit(_ step: Step) -> StepResult {
+        switch step {
         case let .setNote(id, note, api):
             guard nodes[id] != nil else { return .ok }
             guard let note = resolved(note, api) else { return .thrown(.missingValue) }
             nodes[id]!.note = note
             return .ok
-
         case let .appendNote(id, note, api):
             guard nodes[id] != nil else { return .ok }
             guard let note = resolved(note, api) else { return .thrown(.missingValue) }
             nodes[id]!.notes.append(note)
             return .ok
-
         case let .removeNote(id, at, api):
             guard let node = nodes[id] else { return .ok }
             guard node.notes.indices.contains(at) else { return fail(.indexOutOfBounds, api) }
             nodes[id]!.notes.remove(at: at)
             return .ok
-
         case let .moveNote(id, from, to, api):
             guard let node = nodes[id] else { return .ok }
             guard node.notes.indices.contains(from), node.notes.indices.contains(to) else {
@@ -307,7 +325,6 @@ package struct ReferenceModel: Sendable, Hashable {
             }
             nodes[id]!.notes.insert(nodes[id]!.notes.remove(at: from), at: to)
             return .ok
-
         case let .setNotes(id, keep, new, api):
             guard let node = nodes[id] else { return .ok }
             let kept = keep.filter { node.notes.indices.contains($0) }
@@ -319,49 +336,56 @@ package struct ReferenceModel: Sendable, Hashable {
             }
             nodes[id]!.notes = notes
             return .ok
-
         case let .replaceNote(id, at, note):
             guard let node = nodes[id] else { return .ok }
             guard node.notes.indices.contains(at) else { return .recorded(.indexOutOfBounds) }
             nodes[id]!.notes[at] = resolved(note, .typed)!
             return .ok
+        default:
+            preconditionFailure("applyNoteListEdit: not one of its cases: \(step)")
+        }
+    }
 
+    /// Applies a step on a note found by its path.
+    private mutating func applyNoteEdit(_ step: Step) -> StepResult {
+        switch step {
         case let .editNote(id, path, text, _):
             _ = nodes[id]?.updateNote(at: path) { $0.text = text }
             return .ok
-
         case let .setNoteRef(id, path, to, api):
             guard nodes[id]?.note(at: path) != nil else { return .ok }
             if let to, nodes[to] == nil { return missing(api) }
             _ = nodes[id]!.updateNote(at: path) { $0.ref = to }
             return .ok
-
         case let .appendSubnote(id, path, note, api):
             guard nodes[id]?.note(at: path) != nil else { return .ok }
             guard let note = resolved(note, api) else { return .thrown(.missingValue) }
             _ = nodes[id]!.updateNote(at: path) { $0.subnotes.append(note) }
             return .ok
-
         case let .adoptNote(id, path, into, asList, api):
             guard nodes[id]?.note(at: path) != nil, nodes[into] != nil else { return .ok }
             // Setting a node's note to the note it already has changes nothing.
             if !asList && into == id && path == NotePath(.note) { return .ok }
             return fail(.embeddedObjectAlreadyOwned, api)
-
         case let .deleteNote(id, path, _):
             _ = nodes[id]?.removeNote(at: path)
             return .ok
+        default:
+            preconditionFailure("applyNoteEdit: not one of its cases: \(step)")
+        }
+    }
 
+    /// Applies a step that deletes objects, or writes inside a write.
+    private mutating func applyDeletion(_ step: Step) -> StepResult {
+        switch step {
         case let .deleteNodes(ids, api):
             if api == .typed {
                 return delete(nodes: ids, parts: []) ? .ok : .thrown(.deleteDenied)
             }
             for id in ids where !delete(nodes: [id], parts: []) { return .thrown(.deleteDenied) }
             return .ok
-
         case let .deletePart(id, _):
             return delete(nodes: [], parts: [id]) ? .ok : .thrown(.deleteDenied)
-
         case let .deleteAll(kind, _):
             let ok =
                 switch kind {
@@ -370,14 +394,14 @@ package struct ReferenceModel: Sendable, Hashable {
                 case .everything: delete(nodes: Array(nodes.keys), parts: Array(parts.keys))
                 }
             return ok ? .ok : .thrown(.deleteDenied)
-
         case let .touchDeleted(id, api):
             guard nodes[id] != nil else { return .ok }
             guard delete(nodes: [id], parts: []) else { return .thrown(.deleteDenied) }
             return fail(.objectInvalidated, api)
-
         case .nestedWrite:
             return .thrown(.alreadyInWriteTransaction)
+        default:
+            preconditionFailure("applyDeletion: not one of its cases: \(step)")
         }
     }
 
@@ -476,7 +500,7 @@ package struct ReferenceModel: Sendable, Hashable {
 
 extension ReferenceModel.Node {
     /// Every embedded note under the node with its path, parents first.
-    package var allNotes: [(NotePath, NoteValue)] {
+    var allNotes: [(NotePath, NoteValue)] {
         var result: [(NotePath, NoteValue)] = []
         func visit(_ note: NoteValue, _ path: NotePath) {
             result.append((path, note))
@@ -553,19 +577,19 @@ package struct GraphView: Sendable, Hashable {
     package var nodes: [Int: ReferenceModel.Node] = [:]
     package var parts: [String: ReferenceModel.Part] = [:]
     /// The number of embedded notes.
-    package var noteCount = 0
+    var noteCount = 0
     /// `PropNode.referrers` by node id.
-    package var referrers: [Int: [Int]] = [:]
+    var referrers: [Int: [Int]] = [:]
     /// `PropNode.followers` by node id.
-    package var followers: [Int: [Int]] = [:]
+    var followers: [Int: [Int]] = [:]
     /// `PropNode.mentions` by node id, each note named by its path (`n3.notes[1]`).
-    package var mentions: [Int: [String]] = [:]
+    var mentions: [Int: [String]] = [:]
     /// `PropPart.holders` by part id.
     package var holders: [String: [Int]] = [:]
     /// `PropPart.pinners` by part id.
-    package var pinners: [String: [Int]] = [:]
+    var pinners: [String: [Int]] = [:]
     /// `PropPart.supers` by part id.
-    package var supers: [String: [String]] = [:]
+    var supers: [String: [String]] = [:]
 
     package init() {}
 

@@ -39,4 +39,4 @@ package final class QPTag: Object {
 }
 
 /// The model types of the randomized query tests.
-package let queryPropertyModelTypes: [Object.Type] = [QPItem.self, QPOwner.self, QPTag.self]
+let queryPropertyModelTypes: [Object.Type] = [QPItem.self, QPOwner.self, QPTag.self]
