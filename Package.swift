@@ -8,6 +8,9 @@ let package = Package(
         .library(name: "LiveObjects", targets: ["LiveObjects"]),
         .library(name: "Persistence", targets: ["Persistence"]),
         .library(name: "LiveObjectsSync", targets: ["LiveObjectsSync"]),
+        // The sync protocol's shared types, for the sync server (SyncServer/); apps get them
+        // through LiveObjectsSync.
+        .library(name: "LiveObjectsSyncProtocol", targets: ["LiveObjectsSyncProtocol"]),
         .executable(name: "liveobj", targets: ["liveobj"]),
         .executable(name: "Playground", targets: ["Playground"]),
     ],
@@ -20,7 +23,10 @@ let package = Package(
         .target(name: "Persistence", dependencies: ["LiveObjects", "LiveObjectsJSON", "CCRC32C"]),
         // CRC-32C with the processor's CRC instructions, for the snapshot and journal checksums.
         .target(name: "CCRC32C"),
-        .target(name: "LiveObjectsSync", dependencies: ["LiveObjects", "Persistence"]),
+        // The sync protocol's one definition (codes, kinds, wire messages, limits, the list
+        // merge), Foundation only: the device's engine and the server both use it.
+        .target(name: "LiveObjectsSyncProtocol"),
+        .target(name: "LiveObjectsSync", dependencies: ["LiveObjects", "Persistence", "LiveObjectsSyncProtocol"]),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "LiveObjectsJSON", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
         // The walkthroughs: `swift run Playground` lists them, `swift run Playground NAME` runs one.
@@ -47,7 +53,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LiveObjectsSyncTests",
-            dependencies: ["LiveObjectsSync", "LiveObjects", "Persistence", "LiveObjectsTestSupport"]
+            dependencies: [
+                "LiveObjectsSync", "LiveObjectsSyncProtocol", "LiveObjects", "Persistence", "LiveObjectsTestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -26,6 +26,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "LiveObjectsSyncProtocol", package: "LiveObjects"),
             ]
         ),
         .executableTarget(
@@ -61,6 +62,7 @@ let package = Package(
                 .product(name: "LiveObjects", package: "LiveObjects"),
                 .product(name: "LiveObjectsSync", package: "LiveObjects"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "LiveObjectsSyncProtocol", package: "LiveObjects"),
             ]
         ),
     ],
