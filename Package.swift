@@ -11,6 +11,8 @@ let package = Package(
         // The sync protocol's shared types, for the sync server (SyncServer/); apps get them
         // through LiveObjectsSync.
         .library(name: "LiveObjectsSyncProtocol", targets: ["LiveObjectsSyncProtocol"]),
+        // For tests only: the sync tests' models and seeded generator, shared with SyncServer/.
+        .library(name: "LiveObjectsSyncTestSupport", targets: ["LiveObjectsSyncTestSupport"]),
         .executable(name: "liveobj", targets: ["liveobj"]),
         .executable(name: "Playground", targets: ["Playground"]),
     ],
@@ -36,6 +38,7 @@ let package = Package(
         .executableTarget(
             name: "persistence-crash-child", dependencies: ["LiveObjects", "Persistence", "LiveObjectsTestSupport"]),
         .target(name: "LiveObjectsTestSupport", dependencies: ["LiveObjects"]),
+        .target(name: "LiveObjectsSyncTestSupport", dependencies: ["LiveObjects", "LiveObjectsSync"]),
         // What the sync transport costs while it waits for a long poll (BENCHMARKS.md): `swift run sync-wait-bench`.
         .executableTarget(name: "sync-wait-bench", dependencies: ["LiveObjectsSync", "LiveObjectsTestSupport"]),
         .testTarget(
@@ -55,6 +58,7 @@ let package = Package(
             name: "LiveObjectsSyncTests",
             dependencies: [
                 "LiveObjectsSync", "LiveObjectsSyncProtocol", "LiveObjects", "Persistence", "LiveObjectsTestSupport",
+                "LiveObjectsSyncTestSupport",
             ]
         ),
     ],

@@ -41,6 +41,7 @@ let package = Package(
                 .product(name: "LiveObjects", package: "LiveObjects"),
                 .product(name: "LiveObjectsSync", package: "LiveObjects"),
                 .product(name: "Persistence", package: "LiveObjects"),
+                .product(name: "LiveObjectsSyncTestSupport", package: "LiveObjects"),
             ]
         ),
         // The figure of BENCHMARKS.md's sync section: devices syncing through server processes.
@@ -63,6 +64,7 @@ let package = Package(
                 .product(name: "LiveObjectsSync", package: "LiveObjects"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "LiveObjectsSyncProtocol", package: "LiveObjects"),
+                .product(name: "LiveObjectsSyncTestSupport", package: "LiveObjects"),
             ]
         ),
     ],

@@ -31,6 +31,7 @@
 import Foundation
 import LiveObjects
 import LiveObjectsSync
+import LiveObjectsSyncTestSupport
 import Persistence
 
 #if canImport(Glibc)
@@ -39,39 +40,8 @@ import Persistence
     import Darwin
 #endif
 
-final class Holder: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var name = ""
-}
-
-final class Card: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var name = ""
-    @Persisted var discount = 0
-    @Persisted var owner: Holder?
-}
-
-/// The shared object whose lists every device edits concurrently.
-final class Board: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var tags: List<String>
-    @Persisted var cards: List<Card>
-}
-
-/// SplitMix64: a small seeded generator, so that a seed replays.
-struct Generator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+// The models (Holder, Card, Board) and the seeded generator are LiveObjectsSyncTestSupport's,
+// shared with the tests.
 
 struct LostResponse: Error, CustomStringConvertible {
     var description: String { "the response was lost" }
@@ -106,7 +76,7 @@ actor TestTransport: SyncTransport {
     let base: HTTPSyncTransport
     let log: EventLog
     var dropRate = 0.0
-    var generator = Generator(state: 1)
+    var generator = SyncSeededGenerator(seed: 1)
     var pushResponses = 0
     var pulls = 0
     let killAfterPushResponses: Int?
@@ -121,7 +91,7 @@ actor TestTransport: SyncTransport {
 
     func setDrops(_ rate: Double, seed: UInt64) {
         dropRate = rate
-        generator = Generator(state: seed)
+        generator = SyncSeededGenerator(seed: seed)
     }
 
     private func drawLoss() -> Bool {
@@ -216,7 +186,7 @@ func answer(_ line: String) {
 /// deletions; on the board (once the device has it), appended, removed and moved tags and cards.
 func edit(_ realm: Realm, device: String, seed: UInt64, count: Int) async throws {
     try await realm.write { realm in
-        var random = Generator(state: seed)
+        var random = SyncSeededGenerator(seed: seed)
         let holderID = "\(device)-holder"
         if realm.object(ofType: Holder.self, forPrimaryKey: holderID) == nil {
             _ = try realm.create(Holder.self, value: ["id": holderID, "name": device])
@@ -255,7 +225,7 @@ func edit(_ realm: Realm, device: String, seed: UInt64, count: Int) async throws
 
 /// One edit of the board's lists: an append (most often), a removal or a move, of a tag or of a
 /// card.
-func editLists(of board: Board, cards: [Card], tag: String, random: inout Generator) {
+func editLists(of board: Board, cards: [Card], tag: String, random: inout SyncSeededGenerator) {
     let roll = random.next() % 100
     if roll < 30 {
         board.tags.append(tag)
@@ -311,7 +281,7 @@ let realm = try await Realm.open(configuration)
 let engine = try await SyncEngine(
     realm: realm, transport: transport, types: [Holder.self, Card.self, Board.self],
     configuration: .init(maxAttempts: 1, batchSize: 5, sleep: { _ in }))
-var settle = Generator(state: 7)
+var settle = SyncSeededGenerator(seed: 7)
 answer("ready")
 
 while let line = readLine() {
@@ -321,7 +291,7 @@ while let line = readLine() {
         switch command {
         case "edit":
             try await edit(realm, device: device, seed: UInt64(words[1])!, count: Int(words[2])!)
-            settle = Generator(state: UInt64(words[1])!)
+            settle = SyncSeededGenerator(seed: UInt64(words[1])!)
             answer("ok")
         case "board":
             try await realm.write { realm in

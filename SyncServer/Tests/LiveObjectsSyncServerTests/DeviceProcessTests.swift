@@ -2,6 +2,7 @@ import Foundation
 import LiveObjects
 import LiveObjectsSync
 import LiveObjectsSyncServer
+import LiveObjectsSyncTestSupport
 import PostgresNIO
 import Testing
 
@@ -101,7 +102,7 @@ extension SyncServerTests {
                 ProcessInfo.processInfo.environment["SYNC_E2E_SEED"].flatMap { UInt64($0) }
                 ?? UInt64.random(in: 1...999_999)
             let seed = base + UInt64(run)
-            var random = SeededGenerator(seed: seed)
+            var random = SyncSeededGenerator(seed: seed)
             var operations: [String] = []
             func context() -> String {
                 "seed \(seed) (replay: SYNC_E2E_SEED=\(seed)); operations:\n" + operations.joined(separator: "\n")
@@ -328,14 +329,6 @@ extension SyncServerTests {
             return keys
         }
     }
-}
-
-/// The shared board the devices edit (as sync-test-device declares it).
-final class Board: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var tags: List<String>
-    @Persisted var cards: List<Card>
 }
 
 extension Array {
