@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LiveObjectsSyncProtocol
 import Logging
 import NIOCore
 import PostgresNIO
@@ -32,7 +33,8 @@ public struct SyncHTTPServer: Sendable {
 
         /// Creates a configuration; every argument has the default documented on its property.
         public init(
-            maximumBodySize: Int = 8 << 20, maximumWait: Duration = .seconds(60),
+            maximumBodySize: Int = SyncProtocolLimits.maximumBodyBytes,
+            maximumWait: Duration = .seconds(SyncProtocolLimits.maximumWaitSeconds),
             recheckInterval: Duration = .seconds(2)
         ) {
             self.maximumBodySize = maximumBodySize
@@ -122,18 +124,11 @@ public struct SyncHTTPServer: Sendable {
     /// The limits a client keeps to, so that it refuses a change it could never push before
     /// sending it (docs/SYNC-PROTOCOL.md, "Limits").
     private func limits() throws -> Response {
-        struct Limits: Encodable {
-            var maximumBodyBytes: Int
-            var maximumChanges: Int
-            var maximumNameBytes: Int
-            var maximumPageObjects: Int
-            var maximumWaitSeconds: Int64
-            var maximumIDBytes: Int
-        }
-        let limits = Limits(
+        let limits = SyncWireLimits(
             maximumBodyBytes: configuration.maximumBodySize, maximumChanges: SyncStore.maximumBatch,
-            maximumNameBytes: maximumNameLength, maximumPageObjects: SyncStore.maximumPage,
-            maximumWaitSeconds: configuration.maximumWait.components.seconds, maximumIDBytes: maximumIDLength)
+            maximumNameBytes: maximumNameLength, maximumIDBytes: SyncProtocolLimits.maximumIDBytes,
+            maximumPageObjects: SyncStore.maximumPage,
+            maximumWaitSeconds: configuration.maximumWait.components.seconds)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return Self.json(try encoder.encode(limits))
@@ -194,8 +189,7 @@ public struct SyncHTTPServer: Sendable {
         metrics.add(.pushes)
         metrics.add(.changes, body.changes.count)
         let receipts = try await metrics.timingDatabase { try await store.push(body, access: access) }
-        struct Answer: Encodable { var receipts: [SyncStore.Receipt] }
-        return Self.json(try JSONEncoder().encode(Answer(receipts: receipts)))
+        return Self.json(try JSONEncoder().encode(SyncWirePushResponse(receipts: receipts)))
     }
 
     private func pull(_ request: Request, space: String) async throws -> Response {
@@ -208,7 +202,7 @@ public struct SyncHTTPServer: Sendable {
             }
             after = version
         }
-        var limit = 500
+        var limit = SyncProtocolLimits.defaultPageObjects
         if let text = query.get("limit") {
             guard let value = Int(text), value >= 1 else {
                 throw SyncServerError(.badRequest, "limit is a positive integer")
@@ -269,10 +263,8 @@ public struct SyncHTTPServer: Sendable {
     }
 
     static func errorResponse(_ error: SyncServerError) -> Response {
-        struct Answer: Encodable { var error: ErrorBody }
-        let data =
-            (try? JSONEncoder().encode(Answer(error: ErrorBody(code: error.code.rawValue, message: error.message))))
-            ?? Data()
+        let answer = SyncWireErrorResponse(error: SyncWireError(error.code, message: error.message))
+        let data = (try? JSONEncoder().encode(answer)) ?? Data()
         return json(data, status: HTTPResponse.Status(code: error.status))
     }
 }

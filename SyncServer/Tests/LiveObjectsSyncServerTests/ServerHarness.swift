@@ -2,6 +2,7 @@ import Foundation
 import LiveObjects
 import LiveObjectsSync
 import LiveObjectsSyncServer
+import LiveObjectsSyncTestSupport
 import Logging
 import PostgresNIO
 import Synchronization
@@ -11,21 +12,8 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// A discount-card holder.
-final class Holder: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var name = ""
-}
-
-/// A discount card.
-final class Card: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var name = ""
-    @Persisted var discount = 0
-    @Persisted var owner: Holder?
-}
+// The models (Holder, Card) are LiveObjectsSyncTestSupport's, shared with the device program
+// and the root package's sync tests.
 
 /// A real server on a free loopback port, over the database the environment names
 /// (SyncServer/scripts/with-postgres.sh gives one), with a space and users of its own.
