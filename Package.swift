@@ -20,8 +20,9 @@ let package = Package(
         .target(name: "LiveObjects", dependencies: ["CPrefetch"]),
         // One inline function for the processor's prefetch hint, which Swift does not expose.
         .target(name: "CPrefetch"),
-        // The JSON reader and writer of Persistence and the shell; internal to the package (no product).
-        .target(name: "LiveObjectsJSON", dependencies: ["LiveObjects"]),
+        // The JSON reader and writer of Persistence and the shell, a support library at the bottom
+        // (no dependency, its own JSONError); internal to the package (no product).
+        .target(name: "LiveObjectsJSON"),
         .target(name: "Persistence", dependencies: ["LiveObjects", "LiveObjectsJSON", "CCRC32C"]),
         // CRC-32C with the processor's CRC instructions, for the snapshot and journal checksums.
         .target(name: "CCRC32C"),
