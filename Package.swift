@@ -8,6 +8,11 @@ let package = Package(
         .library(name: "LiveObjects", targets: ["LiveObjects"]),
         .library(name: "Persistence", targets: ["Persistence"]),
         .library(name: "LiveObjectsSync", targets: ["LiveObjectsSync"]),
+        // The sync protocol's shared types, for the sync server (SyncServer/); apps get them
+        // through LiveObjectsSync.
+        .library(name: "LiveObjectsSyncProtocol", targets: ["LiveObjectsSyncProtocol"]),
+        // For tests only: the sync tests' models and seeded generator, shared with SyncServer/.
+        .library(name: "LiveObjectsSyncTestSupport", targets: ["LiveObjectsSyncTestSupport"]),
         .executable(name: "liveobj", targets: ["liveobj"]),
         .executable(name: "Playground", targets: ["Playground"]),
     ],
@@ -17,12 +22,16 @@ let package = Package(
         .target(name: "LiveObjectsStore", dependencies: ["CPrefetch"]),
         // One inline function for the processor's prefetch hint, which Swift does not expose.
         .target(name: "CPrefetch"),
-        // The JSON reader and writer of Persistence and the shell; internal to the package (no product).
-        .target(name: "LiveObjectsJSON", dependencies: ["LiveObjects"]),
+        // The JSON reader and writer of Persistence and the shell, a support library at the bottom
+        // (no dependency, its own JSONError); internal to the package (no product).
+        .target(name: "LiveObjectsJSON"),
         .target(name: "Persistence", dependencies: ["LiveObjects", "LiveObjectsJSON", "CCRC32C"]),
         // CRC-32C with the processor's CRC instructions, for the snapshot and journal checksums.
         .target(name: "CCRC32C"),
-        .target(name: "LiveObjectsSync", dependencies: ["LiveObjects", "Persistence"]),
+        // The sync protocol's one definition (codes, kinds, wire messages, limits, the list
+        // merge), Foundation only: the device's engine and the server both use it.
+        .target(name: "LiveObjectsSyncProtocol"),
+        .target(name: "LiveObjectsSync", dependencies: ["LiveObjects", "Persistence", "LiveObjectsSyncProtocol"]),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "LiveObjectsJSON", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
         // The walkthroughs: `swift run Playground` lists them, `swift run Playground NAME` runs one.
@@ -32,6 +41,7 @@ let package = Package(
         .executableTarget(
             name: "persistence-crash-child", dependencies: ["LiveObjects", "Persistence", "LiveObjectsTestSupport"]),
         .target(name: "LiveObjectsTestSupport", dependencies: ["LiveObjects"]),
+        .target(name: "LiveObjectsSyncTestSupport", dependencies: ["LiveObjects", "LiveObjectsSync"]),
         // What the sync transport costs while it waits for a long poll (BENCHMARKS.md): `swift run sync-wait-bench`.
         .executableTarget(name: "sync-wait-bench", dependencies: ["LiveObjectsSync", "LiveObjectsTestSupport"]),
         .testTarget(
@@ -49,7 +59,10 @@ let package = Package(
         ),
         .testTarget(
             name: "LiveObjectsSyncTests",
-            dependencies: ["LiveObjectsSync", "LiveObjects", "Persistence", "LiveObjectsTestSupport"]
+            dependencies: [
+                "LiveObjectsSync", "LiveObjectsSyncProtocol", "LiveObjects", "Persistence", "LiveObjectsTestSupport",
+                "LiveObjectsSyncTestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -26,6 +26,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "LiveObjectsSyncProtocol", package: "LiveObjects"),
             ]
         ),
         .executableTarget(
@@ -40,6 +41,7 @@ let package = Package(
                 .product(name: "LiveObjects", package: "LiveObjects"),
                 .product(name: "LiveObjectsSync", package: "LiveObjects"),
                 .product(name: "Persistence", package: "LiveObjects"),
+                .product(name: "LiveObjectsSyncTestSupport", package: "LiveObjects"),
             ]
         ),
         // The figure of BENCHMARKS.md's sync section: devices syncing through server processes.
@@ -61,6 +63,8 @@ let package = Package(
                 .product(name: "LiveObjects", package: "LiveObjects"),
                 .product(name: "LiveObjectsSync", package: "LiveObjects"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "LiveObjectsSyncProtocol", package: "LiveObjects"),
+                .product(name: "LiveObjectsSyncTestSupport", package: "LiveObjects"),
             ]
         ),
     ],

@@ -54,6 +54,26 @@ enum MigrationWalkthrough: Walkthrough {
         defer { removeTemporaryDirectory(directory) }
         let file = directory.appendingPathComponent("shop.liveobjects")
 
+        try await saveVersion1(narrator, file: file)
+        narrator.step("A changed model needs a higher schema version.")
+        narrator.say("Open the file with a Product that has a note, still saying version 1:")
+        let before = try Data(contentsOf: file)
+        try await narrator.expectError(.schemaVersionMismatch, "the open is refused") {
+            _ = try await Realm.open(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 1))
+        }
+        try narrator.check(try Data(contentsOf: file) == before, "the file is unchanged")
+
+        try await openVersion2(narrator, file: file)
+        try await migrateToVersion3(narrator, file: file)
+
+        narrator.step("Schema versions only go up.")
+        try await narrator.expectError(.schemaVersionMismatch, "opening the file at version 2 again is refused") {
+            _ = try await Realm.open(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 2))
+        }
+    }
+
+    /// Version 1: three products saved to the file.
+    static func saveVersion1(_ narrator: Narrator, file: URL) async throws {
         narrator.step("Version 1: save three products to a file.")
         narrator.code(
             """
@@ -76,15 +96,10 @@ enum MigrationWalkthrough: Walkthrough {
         let v1 = try FileStorage.header(ofFile: file)
         narrator.say("The file's header: schema version \(v1.schemaVersion), Product { \(describe(v1.schema)) }")
         try narrator.check(v1.schemaVersion == 1 && v1.schema["Product"]?["title"] != nil, "the file holds version 1")
+    }
 
-        narrator.step("A changed model needs a higher schema version.")
-        narrator.say("Open the file with a Product that has a note, still saying version 1:")
-        let before = try Data(contentsOf: file)
-        try await narrator.expectError(.schemaVersionMismatch, "the open is refused") {
-            _ = try await Realm.open(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 1))
-        }
-        try narrator.check(try Data(contentsOf: file) == before, "the file is unchanged")
-
+    /// Version 2 adds a property: no migration code.
+    static func openVersion2(_ narrator: Narrator, file: URL) async throws {
         narrator.step("Version 2 adds note: open at schema version 2, no migration code needed.")
         narrator.code(
             """
@@ -94,7 +109,7 @@ enum MigrationWalkthrough: Walkthrough {
             }
             let shop = try await Realm.open(.init(file: file, objectTypes: [Product.self], schemaVersion: 2))
             """)
-        shop = try await Realm.open(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 2))
+        var shop: Realm? = try await Realm.open(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 2))
         let afterV2 = try await shop!.read { shop in
             shop.objects(ProductV2.self).sorted(by: \.id).map {
                 Row(id: $0.id, title: $0.title, price: $0.price, note: $0.note)
@@ -107,7 +122,10 @@ enum MigrationWalkthrough: Walkthrough {
         }
         narrator.say("Write a note on the cheese and close.")
         shop = nil
+    }
 
+    /// Version 3 renames a property: the migration closure says so.
+    static func migrateToVersion3(_ narrator: Narrator, file: URL) async throws {
         narrator.step("Version 3 renames title to name: the migration closure carries the values over.")
         narrator.say(
             """
@@ -136,7 +154,7 @@ enum MigrationWalkthrough: Walkthrough {
                 narrator.say("  Product \(old["id"]): title \(old["title"]) → name \(new?["name"] ?? .null)")
             }
         })
-        shop = try await Realm.open(
+        var shop: Realm? = try await Realm.open(
             .init(file: file, objectTypes: [ProductV3.self], schemaVersion: 3, options: options))
         let afterV3 = try await shop!.read { shop in
             shop.objects(ProductV3.self).sorted(by: \.id).map {
@@ -154,11 +172,6 @@ enum MigrationWalkthrough: Walkthrough {
         try narrator.check(
             v3.schemaVersion == 3 && v3.schema["Product"]?["name"] != nil && v3.schema["Product"]?["title"] == nil,
             "the file now holds version 3")
-
-        narrator.step("Schema versions only go up.")
-        try await narrator.expectError(.schemaVersionMismatch, "opening the file at version 2 again is refused") {
-            _ = try await Realm.open(.init(file: file, objectTypes: [ProductV2.self], schemaVersion: 2))
-        }
     }
 
     /// "id: Int primary, title: String, …" for the Product type of a schema.

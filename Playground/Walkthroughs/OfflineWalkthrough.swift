@@ -288,8 +288,20 @@ enum OfflineWalkthrough: Walkthrough {
             """)
         try narrator.check(realm.configuration.keepsHistory, "the realm keeps history")
         try narrator.check(!(await server.isReachable), "the server is unreachable")
+        let scene = Scene(realm: realm, server: server, waits: waits, engine: engine)
+        let start = try await createOffline(narrator, scene)
+        try await editOffline(narrator, scene, since: start)
+        try await syncWhileOffline(narrator, scene)
+        try await syncOnline(narrator, scene)
+        try await lastWriterWins(narrator, scene)
+        try await conflict(narrator, scene)
+        try await agreement(narrator, scene)
+    }
 
-        // MARK: Offline: create
+    /// Offline: two shops and three cards; returns the history token from before them.
+    static func createOffline(_ narrator: Narrator, _ scene: Scene) async throws -> HistoryToken {
+        let realm = scene.realm
+        let engine = scene.engine
 
         narrator.step("Offline: add two shops and three cards, each saved as the user taps Save.")
         narrator.code(
@@ -337,8 +349,13 @@ enum OfflineWalkthrough: Walkthrough {
         }
         try narrator.expect(await engine.status(of: shopID("shop-1")), .pending, "shop-1 (Пятёрочка) is pending")
         try narrator.check(try await cards(realm).allSatisfy { $0.serverID == nil }, "no card has a server id yet")
+        return start
+    }
 
-        // MARK: Offline: edit and delete
+    /// Offline: an edit and a deletion, seen in the history since `start`.
+    static func editOffline(_ narrator: Narrator, _ scene: Scene, since start: HistoryToken) async throws {
+        let realm = scene.realm
+        let engine = scene.engine
 
         narrator.step("Still offline: fix card-2's number, and delete card-3.")
         try await realm.write { $0.object(ofType: DiscountCard.self, forPrimaryKey: "card-2")?.number = "2000 9877" }
@@ -356,8 +373,14 @@ enum OfflineWalkthrough: Walkthrough {
             """)
         try narrator.expect(inserted, ["card-1", "card-2"], "the history holds two new cards, card-3 is not in it")
         try narrator.expect(await engine.status(of: cardID("card-2")), .pending, "card-2 is pending")
+    }
 
-        // MARK: Offline: a sync attempt
+    /// Offline: a sync attempt that retries, reports, and loses nothing.
+    static func syncWhileOffline(_ narrator: Narrator, _ scene: Scene) async throws {
+        let realm = scene.realm
+        let server = scene.server
+        let waits = scene.waits
+        let engine = scene.engine
 
         narrator.step("Try to sync while still offline: retries, then a clear report, and nothing lost.")
         let offline = try await engine.sync()
@@ -379,8 +402,13 @@ enum OfflineWalkthrough: Walkthrough {
             "the cards, which wait for their shops, are still pending")
         try narrator.expect(try await cards(realm).count, 2, "both cards are still on the phone")
         try narrator.check(await server.requestsPerKey.isEmpty, "nothing reached the server")
+    }
 
-        // MARK: Online: sync
+    /// Online: the sync, parents before children, large payloads last.
+    static func syncOnline(_ narrator: Narrator, _ scene: Scene) async throws {
+        let realm = scene.realm
+        let server = scene.server
+        let engine = scene.engine
 
         narrator.step("The network is back: sync.")
         narrator.code("let report = try await engine.sync()")
@@ -423,8 +451,13 @@ enum OfflineWalkthrough: Walkthrough {
             await server.records[cardID("card-2")]?.values["number"] == .value(.string("2000 9877")),
             "card-2 reached the server once, as a create with the fixed number")
         try narrator.check(await server.records[cardID("card-3")] == nil, "card-3 never reached the server")
+    }
 
-        // MARK: Last writer wins
+    /// Last writer wins: a change on the server and one on the phone, per property.
+    static func lastWriterWins(_ narrator: Narrator, _ scene: Scene) async throws {
+        let realm = scene.realm
+        let server = scene.server
+        let engine = scene.engine
 
         narrator.step("Another device relabels card-1 on the server; the phone, offline, changes its number.")
         await server.editFromAnotherDevice(cardID("card-1"), ["label": .string("Семейная"), "discount": .int(7)])
@@ -462,8 +495,13 @@ enum OfflineWalkthrough: Walkthrough {
         let latest = try await card(realm, "card-1")?.number
         narrator.say("card-1's number on the phone: \(latest ?? "-")")
         try narrator.expect(latest, "7700 1234 5680", "the later write, from the other device, wins")
+    }
 
-        // MARK: Conflict
+    /// Conflict: a card deleted on the server and relabelled on the phone, kept by the app.
+    static func conflict(_ narrator: Narrator, _ scene: Scene) async throws {
+        let realm = scene.realm
+        let server = scene.server
+        let engine = scene.engine
 
         narrator.step("Conflict: another device deletes card-2, while the phone, offline, relabels it.")
         let card2ServerID = try await card(realm, "card-2")?.serverID
@@ -511,8 +549,13 @@ enum OfflineWalkthrough: Walkthrough {
             await server.records[cardID("card-2")]?.values["label"] == .value(.string("Weekend + fuel")),
             "the server has the phone's label")
         try narrator.expect(await engine.status(of: cardID("card-2")), .synced, "card-2 is synced")
+    }
 
-        // MARK: Agreement
+    /// Agreement: the phone and the server hold the same, and nothing was sent twice.
+    static func agreement(_ narrator: Narrator, _ scene: Scene) async throws {
+        let realm = scene.realm
+        let server = scene.server
+        let engine = scene.engine
 
         narrator.step("Check that the phone and the server agree, and that nothing was sent twice.")
         try await showCards(realm, engine, narrator)
@@ -536,5 +579,13 @@ enum OfflineWalkthrough: Walkthrough {
         let last = try await engine.sync()
         let pushesAfter = await server.pushLog.count
         try narrator.check(last.pushed == 0 && pushesAfter == pushes, "one more sync sends nothing")
+    }
+
+    /// What the steps share: the phone's realm and sync engine, the server, the recorded waits.
+    struct Scene {
+        let realm: Realm
+        let server: CardServer
+        let waits: Waits
+        let engine: SyncEngine
     }
 }

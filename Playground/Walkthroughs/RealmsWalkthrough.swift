@@ -64,11 +64,35 @@ enum RealmsWalkthrough: Walkthrough {
 
     static let token = UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!
 
+    static let petsConfiguration = Realm.Configuration(
+        identifier: "playground.pets", objectTypes: [Pet.self, Keeper.self], schemaVersion: 1)
+    static let petsV2Configuration = Realm.Configuration(
+        identifier: "playground.pets", objectTypes: [PetV2.self, Keeper.self], schemaVersion: 2)
+
     static func run(_ narrator: Narrator) async throws {
         let directory = try makeTemporaryDirectory("realms")
         defer { removeTemporaryDirectory(directory) }
         let authFile = directory.appendingPathComponent("auth.liveobjects")
+        var (pets, auth): (Realm?, Realm?) = try await openRealms(narrator, authFile: authFile)
+        try await writeToEach(narrator, pets: pets!, auth: auth!)
+        // The migration opens the file again: the realm of version 1 goes first.
+        auth = nil
+        auth = try await migrateAuth(narrator, authFile: authFile)
+        let (keepers, rows) = try await readPets(narrator, pets!)
+        // An in-memory realm's data goes with it: version 1 goes before version 2 opens.
+        pets = nil
+        try await copyPets(narrator, keepers: keepers, rows: rows)
+        narrator.step("Clean up: save auth, close it, remove the temporary directory.")
+        try await auth!.save()
+        narrator.say("Files: \(fileNames(in: directory).joined(separator: ", "))")
+        try narrator.check(fileNames(in: directory).contains("auth.liveobjects"), "the auth file is on disk")
+        auth = nil
+        removeTemporaryDirectory(directory)
+        try narrator.check(!FileManager.default.fileExists(atPath: directory.path), "the temporary directory is gone")
+    }
 
+    /// Opens one realm per domain: pets in memory, auth in a file.
+    static func openRealms(_ narrator: Narrator, authFile: URL) async throws -> (pets: Realm, auth: Realm) {
         narrator.step("Open one realm per domain: pets in memory, auth in a file.")
         narrator.code(
             """
@@ -77,55 +101,58 @@ enum RealmsWalkthrough: Walkthrough {
             let auth = try await Realm.open(.init(file: authFile, objectTypes: [Account.self, Session.self],
                                                   schemaVersion: 1))
             """)
-        let petsConfiguration = Realm.Configuration(
-            identifier: "playground.pets", objectTypes: [Pet.self, Keeper.self], schemaVersion: 1)
         let authConfiguration = Realm.Configuration(
             file: authFile, objectTypes: [Account.self, Session.self], schemaVersion: 1)
-        var pets: Realm? = try await Realm.open(petsConfiguration)
-        var auth: Realm? = try await Realm.open(authConfiguration)
+        let pets = try await Realm.open(petsConfiguration)
+        let auth = try await Realm.open(authConfiguration)
         narrator.say("The auth file is \(authFile.lastPathComponent) in a temporary directory.")
         try narrator.check(
-            pets!.schema.objectSchemas.map(\.name).sorted() == ["Keeper", "Pet"]
-                && auth!.schema.objectSchemas.map(\.name).sorted() == ["Account", "Session"],
+            pets.schema.objectSchemas.map(\.name).sorted() == ["Keeper", "Pet"]
+                && auth.schema.objectSchemas.map(\.name).sorted() == ["Account", "Session"],
             "each realm has its own types")
+        return (pets, auth)
+    }
 
+    /// Writes to each realm, and opens the pets identifier again.
+    static func writeToEach(_ narrator: Narrator, pets: Realm, auth: Realm) async throws {
         narrator.step("Write to each; they are independent.")
-        try await pets!.write { pets in
+        try await pets.write { pets in
             let kim = try pets.create(Keeper.self, value: ["id": 1, "name": "Kim"])
             _ = try pets.create(Pet.self, value: ["id": 1, "name": "Rex", "species": "dog", "keeper": kim])
             _ = try pets.create(Pet.self, value: ["id": 2, "name": "Tom", "species": "cat", "keeper": kim])
         }
-        try await pets!.write { pets in
+        try await pets.write { pets in
             pets.object(ofType: Pet.self, forPrimaryKey: 2)?.name = "Tom the cat"
         }
-        try await auth!.write { auth in
+        try await auth.write { auth in
             let ann = try auth.create(Account.self, value: ["email": "ann@example.com", "passwordHash": "5e88…"])
             _ = try auth.create(
                 Session.self,
                 value: ["token": token, "account": ann, "expires": Date(timeIntervalSince1970: 2_000_000_000)])
             _ = try auth.create(Account.self, value: ["email": "bob.smith@example.com", "passwordHash": "a1b2…"])
         }
-        let petsVersion = await pets!.version
-        let authVersion = await auth!.version
+        let petsVersion = await pets.version
+        let authVersion = await auth.version
         narrator.say("Two commits in pets (version \(petsVersion)), one in auth (version \(authVersion)).")
         try narrator.check(petsVersion == 2 && authVersion == 1, "each realm counts its own commits")
-        let keptBy = try await pets!.read { pets in
+        let keptBy = try await pets.read { pets in
             pets.object(ofType: Keeper.self, forPrimaryKey: 1)?.pets.map(\.name).sorted()
         }
         try narrator.expect(keptBy, ["Rex", "Tom the cat"], "Kim keeps Rex and Tom (links stay inside a realm)")
         try await narrator.expectError(.unknownType, "the pets realm does not know the auth types") {
-            _ = try await pets!.read { $0.objects(Account.self).count }
+            _ = try await pets.read { $0.objects(Account.self).count }
         }
 
         narrator.step("Opening an identifier that is open gives the same realm; with another version, an error.")
-        let isSameRealm = try await Realm.open(petsConfiguration) === pets!
+        let isSameRealm = try await Realm.open(petsConfiguration) === pets
         try narrator.check(isSameRealm, "Realm.open(petsConfiguration) returns the open pets realm")
-        let petsV2Configuration = Realm.Configuration(
-            identifier: "playground.pets", objectTypes: [PetV2.self, Keeper.self], schemaVersion: 2)
         try await narrator.expectError(.schemaMismatch, "pets cannot be opened at version 2 while it is open at 1") {
             _ = try await Realm.open(petsV2Configuration)
         }
+    }
 
+    /// Opens the auth file at schema version 2, with a migration.
+    static func migrateAuth(_ narrator: Narrator, authFile: URL) async throws -> Realm {
         narrator.step("Close auth and reopen its file at schema version 2, with a migration.")
         narrator.code(
             """
@@ -144,17 +171,16 @@ enum RealmsWalkthrough: Walkthrough {
             let auth = try await Realm.open(.init(file: authFile, objectTypes: [Account.self, Session.self],
                                                   schemaVersion: 2, options: options))
             """)
-        auth = nil
         let options = FileStorage.Options(migration: { migration in
             try migration.enumerateObjects(ofType: "Account") { old, new in
                 guard case .string(let email) = old["email"] else { return }
                 try new?.set("displayName", to: .string(displayName(from: email)))
             }
         })
-        auth = try await Realm.open(
+        let auth = try await Realm.open(
             Realm.Configuration(
                 file: authFile, objectTypes: [AccountV2.self, SessionV2.self], schemaVersion: 2, options: options))
-        let (accounts, sessionAccount) = try await auth!.read { auth in
+        let (accounts, sessionAccount) = try await auth.read { auth in
             (
                 auth.objects(AccountV2.self).sorted(by: \.email).map { [$0.email, $0.passwordHash, $0.displayName] },
                 auth.object(ofType: SessionV2.self, forPrimaryKey: token)?.account?.displayName
@@ -170,7 +196,12 @@ enum RealmsWalkthrough: Walkthrough {
         try narrator.check(
             header.schemaVersion == 2 && header.schema["Account"]?["displayName"] != nil,
             "the file now records schema version 2 and the new property")
+        return auth
+    }
 
+    /// Reads the keepers and pets out of the pets realm of version 1.
+    static func readPets(_ narrator: Narrator, _ pets: Realm) async throws -> (keepers: [(Int, String)], rows: [PetRow])
+    {
         narrator.step("Pets lives in memory: its migration copies the data into the new version.")
         narrator.say(
             """
@@ -185,13 +216,17 @@ enum RealmsWalkthrough: Walkthrough {
                                                     schemaVersion: 2))
             try await petsV2.write { ... create the keepers and the pets again, with a birthday where known ... }
             """)
-        let keepers = try await pets!.read { pets in pets.objects(Keeper.self).map { ($0.id, $0.name) } }
-        let rows = try await pets!.read { pets in
+        let keepers = try await pets.read { pets in pets.objects(Keeper.self).map { ($0.id, $0.name) } }
+        let rows = try await pets.read { pets in
             pets.objects(Pet.self).sorted(by: \.id).map {
                 PetRow(id: $0.id, name: $0.name, species: $0.species, keeper: $0.keeper?.id)
             }
         }
-        pets = nil
+        return (keepers, rows)
+    }
+
+    /// Opens pets at version 2 and writes the keepers and pets back, transformed.
+    static func copyPets(_ narrator: Narrator, keepers: [(Int, String)], rows: [PetRow]) async throws {
         let petsV2 = try await Realm.open(petsV2Configuration)
         try narrator.expect(try await petsV2.read { $0.objects(PetV2.self).count }, 0, "version 2 opens empty")
         try await petsV2.write { pets in
@@ -211,14 +246,6 @@ enum RealmsWalkthrough: Walkthrough {
         try narrator.expect(copied, rows, "every pet came over with its values and its keeper")
         try narrator.expect(birthdays, 1, "the new birthday is set where it is known (Rex)")
         try narrator.expect(petsV2.configuration.schemaVersion, 2, "pets is now at version 2")
-
-        narrator.step("Clean up: save auth, close it, remove the temporary directory.")
-        try await auth!.save()
-        narrator.say("Files: \(fileNames(in: directory).joined(separator: ", "))")
-        try narrator.check(fileNames(in: directory).contains("auth.liveobjects"), "the auth file is on disk")
-        auth = nil
-        removeTemporaryDirectory(directory)
-        try narrator.check(!FileManager.default.fileExists(atPath: directory.path), "the temporary directory is gone")
     }
 
     /// A pet's values, outside the realm.

@@ -1,12 +1,10 @@
-import LiveObjects
-
 /// A fast, strict pull reader of JSON text (RFC 8259) over a byte buffer.
 ///
 /// The reader is a cursor: the caller says what it expects next and the reader checks it, so
 /// millions of records load without building a tree for each:
 ///
 /// ```swift
-/// try JSONReader.withReader(bytes) { reader throws(LiveObjectsError) in
+/// try JSONReader.withReader(bytes) { reader throws(Failure) in
 ///     try reader.beginArray()
 ///     while try reader.nextElement() {
 ///         try reader.beginObject()
@@ -37,68 +35,24 @@ import LiveObjects
 /// ``Options/maxDepth`` levels and the reader never recurses, so hostile input cannot exhaust the
 /// stack.
 ///
-/// Errors are ``LiveObjectsError``s. Malformed input gives `.corruptFile` with a message that
-/// names the byte offset, line and column and what was expected, such as
+/// Errors are of the reader's `Failure` type, made from a ``JSONError`` (the reader's own error,
+/// which a module turns into its own, as Persistence into `LiveObjectsError`). Malformed input
+/// gives a ``JSONError/Kind-swift.enum/syntax`` error (`corruptFile` as a `LiveObjectsError`)
+/// with a message that names the byte offset, line and column and what was expected, such as
 /// `invalid JSON at byte 9 (line 1, column 10): expected ',' or '}' after an object member,
 /// found ']'`; lines and columns count from 1, columns in bytes. Nesting too deep gives
-/// `.limitExceeded`. Calling a method the document's position does not allow (``nextKey()``
-/// outside an object, a value where a key is due) gives `.invalidOperation`.
+/// ``JSONError/Kind-swift.enum/nesting`` (`limitExceeded`). Calling a method the document's
+/// position does not allow (``nextKey()`` outside an object, a value where a key is due) gives
+/// ``JSONError/Kind-swift.enum/misuse`` (`invalidOperation`).
 ///
 /// The reader does not own its bytes: they must stay valid and unchanged while it is used.
 /// ``withReader(_:options:_:)`` scopes this for an array.
 @usableFromInline
-package struct JSONReader {
-    /// Limits and conventions.
-    package struct Options: Sendable, Hashable {
-        /// The hard ceiling of ``maxDepth``.
-        package static let depthCeiling = 512
-
-        /// The deepest nesting of objects and arrays accepted, in `1...depthCeiling`: 512 unless
-        /// lowered. A document may hold `maxDepth` nested containers; one more fails with
-        /// `.limitExceeded`.
-        package var maxDepth: Int
-        /// Whether ``JSONReader/readDouble()`` and ``JSONReader/readFloat()`` accept the strings
-        /// `"NaN"`, `"Infinity"` and `"-Infinity"` that ``JSONWriter`` writes for non-finite
-        /// values. On by default.
-        package var acceptsNonFiniteStrings: Bool
-        /// A file name for error messages (``LiveObjectsError/file``), if any.
-        package var fileName: String?
-        /// Where the bytes start in their file, when they are a part of it (a journal line):
-        /// error messages give positions in the file.
-        package var startOffset: Int
-        /// The line of the file that the bytes start on (from 1), at its start.
-        package var startLine: Int
-
-        /// Creates options.
-        ///
-        /// - Parameter maxDepth: At most ``depthCeiling``.
-        package init(
-            maxDepth: Int = Options.depthCeiling, acceptsNonFiniteStrings: Bool = true, fileName: String? = nil,
-            startOffset: Int = 0, startLine: Int = 1
-        ) {
-            self.maxDepth = maxDepth
-            self.acceptsNonFiniteStrings = acceptsNonFiniteStrings
-            self.fileName = fileName
-            self.startOffset = startOffset
-            self.startLine = startLine
-        }
-    }
-
-    /// The kind of a value, from its first byte.
-    package enum Kind: Sendable, Hashable {
-        /// `null`.
-        case null
-        /// `true` or `false`.
-        case bool
-        /// A number.
-        case number
-        /// A string.
-        case string
-        /// An array.
-        case array
-        /// An object.
-        case object
-    }
+package struct JSONReader<Failure: JSONReadingError> {
+    /// Limits and conventions (``JSONReaderOptions``).
+    package typealias Options = JSONReaderOptions
+    /// The kind of a value (``JSONValueKind``).
+    package typealias Kind = JSONValueKind
 
     @usableFromInline
     enum State: UInt8 {
@@ -157,9 +111,9 @@ package struct JSONReader {
     /// Calls `body` with a reader of `bytes`.
     package static func withReader<R>(
         _ bytes: [UInt8], options: Options = .init(),
-        _ body: (inout JSONReader) throws(LiveObjectsError) -> R
-    ) throws(LiveObjectsError) -> R {
-        try bytes.withUnsafeBytesTyped { (raw) throws(LiveObjectsError) -> R in
+        _ body: (inout JSONReader) throws(Failure) -> R
+    ) throws(Failure) -> R {
+        try bytes.withUnsafeBytesTyped { (raw) throws(Failure) -> R in
             var reader = JSONReader(raw, options: options)
             return try body(&reader)
         }
@@ -168,7 +122,7 @@ package struct JSONReader {
     // MARK: Document
 
     /// Checks that only whitespace follows the top-level value.
-    package mutating func finish() throws(LiveObjectsError) {
+    package mutating func finish() throws(Failure) {
         guard state == .afterDocument else {
             throw misuse("finish() before the top-level value is complete")
         }
@@ -181,7 +135,7 @@ package struct JSONReader {
     /// For JSON Lines (one value per line): after a complete top-level value, moves to the next
     /// one. Returns `false` if only whitespace remains. The next value must start on a later
     /// line.
-    package mutating func nextLine() throws(LiveObjectsError) -> Bool {
+    package mutating func nextLine() throws(Failure) -> Bool {
         guard state == .afterDocument else {
             throw misuse("nextLine() before the top-level value is complete")
         }
@@ -211,7 +165,7 @@ package struct JSONReader {
     // MARK: Containers
 
     /// The kind of the next value, without consuming it.
-    package mutating func peekKind() throws(LiveObjectsError) -> Kind {
+    package mutating func peekKind() throws(Failure) -> Kind {
         switch try valueStart() {
         case 0x7B: return .object
         case 0x5B: return .array
@@ -226,12 +180,12 @@ package struct JSONReader {
     /// The first byte of the next value, not consumed (after whitespace): `"` for a string,
     /// `n` for null, and so on.
     @inlinable @inline(__always)
-    package mutating func peekByte() throws(LiveObjectsError) -> UInt8 {
+    package mutating func peekByte() throws(Failure) -> UInt8 {
         try valueStart()
     }
 
     /// Consumes the `{` of an object.
-    package mutating func beginObject() throws(LiveObjectsError) {
+    package mutating func beginObject() throws(Failure) {
         let b = try valueStart()
         guard b == 0x7B else { throw typeMismatch("an object") }
         try push(isObject: true)
@@ -241,7 +195,7 @@ package struct JSONReader {
 
     /// The next key of the current object, or `nil` after consuming its `}`. After a key, its
     /// value must be read or skipped.
-    package mutating func nextKey() throws(LiveObjectsError) -> String? {
+    package mutating func nextKey() throws(Failure) -> String? {
         guard try moveToKey() else { return nil }
         let key = try readStringToken()
         try consumeColon()
@@ -254,7 +208,7 @@ package struct JSONReader {
     /// Faster than ``nextKey()`` for records: keys are matched on their bytes without making
     /// strings, trying first the key that followed the previous match. Keys match exactly
     /// (code point by code point, as JSON compares them), escaped or not.
-    package mutating func nextKey(in keys: JSONKeySet) throws(LiveObjectsError) -> Int? {
+    package mutating func nextKey(in keys: JSONKeySet) throws(Failure) -> Int? {
         // Records list their keys in the same order: the expected key (after the last one, the
         // first), compared byte for byte; first with what precedes and follows it as
         // ``JSONWriter`` writes it (`, "key": `), all of which the checks below would skip.
@@ -302,7 +256,7 @@ package struct JSONReader {
     }
 
     /// Consumes the `[` of an array.
-    package mutating func beginArray() throws(LiveObjectsError) {
+    package mutating func beginArray() throws(Failure) {
         let b = try valueStart()
         guard b == 0x5B else { throw typeMismatch("an array") }
         try push(isObject: false)
@@ -312,7 +266,7 @@ package struct JSONReader {
 
     /// Whether the current array has another element (which must then be read or skipped);
     /// consumes the `]` when not.
-    package mutating func nextElement() throws(LiveObjectsError) -> Bool {
+    package mutating func nextElement() throws(Failure) -> Bool {
         switch state {
         case .arrayFirst:
             skipWhitespace()
@@ -339,8 +293,8 @@ package struct JSONReader {
 
     /// Reads an object with `body` called for each key, positioned at the key's value (which
     /// `body` must read or skip).
-    package mutating func readObject(_ body: (inout JSONReader, String) throws(LiveObjectsError) -> Void)
-        throws(LiveObjectsError)
+    package mutating func readObject(_ body: (inout JSONReader, String) throws(Failure) -> Void)
+        throws(Failure)
     {
         try beginObject()
         while let key = try nextKey() {
@@ -350,8 +304,8 @@ package struct JSONReader {
 
     /// Reads an array with `body` called for each element, positioned at the element (which
     /// `body` must read or skip).
-    package mutating func readArray(_ body: (inout JSONReader) throws(LiveObjectsError) -> Void)
-        throws(LiveObjectsError)
+    package mutating func readArray(_ body: (inout JSONReader) throws(Failure) -> Void)
+        throws(Failure)
     {
         try beginArray()
         while try nextElement() {
@@ -363,7 +317,7 @@ package struct JSONReader {
 
     /// If the next value is `null`, consumes it and returns `true`; otherwise returns `false`
     /// and leaves the value to be read.
-    package mutating func readNull() throws(LiveObjectsError) -> Bool {
+    package mutating func readNull() throws(Failure) -> Bool {
         guard try valueStart() == 0x6E else { return false }
         try expectLiteral(0x6E75_6C6C, length: 4, "null")
         valueDone()
@@ -371,7 +325,7 @@ package struct JSONReader {
     }
 
     /// Reads `true` or `false`.
-    package mutating func readBool() throws(LiveObjectsError) -> Bool {
+    package mutating func readBool() throws(Failure) -> Bool {
         switch try valueStart() {
         case 0x74:
             try expectLiteral(0x7472_7565, length: 4, "true")
@@ -388,7 +342,7 @@ package struct JSONReader {
 
     /// Reads an integer number exactly. Fractions and exponents (`1.0`, `1e3`) and values
     /// outside `Int64` are errors.
-    package mutating func readInt64() throws(LiveObjectsError) -> Int64 {
+    package mutating func readInt64() throws(Failure) -> Int64 {
         let b = try valueStart()
         // Fast path: up to 18 digits (always in range), no leading zero, nothing number-like after.
         var i = offset
@@ -414,7 +368,7 @@ package struct JSONReader {
     }
 
     /// ``readInt64()`` for the cases its fast path leaves: long numbers and errors.
-    private mutating func readInt64Checked() throws(LiveObjectsError) -> Int64 {
+    private mutating func readInt64Checked() throws(Failure) -> Int64 {
         let b = base[offset]
         guard b == 0x2D || isDigit(b) else { throw typeMismatch("an integer") }
         let scan = try scanNumberToken()
@@ -432,7 +386,7 @@ package struct JSONReader {
     /// Reads a number as the nearest `Double`. With ``Options/acceptsNonFiniteStrings``, also the
     /// strings `"NaN"`, `"Infinity"`, `"-Infinity"`. Magnitudes too large for a `Double` are
     /// errors.
-    package mutating func readDouble() throws(LiveObjectsError) -> Double {
+    package mutating func readDouble() throws(Failure) -> Double {
         let b = try valueStart()
         if b == 0x22 { return try readNonFinite() }
         guard b == 0x2D || isDigit(b) else { throw typeMismatch("a number") }
@@ -448,7 +402,7 @@ package struct JSONReader {
 
     /// Reads a number as the nearest `Float`, rounded once from the decimal text (not through a
     /// `Double`). Otherwise as ``readDouble()``.
-    package mutating func readFloat() throws(LiveObjectsError) -> Float {
+    package mutating func readFloat() throws(Failure) -> Float {
         let b = try valueStart()
         if b == 0x22 { return Float(try readNonFinite()) }
         guard b == 0x2D || isDigit(b) else { throw typeMismatch("a number") }
@@ -463,7 +417,7 @@ package struct JSONReader {
     }
 
     /// Reads a number without converting it.
-    package mutating func readNumber() throws(LiveObjectsError) -> JSONNumber {
+    package mutating func readNumber() throws(Failure) -> JSONNumber {
         let b = try valueStart()
         guard b == 0x2D || isDigit(b) else { throw typeMismatch("a number") }
         let scan = try scanNumberToken()
@@ -473,7 +427,7 @@ package struct JSONReader {
     }
 
     /// Reads a string.
-    package mutating func readString() throws(LiveObjectsError) -> String {
+    package mutating func readString() throws(Failure) -> String {
         guard try valueStart() == 0x22 else { throw typeMismatch("a string") }
         let value = try readStringToken()
         valueDone()
@@ -483,7 +437,7 @@ package struct JSONReader {
     // MARK: Whole values
 
     /// Skips the next value, whatever it is, checking it as strictly as reading it would.
-    package mutating func skipValue() throws(LiveObjectsError) {
+    package mutating func skipValue() throws(Failure) {
         let startDepth = depth
         repeat {
             switch state {
@@ -516,16 +470,8 @@ package struct JSONReader {
 
     /// Reads the next value, whatever it is, as a tree (iteratively: deep nesting cannot
     /// exhaust the stack).
-    package mutating func readValue() throws(LiveObjectsError) -> JSONValue {
-        // An open container. Elements are appended in place (`stack[top].…append`), so that the
-        // arrays stay uniquely referenced and are never copied.
-        struct Partial {
-            var isObject: Bool
-            var elements: [JSONValue] = []
-            var members: [(key: String, value: JSONValue)] = []
-            var key = ""
-        }
-        var stack: [Partial] = []
+    package mutating func readValue() throws(Failure) -> JSONValue {
+        var stack: [PartialValue] = []
         while true {
             // Read one value or open a container.
             var value: JSONValue
@@ -533,14 +479,14 @@ package struct JSONReader {
             case 0x7B:
                 try beginObject()
                 if let key = try nextKey() {
-                    stack.append(Partial(isObject: true, key: key))
+                    stack.append(PartialValue(isObject: true, key: key))
                     continue
                 }
                 value = .object([])
             case 0x5B:
                 try beginArray()
                 if try nextElement() {
-                    stack.append(Partial(isObject: false))
+                    stack.append(PartialValue(isObject: false))
                     continue
                 }
                 value = .array([])
@@ -585,7 +531,7 @@ package struct JSONReader {
 
     /// Checks that a value is due, skips whitespace and returns its first byte (not consumed).
     @inlinable @inline(__always)
-    mutating func valueStart() throws(LiveObjectsError) -> UInt8 {
+    mutating func valueStart() throws(Failure) -> UInt8 {
         guard state == .value else {
             throw misuse(
                 state == .afterDocument
@@ -609,7 +555,7 @@ package struct JSONReader {
     }
 
     @inline(__always)
-    private mutating func push(isObject: Bool) throws(LiveObjectsError) {
+    private mutating func push(isObject: Bool) throws(Failure) {
         guard depth < options.maxDepth else { throw nestingError() }
         let bit: UInt64 = 1 << UInt64(depth & 63)
         if isObject {
@@ -631,7 +577,7 @@ package struct JSONReader {
     /// Moves to the next key of the current object (returns `true`, positioned at its `"`) or
     /// consumes the `}` (returns `false`).
     @inline(__always)
-    private mutating func moveToKey() throws(LiveObjectsError) -> Bool {
+    private mutating func moveToKey() throws(Failure) -> Bool {
         switch state {
         case .objectFirst:
             skipWhitespace()
@@ -663,7 +609,7 @@ package struct JSONReader {
     }
 
     @inline(__always)
-    private mutating func consumeColon() throws(LiveObjectsError) {
+    private mutating func consumeColon() throws(Failure) {
         skipWhitespace()
         guard offset < end && base[offset] == 0x3A else {
             throw syntaxError("':' after an object key", at: offset)
@@ -674,7 +620,7 @@ package struct JSONReader {
 
     /// Consumes the literal whose bytes, big-endian, are `bytes`.
     @inline(__always)
-    private mutating func expectLiteral(_ bytes: UInt64, length: Int, _ name: String) throws(LiveObjectsError) {
+    private mutating func expectLiteral(_ bytes: UInt64, length: Int, _ name: String) throws(Failure) {
         guard offset + length <= end else { throw literalError(name) }
         var actual: UInt64 = 0
         for i in 0..<length {
@@ -685,7 +631,7 @@ package struct JSONReader {
     }
 
     @inline(never)
-    private func literalError(_ name: String) -> LiveObjectsError {
+    private func literalError(_ name: String) -> Failure {
         // Point at the first byte that differs.
         let expected = Array(name.utf8)
         var at = offset
@@ -694,7 +640,7 @@ package struct JSONReader {
     }
 
     /// Reads a `"NaN"`-style string as a `Double`.
-    private mutating func readNonFinite() throws(LiveObjectsError) -> Double {
+    private mutating func readNonFinite() throws(Failure) -> Double {
         let start = offset
         guard options.acceptsNonFiniteStrings else { throw typeMismatch("a number") }
         let text = try readStringToken()
@@ -709,7 +655,7 @@ package struct JSONReader {
     // MARK: Numbers
 
     @inline(__always)
-    private func scanNumberToken() throws(LiveObjectsError) -> ScannedNumber {
+    private func scanNumberToken() throws(Failure) -> ScannedNumber {
         do {
             return try scanNumber(base, count: end, at: offset)
         } catch {
@@ -727,7 +673,7 @@ package struct JSONReader {
 
     /// Reads the string token at `offset` (its `"`), leaving the state alone.
     @inline(__always)
-    private mutating func readStringToken() throws(LiveObjectsError) -> String {
+    private mutating func readStringToken() throws(Failure) -> String {
         let start = offset + 1
         var i = start
         while true {
@@ -754,7 +700,7 @@ package struct JSONReader {
     }
 
     /// Skips the string token at `offset`, validating it, leaving the state alone.
-    private mutating func skipStringToken() throws(LiveObjectsError) {
+    private mutating func skipStringToken() throws(Failure) {
         var i = offset + 1
         while true {
             while i &+ 8 <= end {
@@ -781,7 +727,7 @@ package struct JSONReader {
     }
 
     /// The rest of a string that has escapes, decoded through the scratch buffer.
-    private mutating func readEscapedString(start: Int, firstEscape: Int) throws(LiveObjectsError) -> String {
+    private mutating func readEscapedString(start: Int, firstEscape: Int) throws(Failure) -> String {
         var buffer = scratch
         scratch = []
         buffer.removeAll(keepingCapacity: true)
@@ -812,7 +758,7 @@ package struct JSONReader {
     }
 
     /// Decodes the escape at `i` (its backslash) into `buffer`; returns the offset after it.
-    private func decodeEscape(at i: Int, into buffer: inout [UInt8]) throws(LiveObjectsError) -> Int {
+    private func decodeEscape(at i: Int, into buffer: inout [UInt8]) throws(Failure) -> Int {
         guard i + 1 < end else {
             throw syntaxError(
                 "a valid escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u followed by 4 hex digits)", at: i + 1)
@@ -860,7 +806,7 @@ package struct JSONReader {
     }
 
     /// The code unit of the `\uXXXX` escape at `i` (its backslash).
-    private func hexEscape(at i: Int) throws(LiveObjectsError) -> UInt16 {
+    private func hexEscape(at i: Int) throws(Failure) -> UInt16 {
         var unit: UInt16 = 0
         for j in (i + 2)..<(i + 6) {
             guard j < end else { throw syntaxError("4 hex digits after \\u", at: j) }
@@ -880,7 +826,7 @@ package struct JSONReader {
     /// Checks the UTF-8 sequence whose lead byte (0x80 or more) is at `i`; returns the offset
     /// after it.
     @inline(__always)
-    private func validateUTF8Sequence(at i: Int) throws(LiveObjectsError) -> Int {
+    private func validateUTF8Sequence(at i: Int) throws(Failure) -> Int {
         let lead = base[i]
         let length: Int
         // The allowed range of the second byte (RFC 3629): no overlong forms, no surrogates,
@@ -919,15 +865,15 @@ package struct JSONReader {
 
     /// "invalid JSON at byte N (line L, column C): expected X, found Y".
     @usableFromInline @inline(never)
-    func syntaxError(_ expected: String, at offset: Int) -> LiveObjectsError {
-        var error = error("expected \(expected), found \(describeByte(at: offset))", at: offset)
-        error.inputLocation?.expected = expected
-        return error
+    func syntaxError(_ expected: String, at offset: Int) -> Failure {
+        Failure(
+            jsonError(
+                .syntax, "expected \(expected), found \(describeByte(at: offset))", expected: expected, at: offset))
     }
 
     /// An error about the value at `offset`, whose first byte does not fit what was asked.
     @inline(never)
-    private func typeMismatch(_ expected: String) -> LiveObjectsError {
+    private func typeMismatch(_ expected: String) -> Failure {
         let found: String
         switch base[offset] {
         case 0x7B: found = "an object"
@@ -947,47 +893,52 @@ package struct JSONReader {
     }
 
     @inline(never)
-    private func error(_ message: String, at offset: Int) -> LiveObjectsError {
-        var error = LiveObjectsError(
-            .corruptFile, "invalid JSON \(position(offset)): \(message)", file: options.fileName)
-        error.inputLocation = InputErrorLocation(offset: offset + options.startOffset, reason: message)
-        return error
+    private func error(_ message: String, at offset: Int) -> Failure {
+        Failure(jsonError(.syntax, message, at: offset))
     }
 
     @inline(never)
-    private func nestingError() -> LiveObjectsError {
-        let reason = "JSON nesting deeper than \(options.maxDepth) levels"
-        var error = LiveObjectsError(.limitExceeded, "\(reason) \(position(offset))", file: options.fileName)
-        error.inputLocation = InputErrorLocation(offset: offset + options.startOffset, reason: reason)
-        return error
+    private func nestingError() -> Failure {
+        Failure(jsonError(.nesting, "JSON nesting deeper than \(options.maxDepth) levels", at: offset))
     }
 
     @usableFromInline @inline(never)
-    func misuse(_ message: String) -> LiveObjectsError {
-        LiveObjectsError(.invalidOperation, "JSONReader: \(message) \(position(offset))", file: options.fileName)
+    func misuse(_ message: String) -> Failure {
+        Failure(jsonError(.misuse, message, at: offset))
+    }
+
+    /// The error of a kind at `offset`, with its position and message.
+    private func jsonError(_ kind: JSONError.Kind, _ reason: String, expected: String? = nil, at offset: Int)
+        -> JSONError
+    {
+        let (byte, line, column) = coordinates(offset)
+        let position = "at byte \(byte) (line \(line), column \(column))"
+        let message =
+            switch kind {
+            case .syntax: "invalid JSON \(position): \(reason)"
+            case .nesting: "\(reason) \(position)"
+            case .misuse: "JSONReader: \(reason) \(position)"
+            }
+        return JSONError(
+            kind, message: message, reason: reason, expected: expected, offset: byte, line: line, column: column,
+            fileName: options.fileName)
     }
 
     @inline(never)
-    private func unterminatedString(_ start: Int) -> LiveObjectsError {
+    private func unterminatedString(_ start: Int) -> Failure {
         error(
             "expected '\"' to close the string that starts at byte \(start + options.startOffset), found end of input",
             at: end)
     }
 
     @inline(never)
-    private func controlCharacter(at i: Int) -> LiveObjectsError {
+    private func controlCharacter(at i: Int) -> Failure {
         error("control character 0x\(hex(UInt16(base[i]), width: 2)) must be escaped in a string", at: i)
     }
 
     @inline(never)
-    private func invalidUTF8(at i: Int) -> LiveObjectsError {
+    private func invalidUTF8(at i: Int) -> Failure {
         error("invalid UTF-8 sequence starting with byte 0x\(hex(UInt16(base[i]), width: 2)) in a string", at: i)
-    }
-
-    /// "at byte N (line L, column C)".
-    private func position(_ offset: Int) -> String {
-        let (byte, line, column) = coordinates(offset)
-        return "at byte \(byte) (line \(line), column \(column))"
     }
 
     /// "byte N, line L, column C": `offset` in the reader's bytes as a position in the file (see
@@ -1015,6 +966,15 @@ package struct JSONReader {
         if b >= 0x21 && b <= 0x7E { return "'\(Character(Unicode.Scalar(b)))'" }
         return "byte 0x\(hex(UInt16(b), width: 2))"
     }
+}
+
+/// An open container of ``JSONReader/readValue()``. Elements are appended in place
+/// (`stack[top].…append`), so that the arrays stay uniquely referenced and are never copied.
+private struct PartialValue {
+    var isObject: Bool
+    var elements: [JSONValue] = []
+    var members: [(key: String, value: JSONValue)] = []
+    var key = ""
 }
 
 /// Whether any of the 8 bytes is `"`, `\`, a control character or not ASCII.

@@ -1,5 +1,3 @@
-import LiveObjects
-
 /// A JSON value as a tree: the convenient, allocating representation.
 ///
 /// Objects keep their members in document order, duplicates included (``subscript(_:)-(String)``
@@ -37,11 +35,14 @@ package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a complete JSON text (one value, optionally surrounded by whitespace).
     ///
-    /// - Throws: ``LiveObjectsError`` `.corruptFile` for malformed input, `.limitExceeded` when
-    ///   nesting is deeper than `options.maxDepth`.
-    package init(parsing bytes: [UInt8], options: JSONReader.Options = .init()) throws(LiveObjectsError) {
-        self = try bytes.withUnsafeBytesTyped { (raw) throws(LiveObjectsError) -> JSONValue in
-            var reader = JSONReader(raw, options: options)
+    /// - Parameter errors: The error type thrown, made from a ``JSONError`` (itself by default).
+    /// - Throws: A ``JSONError/Kind-swift.enum/syntax`` error for malformed input,
+    ///   ``JSONError/Kind-swift.enum/nesting`` when nesting is deeper than `options.maxDepth`.
+    package init<Failure: JSONReadingError>(
+        parsing bytes: [UInt8], options: JSONReaderOptions = .init(), errors: Failure.Type = JSONError.self
+    ) throws(Failure) {
+        self = try bytes.withUnsafeBytesTyped { (raw) throws(Failure) -> JSONValue in
+            var reader = JSONReader<Failure>(raw, options: options)
             let value = try reader.readValue()
             try reader.finish()
             return value
@@ -49,8 +50,10 @@ package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a complete JSON text given as a string.
-    package init(parsing text: String, options: JSONReader.Options = .init()) throws(LiveObjectsError) {
-        try self.init(parsing: Array(text.utf8), options: options)
+    package init<Failure: JSONReadingError>(
+        parsing text: String, options: JSONReaderOptions = .init(), errors: Failure.Type = JSONError.self
+    ) throws(Failure) {
+        try self.init(parsing: Array(text.utf8), options: options, errors: errors)
     }
 
     /// The JSON text of the value.

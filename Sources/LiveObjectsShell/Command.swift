@@ -1,25 +1,26 @@
 import LiveObjects
+import LiveObjectsJSON
 
 /// A predicate as typed, with where it starts in its command line (for caret diagnostics).
-public struct PredicateText: Hashable, Sendable {
-    public var text: String
+package struct PredicateText: Hashable, Sendable {
+    package var text: String
     /// The UTF-8 offset of the predicate in the command line.
-    public var offset: Int
+    package var offset: Int
 
-    public init(text: String, offset: Int) {
+    package init(text: String, offset: Int) {
         self.text = text
         self.offset = offset
     }
 }
 
 /// What a query asks for: a type, an optional predicate, sort fields and a limit.
-public struct QueryRequest: Hashable, Sendable {
-    public var type: String
-    public var predicate: PredicateText?
-    public var sorts: [SortField] = []
-    public var limit: Int?
+package struct QueryRequest: Hashable, Sendable {
+    package var type: String
+    package var predicate: PredicateText?
+    package var sorts: [SortField] = []
+    package var limit: Int?
 
-    public init(type: String, predicate: PredicateText? = nil, sorts: [SortField] = [], limit: Int? = nil) {
+    package init(type: String, predicate: PredicateText? = nil, sorts: [SortField] = [], limit: Int? = nil) {
         self.type = type
         self.predicate = predicate
         self.sorts = sorts
@@ -45,31 +46,31 @@ public struct QueryRequest: Hashable, Sendable {
 
 /// How a command names one object: by primary key, or by object key (`#3`) for types without
 /// one.
-public enum ObjectReference: Hashable, Sendable {
+package enum ObjectReference: Hashable, Sendable {
     case primaryKey(JSONValue)
     case objectKey(ObjectKey)
 }
 
 /// `PROP = VALUE` in `update … set`.
-public struct Assignment: Hashable, Sendable {
-    public var property: String
-    public var value: JSONValue
+package struct Assignment: Hashable, Sendable {
+    package var property: String
+    package var value: JSONValue
 
-    public init(property: String, value: JSONValue) {
+    package init(property: String, value: JSONValue) {
         self.property = property
         self.value = value
     }
 }
 
 /// A `define` command: a type (new or existing) and the properties to add.
-public struct TypeDefinition: Hashable, Sendable {
-    public var name: String
-    public var isEmbedded: Bool
-    public var properties: [Property]
+package struct TypeDefinition: Hashable, Sendable {
+    package var name: String
+    package var isEmbedded: Bool
+    package var properties: [Property]
 }
 
 /// A parsed shell command.
-public enum Command: Hashable, Sendable {
+package enum Command: Hashable, Sendable {
     case help(String?)
     case types
     case schema(String?)
@@ -99,23 +100,23 @@ public enum Command: Hashable, Sendable {
 
 /// A command that failed: the message for `Error: …`, and optionally a line with a caret under
 /// the problem.
-public struct ShellError: Error, Sendable, Equatable {
-    public var message: String
+package struct ShellError: Error, Sendable, Equatable {
+    package var message: String
     /// The text to show with a caret, and the UTF-8 offset of the caret in it.
-    public var caret: Caret?
+    var caret: Caret?
 
-    public struct Caret: Sendable, Equatable {
-        public var line: String
-        public var offset: Int
+    package struct Caret: Sendable, Equatable {
+        package var line: String
+        package var offset: Int
     }
 
-    public init(_ message: String, caret: Caret? = nil) {
+    package init(_ message: String, caret: Caret? = nil) {
         self.message = message
         self.caret = caret
     }
 
     /// The message and, when there is a location, the line with the caret under the problem.
-    public var text: String {
+    package var text: String {
         var s = "Error: " + message
         if let caret {
             s += "\n" + QueryErrorLocation(text: caret.line, utf8Offset: caret.offset).caretDiagnostic
@@ -131,13 +132,13 @@ public struct ShellError: Error, Sendable, Equatable {
 /// The line is read left to right with a cursor: words, quoted strings (`"…"` with JSON
 /// escapes, or `'…'`), JSON values with nested braces and brackets, and predicates, which run to
 /// the next top-level clause keyword (`sort by`, `limit`, `set`) outside quotes and brackets.
-public struct CommandParser {
+package struct CommandParser {
     let line: String
     let bytes: [UInt8]
     var position = 0
 
     /// Parses one command line. Returns nil for a blank line or a `#` comment.
-    public static func parse(_ line: String) throws(ShellError) -> Command? {
+    package static func parse(_ line: String) throws(ShellError) -> Command? {
         var parser = CommandParser(line: line)
         return try parser.command()
     }
@@ -149,7 +150,7 @@ public struct CommandParser {
 
     /// Splits input into commands at newlines and at `;` outside quotes and brackets; a line
     /// ending inside quotes or brackets continues on the next (see ``CommandSplitter``).
-    public static func split(_ text: String) -> [String] {
+    package static func split(_ text: String) -> [String] {
         CommandSplitter.split(text).map(\.text)
     }
 
@@ -279,10 +280,10 @@ public struct CommandParser {
             || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
         {
             let value = try json()
-            switch value {
-            case .int, .string: return .primaryKey(value)
-            default: throw error("a primary key is an integer or a string")
+            guard value.isInteger || value.stringValue != nil else {
+                throw error("a primary key is an integer or a string")
             }
+            return .primaryKey(value)
         }
         guard let w = word() else { throw usage(command) }
         return .primaryKey(.string(w))
@@ -358,21 +359,33 @@ public struct CommandParser {
         if position == bytes.count || bytes[position] == UInt8(ascii: "#") { return nil }
         let nameStart = position
         guard let name = word() else { throw error("expected a command", at: nameStart) }
-        guard let doc = CommandDoc.named(name) else {
-            let names = CommandDoc.all.flatMap { [$0.name] + $0.aliases }
-            let rest = String(decoding: bytes[position...], as: UTF8.self)
-            let spelling =
-                Suggestion.shellSpelling(
-                    of: name, arguments: rest.split(whereSeparator: \.isWhitespace).map(String.init))
-                ?? Suggestion.closest(to: name, among: names)
-            let suggestion = spelling.map { " did you mean '\($0)'?" } ?? ""
-            throw ShellError("unknown command '\(name)';\(suggestion) type 'help' for the list")
-        }
-        let command = doc.name
-        func typeName() throws(ShellError) -> String {
-            guard let t = word() else { throw usage(command) }
-            return t
-        }
+        guard let doc = CommandDoc.named(name) else { throw unknownCommand(name) }
+        let result = try arguments(of: doc.name)
+        try requireEnd(doc.name)
+        return result
+    }
+
+    /// The error for a word that names no command, with the shell's own spelling of what was
+    /// likely meant.
+    func unknownCommand(_ name: String) -> ShellError {
+        let names = CommandDoc.all.flatMap { [$0.name] + $0.aliases }
+        let rest = String(decoding: bytes[position...], as: UTF8.self)
+        let spelling =
+            Suggestion.shellSpelling(
+                of: name, arguments: rest.split(whereSeparator: \.isWhitespace).map(String.init))
+            ?? Suggestion.closest(to: name, among: names)
+        let suggestion = spelling.map { " did you mean '\($0)'?" } ?? ""
+        return ShellError("unknown command '\(name)';\(suggestion) type 'help' for the list")
+    }
+
+    /// A type name, or the usage of `command`.
+    mutating func typeName(_ command: String) throws(ShellError) -> String {
+        guard let t = word() else { throw usage(command) }
+        return t
+    }
+
+    /// The arguments of `command` (a command's name, not an alias), up to the end of the line.
+    mutating func arguments(of command: String) throws(ShellError) -> Command {
         let result: Command
         switch command {
         case "help":
@@ -382,43 +395,24 @@ public struct CommandParser {
         case "schema": result = .schema(word())
         case "define": result = .define(try definition())
         case "create":
-            let type = try typeName()
+            let type = try typeName(command)
             skipSpace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw usage(command) }
             result = .create(type: type, values: try json())
         case "get":
-            let type = try typeName()
+            let type = try typeName(command)
             result = .get(type: type, key: try reference(command))
         case "query":
             result = .query(try queryRequest(command))
         case "count":
-            let type = try typeName()
+            let type = try typeName(command)
             var predicate: PredicateText?
             if keyword("where") { predicate = try self.predicate(stoppingAt: []) }
             result = .count(type: type, predicate: predicate)
         case "update":
-            let type = try typeName()
-            if keyword("where") {
-                let predicate = try self.predicate(stoppingAt: ["set"])
-                guard keyword("set") else { throw usage(command) }
-                var assignments: [Assignment] = []
-                repeat {
-                    guard let property = word() else { throw usage(command) }
-                    try expect("=", for: command)
-                    assignments.append(Assignment(property: property, value: try json()))
-                    skipSpace()
-                    guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else { break }
-                    position += 1
-                } while true
-                result = .updateWhere(type: type, predicate: predicate, assignments: assignments)
-            } else {
-                let key = try reference(command)
-                skipSpace()
-                guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw usage(command) }
-                result = .updateObject(type: type, key: key, values: try json())
-            }
+            result = try update()
         case "delete":
-            let type = try typeName()
+            let type = try typeName(command)
             if keyword("where") {
                 result = .deleteWhere(type: type, predicate: try predicate(stoppingAt: []))
             } else {
@@ -437,33 +431,63 @@ public struct CommandParser {
             result = .unwatch(name)
         case "watches": result = .watches
         case "import", "export":
-            let first = try path(command)
-            let type: String?
-            let file: String
-            if atEnd {
-                type = nil
-                file = first
-            } else {
-                type = first
-                file = try path(command)
-            }
-            result = command == "import" ? .importFile(type: type, path: file) : .export(type: type, path: file)
+            result = try transfer(command)
         case "save": result = .save
         case "stats": result = .stats
-        case "mode":
-            let start = position
-            if let w = word() {
-                guard let mode = OutputMode(rawValue: w.lowercased()) else {
-                    throw error("unknown output mode '\(w)'; the modes are table, vertical, json and csv", at: start)
-                }
-                result = .mode(mode)
-            } else {
-                result = .mode(nil)
-            }
+        case "mode": result = .mode(try outputMode())
         default: result = .quit
         }
-        try requireEnd(command)
         return result
+    }
+
+    /// `update TYPE KEY {JSON}` or `update TYPE where PREDICATE set PROPERTY = VALUE, ...`,
+    /// after `update`.
+    mutating func update() throws(ShellError) -> Command {
+        let command = "update"
+        let type = try typeName(command)
+        guard keyword("where") else {
+            let key = try reference(command)
+            skipSpace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { throw usage(command) }
+            return .updateObject(type: type, key: key, values: try json())
+        }
+        let predicate = try self.predicate(stoppingAt: ["set"])
+        guard keyword("set") else { throw usage(command) }
+        var assignments: [Assignment] = []
+        repeat {
+            guard let property = word() else { throw usage(command) }
+            try expect("=", for: command)
+            assignments.append(Assignment(property: property, value: try json()))
+            skipSpace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else { break }
+            position += 1
+        } while true
+        return .updateWhere(type: type, predicate: predicate, assignments: assignments)
+    }
+
+    /// `import [TYPE] FILE` or `export [TYPE] FILE`, after the command's name.
+    mutating func transfer(_ command: String) throws(ShellError) -> Command {
+        let first = try path(command)
+        let type: String?
+        let file: String
+        if atEnd {
+            type = nil
+            file = first
+        } else {
+            type = first
+            file = try path(command)
+        }
+        return command == "import" ? .importFile(type: type, path: file) : .export(type: type, path: file)
+    }
+
+    /// The mode of `mode [MODE]`, or nil without one.
+    mutating func outputMode() throws(ShellError) -> OutputMode? {
+        let start = position
+        guard let w = word() else { return nil }
+        guard let mode = OutputMode(rawValue: w.lowercased()) else {
+            throw error("unknown output mode '\(w)'; the modes are table, vertical, json and csv", at: start)
+        }
+        return mode
     }
 
     mutating func queryRequest(_ command: String) throws(ShellError) -> QueryRequest {

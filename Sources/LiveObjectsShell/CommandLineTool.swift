@@ -3,41 +3,41 @@ import LiveObjects
 
 /// The `liveobj` command-line tool, driven by an array of arguments and closures for input and
 /// output, so that tests can run it in-process and compare its output exactly.
-public enum CommandLineTool {
+package enum CommandLineTool {
     /// The tool's version, printed by `--version`.
-    public static let version = "0.1.0"
+    package static let version = "0.1.0"
 
     /// The exit codes.
-    public enum ExitCode {
-        public static let success: Int32 = 0
+    package enum ExitCode {
+        static let success: Int32 = 0
         /// A command failed in a script or `-c`, or opening the realm failed.
-        public static let failure: Int32 = 1
+        package static let failure: Int32 = 1
         /// The command line was not valid.
-        public static let usage: Int32 = 64
+        package static let usage: Int32 = 64
     }
 
     /// The parsed command line.
-    public struct Options: Equatable, Sendable {
-        public var file: String?
-        public var demo = false
-        public var create = false
-        public var commands: [String] = []
-        public var json = false
+    package struct Options: Equatable, Sendable {
+        package var file: String?
+        package var demo = false
+        package var create = false
+        package var commands: [String] = []
+        package var json = false
         /// `--mode`: the output mode at the start.
-        public var mode: OutputMode?
-        public var help = false
-        public var version = false
+        package var mode: OutputMode?
+        package var help = false
+        package var version = false
     }
 
     /// A command-line error, printed with the short usage.
-    public struct UsageError: Error, Equatable {
-        public var message: String
+    package struct UsageError: Error, Equatable {
+        package var message: String
     }
 
-    public static let usage =
+    package static let usage =
         "liveobj [<file>] [--demo] [--create] [--command <command> ...] [--json] [--mode <mode>]"
 
-    public static let help = """
+    package static let help = """
         OVERVIEW: An interactive shell for LiveObjects realms.
 
         Opens a realm and runs commands on it: typed at the prompt, given with -c, or read from
@@ -78,7 +78,7 @@ public enum CommandLineTool {
           0 on success, 1 when a command failed in a script or -c, 64 for a usage error.
         """
 
-    public static func parse(_ arguments: [String]) throws(UsageError) -> Options {
+    package static func parse(_ arguments: [String]) throws(UsageError) -> Options {
         var options = Options()
         var i = 0
         var onlyArguments = false
@@ -130,28 +130,28 @@ public enum CommandLineTool {
     }
 
     /// Where the tool reads and writes.
-    public struct Environment {
+    package struct Environment {
         /// The command-line arguments, without the program name.
-        public var arguments: [String]
+        package var arguments: [String]
         /// Reads one line of standard input (without its newline), nil at the end.
-        public var readLine: () -> String?
+        package var readLine: () -> String?
         /// Whether standard input is a terminal (then the shell prompts).
-        public var isInteractive: Bool
+        package var isInteractive: Bool
         /// Writes to standard output; each call is one line.
-        public var output: (String) -> Void
+        package var output: (String) -> Void
         /// Writes to standard error; each call is one line.
-        public var errorOutput: (String) -> Void
+        package var errorOutput: (String) -> Void
         /// Writes a prompt without a newline (interactive only).
-        public var prompt: (String) -> Void
+        package var prompt: (String) -> Void
         /// Opens and saves snapshot files (`PersistenceFileStore` in the `liveobj` command).
-        public var fileStore: (any RealmFileStore)?
+        package var fileStore: (any RealmFileStore)?
         /// The width of standard output when it is a terminal (tables are cut to it).
-        public var outputWidth: () -> Int? = { nil }
+        package var outputWidth: () -> Int? = { nil }
         /// The line editor, when standard input and output are terminals: then lines are read
         /// through it instead of `readLine`, and Ctrl-C interrupts commands.
-        public var terminal: TerminalLineReader?
+        package var terminal: TerminalLineReader?
 
-        public init(
+        package init(
             arguments: [String], readLine: @escaping () -> String?, isInteractive: Bool,
             output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void,
             prompt: @escaping (String) -> Void = { _ in }, fileStore: (any RealmFileStore)? = nil,
@@ -169,7 +169,7 @@ public enum CommandLineTool {
     }
 
     /// Runs the tool; returns its exit code.
-    public static func run(_ environment: Environment) async -> Int32 {
+    package static func run(_ environment: Environment) async -> Int32 {
         let options: Options
         do {
             options = try parse(environment.arguments)
@@ -187,50 +187,10 @@ public enum CommandLineTool {
             return ExitCode.success
         }
 
-        // Open the realm.
-        let realm: Realm
-        let storage: ShellStorage
-        do {
-            if let file = options.file {
-                guard let store = environment.fileStore else {
-                    environment.errorOutput("Error: file realms need the Persistence module, not available yet")
-                    return ExitCode.failure
-                }
-                realm = try await store.open(path: file, create: options.create)
-                storage = .file(path: file, store: store)
-            } else if options.demo {
-                realm = try await Demo.open()
-                storage = .memory
-            } else {
-                realm = try await Realm.open(.init(identifier: "liveobj-\(UUID())", schema: Schema([])))
-                storage = .memory
-            }
-        } catch let error as LiveObjectsError {
-            environment.errorOutput("Error: " + Operations.message(error))
-            return ExitCode.failure
-        } catch {
-            environment.errorOutput("Error: \(error)")
-            return ExitCode.failure
-        }
-
+        guard let (realm, storage) = await openRealm(options, environment) else { return ExitCode.failure }
         let interactive = environment.isInteractive && options.commands.isEmpty
         let terminal = interactive ? environment.terminal : nil
-        let ask: ((String) -> Bool?)? =
-            interactive
-            ? { question in
-                let answer: String?
-                if let terminal {
-                    guard case .line(let line) = terminal.readLine(prompt: question, usesHistory: false) else {
-                        return nil
-                    }
-                    answer = line
-                } else {
-                    environment.prompt(question)
-                    answer = environment.readLine()
-                }
-                guard let answer else { return nil }
-                return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
-            } : nil
+        let ask: ((String) -> Bool?)? = interactive ? question(terminal, environment) : nil
         let shell = Shell(
             realm: realm, storage: storage, json: options.json, mode: options.mode,
             io: ShellIO(
@@ -254,32 +214,55 @@ public enum CommandLineTool {
         return code
     }
 
+    /// Opens the realm the options name: a file, the demo, or an empty realm in memory. On an
+    /// error, says why and returns nil.
+    static func openRealm(_ options: Options, _ environment: Environment) async -> (Realm, ShellStorage)? {
+        do {
+            if let file = options.file {
+                guard let store = environment.fileStore else {
+                    environment.errorOutput("Error: file realms need the Persistence module, not available yet")
+                    return nil
+                }
+                return (try await store.open(path: file, create: options.create), .file(path: file, store: store))
+            } else if options.demo {
+                return (try await Demo.open(), .memory)
+            } else {
+                return (try await Realm.open(.init(identifier: "liveobj-\(UUID())", schema: Schema([]))), .memory)
+            }
+        } catch let error as LiveObjectsError {
+            environment.errorOutput("Error: " + Operations.message(error))
+            return nil
+        } catch {
+            environment.errorOutput("Error: \(error)")
+            return nil
+        }
+    }
+
+    /// Asks a yes/no question at the terminal, or on standard input and output.
+    static func question(_ terminal: TerminalLineReader?, _ environment: Environment) -> (String) -> Bool? {
+        return { question in
+            let answer: String?
+            if let terminal {
+                guard case .line(let line) = terminal.readLine(prompt: question, usesHistory: false) else {
+                    return nil
+                }
+                answer = line
+            } else {
+                environment.prompt(question)
+                answer = environment.readLine()
+            }
+            guard let answer else { return nil }
+            return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+        }
+    }
+
     /// Runs the commands of `-c`, of the terminal or of standard input.
     static func run(
         _ shell: Shell, options: Options, environment: Environment, terminal: TerminalLineReader?
     ) async -> Int32 {
         let interactive = environment.isInteractive && options.commands.isEmpty
-        // -c: run the commands, stop at the first failure.
-        if !options.commands.isEmpty {
-            for command in options.commands {
-                switch await shell.run(command) {
-                case .failed: return await shell.finishAfterFailure()
-                case .quit: return ExitCode.success
-                case .succeeded: continue
-                }
-            }
-            return await shell.finish() ? ExitCode.success : ExitCode.failure
-        }
-
-        if interactive {
-            let what: String
-            switch shell.storage {
-            case .memory:
-                what = options.demo ? "a demo realm in memory (people, dogs, toys, clubs)" : "an empty realm in memory"
-            case .file(let path, _): what = path
-            }
-            environment.output("liveobj \(version): \(what). Type 'help' for the commands, 'quit' to leave.")
-        }
+        if !options.commands.isEmpty { return await run(shell, commands: options.commands) }
+        if interactive { environment.output(greeting(shell, options)) }
         // Lines are read one at a time; a command left open (quotes, brackets) continues on the
         // next line with the continuation prompt.
         var splitter = CommandSplitter()
@@ -333,6 +316,29 @@ public enum CommandLineTool {
             }
         }
         return await shell.finish() ? ExitCode.success : ExitCode.failure
+    }
+
+    /// Runs the commands of `-c`, stopping at the first failure.
+    static func run(_ shell: Shell, commands: [String]) async -> Int32 {
+        for command in commands {
+            switch await shell.run(command) {
+            case .failed: return await shell.finishAfterFailure()
+            case .quit: return ExitCode.success
+            case .succeeded: continue
+            }
+        }
+        return await shell.finish() ? ExitCode.success : ExitCode.failure
+    }
+
+    /// The first line at the terminal: the version and the realm.
+    static func greeting(_ shell: Shell, _ options: Options) -> String {
+        let what: String
+        switch shell.storage {
+        case .memory:
+            what = options.demo ? "a demo realm in memory (people, dogs, toys, clubs)" : "an empty realm in memory"
+        case .file(let path, _): what = path
+        }
+        return "liveobj \(version): \(what). Type 'help' for the commands, 'quit' to leave."
     }
 
     /// Reads a line at the terminal on a thread of its own, not one of the threads that run

@@ -5,11 +5,11 @@ import Foundation
 /// continues on the next line (the lines are joined with a space). `#` starts a comment at the
 /// start of a command, or after white space when white space or the end of the line follows it
 /// (so `#3`, an object key, is not one).
-public struct CommandSplitter: Sendable {
+package struct CommandSplitter: Sendable {
     /// A complete command and the number of the line (from 1) where it starts.
-    public struct Command: Equatable, Sendable {
-        public var text: String
-        public var line: Int
+    package struct Command: Equatable, Sendable {
+        package var text: String
+        package var line: Int
     }
 
     var current: [UInt8] = []
@@ -18,12 +18,12 @@ public struct CommandSplitter: Sendable {
     var escaped = false
     var depth = 0
     /// The number of lines added so far.
-    public private(set) var lineCount = 0
+    package private(set) var lineCount = 0
 
-    public init() {}
+    package init() {}
 
     /// Whether a command is started and not finished: the next line continues it.
-    public var isContinuing: Bool { !isBlank(current) }
+    package var isContinuing: Bool { !isBlank(current) }
 
     func isBlank(_ bytes: [UInt8]) -> Bool {
         bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
@@ -32,7 +32,7 @@ public struct CommandSplitter: Sendable {
     static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D }
 
     /// Adds one line of input (without its newline); returns the commands it completes.
-    public mutating func add(line: String) -> [Command] {
+    package mutating func add(line: String) -> [Command] {
         lineCount += 1
         var done: [Command] = []
         let bytes = Array(line.utf8)
@@ -81,12 +81,12 @@ public struct CommandSplitter: Sendable {
     }
 
     /// Ends the input: the started command, if any (it is incomplete; running it reports why).
-    public mutating func finish() -> Command? {
+    package mutating func finish() -> Command? {
         take()
     }
 
     /// Drops the started command (Ctrl-C on a continuation line).
-    public mutating func abandon() {
+    mutating func abandon() {
         current = []
         quote = nil
         escaped = false
@@ -101,7 +101,7 @@ public struct CommandSplitter: Sendable {
     }
 
     /// Splits text (lines, commands separated by `;`) into commands.
-    public static func split(_ text: String) -> [Command] {
+    package static func split(_ text: String) -> [Command] {
         var splitter = CommandSplitter()
         var commands: [Command] = []
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {

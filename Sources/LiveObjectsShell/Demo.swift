@@ -1,11 +1,12 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 /// The demo data set of `liveobj --demo`: people with embedded addresses, their dogs, the dogs'
 /// toys and dog clubs, with names in several scripts.
-public enum Demo {
+package enum Demo {
     /// The demo schema, as data (the same types as the pet models of the tests).
-    public static let schema = Schema([
+    package static let schema = Schema([
         ObjectSchema(
             name: "Person",
             properties: [
@@ -78,7 +79,7 @@ public enum Demo {
     ]
 
     /// Opens an in-memory realm with the demo schema and data.
-    public static func open() async throws -> Realm {
+    package static func open() async throws -> Realm {
         let realm = try await Realm.open(.init(identifier: "liveobj-demo-\(UUID())", schema: schema))
         try await realm.write { realm in try fill(realm) }
         return realm

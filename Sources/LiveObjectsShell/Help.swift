@@ -88,7 +88,8 @@ struct CommandDoc: Sendable {
             abstract: "Create an object from JSON.",
             discussion: """
                 Links are given by the target's primary key ({"owner": 7, "dogs": [1, 2]}), embedded
-                objects as nested JSON objects, dates as ISO 8601 strings, data as base64.
+                objects as nested JSON objects, dates as ISO 8601 strings, data as base64, NaN and
+                the infinities of Float and Double as "NaN", "Infinity" and "-Infinity".
                 """),
         CommandDoc(
             name: "get", usage: "get TYPE KEY", abstract: "Show one object by primary key.",
@@ -163,8 +164,9 @@ struct CommandDoc: Sendable {
             discussion: """
                 table: aligned columns, control characters escaped, values cut with … to fit the
                 terminal (get, vertical, json and csv show them in full); vertical: one block of
-                'name | value' lines per object; json: one JSON document per result; csv: a header
-                line and one line per object. 'liveobj --mode MODE' starts in a mode.
+                'name | value' lines per object; json: one JSON document per result (NaN and the
+                infinities as the strings "NaN", "Infinity" and "-Infinity"); csv: a header line and
+                one line per object. 'liveobj --mode MODE' starts in a mode.
                 """),
         CommandDoc(name: "quit", aliases: ["exit"], usage: "quit", abstract: "Leave the shell."),
     ]

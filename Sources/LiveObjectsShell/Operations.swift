@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 /// The shell's work inside a realm's isolation: every function takes `isolated Realm` and runs
 /// inside a `read` or `write` closure. Inputs and outputs are plain values (JSON, keys).
@@ -112,7 +113,7 @@ enum Operations {
     /// key (or `#ROW` without one), embedded objects nested. With `inverse`, the
     /// `LinkingObjects` properties too.
     static func json(_ object: DynamicObject, inverse: Bool = false, _ realm: isolated Realm) -> JSONValue {
-        var pairs: [(String, JSONValue)] = []
+        var pairs: JSONMembers = []
         for property in object.objectSchema.properties where property.isStored || inverse {
             pairs.append((property.name, json(object[property.name], property, realm)))
         }
@@ -130,8 +131,8 @@ enum Operations {
         case .null: return .null
         case .bool(let v): return .bool(v)
         case .int(let v): return .int(v)
-        case .float(let v): return .double(Double("\(v)") ?? Double(v))
-        case .double(let v): return .double(v)
+        case .float(let v): return .shellDouble(Double("\(v)") ?? Double(v))
+        case .double(let v): return .shellDouble(v)
         case .string(let v): return .string(v)
         case .date(let v): return .string(v.formatted(.iso8601))
         case .data(let v): return .string(v.base64EncodedString())
@@ -176,16 +177,12 @@ enum Operations {
             guard case .bool(let v) = json else { throw mismatch("true or false") }
             return .bool(v)
         case .int, .int8, .int16, .int32, .int64:
-            if case .int(let v) = json { return .int(v) }
-            if case .double(let v) = json, let i = Int64(exactly: v) { return .int(i) }
+            if let v = json.int64Value { return .int(v) }
+            if let v = json.numberAsDouble, let i = Int64(exactly: v) { return .int(i) }
             throw mismatch("an integer")
         case .float, .double:
-            let number: Double
-            switch json {
-            case .int(let v): number = Double(v)
-            case .double(let v): number = v
-            default: throw mismatch("a number")
-            }
+            // A number, or "NaN", "Infinity" and "-Infinity" as the shell writes them.
+            guard let number = json.floatingPointValue else { throw mismatch("a number") }
             return property.type == .float ? .float(Float(number)) : .double(number)
         case .string:
             guard case .string(let v) = json else { throw mismatch("a string") }
@@ -198,8 +195,8 @@ enum Operations {
                     return .date(d)
                 }
                 throw mismatch("an ISO 8601 date")
-            case .int(let v): return .date(Date(timeIntervalSince1970: Double(v)))
-            case .double(let v): return .date(Date(timeIntervalSince1970: v))
+            case .number:
+                return .date(Date(timeIntervalSince1970: json.numberAsDouble ?? 0))
             default: throw mismatch("an ISO 8601 date")
             }
         case .data:
@@ -237,7 +234,7 @@ enum Operations {
     }
 
     /// The JSON object's pairs, or an error.
-    static func pairs(_ json: JSONValue, _ type: String) throws(ShellError) -> [(String, JSONValue)] {
+    static func pairs(_ json: JSONValue, _ type: String) throws(ShellError) -> JSONMembers {
         guard case .object(let pairs) = json else { throw ShellError("expected a JSON object for \(type)") }
         return pairs
     }
@@ -252,7 +249,7 @@ enum Operations {
 
     /// Sets properties of an object from JSON pairs. Embedded objects are created from nested
     /// JSON objects (a list of them is replaced).
-    static func apply(_ pairs: [(String, JSONValue)], to object: DynamicObject, _ realm: isolated Realm) throws {
+    static func apply(_ pairs: JSONMembers, to object: DynamicObject, _ realm: isolated Realm) throws {
         let schema = object.objectSchema
         for (name, json) in pairs {
             guard let property = schema[name] else {

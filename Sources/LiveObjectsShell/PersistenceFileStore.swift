@@ -7,15 +7,15 @@ import Persistence
 /// realm holds it and its lock, and every commit is appended to the journal and synced before
 /// the command returns, so nothing is lost if the shell is killed. `save` folds the journal into
 /// the snapshot (``Realm/save()``), as closing the realm does when the shell ends.
-public struct PersistenceFileStore: RealmFileStore {
+package struct PersistenceFileStore: RealmFileStore {
     /// Creates the file store.
-    public init() {}
+    package init() {}
 
     private static var options: FileStorage.Options { FileStorage.Options(savePolicy: .manual, journal: true) }
 
-    public var keepsEveryCommit: Bool { true }
+    package var keepsEveryCommit: Bool { true }
 
-    public func open(path: String, create: Bool) async throws -> Realm {
+    package func open(path: String, create: Bool) async throws -> Realm {
         let url = URL(fileURLWithPath: path)
         if FileManager.default.fileExists(atPath: url.path) {
             let (schema, version) = try FileStorage.header(ofFile: url)
@@ -28,7 +28,7 @@ public struct PersistenceFileStore: RealmFileStore {
         return try await Realm.open(.init(file: url, schema: Schema([]), schemaVersion: 0, options: Self.options))
     }
 
-    public func save(_ realm: Realm, to path: String) async throws {
+    package func save(_ realm: Realm, to path: String) async throws {
         let url = URL(fileURLWithPath: path)
         if realm.configuration.identifier == url.standardizedFileURL.path {
             try await realm.save()
@@ -51,7 +51,7 @@ public struct PersistenceFileStore: RealmFileStore {
     ///   the new one, and no error, when the migration was written and only what followed it
     ///   failed); if even that fails, the error says so and the shell must be started again (the
     ///   file holds every commit).
-    public func changeSchema(of realm: inout Realm, path: String, to schema: Schema, schemaVersion: UInt64)
+    package func changeSchema(of realm: inout Realm, path: String, to schema: Schema, schemaVersion: UInt64)
         async throws
     {
         guard realm.configuration.identifier == URL(fileURLWithPath: path).standardizedFileURL.path else {
@@ -81,7 +81,7 @@ public struct PersistenceFileStore: RealmFileStore {
         }
     }
 
-    public func fileSize(path: String) -> Int64? {
+    package func fileSize(path: String) -> Int64? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
     }
 }

@@ -14,7 +14,7 @@ extension Shell {
     static let propertyModifiers = ["primary", "indexed", "cascade", "deny", "nullify"]
 
     /// The completions of the word before `cursor` (an index in characters) in `line`.
-    public func completions(_ line: String, cursor: Int) -> CompletionCandidates {
+    package func completions(_ line: String, cursor: Int) -> CompletionCandidates {
         let before = Array(line.prefix(cursor))
         var start = before.count
         while start > 0, Self.isWordCharacter(before[start - 1]) { start -= 1 }

@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 /// Every object of a realm as plain values, to copy into a realm with a larger schema.
 struct RealmDump: Sendable {
@@ -233,7 +234,7 @@ extension Shell {
     static func importObjects(
         _ batches: [(String, [JSONValue])], interruption: InterruptFlag = InterruptFlag(), _ realm: isolated Realm
     ) throws -> Int {
-        var links: [(DynamicObject, [(String, JSONValue)])] = []
+        var links: [(DynamicObject, JSONMembers)] = []
         for (type, items) in batches {
             let schema = try Operations.objectSchema(type, realm)
             func isLink(_ name: String) -> Bool {

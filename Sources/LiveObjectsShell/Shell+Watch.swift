@@ -1,4 +1,5 @@
 import LiveObjects
+import LiveObjectsJSON
 import Synchronization
 
 /// Watches: each `watch` is a query whose change sets (`Results.changes()`) are printed as they
@@ -210,7 +211,7 @@ struct WatchRenderer: Sendable {
         ]
         let total = counts.reduce(0) { $0 + $1.1 }
         guard total > 0 else { return nil }
-        typealias Entry = (kind: String, index: String, indexJSON: [(String, JSONValue)], row: JSONValue)
+        typealias Entry = (kind: String, index: String, indexJSON: JSONMembers, row: JSONValue)
         var entries: [Entry] = []
         let limit = Shell.watchRowLimit
         for i in change.deletions.prefix(limit) {
@@ -232,7 +233,7 @@ struct WatchRenderer: Sendable {
         }
         let more = total - entries.count
         if json {
-            var document: [(String, JSONValue)] = [("watch", .string(name)), ("version", .int(Int64(change.version)))]
+            var document: JSONMembers = [("watch", .string(name)), ("version", .int(Int64(change.version)))]
             for (kind, _) in counts {
                 let items = entries.filter { $0.kind == kind }
                 if !items.isEmpty {

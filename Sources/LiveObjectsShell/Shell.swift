@@ -1,10 +1,11 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 
 /// Opens and saves realms kept in snapshot files: the hook through which the Persistence module
 /// gives the shell file realms. Without one, `liveobj FILE` and `save` report that file realms
 /// are not available.
-public protocol RealmFileStore: Sendable {
+package protocol RealmFileStore: Sendable {
     /// Opens the realm in a snapshot file. With `create`, a missing file is a new, empty realm;
     /// without, a missing file is an error.
     func open(path: String, create: Bool) async throws -> Realm
@@ -28,9 +29,9 @@ public protocol RealmFileStore: Sendable {
 }
 
 extension RealmFileStore {
-    public var keepsEveryCommit: Bool { false }
+    package var keepsEveryCommit: Bool { false }
 
-    public func changeSchema(of realm: inout Realm, path: String, to schema: Schema, schemaVersion: UInt64)
+    package func changeSchema(of realm: inout Realm, path: String, to schema: Schema, schemaVersion: UInt64)
         async throws
     {
         realm = try await RealmDump.copy(realm, to: schema, schemaVersion: schemaVersion)
@@ -38,7 +39,7 @@ extension RealmFileStore {
 }
 
 /// Where the shell's realm lives.
-public enum ShellStorage: Sendable {
+package enum ShellStorage: Sendable {
     /// In memory only: the data lives as long as the shell.
     case memory
     /// In a snapshot file, saved through a file store with `save`.
@@ -46,18 +47,18 @@ public enum ShellStorage: Sendable {
 }
 
 /// How the shell talks to its user: result and error lines, and questions.
-public struct ShellIO {
+package struct ShellIO {
     /// Writes one result line (or several, separated by new lines) to standard output.
-    public var output: (String) -> Void
+    package var output: (String) -> Void
     /// Writes one error line (or several) to standard error.
-    public var errorOutput: (String) -> Void
+    package var errorOutput: (String) -> Void
     /// Asks a yes/no question when interactive; nil when there is nobody to ask.
-    public var ask: ((String) -> Bool?)?
+    package var ask: ((String) -> Bool?)?
     /// The width of the terminal showing the output, or nil when it is not a terminal (then
     /// table values are never cut).
-    public var width: () -> Int?
+    package var width: () -> Int?
 
-    public init(
+    package init(
         output: @escaping (String) -> Void, errorOutput: @escaping (String) -> Void,
         ask: ((String) -> Bool?)? = nil, width: @escaping () -> Int? = { nil }
     ) {
@@ -70,35 +71,35 @@ public struct ShellIO {
 
 /// The `liveobj` shell: parses command lines and runs them against a realm through the dynamic
 /// API, printing aligned tables or, with `json`, one JSON document per result.
-public final class Shell {
+package final class Shell {
     /// What running a command line did.
-    public enum Outcome: Equatable, Sendable {
+    package enum Outcome: Equatable, Sendable {
         case succeeded
         case failed
         case quit
     }
 
     /// The realm the commands run against (replaced by `define`).
-    public internal(set) var realm: Realm
+    package internal(set) var realm: Realm
     let storage: ShellStorage
     /// How results are printed (`mode`).
-    public internal(set) var mode: OutputMode
+    package internal(set) var mode: OutputMode
     var json: Bool { mode == .json }
     var io: ShellIO
     /// Whether a transaction opened by `begin` is open.
-    public internal(set) var inTransaction = false
+    package internal(set) var inTransaction = false
     /// Whether the realm has committed changes its file does not have yet.
-    public internal(set) var hasUnsavedChanges = false
+    package internal(set) var hasUnsavedChanges = false
     var watches: [Watch] = []
     /// Raised by Ctrl-C at a terminal: the running command stops and changes nothing.
-    public let interruption: InterruptFlag
+    let interruption: InterruptFlag
     /// The line of the script the command being run starts on, named in its errors.
-    public var scriptLine: Int?
+    var scriptLine: Int?
 
     /// Where the change sets of commits made by other processes are printed, from the task
     /// following a watch, as they arrive (at a terminal: above the line being edited). When nil,
     /// they are printed before the next command's output.
-    public var liveOutput: (@Sendable (String) -> Void)?
+    var liveOutput: (@Sendable (String) -> Void)?
     let liveQueue = LiveQueue()
     var liveSink: @Sendable (String) -> Void {
         if let liveOutput { return liveOutput }
@@ -122,7 +123,7 @@ public final class Shell {
     }
 
     /// Creates a shell over a realm.
-    public init(
+    package init(
         realm: Realm, storage: ShellStorage = .memory, json: Bool = false, mode: OutputMode? = nil, io: ShellIO,
         interruption: InterruptFlag = InterruptFlag()
     ) {
@@ -147,7 +148,7 @@ public final class Shell {
 
     /// Runs one or more commands (separated by new lines or `;`), stopping at the first that
     /// fails or quits.
-    public func run(_ text: String) async -> Outcome {
+    package func run(_ text: String) async -> Outcome {
         for line in CommandParser.split(text) {
             let outcome = await runCommand(line)
             if outcome != .succeeded { return outcome }
@@ -156,7 +157,7 @@ public final class Shell {
     }
 
     /// Runs one command (one piece of ``CommandSplitter``'s output).
-    public func runCommand(_ line: String) async -> Outcome {
+    func runCommand(_ line: String) async -> Outcome {
         let command: Command
         do {
             guard let parsed = try CommandParser.parse(line) else { return .succeeded }
@@ -209,7 +210,7 @@ public final class Shell {
 
     /// Called when the input ends. Returns false (after saying why) when that loses something:
     /// an open transaction (rolled back) or unsaved changes.
-    public func finish() async -> Bool {
+    package func finish() async -> Bool {
         if inTransaction {
             await realm.cancelWrite()
             inTransaction = false
@@ -234,7 +235,7 @@ public final class Shell {
 
     /// At the end of input at a terminal (Ctrl-D): asks before losing an open transaction or
     /// unsaved changes. Returns false to stay in the shell.
-    public func confirmEnd() async -> Bool {
+    func confirmEnd() async -> Bool {
         if inTransaction {
             guard let ask = io.ask, ask("A transaction is open. Roll it back and quit? [y/N] ") == true else {
                 return false
@@ -296,206 +297,34 @@ public final class Shell {
 
     func execute(_ command: Command, line: String) async throws {
         switch command {
-        case .help(let topic):
-            guard let topic else {
-                print(CommandDoc.overview, json: .string(CommandDoc.overview))
-                return
-            }
-            guard let doc = CommandDoc.named(topic) else {
-                throw ShellError("unknown command '\(topic)'; type 'help' for the list")
-            }
-            print(doc.help, json: .string(doc.help))
-
-        case .types:
-            let rows = try await realm.read { realm in
-                try realm.schema.objectSchemas.map { s in (s.name, s.isEmbedded, try realm.dynamicObjects(s.name).count)
-                }
-            }
-            var table = TextTable(columns: ["type", "objects", "kind"], maximumWidth: io.width())
-            table.rows = rows.map { [$0.0, String($0.2), $0.1 ? "embedded" : ""] }
-            print(
-                table.rendered(mode),
-                json: .array(
-                    rows.map {
-                        .object([("name", .string($0.0)), ("objects", .int(Int64($0.2))), ("embedded", .bool($0.1))])
-                    }))
-
-        case .schema(let type):
-            var schemas = realm.schema.objectSchemas
-            if let type {
-                schemas = schemas.filter { $0.name == type }
-                if schemas.isEmpty { throw ShellError("there is no object type named '\(type)'; 'types' lists them") }
-            }
-            print(
-                schemas.map(\.description).joined(separator: "\n"),
-                json: .array(schemas.map(Self.json)))
-
+        case .help(let topic): try help(topic)
+        case .types: try await showTypes()
+        case .schema(let type): try showSchema(type)
         case .define(let definition):
             try await define(definition)
-
-        case .create(let type, let values):
-            let (name, key) = try await change { realm in
-                let object = try Operations.create(type, values, realm)
-                let pk = object.objectSchema.primaryKey.map { Operations.json(object[$0.name], $0, realm) }
-                return (Operations.name(object, realm), pk ?? .string(object.key.description))
-            }
-            print("Created \(type) \(name).", json: .object([("created", .string(type)), ("key", key)]))
-
-        case .get(let type, let key):
-            let object = try await realm.read { realm in
-                Operations.json(try Operations.find(type, key, realm), inverse: true, realm)
-            }
-            guard case .object(let pairs) = object else { return }
-            let width = pairs.map { TextTable.width($0.0) }.max() ?? 0
-            let text = pairs.map { name, value in
-                name + ":" + String(repeating: " ", count: width - TextTable.width(name) + 2) + TextTable.cell(value)
-            }
-            print(text.joined(separator: "\n"), json: object)
-
-        case .query(let request):
-            let interruption = self.interruption
-            let (columns, rows) = try await realm.read { realm in
-                let results = try Operations.results(request, line: line, realm)
-                let columns = realm.schema[request.type]!.properties.filter(\.isStored).map(\.name)
-                var rows: [JSONValue] = []
-                for result in results {
-                    try interruption.check()
-                    if let object = DynamicObject(result) { rows.append(Operations.json(object, realm)) }
-                }
-                return (columns, rows)
-            }
-            print(table(columns: columns, rows: rows), json: .array(rows))
-
-        case .count(let type, let predicate):
-            let n = try await realm.read { realm in
-                try Operations.results(QueryRequest(type: type, predicate: predicate), line: line, realm).count
-            }
-            print(String(n), json: .int(Int64(n)))
-
-        case .updateObject(let type, let key, let values):
-            let name = try await change { realm in
-                let object = try Operations.find(type, key, realm)
-                try Operations.apply(try Operations.pairs(values, type), to: object, realm)
-                return Operations.name(object, realm)
-            }
-            print("Updated \(type) \(name).", json: .object([("updated", .string(type)), ("count", 1)]))
-
+        case .create(let type, let values): try await create(type, values)
+        case .get(let type, let key): try await get(type, key)
+        case .query(let request): try await query(request, line: line)
+        case .count(let type, let predicate): try await count(type, where: predicate, line: line)
+        case .updateObject(let type, let key, let values): try await update(type, key, values: values)
         case .updateWhere(let type, let predicate, let assignments):
-            let interruption = self.interruption
-            let n = try await change { realm in
-                let results = try Operations.results(QueryRequest(type: type, predicate: predicate), line: line, realm)
-                let objects = results.compactMap { DynamicObject($0) }
-                let pairs = assignments.map { ($0.property, $0.value) }
-                for object in objects {
-                    try interruption.check()
-                    try Operations.apply(pairs, to: object, realm)
-                }
-                return objects.count
-            }
-            print(
-                "Updated \(Self.count(n, type)).",
-                json: .object([("updated", .string(type)), ("count", .int(Int64(n)))]))
-
-        case .deleteObject(let type, let key):
-            let name = try await change { realm in
-                let object = try Operations.find(type, key, realm)
-                let name = Operations.name(object, realm)
-                try realm.delete(object)
-                return name
-            }
-            print("Deleted \(type) \(name).", json: .object([("deleted", .string(type)), ("count", 1)]))
-
-        case .deleteWhere(let type, let predicate):
-            let interruption = self.interruption
-            let n = try await change { realm in
-                let results = try Operations.results(QueryRequest(type: type, predicate: predicate), line: line, realm)
-                let objects = results.compactMap { DynamicObject($0) }
-                for object in objects where !object.isInvalidated {
-                    try interruption.check()
-                    try realm.delete(object)
-                }
-                return objects.count
-            }
-            print(
-                "Deleted \(Self.count(n, type)).",
-                json: .object([("deleted", .string(type)), ("count", .int(Int64(n)))]))
-
-        case .begin:
-            guard !inTransaction else { throw ShellError("a transaction is already open") }
-            try await realm.beginWrite()
-            inTransaction = true
-            print("Transaction open.", json: .object([("transaction", "open")]))
-
-        case .commit:
-            guard inTransaction else { throw ShellError("no transaction is open; 'begin' opens one") }
-            inTransaction = false
-            try await realm.commitWrite()
-            markChanged()
-            print("Committed.", json: .object([("transaction", "committed")]))
-
-        case .rollback:
-            guard inTransaction else { throw ShellError("no transaction is open; 'begin' opens one") }
-            inTransaction = false
-            await realm.cancelWrite()
-            print("Rolled back.", json: .object([("transaction", "rolled back")]))
-
-        case .watch(let name, let request):
-            guard !inTransaction else { throw ShellError("finish the open transaction before starting a watch") }
-            guard !watches.contains(where: { $0.name == name }) else {
-                throw ShellError("there is already a watch named '\(name)'; 'unwatch \(name)' first")
-            }
-            let n = try await realm.read { realm in try Operations.results(request, line: line, realm).count }
-            watches.append(Watch(name: name, request: request))
-            do {
-                try await startWatch(at: watches.count - 1)
-            } catch {
-                watches.removeLast()
-                throw error
-            }
-            print(
-                "Watching \(name): \(Self.count(n, request.type)).",
-                json: .object([("watching", .string(name)), ("count", .int(Int64(n)))]))
-
-        case .unwatch(let name):
-            guard let i = watches.firstIndex(where: { $0.name == name }) else {
-                throw ShellError("there is no watch named '\(name)'")
-            }
-            watches[i].live?.cancel()
-            watches.remove(at: i)
-            print("Stopped watching \(name).", json: .object([("unwatched", .string(name))]))
-
-        case .watches:
-            var table = TextTable(columns: ["watch", "query"], maximumWidth: io.width())
-            table.rows = watches.map { [$0.name, $0.request.text] }
-            print(
-                watches.isEmpty ? "No watches." : table.rendered(mode),
-                json: .array(
-                    watches.map { .object([("name", .string($0.name)), ("query", .string($0.request.text))]) }))
-
+            try await update(type, where: predicate, set: assignments, line: line)
+        case .deleteObject(let type, let key): try await delete(type, key)
+        case .deleteWhere(let type, let predicate): try await delete(type, where: predicate, line: line)
+        case .begin: try await begin()
+        case .commit: try await commit()
+        case .rollback: try await rollback()
+        case .watch(let name, let request): try await watch(name, request, line: line)
+        case .unwatch(let name): try unwatch(name)
+        case .watches: listWatches()
         case .importFile(let type, let path):
             try await importFile(type: type, path: path)
-
         case .export(let type, let path):
             try await export(type: type, path: path)
-
-        case .save:
-            guard case .file(let path, let store) = storage else {
-                throw ShellError(
-                    "this realm lives in memory; saving needs a file realm, and file realms need the Persistence module, not available yet"
-                )
-            }
-            if inTransaction { throw ShellError("'commit' or 'rollback' the open transaction before saving") }
-            try await store.save(realm, to: path)
-            hasUnsavedChanges = false
-            print("Saved \(path).", json: .object([("saved", .string(path))]))
-
+        case .save: try await save()
         case .stats:
             try await stats()
-
-        case .mode(let newMode):
-            if let newMode { mode = newMode }
-            print("Output mode: \(mode.rawValue).", json: .object([("mode", .string(mode.rawValue))]))
-
+        case .mode(let newMode): setMode(newMode)
         case .quit:
             break
         }
@@ -509,7 +338,7 @@ public final class Shell {
                 "properties",
                 .array(
                     schema.properties.map { p in
-                        var fields: [(String, JSONValue)] = [
+                        var fields: JSONMembers = [
                             ("name", .string(p.name)),
                             ("type", .string("\(p.type)")),
                             ("optional", .bool(p.isOptional)), ("list", .bool(p.isList)),
@@ -559,7 +388,7 @@ public final class Shell {
         }
         let schemaVersion = realm.configuration.schemaVersion
         var storageText = "in memory"
-        var storageJSON: [(String, JSONValue)] = [("storage", "memory")]
+        var storageJSON: JSONMembers = [("storage", "memory")]
         if case .file(let path, let store) = storage {
             let size = store.fileSize(path: path)
             storageText =

@@ -1,3 +1,5 @@
+import LiveObjectsJSON
+
 /// Aligned text tables: a header, a rule of dashes, one line per row, columns two spaces apart.
 /// With a maximum width (the terminal's), the widest columns are narrowed until the table fits,
 /// and values wider than their column are cut with `…`.
@@ -98,7 +100,7 @@ struct TextTable {
 }
 
 /// How results are printed: `mode` in the shell, `--mode` on the command line.
-public enum OutputMode: String, Sendable, CaseIterable {
+package enum OutputMode: String, Sendable, CaseIterable {
     /// Aligned columns, values cut to the terminal's width.
     case table
     /// One `name | value` line per property, one block per object; values in full.

@@ -137,35 +137,9 @@ extension SyncEngine {
             guard let local = unsent[id] else { return false }
             return local.properties?.contains(property) ?? true
         }
-        func exists(_ target: SyncReference) throws -> Bool {
-            try realm.dynamicObject(ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey) != nil
-        }
-        /// Sets a link to the targets present; returns whether every target is.
+        func exists(_ target: SyncReference) throws -> Bool { try Self.exists(target, in: realm) }
         func setLink(_ object: DynamicObject, _ name: String, _ value: SyncValue) throws -> Bool {
-            switch value {
-            case .value:
-                return true
-            case .reference(let target):
-                let current = try object.linkedObject(name).map { primaryKey(of: $0, types) }
-                guard let target else {
-                    if current != nil { try object.set(name, to: .null) }
-                    return true
-                }
-                // A target missing here is set when it arrives; until then the link is empty,
-                // never a value the server no longer has.
-                guard try exists(target) else {
-                    if current != nil { try object.set(name, to: .null) }
-                    return false
-                }
-                if current != target.object.primaryKey { try object.set(name, to: target.object.primaryKey) }
-                return true
-            case .references(let targets):
-                var keys: [PropertyValue] = []
-                for target in targets where try exists(target) { keys.append(target.object.primaryKey) }
-                let current = try object.linkedObjects(name).map { primaryKey(of: $0, types) }
-                if current != keys { try object.set(name, to: .list(keys)) }
-                return keys.count == targets.count
-            }
+            try Self.setLink(object, name, value, types, in: realm)
         }
         var updates: [PendingLink: SyncValue?] = [:]
         var bases: [PendingLink: SyncValue] = [:]
@@ -251,6 +225,42 @@ extension SyncEngine {
             if value.isList { bases[key] = try present(value) }
         }
         return (updates, bases)
+    }
+
+    /// Whether the object a reference names is on the device.
+    private static func exists(_ target: SyncReference, in realm: isolated Realm) throws -> Bool {
+        try realm.dynamicObject(ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey) != nil
+    }
+
+    /// Sets a link to the targets present; returns whether every target is.
+    private static func setLink(
+        _ object: DynamicObject, _ name: String, _ value: SyncValue, _ types: [String: SyncedType],
+        in realm: isolated Realm
+    ) throws -> Bool {
+        switch value {
+        case .value:
+            return true
+        case .reference(let target):
+            let current = try object.linkedObject(name).map { primaryKey(of: $0, types) }
+            guard let target else {
+                if current != nil { try object.set(name, to: .null) }
+                return true
+            }
+            // A target missing here is set when it arrives; until then the link is empty,
+            // never a value the server no longer has.
+            guard try exists(target, in: realm) else {
+                if current != nil { try object.set(name, to: .null) }
+                return false
+            }
+            if current != target.object.primaryKey { try object.set(name, to: target.object.primaryKey) }
+            return true
+        case .references(let targets):
+            var keys: [PropertyValue] = []
+            for target in targets where try exists(target, in: realm) { keys.append(target.object.primaryKey) }
+            let current = try object.linkedObjects(name).map { primaryKey(of: $0, types) }
+            if current != keys { try object.set(name, to: .list(keys)) }
+            return keys.count == targets.count
+        }
     }
 
     private static func primaryKey(of object: DynamicObject, _ types: [String: SyncedType]) -> PropertyValue {

@@ -67,38 +67,11 @@ extension SyncEngine {
             _ type: SyncedType, _ object: DynamicObject, id: SyncObjectID, kind: SyncChange.Kind,
             properties: Set<String>?, key: String
         ) throws {
-            let names = type.sentProperties.map(\.name).filter { properties?.contains($0) ?? true }
-            // Large payloads go last, unless they are empty.
-            func isLarge(_ name: String) -> Bool {
-                guard type.largePayloadProperties.contains(name) else { return false }
-                switch object[name] {
-                case .null: return false
-                case .data(let data): return !data.isEmpty
-                case .string(let text): return !text.isEmpty
-                case .list(let items): return !items.isEmpty
-                default: return true
-                }
-            }
-            let normal = names.filter { !isLarge($0) }
-            let large = names.filter(isLarge)
             let serverID = recreate.contains(id) ? nil : (object[type.serverIDProperty].stringValue ?? serverIDs[id])
-            if kind == .create || !normal.isEmpty {
-                let sent = try values(of: object, type, normal, byName, serverIDs)
-                // An updated list goes with its base: the server merges the difference.
-                let listBases = kind == .update ? (bases[id] ?? [:]).filter { sent[$0.key] != nil } : [:]
-                add(
-                    SyncChange(
-                        idempotencyKey: key, object: id, serverID: serverID, kind: kind, values: sent,
-                        bases: listBases),
-                    large: false)
-            }
-            if !large.isEmpty {
-                add(
-                    SyncChange(
-                        idempotencyKey: key + "/large", object: id, serverID: serverID, kind: .update,
-                        values: try values(of: object, type, large, byName, serverIDs)),
-                    large: true)
-            }
+            let sent = try objectChanges(
+                type, object, id: id, kind: kind, properties: properties, key: key, serverID: serverID,
+                base: bases[id] ?? [:], byName, serverIDs)
+            for (change, large) in sent { add(change, large: large) }
         }
 
         for type in types {
@@ -156,33 +129,91 @@ extension SyncEngine {
                 type, object, id: id, kind: .create, properties: nil,
                 key: idempotencyKey(device, id, result.upTo.rawValue, "/recreate"))
         }
-        // Refused changes the app retries: their properties and the ones changed since, sent
-        // from the object as it is now.
-        for (id, refused) in rejected
-        where (refused.retry || result.editedRetries.contains(id)) && refused.discardedAt == nil && !held.contains(id)
-            && !covered.contains(id)
+        let (upTo, editedRetries, heldChanges) = (result.upTo, result.editedRetries, result.heldChanges)
+        let dropped = try collectRetries(
+            realm, rejected: rejected.filter { !held.contains($0.key) && !covered.contains($0.key) }, upTo: upTo,
+            editedRetries: editedRetries, heldChanges: heldChanges, byName: byName, serverIDs: serverIDs,
+            device: device, add: add, send: send)
+        result.droppedRetries.formUnion(dropped)
+        result.levels = dependencyLevels(changes)
+        return result
+    }
+
+    /// Refused changes the app retries: their properties and the ones changed since, sent from
+    /// the object as it is now. Returns the retries dropped (an object created and refused,
+    /// deleted since: nothing to send).
+    private static func collectRetries(
+        _ realm: isolated Realm, rejected: [SyncObjectID: RejectedChange], upTo: HistoryToken,
+        editedRetries: Set<SyncObjectID>, heldChanges: [SyncObjectID: Set<String>], byName: [String: SyncedType],
+        serverIDs: [SyncObjectID: String], device: String, add: (SyncChange, Bool) -> Void,
+        send: (SyncedType, DynamicObject, SyncObjectID, SyncChange.Kind, Set<String>?, String) throws -> Void
+    ) throws -> Set<SyncObjectID> {
+        var dropped = Set<SyncObjectID>()
+        for (id, refused) in rejected where (refused.retry || editedRetries.contains(id)) && refused.discardedAt == nil
         {
             guard let type = byName[id.typeName] else { continue }
-            let key = idempotencyKey(device, id, result.upTo.rawValue, "/retry")
+            let key = idempotencyKey(device, id, upTo.rawValue, "/retry")
             guard let object = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey) else {
                 if serverIDs[id] != nil || refused.kind == .delete {
                     add(
                         SyncChange(
                             idempotencyKey: key, object: id, serverID: serverIDs[id], kind: .delete, values: [:]),
-                        large: false)
+                        false)
                 } else {
-                    result.droppedRetries.insert(id)
+                    dropped.insert(id)
                 }
                 continue
             }
             var properties = refused.properties
-            properties?.formUnion(result.heldChanges[id] ?? [])
+            properties?.formUnion(heldChanges[id] ?? [])
             let isNew = refused.kind != .update || properties == nil
-            try send(
-                type, object, id: id, kind: isNew ? .create : .update, properties: isNew ? nil : properties, key: key)
+            try send(type, object, id, isNew ? .create : .update, isNew ? nil : properties, key)
         }
-        result.levels = dependencyLevels(changes)
-        return result
+        return dropped
+    }
+
+    /// The changes that send an object: its properties, and its large payloads in a change of
+    /// their own that goes last (unless they are empty). An updated list goes with its base.
+    private static func objectChanges(
+        _ type: SyncedType, _ object: DynamicObject, id: SyncObjectID, kind: SyncChange.Kind,
+        properties: Set<String>?, key: String, serverID: String?, base: [String: SyncValue],
+        _ byName: [String: SyncedType], _ serverIDs: [SyncObjectID: String]
+    ) throws -> [(change: SyncChange, large: Bool)] {
+        let names = type.sentProperties.map(\.name).filter { properties?.contains($0) ?? true }
+        func isLarge(_ name: String) -> Bool {
+            guard type.largePayloadProperties.contains(name) else { return false }
+            switch object[name] {
+            case .null: return false
+            case .data(let data): return !data.isEmpty
+            case .string(let text): return !text.isEmpty
+            case .list(let items): return !items.isEmpty
+            default: return true
+            }
+        }
+        let normal = names.filter { !isLarge($0) }
+        let large = names.filter(isLarge)
+        var changes: [(change: SyncChange, large: Bool)] = []
+        if kind == .create || !normal.isEmpty {
+            let sent = try values(of: object, type, normal, byName, serverIDs)
+            // The server merges the difference between a list's base and the list sent.
+            let listBases = kind == .update ? base.filter { sent[$0.key] != nil } : [:]
+            changes.append(
+                (
+                    SyncChange(
+                        idempotencyKey: key, object: id, serverID: serverID, kind: kind, values: sent, bases: listBases),
+                    false
+                ))
+        }
+        if !large.isEmpty {
+            changes.append(
+                (
+                    SyncChange(
+                        idempotencyKey: key + "/large", object: id, serverID: serverID, kind: .update,
+                        values: try values(of: object, type, large, byName, serverIDs)),
+                    true
+                ))
+        }
+        return changes
     }
 
     /// A change's idempotency key: the device, the object and the token of its last change, as

@@ -1,9 +1,10 @@
 import Foundation
 import LiveObjects
+import LiveObjectsSyncProtocol
 
 /// What a server accepts in one push, as it advertises it (`GET /v1/limits`, docs/SYNC-PROTOCOL.md,
 /// "Limits"). A ``SyncEngine`` refuses a change that could never fit before sending it, with
-/// ``SyncHTTPError/Code/tooLarge`` in ``SyncReport/rejections`` naming the object, and cuts its
+/// `SyncErrorCode.tooLarge` in ``SyncReport/rejections`` naming the object, and cuts its
 /// pushes so that each fits: one value too large never holds back the others.
 public struct SyncLimits: Sendable, Hashable {
     /// The largest body of a push, in bytes (the JSON of docs/SYNC-PROTOCOL.md); nil, no limit.
@@ -136,7 +137,7 @@ extension SyncEngine {
 
     /// Where a change holds NUL, or nil.
     static func nulPlace(_ change: SyncChange) -> String? {
-        func has(_ text: String) -> Bool { text.utf8.contains(0) }
+        func has(_ text: String) -> Bool { SyncText.containsNUL(text) }
         func has(_ value: PropertyValue) -> Bool {
             switch value {
             case .string(let text): has(text)

@@ -81,7 +81,7 @@ public struct SyncReport: Sendable, Hashable {
 
 /// Why a pull failed.
 public struct SyncPullFailure: Sendable, Hashable, CustomStringConvertible {
-    /// The error's code for a ``SyncHTTPError``; ``SyncHTTPError/Code/network`` for any other
+    /// The error's code for a ``SyncHTTPError``; `SyncErrorCode.network` for any other
     /// error of the transport.
     public var code: SyncHTTPError.Code
     /// What the error said.

@@ -56,15 +56,10 @@ public struct SyncReference: Sendable, Hashable {
 /// One local change sent to the server: the coalesced changes of one object since the last
 /// sync.
 public struct SyncChange: Sendable, Hashable {
-    /// What happened to the object.
-    public enum Kind: Sendable, Hashable {
-        /// The object was created: ``SyncChange/values`` holds every sent property.
-        case create
-        /// The object changed: ``SyncChange/values`` holds the changed properties.
-        case update
-        /// The object was deleted.
-        case delete
-    }
+    /// What happened to the object: created (``SyncChange/values`` holds every sent property), updated
+    /// (``SyncChange/values`` holds the changed properties) or deleted. The protocol's enum
+    /// (`SyncChangeKind`, from `LiveObjectsSyncProtocol`), spelled on the wire as its raw value.
+    public typealias Kind = SyncChangeKind
 
     /// Names this change: the same change sent again (a retry) has the same key; a later change
     /// of the object has another.
@@ -174,7 +169,7 @@ public struct SyncPull: Sendable, Hashable {
 
 /// Why a server refused one change of a push.
 public struct SyncRejection: Sendable, Hashable, CustomStringConvertible {
-    /// The reason, from the protocol's codes (``SyncHTTPError/Code/forbidden`` for a change to an
+    /// The reason, from the protocol's codes (`SyncErrorCode.forbidden` for a change to an
     /// object the user may not change).
     public var code: SyncHTTPError.Code
     /// What the server said.

@@ -5,9 +5,9 @@ import LiveObjects
 ///
 /// Step `n` upserts `Item` `n % 20` (value `n`, score `n / 7`, a tag), points the counter at it
 /// and sets its value to `n`; every fifth step also deletes item `(n + 7) % 20`.
-public enum CrashWorkload {
+package enum CrashWorkload {
     /// The schema: a counter with a link, and items with a list.
-    public static let schema = Schema([
+    package static let schema = Schema([
         ObjectSchema(
             name: "Counter",
             properties: [
@@ -26,7 +26,7 @@ public enum CrashWorkload {
     ])
 
     /// Runs step `n` inside a write.
-    public static func step(_ n: Int64, in realm: isolated Realm) throws {
+    package static func step(_ n: Int64, in realm: isolated Realm) throws {
         let item = try realm.dynamicCreate(
             "Item",
             value: [
@@ -42,7 +42,7 @@ public enum CrashWorkload {
     }
 
     /// The items (id to value) after steps `1...n`.
-    public static func expectedItems(after n: Int64) -> [Int64: Int64] {
+    package static func expectedItems(after n: Int64) -> [Int64: Int64] {
         var items: [Int64: Int64] = [:]
         if n >= 1 {
             for k in 1...n {
@@ -54,7 +54,8 @@ public enum CrashWorkload {
     }
 
     /// The counter's value, the items (id to value) and the id the counter links to, as stored.
-    public static func state(of realm: isolated Realm) throws -> (counter: Int64, items: [Int64: Int64], last: Int64?) {
+    package static func state(of realm: isolated Realm) throws -> (counter: Int64, items: [Int64: Int64], last: Int64?)
+    {
         let counter = try realm.dynamicObject(ofType: "Counter", forPrimaryKey: 0)
         var items: [Int64: Int64] = [:]
         for item in try realm.dynamicObjects("Item") {
@@ -71,41 +72,41 @@ public enum CrashWorkload {
 }
 
 /// An entry of the shared-file workload: each write of a process adds one, with a unique id.
-public final class SharedEntry: Object {
-    @Persisted(primaryKey: true) public var id = ""
-    @Persisted public var value = 0
+package final class SharedEntry: Object {
+    @Persisted(primaryKey: true) package var id = ""
+    @Persisted package var value = 0
 }
 
 /// The tally of the shared-file workload: every write adds one to it in the write that adds
 /// an entry, so that it equals the number of entries unless an update was lost.
-public final class SharedTally: Object {
-    @Persisted(primaryKey: true) public var id = 0
-    @Persisted public var value = 0
+package final class SharedTally: Object {
+    @Persisted(primaryKey: true) package var id = 0
+    @Persisted package var value = 0
 }
 
 /// The workload of the multi-process test: processes share one file realm, each adding
 /// entries (and bumping the tally, a read-modify-write) and reading, while following the
 /// entries' change sets.
-public enum SharedWorkload {
+package enum SharedWorkload {
     /// The model types.
-    public static let types: [Object.Type] = [SharedEntry.self, SharedTally.self]
+    package static let types: [Object.Type] = [SharedEntry.self, SharedTally.self]
 
     /// One write: adds entry `id` and adds one to the tally.
-    public static func step(_ id: String, _ value: Int, in realm: isolated Realm) throws {
+    package static func step(_ id: String, _ value: Int, in realm: isolated Realm) throws {
         try realm.dynamicCreate("SharedEntry", value: ["id": .string(id), "value": .int(Int64(value))])
         let tally = try realm.dynamicObject(ofType: "SharedTally", forPrimaryKey: 0)?["value"].intValue ?? 0
         try realm.dynamicCreate("SharedTally", value: ["id": 0, "value": .int(tally + 1)], update: .modified)
     }
 
     /// The entries' ids and keys, and the tally.
-    public static func state(of realm: isolated Realm) throws -> (ids: [String], keys: [ObjectKey], tally: Int64) {
+    package static func state(of realm: isolated Realm) throws -> (ids: [String], keys: [ObjectKey], tally: Int64) {
         let entries = try realm.dynamicObjects("SharedEntry")
         let tally = try realm.dynamicObject(ofType: "SharedTally", forPrimaryKey: 0)?["value"].intValue ?? 0
         return (entries.map { $0["id"].stringValue ?? "" }, entries.map(\.key), tally)
     }
 
     /// A digest of a set of keys (FNV-1a over their sorted descriptions).
-    public static func digest(_ keys: [ObjectKey]) -> UInt64 {
+    package static func digest(_ keys: [ObjectKey]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for key in keys.sorted() {
             for byte in "\(key);".utf8 {

@@ -12,7 +12,7 @@ import LiveObjects
 ///   - objectTypes: The model types of the realm.
 /// - Returns: The open realm, empty.
 /// - Throws: `LiveObjectsError` when the models do not make a valid schema.
-public func openFreshRealm(_ name: String = #function, objectTypes: [Object.Type]) async throws(LiveObjectsError)
+package func openFreshRealm(_ name: String = #function, objectTypes: [Object.Type]) async throws(LiveObjectsError)
     -> Realm
 {
     try await Realm.open(.init(identifier: "\(name)-\(UUID())", objectTypes: objectTypes))
@@ -23,7 +23,7 @@ public func openFreshRealm(_ name: String = #function, objectTypes: [Object.Type
 /// - Parameter name: The start of the identifier; the calling function's name by default.
 /// - Returns: The open realm, empty.
 /// - Throws: `LiveObjectsError` when the realm cannot be opened.
-public func openPets(_ name: String = #function) async throws(LiveObjectsError) -> Realm {
+package func openPets(_ name: String = #function) async throws(LiveObjectsError) -> Realm {
     try await openFreshRealm(name, objectTypes: petModelTypes)
 }
 
@@ -33,7 +33,7 @@ public func openPets(_ name: String = #function) async throws(LiveObjectsError) 
 ///
 /// - Returns: The open realm, filled.
 /// - Throws: `LiveObjectsError` when the realm cannot be opened or filled.
-public func openQueryRealm() async throws -> Realm {
+package func openQueryRealm() async throws -> Realm {
     let realm = try await openPets("query")
     try await realm.write { realm in
         let people: [(Int, String, Int)] = [(1, "Ann", 30), (2, "bob", 25), (3, "Émile", 41), (4, "Дмитрий", 35)]
@@ -58,7 +58,7 @@ public func openQueryRealm() async throws -> Realm {
 ///
 /// - Returns: The open realm, filled.
 /// - Throws: `LiveObjectsError` when the realm cannot be opened or filled.
-public func openFoundationRealm() async throws -> Realm {
+package func openFoundationRealm() async throws -> Realm {
     let realm = try await openFreshRealm("foundation", objectTypes: queryPropertyModelTypes)
     try await realm.write { r in
         let owners = [(1, "Ann", 10 as Int?), (2, "Émile", nil), (3, "Дмитрий", 3)]

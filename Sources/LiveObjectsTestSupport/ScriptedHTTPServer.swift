@@ -15,20 +15,20 @@ import Synchronization
 ///
 /// Each connection runs on a thread of its own with blocking sockets; a pause sleeps in
 /// `poll()` on a pipe that ``stop()`` wakes, so a stopped server leaves no thread waiting.
-public final class ScriptedHTTPServer: Sendable {
+package final class ScriptedHTTPServer: Sendable {
     /// A request as the server read it.
-    public struct Request: Sendable {
+    package struct Request: Sendable {
         /// `GET`, `POST`, …
-        public var method: String
+        package var method: String
         /// The path and query, as sent.
-        public var target: String
+        package var target: String
         /// Header names in lowercase.
-        public var headers: [String: String]
-        public var body: [UInt8]
+        package var headers: [String: String]
+        package var body: [UInt8]
     }
 
     /// What the server does next on a connection.
-    public enum Step: Sendable {
+    package enum Step: Sendable {
         /// Writes bytes.
         case send([UInt8])
         /// Waits (woken early by ``ScriptedHTTPServer/stop()``).
@@ -38,10 +38,10 @@ public final class ScriptedHTTPServer: Sendable {
     }
 
     /// Gives the steps of the answer to a request.
-    public typealias Handler = @Sendable (Request) -> [Step]
+    package typealias Handler = @Sendable (Request) -> [Step]
 
     /// The loopback port the server listens on.
-    public let port: Int
+    package let port: Int
     private let listener: Int32
     private let stopPipe: (read: Int32, write: Int32)
     private let handler: Handler
@@ -49,10 +49,10 @@ public final class ScriptedHTTPServer: Sendable {
     private let stopped = Mutex(false)
 
     /// The requests read so far.
-    public var requests: [Request] { received.withLock { $0 } }
+    package var requests: [Request] { received.withLock { $0 } }
 
     /// Starts a server on a free loopback port.
-    public init(handler: @escaping Handler) throws {
+    package init(handler: @escaping Handler) throws {
         self.handler = handler
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
@@ -87,7 +87,7 @@ public final class ScriptedHTTPServer: Sendable {
     }
 
     /// Stops accepting, and wakes every pause.
-    public func stop() {
+    package func stop() {
         let first = stopped.withLock { stopped in
             defer { stopped = true }
             return !stopped
@@ -98,7 +98,7 @@ public final class ScriptedHTTPServer: Sendable {
     }
 
     /// The answer `status` with a body and its `Content-Length`.
-    public static func answer(status: Int = 200, _ body: String, headers: [String] = []) -> [UInt8] {
+    package static func answer(status: Int = 200, _ body: String, headers: [String] = []) -> [UInt8] {
         var head = "HTTP/1.1 \(status) Status\r\nContent-Type: application/json\r\n"
         for header in headers { head += header + "\r\n" }
         head += "Content-Length: \(body.utf8.count)\r\n\r\n"

@@ -5,16 +5,16 @@ import Foundation
 /// place.
 ///
 /// A variable that is set to the empty string counts as not set.
-public enum TestEnvironment {
+package enum TestEnvironment {
     /// Whether the long sizes were asked for (`LIVEOBJECTS_TESTS=long`): the full concurrency
     /// stress, more crash kills, longer property runs. CI asks for them; `swift test` alone
     /// runs the quick sizes.
-    public static var isLong: Bool {
+    package static var isLong: Bool {
         string("LIVEOBJECTS_TESTS")?.lowercased() == "long"
     }
 
     /// The value of a variable, or `nil` when it is not set (or empty).
-    public static func string(
+    package static func string(
         _ name: String, in environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> String? {
         guard let value = environment[name], !value.isEmpty else { return nil }
@@ -23,7 +23,7 @@ public enum TestEnvironment {
 
     /// A decimal integer (a count, a size), or `nil` when the variable is not set or not a
     /// number.
-    public static func int(
+    package static func int(
         _ name: String, in environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Int? {
         string(name, in: environment).flatMap { Int($0) }
@@ -31,7 +31,7 @@ public enum TestEnvironment {
 
     /// A seed: decimal, hexadecimal after `0x`, or `random` for a new random one; `nil` when the
     /// variable is not set or none of these.
-    public static func seed(
+    package static func seed(
         _ name: String, in environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> UInt64? {
         guard let text = string(name, in: environment)?.lowercased() else { return nil }

@@ -69,6 +69,27 @@ import Testing
             stdout: "id,name,age,owner,toys\n2,Fido,7,1,[3]\n")
     }
 
+    /// NaN and the infinities are written as the strings "NaN", "Infinity" and "-Infinity" (the
+    /// snapshot's spelling) in JSON output and cells, and read back from them.
+    @Test func nonFiniteNumbersAreSpelledAsInSnapshots() async {
+        let setup =
+            "define Reading { id: Int primary, value: Double, values: [Float] }; "
+            + #"create Reading {"id": 1, "value": "NaN", "values": ["Infinity", "-Infinity", 1.5]}; "#
+            + #"create Reading {"id": 2, "value": 1e400, "values": []}; "#
+        let (json, jsonErrors) = await Self.run(setup + "mode json; query Reading; get Reading 1")
+        #expect(jsonErrors.isEmpty, "\(jsonErrors)")
+        #expect(
+            json.hasSuffix(
+                #"[{"id":1,"value":"NaN","values":["Infinity","-Infinity",1.5]},{"id":2,"value":"Infinity","values":[]}]"#
+                    + "\n" + #"{"id":1,"value":"NaN","values":["Infinity","-Infinity",1.5]}"# + "\n"),
+            "\(json)")
+        let (csv, _) = await Self.run(setup + "mode csv; query Reading where id == 1")
+        #expect(csv.hasSuffix("id,value,values\n1,NaN,\"[\"\"Infinity\"\",\"\"-Infinity\"\",1.5]\"\n"), "\(csv)")
+        // Any other string is refused, as before.
+        let (_, errors) = await Self.run(setup + #"update Reading 2 {"value": "nan"}"#)
+        #expect(errors.hasPrefix(#"Error: Reading.value: expected a number, got "nan""#), "\(errors)")
+    }
+
     @Test func schemaInJSONHasFields() async {
         expectRun(
             await liveobj(["--demo", "--json", "-c", "schema DogToy"]),

@@ -1,26 +1,11 @@
 import Foundation
 import LiveObjects
 import LiveObjectsSync
+import LiveObjectsSyncTestSupport
 import LiveObjectsTestSupport
 
-/// A discount-card holder.
-final class Holder: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var name = ""
-}
-
-/// A discount card, owned by a holder; its photo is a large payload.
-final class Card: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var name = ""
-    @Persisted var discount = 0
-    @Persisted var owner: Holder?
-    @Persisted var photo = Data()
-
-    static var largePayloadProperties: Set<String> { ["photo"] }
-}
+// The models (Holder, Card with its large photo) are LiveObjectsSyncTestSupport's, shared with
+// the sync server's tests.
 
 let syncTypes: [Object.Type] = [Holder.self, Card.self]
 

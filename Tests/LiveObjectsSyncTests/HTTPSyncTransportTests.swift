@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsSyncTestSupport
 import LiveObjectsTestSupport
 import Synchronization
 import Testing
@@ -78,18 +79,55 @@ struct HTTPSyncTransportTests {
         }
     }
 
+    /// Written as the snapshot spells them; read in that spelling and in the earlier one of the
+    /// wire (`"nan"`, `"inf"`, `"-inf"`), which older devices sent and servers stored.
     @Test func nonFiniteNumbersTravelAsStrings() throws {
-        for value in [Double.nan, .infinity, -.infinity] {
+        let spellings: [(Double, String, String)] = [
+            (.nan, "NaN", "nan"), (.infinity, "Infinity", "inf"), (-.infinity, "-Infinity", "-inf"),
+        ]
+        for (value, current, old) in spellings {
             let text = String(decoding: try JSONEncoder().encode(WireValue(.double(value))), as: UTF8.self)
-            let back = try JSONDecoder().decode(WireValue.self, from: Data(text.utf8)).value
-            guard case .double(let number) = back else {
-                Issue.record("\(text) came back as \(back)")
-                continue
+            #expect(text == #"{"double":"\#(current)"}"#)
+            let floatText = String(decoding: try JSONEncoder().encode(WireValue(.float(Float(value)))), as: UTF8.self)
+            #expect(floatText == #"{"float":"\#(current)"}"#)
+            for spelling in [current, old] {
+                for member in ["double", "float"] {
+                    let json = #"{"\#(member)":"\#(spelling)"}"#
+                    let back = try JSONDecoder().decode(WireValue.self, from: Data(json.utf8)).value
+                    let number: Double? =
+                        switch back {
+                        case .double(let number): member == "double" ? number : nil
+                        case .float(let number): member == "float" ? Double(number) : nil
+                        default: nil
+                        }
+                    #expect(
+                        number.map { $0.isNaN == value.isNaN && (value.isNaN || $0 == value) } == true,
+                        "\(json) came back as \(back)")
+                }
             }
-            #expect(number.isNaN == value.isNaN && (value.isNaN || number == value), "\(text)")
         }
-        let float = try JSONDecoder().decode(WireValue.self, from: Data(#"{"float":"-inf"}"#.utf8)).value
-        #expect(float == .float(-.infinity))
+        for other in ["NAN", "infinity", "+inf", "NaN:0x7ff8000000000000", ""] {
+            #expect(throws: DecodingError.self, "\(other)") {
+                try JSONDecoder().decode(WireValue.self, from: Data(#"{"double":"\#(other)"}"#.utf8))
+            }
+        }
+    }
+
+    /// One table of codes for the device and the server: a status the server answers a code
+    /// with maps back to that code (413 aside: a `badRequest` too large).
+    @Test func theErrorCodesAndTheirStatusesAgree() {
+        let codes: [SyncErrorCode] = [
+            .unauthorized, .forbidden, .versionNotSupported, .badRequest, .conflict, .notFound, .internal,
+        ]
+        let statuses = codes.map(\.httpStatus)
+        #expect(statuses == [401, 403, 404, 400, 409, 404, 500])
+        for code in codes where code != .versionNotSupported {
+            #expect(SyncErrorCode(forStatus: code.httpStatus) == code, "\(code)")
+        }
+        #expect(SyncErrorCode(forStatus: 413) == .badRequest)
+        #expect(SyncHTTPError.Code.tooLarge == SyncErrorCode(rawValue: "tooLarge"))
+        #expect(SyncChange.Kind.allCases.map(\.rawValue) == ["create", "update", "delete"])
+        #expect(SyncReceiptOutcomeKind.allCases.map(\.rawValue) == ["applied", "deletedOnServer", "rejected"])
     }
 
     @Test func aChangeHasTheDocumentedShape() throws {
@@ -140,7 +178,7 @@ struct HTTPSyncTransportTests {
               {"key":"c","outcome":"rejected","error":{"code":"forbidden","message":"not yours"}}
             ]}
             """#
-        let receipts = try JSONDecoder().decode(WirePushResponse.self, from: Data(json.utf8)).receipts.map {
+        let receipts = try JSONDecoder().decode(SyncWirePushResponse.self, from: Data(json.utf8)).receipts.map {
             try $0.receipt()
         }
         #expect(
@@ -149,7 +187,7 @@ struct HTTPSyncTransportTests {
             ])
         #expect(receipts.map(\.serverVersion) == [5, 6, 0])
         let broken = try JSONDecoder().decode(
-            WireReceipt.self, from: Data(#"{"key":"d","outcome":"applied"}"#.utf8))
+            SyncWireReceipt.self, from: Data(#"{"key":"d","outcome":"applied"}"#.utf8))
         #expect(throws: SyncHTTPError.self) { try broken.receipt() }
     }
 

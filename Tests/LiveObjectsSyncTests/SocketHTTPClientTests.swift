@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjects
+import LiveObjectsSyncTestSupport
 import LiveObjectsTestSupport
 import Testing
 

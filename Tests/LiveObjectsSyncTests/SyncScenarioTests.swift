@@ -1,6 +1,7 @@
 import Foundation
 import LiveObjects
 import LiveObjectsSync
+import LiveObjectsSyncTestSupport
 import LiveObjectsTestSupport
 import Persistence
 import Testing

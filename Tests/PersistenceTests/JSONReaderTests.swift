@@ -336,7 +336,8 @@ import Testing
         let text = "{\n  \"a\": 1,\n  \"b\": x\n}"
         expectRejected(text, at: 19, "(line 3, column 8): expected a value, found 'x'")
         let error = liveObjectsError { () throws(LiveObjectsError) in
-            _ = try JSONValue(parsing: Array("[1,]".utf8), options: .init(fileName: "realm.json"))
+            _ = try JSONValue(
+                parsing: Array("[1,]".utf8), options: .init(fileName: "realm.json"), errors: LiveObjectsError.self)
         }
         #expect(error?.file == "realm.json")
         #expect(
@@ -369,7 +370,8 @@ import Testing
             try JSONReader.withReader(hostile) { (r) throws(LiveObjectsError) in try r.skipValue() }
         }
         expectFailure(.limitExceeded, at: 3, "deeper than 3") { () throws(LiveObjectsError) in
-            _ = try JSONValue(parsing: Array("[[[[]]]]".utf8), options: .init(maxDepth: 3))
+            _ = try JSONValue(
+                parsing: Array("[[[[]]]]".utf8), options: .init(maxDepth: 3), errors: LiveObjectsError.self)
         }
         #expect(try JSONValue(parsing: Array("[[[]]]".utf8), options: .init(maxDepth: 3)) == [[[]]])
     }

@@ -6,12 +6,12 @@ import Testing
 
 /// Parses `text` as a whole document.
 func parse(_ text: String, options: JSONReader.Options = .init()) throws(LiveObjectsError) -> JSONValue {
-    try JSONValue(parsing: text, options: options)
+    try JSONValue(parsing: text, options: options, errors: LiveObjectsError.self)
 }
 
 /// Parses raw bytes as a whole document.
 func parse(_ bytes: [UInt8], options: JSONReader.Options = .init()) throws(LiveObjectsError) -> JSONValue {
-    try JSONValue(parsing: bytes, options: options)
+    try JSONValue(parsing: bytes, options: options, errors: LiveObjectsError.self)
 }
 
 /// The error `body` throws, if it is a ``LiveObjectsError``.
@@ -158,3 +158,6 @@ func exactLessOrEqual(_ a: TableBigInt, pow2 p: Int, pow10 q: Int, _ b: TableBig
 func exactLessOrEqual(_ a: UInt64, pow2 p: Int, pow10 q: Int, _ b: UInt64, pow2 s: Int, pow10 t: Int) -> Bool {
     exactLessOrEqual(TableBigInt(a), pow2: p, pow10: q, TableBigInt(b), pow2: s, pow10: t)
 }
+
+/// The reader as Persistence uses it: its errors are `LiveObjectsError`s.
+typealias JSONReader = LiveObjectsJSON.JSONReader<LiveObjectsError>

@@ -210,6 +210,61 @@ final class CollectionSubscription<Element: Object>: Subscription {
         return rows
     }
 
+    /// Takes rows out of the results (their old indices), in place or, in `bulk`, in one pass
+    /// that makes room for `adding` rows to come.
+    private func removeRows(_ removals: [(index: Int, row: Int32)], bulk: Bool, adding: Int) {
+        let ordered = removals.sorted { $0.index < $1.index }
+        if bulk {
+            let current = Array(rows)
+            var kept: [Int32] = []
+            kept.reserveCapacity(current.count - removals.count + adding)
+            var start = 0
+            for removal in ordered {
+                kept.append(contentsOf: current[start..<removal.index])
+                start = removal.index + 1
+            }
+            kept.append(contentsOf: current[start...])
+            rows = RowList(kept)
+        } else {
+            for removal in ordered.reversed() { rows.remove(at: removal.index) }
+        }
+        for removal in removals {
+            keysByRow[removal.row] = nil
+            members[Int(removal.row)] = false
+        }
+    }
+
+    /// Puts rows into the results at their sorted places, in place or, in `bulk`, by merging
+    /// the ordered additions with the runs of rows between them.
+    private func insertRows(_ additions: [(row: Int32, keys: [RowSorter.Key])], _ sorter: RowSorter?, bulk: Bool) {
+        let ordered = additions.sorted { a, b in
+            sorter.map { $0.compare(a.keys, a.row, b.keys, b.row) < 0 } ?? (a.row < b.row)
+        }
+        if bulk {
+            let current = Array(rows)
+            var merged: [Int32] = []
+            merged.reserveCapacity(current.count + additions.count)
+            var start = 0
+            for addition in ordered {
+                let index = insertionIndex(addition.row, addition.keys, sorter)
+                merged.append(contentsOf: current[start..<index])
+                merged.append(addition.row)
+                start = index
+            }
+            merged.append(contentsOf: current[start...])
+            rows = RowList(merged)
+        } else {
+            for addition in ordered {
+                rows.insert(addition.row, at: insertionIndex(addition.row, addition.keys, sorter))
+                if sorter != nil { keysByRow[addition.row] = addition.keys }
+            }
+        }
+        for addition in additions {
+            if sorter != nil { keysByRow[addition.row] = addition.keys }
+            members[Int(addition.row)] = true
+        }
+    }
+
     /// Filtered and sorted results: re-test and re-position only the candidate rows (rows whose
     /// observed or membership paths changed, inserted and deleted rows).
     private func incremental(
@@ -266,56 +321,8 @@ final class CollectionSubscription<Element: Object>: Subscription {
         // A few changes go into the row list in place (O(chunk) each, and a snapshot shares the
         // untouched chunks); many rebuild it in one pass, so that bulk changes stay linear.
         let bulk = removals.count + additions.count > Self.bulkChangeCount
-        if !removals.isEmpty {
-            let ordered = removals.sorted { $0.index < $1.index }
-            if bulk {
-                let current = Array(rows)
-                var kept: [Int32] = []
-                kept.reserveCapacity(current.count - removals.count + additions.count)
-                var start = 0
-                for removal in ordered {
-                    kept.append(contentsOf: current[start..<removal.index])
-                    start = removal.index + 1
-                }
-                kept.append(contentsOf: current[start...])
-                rows = RowList(kept)
-            } else {
-                for removal in ordered.reversed() { rows.remove(at: removal.index) }
-            }
-            for removal in removals {
-                keysByRow[removal.row] = nil
-                members[Int(removal.row)] = false
-            }
-        }
-        if !additions.isEmpty {
-            let ordered = additions.sorted { a, b in
-                sorter.map { $0.compare(a.keys, a.row, b.keys, b.row) < 0 } ?? (a.row < b.row)
-            }
-            if bulk {
-                // Merge the ordered additions with the runs of rows between them.
-                let current = Array(rows)
-                var merged: [Int32] = []
-                merged.reserveCapacity(current.count + additions.count)
-                var start = 0
-                for addition in ordered {
-                    let index = insertionIndex(addition.row, addition.keys, sorter)
-                    merged.append(contentsOf: current[start..<index])
-                    merged.append(addition.row)
-                    start = index
-                }
-                merged.append(contentsOf: current[start...])
-                rows = RowList(merged)
-            } else {
-                for addition in ordered {
-                    rows.insert(addition.row, at: insertionIndex(addition.row, addition.keys, sorter))
-                    if sorter != nil { keysByRow[addition.row] = addition.keys }
-                }
-            }
-            for addition in additions {
-                if sorter != nil { keysByRow[addition.row] = addition.keys }
-                members[Int(addition.row)] = true
-            }
-        }
+        if !removals.isEmpty { removeRows(removals, bulk: bulk, adding: additions.count) }
+        if !additions.isEmpty { insertRows(additions, sorter, bulk: bulk) }
         var deletions: [Int] = []
         var insertions: [Int] = []
         var modifications: [(Int, Int)] = []

@@ -40,14 +40,17 @@ extension Realm {
     /// Creates an object from a value, inside a write, and returns it managed.
     ///
     /// The value can be a dictionary of property values by name (missing properties take their
-    /// defaults), an array of values in property order, or another object, managed or not
-    /// (copying it and the objects it links to). Links can be given as objects, as
+    /// defaults), an array of values in property order, or another object, managed or not, or
+    /// frozen (copying it and the objects it links to). Links can be given as objects, as
     /// dictionaries or arrays (creating the target), or as the target's primary key.
     ///
     /// ```swift
     /// let rex = try realm.create(Dog.self, value: ["id": 1, "name": "Rex", "owner": ["id": 7, "name": "Ann"]])
     /// try realm.create(Dog.self, value: ["id": 1, "age": 4], update: .modified)  // upsert
     /// ```
+    ///
+    /// A frozen object is `Sendable`, so copying an object from another realm is one write:
+    /// `try await archive.write { try $0.create(Dog.self, value: frozenRex, update: .modified) }`.
     ///
     /// - Throws: `notInWriteTransaction`, `duplicatePrimaryKey` (with `.error`), `missingValue`
     ///   (no primary key), `unknownProperty`, `typeMismatch`, `invalidOperation` for an
@@ -185,6 +188,7 @@ extension Input {
         switch value {
         case let v as PropertyValue: self = .value(v)
         case let v as Object: self = .object(v)
+        case let v as any FrozenObjectInput: self = .object(v.unmanagedCopy())
         case let v as [String: Any]:
             var dict: [String: Input] = [:]
             for (k, item) in v { dict[k] = try Input(any: item, objectType: objectType) }

@@ -42,7 +42,8 @@ public actor Realm {
         self.configuration = configuration
         self.schema = schema
         self.home = actor ?? RealmExecutor()
-        self.store = try Store(schema: schema)
+        let owned = try Store(schema: schema)
+        self.store = owned
         store.isLive = true
         store.queries.maximumWork = max(configuration.maximumQueryWork, 0)
         for type in configuration.objectTypes {
@@ -60,6 +61,7 @@ public actor Realm {
             throw error
         }
         configuration.storage.backend?.attach(self)
+        owned.owner = self
     }
 
     /// Checks that every value of an enum property (``PersistableEnum``) that storage loaded is
@@ -185,18 +187,24 @@ public actor Realm {
     /// thrown.
     ///
     /// `body` can be a function as well as a closure: `realm.write(addDefaults)` with
-    /// `func addDefaults(_ realm: isolated Realm) throws -> Int` (a function whose result is
-    /// `Sendable`; one that returns an object is written as a closure,
-    /// `realm.write { try makeDog($0) }`).
+    /// `func addDefaults(_ realm: isolated Realm) throws -> Int`. A body that ends with an
+    /// object it made (`realm.write { try $0.create(Dog.self, value: …) }`, as in Realm) is
+    /// accepted too, and the write then returns nothing: the object stays in the realm.
     ///
-    /// - Returns: What `body` returns. It cannot be a live object; return a value, a key or a
-    ///   detached copy.
+    /// `body` cannot capture an object made before the write (the compiler says "capture of …
+    /// with non-Sendable type … in a '@Sendable' closure"): hand such objects over with
+    /// ``write(adding:update:)``. <doc:ComingFromRealm#When-the-compiler-says-no> lists the
+    /// messages and what to write instead.
+    ///
+    /// - Returns: What `body` returns. It cannot be a live object (the compiler says "returning
+    ///   … as a 'sending' result risks causing data races"); return a value, a key, a frozen
+    ///   object (`freeze()`) or a detached copy (`detached()`).
     /// - Throws: `alreadyInWriteTransaction` if a write is open, or the error that ended `body`;
     ///   for a realm kept in a file, `io` when the commit cannot be made durable under the
     ///   storage's policy (the journal line or the save failed): the write is then rolled back,
     ///   as if `body` had thrown, and a later write tries the file again.
     public func write<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {
-        try write(silencing: [], body)
+        try write(silencing: []) { realm in try body(realm) }
     }
 
     /// Runs `body`, a function whose result is `Sendable`, in a write transaction and commits
@@ -205,6 +213,23 @@ public actor Realm {
     /// as a closure; this form takes it as it is.)
     @_disfavoredOverload @_documentation(visibility: internal)
     public func write<T: Sendable>(_ body: @Sendable (isolated Realm) throws -> T) throws -> T {
+        try write(silencing: []) { realm in try body(realm) }
+    }
+
+    /// Runs `body`, which ends with an object it created or changed, in a write transaction and
+    /// commits it: `realm.write { try $0.create(Dog.self, value: ["id": 1]) }`, as Realm code
+    /// writes it. The object stays in the realm; the write returns nothing (a live object cannot
+    /// leave it).
+    @_documentation(visibility: internal)
+    public func write<T: Object>(_ body: @Sendable (isolated Realm) throws -> T) throws {
+        try write(silencing: []) { realm in _ = try body(realm) }
+    }
+
+    /// Runs `body`, which returns nothing, in a write transaction and commits it. (Without this
+    /// form, a body of several statements would be read as the form above and asked to return
+    /// an object.)
+    @_documentation(visibility: internal)
+    public func write(_ body: @Sendable (isolated Realm) throws -> Void) throws {
         try write(silencing: []) { realm in try body(realm) }
     }
 
@@ -235,6 +260,10 @@ public actor Realm {
 
     /// Runs `body` inside the realm's isolation without opening a write.
     ///
+    /// - Returns: What `body` returns. It cannot be a live object (the compiler says "returning
+    ///   … as a 'sending' result risks causing data races"): return values, a frozen object
+    ///   (`freeze()`, readable anywhere) or a detached copy (`detached()`); see
+    ///   <doc:ComingFromRealm#When-the-compiler-says-no>.
     /// - Throws: the error `body` throws, or the first error an accessor inside it recorded
     ///   (`notInWriteTransaction` for a setter, `objectInvalidated` for a deleted object).
     public func read<T>(_ body: @Sendable (isolated Realm) throws -> sending T) throws -> sending T {

@@ -57,6 +57,9 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// Equality with one value on an indexed property or the primary key, the usual lookup,
     /// is counted from the index without collecting its rows (which a later read still does
     /// when it needs them).
+    ///
+    /// - Complexity: O(1) for all objects of a type and once evaluated; otherwise the cost of
+    ///   evaluating the results (see ``filter(_:_:)``).
     public var count: Int {
         cache.store.observeResultsRead()
         return cache.count
@@ -104,6 +107,10 @@ public struct Results<Element: Object>: RandomAccessCollection {
     ///   - arguments: Values for `%@`, `%d`, `%f`, `%K` and `$0`, `$1`, ….
     /// - Throws: `invalidQuery` with the column of the problem, `unknownProperty`, or
     ///   `limitExceeded` for an over-long or over-nested predicate.
+    /// - Complexity: O(length of the predicate) to parse and check it (a predicate seen before
+    ///   is a template lookup); reading the results then costs O(log n + m) for equality on the
+    ///   primary key or an indexed property (m matches) and O(n) for a scan of the n objects,
+    ///   each bounded by ``Realm/Configuration/maximumQueryWork``.
     public func filter(_ predicate: String, _ arguments: Any...) throws(LiveObjectsError) -> Results {
         // The converted arguments go into the store's spare array, taken and given back, so that
         // a filter run in a loop does not allocate one per call.
@@ -119,6 +126,8 @@ public struct Results<Element: Object>: RandomAccessCollection {
     }
 
     /// Results that also match a predicate in the string language, with dynamic arguments.
+    ///
+    /// - Complexity: As ``filter(_:_:)``.
     public func filter(_ predicate: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> Results {
         switch try store.queries.predicateTemplates.parseForLookup(predicate, arguments: arguments) {
         case .tree(let syntax):
@@ -149,6 +158,8 @@ public struct Results<Element: Object>: RandomAccessCollection {
     }
 
     /// Results sorted by a key path, replacing any earlier sort.
+    ///
+    /// - Complexity: O(1) to make; O(n log n) when the results are next read after a change.
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true, comparison: StringComparison = .exact)
         throws(LiveObjectsError) -> Results
     {
@@ -159,6 +170,7 @@ public struct Results<Element: Object>: RandomAccessCollection {
     /// sort.
     ///
     /// - Throws: `unknownProperty`, or `invalidQuery` for a key path that is not a single value.
+    /// - Complexity: As ``sorted(byKeyPath:ascending:comparison:)``.
     public func sorted(by fields: [SortField]) throws(LiveObjectsError) -> Results {
         if let table { _ = try RowSorter.bind(fields, table: table, store: store) }
         var query = query
@@ -168,6 +180,8 @@ public struct Results<Element: Object>: RandomAccessCollection {
 
     /// Results with one object per distinct combination of the given key paths' values (the
     /// first one in the current order).
+    ///
+    /// - Complexity: O(1) to make; O(n) hashing when the results are next read after a change.
     public func distinct(byKeyPaths keyPaths: [String]) throws(LiveObjectsError) -> Results {
         if let table {
             for keyPath in keyPaths {
@@ -180,6 +194,8 @@ public struct Results<Element: Object>: RandomAccessCollection {
     }
 
     /// The first `count` results (after any offset).
+    ///
+    /// - Complexity: O(1); reading still evaluates the filter and sort in full.
     public func limit(_ count: Int) -> Results {
         var query = query
         query.limit = Swift.max(0, count)
@@ -187,6 +203,8 @@ public struct Results<Element: Object>: RandomAccessCollection {
     }
 
     /// The results after skipping the first `count`.
+    ///
+    /// - Complexity: O(1); reading still evaluates the filter and sort in full.
     public func offset(_ count: Int) -> Results {
         var query = query
         query.offset = Swift.max(0, count)

@@ -9,11 +9,13 @@ import LiveObjectsStore
 /// let owner = rex.link(\.owner)     // FrozenObject<Person>?
 /// ```
 ///
-/// It stays valid forever, also after the object is deleted in the live realm. Properties whose
-/// type is `Sendable` read directly as members; links read with ``link(_:)`` and lists with
-/// `list(_:)` (for `List` and `LinkingObjects` properties).
+/// It stays valid forever, also after the object is deleted in the live realm. Every property
+/// reads as a member, as on a frozen Realm object: a `Sendable` value as itself, a link as the
+/// target frozen at the same version (`rex.owner?.name`), a `List` or `LinkingObjects` of
+/// objects as ``FrozenResults`` and a `List` of values as an array. ``link(_:)`` and `list(_:)`
+/// are the same reads spelled as calls.
 @dynamicMemberLookup
-public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible {
+public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible, FrozenObjectInput {
     let frozen: FrozenStore
     let tableIndex: Int
     /// The object's key.
@@ -42,6 +44,30 @@ public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible {
     /// A persisted property.
     public subscript<V: Sendable>(dynamicMember keyPath: KeyPath<Element, V>) -> V {
         read { $0[keyPath: keyPath] }
+    }
+
+    /// A to-one link: the target, frozen at the same version (``link(_:)``).
+    public subscript<Target: Object>(dynamicMember keyPath: KeyPath<Element, Target?>) -> FrozenObject<Target>? {
+        link(keyPath)
+    }
+
+    /// A list of links: its objects, frozen at the same version.
+    public subscript<Target: Object>(dynamicMember keyPath: KeyPath<Element, List<Target>>) -> FrozenResults<Target> {
+        list(keyPath)
+    }
+
+    /// A list of values, as an array.
+    public subscript<Value: _PrimitivePersistable & Sendable>(
+        dynamicMember keyPath: KeyPath<Element, List<Value>>
+    ) -> [Value] {
+        list(keyPath)
+    }
+
+    /// The objects linking here through a `LinkingObjects` property, frozen at the same version.
+    public subscript<Origin: Object>(
+        dynamicMember keyPath: KeyPath<Element, LinkingObjects<Origin>>
+    ) -> FrozenResults<Origin> {
+        list(keyPath)
     }
 
     /// An unmanaged copy of the object and of everything it links to, as they were at the
@@ -91,6 +117,8 @@ public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible {
             return FrozenResults(frozen: frozen, tableIndex: table, keys: keys)
         }
     }
+
+    package func unmanagedCopy() -> Object { detached() }
 
     public var description: String {
         frozen.withStore { store in

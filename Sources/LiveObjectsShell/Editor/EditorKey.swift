@@ -1,5 +1,5 @@
 /// A key (or a run of typed text) decoded from the bytes a terminal sends.
-public enum EditorKey: Equatable, Sendable {
+package enum EditorKey: Equatable, Sendable {
     /// Printable text: one character typed, or several arriving together (a paste).
     case text(String)
     case enter
@@ -34,32 +34,32 @@ public enum EditorKey: Equatable, Sendable {
 /// sequences of xterm-compatible terminals (CSI and SS3). Bytes that do not complete a key yet
 /// (half a UTF-8 sequence, an escape sequence cut between two reads) wait for the next ones;
 /// unknown sequences are dropped.
-public struct KeyDecoder: Sendable {
+package struct KeyDecoder: Sendable {
     var pending: [UInt8] = []
 
-    public init() {}
+    package init() {}
 
     /// Adds bytes read from the terminal.
-    public mutating func feed<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+    package mutating func feed<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
         pending.append(contentsOf: bytes)
     }
 
     /// Whether the bytes held so far start an escape sequence that is not complete: the caller
     /// waits a little for the rest, then calls ``flushEscape()``.
-    public var isWaitingAfterEscape: Bool { pending.first == 0x1B }
+    package var isWaitingAfterEscape: Bool { pending.first == 0x1B }
 
     /// Whether no byte is waiting.
-    public var isEmpty: Bool { pending.isEmpty }
+    package var isEmpty: Bool { pending.isEmpty }
 
     /// Reports a lone Escape held back by ``next()``, once no more bytes came.
-    public mutating func flushEscape() -> EditorKey? {
+    package mutating func flushEscape() -> EditorKey? {
         guard pending.first == 0x1B else { return nil }
         pending.removeFirst()
         return .escape
     }
 
     /// The next complete key, or nil when the bytes held do not make one yet.
-    public mutating func next() -> EditorKey? {
+    package mutating func next() -> EditorKey? {
         while let first = pending.first {
             switch first {
             case 0x1B:

@@ -1,10 +1,10 @@
 /// What completing the word before the cursor offers: the index (in characters) where the
 /// word starts, and the texts that can replace it.
-public struct CompletionCandidates: Equatable, Sendable {
-    public var start: Int
-    public var candidates: [String]
+package struct CompletionCandidates: Equatable, Sendable {
+    package var start: Int
+    package var candidates: [String]
 
-    public init(start: Int, candidates: [String]) {
+    package init(start: Int, candidates: [String]) {
         self.start = start
         self.candidates = candidates
     }
@@ -17,9 +17,9 @@ public struct CompletionCandidates: Equatable, Sendable {
 ///
 /// Editing is by character (grapheme cluster): a letter with its combining marks, an emoji
 /// sequence, is one step of the cursor and one Backspace.
-public struct LineEditor {
+package struct LineEditor {
     /// What the terminal does after a key.
-    public enum Action: Equatable, Sendable {
+    package enum Action: Equatable, Sendable {
         /// Draw the line again.
         case redraw
         /// The line is complete (Enter).
@@ -50,32 +50,32 @@ public struct LineEditor {
     }
 
     /// The characters of the line.
-    public private(set) var buffer: [Character] = []
+    package private(set) var buffer: [Character] = []
     /// The cursor, as an index into ``buffer``.
-    public private(set) var cursor = 0
+    package private(set) var cursor = 0
     /// Earlier lines, oldest first (Up goes back through them).
-    public var history: [String] = []
+    package var history: [String] = []
     /// Completes the word before the cursor, given the line and the cursor (in characters).
-    public var completer: ((String, Int) -> CompletionCandidates)?
+    package var completer: ((String, Int) -> CompletionCandidates)?
 
     var historyIndex = 0
     var draft: [Character] = []
     var search: Search?
     /// Inside a bracketed paste: Tab is text, not completion.
-    public private(set) var isPasting = false
+    package private(set) var isPasting = false
     var lastKeyWasTab = false
     var killed: [Character] = []
 
-    public init(history: [String] = []) {
+    package init(history: [String] = []) {
         self.history = history
         historyIndex = history.count
     }
 
     /// The line as text.
-    public var text: String { String(buffer) }
+    package var text: String { String(buffer) }
 
     /// Starts a new, empty line (history position at its end).
-    public mutating func reset() {
+    package mutating func reset() {
         buffer = []
         cursor = 0
         historyIndex = history.count
@@ -85,14 +85,14 @@ public struct LineEditor {
     }
 
     /// What to draw: the prompt (the search prompt during Ctrl-R), the characters and the cursor.
-    public func display(prompt: String) -> (prompt: String, text: [Character], cursor: Int) {
+    package func display(prompt: String) -> (prompt: String, text: [Character], cursor: Int) {
         guard let search else { return (prompt, buffer, cursor) }
         let label = search.failed ? "(failed reverse-i-search)" : "(reverse-i-search)"
         return ("\(label)'\(search.query)': ", buffer, cursor)
     }
 
     /// Handles one key.
-    public mutating func handle(_ key: EditorKey) -> Action {
+    package mutating func handle(_ key: EditorKey) -> Action {
         defer { if key != .tab { lastKeyWasTab = false } }
         if search != nil, let action = handleInSearch(key) { return action }
         switch key {

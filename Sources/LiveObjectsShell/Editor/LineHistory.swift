@@ -13,22 +13,22 @@ import Foundation
 /// A command is not recorded when it starts with a space (to keep it out of the file) or when
 /// it repeats the one before it. The file holds one command per line, is written with mode 0600
 /// and replaced atomically after every command.
-public struct LineHistory: Sendable {
+package struct LineHistory: Sendable {
     /// Where the history is kept, and how much of it.
-    public struct Configuration: Equatable, Sendable {
+    package struct Configuration: Equatable, Sendable {
         /// The file, or nil to keep the history in memory only. Default: `~/.liveobj_history`,
         /// `LIVEOBJ_HISTORY` when set, nil when `LIVEOBJ_NO_HISTORY` is set (to anything).
-        public var file: String?
+        package var file: String?
         /// The most commands kept. Default: 1000, or `LIVEOBJ_HISTORY_SIZE`.
-        public var limit: Int
+        package var limit: Int
 
-        public init(file: String?, limit: Int = 1000) {
+        package init(file: String?, limit: Int = 1000) {
             self.file = file
             self.limit = max(limit, 1)
         }
 
         /// The configuration read from environment variables.
-        public static func fromEnvironment(_ environment: [String: String]) -> Configuration {
+        package static func fromEnvironment(_ environment: [String: String]) -> Configuration {
             let limit = environment["LIVEOBJ_HISTORY_SIZE"].flatMap { Int($0) } ?? 1000
             if environment["LIVEOBJ_NO_HISTORY"] != nil { return Configuration(file: nil, limit: limit) }
             if let file = environment["LIVEOBJ_HISTORY"], !file.isEmpty {
@@ -39,13 +39,13 @@ public struct LineHistory: Sendable {
         }
     }
 
-    public let configuration: Configuration
+    let configuration: Configuration
     /// The commands, oldest first.
-    public private(set) var entries: [String] = []
+    package private(set) var entries: [String] = []
 
     /// Opens the history, reading its file when there is one (a missing or unreadable file is an
     /// empty history).
-    public init(_ configuration: Configuration) {
+    package init(_ configuration: Configuration) {
         self.configuration = configuration
         if let file = configuration.file, let data = FileManager.default.contents(atPath: file) {
             let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
@@ -55,7 +55,7 @@ public struct LineHistory: Sendable {
 
     /// Records a command; returns whether it was recorded.
     @discardableResult
-    public mutating func add(_ command: String) -> Bool {
+    package mutating func add(_ command: String) -> Bool {
         let line = command.replacingOccurrences(of: "\n", with: " ")
         guard !line.allSatisfy(\.isWhitespace), !line.hasPrefix(" "), entries.last != line else { return false }
         entries.append(line)

@@ -4,14 +4,14 @@
 ///
 /// Characters are placed as a terminal places them: a wide character that does not fit at the
 /// end of a row goes to the next one; control characters are shown as `^X`.
-public struct LineRenderer: Sendable {
+package struct LineRenderer: Sendable {
     /// The terminal's width in columns.
-    public var columns: Int
+    package var columns: Int
     /// The row of the cursor, counted from the first row of the last drawing.
-    public private(set) var cursorRow = 0
+    package private(set) var cursorRow = 0
     var last: (prompt: String, text: [Character], cursor: Int)?
 
-    public init(columns: Int) {
+    package init(columns: Int) {
         self.columns = max(columns, 1)
     }
 
@@ -53,7 +53,7 @@ public struct LineRenderer: Sendable {
 
     /// The bytes that draw `prompt` and `text` over the previous drawing, with the cursor before
     /// the character at index `cursor` of `text`.
-    public mutating func draw(prompt: String, text: [Character], cursor: Int) -> String {
+    package mutating func draw(prompt: String, text: [Character], cursor: Int) -> String {
         let all = Array(prompt) + text
         let (starts, end) = layout(all)
         var target = end
@@ -75,7 +75,7 @@ public struct LineRenderer: Sendable {
 
     /// The bytes that move the cursor below the drawing, to the start of a new line, after which
     /// the next drawing starts afresh.
-    public mutating func finish() -> String {
+    package mutating func finish() -> String {
         var out = ""
         if let last {
             let (_, end) = layout(Array(last.prompt) + last.text)
@@ -90,14 +90,14 @@ public struct LineRenderer: Sendable {
     }
 
     /// Forgets the previous drawing (the screen was cleared, or other output moved on).
-    public mutating func reset() {
+    package mutating func reset() {
         cursorRow = 0
         last = nil
     }
 
     /// Takes a new terminal width. Terminals that reflow (most emulators and multiplexers) rewrap the
     /// drawing to it, so the cursor's row is counted again at the new width.
-    public mutating func resize(columns: Int) {
+    package mutating func resize(columns: Int) {
         self.columns = max(columns, 1)
         guard let last else { return }
         let all = Array(last.prompt) + last.text

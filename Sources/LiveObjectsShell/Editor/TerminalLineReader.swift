@@ -11,7 +11,7 @@ import Synchronization
 #endif
 
 /// What reading a line at the terminal gave.
-public enum TerminalRead: Equatable, Sendable {
+package enum TerminalRead: Equatable, Sendable {
     case line(String)
     /// Ctrl-C: the line was abandoned.
     case interrupted
@@ -21,22 +21,22 @@ public enum TerminalRead: Equatable, Sendable {
 
 /// A flag raised by Ctrl-C while a command runs; the command's loops check it and stop, rolling
 /// back what they did.
-public final class InterruptFlag: Sendable {
+package final class InterruptFlag: Sendable {
     let raised = Atomic<Bool>(false)
 
-    public init() {}
+    package init() {}
 
     /// Whether Ctrl-C was pressed since the last ``clear()``.
-    public var isRaised: Bool { raised.load(ordering: .relaxed) }
+    var isRaised: Bool { raised.load(ordering: .relaxed) }
 
-    public func raise() { raised.store(true, ordering: .relaxed) }
+    func raise() { raised.store(true, ordering: .relaxed) }
 
-    public func clear() { raised.store(false, ordering: .relaxed) }
+    package func clear() { raised.store(false, ordering: .relaxed) }
 
     /// Throws when Ctrl-C was pressed.
     ///
     /// - Throws: `ShellError` saying that the command was interrupted.
-    public func check() throws(ShellError) {
+    package func check() throws(ShellError) {
         if isRaised { throw ShellError("interrupted; the command changed nothing") }
     }
 }
@@ -72,14 +72,14 @@ private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
 /// Text to print while a line is read (a watch's change set from another process's commit):
 /// queued by any task, printed by the reader above the line being edited, which it then draws
 /// again as it was.
-public final class TerminalNotices: Sendable {
+package final class TerminalNotices: Sendable {
     let queue = Mutex<[String]>([])
     let wake: Int32
 
     init(wake: Int32) { self.wake = wake }
 
     /// Queues `text` (one or more lines) and wakes the reader.
-    public func post(_ text: String) {
+    func post(_ text: String) {
         queue.withLock { $0.append(text) }
         writeAll(wake, [1])
     }
@@ -116,20 +116,20 @@ private func restoreTerminalAtExit() {
 /// ``InterruptFlag`` while commands run, and Ctrl-Z suspending the process. The terminal's
 /// settings are restored after every line, while the process is suspended, at exit, and by the
 /// signals that end the process (SIGTERM, SIGHUP, SIGQUIT).
-public final class TerminalLineReader {
+package final class TerminalLineReader {
     let input = STDIN_FILENO
     let output = STDOUT_FILENO
     var decoder = KeyDecoder()
     var editor = LineEditor()
     var renderer = LineRenderer(columns: 80)
     /// The commands typed, kept in a file.
-    public var history: LineHistory
+    package var history: LineHistory
     /// Whether the terminal went away (end of file or an error reading it).
-    public private(set) var isClosed = false
+    package private(set) var isClosed = false
     /// Raised by Ctrl-C while no line is being read (a command is running).
-    public let interruption = InterruptFlag()
+    let interruption = InterruptFlag()
     /// Completes the word before the cursor.
-    public var completer: ((String, Int) -> CompletionCandidates)? {
+    package var completer: ((String, Int) -> CompletionCandidates)? {
         get { editor.completer }
         set { editor.completer = newValue }
     }
@@ -138,11 +138,11 @@ public final class TerminalLineReader {
     let wakeWrite: Int32
     /// Text printed above the line being edited, or before the next prompt when no line is
     /// being read.
-    public let notices: TerminalNotices
+    let notices: TerminalNotices
     var sources: [any DispatchSourceSignal] = []
 
     /// A reader on standard input and output, or nil when either is not a terminal.
-    public init?(history: LineHistory.Configuration) {
+    package init?(history: LineHistory.Configuration) {
         guard isatty(input) == 1, isatty(output) == 1 else { return nil }
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return nil }
@@ -179,7 +179,7 @@ public final class TerminalLineReader {
     }
 
     /// Records a command in the history (and its file).
-    public func record(_ command: String) {
+    package func record(_ command: String) {
         history.add(command)
     }
 
@@ -187,7 +187,7 @@ public final class TerminalLineReader {
 
     /// Reads one line, showing `prompt`. With `usesHistory` false (a yes/no question), Up and
     /// Down do not go through the history.
-    public func readLine(prompt: String, usesHistory: Bool = true) -> TerminalRead {
+    package func readLine(prompt: String, usesHistory: Bool = true) -> TerminalRead {
         enterRawMode()
         defer { leaveRawMode() }
         // In raw mode Ctrl-C is a key, not a signal: a Ctrl-C from now on is for this line, one
@@ -375,7 +375,7 @@ public final class TerminalLineReader {
     }
 
     /// The width of standard output when it is a terminal, else nil.
-    public static func outputWidth() -> Int? {
+    package static func outputWidth() -> Int? {
         isatty(STDOUT_FILENO) == 1 ? columns(of: STDOUT_FILENO) : nil
     }
 

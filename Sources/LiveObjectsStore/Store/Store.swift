@@ -63,6 +63,9 @@ package final class Store {
     /// caches): an object retained once, released with the store; the store never looks
     /// inside. A raw pointer so that the layer above can lend it without retaining it.
     @exclusivity(unchecked) package var attachment: UnsafeMutableRawPointer?
+    /// What owns the store (the live realm), for an object to find its realm; the store never
+    /// looks at it.
+    package weak var owner: AnyObject?
     /// The last frozen copy, reused while nothing changed (kept by Snapshot/, which alone knows
     /// its type).
     @exclusivity(unchecked) package var frozenCache: (mutationCount: UInt64, frozen: AnyObject)?

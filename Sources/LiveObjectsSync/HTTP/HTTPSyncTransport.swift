@@ -134,7 +134,7 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         } catch {
             throw SyncHTTPError(.badRequest, "a change cannot be encoded: \(error)")
         }
-        let response: WirePushResponse = try await send("POST", "push", query: [], body: body)
+        let response: SyncWirePushResponse = try await send("POST", "push", query: [], body: body)
         var receipts: [SyncReceipt] = []
         for receipt in response.receipts { receipts.append(try receipt.receipt()) }
         return receipts
@@ -191,7 +191,7 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         components?.percentEncodedPath = base + "/v1/limits"
         let limits: SyncLimits
         do {
-            let answer: WireLimits = try await send("GET", url: components?.url ?? configuration.baseURL, body: nil)
+            let answer: SyncWireLimits = try await send("GET", url: components?.url ?? configuration.baseURL, body: nil)
             limits = answer.limits
         } catch let error as SyncHTTPError where error.status == 404 {
             limits = SyncLimits()
@@ -244,13 +244,13 @@ public struct HTTPSyncTransport: LiveSyncTransport {
 
     /// The error of a refused request, from its body when the body has the protocol's form.
     static func error(status: Int, body: Data, request: String?) -> SyncHTTPError {
-        if let answer = try? JSONDecoder().decode(WireErrorResponse.self, from: body) {
+        if let answer = try? JSONDecoder().decode(SyncWireErrorResponse.self, from: body) {
             return SyncHTTPError(
                 SyncHTTPError.Code(rawValue: answer.error.code), answer.error.message, status: status, request: request)
         }
         let text = String(decoding: body.prefix(200), as: UTF8.self)
         return SyncHTTPError(
-            SyncHTTPError.code(forStatus: status), text.isEmpty ? "HTTP status \(status)" : text, status: status,
+            SyncErrorCode(forStatus: status), text.isEmpty ? "HTTP status \(status)" : text, status: status,
             request: request)
     }
 

@@ -1,8 +1,11 @@
 import Foundation
 import LiveObjects
+import LiveObjectsSyncProtocol
 
-// The JSON of docs/SYNC-PROTOCOL.md, as Codable values. Internal to the package: apps see
-// SyncChange, SyncReceipt and SyncPull; the tests check the round trips.
+// The JSON of docs/SYNC-PROTOCOL.md, as Codable values. The messages without object values
+// (receipts, errors, limits) are LiveObjectsSyncProtocol's, shared with the server; those that
+// carry values are here, over the realm's values. Internal to the package: apps see SyncChange,
+// SyncReceipt and SyncPull; the tests check the round trips.
 
 /// A plain value: an object with one member named after the value's type.
 package struct WireValue: Codable, Hashable, Sendable {
@@ -56,23 +59,20 @@ package struct WireValue: Codable, Hashable, Sendable {
 
     private static func decodeFloating(_ container: KeyedDecodingContainer<Key>, _ key: Key) throws -> Double {
         if let number = try? container.decode(Double.self, forKey: key) { return number }
-        switch try container.decode(String.self, forKey: key) {
-        case "nan": return .nan
-        case "inf": return .infinity
-        case "-inf": return -.infinity
-        default:
+        guard let number = SyncNonFinite.number(try container.decode(String.self, forKey: key)) else {
             throw DecodingError.dataCorruptedError(
-                forKey: key, in: container, debugDescription: "a number, or \"nan\", \"inf\", \"-inf\"")
+                forKey: key, in: container, debugDescription: "a number, or \"NaN\", \"Infinity\", \"-Infinity\"")
         }
+        return number
     }
 
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         func floating(_ number: Double, _ key: Key) throws {
-            if number.isFinite {
-                try container.encode(number, forKey: key)
+            if let text = SyncNonFinite.text(for: number) {
+                try container.encode(text, forKey: key)
             } else {
-                try container.encode(number.isNaN ? "nan" : number < 0 ? "-inf" : "inf", forKey: key)
+                try container.encode(number, forKey: key)
             }
         }
         switch value {
@@ -180,22 +180,14 @@ package struct WireChange: Codable, Hashable, Sendable {
         key = change.idempotencyKey
         object = WireObjectID(change.object)
         serverID = change.serverID
-        switch change.kind {
-        case .create: kind = "create"
-        case .update: kind = "update"
-        case .delete: kind = "delete"
-        }
+        kind = change.kind.rawValue
         values = change.kind == .delete ? nil : change.values.mapValues(WireSyncValue.init)
         bases = change.kind == .delete || change.bases.isEmpty ? nil : change.bases.mapValues(WireSyncValue.init)
     }
 
     package func change() throws(SyncHTTPError) -> SyncChange {
-        let kind: SyncChange.Kind
-        switch self.kind {
-        case "create": kind = .create
-        case "update": kind = .update
-        case "delete": kind = .delete
-        default: throw SyncHTTPError(.badRequest, "unknown change kind \"\(self.kind)\"")
+        guard let kind = SyncChangeKind(rawValue: self.kind) else {
+            throw SyncHTTPError(.badRequest, "unknown change kind \"\(self.kind)\"")
         }
         return SyncChange(
             idempotencyKey: key, object: object.object, serverID: serverID, kind: kind,
@@ -210,72 +202,49 @@ package struct WirePushRequest: Codable, Hashable, Sendable {
     package init(changes: [WireChange]) { self.changes = changes }
 }
 
-/// A refusal: an error code and a message.
-package struct WireError: Codable, Hashable, Sendable {
-    package var code: String
-    package var message: String
-
-    package init(code: String, message: String) {
-        self.code = code
-        self.message = message
-    }
-}
-
-/// The body of an error response.
-package struct WireErrorResponse: Codable, Hashable, Sendable {
-    package var error: WireError
-
-    package init(error: WireError) { self.error = error }
-}
-
-/// One receipt of a push response.
-package struct WireReceipt: Codable, Hashable, Sendable {
-    package var key: String
-    package var outcome: String
-    package var serverID: String?
-    package var serverVersion: UInt64?
-    package var error: WireError?
-
+extension SyncWireReceipt {
+    /// The receipt of the wire for a receipt of the engine.
     package init(_ receipt: SyncReceipt) {
-        key = receipt.idempotencyKey
-        serverID = receipt.serverID
-        serverVersion = receipt.serverVersion
         switch receipt.outcome {
-        case .applied: outcome = "applied"
-        case .deletedOnServer: outcome = "deletedOnServer"
+        case .applied:
+            self.init(
+                key: receipt.idempotencyKey, outcome: .applied, serverID: receipt.serverID,
+                serverVersion: receipt.serverVersion)
+        case .deletedOnServer:
+            self.init(
+                key: receipt.idempotencyKey, outcome: .deletedOnServer, serverID: receipt.serverID,
+                serverVersion: receipt.serverVersion)
         case .rejected(let rejection):
-            outcome = "rejected"
-            error = WireError(code: rejection.code.rawValue, message: rejection.message)
+            self.init(
+                key: receipt.idempotencyKey, outcome: .rejected, serverID: receipt.serverID,
+                serverVersion: receipt.serverVersion, error: SyncWireError(rejection.code, message: rejection.message))
         }
     }
 
+    /// The engine's receipt.
+    ///
+    /// - Throws: `invalidResponse` for an outcome the protocol does not have, or an applied
+    ///   receipt without its server id and version.
     package func receipt() throws(SyncHTTPError) -> SyncReceipt {
-        switch outcome {
-        case "applied", "deletedOnServer":
+        switch outcomeKind {
+        case .applied?, .deletedOnServer?:
             guard let serverID, let serverVersion else {
                 throw SyncHTTPError(.invalidResponse, "the receipt of \(key) has no server id or version")
             }
             return SyncReceipt(
                 idempotencyKey: key, serverID: serverID, serverVersion: serverVersion,
-                outcome: outcome == "applied" ? .applied : .deletedOnServer)
-        case "rejected":
+                outcome: outcomeKind == .applied ? .applied : .deletedOnServer)
+        case .rejected?:
             let rejection = SyncRejection(
-                code: SyncHTTPError.Code(rawValue: error?.code ?? "forbidden"),
+                code: SyncErrorCode(rawValue: error?.code ?? SyncErrorCode.forbidden.rawValue),
                 message: error?.message ?? "refused by the server")
             return SyncReceipt(
                 idempotencyKey: key, serverID: serverID ?? "", serverVersion: serverVersion ?? 0,
                 outcome: .rejected(rejection))
-        default:
+        case nil:
             throw SyncHTTPError(.invalidResponse, "unknown receipt outcome \"\(outcome)\"")
         }
     }
-}
-
-/// The body of a push response.
-package struct WirePushResponse: Codable, Hashable, Sendable {
-    package var receipts: [WireReceipt]
-
-    package init(receipts: [WireReceipt]) { self.receipts = receipts }
 }
 
 /// One object of a pull response.
@@ -318,20 +287,15 @@ package struct WirePullResponse: Codable, Hashable, Sendable {
     }
 }
 
-/// The body of `GET /v1/limits`.
-package struct WireLimits: Codable, Hashable, Sendable {
-    package var maximumBodyBytes: Int?
-    package var maximumChanges: Int?
-    package var maximumNameBytes: Int?
-    package var maximumIDBytes: Int?
-
+extension SyncWireLimits {
+    /// The limits of the wire for the engine's.
     package init(_ limits: SyncLimits) {
-        maximumBodyBytes = limits.maximumPushBytes
-        maximumChanges = limits.maximumChangesPerPush
-        maximumNameBytes = limits.maximumNameBytes
-        maximumIDBytes = limits.maximumIDBytes
+        self.init(
+            maximumBodyBytes: limits.maximumPushBytes, maximumChanges: limits.maximumChangesPerPush,
+            maximumNameBytes: limits.maximumNameBytes, maximumIDBytes: limits.maximumIDBytes)
     }
 
+    /// The limits the engine keeps to.
     package var limits: SyncLimits {
         SyncLimits(
             maximumPushBytes: maximumBodyBytes, maximumChangesPerPush: maximumChanges,

@@ -8,7 +8,7 @@
 /// `index(_:offsetBy:limitedBy:)` at, inside and past its limit; the subscript at every
 /// position; slices (`dropFirst`, `dropLast`, `prefix`, `suffix` and a middle range) and
 /// `reversed()`.
-public func collectionViolations<C: RandomAccessCollection, Key: Equatable>(
+package func collectionViolations<C: RandomAccessCollection, Key: Equatable>(
     _ collection: C, expected: [Key], key: (C.Element) -> Key
 ) -> [String] {
     var problems: [String] = []

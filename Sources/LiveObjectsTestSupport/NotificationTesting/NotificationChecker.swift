@@ -42,119 +42,156 @@ package enum NotificationChecker {
         for outcome in outcomes where outcome.index >= sub.firstWrite {
             guard let expected = outcome.expectations[sub.id] else { continue }
             defer { state = expected }
-            let silenced = outcome.silenced.contains(sub.id)
             switch (state, expected) {
             case (.collection(let oldKeys, _, _), .collection(let newKeys, let modified, let values)):
-                let changed = oldKeys != newKeys || newKeys.contains { modified.contains($0) }
-                if !outcome.committed && oldKeys != newKeys {
-                    failures.append("keys changed in \(outcome.index) without a commit: \(oldKeys) -> \(newKeys)")
-                }
-                let arrives = outcome.committed && !silenced && changed
-                let next = remaining.first
-                if case .collection(let c)? = next, c.version == outcome.versionAfter, outcome.committed {
-                    remaining.removeFirst()
-                    if !arrives {
-                        failures.append(
-                            "write #\(outcome.index): unexpected element \(describe(c)) (keys unchanged: \(oldKeys == newKeys), modified: \(modified))"
-                        )
-                        continue
-                    }
-                    failures += checkCollectionChange(
-                        c, old: oldKeys, new: newKeys, modified: modified, values: values,
-                        unique: sub.spec.hasUniqueKeys
-                    )
-                    .map {
-                        "write #\(outcome.index): \($0) in \(describe(c)); old \(oldKeys) new \(newKeys) modified \(modified)"
-                    }
-                } else if arrives {
-                    failures.append(
-                        "write #\(outcome.index): missing element (old \(oldKeys) new \(newKeys) modified \(modified))")
-                }
+                failures += checkCollectionWrite(
+                    sub, outcome, old: oldKeys, new: newKeys, modified: modified, values: values, &remaining)
             case (.object(let oldValues), .object(let newValues)):
                 guard oldValues != nil else { continue }  // already deleted
-                let ref: ObjRef
-                guard case .object(let type, let key) = sub.spec.kind else { continue }
-                ref = ObjRef(type: type, key: key)
-                let next = remaining.first
-                if outcome.record.deleted.contains(ref) && outcome.committed {
-                    if !silenced {
-                        if case .object(.deleted)? = next {
-                            remaining.removeFirst()
-                        } else {
-                            failures.append(
-                                "write #\(outcome.index): expected .deleted, got \(String(describing: next))")
-                        }
-                    }
-                    if let extra = remaining.first {
-                        failures.append("elements after deletion: \(extra)")
-                        remaining.removeAll()
-                    }
-                    continue
-                }
-                guard let newValues else { continue }
-                let schemaOrder = schema[type]!.properties.map(\.name)
-                var names = Set(outcome.record.effectiveTouches.filter { $0.object == ref }.map(\.property))
-                if let paths = sub.spec.keyPaths { names.formIntersection(paths) }
-                let arrives = outcome.committed && !silenced && !names.isEmpty
-                if case .object(.changed(let version, let values, let changes))? = next,
-                    version == outcome.versionAfter,
-                    outcome.committed
-                {
-                    remaining.removeFirst()
-                    guard arrives else {
-                        failures.append("write #\(outcome.index): unexpected object change \(changes)")
-                        continue
-                    }
-                    let expectedNames = schemaOrder.filter { names.contains($0) }
-                    if changes.map(\.name) != expectedNames {
-                        failures.append(
-                            "write #\(outcome.index): changed properties \(changes.map(\.name)), expected \(expectedNames)"
-                        )
-                    }
-                    let valuesBefore = outcome.valuesBefore[sub.id] ?? [:]
-                    for change in changes {
-                        if change.oldValue != valuesBefore[change.name] {
-                            failures.append(
-                                "write #\(outcome.index): old value of \(change.name) is \(change.oldValue), expected \(String(describing: valuesBefore[change.name]))"
-                            )
-                        }
-                        if change.newValue != newValues[change.name] {
-                            failures.append(
-                                "write #\(outcome.index): new value of \(change.name) is \(change.newValue), expected \(String(describing: newValues[change.name]))"
-                            )
-                        }
-                    }
-                    if values != newValues {
-                        failures.append(
-                            "write #\(outcome.index): frozen object \(values) differs from the live one \(newValues)")
-                    }
-                } else if arrives {
-                    failures.append(
-                        "write #\(outcome.index): missing object change for \(names.sorted()), next is \(String(describing: next))"
-                    )
-                }
+                failures += checkObjectWrite(sub, outcome, newValues: newValues, &remaining, schema: schema)
             case (.realm, .realm):
-                let arrives = outcome.committed && !silenced
-                if case .realm(let changes)? = remaining.first, changes.version == outcome.versionAfter,
-                    outcome.committed
-                {
-                    remaining.removeFirst()
-                    if !arrives {
-                        failures.append("write #\(outcome.index): unexpected changeset")
-                        continue
-                    }
-                    failures += checkChangeSet(changes, outcome.record, schema: schema).map {
-                        "write #\(outcome.index): \($0)"
-                    }
-                } else if arrives {
-                    failures.append("write #\(outcome.index): missing changeset")
-                }
+                failures += checkRealmWrite(sub, outcome, &remaining, schema: schema)
             default:
                 failures.append("write #\(outcome.index): mismatched expectation kinds")
             }
         }
         if !remaining.isEmpty {
             failures.append("extra elements: \(remaining.map { $0.version.map { "v\($0)" } ?? "deleted" })")
+        }
+        return failures
+    }
+
+    /// Checks the element a collection subscription produced for one write, if any, taking it
+    /// from `remaining`.
+    static func checkCollectionWrite(
+        _ sub: ActiveSub, _ outcome: NotificationWriteOutcome, old oldKeys: [ObjectKey], new newKeys: [ObjectKey],
+        modified: Set<ObjectKey>, values: [ObjectKey: [String: PropertyValue]],
+        _ remaining: inout ArraySlice<SubElement>
+    ) -> [String] {
+        var failures: [String] = []
+        let silenced = outcome.silenced.contains(sub.id)
+        let changed = oldKeys != newKeys || newKeys.contains { modified.contains($0) }
+        if !outcome.committed && oldKeys != newKeys {
+            failures.append("keys changed in \(outcome.index) without a commit: \(oldKeys) -> \(newKeys)")
+        }
+        let arrives = outcome.committed && !silenced && changed
+        let next = remaining.first
+        if case .collection(let c)? = next, c.version == outcome.versionAfter, outcome.committed {
+            remaining.removeFirst()
+            if !arrives {
+                failures.append(
+                    "write #\(outcome.index): unexpected element \(describe(c)) (keys unchanged: \(oldKeys == newKeys), modified: \(modified))"
+                )
+                return failures
+            }
+            failures += checkCollectionChange(
+                c, old: oldKeys, new: newKeys, modified: modified, values: values,
+                unique: sub.spec.hasUniqueKeys
+            )
+            .map {
+                "write #\(outcome.index): \($0) in \(describe(c)); old \(oldKeys) new \(newKeys) modified \(modified)"
+            }
+        } else if arrives {
+            failures.append(
+                "write #\(outcome.index): missing element (old \(oldKeys) new \(newKeys) modified \(modified))")
+        }
+        return failures
+    }
+
+    /// Checks the element an object subscription produced for one write, if any, taking it from
+    /// `remaining` (all of it after the object's deletion).
+    static func checkObjectWrite(
+        _ sub: ActiveSub, _ outcome: NotificationWriteOutcome, newValues: [String: PropertyValue]?,
+        _ remaining: inout ArraySlice<SubElement>, schema: Schema
+    ) -> [String] {
+        var failures: [String] = []
+        let silenced = outcome.silenced.contains(sub.id)
+        let ref: ObjRef
+        guard case .object(let type, let key) = sub.spec.kind else { return failures }
+        ref = ObjRef(type: type, key: key)
+        let next = remaining.first
+        if outcome.record.deleted.contains(ref) && outcome.committed {
+            if !silenced {
+                if case .object(.deleted)? = next {
+                    remaining.removeFirst()
+                } else {
+                    failures.append(
+                        "write #\(outcome.index): expected .deleted, got \(String(describing: next))")
+                }
+            }
+            if let extra = remaining.first {
+                failures.append("elements after deletion: \(extra)")
+                remaining.removeAll()
+            }
+            return failures
+        }
+        guard let newValues else { return failures }
+        let schemaOrder = schema[type]!.properties.map(\.name)
+        var names = Set(outcome.record.effectiveTouches.filter { $0.object == ref }.map(\.property))
+        if let paths = sub.spec.keyPaths { names.formIntersection(paths) }
+        let arrives = outcome.committed && !silenced && !names.isEmpty
+        if case .object(.changed(let version, let values, let changes))? = next,
+            version == outcome.versionAfter,
+            outcome.committed
+        {
+            remaining.removeFirst()
+            guard arrives else {
+                failures.append("write #\(outcome.index): unexpected object change \(changes)")
+                return failures
+            }
+            let expectedNames = schemaOrder.filter { names.contains($0) }
+            if changes.map(\.name) != expectedNames {
+                failures.append(
+                    "write #\(outcome.index): changed properties \(changes.map(\.name)), expected \(expectedNames)"
+                )
+            }
+            let valuesBefore = outcome.valuesBefore[sub.id] ?? [:]
+            for change in changes {
+                if change.oldValue != valuesBefore[change.name] {
+                    failures.append(
+                        "write #\(outcome.index): old value of \(change.name) is \(change.oldValue), expected \(String(describing: valuesBefore[change.name]))"
+                    )
+                }
+                if change.newValue != newValues[change.name] {
+                    failures.append(
+                        "write #\(outcome.index): new value of \(change.name) is \(change.newValue), expected \(String(describing: newValues[change.name]))"
+                    )
+                }
+            }
+            if values != newValues {
+                failures.append(
+                    "write #\(outcome.index): frozen object \(values) differs from the live one \(newValues)")
+            }
+        } else if arrives {
+            failures.append(
+                "write #\(outcome.index): missing object change for \(names.sorted()), next is \(String(describing: next))"
+            )
+        }
+        return failures
+    }
+
+    /// Checks the change set a realm subscription produced for one write, if any, taking it from
+    /// `remaining`.
+    static func checkRealmWrite(
+        _ sub: ActiveSub, _ outcome: NotificationWriteOutcome, _ remaining: inout ArraySlice<SubElement>,
+        schema: Schema
+    ) -> [String] {
+        var failures: [String] = []
+        let silenced = outcome.silenced.contains(sub.id)
+        let arrives = outcome.committed && !silenced
+        if case .realm(let changes)? = remaining.first, changes.version == outcome.versionAfter,
+            outcome.committed
+        {
+            remaining.removeFirst()
+            if !arrives {
+                failures.append("write #\(outcome.index): unexpected changeset")
+                return failures
+            }
+            failures += checkChangeSet(changes, outcome.record, schema: schema).map {
+                "write #\(outcome.index): \($0)"
+            }
+        } else if arrives {
+            failures.append("write #\(outcome.index): missing changeset")
         }
         return failures
     }

@@ -79,7 +79,7 @@ package struct CollectionObservation: Sendable {
     package let modificationsInNewIndices: [Int]
     package let moves: [(from: Int, to: Int)]
     package let keys: [ObjectKey]
-    package let snapshotVersion: UInt64
+    let snapshotVersion: UInt64
     /// The stored values of objects of the snapshot, read from the frozen snapshot, by position:
     /// the inserted and modified ones and a few more (reading all of a large snapshot for every
     /// element would dominate the run).
@@ -114,7 +114,7 @@ struct SubHandle: Sendable {
 ///     synchronously).
 ///   - transform: What to keep of each element.
 /// - Returns: The transformed elements, in order.
-public func drainBuffered<S: AsyncSequence & Sendable, T: Sendable>(
+package func drainBuffered<S: AsyncSequence & Sendable, T: Sendable>(
     _ sequence: S, _ transform: @escaping @Sendable (S.Element) -> T
 ) async -> [T] where S.Failure == Never {
     let task = Task {

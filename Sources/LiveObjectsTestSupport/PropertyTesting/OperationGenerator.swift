@@ -3,28 +3,28 @@
 /// while some name missing ones, reach out of bounds, or break a rule on purpose.
 ///
 /// The same seed always gives the same sequence.
-public struct OperationGenerator {
+package struct OperationGenerator {
     /// Node ids are drawn from `0..<nodeIDs`, part ids from `"p0"..<"p\(partIDs)"`: few enough
     /// that links, duplicates and collisions are frequent.
-    public static let nodeIDs = 10
-    public static let partIDs = 8
+    static let nodeIDs = 10
+    static let partIDs = 8
 
     private var rng: SeededRandomNumberGenerator
     /// The state the operations generated so far lead to.
-    public private(set) var model = ReferenceModel()
+    package private(set) var model = ReferenceModel()
 
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         rng = SeededRandomNumberGenerator(seed: seed)
     }
 
     /// The first `count` operations of the sequence of a seed.
-    public static func operations(seed: UInt64, count: Int) -> [PropertyOperation] {
+    package static func operations(seed: UInt64, count: Int) -> [PropertyOperation] {
         var generator = OperationGenerator(seed: seed)
         return (0..<count).map { _ in generator.next() }
     }
 
     /// The next operation.
-    public mutating func next() -> PropertyOperation {
+    package mutating func next() -> PropertyOperation {
         let roll = rng.below(100)
         let operation: PropertyOperation
         if roll < 8 {
@@ -59,7 +59,25 @@ public struct OperationGenerator {
 
     // MARK: Steps
 
+    /// Draws the next step for the model's state: its kind, its API, then its arguments.
     private mutating func step(_ m: ReferenceModel) -> Step {
+        let kind = drawKind(m)
+        let api: API = rng.chance(50) ? .typed : .dynamic
+        switch kind {
+        case .createNode, .upsertNode, .addNode, .createPart, .updateNode, .setLabel, .changeID, .setNext, .setPinned,
+            .setSub, .deleteNodes, .deletePart, .deleteAll, .touchDeleted, .nestedWrite:
+            return objectStep(kind, m, api: api)
+        case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
+            .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
+            return listStep(kind, m, api: api)
+        case .setNote, .appendNote, .removeNote, .moveNote, .setNotes, .replaceNote, .editNote, .setNoteRef,
+            .appendSubnote, .adoptNote, .deleteNote:
+            return noteStep(kind, m, api: api)
+        }
+    }
+
+    /// Draws the kind of the next step, weighted by the size of the graph.
+    private mutating func drawKind(_ m: ReferenceModel) -> Kind {
         let nodeCount = m.nodes.count
         let partCount = m.parts.count
         // Weights: grow while the graph is small, churn once it is full.
@@ -86,7 +104,11 @@ public struct OperationGenerator {
             }
             pick -= weight
         }
-        let api: API = rng.chance(50) ? .typed : .dynamic
+        return kind
+    }
+
+    /// Draws a step that creates, changes or deletes objects.
+    private mutating func objectStep(_ kind: Kind, _ m: ReferenceModel, api: API) -> Step {
         switch kind {
         case .createNode:
             let id = rng.chance(85) ? freshNode(m) : anyNode(m)
@@ -126,6 +148,24 @@ public struct OperationGenerator {
             return .setPinned(node: anyNode(m), to: rng.chance(70) ? anyPart(m) : nil, api: api)
         case .setSub:
             return .setSub(part: anyPart(m), to: rng.chance(70) ? anyPart(m) : nil, api: api)
+        case .deleteNodes:
+            return .deleteNodes(ids: (0..<rng.int(in: 1...3)).map { _ in anyNode(m) }, api: api)
+        case .deletePart:
+            return .deletePart(id: anyPart(m), api: api)
+        case .deleteAll:
+            return .deleteAll(kind: rng.element(of: [ObjectKind.nodes, .parts, .parts, .everything]), api: api)
+        case .touchDeleted:
+            return .touchDeleted(node: anyNode(m), api: api)
+        case .nestedWrite:
+            return .nestedWrite
+        default:
+            preconditionFailure("objectStep: not one of its cases: \(kind)")
+        }
+    }
+
+    /// Draws a step that edits a list of links, numbers or parts.
+    private mutating func listStep(_ kind: Kind, _ m: ReferenceModel, api: API) -> Step {
+        switch kind {
         case .insertFriend:
             let id = anyNode(m)
             return .insertFriend(
@@ -168,6 +208,14 @@ public struct OperationGenerator {
         case .removePart:
             let id = anyNode(m)
             return .removePart(node: id, at: position(m.nodes[id]?.parts.count ?? 0), api: api)
+        default:
+            preconditionFailure("listStep: not one of its cases: \(kind)")
+        }
+    }
+
+    /// Draws a step on notes.
+    private mutating func noteStep(_ kind: Kind, _ m: ReferenceModel, api: API) -> Step {
+        switch kind {
         case .setNote:
             return .setNote(node: anyNode(m), note: rng.chance(80) ? note(m) : nil, api: api)
         case .appendNote:
@@ -206,16 +254,8 @@ public struct OperationGenerator {
         case .deleteNote:
             let (id, path) = notePath(m)
             return .deleteNote(node: id, path: path, api: api)
-        case .deleteNodes:
-            return .deleteNodes(ids: (0..<rng.int(in: 1...3)).map { _ in anyNode(m) }, api: api)
-        case .deletePart:
-            return .deletePart(id: anyPart(m), api: api)
-        case .deleteAll:
-            return .deleteAll(kind: rng.element(of: [ObjectKind.nodes, .parts, .parts, .everything]), api: api)
-        case .touchDeleted:
-            return .touchDeleted(node: anyNode(m), api: api)
-        case .nestedWrite:
-            return .nestedWrite
+        default:
+            preconditionFailure("noteStep: not one of its cases: \(kind)")
         }
     }
 

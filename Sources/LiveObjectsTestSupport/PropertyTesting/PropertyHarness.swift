@@ -2,21 +2,21 @@ import Foundation
 import LiveObjects
 
 /// Where and why a sequence of operations went wrong.
-public struct PropertyFailure: Sendable, Hashable, CustomStringConvertible {
+package struct PropertyFailure: Sendable, Hashable, CustomStringConvertible {
     /// The position of the operation after which a check failed.
-    public var index: Int
+    package var index: Int
     /// That operation.
-    public var operation: PropertyOperation
+    package var operation: PropertyOperation
     /// What went wrong, one line per finding.
-    public var findings: [String]
+    package var findings: [String]
 
-    public init(index: Int, operation: PropertyOperation, findings: [String]) {
+    package init(index: Int, operation: PropertyOperation, findings: [String]) {
         self.index = index
         self.operation = operation
         self.findings = findings
     }
 
-    public var description: String {
+    package var description: String {
         "after operation \(index), \(operation):\n" + findings.map { "  - " + $0 }.joined(separator: "\n")
     }
 }
@@ -32,14 +32,14 @@ public struct PropertyFailure: Sendable, Hashable, CustomStringConvertible {
 /// - the realm shows exactly the model's objects, values, list contents, links and
 ///   `LinkingObjects`, read back through the typed API every third operation and through the
 ///   dynamic API otherwise.
-public enum PropertyHarness {
+package enum PropertyHarness {
     // MARK: Running one sequence
 
     /// Runs operations on a fresh realm; returns the first failure, or nil.
     ///
     /// A printed failure's operation list can be pasted here to replay it:
     /// `#expect(await PropertyHarness.run([...]) == nil)`.
-    public static func run(_ operations: [PropertyOperation]) async -> PropertyFailure? {
+    package static func run(_ operations: [PropertyOperation]) async -> PropertyFailure? {
         let realm: Realm
         do {
             realm = try await openFreshRealm("property", objectTypes: propertyTestModelTypes)
@@ -51,7 +51,7 @@ public enum PropertyHarness {
     }
 
     /// Runs operations on an empty realm of ``propertyTestModelTypes``.
-    public static func run(_ operations: [PropertyOperation], on realm: isolated Realm) -> PropertyFailure? {
+    package static func run(_ operations: [PropertyOperation], on realm: isolated Realm) -> PropertyFailure? {
         var outcomes: [String: Int] = [:]
         return run(operations, on: realm, outcomes: &outcomes)
     }
@@ -121,7 +121,7 @@ public enum PropertyHarness {
     /// Shrinks a failing operation list: drops what follows the failure, then removes chunks of
     /// operations (halving the chunk size down to one), steps inside operations, and details
     /// inside steps, keeping each change while the list still fails. `fails` runs a candidate.
-    public static func shrink(
+    package static func shrink(
         _ operations: [PropertyOperation], failure: PropertyFailure, budget: Int = 3000,
         fails: ([PropertyOperation]) async -> PropertyFailure?
     ) async -> (operations: [PropertyOperation], failure: PropertyFailure) {
@@ -194,7 +194,7 @@ public enum PropertyHarness {
 
     /// Runs `configuration.sequences` generated sequences; the sequence number `i` uses the seed
     /// `configuration.seed + i`. Stops at the first failure, which it shrinks.
-    public static func runSequences(_ configuration: PropertyTestConfiguration) async -> PropertyTestReport {
+    package static func runSequences(_ configuration: PropertyTestConfiguration) async -> PropertyTestReport {
         var report = PropertyTestReport(configuration: configuration)
         CrashNote.install()
         defer { CrashNote.uninstall() }
@@ -230,15 +230,15 @@ public enum PropertyHarness {
 }
 
 /// How many sequences of how many operations to run, from which seed.
-public struct PropertyTestConfiguration: Sendable, Hashable {
+package struct PropertyTestConfiguration: Sendable, Hashable {
     /// The seed CI uses: every run checks the same sequences unless a seed is given.
-    public static let defaultSeed: UInt64 = 0x4C69_7665_4F62_6A73
+    package static let defaultSeed: UInt64 = 0x4C69_7665_4F62_6A73
 
-    public var sequences: Int
-    public var operations: Int
-    public var seed: UInt64
+    package var sequences: Int
+    package var operations: Int
+    package var seed: UInt64
 
-    public init(sequences: Int = 200, operations: Int = 200, seed: UInt64 = defaultSeed) {
+    package init(sequences: Int = 200, operations: Int = 200, seed: UInt64 = defaultSeed) {
         self.sequences = sequences
         self.operations = operations
         self.seed = seed
@@ -248,7 +248,7 @@ public struct PropertyTestConfiguration: Sendable, Hashable {
     /// `LIVEOBJECTS_PROPERTY_SEED` (decimal, `0x` hex, or `random`), with the defaults for what
     /// is not set: 200 sequences of 200 operations with the long sizes
     /// (`LIVEOBJECTS_TESTS=long`), else 60.
-    public static func fromEnvironment(
+    package static func fromEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> PropertyTestConfiguration {
         var configuration = PropertyTestConfiguration()
@@ -268,7 +268,7 @@ public struct PropertyTestConfiguration: Sendable, Hashable {
     }
 
     /// The command that runs the one sequence of a seed again.
-    public func replayCommand(seed: UInt64) -> String {
+    func replayCommand(seed: UInt64) -> String {
         "LIVEOBJECTS_PROPERTY_SEED=\(seed) LIVEOBJECTS_PROPERTY_SEQUENCES=1 LIVEOBJECTS_PROPERTY_OPS=\(operations) "
             + "swift test --filter LiveObjectsTests.PropertyTests"
     }
@@ -305,29 +305,29 @@ struct KeyTracker {
 }
 
 /// What ``PropertyHarness/runSequences(_:)`` did.
-public struct PropertyTestReport: Sendable {
-    public var configuration: PropertyTestConfiguration
-    public var sequencesRun = 0
+package struct PropertyTestReport: Sendable {
+    package var configuration: PropertyTestConfiguration
+    package var sequencesRun = 0
     /// Operations run in the sequences (up to the failure in a failing one), shrinking aside.
-    public var operationsRun = 0
+    package var operationsRun = 0
     /// How the writes ended, by outcome (`committed`, `failed with deleteDenied`…).
-    public var outcomes: [String: Int] = [:]
-    public var failure: SequenceFailure?
+    package var outcomes: [String: Int] = [:]
+    package var failure: SequenceFailure?
 }
 
 /// A failing sequence, shrunk.
-public struct SequenceFailure: Sendable, CustomStringConvertible {
+package struct SequenceFailure: Sendable, CustomStringConvertible {
     /// The seed of the sequence.
-    public var seed: UInt64
-    public var configuration: PropertyTestConfiguration
+    package var seed: UInt64
+    package var configuration: PropertyTestConfiguration
     /// The failure of the generated sequence.
-    public var original: PropertyFailure
-    public var originalCount: Int
+    package var original: PropertyFailure
+    package var originalCount: Int
     /// The shrunk operation list, and how it fails.
-    public var shrunk: [PropertyOperation]
-    public var failure: PropertyFailure
+    package var shrunk: [PropertyOperation]
+    package var failure: PropertyFailure
 
-    public init(
+    package init(
         seed: UInt64, configuration: PropertyTestConfiguration, original: PropertyFailure, originalCount: Int,
         shrunk: [PropertyOperation], failure: PropertyFailure
     ) {
@@ -339,7 +339,7 @@ public struct SequenceFailure: Sendable, CustomStringConvertible {
         self.failure = failure
     }
 
-    public var description: String {
+    package var description: String {
         """
         LiveObjects property test failed for the sequence of seed \(seed) \
         (\(originalCount) operations, failing after operation \(original.index)).

@@ -5,21 +5,21 @@
 // `PropertyHarness.run([...])` to replay it.
 
 /// Which API a step goes through.
-public enum API: Sendable, Hashable, CustomStringConvertible {
+package enum API: Sendable, Hashable, CustomStringConvertible {
     /// Model classes: `realm.create(PropNode.self, ...)`, property setters, `List` methods.
     /// Accessors that fail record their error (the write throws it at the end) and go on.
     case typed
     /// `dynamicCreate`, `DynamicObject.set`, `insert(_:into:at:)`, `setEmbedded`…, which throw.
     case dynamic
 
-    public var description: String { self == .typed ? ".typed" : ".dynamic" }
+    package var description: String { self == .typed ? ".typed" : ".dynamic" }
 }
 
 /// The update policy of `Realm.add`.
-public enum AddPolicy: Sendable, Hashable, CustomStringConvertible {
+package enum AddPolicy: Sendable, Hashable, CustomStringConvertible {
     case error, modified, all
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .error: ".error"
         case .modified: ".modified"
@@ -29,10 +29,10 @@ public enum AddPolicy: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Which objects `deleteAll` deletes.
-public enum ObjectKind: Sendable, Hashable, CustomStringConvertible {
+package enum ObjectKind: Sendable, Hashable, CustomStringConvertible {
     case nodes, parts, everything
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .nodes: ".nodes"
         case .parts: ".parts"
@@ -42,10 +42,10 @@ public enum ObjectKind: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A list property of `PropNode`.
-public enum NodeList: Sendable, Hashable, CustomStringConvertible {
+package enum NodeList: Sendable, Hashable, CustomStringConvertible {
     case friends, numbers, parts, notes
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .friends: ".friends"
         case .numbers: ".numbers"
@@ -55,7 +55,7 @@ public enum NodeList: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The property name.
-    public var name: String {
+    package var name: String {
         switch self {
         case .friends: "friends"
         case .numbers: "numbers"
@@ -66,29 +66,29 @@ public enum NodeList: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The value of an embedded note and of the notes nested in it.
-public struct NoteValue: Sendable, Hashable, CustomStringConvertible {
-    public var text: String
+package struct NoteValue: Sendable, Hashable, CustomStringConvertible {
+    package var text: String
     /// The id of the node the note links to.
-    public var ref: Int?
-    public var subnotes: [NoteValue]
+    package var ref: Int?
+    var subnotes: [NoteValue]
 
-    public init(_ text: String, ref: Int? = nil, _ subnotes: [NoteValue] = []) {
+    package init(_ text: String, ref: Int? = nil, _ subnotes: [NoteValue] = []) {
         self.text = text
         self.ref = ref
         self.subnotes = subnotes
     }
 
     /// Every node id linked from this note or the notes nested in it.
-    public var allRefs: [Int] {
+    var allRefs: [Int] {
         (ref.map { [$0] } ?? []) + subnotes.flatMap(\.allRefs)
     }
 
     /// The note with its links (and nested notes' links) mapped.
-    public func mappingRefs(_ transform: (Int) -> Int?) -> NoteValue {
+    func mappingRefs(_ transform: (Int) -> Int?) -> NoteValue {
         NoteValue(text, ref: ref.flatMap(transform), subnotes.map { $0.mappingRefs(transform) })
     }
 
-    public var description: String {
+    package var description: String {
         var text = "NoteValue(\(String(reflecting: self.text))"
         if let ref { text += ", ref: \(ref)" }
         if !subnotes.isEmpty { text += ", " + swiftList(subnotes) }
@@ -98,21 +98,21 @@ public struct NoteValue: Sendable, Hashable, CustomStringConvertible {
 
 /// Where an embedded note sits under its node: the `note` property or an element of `notes`,
 /// then indices into nested `subnotes`.
-public struct NotePath: Sendable, Hashable, CustomStringConvertible {
-    public enum Root: Sendable, Hashable {
+package struct NotePath: Sendable, Hashable, CustomStringConvertible {
+    package enum Root: Sendable, Hashable {
         case note
         case notes(Int)
     }
 
-    public var root: Root
-    public var sub: [Int]
+    package var root: Root
+    package var sub: [Int]
 
-    public init(_ root: Root, _ sub: [Int] = []) {
+    package init(_ root: Root, _ sub: [Int] = []) {
         self.root = root
         self.sub = sub
     }
 
-    public var description: String {
+    package var description: String {
         let root =
             switch root {
             case .note: ".note"
@@ -122,7 +122,7 @@ public struct NotePath: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The path as property accesses: `notes[1].subnotes[0]`.
-    public var display: String {
+    package var display: String {
         var text =
             switch root {
             case .note: "note"
@@ -139,7 +139,7 @@ public struct NotePath: Sendable, Hashable, CustomStringConvertible {
 /// through the typed API (there is no object to assign) and fails with `missingValue` through the
 /// dynamic API (which links by primary key). Out-of-range list indices fail with
 /// `indexOutOfBounds`.
-public enum Step: Sendable, Hashable, CustomStringConvertible {
+package enum Step: Sendable, Hashable, CustomStringConvertible {
     /// `create` from a dictionary (typed) or `dynamicCreate` then `setEmbedded` (dynamic).
     case createNode(id: Int, tag: String, score: Int, next: Int?, friends: [Int], note: NoteValue?, api: API)
     /// `create(..., update: .modified)`: creates or updates the score (and replaces the friends).
@@ -199,7 +199,7 @@ public enum Step: Sendable, Hashable, CustomStringConvertible {
     /// Opens a write inside the write: `alreadyInWriteTransaction`.
     case nestedWrite
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .createNode(id, tag, score, next, friends, note, api):
             ".createNode(id: \(id), tag: \(q(tag)), score: \(score), next: \(o(next)), friends: \(friends), note: \(o(note)), api: \(api))"
@@ -282,7 +282,7 @@ public enum Step: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One write transaction of a generated sequence.
-public enum PropertyOperation: Sendable, Hashable, CustomStringConvertible {
+package enum PropertyOperation: Sendable, Hashable, CustomStringConvertible {
     /// `realm.write { ... }` running the steps.
     case write([Step])
     /// `beginWrite()`, the steps, `commitWrite()` (or `cancelWrite()` when a step throws).
@@ -293,14 +293,14 @@ public enum PropertyOperation: Sendable, Hashable, CustomStringConvertible {
     case cancelledWrite([Step])
 
     /// The steps of the operation.
-    public var steps: [Step] {
+    package var steps: [Step] {
         switch self {
         case .write(let s), .manualWrite(let s), .throwingWrite(let s), .cancelledWrite(let s): s
         }
     }
 
     /// The same kind of operation with other steps.
-    public func with(steps: [Step]) -> PropertyOperation {
+    package func with(steps: [Step]) -> PropertyOperation {
         switch self {
         case .write: .write(steps)
         case .manualWrite: .manualWrite(steps)
@@ -309,7 +309,7 @@ public enum PropertyOperation: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .write(let s): ".write(\(swiftList(s)))"
         case .manualWrite(let s): ".manualWrite(\(swiftList(s)))"
@@ -321,7 +321,7 @@ public enum PropertyOperation: Sendable, Hashable, CustomStringConvertible {
 
 extension Array where Element == PropertyOperation {
     /// The operations as a Swift array literal, one per line, numbered.
-    public var swiftSource: String {
+    package var swiftSource: String {
         if isEmpty { return "[]" }
         var lines = ["["]
         for (i, op) in enumerated() { lines.append("    \(op),  // \(i)") }

@@ -5,13 +5,13 @@ import Synchronization
 /// The keys of the objects the driver creates during an operation, whether or not its write
 /// commits: the harness checks that the keys of objects that were deleted, or whose creation was
 /// rolled back, never resolve again.
-public final class CreationLog: Sendable {
+package final class CreationLog: Sendable {
     private let entries = Locked<[(type: String, key: ObjectKey)]>([])
 
-    public init() {}
+    package init() {}
 
     /// The keys logged so far, with their type names.
-    public var keys: [(type: String, key: ObjectKey)] { entries.withLock { $0 } }
+    package var keys: [(type: String, key: ObjectKey)] { entries.withLock { $0 } }
 
     func add(_ type: String, _ key: ObjectKey?) {
         guard let key else { return }
@@ -29,9 +29,9 @@ public final class CreationLog: Sendable {
 
 /// Performs operations on a realm of ``propertyTestModelTypes`` through the public API, and
 /// reads back what the realm shows.
-public enum RealmDriver {
+package enum RealmDriver {
     /// Runs one operation (one write transaction) and reports how the write ended.
-    public static func perform(
+    package static func perform(
         _ operation: PropertyOperation, on realm: isolated Realm, log: CreationLog = CreationLog()
     ) -> WriteOutcome {
         do {
@@ -77,7 +77,26 @@ public enum RealmDriver {
     // MARK: Steps
 
     /// Performs one step inside an open write, logging the keys of the objects it creates.
-    public static func perform(_ step: Step, on realm: isolated Realm, log: CreationLog = CreationLog()) throws {
+    package static func perform(_ step: Step, on realm: isolated Realm, log: CreationLog = CreationLog()) throws {
+        switch step {
+        case .createNode, .upsertNode, .addNode, .createPart:
+            try performCreation(step, on: realm, log: log)
+        case .updateNode, .setLabel, .changeID, .setNext, .setPinned, .setSub:
+            try performUpdate(step, on: realm, log: log)
+        case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
+            .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
+            try performListEdit(step, on: realm, log: log)
+        case .setNote, .appendNote, .removeNote, .moveNote, .setNotes, .replaceNote:
+            try performNoteListEdit(step, on: realm, log: log)
+        case .editNote, .setNoteRef, .appendSubnote, .adoptNote, .deleteNote:
+            try performNoteEdit(step, on: realm, log: log)
+        case .deleteNodes, .deletePart, .deleteAll, .touchDeleted, .nestedWrite:
+            try performDeletion(step, on: realm, log: log)
+        }
+    }
+
+    /// Performs a step that creates objects (or updates them by primary key).
+    private static func performCreation(_ step: Step, on realm: isolated Realm, log: CreationLog) throws {
         switch step {
         case let .createNode(id, tag, score, next, friends, note, api):
             if api == .typed {
@@ -98,7 +117,6 @@ public enum RealmDriver {
                 log.add(object)
                 if let note { try createNote(note, in: object, "note", log) }
             }
-
         case let .upsertNode(id, score, friends, api):
             if api == .typed {
                 var value: [String: Any] = ["id": id, "score": score]
@@ -109,7 +127,6 @@ public enum RealmDriver {
                 if let friends { value["friends"] = .list(friends.map { .int(Int64($0)) }) }
                 log.add(try realm.dynamicCreate("PropNode", value: value, update: .modified))
             }
-
         case let .addNode(id, tag, friends, note, update):
             let node = PropNode()
             node.id = id
@@ -135,7 +152,6 @@ public enum RealmDriver {
             try realm.add(node, update: policy)
             for object in fresh.values { log.add("PropNode", object.objectKey) }
             if let note = node.note { log.add(note) }
-
         case let .createPart(id, label, sub, api):
             if api == .typed {
                 var value: [String: Any] = ["id": id]
@@ -151,7 +167,14 @@ public enum RealmDriver {
                             "sub": sub.map { .string($0) } ?? .null,
                         ]))
             }
+        default:
+            preconditionFailure("performCreation: not one of its cases: \(step)")
+        }
+    }
 
+    /// Performs a step that sets a property.
+    private static func performUpdate(_ step: Step, on realm: isolated Realm, log: CreationLog) throws {
+        switch step {
         case let .updateNode(id, tag, score, api):
             if api == .typed {
                 guard let node = node(id, realm) else { return }
@@ -162,21 +185,18 @@ public enum RealmDriver {
                 if let tag { try node.set("tag", to: .string(tag)) }
                 if let score { try node.set("score", to: .int(Int64(score))) }
             }
-
         case let .setLabel(id, label, api):
             if api == .typed {
                 part(id, realm)?.label = label
             } else {
                 try dynamicPart(id, realm)?.set("label", to: label.map { .string($0) } ?? .null)
             }
-
         case let .changeID(id, to, api):
             if api == .typed {
                 node(id, realm)?.id = to
             } else {
                 try dynamicNode(id, realm)?.set("id", to: .int(Int64(to)))
             }
-
         case let .setNext(id, to, api):
             if api == .typed {
                 guard let node = node(id, realm) else { return }
@@ -189,7 +209,6 @@ public enum RealmDriver {
             } else {
                 try dynamicNode(id, realm)?.set("next", to: to.map { .int(Int64($0)) } ?? .null)
             }
-
         case let .setPinned(id, to, api):
             if api == .typed {
                 guard let node = node(id, realm) else { return }
@@ -202,7 +221,6 @@ public enum RealmDriver {
             } else {
                 try dynamicNode(id, realm)?.set("pinned", to: to.map { .string($0) } ?? .null)
             }
-
         case let .setSub(id, to, api):
             if api == .typed {
                 guard let part = part(id, realm) else { return }
@@ -215,7 +233,14 @@ public enum RealmDriver {
             } else {
                 try dynamicPart(id, realm)?.set("sub", to: to.map { .string($0) } ?? .null)
             }
+        default:
+            preconditionFailure("performUpdate: not one of its cases: \(step)")
+        }
+    }
 
+    /// Performs a step that edits a list of links, numbers or parts.
+    private static func performListEdit(_ step: Step, on realm: isolated Realm, log: CreationLog) throws {
+        switch step {
         case let .insertFriend(id, at, friend, api):
             if api == .typed {
                 guard let node = node(id, realm), let target = self.node(friend, realm) else { return }
@@ -223,21 +248,18 @@ public enum RealmDriver {
             } else {
                 try dynamicNode(id, realm)?.insert(.int(Int64(friend)), into: "friends", at: at)
             }
-
         case let .removeFriend(id, at, api):
             if api == .typed {
                 node(id, realm)?.friends.remove(at: at)
             } else {
                 try dynamicNode(id, realm)?.remove(from: "friends", at: at)
             }
-
         case let .moveFriend(id, from, to, api):
             if api == .typed {
                 node(id, realm)?.friends.move(from: from, to: to)
             } else {
                 try dynamicNode(id, realm)?.move(in: "friends", from: from, to: to)
             }
-
         case let .replaceFriend(id, at, friend, api):
             if api == .typed {
                 guard let node = node(id, realm), let target = self.node(friend, realm) else { return }
@@ -245,28 +267,24 @@ public enum RealmDriver {
             } else {
                 try dynamicNode(id, realm)?.replace(in: "friends", at: at, with: .int(Int64(friend)))
             }
-
         case let .insertNumber(id, at, value, api):
             if api == .typed {
                 node(id, realm)?.numbers.insert(value, at: at)
             } else {
                 try dynamicNode(id, realm)?.insert(.int(Int64(value)), into: "numbers", at: at)
             }
-
         case let .removeNumber(id, at, api):
             if api == .typed {
                 node(id, realm)?.numbers.remove(at: at)
             } else {
                 try dynamicNode(id, realm)?.remove(from: "numbers", at: at)
             }
-
         case let .moveNumber(id, from, to, api):
             if api == .typed {
                 node(id, realm)?.numbers.move(from: from, to: to)
             } else {
                 try dynamicNode(id, realm)?.move(in: "numbers", from: from, to: to)
             }
-
         case let .setFriends(id, to, api):
             if api == .typed {
                 guard let node = node(id, realm) else { return }
@@ -274,10 +292,8 @@ public enum RealmDriver {
             } else {
                 try dynamicNode(id, realm)?.set("friends", to: .list(to.map { .int(Int64($0)) }))
             }
-
         case let .swapFriends(id, i, j):
             node(id, realm)?.friends.swapAt(i, j)
-
         case let .clearList(id, list, api):
             if api == .typed {
                 guard let node = node(id, realm) else { return }
@@ -290,7 +306,6 @@ public enum RealmDriver {
             } else {
                 try dynamicNode(id, realm)?.set(list.name, to: .list([]))
             }
-
         case let .appendPart(id, partID, api):
             if api == .typed {
                 guard let node = node(id, realm), let part = part(partID, realm) else { return }
@@ -298,14 +313,20 @@ public enum RealmDriver {
             } else {
                 try dynamicNode(id, realm)?.append(.string(partID), to: "parts")
             }
-
         case let .removePart(id, at, api):
             if api == .typed {
                 node(id, realm)?.parts.remove(at: at)
             } else {
                 try dynamicNode(id, realm)?.remove(from: "parts", at: at)
             }
+        default:
+            preconditionFailure("performListEdit: not one of its cases: \(step)")
+        }
+    }
 
+    /// Performs a step that sets a node's notes or edits its list of them.
+    private static func performNoteListEdit(_ step: Step, on realm: isolated Realm, log: CreationLog) throws {
+        switch step {
         case let .setNote(id, note, api):
             if api == .typed {
                 guard let node = node(id, realm) else { return }
@@ -320,7 +341,6 @@ public enum RealmDriver {
                     try node.set("note", to: .null)
                 }
             }
-
         case let .appendNote(id, note, api):
             if api == .typed {
                 let object = unmanagedNote(note, realm)
@@ -330,21 +350,18 @@ public enum RealmDriver {
                 guard let node = try dynamicNode(id, realm) else { return }
                 try createNote(note, in: node, "notes", log)
             }
-
         case let .removeNote(id, at, api):
             if api == .typed {
                 node(id, realm)?.notes.remove(at: at)
             } else {
                 try dynamicNode(id, realm)?.remove(from: "notes", at: at)
             }
-
         case let .moveNote(id, from, to, api):
             if api == .typed {
                 node(id, realm)?.notes.move(from: from, to: to)
             } else {
                 try dynamicNode(id, realm)?.move(in: "notes", from: from, to: to)
             }
-
         case let .setNotes(id, keep, new, api):
             if api == .typed {
                 guard let node = node(id, realm) else { return }
@@ -360,13 +377,19 @@ public enum RealmDriver {
                 try node.set("notes", to: .list(kept))
                 for note in new { try createNote(note, in: node, "notes", log) }
             }
-
         case let .replaceNote(id, at, note):
             guard let node = node(id, realm) else { return }
             let object = unmanagedNote(note, realm)
             node.notes[at] = object
             if object.isManaged { log.add(object) }
+        default:
+            preconditionFailure("performNoteListEdit: not one of its cases: \(step)")
+        }
+    }
 
+    /// Performs a step on a note found by its path.
+    private static func performNoteEdit(_ step: Step, on realm: isolated Realm, log: CreationLog) throws {
+        switch step {
         case let .editNote(id, path, text, api):
             if api == .typed {
                 guard let node = node(id, realm) else { return }
@@ -375,7 +398,6 @@ public enum RealmDriver {
                 guard let node = try dynamicNode(id, realm) else { return }
                 try dynamicNote(at: path, of: node)?.set("text", to: .string(text))
             }
-
         case let .setNoteRef(id, path, to, api):
             if api == .typed {
                 guard let node = node(id, realm), let note = note(at: path, of: node) else { return }
@@ -389,7 +411,6 @@ public enum RealmDriver {
                 guard let node = try dynamicNode(id, realm) else { return }
                 try dynamicNote(at: path, of: node)?.set("ref", to: to.map { .int(Int64($0)) } ?? .null)
             }
-
         case let .appendSubnote(id, path, note, api):
             if api == .typed {
                 guard let node = node(id, realm), let parent = self.note(at: path, of: node) else {
@@ -404,7 +425,6 @@ public enum RealmDriver {
                 else { return }
                 try createNote(note, in: parent, "subnotes", log)
             }
-
         case let .adoptNote(id, path, into, asList, api):
             if api == .typed {
                 guard let node = node(id, realm), let note = note(at: path, of: node),
@@ -421,7 +441,6 @@ public enum RealmDriver {
                     try target.set("note", to: .object(note.key))
                 }
             }
-
         case let .deleteNote(id, path, api):
             if api == .typed {
                 guard let node = node(id, realm), let note = note(at: path, of: node) else { return }
@@ -431,7 +450,14 @@ public enum RealmDriver {
                 else { return }
                 try realm.delete(note)
             }
+        default:
+            preconditionFailure("performNoteEdit: not one of its cases: \(step)")
+        }
+    }
 
+    /// Performs a step that deletes objects, or writes inside a write.
+    private static func performDeletion(_ step: Step, on realm: isolated Realm, log: CreationLog) throws {
+        switch step {
         case let .deleteNodes(ids, api):
             if api == .typed {
                 let nodes = ids.compactMap { node($0, realm) }
@@ -441,14 +467,12 @@ public enum RealmDriver {
                     if let node = try dynamicNode(id, realm) { try realm.delete(node) }
                 }
             }
-
         case let .deletePart(id, api):
             if api == .typed {
                 if let part = part(id, realm) { try realm.delete(part) }
             } else {
                 if let part = try dynamicPart(id, realm) { try realm.delete(part) }
             }
-
         case let .deleteAll(kind, api):
             switch (kind, api) {
             case (.nodes, .typed): try realm.deleteAll(PropNode.self)
@@ -460,7 +484,6 @@ public enum RealmDriver {
                 try realm.deleteAll("PropNode")
                 try realm.deleteAll("PropPart")
             }
-
         case let .touchDeleted(id, api):
             if api == .typed {
                 guard let node = node(id, realm) else { return }
@@ -471,9 +494,10 @@ public enum RealmDriver {
                 try realm.delete(node)
                 try node.set("tag", to: .string("stale"))
             }
-
         case .nestedWrite:
             try realm.write { _ in }
+        default:
+            preconditionFailure("performDeletion: not one of its cases: \(step)")
         }
     }
 
@@ -569,7 +593,7 @@ public enum RealmDriver {
     /// What the realm shows through one API: every object with its values, and every
     /// `LinkingObjects`. Problems found on the way (two objects with one primary key, a link that
     /// does not resolve, a `LinkingObjects` entry that is no reachable note) are returned too.
-    public static func observe(_ realm: isolated Realm, through api: API) -> (view: GraphView, problems: [String]) {
+    static func observe(_ realm: isolated Realm, through api: API) -> (view: GraphView, problems: [String]) {
         api == .typed ? observeTyped(realm) : observeDynamic(realm)
     }
 

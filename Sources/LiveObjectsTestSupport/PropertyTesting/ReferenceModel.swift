@@ -1,7 +1,7 @@
 import LiveObjects
 
 /// How a write ended.
-public enum WriteOutcome: Sendable, Hashable, CustomStringConvertible {
+package enum WriteOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The write committed.
     case committed
     /// The write threw and rolled back.
@@ -9,7 +9,7 @@ public enum WriteOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The write was cancelled (`cancelWrite()`).
     case cancelled
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .committed: "committed"
         case .failed(let f): "failed with \(f)"
@@ -19,7 +19,7 @@ public enum WriteOutcome: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a write threw.
-public enum WriteFailure: Sendable, Hashable, CustomStringConvertible {
+package enum WriteFailure: Sendable, Hashable, CustomStringConvertible {
     /// A `LiveObjectsError` with this code.
     case code(LiveObjectsError.Code)
     /// The error the harness throws from a ``PropertyOperation/throwingWrite(_:)`` body.
@@ -27,7 +27,7 @@ public enum WriteFailure: Sendable, Hashable, CustomStringConvertible {
     /// Anything else (always a failure of the harness).
     case other(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .code(let c): c.rawValue
         case .userError: "the user error"
@@ -37,8 +37,8 @@ public enum WriteFailure: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The error a ``PropertyOperation/throwingWrite(_:)`` body throws.
-public struct HarnessUserError: Error, Sendable {
-    public init() {}
+package struct HarnessUserError: Error, Sendable {
+    package init() {}
 }
 
 /// What one step did to the write around it.
@@ -55,40 +55,40 @@ enum StepResult {
 /// A plain-Swift model of what a realm of ``propertyTestModelTypes`` should hold: nodes and parts
 /// by primary key, links as primary keys, embedded notes as nested values (so each has exactly one
 /// parent by construction), `LinkingObjects` computed by inverting the links.
-public struct ReferenceModel: Sendable, Hashable {
-    public struct Node: Sendable, Hashable {
-        public var id: Int
-        public var tag = ""
-        public var score = 0
-        public var next: Int?
-        public var friends: [Int] = []
-        public var numbers: [Int] = []
-        public var parts: [String] = []
-        public var pinned: String?
-        public var note: NoteValue?
-        public var notes: [NoteValue] = []
+package struct ReferenceModel: Sendable, Hashable {
+    package struct Node: Sendable, Hashable {
+        package var id: Int
+        package var tag = ""
+        package var score = 0
+        package var next: Int?
+        package var friends: [Int] = []
+        package var numbers: [Int] = []
+        package var parts: [String] = []
+        package var pinned: String?
+        package var note: NoteValue?
+        package var notes: [NoteValue] = []
 
-        public init(id: Int) { self.id = id }
+        package init(id: Int) { self.id = id }
     }
 
-    public struct Part: Sendable, Hashable {
-        public var id: String
-        public var label: String?
-        public var sub: String?
+    package struct Part: Sendable, Hashable {
+        package var id: String
+        package var label: String?
+        package var sub: String?
 
-        public init(id: String) { self.id = id }
+        package init(id: String) { self.id = id }
     }
 
-    public var nodes: [Int: Node] = [:]
-    public var parts: [String: Part] = [:]
+    package var nodes: [Int: Node] = [:]
+    package var parts: [String: Part] = [:]
 
-    public init() {}
+    package init() {}
 
     // MARK: Operations
 
     /// Applies an operation as a realm would and returns how its write ends. A write that does
     /// not commit leaves the model unchanged.
-    public mutating func apply(_ operation: PropertyOperation) -> WriteOutcome {
+    package mutating func apply(_ operation: PropertyOperation) -> WriteOutcome {
         var scratch = self
         var recorded: LiveObjectsError.Code?
         var thrown: LiveObjectsError.Code?
@@ -115,6 +115,25 @@ public struct ReferenceModel: Sendable, Hashable {
     /// Applies one step inside a write.
     mutating func apply(_ step: Step) -> StepResult {
         switch step {
+        case .createNode, .upsertNode, .addNode, .createPart:
+            return applyCreation(step)
+        case .updateNode, .setLabel, .changeID, .setNext, .setPinned, .setSub:
+            return applyUpdate(step)
+        case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
+            .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
+            return applyListEdit(step)
+        case .setNote, .appendNote, .removeNote, .moveNote, .setNotes, .replaceNote:
+            return applyNoteListEdit(step)
+        case .editNote, .setNoteRef, .appendSubnote, .adoptNote, .deleteNote:
+            return applyNoteEdit(step)
+        case .deleteNodes, .deletePart, .deleteAll, .touchDeleted, .nestedWrite:
+            return applyDeletion(step)
+        }
+    }
+
+    /// Applies a step that creates objects (or updates them by primary key).
+    private mutating func applyCreation(_ step: Step) -> StepResult {
+        switch step {
         case let .createNode(id, tag, score, next, friends, note, _):
             if nodes[id] != nil { return .thrown(.duplicatePrimaryKey) }
             let existing = Set(nodes.keys)
@@ -130,7 +149,6 @@ public struct ReferenceModel: Sendable, Hashable {
             node.note = note
             nodes[id] = node
             return .ok
-
         case let .upsertNode(id, score, friends, _):
             if let friends, !friends.allSatisfy({ $0 == id || nodes[$0] != nil }) {
                 return .thrown(.missingValue)
@@ -140,7 +158,6 @@ public struct ReferenceModel: Sendable, Hashable {
             if let friends { node.friends = friends }
             nodes[id] = node
             return .ok
-
         case let .addNode(id, tag, friends, note, update):
             if nodes[id] != nil && update == .error { return .thrown(.duplicatePrimaryKey) }
             // Friends that do not exist are new nodes added with this one. The note links to
@@ -153,7 +170,6 @@ public struct ReferenceModel: Sendable, Hashable {
             for f in friends where f != id && nodes[f] == nil { nodes[f] = Node(id: f) }
             nodes[id] = node
             return .ok
-
         case let .createPart(id, label, sub, _):
             if parts[id] != nil { return .thrown(.duplicatePrimaryKey) }
             if let sub, sub != id, parts[sub] == nil { return .thrown(.missingValue) }
@@ -162,40 +178,49 @@ public struct ReferenceModel: Sendable, Hashable {
             part.sub = sub
             parts[id] = part
             return .ok
+        default:
+            preconditionFailure("applyCreation: not one of its cases: \(step)")
+        }
+    }
 
+    /// Applies a step that sets a property.
+    private mutating func applyUpdate(_ step: Step) -> StepResult {
+        switch step {
         case let .updateNode(id, tag, score, _):
             guard nodes[id] != nil else { return .ok }
             if let tag { nodes[id]!.tag = tag }
             if let score { nodes[id]!.score = score }
             return .ok
-
         case let .setLabel(id, label, _):
             guard parts[id] != nil else { return .ok }
             parts[id]!.label = label
             return .ok
-
         case let .changeID(id, to, api):
             guard nodes[id] != nil, to != id else { return .ok }
             return fail(.primaryKeyChange, api)
-
         case let .setNext(id, to, api):
             guard nodes[id] != nil else { return .ok }
             if let to, nodes[to] == nil { return missing(api) }
             nodes[id]!.next = to
             return .ok
-
         case let .setPinned(id, to, api):
             guard nodes[id] != nil else { return .ok }
             if let to, parts[to] == nil { return missing(api) }
             nodes[id]!.pinned = to
             return .ok
-
         case let .setSub(id, to, api):
             guard parts[id] != nil else { return .ok }
             if let to, parts[to] == nil { return missing(api) }
             parts[id]!.sub = to
             return .ok
+        default:
+            preconditionFailure("applyUpdate: not one of its cases: \(step)")
+        }
+    }
 
+    /// Applies a step that edits a list of links, numbers or parts.
+    private mutating func applyListEdit(_ step: Step) -> StepResult {
+        switch step {
         case let .insertFriend(id, at, friend, api):
             guard let node = nodes[id] else { return .ok }
             if api == .typed && nodes[friend] == nil { return .ok }
@@ -203,13 +228,11 @@ public struct ReferenceModel: Sendable, Hashable {
             if nodes[friend] == nil { return .thrown(.missingValue) }
             nodes[id]!.friends.insert(friend, at: at)
             return .ok
-
         case let .removeFriend(id, at, api):
             guard let node = nodes[id] else { return .ok }
             guard node.friends.indices.contains(at) else { return fail(.indexOutOfBounds, api) }
             nodes[id]!.friends.remove(at: at)
             return .ok
-
         case let .moveFriend(id, from, to, api):
             guard let node = nodes[id] else { return .ok }
             guard node.friends.indices.contains(from), node.friends.indices.contains(to) else {
@@ -217,7 +240,6 @@ public struct ReferenceModel: Sendable, Hashable {
             }
             nodes[id]!.friends.insert(nodes[id]!.friends.remove(at: from), at: to)
             return .ok
-
         case let .replaceFriend(id, at, friend, api):
             guard let node = nodes[id] else { return .ok }
             if api == .typed && nodes[friend] == nil { return .ok }
@@ -225,19 +247,16 @@ public struct ReferenceModel: Sendable, Hashable {
             if nodes[friend] == nil { return .thrown(.missingValue) }
             nodes[id]!.friends[at] = friend
             return .ok
-
         case let .insertNumber(id, at, value, api):
             guard let node = nodes[id] else { return .ok }
             guard (0...node.numbers.count).contains(at) else { return fail(.indexOutOfBounds, api) }
             nodes[id]!.numbers.insert(value, at: at)
             return .ok
-
         case let .removeNumber(id, at, api):
             guard let node = nodes[id] else { return .ok }
             guard node.numbers.indices.contains(at) else { return fail(.indexOutOfBounds, api) }
             nodes[id]!.numbers.remove(at: at)
             return .ok
-
         case let .moveNumber(id, from, to, api):
             guard let node = nodes[id] else { return .ok }
             guard node.numbers.indices.contains(from), node.numbers.indices.contains(to) else {
@@ -245,13 +264,11 @@ public struct ReferenceModel: Sendable, Hashable {
             }
             nodes[id]!.numbers.insert(nodes[id]!.numbers.remove(at: from), at: to)
             return .ok
-
         case let .setFriends(id, to, api):
             guard nodes[id] != nil else { return .ok }
             if api == .dynamic && !to.allSatisfy({ nodes[$0] != nil }) { return .thrown(.missingValue) }
             nodes[id]!.friends = to.filter { nodes[$0] != nil }
             return .ok
-
         case let .swapFriends(id, i, j):
             guard let node = nodes[id], i != j else { return .ok }
             guard node.friends.indices.contains(i), node.friends.indices.contains(j) else {
@@ -259,7 +276,6 @@ public struct ReferenceModel: Sendable, Hashable {
             }
             nodes[id]!.friends.swapAt(i, j)
             return .ok
-
         case let .clearList(id, list, _):
             guard nodes[id] != nil else { return .ok }
             switch list {
@@ -269,37 +285,39 @@ public struct ReferenceModel: Sendable, Hashable {
             case .notes: nodes[id]!.notes = []
             }
             return .ok
-
         case let .appendPart(id, part, api):
             guard nodes[id] != nil else { return .ok }
             if parts[part] == nil { return missing(api) }
             nodes[id]!.parts.append(part)
             return .ok
-
         case let .removePart(id, at, api):
             guard let node = nodes[id] else { return .ok }
             guard node.parts.indices.contains(at) else { return fail(.indexOutOfBounds, api) }
             nodes[id]!.parts.remove(at: at)
             return .ok
+        default:
+            preconditionFailure("applyListEdit: not one of its cases: \(step)")
+        }
+    }
 
+    /// Applies a step that sets a node's notes or edits its list of them.
+    private mutating func applyNoteListEdit(_ step: Step) -> StepResult {
+        switch step {
         case let .setNote(id, note, api):
             guard nodes[id] != nil else { return .ok }
             guard let note = resolved(note, api) else { return .thrown(.missingValue) }
             nodes[id]!.note = note
             return .ok
-
         case let .appendNote(id, note, api):
             guard nodes[id] != nil else { return .ok }
             guard let note = resolved(note, api) else { return .thrown(.missingValue) }
             nodes[id]!.notes.append(note)
             return .ok
-
         case let .removeNote(id, at, api):
             guard let node = nodes[id] else { return .ok }
             guard node.notes.indices.contains(at) else { return fail(.indexOutOfBounds, api) }
             nodes[id]!.notes.remove(at: at)
             return .ok
-
         case let .moveNote(id, from, to, api):
             guard let node = nodes[id] else { return .ok }
             guard node.notes.indices.contains(from), node.notes.indices.contains(to) else {
@@ -307,7 +325,6 @@ public struct ReferenceModel: Sendable, Hashable {
             }
             nodes[id]!.notes.insert(nodes[id]!.notes.remove(at: from), at: to)
             return .ok
-
         case let .setNotes(id, keep, new, api):
             guard let node = nodes[id] else { return .ok }
             let kept = keep.filter { node.notes.indices.contains($0) }
@@ -319,49 +336,56 @@ public struct ReferenceModel: Sendable, Hashable {
             }
             nodes[id]!.notes = notes
             return .ok
-
         case let .replaceNote(id, at, note):
             guard let node = nodes[id] else { return .ok }
             guard node.notes.indices.contains(at) else { return .recorded(.indexOutOfBounds) }
             nodes[id]!.notes[at] = resolved(note, .typed)!
             return .ok
+        default:
+            preconditionFailure("applyNoteListEdit: not one of its cases: \(step)")
+        }
+    }
 
+    /// Applies a step on a note found by its path.
+    private mutating func applyNoteEdit(_ step: Step) -> StepResult {
+        switch step {
         case let .editNote(id, path, text, _):
             _ = nodes[id]?.updateNote(at: path) { $0.text = text }
             return .ok
-
         case let .setNoteRef(id, path, to, api):
             guard nodes[id]?.note(at: path) != nil else { return .ok }
             if let to, nodes[to] == nil { return missing(api) }
             _ = nodes[id]!.updateNote(at: path) { $0.ref = to }
             return .ok
-
         case let .appendSubnote(id, path, note, api):
             guard nodes[id]?.note(at: path) != nil else { return .ok }
             guard let note = resolved(note, api) else { return .thrown(.missingValue) }
             _ = nodes[id]!.updateNote(at: path) { $0.subnotes.append(note) }
             return .ok
-
         case let .adoptNote(id, path, into, asList, api):
             guard nodes[id]?.note(at: path) != nil, nodes[into] != nil else { return .ok }
             // Setting a node's note to the note it already has changes nothing.
             if !asList && into == id && path == NotePath(.note) { return .ok }
             return fail(.embeddedObjectAlreadyOwned, api)
-
         case let .deleteNote(id, path, _):
             _ = nodes[id]?.removeNote(at: path)
             return .ok
+        default:
+            preconditionFailure("applyNoteEdit: not one of its cases: \(step)")
+        }
+    }
 
+    /// Applies a step that deletes objects, or writes inside a write.
+    private mutating func applyDeletion(_ step: Step) -> StepResult {
+        switch step {
         case let .deleteNodes(ids, api):
             if api == .typed {
                 return delete(nodes: ids, parts: []) ? .ok : .thrown(.deleteDenied)
             }
             for id in ids where !delete(nodes: [id], parts: []) { return .thrown(.deleteDenied) }
             return .ok
-
         case let .deletePart(id, _):
             return delete(nodes: [], parts: [id]) ? .ok : .thrown(.deleteDenied)
-
         case let .deleteAll(kind, _):
             let ok =
                 switch kind {
@@ -370,14 +394,14 @@ public struct ReferenceModel: Sendable, Hashable {
                 case .everything: delete(nodes: Array(nodes.keys), parts: Array(parts.keys))
                 }
             return ok ? .ok : .thrown(.deleteDenied)
-
         case let .touchDeleted(id, api):
             guard nodes[id] != nil else { return .ok }
             guard delete(nodes: [id], parts: []) else { return .thrown(.deleteDenied) }
             return fail(.objectInvalidated, api)
-
         case .nestedWrite:
             return .thrown(.alreadyInWriteTransaction)
+        default:
+            preconditionFailure("applyDeletion: not one of its cases: \(step)")
         }
     }
 
@@ -440,7 +464,7 @@ public struct ReferenceModel: Sendable, Hashable {
 
     /// What a realm holding this model shows: objects, and `LinkingObjects` computed by inverting
     /// the forward links.
-    public var view: GraphView {
+    package var view: GraphView {
         var view = GraphView()
         view.nodes = nodes
         view.parts = parts
@@ -476,7 +500,7 @@ public struct ReferenceModel: Sendable, Hashable {
 
 extension ReferenceModel.Node {
     /// Every embedded note under the node with its path, parents first.
-    public var allNotes: [(NotePath, NoteValue)] {
+    var allNotes: [(NotePath, NoteValue)] {
         var result: [(NotePath, NoteValue)] = []
         func visit(_ note: NoteValue, _ path: NotePath) {
             result.append((path, note))
@@ -490,7 +514,7 @@ extension ReferenceModel.Node {
     }
 
     /// The note at a path, if there is one.
-    public func note(at path: NotePath) -> NoteValue? {
+    package func note(at path: NotePath) -> NoteValue? {
         var current: NoteValue?
         switch path.root {
         case .note: current = note
@@ -549,25 +573,25 @@ extension ReferenceModel.Node {
 
 /// What can be observed of a realm of ``propertyTestModelTypes``: every object with its values,
 /// and every `LinkingObjects` as a sorted multiset (`LinkingObjects` promises no order).
-public struct GraphView: Sendable, Hashable {
-    public var nodes: [Int: ReferenceModel.Node] = [:]
-    public var parts: [String: ReferenceModel.Part] = [:]
+package struct GraphView: Sendable, Hashable {
+    package var nodes: [Int: ReferenceModel.Node] = [:]
+    package var parts: [String: ReferenceModel.Part] = [:]
     /// The number of embedded notes.
-    public var noteCount = 0
+    var noteCount = 0
     /// `PropNode.referrers` by node id.
-    public var referrers: [Int: [Int]] = [:]
+    var referrers: [Int: [Int]] = [:]
     /// `PropNode.followers` by node id.
-    public var followers: [Int: [Int]] = [:]
+    var followers: [Int: [Int]] = [:]
     /// `PropNode.mentions` by node id, each note named by its path (`n3.notes[1]`).
-    public var mentions: [Int: [String]] = [:]
+    var mentions: [Int: [String]] = [:]
     /// `PropPart.holders` by part id.
-    public var holders: [String: [Int]] = [:]
+    package var holders: [String: [Int]] = [:]
     /// `PropPart.pinners` by part id.
-    public var pinners: [String: [Int]] = [:]
+    var pinners: [String: [Int]] = [:]
     /// `PropPart.supers` by part id.
-    public var supers: [String: [String]] = [:]
+    var supers: [String: [String]] = [:]
 
-    public init() {}
+    package init() {}
 
     mutating func normalize() {
         referrers = referrers.mapValues { $0.sorted() }
@@ -579,7 +603,7 @@ public struct GraphView: Sendable, Hashable {
     }
 
     /// How `actual` differs from this (expected) view, one line per difference.
-    public func differences(from actual: GraphView) -> [String] {
+    package func differences(from actual: GraphView) -> [String] {
         if self == actual { return [] }
         var lines: [String] = []
         func compare<K: Hashable & Comparable, V: Equatable>(

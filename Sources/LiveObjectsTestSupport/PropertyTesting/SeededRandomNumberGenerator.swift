@@ -3,14 +3,14 @@
 ///
 /// The state is four 64-bit words filled from the seed by SplitMix64; each draw is one step of
 /// xoshiro256**.
-public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
+package struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
     private var s0: UInt64
     private var s1: UInt64
     private var s2: UInt64
     private var s3: UInt64
 
     /// Creates a generator from a seed. Equal seeds give equal sequences.
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         var x = seed
         func splitMix() -> UInt64 {
             x &+= 0x9E37_79B9_7F4A_7C15
@@ -25,7 +25,7 @@ public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
         s3 = splitMix()
     }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         let result = rotateLeft(s1 &* 5, 7) &* 9
         let t = s1 << 17
         s2 ^= s0
@@ -43,7 +43,7 @@ public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
 
     /// A uniformly drawn integer in `0..<upperBound`, computed the same way on every platform
     /// (the standard library's `random(in:using:)` does not promise a fixed algorithm).
-    public mutating func below(_ upperBound: Int) -> Int {
+    package mutating func below(_ upperBound: Int) -> Int {
         precondition(upperBound > 0)
         let bound = UInt64(upperBound)
         let limit = UInt64.max - UInt64.max % bound
@@ -54,17 +54,17 @@ public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
     }
 
     /// A uniformly drawn integer in a closed range.
-    public mutating func int(in range: ClosedRange<Int>) -> Int {
+    package mutating func int(in range: ClosedRange<Int>) -> Int {
         range.lowerBound + below(range.upperBound - range.lowerBound + 1)
     }
 
     /// True with the given probability, in percent.
-    public mutating func chance(_ percent: Int) -> Bool {
+    package mutating func chance(_ percent: Int) -> Bool {
         below(100) < percent
     }
 
     /// A uniformly drawn element of a non-empty collection.
-    public mutating func element<C: RandomAccessCollection>(of collection: C) -> C.Element
+    package mutating func element<C: RandomAccessCollection>(of collection: C) -> C.Element
     where C.Index == Int {
         collection[collection.startIndex + below(collection.count)]
     }

@@ -7,10 +7,10 @@ import LiveObjects
 // (the naive evaluation grows as the lists' length to the power of the nesting).
 
 /// A node of a random graph: an age and a list of friends (repeats and itself allowed).
-public final class QPNode: Object {
-    @Persisted(primaryKey: true) public var id = 0
-    @Persisted public var age = 0
-    @Persisted public var friends: List<QPNode>
+package final class QPNode: Object {
+    @Persisted(primaryKey: true) package var id = 0
+    @Persisted package var age = 0
+    @Persisted package var friends: List<QPNode>
 }
 
 /// A random predicate over nodes. Subjects are the object tested (`nil`) or a `SUBQUERY`
@@ -139,24 +139,24 @@ indirect enum GraphPredicate: Sendable {
 }
 
 /// What a run of the nested-query test found.
-public struct QueryGraphReport: Sendable {
+package struct QueryGraphReport: Sendable {
     /// Every problem, with the seed, the graph's size and the query: enough to replay it.
-    public var problems: [String] = []
+    package var problems: [String] = []
     /// How many queries were checked, and how many of them were local (bounded by sharing).
-    public var queries = 0
-    public var localQueries = 0
+    package var queries = 0
+    package var localQueries = 0
     /// How many queries matched some but not all nodes.
-    public var selective = 0
+    package var selective = 0
     /// The largest ratio, over the local queries, of the work counted to the bound checked.
-    public var largestWorkRatio = 0.0
+    package var largestWorkRatio = 0.0
 }
 
 /// The randomized nested-query test: for each of `graphs` random graphs, `queriesPerGraph`
 /// random predicates nested up to `depth` SUBQUERY levels, each checked against the reference,
 /// with its work bounded (local predicates) and its budget exact (one unit less stops it).
-public enum QueryGraphRun {
+package enum QueryGraphRun {
     /// Runs the test.
-    public static func run(
+    package static func run(
         seed: UInt64, graphs: Int = 6, queriesPerGraph: Int = 20, depth: Int = 4
     ) async throws -> QueryGraphReport {
         var rng = SeededRandomNumberGenerator(seed: seed)

@@ -2,20 +2,20 @@ import Foundation
 import LiveObjects
 
 /// Seed and size of a run of the randomized query test, overridable with environment variables.
-public struct QueryPropertyConfiguration: Sendable, Hashable {
+package struct QueryPropertyConfiguration: Sendable, Hashable {
     /// The seed CI uses: every run checks the same queries unless a seed is given.
-    public static let defaultSeed: UInt64 = 20_261_122
+    package static let defaultSeed: UInt64 = 20_261_122
 
     /// The seed of the whole run.
-    public var seed: UInt64
+    package var seed: UInt64
     /// How many data sets are made (40 by default); each is queried in two rounds, before and
     /// after random changes.
-    public var iterations: Int
+    package var iterations: Int
     /// How many queries each round asks (12).
-    public var queriesPerRound: Int
+    package var queriesPerRound: Int
 
     /// A configuration; the defaults are those of CI.
-    public init(seed: UInt64 = defaultSeed, iterations: Int = 40, queriesPerRound: Int = 12) {
+    package init(seed: UInt64 = defaultSeed, iterations: Int = 40, queriesPerRound: Int = 12) {
         self.seed = seed
         self.iterations = iterations
         self.queriesPerRound = queriesPerRound
@@ -23,7 +23,7 @@ public struct QueryPropertyConfiguration: Sendable, Hashable {
 
     /// The configuration from `LIVEOBJECTS_QUERY_SEED` (decimal, `0x` hex or `random`) and
     /// `LIVEOBJECTS_QUERY_ITERATIONS`, with the defaults for what is not set.
-    public static func fromEnvironment() -> QueryPropertyConfiguration {
+    package static func fromEnvironment() -> QueryPropertyConfiguration {
         QueryPropertyConfiguration(
             seed: TestEnvironment.seed("LIVEOBJECTS_QUERY_SEED") ?? defaultSeed,
             iterations: TestEnvironment.int("LIVEOBJECTS_QUERY_ITERATIONS") ?? 40)
@@ -31,31 +31,31 @@ public struct QueryPropertyConfiguration: Sendable, Hashable {
 }
 
 /// How many answers a run checked, by front end.
-public struct QueryPropertyCounts: Sendable, Hashable {
+package struct QueryPropertyCounts: Sendable, Hashable {
     /// String queries (`filter(_:arguments:)`), one per case.
-    public var text = 0
+    package var text = 0
     /// Typed queries (`where { }`), where the predicate has that shape.
-    public var typed = 0
+    package var typed = 0
     /// Results sorted with Foundation sort descriptors, where every criterion has one.
-    public var descriptors = 0
+    package var descriptors = 0
     /// Cases whose predicate matched some but not all items.
-    public var selective = 0
+    package var selective = 0
     /// Foundation `Predicate`s, where the predicate has that shape.
-    public var foundation = 0
+    package var foundation = 0
 
     /// No answers yet.
-    public init() {}
+    package init() {}
 }
 
 /// What a run of the randomized query test found.
-public struct QueryPropertyReport: Sendable {
+package struct QueryPropertyReport: Sendable {
     /// Every problem, one message each: the seed, iteration and round, the query (its text,
     /// arguments, sort and slice) and the expected and actual ids, enough to replay it.
-    public var problems: [String] = []
+    package var problems: [String] = []
     /// How many queries gave a wrong answer (the run stops after a round with 5 or more).
-    public var failedQueries = 0
+    package var failedQueries = 0
     /// What was checked.
-    public var counts = QueryPropertyCounts()
+    package var counts = QueryPropertyCounts()
 }
 
 /// The randomized query test: random data sets of `QPItem`s, random predicates (comparisons of
@@ -63,10 +63,10 @@ public struct QueryPropertyReport: Sendable {
 /// sorts, asked through the string language, the typed DSL, Foundation predicates and sort
 /// descriptors; every answer must equal the plain-Swift reference's (`RefWorld`,
 /// `QueryReference`, `ReferenceSort`).
-public enum QueryPropertyRun {
+package enum QueryPropertyRun {
     /// Runs every iteration of a configuration; the same configuration always asks the same
     /// queries of the same data.
-    public static func run(_ configuration: QueryPropertyConfiguration) async throws -> QueryPropertyReport {
+    package static func run(_ configuration: QueryPropertyConfiguration) async throws -> QueryPropertyReport {
         let seed = configuration.seed
         var rng = SeededRandomNumberGenerator(seed: seed)
         var report = QueryPropertyReport()

@@ -8,7 +8,7 @@ import LiveObjects
 /// standard library's normalization, the one `==` uses. (Foundation's
 /// `precomposedStringWithCanonicalMapping` on Linux leaves a Hangul syllable and a following
 /// trailing jamo apart, which `==` composes.)
-public func nfc(_ s: String) -> [UInt8] { s._nfcCodeUnits }
+package func nfc(_ s: String) -> [UInt8] { s._nfcCodeUnits }
 
 /// The meaning of comparisons, written independently of the engine from its documentation:
 /// `nil` equals only `nil` and orders with nothing; numbers compare by value across `Int` and

@@ -696,18 +696,7 @@ struct SnapshotDecoder {
                 }
             case .linkList, .embeddedList:
                 values[p] = .list([])
-                let embedded = plan.kinds[p] == .embeddedList
-                var targets: [ObjectKey] = []
-                _ = try reader.peekByte()
-                let start = reader.offset
-                try reader.beginArray()
-                while try reader.nextElement() {
-                    targets.append(
-                        embedded
-                            ? try readRecord(store.tables[plan.targets[p]], store: store, depth: depth + 1)
-                            : try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name))
-                }
-                pendingLists.append((Int32(table.index), -1, Int32(p), targets, start))
+                try readLinkList(table, plan, p, store: store, depth: depth)
             case .linkingObjects:
                 throw corrupt(
                     "LinkingObjects are not stored", type: table.name, property: table.schema.properties[p].name)
@@ -738,6 +727,27 @@ struct SnapshotDecoder {
         }
         if reuse { plan.give(values, seen) }
         return id
+    }
+
+    /// Reads a list of links or of embedded objects (placing each), and queues it for the row of
+    /// the object being read. Inlined: the loader's code stays as it was before this was split
+    /// out of ``readMembers(_:store:depth:firstKey:id:)``.
+    @inline(__always)
+    private mutating func readLinkList(_ table: Table, _ plan: RecordPlan, _ p: Int, store: Store, depth: Int)
+        throws(LiveObjectsError)
+    {
+        let embedded = plan.kinds[p] == .embeddedList
+        var targets: [ObjectKey] = []
+        _ = try reader.peekByte()
+        let start = reader.offset
+        try reader.beginArray()
+        while try reader.nextElement() {
+            targets.append(
+                embedded
+                    ? try readRecord(store.tables[plan.targets[p]], store: store, depth: depth + 1)
+                    : try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name))
+        }
+        pendingLists.append((Int32(table.index), -1, Int32(p), targets, start))
     }
 
     /// Reads a value of a property of kind `int`, `string`, `plain` or `plainList`.

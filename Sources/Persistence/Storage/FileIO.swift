@@ -300,9 +300,19 @@ enum FileIO {
     /// one if no other descriptor holds it; returns whether it did. On failure the descriptor
     /// holds the shared lock again (`flock` does not change a lock's mode atomically: it is
     /// released, then taken again).
-    static func tryExclusive(_ fd: Int32) -> Bool {
+    ///
+    /// A lock still held is tried again for up to `grace`: for the same reason as in `lock`, a
+    /// child process forked a moment ago can hold a copy of another descriptor of the file's
+    /// lock until it starts its program.
+    static func tryExclusive(_ fd: Int32, grace: Duration = .zero) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: grace)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
+            if errno == EWOULDBLOCK && clock.now < deadline {
+                usleep(2_000)
+                continue
+            }
             share(fd)
             return false
         }

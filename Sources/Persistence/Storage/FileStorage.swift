@@ -555,7 +555,7 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
     ///
     /// - Throws: `fileInUse` when another process has the file open.
     private func requireAlone(fileVersion: UInt64, version: UInt64) throws(LiveObjectsError) {
-        guard FileIO.tryExclusive(lockFD) else {
+        guard FileIO.tryExclusive(lockFD, grace: .seconds(1)) else {
             throw LiveObjectsError(
                 .fileInUse,
                 "the file has schema version \(fileVersion) and another process has it open: migrating it to "

@@ -16,6 +16,29 @@ public final class ChangeNotifier: Sendable {
 
     private let waiters = Mutex<[UInt64: Waiter]>([:])
     private let counter = Atomic<UInt64>(0)
+    private let listening = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+
+    /// Whether the server is shutting down: long polls answer at once.
+    public var isShuttingDown: Bool { stopping.load(ordering: .acquiring) }
+
+    /// Starts the shutdown: every waiting long poll is woken to answer what it has, and later
+    /// ones do not wait.
+    ///
+    /// - Returns: The number of long polls woken.
+    @discardableResult
+    public func shutDown() -> Int {
+        stopping.store(true, ordering: .releasing)
+        return waiters.withLock { waiters in
+            for waiter in waiters.values { waiter.continuation.yield() }
+            return waiters.count
+        }
+    }
+
+    /// Whether the process listens for notifications now. While it does, a long poll waits for
+    /// one without reading the database again; while it does not (starting, or reconnecting
+    /// after a failure), long polls recheck the database every `recheckInterval`.
+    public var isListening: Bool { listening.load(ordering: .acquiring) }
 
     /// Creates a notifier with no waiter.
     public init() {}
@@ -31,16 +54,30 @@ public final class ChangeNotifier: Sendable {
                 attempt = 0
                 defer { Task { try? await connection.close() } }
                 try await connection.listen(on: Self.channel) { notifications in
+                    // Listening from here on: the waiters read again once, for what was pushed
+                    // before (they may have waited on the shorter recheck), then wait.
+                    setListening(true)
+                    defer { setListening(false) }
                     for try await notification in notifications {
                         if let space = Int64(notification.payload) { notify(space: space) }
                     }
                 }
             } catch {
+                setListening(false)
                 if Task.isCancelled { return }
                 logger.warning("listening for changes failed: \(error)")
             }
             attempt += 1
             try? await Task.sleep(for: .milliseconds(min(5000, 100 * (1 << min(attempt, 6)))))
+        }
+    }
+
+    /// Records whether notifications arrive, and wakes every waiter when that changes (a waiter
+    /// that waits for a notification must read again once they stop).
+    private func setListening(_ value: Bool) {
+        guard listening.exchange(value, ordering: .acquiringAndReleasing) != value else { return }
+        waiters.withLock { waiters in
+            for waiter in waiters.values { waiter.continuation.yield() }
         }
     }
 

@@ -1,17 +1,10 @@
-// The text rules of docs/SYNC-PROTOCOL.md ("Text"): no NUL character anywhere in a change
-// (PostgreSQL keeps neither `\u0000` in JSONB nor NUL in text), and string ids compared in NFC,
-// as the realm and the engine compare them.
+// The text rules of docs/SYNC-PROTOCOL.md ("Text") applied to a pushed change: the rules
+// themselves are `SyncText` (LiveObjectsSyncProtocol), shared with the device.
+import LiveObjectsSyncProtocol
 
 extension String {
-    /// Whether the string holds U+0000.
-    var containsNUL: Bool { utf8.contains(0) }
-
-    /// The string in the standard library's NFC, the form `==` compares (not Foundation's
-    /// `precomposedStringWithCanonicalMapping`, which differs from it on Linux).
-    var nfc: String {
-        if utf8.allSatisfy({ $0 < 0x80 }) { return self }
-        return String(decoding: _nfcCodeUnits, as: UTF8.self)
-    }
+    /// Whether the string holds U+0000 (``SyncText/containsNUL(_:)``).
+    var containsNUL: Bool { SyncText.containsNUL(self) }
 }
 
 extension JSONValue {
@@ -30,7 +23,7 @@ extension JSONValue {
         guard case .object(let members) = self, members.count == 1, case .string(let text)? = members["string"] else {
             return self
         }
-        return .object(["string": .string(text.nfc)])
+        return .object(["string": .string(SyncText.nfc(text))])
     }
 
     /// A value whose references' ids are in NFC.
@@ -51,10 +44,6 @@ extension JSONValue {
     }
 }
 
-/// The most bytes of an object id (its strings' UTF-8, 8 per number): the database indexes ids,
-/// and an index entry has a bounded size.
-public let maximumIDLength = 1024
-
 extension JSONValue {
     /// About the bytes the value takes in the database: strings' UTF-8, 8 per other scalar.
     var storedSize: Int {
@@ -66,7 +55,7 @@ extension JSONValue {
         }
     }
 
-    /// The size of an object id (``maximumIDLength``): its payload's, so that a String id of
+    /// The size of an object id (`SyncProtocolLimits.maximumIDBytes`): its payload's, so that a String id of
     /// 1,024 bytes of UTF-8 fits.
     var idSize: Int {
         if case .object(let members) = self, members.count == 1, let payload = members.first?.value {

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsSyncProtocol
 
 /// Any JSON value, kept as it came (integers exactly), to be checked for shape and stored as
 /// JSONB. The server never interprets an object's values beyond their shape.
@@ -66,6 +67,9 @@ struct PushedChange: Decodable, Sendable {
     /// For a list in `values`, the list the device's edit started from: the server merges the
     /// difference (docs/SYNC-PROTOCOL.md, "Lists"). Absent, the list replaces the stored one.
     var bases: [String: JSONValue]?
+
+    /// The kind, or nil for one the protocol does not have (refused by ``validate()``).
+    var changeKind: SyncChangeKind? { SyncChangeKind(rawValue: kind) }
 }
 
 /// The body of a push request.
@@ -74,7 +78,7 @@ struct PushRequest: Decodable, Sendable {
 }
 
 /// The longest idempotency key, type name or property name accepted.
-let maximumNameLength = 512
+let maximumNameLength = SyncProtocolLimits.maximumNameBytes
 
 extension PushedChange {
     /// Checks the shape of the change (docs/SYNC-PROTOCOL.md, "Values on the wire").
@@ -87,7 +91,7 @@ extension PushedChange {
             throw bad("a type name must have 1 to \(maximumNameLength) bytes")
         }
         guard Self.isPlainValue(object.id) else { throw bad("an object id is a plain value such as {\"string\": …}") }
-        guard ["create", "update", "delete"].contains(kind) else {
+        guard changeKind != nil else {
             throw bad("kind is create, update or delete, not \"\(kind)\"")
         }
         for (name, value) in values ?? [:] {
@@ -106,8 +110,9 @@ extension PushedChange {
 
     /// `{"TYPE": payload}` with a known type and a payload of that type. A value every device
     /// could not read back would make every pull of the space fail, so the payload's JSON type is
-    /// checked too: `int` an integer, `double` a number or `"nan"`, `"inf"`, `"-inf"`, `data`
-    /// base64, `uuid` a UUID, and so on.
+    /// checked too: `int` an integer, `double` a number or a non-finite one's string
+    /// (`SyncNonFinite`: `"NaN"`, `"Infinity"`, `"-Infinity"`, or the earlier `"nan"`, `"inf"`,
+    /// `"-inf"`), `data` base64, `uuid` a UUID, and so on.
     static func isPlainValue(_ value: JSONValue) -> Bool {
         guard case .object(let members) = value, members.count == 1, let (type, payload) = members.first else {
             return false
@@ -115,7 +120,7 @@ extension PushedChange {
         switch (type, payload) {
         case ("null", .bool(true)), ("bool", .bool), ("int", .int), ("string", .string): return true
         case ("float", .int), ("float", .double), ("double", .int), ("double", .double): return true
-        case ("float", .string(let text)), ("double", .string(let text)): return ["nan", "inf", "-inf"].contains(text)
+        case ("float", .string(let text)), ("double", .string(let text)): return SyncNonFinite.number(text) != nil
         case ("date", .int), ("date", .double): return true
         case ("data", .string(let text)): return Data(base64Encoded: text) != nil
         case ("uuid", .string(let text)): return UUID(uuidString: text) != nil

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsSyncProtocol
 
 /// A space's schema: its object types with their primary keys and properties, in the JSON form
 /// of docs/SYNC-PROTOCOL.md ("Schemas"). An app writes it with `SyncSchema` (LiveObjectsSync);
@@ -237,7 +238,7 @@ extension SpaceSchema {
         if let problem = Self.idProblem(change.object.id, type.primaryKey.type) {
             return Refusal(code: .invalidValue, message: "the id of \(type.name): \(problem)")
         }
-        guard change.kind != "delete" else { return nil }
+        guard change.changeKind != .delete else { return nil }
         return refusal(of: change.values ?? [:], type: type)
     }
 

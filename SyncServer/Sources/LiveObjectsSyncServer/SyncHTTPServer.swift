@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LiveObjectsSyncProtocol
 import Logging
 import NIOCore
 import PostgresNIO
@@ -25,12 +26,15 @@ public struct SyncHTTPServer: Sendable {
         public var maximumBodySize: Int
         /// The longest long poll. Default: 60 s.
         public var maximumWait: Duration
-        /// How often a long poll re-reads the database even without a notification. Default: 2 s.
+        /// How often a long poll re-reads the database while the process is not listening for
+        /// notifications (starting, or reconnecting to the database). While it listens, an
+        /// idle long poll reads the database once, then waits for a notification. Default: 2 s.
         public var recheckInterval: Duration
 
         /// Creates a configuration; every argument has the default documented on its property.
         public init(
-            maximumBodySize: Int = 8 << 20, maximumWait: Duration = .seconds(60),
+            maximumBodySize: Int = SyncProtocolLimits.maximumBodyBytes,
+            maximumWait: Duration = .seconds(SyncProtocolLimits.maximumWaitSeconds),
             recheckInterval: Duration = .seconds(2)
         ) {
             self.maximumBodySize = maximumBodySize
@@ -42,12 +46,17 @@ public struct SyncHTTPServer: Sendable {
     let store: SyncStore
     let notifier: ChangeNotifier
     let configuration: Configuration
+    let metrics: SyncMetrics
 
-    /// Creates the HTTP side over a store and this process's notifier.
-    public init(store: SyncStore, notifier: ChangeNotifier, configuration: Configuration = .init()) {
+    /// Creates the HTTP side over a store and this process's notifier, counting into `metrics`.
+    public init(
+        store: SyncStore, notifier: ChangeNotifier, configuration: Configuration = .init(),
+        metrics: SyncMetrics = SyncMetrics()
+    ) {
         self.store = store
         self.notifier = notifier
         self.configuration = configuration
+        self.metrics = metrics
     }
 
     /// The responder for Hummingbird's `Application`.
@@ -60,6 +69,13 @@ public struct SyncHTTPServer: Sendable {
     }
 
     func respond(to request: Request, context: SyncRequestContext) async -> Response {
+        let response = await answer(request, context: context)
+        metrics.add(.requests)
+        if response.status.code >= 400 { metrics.add(.errors) }
+        return response
+    }
+
+    private func answer(_ request: Request, context: SyncRequestContext) async -> Response {
         do {
             return try await route(request, context: context)
         } catch let error as SyncServerError {
@@ -78,6 +94,10 @@ public struct SyncHTTPServer: Sendable {
             String($0).removingPercentEncoding ?? String($0)
         }
         guard let version = parts.first else { throw SyncServerError(.notFound, "no route \(request.uri.path)") }
+        if parts.count == 1, request.method == .get {
+            if version == "health" { return try await health() }
+            if version == "metrics" { return metricsText() }
+        }
         guard version == "v1" else {
             if version.first == "v", Int(version.dropFirst()) != nil {
                 throw SyncServerError(
@@ -104,21 +124,35 @@ public struct SyncHTTPServer: Sendable {
     /// The limits a client keeps to, so that it refuses a change it could never push before
     /// sending it (docs/SYNC-PROTOCOL.md, "Limits").
     private func limits() throws -> Response {
-        struct Limits: Encodable {
-            var maximumBodyBytes: Int
-            var maximumChanges: Int
-            var maximumNameBytes: Int
-            var maximumPageObjects: Int
-            var maximumWaitSeconds: Int64
-            var maximumIDBytes: Int
-        }
-        let limits = Limits(
+        let limits = SyncWireLimits(
             maximumBodyBytes: configuration.maximumBodySize, maximumChanges: SyncStore.maximumBatch,
-            maximumNameBytes: maximumNameLength, maximumPageObjects: SyncStore.maximumPage,
-            maximumWaitSeconds: configuration.maximumWait.components.seconds, maximumIDBytes: maximumIDLength)
+            maximumNameBytes: maximumNameLength, maximumIDBytes: SyncProtocolLimits.maximumIDBytes,
+            maximumPageObjects: SyncStore.maximumPage,
+            maximumWaitSeconds: configuration.maximumWait.components.seconds)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return Self.json(try encoder.encode(limits))
+    }
+
+    /// 200 when the database answers, 503 when it does not (for a load balancer or an
+    /// orchestrator's probe); no token needed, nothing about the data in the answer.
+    private func health() async throws -> Response {
+        do {
+            try await store.ping()
+            let state = notifier.isListening ? "listening" : "rechecking"
+            return Self.json(Data(#"{"database":"ok","notifications":"\#(state)","status":"ok"}"#.utf8))
+        } catch {
+            store.logger.warning("health check: the database did not answer: \(error)")
+            return Self.json(
+                Data(#"{"database":"unreachable","status":"unavailable"}"#.utf8), status: .serviceUnavailable)
+        }
+    }
+
+    /// The process's counters as Prometheus text.
+    private func metricsText() -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.prometheusText(listening: notifier.isListening))))
     }
 
     private static func bearerToken(_ request: Request) -> String? {
@@ -152,9 +186,10 @@ public struct SyncHTTPServer: Sendable {
                 throw SyncServerError(.badRequest, "the key \(change.key) appears twice in one push")
             }
         }
-        let receipts = try await store.push(body, access: access)
-        struct Answer: Encodable { var receipts: [SyncStore.Receipt] }
-        return Self.json(try JSONEncoder().encode(Answer(receipts: receipts)))
+        metrics.add(.pushes)
+        metrics.add(.changes, body.changes.count)
+        let receipts = try await metrics.timingDatabase { try await store.push(body, access: access) }
+        return Self.json(try JSONEncoder().encode(SyncWirePushResponse(receipts: receipts)))
     }
 
     private func pull(_ request: Request, space: String) async throws -> Response {
@@ -167,7 +202,7 @@ public struct SyncHTTPServer: Sendable {
             }
             after = version
         }
-        var limit = 500
+        var limit = SyncProtocolLimits.defaultPageObjects
         if let text = query.get("limit") {
             guard let value = Int(text), value >= 1 else {
                 throw SyncServerError(.badRequest, "limit is a positive integer")
@@ -184,17 +219,25 @@ public struct SyncHTTPServer: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + wait
         var page: SyncStore.Page
+        metrics.add(.pulls)
         while true {
             let subscription = wait > .zero ? notifier.subscribe(space: access.spaceID) : nil
-            page = try await store.pull(access: access, after: after, limit: limit)
+            metrics.add(.pullReads)
+            page = try await metrics.timingDatabase { try await store.pull(access: access, after: after, limit: limit) }
             let remaining = deadline - clock.now
-            guard page.objects.isEmpty, remaining > .zero, let subscription else {
+            guard page.objects.isEmpty, remaining > .zero, !notifier.isShuttingDown, let subscription else {
                 subscription?.cancel()
                 break
             }
-            _ = await subscription.next(within: min(remaining, configuration.recheckInterval))
+            // Listening, a notification (or the listener stopping) wakes the poll: it reads the
+            // database again only then. Not listening, it rechecks by time.
+            let listening = notifier.isListening
+            let interval = listening ? remaining : min(remaining, configuration.recheckInterval)
+            let woken = await metrics.waiting { await subscription.next(within: interval) }
             subscription.cancel()
-            if Task.isCancelled { break }
+            // Not woken while listening: the time is up and nothing changed; the empty page
+            // read before is still the answer.
+            if Task.isCancelled || notifier.isShuttingDown || (!woken && listening) { break }
         }
         let cursor = try JSONEncoder().encode("v1.\(page.cursor)")
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"
@@ -220,10 +263,8 @@ public struct SyncHTTPServer: Sendable {
     }
 
     static func errorResponse(_ error: SyncServerError) -> Response {
-        struct Answer: Encodable { var error: ErrorBody }
-        let data =
-            (try? JSONEncoder().encode(Answer(error: ErrorBody(code: error.code.rawValue, message: error.message))))
-            ?? Data()
+        let answer = SyncWireErrorResponse(error: SyncWireError(error.code, message: error.message))
+        let data = (try? JSONEncoder().encode(answer)) ?? Data()
         return json(data, status: HTTPResponse.Status(code: error.status))
     }
 }

@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Hummingbird
 import Logging
 import NIOCore
@@ -16,17 +18,26 @@ public struct SyncServerService: Sendable {
     public var http: SyncHTTPServer.Configuration
     /// The logger.
     public var logger: Logger
+    /// The process's counters, served at `GET /metrics`.
+    public var metrics: SyncMetrics
+    /// Whether SIGTERM and SIGINT shut the server down gracefully: it stops accepting
+    /// connections, answers the open long polls at once, lets requests in flight (pushes)
+    /// finish, logs each step, and ``run(onListening:)`` returns. Off by default (a test or an
+    /// embedding app stops the server by cancelling its task); the command line's `serve` sets it.
+    public var stopsOnSignals = false
 
     /// Creates a server description.
     public init(
         database: DatabaseConfiguration, host: String = "127.0.0.1", port: Int = 8080,
-        http: SyncHTTPServer.Configuration = .init(), logger: Logger = Logger(label: "liveobjects-sync-server")
+        http: SyncHTTPServer.Configuration = .init(), logger: Logger = Logger(label: "liveobjects-sync-server"),
+        metrics: SyncMetrics = SyncMetrics()
     ) {
         self.database = database
         self.host = host
         self.port = port
         self.http = http
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// Runs the server until the task is cancelled.
@@ -48,15 +59,41 @@ public struct SyncServerService: Sendable {
                 throw SyncServerError(
                     .internal, "the database \(database) cannot be used: \(String(reflecting: error))")
             }
-            let server = SyncHTTPServer(store: store, notifier: notifier, configuration: http)
+            let server = SyncHTTPServer(store: store, notifier: notifier, configuration: http, metrics: metrics)
             let application = Application(
                 responder: server.responder,
                 configuration: .init(address: .hostname(host, port: port), serverName: "liveobjects-sync-server"),
                 onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
                 logger: logger)
-            group.addTask { try await application.run() }
+            if stopsOnSignals {
+                let signals = Self.onTermination { signal in
+                    let polls = notifier.shutDown()
+                    logger.notice(
+                        "shutting down on \(signal): no new connections, \(polls) open long poll(s) answered, requests in flight finish"
+                    )
+                }
+                group.addTask {
+                    defer { signals.forEach { $0.cancel() } }
+                    try await application.runService()
+                    logger.notice("stopped")
+                }
+            } else {
+                group.addTask { try await application.run() }
+            }
             try await group.next()
             group.cancelAll()
+        }
+    }
+
+    /// Calls `handler` on SIGTERM and SIGINT (the application's own handlers, which start the
+    /// graceful shutdown of the HTTP server, hear them too).
+    private static func onTermination(_ handler: @escaping @Sendable (String) -> Void) -> [any DispatchSourceSignal] {
+        [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")].map { number, name in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { handler(name) }
+            source.resume()
+            return source
         }
     }
 

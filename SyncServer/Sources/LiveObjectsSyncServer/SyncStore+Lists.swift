@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsSyncProtocol
 import Logging
 import PostgresNIO
 

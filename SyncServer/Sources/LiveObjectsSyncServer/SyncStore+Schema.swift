@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsSyncProtocol
 import Logging
 import PostgresNIO
 import Synchronization
@@ -151,7 +152,7 @@ extension SyncStore {
             }
             let change = PushedChange(
                 key: "check", object: .init(type: type, id: idValue), serverID: nil,
-                kind: deleted ? "delete" : "create", values: object)
+                kind: (deleted ? SyncChangeKind.delete : .create).rawValue, values: object)
             if let refusal = schema.refusal(of: change) {
                 problems.append("\(name): \(refusal.code): \(refusal.message)")
                 misfits.append(rowID)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LiveObjectsSyncProtocol
 import Logging
 import PostgresNIO
 
@@ -17,9 +18,9 @@ public enum Role: String, Sendable, CaseIterable {
 /// changes data is one transaction.
 public struct SyncStore: Sendable {
     /// The most changes in one push.
-    public static let maximumBatch = 1000
+    public static let maximumBatch = SyncProtocolLimits.maximumChanges
     /// The most objects in one pull page.
-    public static let maximumPage = 1000
+    public static let maximumPage = SyncProtocolLimits.maximumPageObjects
 
     let client: PostgresClient
     let logger: Logger
@@ -36,6 +37,11 @@ public struct SyncStore: Sendable {
     public func migrate() async throws {
         let applied = try await Migrations.apply(client, logger: logger)
         if !applied.isEmpty { logger.info("applied schema migrations \(applied)") }
+    }
+
+    /// Checks that the database answers (`SELECT 1`).
+    func ping() async throws {
+        for try await _ in try await client.query("SELECT 1", logger: logger) {}
     }
 
     // MARK: Accounts
@@ -244,14 +250,8 @@ public struct SyncStore: Sendable {
 
     // MARK: Push
 
-    /// The answer to one change.
-    struct Receipt: Encodable, Sendable {
-        var key: String
-        var outcome: String
-        var serverID: String?
-        var serverVersion: Int64?
-        var error: ErrorBody?
-    }
+    /// The answer to one change, as the protocol's module spells it.
+    typealias Receipt = SyncWireReceipt
 
     /// Applies a push in one transaction: each key at most once, each change checked against the
     /// user's role and the space's schema (or, without one, its types), in this process: the
@@ -294,19 +294,17 @@ public struct SyncStore: Sendable {
         _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> Receipt {
         func rejected(_ code: SyncServerError.Code, _ message: String) -> Receipt {
-            Receipt(
-                key: pushed.key, outcome: "rejected", serverID: nil, serverVersion: nil,
-                error: ErrorBody(code: code.rawValue, message: message))
+            Receipt(key: pushed.key, outcome: .rejected, error: SyncWireError(code, message: message))
         }
         // Text PostgreSQL cannot keep is refused before any query names it.
         if let place = pushed.nulProblem {
             return rejected(.invalidText, "\(place) holds U+0000 (NUL), which the server does not keep")
         }
         let change = pushed.normalized
-        guard change.object.id.idSize <= maximumIDLength else {
+        guard change.object.id.idSize <= SyncProtocolLimits.maximumIDBytes else {
             return rejected(
                 .tooLarge,
-                "the id of the \(change.object.type) takes \(change.object.id.idSize) bytes, over the server's limit of \(maximumIDLength)"
+                "the id of the \(change.object.type) takes \(change.object.id.idSize) bytes, over the server's limit of \(SyncProtocolLimits.maximumIDBytes)"
             )
         }
         let localID = change.object.id.text
@@ -326,7 +324,9 @@ public struct SyncStore: Sendable {
                 throw SyncServerError(
                     .conflict, "the idempotency key \(change.key) was already applied to another object")
             }
-            return Receipt(key: change.key, outcome: outcome, serverID: String(objectID), serverVersion: appliedVersion)
+            return Receipt(
+                key: change.key, outcome: SyncReceiptOutcomeKind(rawValue: outcome) ?? .applied,
+                serverID: String(objectID), serverVersion: UInt64(appliedVersion))
         }
         // A change that does not fit the space's schema: refused for this change only.
         if let schema {
@@ -334,11 +334,8 @@ public struct SyncStore: Sendable {
         } else if let unknown = ([type] + change.linkedTypes).first(where: { !access.types.contains($0) }) {
             let declared =
                 access.types.isEmpty ? "no types" : "the types " + access.types.sorted().joined(separator: ", ")
-            return Receipt(
-                key: change.key, outcome: "rejected", serverID: nil, serverVersion: nil,
-                error: ErrorBody(
-                    code: SyncServerError.Code.unknownType.rawValue,
-                    message: "space \(access.spaceName) does not accept type \(unknown): it declares \(declared)"))
+            return rejected(
+                .unknownType, "space \(access.spaceName) does not accept type \(unknown): it declares \(declared)")
         }
         let existing = try await connection.query(
             """
@@ -349,24 +346,23 @@ public struct SyncStore: Sendable {
         for try await row in existing.decode((Int64, Bool, Int64).self) { object = row }
         if let object, object.createdBy != access.userID, access.role != .admin {
             return Receipt(
-                key: change.key, outcome: "rejected", serverID: String(object.id), serverVersion: nil,
-                error: ErrorBody(
-                    code: SyncServerError.Code.forbidden.rawValue,
-                    message: "user \(access.userName) may change only the objects it created"))
+                key: change.key, outcome: .rejected, serverID: String(object.id),
+                error: SyncWireError(
+                    .forbidden, message: "user \(access.userName) may change only the objects it created"))
         }
         // Lists sent with a base are merged into the stored ones (SyncStore+Lists.swift).
         let values =
-            change.kind == "delete"
+            change.changeKind == .delete
             ? "{}"
             : JSONValue.object(
                 try await valuesToStore(change, objectID: object?.id, spaceID: access.spaceID, connection, logger)
             ).text
         let objectID: Int64
-        var outcome = "applied"
-        switch change.kind {
-        case "create", "delete":
+        var outcome = SyncReceiptOutcomeKind.applied
+        switch change.changeKind {
+        case .create, .delete:
             version += 1
-            let isDelete = change.kind == "delete"
+            let isDelete = change.changeKind == .delete
             if let object {
                 let sql: PostgresQuery =
                     isDelete
@@ -389,14 +385,15 @@ public struct SyncStore: Sendable {
                 for try await (new) in inserted.decode(Int64.self) { id = new }
                 objectID = id
             }
-        default:  // update
+        case .update, nil:  // nil: refused by validate() before
             guard let object, !object.deleted else {
                 // Nothing to update: the engine reports a conflict. Not recorded as applied when
                 // the object never existed (there is no row to name).
                 guard let object else {
-                    return Receipt(key: change.key, outcome: "deletedOnServer", serverID: "", serverVersion: version)
+                    return Receipt(
+                        key: change.key, outcome: .deletedOnServer, serverID: "", serverVersion: UInt64(version))
                 }
-                outcome = "deletedOnServer"
+                outcome = .deletedOnServer
                 objectID = object.id
                 break
             }
@@ -411,10 +408,11 @@ public struct SyncStore: Sendable {
         try await connection.query(
             """
             INSERT INTO applied_changes (space_id, key, object_id, version, outcome)
-            VALUES (\(access.spaceID), \(change.key), \(objectID), \(version), \(outcome))
+            VALUES (\(access.spaceID), \(change.key), \(objectID), \(version), \(outcome.rawValue))
             """, logger: logger)
-        let receipt = Receipt(key: change.key, outcome: outcome, serverID: String(objectID), serverVersion: version)
-        if change.kind == "delete" {
+        let receipt = Receipt(
+            key: change.key, outcome: outcome, serverID: String(objectID), serverVersion: UInt64(version))
+        if change.changeKind == .delete {
             try await dropReferences(
                 toType: type, id: change.object.id, spaceID: access.spaceID, version: &version, connection, logger)
         }
@@ -453,10 +451,4 @@ public struct SyncStore: Sendable {
         }
         return Page(objects: objects, cursor: cursor, hasMore: hasMore)
     }
-}
-
-/// The `error` member of an error response or a rejected receipt.
-struct ErrorBody: Codable, Sendable {
-    var code: String
-    var message: String
 }

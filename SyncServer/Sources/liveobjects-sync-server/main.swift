@@ -76,6 +76,7 @@ func run(_ arguments: [String]) async throws {
             }
         }
         let host = service.host
+        service.stopsOnSignals = true
         try await service.run { port in
             print("liveobjects-sync-server listening on http://\(host):\(port) (database \(database))")
             fflush(nil)  // a pipe buffers stdout; whoever started the server reads the port now

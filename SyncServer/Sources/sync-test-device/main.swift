@@ -7,23 +7,31 @@
 //                    [--page-size N]
 //
 // Commands:
-//   edit SEED COUNT   COUNT random edits of cards and holders (seeded; ids start with DEVICE)
+//   board             creates the shared board (one device does, before the others pull it)
+//   edit SEED COUNT   COUNT random edits of cards and holders, and of the board's lists when the
+//                     device has the board: appends, removals and moves (seeded; ids start with
+//                     DEVICE)
 //   drops RATE SEED   from now on, lose each response with probability RATE (the request is
 //                     served; the device sees an error), drawn from SEED
 //   sync              one engine sync; open conflicts are then settled (seeded by the edits);
 //                     `error …` when its pull failed
-//   dump              the cards and holders, one line each, then `end`
+//   dump              the holders, cards and boards (their lists in order), one line each,
+//                     then `end`
 //   quit
 //
 // With --log, every push (its keys) and pull (its cursor) is written to the log before it is
 // sent, and every push response (the keys acknowledged) when it arrives, before the engine sees
-// it; each line is synced. --kill-after-push-responses N kills the process (SIGKILL) right after
+// it; each line is synced. Before a push, each list it carries is logged too, as what the change
+// does to the server's list, by element: `list KEY PROPERTY +x -y` (elements the sent list holds
+// more often than its base, and less often; a list without a base adds all of its elements),
+// and each deletion, `delete TYPE ID`. --kill-after-push-responses N kills the process (SIGKILL) right after
 // the N-th push response is logged, --kill-after-pulls N right after the N-th pull answer.
 // --page-size N pulls N changes a page (7 by default): small pages bring cards before the
 // holders they link to.
 import Foundation
 import LiveObjects
 import LiveObjectsSync
+import LiveObjectsSyncTestSupport
 import Persistence
 
 #if canImport(Glibc)
@@ -32,31 +40,8 @@ import Persistence
     import Darwin
 #endif
 
-final class Holder: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var name = ""
-}
-
-final class Card: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var name = ""
-    @Persisted var discount = 0
-    @Persisted var owner: Holder?
-}
-
-/// SplitMix64: a small seeded generator, so that a seed replays.
-struct Generator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+// The models (Holder, Card, Board) and the seeded generator are LiveObjectsSyncTestSupport's,
+// shared with the tests.
 
 struct LostResponse: Error, CustomStringConvertible {
     var description: String { "the response was lost" }
@@ -91,7 +76,7 @@ actor TestTransport: SyncTransport {
     let base: HTTPSyncTransport
     let log: EventLog
     var dropRate = 0.0
-    var generator = Generator(state: 1)
+    var generator = SyncSeededGenerator(seed: 1)
     var pushResponses = 0
     var pulls = 0
     let killAfterPushResponses: Int?
@@ -106,7 +91,7 @@ actor TestTransport: SyncTransport {
 
     func setDrops(_ rate: Double, seed: UInt64) {
         dropRate = rate
-        generator = Generator(state: seed)
+        generator = SyncSeededGenerator(seed: seed)
     }
 
     private func drawLoss() -> Bool {
@@ -114,6 +99,18 @@ actor TestTransport: SyncTransport {
     }
 
     func push(_ changes: [SyncChange]) async throws -> [SyncReceipt] {
+        for change in changes {
+            if change.kind == .delete, case .string(let id) = change.object.primaryKey {
+                log.write("delete \(change.object.typeName) \(id)")
+            }
+            for (property, value) in change.values.sorted(by: { $0.key < $1.key }) {
+                guard let sent = listElements(value) else { continue }
+                let base = change.bases[property].flatMap(listElements) ?? []
+                let added = sent.subtractingOccurrences(base).map { "+" + $0 }
+                let removed = base.subtractingOccurrences(sent).map { "-" + $0 }
+                log.write((["list", change.idempotencyKey, property] + added + removed).joined(separator: " "))
+            }
+        }
         log.write("push " + changes.map(\.idempotencyKey).joined(separator: " "))
         let receipts = try await base.push(changes)
         let acknowledged = receipts.filter {
@@ -137,6 +134,36 @@ actor TestTransport: SyncTransport {
     }
 }
 
+/// A list's elements as the log names them (a string, or a link's target id), nil for a value
+/// that is not a list.
+func listElements(_ value: SyncValue) -> [String]? {
+    switch value {
+    case .value(.list(let elements)):
+        elements.map {
+            if case .string(let text) = $0 { text } else { "\($0)" }
+        }
+    case .references(let references):
+        references.map {
+            if case .string(let id) = $0.object.primaryKey { id } else { "\($0.object.primaryKey)" }
+        }
+    case .value, .reference: nil
+    }
+}
+
+extension Array where Element == String {
+    /// The elements of this array left after taking out, occurrence by occurrence, those of
+    /// another.
+    func subtractingOccurrences(_ other: [String]) -> [String] {
+        var counts: [String: Int] = [:]
+        for element in other { counts[element, default: 0] += 1 }
+        return filter { element in
+            guard let count = counts[element], count > 0 else { return true }
+            counts[element] = count - 1
+            return false
+        }
+    }
+}
+
 func option(_ name: String) -> String? {
     let arguments = CommandLine.arguments
     guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
@@ -156,10 +183,10 @@ func answer(_ line: String) {
 }
 
 /// Random edits: new cards and holders, changed names, discounts and owners, renamed holders,
-/// deletions.
+/// deletions; on the board (once the device has it), appended, removed and moved tags and cards.
 func edit(_ realm: Realm, device: String, seed: UInt64, count: Int) async throws {
     try await realm.write { realm in
-        var random = Generator(state: seed)
+        var random = SyncSeededGenerator(seed: seed)
         let holderID = "\(device)-holder"
         if realm.object(ofType: Holder.self, forPrimaryKey: holderID) == nil {
             _ = try realm.create(Holder.self, value: ["id": holderID, "name": device])
@@ -167,6 +194,10 @@ func edit(_ realm: Realm, device: String, seed: UInt64, count: Int) async throws
         for step in 0..<count {
             let cards = Array(realm.objects(Card.self))
             let holders = Array(realm.objects(Holder.self))
+            if let board = realm.objects(Board.self).first, random.next() % 3 == 0 {
+                editLists(of: board, cards: cards, tag: "\(device).\(seed).\(step)", random: &random)
+                continue
+            }
             let roll = random.next() % 100
             if roll < 40 || cards.isEmpty {
                 let card = Card()
@@ -192,9 +223,36 @@ func edit(_ realm: Realm, device: String, seed: UInt64, count: Int) async throws
     }
 }
 
+/// One edit of the board's lists: an append (most often), a removal or a move, of a tag or of a
+/// card.
+func editLists(of board: Board, cards: [Card], tag: String, random: inout SyncSeededGenerator) {
+    let roll = random.next() % 100
+    if roll < 30 {
+        board.tags.append(tag)
+    } else if roll < 50, let card = cards.randomElement(using: &random) {
+        board.cards.append(card)
+    } else if roll < 65, !board.tags.isEmpty {
+        board.tags.remove(at: Int(random.next() % UInt64(board.tags.count)))
+    } else if roll < 75, !board.cards.isEmpty {
+        board.cards.remove(at: Int(random.next() % UInt64(board.cards.count)))
+    } else if roll < 90, board.tags.count > 1 {
+        let count = UInt64(board.tags.count)
+        board.tags.move(from: Int(random.next() % count), to: Int(random.next() % count))
+    } else if board.cards.count > 1 {
+        let count = UInt64(board.cards.count)
+        board.cards.move(from: Int(random.next() % count), to: Int(random.next() % count))
+    } else {
+        board.tags.append(tag)
+    }
+}
+
 func dump(_ realm: Realm) async throws -> [String] {
     try await realm.read { realm in
-        realm.objects(Holder.self).map { "holder \($0.id) \($0.name)" }.sorted()
+        realm.objects(Board.self).map {
+            "board \($0.id) tags \($0.tags.joined(separator: ",")) cards \($0.cards.map(\.id).joined(separator: ","))"
+        }
+        .sorted()
+            + realm.objects(Holder.self).map { "holder \($0.id) \($0.name)" }.sorted()
             + realm.objects(Card.self).map {
                 "card \($0.id) \($0.name.replacingOccurrences(of: " ", with: "_")) \($0.discount) \($0.owner?.id ?? "-")"
             }
@@ -215,15 +273,15 @@ let transport = TestTransport(
     killAfterPulls: option("--kill-after-pulls").flatMap { Int($0) })
 
 var configuration = Realm.Configuration(
-    file: URL(fileURLWithPath: realmPath), objectTypes: [Holder.self, Card.self])
+    file: URL(fileURLWithPath: realmPath), objectTypes: [Holder.self, Card.self, Board.self])
 configuration.keepsHistory = true
 let realm = try await Realm.open(configuration)
 // Small batches, so that a round has several; one attempt each, so that a lost response ends the
 // round (the next `sync` sends the rest).
 let engine = try await SyncEngine(
-    realm: realm, transport: transport, types: [Holder.self, Card.self],
+    realm: realm, transport: transport, types: [Holder.self, Card.self, Board.self],
     configuration: .init(maxAttempts: 1, batchSize: 5, sleep: { _ in }))
-var settle = Generator(state: 7)
+var settle = SyncSeededGenerator(seed: 7)
 answer("ready")
 
 while let line = readLine() {
@@ -233,7 +291,12 @@ while let line = readLine() {
         switch command {
         case "edit":
             try await edit(realm, device: device, seed: UInt64(words[1])!, count: Int(words[2])!)
-            settle = Generator(state: UInt64(words[1])!)
+            settle = SyncSeededGenerator(seed: UInt64(words[1])!)
+            answer("ok")
+        case "board":
+            try await realm.write { realm in
+                _ = try realm.create(Board.self, value: ["id": "board"], update: .modified)
+            }
             answer("ok")
         case "drops":
             await transport.setDrops(Double(words[1])!, seed: UInt64(words[2])!)

@@ -223,6 +223,10 @@ struct DeviceEvents {
         case push([String])
         case acknowledged([String])
         case pull(String?)
+        /// What a pushed change does to one list: the elements it adds and removes.
+        case list(key: String, property: String, added: [String], removed: [String])
+        /// A pushed deletion of a card.
+        case deleted(String)
     }
 
     var events: [Event] = []
@@ -235,6 +239,14 @@ struct DeviceEvents {
             case "push": events.append(.push(Array(words.dropFirst())))
             case "ack": events.append(.acknowledged(Array(words.dropFirst())))
             case "pull": events.append(.pull(words.count > 1 && words[1] != "-" ? words[1] : nil))
+            case "delete" where words.count == 3 && words[1] == "Card": events.append(.deleted(words[2]))
+            case "list" where words.count >= 3:
+                let elements = words.dropFirst(3)
+                events.append(
+                    .list(
+                        key: words[1], property: words[2],
+                        added: elements.filter { $0.hasPrefix("+") }.map { String($0.dropFirst()) },
+                        removed: elements.filter { $0.hasPrefix("-") }.map { String($0.dropFirst()) }))
             default: break
             }
         }
@@ -255,6 +267,21 @@ struct DeviceEvents {
         var batches: [[String]] = []
         for case .acknowledged(let batch) in events { batches.append(batch) }
         return batches
+    }
+
+    var listEdits: [(key: String, property: String, added: [String], removed: [String])] {
+        var edits: [(key: String, property: String, added: [String], removed: [String])] = []
+        for case .list(let key, let property, let added, let removed) in events {
+            edits.append((key, property, added, removed))
+        }
+        return edits
+    }
+
+    /// The cards whose deletion was pushed.
+    var deletedCards: Set<String> {
+        var ids = Set<String>()
+        for case .deleted(let id) in events { ids.insert(id) }
+        return ids
     }
 
     var pullCursors: [String?] {

@@ -1,5 +1,8 @@
 import Foundation
+import LiveObjects
+import LiveObjectsSync
 import LiveObjectsSyncServer
+import LiveObjectsSyncTestSupport
 import PostgresNIO
 import Testing
 
@@ -88,19 +91,23 @@ extension SyncServerTests {
         /// first run, and the others follow from it). The space declares the devices' schema; a
         /// hostile writer pushes, by raw HTTP, changes that do not fit it beside one that does;
         /// one device pulls in pages of 1 to 3 changes (cards before the holders they link to),
-        /// and a fourth device joins at the end with pages of 2.
+        /// and a fourth device joins at the end with pages of 2. The devices edit the lists of
+        /// one shared board concurrently (appends, removals, moves of tags and of links to
+        /// cards): at the end every device holds the server's lists in the server's order, and
+        /// every element whose append was acknowledged is there as often as it was appended,
+        /// less the removals of it that were ever sent (a card deleted aside).
         @Test(arguments: 0..<3)
         func threeDevicesInTheirOwnProcessesAgreeAfterLostResponsesKillsAndServerRestarts(run: Int) async throws {
             let base =
                 ProcessInfo.processInfo.environment["SYNC_E2E_SEED"].flatMap { UInt64($0) }
                 ?? UInt64.random(in: 1...999_999)
             let seed = base + UInt64(run)
-            var random = SeededGenerator(seed: seed)
+            var random = SyncSeededGenerator(seed: seed)
             var operations: [String] = []
             func context() -> String {
                 "seed \(seed) (replay: SYNC_E2E_SEED=\(seed)); operations:\n" + operations.joined(separator: "\n")
             }
-            let harness = try await ServerHarness.start()
+            let harness = try await ServerHarness.start(types: ["Holder", "Card", "Board"])
             let server = RestartableServer(database: harness.database)
             try await server.start()
             let url = await server.url
@@ -110,14 +117,22 @@ extension SyncServerTests {
             var devices: [DeviceProcess] = []
             var hostilePushes = 0
             do {
-                try await harness.declareSchema()
+                try await harness.declareSchema([Holder.self, Card.self, Board.self])
                 let hostileToken = try await harness.user("mallory", .writer)
                 for (name, extra) in zip(names, extras) {
                     tokens.append(try await harness.user(name, .admin))
-                    let device = try await device(name, harness, server: url, token: tokens.last!, extra: extra)
-                    try await device.send("drops 0.25 \(random.next() % 1000)")
-                    devices.append(device)
+                    devices.append(try await device(name, harness, server: url, token: tokens.last!, extra: extra))
                 }
+                // The board is made once and pulled by everyone before the edits: a list's base
+                // is what the server sent, and two creates would replace each other's lists.
+                operations.append("ann: board")
+                try await devices[0].send("board")
+                for device in devices {
+                    let answer = try await device.send("sync").joined()
+                    operations.append("\(device.name): sync -> \(answer)")
+                    try #require(answer.hasPrefix("ok"), "\(context())")
+                }
+                for device in devices { try await device.send("drops 0.25 \(random.next() % 1000)") }
                 for _ in 0..<40 {
                     let index = Int(random.next() % 3)
                     let device = devices[index]
@@ -190,6 +205,12 @@ extension SyncServerTests {
                 #expect(try await late.send("dump") == states[0], "fay differs from ann; \(context())")
                 try await late.quit()
                 #expect(try await databaseCards(harness) == states[0].filter { $0.hasPrefix("card ") }, "\(context())")
+                let boards = try await databaseBoards(harness)
+                #expect(boards == states[0].filter { $0.hasPrefix("board ") }, "\(context())")
+                // No acknowledged list element is lost.
+                let lost = lostListElements(
+                    boards: boards, logs: devices.map { log($0.name) }, deletedCards: try await deletedCards(harness))
+                #expect(lost.isEmpty, "acknowledged list elements lost: \(lost); \(context())")
                 // Every change a device saw acknowledged is applied in the database.
                 let applied = try await appliedKeys(harness)
                 // The hostile writer's good cards are applied, its bad changes never.
@@ -228,6 +249,73 @@ extension SyncServerTests {
             var cards: [String] = []
             for try await line in rows.decode(String.self) { cards.append(line) }
             return cards.sorted()
+        }
+
+        /// The boards in the database, as a device's `dump` lists them: the lists in the stored
+        /// order.
+        func databaseBoards(_ harness: ServerHarness) async throws -> [String] {
+            let rows = try await harness.client.query(
+                """
+                SELECT 'board ' || (local_id->>'string')
+                       || ' tags ' || coalesce((SELECT string_agg(element->>'string', ',' ORDER BY position)
+                                                FROM jsonb_array_elements("values"->'tags'->'list')
+                                                     WITH ORDINALITY AS tags(element, position)), '')
+                       || ' cards ' || coalesce((SELECT string_agg(element->'id'->>'string', ',' ORDER BY position)
+                                                 FROM jsonb_array_elements("values"->'cards'->'refs')
+                                                      WITH ORDINALITY AS cards(element, position)), '')
+                FROM objects JOIN spaces ON spaces.id = objects.space_id
+                WHERE spaces.name = \(harness.space) AND objects.type = 'Board' AND NOT objects.deleted
+                """)
+            var boards: [String] = []
+            for try await line in rows.decode(String.self) { boards.append(line) }
+            return boards.sorted()
+        }
+
+        /// The ids of the cards deleted in the database (a deleted card leaves every list).
+        func deletedCards(_ harness: ServerHarness) async throws -> Set<String> {
+            let rows = try await harness.client.query(
+                """
+                SELECT local_id->>'string' FROM objects JOIN spaces ON spaces.id = objects.space_id
+                WHERE spaces.name = \(harness.space) AND objects.type = 'Card' AND objects.deleted
+                """)
+            var ids = Set<String>()
+            for try await id in rows.decode(String.self) { ids.insert(id) }
+            return ids
+        }
+
+        /// The list elements that should be on the board and are not: per list, each element
+        /// added by an acknowledged change, as often as it was added, less every removal of it
+        /// that any device sent (acknowledged or not: a device killed after the server applied
+        /// its push never logged the answer). A card some device deleted is left out: the
+        /// server takes a deleted object out of every list, and a conflict may bring it back.
+        func lostListElements(boards: [String], logs: [URL], deletedCards: Set<String>) -> [String] {
+            var expected: [String: Int] = [:]
+            var deletedEver = deletedCards
+            for url in logs {
+                guard let events = try? DeviceEvents(url) else { continue }
+                let acknowledged = Set(events.acknowledgedBatches.joined())
+                deletedEver.formUnion(events.deletedCards)
+                var seen = Set<String>()
+                for edit in events.listEdits where seen.insert(edit.key + " " + edit.property).inserted {
+                    for element in edit.added where acknowledged.contains(edit.key) {
+                        expected[edit.property + " " + element, default: 0] += 1
+                    }
+                    for element in edit.removed { expected[edit.property + " " + element, default: 0] -= 1 }
+                }
+            }
+            var present: [String: Int] = [:]
+            for board in boards {
+                let words = board.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+                guard words.count == 6 else { continue }
+                for element in words[3].split(separator: ",") { present["tags \(element)", default: 0] += 1 }
+                for element in words[5].split(separator: ",") { present["cards \(element)", default: 0] += 1 }
+            }
+            return expected.compactMap { element, count in
+                if element.hasPrefix("cards "), deletedEver.contains(String(element.dropFirst(6))) { return nil }
+                let found = present[element, default: 0]
+                return found < count ? "\(element) (\(found) of \(count))" : nil
+            }
+            .sorted()
         }
 
         func appliedKeys(_ harness: ServerHarness) async throws -> Set<String> {

@@ -2,6 +2,7 @@ import Foundation
 import LiveObjects
 import LiveObjectsSync
 import LiveObjectsSyncServer
+import LiveObjectsSyncTestSupport
 import Testing
 
 extension SyncServerTests {

@@ -2,6 +2,7 @@ import Foundation
 import LiveObjects
 import LiveObjectsSync
 import LiveObjectsSyncServer
+import LiveObjectsSyncTestSupport
 import PostgresNIO
 import Testing
 
@@ -234,7 +235,7 @@ struct ListMergeTests {
             ProcessInfo.processInfo.environment["SYNC_LISTS_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 1...999_999)
         let seed = base + UInt64(run)
-        var random = SeededGenerator(seed: seed)
+        var random = SyncSeededGenerator(seed: seed)
         var operations: [String] = []
         func context() -> Comment {
             Comment(

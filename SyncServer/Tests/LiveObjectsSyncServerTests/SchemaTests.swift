@@ -1,20 +1,23 @@
 import Foundation
 import LiveObjects
 import LiveObjectsSync
+import LiveObjectsSyncTestSupport
 import Testing
 
 @testable import LiveObjectsSyncServer
 
 extension ServerHarness {
     /// The schema of the harness's models, as an app writes it.
-    static func appSchema() async throws -> SpaceSchema {
-        let realm = try await openDevice("schema")
-        return try SpaceSchema.parse(SyncSchema(realm.schema, types: [Holder.self, Card.self]).jsonData())
+    static func appSchema(_ types: [any SyncableObject.Type] = [Holder.self, Card.self]) async throws -> SpaceSchema {
+        var configuration = Realm.Configuration(identifier: "schema-\(UUID())", objectTypes: types)
+        configuration.keepsHistory = true
+        let realm = try await Realm.open(configuration)
+        return try SpaceSchema.parse(SyncSchema(realm.schema, types: types).jsonData())
     }
 
-    /// Declares the schema of the harness's models in the test's space.
-    func declareSchema() async throws {
-        let schema = try await Self.appSchema()
+    /// Declares the schema of the harness's models (or of the types given) in the test's space.
+    func declareSchema(_ types: [any SyncableObject.Type] = [Holder.self, Card.self]) async throws {
+        let schema = try await Self.appSchema(types)
         let space = space
         let upload = try await withStore { try await $0.setSchema(of: space, to: schema) }
         #expect(upload == SchemaUpload(version: 1, isNew: true))

@@ -2,6 +2,7 @@ import Foundation
 import LiveObjects
 import LiveObjectsSync
 import LiveObjectsSyncServer
+import LiveObjectsSyncTestSupport
 import Logging
 import PostgresNIO
 import Synchronization
@@ -11,21 +12,8 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// A discount-card holder.
-final class Holder: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var name = ""
-}
-
-/// A discount card.
-final class Card: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var name = ""
-    @Persisted var discount = 0
-    @Persisted var owner: Holder?
-}
+// The models (Holder, Card) are LiveObjectsSyncTestSupport's, shared with the device program
+// and the root package's sync tests.
 
 /// A real server on a free loopback port, over the database the environment names
 /// (SyncServer/scripts/with-postgres.sh gives one), with a space and users of its own.
@@ -36,6 +24,8 @@ final class ServerHarness: Sendable {
     let baseURL: URL
     let space: String
     let client: PostgresClient
+    /// The server's counters.
+    let metrics: SyncMetrics
     private let serverTask: Task<Void, any Error>
     private let clientTask: Task<Void, Never>
 
@@ -47,9 +37,10 @@ final class ServerHarness: Sendable {
 
     /// Starts a server and makes a space (named after the test, made unique) that accepts the
     /// given types.
-    static func start(_ name: String = #function, types: [String] = ["Holder", "Card"]) async throws
-        -> ServerHarness
-    {
+    static func start(
+        _ name: String = #function, types: [String] = ["Holder", "Card"],
+        http: SyncHTTPServer.Configuration = .init()
+    ) async throws -> ServerHarness {
         let database: DatabaseConfiguration
         do {
             database = try DatabaseConfiguration.fromEnvironment()
@@ -60,7 +51,8 @@ final class ServerHarness: Sendable {
             throw error
         }
         let port = PortBox()
-        let service = SyncServerService(database: database, port: 0, logger: logger)
+        let metrics = SyncMetrics()
+        let service = SyncServerService(database: database, port: 0, http: http, logger: logger, metrics: metrics)
         let task = Task { try await service.run { bound in port.value.withLock { $0 = bound } } }
         for _ in 0..<600 {
             if port.value.withLock({ $0 }) != nil { break }
@@ -83,15 +75,16 @@ final class ServerHarness: Sendable {
         let space = "\(name.prefix(while: { $0 != "(" }))-\(UUID().uuidString.prefix(8))"
         let harness = ServerHarness(
             database: database, baseURL: URL(string: "http://127.0.0.1:\(bound)")!, space: space, client: client,
-            serverTask: task, clientTask: clientTask)
+            metrics: metrics, serverTask: task, clientTask: clientTask)
         try await harness.withStore { try await $0.addSpace(space, types: types) }
         return harness
     }
 
     private init(
         database: DatabaseConfiguration, baseURL: URL, space: String, client: PostgresClient,
-        serverTask: Task<Void, any Error>, clientTask: Task<Void, Never>
+        metrics: SyncMetrics, serverTask: Task<Void, any Error>, clientTask: Task<Void, Never>
     ) {
+        self.metrics = metrics
         self.database = database
         self.baseURL = baseURL
         self.space = space

@@ -45,6 +45,7 @@ final class ServerProcess: Sendable {
         process.arguments = ["serve", "--port", "0"]
         let pipe = Pipe()
         process.standardOutput = pipe
+        process.standardError = pipe  // the log
         let output = Output()
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
@@ -110,19 +111,17 @@ final class ServerProcess: Sendable {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
     }
-}
 
-/// SplitMix64: a small seeded generator, so that a failing randomized test can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+    /// Sends SIGTERM and waits for the process: its exit status and everything it printed.
+    func terminate() -> (status: Int32, output: String) {
+        process.terminate()
+        process.waitUntilExit()
+        // What the pipe still holds after the process ended.
+        if let pipe = process.standardOutput as? Pipe {
+            pipe.fileHandleForReading.readabilityHandler = nil
+            let rest = pipe.fileHandleForReading.readDataToEndOfFile()
+            output.text.withLock { $0 += String(decoding: rest, as: UTF8.self) }
+        }
+        return (process.terminationStatus, output.text.withLock { $0 })
     }
 }

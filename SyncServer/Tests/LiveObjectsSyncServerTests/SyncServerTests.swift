@@ -2,6 +2,7 @@ import Foundation
 import LiveObjects
 import LiveObjectsSync
 import LiveObjectsSyncServer
+import LiveObjectsSyncTestSupport
 import Testing
 
 /// The sync server against a real PostgreSQL, driven by the real engine and HTTP transport.

@@ -1,6 +1,7 @@
 import Foundation
 import LiveObjectsSync
 import LiveObjectsSyncServer
+import LiveObjectsSyncTestSupport
 import Testing
 
 extension SyncServerTests {

@@ -2,6 +2,7 @@ import Foundation
 import LiveObjects
 import LiveObjectsSync
 import LiveObjectsSyncServer
+import LiveObjectsSyncTestSupport
 import PostgresNIO
 import Synchronization
 import Testing
@@ -26,7 +27,7 @@ extension SyncServerTests {
         let seed =
             ProcessInfo.processInfo.environment["LIVEOBJECTS_SYNC_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 0...UInt64(UInt32.max))
-        var random = SeededGenerator(seed: seed)
+        var random = SyncSeededGenerator(seed: seed)
         let writers = 8
         let plans: [[PlannedPush]] = (0..<writers).map { writer in
             var created: [String] = []

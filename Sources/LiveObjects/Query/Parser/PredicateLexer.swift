@@ -248,42 +248,9 @@ struct PredicateLexer {
         case UInt8(ascii: "0")...UInt8(ascii: "9"):
             return try readNumber()
         case UInt8(ascii: "$"):
-            position += 1
-            if let d = byte(at: position), Self.isDigit(d) {
-                var index = 0
-                while let d = byte(at: position), Self.isDigit(d) {
-                    // Saturate: an absurd index is reported as missing by the parser.
-                    index = index > 1_000_000_000 ? index : index * 10 + Int(d - 0x30)
-                    position += 1
-                }
-                if identifierCharacter(at: position, first: false) != nil {
-                    throw PredicateSyntaxFailure(
-                        "expected an argument such as $0 or a variable such as $x but found "
-                            + "\(characterDescription(at: position)) after the digits",
-                        at: position)
-                }
-                return .argument(index)
-            }
-            guard identifierCharacter(at: position, first: true) != nil else {
-                throw PredicateSyntaxFailure(
-                    "expected an argument such as $0 or a variable such as $x after '$' but found "
-                        + characterDescription(at: position),
-                    at: position)
-            }
-            return .variable(readIdentifier())
+            return try readArgumentOrVariable()
         case UInt8(ascii: "%"):
-            position += 1
-            switch next {
-            case UInt8(ascii: "@"), UInt8(ascii: "d"), UInt8(ascii: "i"), UInt8(ascii: "f"),
-                UInt8(ascii: "K"):
-                position += 1
-                return .placeholder(Character(Unicode.Scalar(next!)))
-            default:
-                throw PredicateSyntaxFailure(
-                    "expected %@, %d, %i, %f or %K but found '%' followed by "
-                        + characterDescription(at: position),
-                    at: start)
-            }
+            return try readPlaceholder(start: start, next: next)
         case UInt8(ascii: "@"):
             position += 1
             guard identifierCharacter(at: position, first: true) != nil else {
@@ -302,26 +269,76 @@ struct PredicateLexer {
             }
             return .identifier(readIdentifier())
         default:
-            guard identifierCharacter(at: position, first: true) != nil else {
-                var hint = ""
-                if let (scalar, _) = scalar(at: position),
-                    ["\u{2018}", "\u{2019}", "\u{201C}", "\u{201D}"].contains(scalar)
-                {
-                    hint = " (strings use straight quotes ' or \")"
-                }
-                throw PredicateSyntaxFailure(
-                    "expected a key path, value or operator but found "
-                        + characterDescription(at: position) + hint,
-                    at: start)
-            }
-            let name = readIdentifier()
-            if name.utf8.count <= PredicateKeyword.maxLength,
-                let keyword = PredicateKeyword.byName[name.uppercased()]
-            {
-                return .keyword(keyword)
-            }
-            return .identifier(name)
+            return try readWord(start: start)
         }
+    }
+
+    /// `$0` (an argument) or `$x` (a variable), from the `$`.
+    private mutating func readArgumentOrVariable() throws(PredicateSyntaxFailure) -> PredicateToken.Kind {
+        position += 1
+        if let d = byte(at: position), Self.isDigit(d) {
+            var index = 0
+            while let d = byte(at: position), Self.isDigit(d) {
+                // Saturate: an absurd index is reported as missing by the parser.
+                index = index > 1_000_000_000 ? index : index * 10 + Int(d - 0x30)
+                position += 1
+            }
+            if identifierCharacter(at: position, first: false) != nil {
+                throw PredicateSyntaxFailure(
+                    "expected an argument such as $0 or a variable such as $x but found "
+                        + "\(characterDescription(at: position)) after the digits",
+                    at: position)
+            }
+            return .argument(index)
+        }
+        guard identifierCharacter(at: position, first: true) != nil else {
+            throw PredicateSyntaxFailure(
+                "expected an argument such as $0 or a variable such as $x after '$' but found "
+                    + characterDescription(at: position),
+                at: position)
+        }
+        return .variable(readIdentifier())
+    }
+
+    /// `%@`, `%d`, `%i`, `%f` or `%K`, from the `%` (`next` is the byte after it).
+    private mutating func readPlaceholder(start: Int, next: UInt8?) throws(PredicateSyntaxFailure)
+        -> PredicateToken.Kind
+    {
+        position += 1
+        switch next {
+        case UInt8(ascii: "@"), UInt8(ascii: "d"), UInt8(ascii: "i"), UInt8(ascii: "f"),
+            UInt8(ascii: "K"):
+            position += 1
+            return .placeholder(Character(Unicode.Scalar(next!)))
+        default:
+            throw PredicateSyntaxFailure(
+                "expected %@, %d, %i, %f or %K but found '%' followed by "
+                    + characterDescription(at: position),
+                at: start)
+        }
+    }
+
+    /// A keyword or an identifier.
+    private mutating func readWord(start: Int) throws(PredicateSyntaxFailure) -> PredicateToken.Kind {
+        guard identifierCharacter(at: position, first: true) != nil else {
+            var hint = ""
+            if let (scalar, _) = scalar(at: position),
+                ["\u{2018}", "\u{2019}", "\u{201C}", "\u{201D}"].contains(scalar)
+            {
+                hint = " (strings use straight quotes ' or \")"
+            }
+            throw PredicateSyntaxFailure(
+                "expected a key path, value or operator but found "
+                    + characterDescription(at: position) + hint,
+                at: start)
+        }
+        let name = readIdentifier()
+        if name.utf8.count <= PredicateKeyword.maxLength,
+            let keyword = PredicateKeyword.byName[name.uppercased()]
+        {
+            return .keyword(keyword)
+        }
+        return .identifier(name)
     }
 
     private mutating func readNumber() throws(PredicateSyntaxFailure) -> PredicateToken.Kind {

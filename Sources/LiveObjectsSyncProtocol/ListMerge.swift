@@ -1,9 +1,10 @@
 // The merge of a list edited on a device into the list the server holds (docs/SYNC-PROTOCOL.md,
 // "Lists"): the device's edit is the difference between the list it started from (its base) and
-// the list it sends; that difference, not the whole list, is applied to the current list.
+// the list it sends; that difference, not the whole list, is applied to the current list. The
+// server merges with it, and so does the root package's test double of the server.
 
-/// The three-way merge of lists.
-enum ListMerge {
+/// The three-way merge of lists (docs/SYNC-PROTOCOL.md, "Lists").
+public enum ListMerge {
     /// An element of the merged list: of the current list (`index`) or inserted (`inserted`,
     /// its index in the edited list).
     private struct Entry {
@@ -29,7 +30,7 @@ enum ListMerge {
     /// - A move takes the base's occurrence if still there; otherwise an occurrence the base
     ///   did not hold (the element moved by another device: the last move wins); otherwise the
     ///   element was removed meanwhile, and stays removed.
-    static func merge<Element, Key: Hashable>(
+    public static func merge<Element, Key: Hashable>(
         base: [Element], edited: [Element], current: [Element], key: (Element) -> Key
     ) -> [Element] {
         let baseKeys = base.map(key)
@@ -118,12 +119,12 @@ enum ListMerge {
 
     /// The most cells of the table of ``commonSubsequence(_:_:)``: two lists whose middles (after
     /// their common prefix and suffix) are 2,000 elements each.
-    static let maximumTable = 4_000_000
+    public static let maximumTable = 4_000_000
 
     /// A longest common subsequence of two lists: for each index of the first, the index of the
     /// second it is matched with, and the other way round. Ties go to the earliest elements of
     /// the first list, so the answer is one for given lists.
-    static func commonSubsequence<Key: Hashable>(_ a: [Key], _ b: [Key]) -> ([Int?], [Int?]) {
+    public static func commonSubsequence<Key: Hashable>(_ a: [Key], _ b: [Key]) -> ([Int?], [Int?]) {
         var aToB = [Int?](repeating: nil, count: a.count)
         var bToA = [Int?](repeating: nil, count: b.count)
         // The common prefix and suffix need no table (the usual case: an append, one removal).

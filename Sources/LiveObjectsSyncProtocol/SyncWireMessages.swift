@@ -1,0 +1,99 @@
+// The messages of docs/SYNC-PROTOCOL.md that hold no object values, as Codable values, for both
+// the device's transport and the server.
+
+/// A refusal: an error code and a message; the `error` member of an error response and of a
+/// rejected receipt.
+public struct SyncWireError: Codable, Hashable, Sendable {
+    /// The code, as spelled on the wire (``SyncErrorCode``).
+    public var code: String
+    /// What the server said.
+    public var message: String
+
+    /// Creates an error member.
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// Creates an error member with a code of the table.
+    public init(_ code: SyncErrorCode, message: String) {
+        self.init(code: code.rawValue, message: message)
+    }
+}
+
+/// The body of an error response: `{"error": {"code": …, "message": …}}`.
+public struct SyncWireErrorResponse: Codable, Hashable, Sendable {
+    /// The refusal.
+    public var error: SyncWireError
+
+    /// Creates an error response.
+    public init(error: SyncWireError) { self.error = error }
+}
+
+/// One receipt of a push response.
+public struct SyncWireReceipt: Codable, Hashable, Sendable {
+    /// The key of the change answered.
+    public var key: String
+    /// The outcome as spelled on the wire (``SyncReceiptOutcomeKind``; a reader refuses one it
+    /// does not know).
+    public var outcome: String
+    /// The object's id on the server (absent for a rejected change).
+    public var serverID: String?
+    /// The object's version after the change (absent for a rejected change).
+    public var serverVersion: UInt64?
+    /// Why the change was rejected.
+    public var error: SyncWireError?
+
+    /// Creates a receipt.
+    public init(
+        key: String, outcome: SyncReceiptOutcomeKind, serverID: String? = nil, serverVersion: UInt64? = nil,
+        error: SyncWireError? = nil
+    ) {
+        self.key = key
+        self.outcome = outcome.rawValue
+        self.serverID = serverID
+        self.serverVersion = serverVersion
+        self.error = error
+    }
+
+    /// The outcome, or nil for one this version does not know.
+    public var outcomeKind: SyncReceiptOutcomeKind? { SyncReceiptOutcomeKind(rawValue: outcome) }
+}
+
+/// The body of a push response: one receipt per change.
+public struct SyncWirePushResponse: Codable, Hashable, Sendable {
+    /// The receipts, in the order of the changes.
+    public var receipts: [SyncWireReceipt]
+
+    /// Creates a push response.
+    public init(receipts: [SyncWireReceipt]) { self.receipts = receipts }
+}
+
+/// The body of `GET /v1/limits`. Every member may be absent (no limit).
+public struct SyncWireLimits: Codable, Hashable, Sendable {
+    /// The largest body of a push, in bytes.
+    public var maximumBodyBytes: Int?
+    /// The most changes in one push.
+    public var maximumChanges: Int?
+    /// The longest idempotency key, type name or property name, in UTF-8 bytes.
+    public var maximumNameBytes: Int?
+    /// The longest object id, in bytes (see ``SyncProtocolLimits/maximumIDBytes``).
+    public var maximumIDBytes: Int?
+    /// The most objects in one pull page.
+    public var maximumPageObjects: Int?
+    /// The longest long poll, in seconds.
+    public var maximumWaitSeconds: Int64?
+
+    /// Creates limits; nil is no limit.
+    public init(
+        maximumBodyBytes: Int? = nil, maximumChanges: Int? = nil, maximumNameBytes: Int? = nil,
+        maximumIDBytes: Int? = nil, maximumPageObjects: Int? = nil, maximumWaitSeconds: Int64? = nil
+    ) {
+        self.maximumBodyBytes = maximumBodyBytes
+        self.maximumChanges = maximumChanges
+        self.maximumNameBytes = maximumNameBytes
+        self.maximumIDBytes = maximumIDBytes
+        self.maximumPageObjects = maximumPageObjects
+        self.maximumWaitSeconds = maximumWaitSeconds
+    }
+}

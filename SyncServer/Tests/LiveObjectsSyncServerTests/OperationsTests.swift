@@ -1,0 +1,108 @@
+import Foundation
+import LiveObjectsSync
+import LiveObjectsSyncServer
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What an operator sees: health, metrics, and the database work of idle long polls.
+@Suite struct OperationsTests {
+    /// Waits until the server listens for notifications (it starts listening a moment after it
+    /// accepts connections); fails after many tries, asserting nothing about time.
+    func waitUntilListening(_ server: ServerHarness) async throws {
+        for _ in 0..<2000 {
+            let (_, text) = try await server.raw("GET", "/metrics", token: nil)
+            if text.contains("liveobjects_sync_listening 1") { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("the server never listened for notifications")
+    }
+
+    @Test func healthAndMetricsAnswerWithoutAToken() async throws {
+        let server = try await ServerHarness.start()
+        defer { Task { await server.stop() } }
+        let (status, health) = try await server.raw("GET", "/health", token: nil)
+        #expect(status == 200 && health.contains(#""status":"ok""#), "\(health)")
+        let token = try await server.user("ann", .writer)
+        _ = try await server.transport(token).push([
+            SyncChange(
+                idempotencyKey: "m1", object: SyncObjectID(typeName: "Card", primaryKey: .string("c1")),
+                serverID: nil, kind: .create, values: ["name": .value(.string("Bakery"))])
+        ])
+        _ = try await server.raw("GET", "/v1/spaces/\(server.space)/pull", token: "not-a-token")
+        let (metricsStatus, text) = try await server.raw("GET", "/metrics", token: nil)
+        #expect(metricsStatus == 200)
+        for line in [
+            "# TYPE liveobjects_sync_requests_total counter", "liveobjects_sync_pushes_total 1",
+            "liveobjects_sync_changes_total 1", "# TYPE liveobjects_sync_waiting_polls gauge",
+        ] {
+            #expect(text.contains(line + "\n"), "\(line) in:\n\(text)")
+        }
+        #expect(server.metrics.value(.errors) == 1, "the refused pull")
+        #expect(!text.contains(server.space) && !text.contains("Bakery"), "no user data in metrics")
+    }
+
+    /// An idle long poll reads the database once, then waits for a notification, however
+    /// short the recheck interval; a push to its space wakes it, and it reads once more.
+    @Test func anIdleLongPollReadsTheDatabaseOnce() async throws {
+        let server = try await ServerHarness.start(http: .init(recheckInterval: .milliseconds(20)))
+        defer { Task { await server.stop() } }
+        let token = try await server.user("ann", .writer)
+        try await waitUntilListening(server)
+        let path = "/v1/spaces/\(server.space)/pull"
+
+        let before = server.metrics.value(.pullReads)
+        let (status, body) = try await server.raw("GET", path + "?wait=1", token: token)
+        #expect(status == 200 && body.contains(#""changes":[]"#), "\(body)")
+        #expect(server.metrics.value(.pullReads) - before == 1, "one read for a poll that saw no change")
+
+        let woken = server.metrics.value(.pullReads)
+        async let poll = server.raw("GET", path + "?wait=30", token: token)
+        for _ in 0..<2000 where server.metrics.waitingPolls == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        _ = try await server.transport(token).push([
+            SyncChange(
+                idempotencyKey: "w1", object: SyncObjectID(typeName: "Card", primaryKey: .string("w")),
+                serverID: nil, kind: .create, values: ["name": .value(.string("woken"))])
+        ])
+        let (_, answer) = try await poll
+        #expect(answer.contains("woken"), "\(answer)")
+        #expect(server.metrics.value(.pullReads) - woken == 2, "the first read, and one on the notification")
+    }
+}
+
+extension OperationsTests {
+    /// A request to a server process.
+    func request(_ base: URL, _ path: String, token: String? = nil) async throws -> (Int, String) {
+        var request = URLRequest(url: URL(string: base.absoluteString + path)!)
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+
+    /// SIGTERM to `liveobjects-sync-server serve`: the open long poll is answered (an empty page,
+    /// not a cut connection), the process logs its shutdown and exits with status 0.
+    @Test func sigtermAnswersOpenPollsAndStopsCleanly() async throws {
+        let harness = try await ServerHarness.start()
+        defer { Task { await harness.stop() } }
+        let token = try await harness.user("ann", .reader)
+        let process = try ServerProcess.start()
+        for _ in 0..<2000 {
+            if try await request(process.baseURL, "/metrics").1.contains("liveobjects_sync_listening 1") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        async let poll = request(process.baseURL, "/v1/spaces/\(harness.space)/pull?wait=60", token: token)
+        for _ in 0..<2000 {
+            if try await request(process.baseURL, "/metrics").1.contains("liveobjects_sync_waiting_polls 1") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let (status, output) = process.terminate()
+        let (code, body) = try await poll
+        #expect(code == 200 && body.contains(#""changes":[]"#), "\(code) \(body)")
+        #expect(status == 0, "\(output)")
+        #expect(
+            output.contains("shutting down on SIGTERM") && output.contains("1 open long poll(s) answered"), "\(output)")
+        #expect(output.contains("stopped"), "\(output)")
+    }
+}
