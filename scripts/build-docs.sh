@@ -45,6 +45,19 @@ if [ ! -d "$graphs" ]; then
     exit 1
 fi
 
+# LiveObjects re-exports LiveObjectsStore (`Schema`, `Property`, `PropertyValue`, `ObjectKey`,
+# `LiveObjectsError`, ...): its graph is extracted again with the re-exported symbols in it,
+# which `swift package dump-symbol-graph` leaves out. The build it reads is the one just made.
+extract=(swift-symbolgraph-extract)
+if command -v xcrun >/dev/null; then extract=(xcrun swift-symbolgraph-extract -sdk "$(xcrun --show-sdk-path)"); fi
+target=$(swiftc -print-target-info | sed -n 's/^ *"triple": "\(.*\)",*$/\1/p' | head -1)
+reexported=$(mktemp -d)
+trap 'rm -rf "$reexported"' EXIT
+"${extract[@]}" -module-name LiveObjects -target "$target" -I "$(swift build --show-bin-path)/Modules" \
+    -I Sources/CPrefetch/include -minimum-access-level public -skip-inherited-docs \
+    -experimental-allowed-reexported-modules=LiveObjectsStore -output-dir "$reexported"
+cp "$reexported"/LiveObjects*.symbols.json "$graphs/"
+
 work=.build/documentation
 mkdir -p "$work"
 for module in "${modules[@]}"; do

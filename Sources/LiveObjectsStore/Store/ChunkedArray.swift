@@ -1,10 +1,11 @@
-internal import CPrefetch
+import CPrefetch
 
 /// An array stored in fixed-size chunks, copy-on-write per chunk.
 ///
 /// Copying a chunked array (to freeze a store) copies only the list of chunk references; the
 /// next change to either copy duplicates that list and the one chunk it touches, not the whole
 /// array. So a write after a snapshot costs O(n / 4096 + 4096), not O(n).
+@usableFromInline
 package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
     @inlinable package static var shift: Int { 12 }
     @inlinable package static var chunkSize: Int { 1 << shift }
@@ -14,9 +15,9 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
     /// other modules of the package, whose calls of this generic type's own subscript run
     /// unspecialized.
     @usableFromInline package var chunks: [[Element]] = []
-    package private(set) var count = 0
+    @usableFromInline package private(set) var count = 0
 
-    package init() {}
+    @inlinable package init() {}
 
     // MARK: Reading the chunks from another module
     //
@@ -37,8 +38,8 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
         for _ in 0..<count { append(element) }
     }
 
-    package var startIndex: Int { 0 }
-    package var endIndex: Int { count }
+    @inlinable package var startIndex: Int { 0 }
+    @inlinable package var endIndex: Int { count }
 
     @inlinable
     package subscript(position: Int) -> Element {
@@ -51,7 +52,7 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
     /// the position against its chunk's own count, which is kept in the chunk's first cache
     /// line, so a read at a random position would wait for that line (and its page's address
     /// translation) as well as for the element's.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func element(at position: Int) -> Element {
         precondition(UInt(bitPattern: position) < UInt(bitPattern: count), "position out of range")
         return chunks.withUnsafeBufferPointer { chunks in
@@ -65,7 +66,7 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
     /// plain words: going through the arrays would retain and release the chunk, and those
     /// atomic operations wait for every load in flight, which is what a prefetch is meant not
     /// to do. (A prefetch of a wrong address cannot fault: it is only a hint.)
-    @inline(__always)
+    @inlinable @inline(__always)
     package func prefetch(_ position: Int) {
         guard UInt(bitPattern: position) < UInt(bitPattern: count) else { return }
         let outer = unsafeBitCast(chunks, to: UnsafeRawPointer.self)
@@ -78,7 +79,7 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
 
     /// Where an array's elements start in its storage object: the object header (two words)
     /// and the count and capacity (two words).
-    @inline(__always)
+    @inlinable @inline(__always)
     package static var arrayHeaderSize: Int { 4 * MemoryLayout<Int>.stride }
 
     package mutating func append(_ element: Element) {

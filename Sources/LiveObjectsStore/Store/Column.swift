@@ -1,6 +1,7 @@
 import Foundation
 
 /// A value type that a scalar column stores natively.
+@usableFromInline
 package protocol ColumnElement {
     init(unchecked value: PropertyValue)
     var propertyValue: PropertyValue { get }
@@ -8,69 +9,69 @@ package protocol ColumnElement {
 }
 
 extension Bool: ColumnElement {
-    package init(unchecked value: PropertyValue) { self = value.boolValue ?? false }
-    package var propertyValue: PropertyValue { .bool(self) }
-    package static var storedZero: Bool { false }
+    @usableFromInline package init(unchecked value: PropertyValue) { self = value.boolValue ?? false }
+    @inlinable package var propertyValue: PropertyValue { .bool(self) }
+    @usableFromInline package static var storedZero: Bool { false }
 }
 
 extension Int64: ColumnElement {
-    package init(unchecked value: PropertyValue) { self = value.intValue ?? 0 }
-    package var propertyValue: PropertyValue { .int(self) }
-    package static var storedZero: Int64 { 0 }
+    @usableFromInline package init(unchecked value: PropertyValue) { self = value.intValue ?? 0 }
+    @inlinable package var propertyValue: PropertyValue { .int(self) }
+    @usableFromInline package static var storedZero: Int64 { 0 }
 }
 
 extension Float: ColumnElement {
-    package init(unchecked value: PropertyValue) {
+    @usableFromInline package init(unchecked value: PropertyValue) {
         if case .float(let v) = value { self = v } else { self = 0 }
     }
-    package var propertyValue: PropertyValue { .float(self) }
-    package static var storedZero: Float { 0 }
+    @inlinable package var propertyValue: PropertyValue { .float(self) }
+    @usableFromInline package static var storedZero: Float { 0 }
 }
 
 extension Double: ColumnElement {
-    package init(unchecked value: PropertyValue) {
+    @usableFromInline package init(unchecked value: PropertyValue) {
         if case .double(let v) = value { self = v } else { self = 0 }
     }
-    package var propertyValue: PropertyValue { .double(self) }
-    package static var storedZero: Double { 0 }
+    @inlinable package var propertyValue: PropertyValue { .double(self) }
+    @usableFromInline package static var storedZero: Double { 0 }
 }
 
 extension String: ColumnElement {
-    package init(unchecked value: PropertyValue) { self = value.stringValue ?? "" }
-    package var propertyValue: PropertyValue { .string(self) }
-    package static var storedZero: String { "" }
+    @usableFromInline package init(unchecked value: PropertyValue) { self = value.stringValue ?? "" }
+    @inlinable package var propertyValue: PropertyValue { .string(self) }
+    @usableFromInline package static var storedZero: String { "" }
 }
 
 extension Date: ColumnElement {
-    package init(unchecked value: PropertyValue) {
+    @usableFromInline package init(unchecked value: PropertyValue) {
         if case .date(let v) = value { self = v } else { self = .zero }
     }
-    package var propertyValue: PropertyValue { .date(self) }
-    package static var storedZero: Date { .zero }
+    @inlinable package var propertyValue: PropertyValue { .date(self) }
+    @usableFromInline package static var storedZero: Date { .zero }
 }
 
 extension Data: ColumnElement {
-    package init(unchecked value: PropertyValue) {
+    @usableFromInline package init(unchecked value: PropertyValue) {
         if case .data(let v) = value { self = v } else { self = Data() }
     }
-    package var propertyValue: PropertyValue { .data(self) }
-    package static var storedZero: Data { Data() }
+    @inlinable package var propertyValue: PropertyValue { .data(self) }
+    @usableFromInline package static var storedZero: Data { Data() }
 }
 
 extension UUID: ColumnElement {
-    package init(unchecked value: PropertyValue) {
+    @usableFromInline package init(unchecked value: PropertyValue) {
         if case .uuid(let v) = value { self = v } else { self = .zero }
     }
-    package var propertyValue: PropertyValue { .uuid(self) }
-    package static var storedZero: UUID { .zero }
+    @inlinable package var propertyValue: PropertyValue { .uuid(self) }
+    @usableFromInline package static var storedZero: UUID { .zero }
 }
 
 extension Optional: ColumnElement where Wrapped: ColumnElement {
-    package init(unchecked value: PropertyValue) {
+    @usableFromInline package init(unchecked value: PropertyValue) {
         self = value.isNull ? nil : Wrapped(unchecked: value)
     }
-    package var propertyValue: PropertyValue { self?.propertyValue ?? .null }
-    package static var storedZero: Wrapped? { nil }
+    @inlinable package var propertyValue: PropertyValue { self?.propertyValue ?? .null }
+    @usableFromInline package static var storedZero: Wrapped? { nil }
 }
 
 /// One stored property of a table: a typed array indexed by row.
@@ -79,15 +80,21 @@ extension Optional: ColumnElement where Wrapped: ColumnElement {
 /// dynamic view used by the dynamic API, persistence and the undo log. Scalar columns are
 /// reached through a switch on their kind, so that each access runs specialized code (a call
 /// through the class's vtable would run the unspecialized generic code).
+@usableFromInline
 package class Column {
     package final let property: Property
     /// The element kind of a scalar column; nil for link and list columns.
-    package final let scalarKind: ScalarKind?
+    @usableFromInline package final let scalarKind: ScalarKind?
     /// Bumped on every change, so that caches derived from the column know when to rebuild.
-    @exclusivity(unchecked) package final var version: UInt64 = 0
+    @inlinable package final var version: UInt64 {
+        get { _version }
+        set { _version = newValue }
+        _modify { yield &_version }
+    }
+    @exclusivity(unchecked) @usableFromInline final var _version: UInt64 = 0
 
     /// Whether this is a ``LinkColumn`` (known without a dynamic cast).
-    package final let isLinkColumn: Bool
+    @usableFromInline package final let isLinkColumn: Bool
 
     package init(property: Property, scalarKind: ScalarKind? = nil, isLinkColumn: Bool = false) {
         self.property = property
@@ -96,13 +103,13 @@ package class Column {
     }
 
     /// The number of rows, live or not.
-    package final var count: Int {
+    @inlinable package final var count: Int {
         if let k = scalarKind { return k.apply(CountOperation(), to: self) }
         return dynamicCount
     }
 
     /// The value of a row.
-    package final func value(at row: Int) -> PropertyValue {
+    @inlinable package final func value(at row: Int) -> PropertyValue {
         if let k = scalarKind { return k.apply(ValueOperation(row: row), to: self) }
         return dynamicValue(at: row)
     }
@@ -135,7 +142,7 @@ package class Column {
 
     /// Starts loading a row's value into the cache (scalar and link columns; others do
     /// nothing).
-    package final func prefetch(row: Int) {
+    @inlinable package final func prefetch(row: Int) {
         if let k = scalarKind { return k.apply(PrefetchOperation(row: row), to: self) }
         if isLinkColumn {
             withUnsafeMutablePointer(to: &unsafeDowncast(self, to: LinkColumn.self).targets) {
@@ -151,8 +158,8 @@ package class Column {
     }
 
     // Overridden by link and list columns.
-    package var dynamicCount: Int { fatalError("abstract") }
-    package func dynamicValue(at row: Int) -> PropertyValue { fatalError("abstract") }
+    @usableFromInline package var dynamicCount: Int { fatalError("abstract") }
+    @usableFromInline package func dynamicValue(at row: Int) -> PropertyValue { fatalError("abstract") }
     package func dynamicSet(_ value: PropertyValue, at row: Int) { fatalError("abstract") }
     package func dynamicAppend(_ value: PropertyValue) { fatalError("abstract") }
     package func dynamicRemoveLast() { fatalError("abstract") }
@@ -160,18 +167,25 @@ package class Column {
 }
 
 /// A column of natively stored scalar values.
+@usableFromInline
 package final class ScalarColumn<Element: ColumnElement>: Column {
-    @exclusivity(unchecked) package var values = ChunkedArray<Element>()
+    @inlinable package var values: ChunkedArray<Element> {
+        get { _values }
+        set { _values = newValue }
+        _modify { yield &_values }
+    }
+    @exclusivity(unchecked) @usableFromInline var _values: ChunkedArray<Element> = ChunkedArray<Element>()
 }
 
 /// The element type of a scalar column.
+@usableFromInline
 package enum ScalarKind {
     case bool, int, float, double, string, date, data, uuid
     case optionalBool, optionalInt, optionalFloat, optionalDouble, optionalString, optionalDate
     case optionalData, optionalUUID
 
     /// Runs an operation on a column of this kind, with the element type known statically.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func apply<Op: ScalarOperation>(_ operation: Op, to column: Column)
         -> Op.Result
     {
@@ -197,18 +211,23 @@ package enum ScalarKind {
 }
 
 /// An operation on a scalar column, written once for every element type.
+@usableFromInline
 package protocol ScalarOperation {
     associatedtype Result
     func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Result
 }
 
-private struct CountOperation: ScalarOperation {
-    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Int { column.values.count }
+@usableFromInline
+package struct CountOperation: ScalarOperation {
+    @inlinable package init() {}
+    @inlinable package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Int { column.values.count }
 }
 
-private struct ValueOperation: ScalarOperation {
-    package let row: Int
-    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> PropertyValue {
+@usableFromInline
+package struct ValueOperation: ScalarOperation {
+    @usableFromInline package let row: Int
+    @inlinable package init(row: Int) { self.row = row }
+    @inlinable package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> PropertyValue {
         column.values[row].propertyValue
     }
 }
@@ -239,9 +258,11 @@ private struct ReserveOperation: ScalarOperation {
     }
 }
 
-private struct PrefetchOperation: ScalarOperation {
-    package let row: Int
-    package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
+@usableFromInline
+package struct PrefetchOperation: ScalarOperation {
+    @usableFromInline package let row: Int
+    @inlinable package init(row: Int) { self.row = row }
+    @inlinable package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {
         withUnsafeMutablePointer(to: &column.values) { $0.pointee.prefetch(row) }
     }
 }
@@ -255,8 +276,14 @@ private struct CopyOperation: ScalarOperation {
 }
 
 /// A column of to-one links, stored as target rows (`-1` for nil).
+@usableFromInline
 package final class LinkColumn: Column {
-    @exclusivity(unchecked) package var targets = ChunkedArray<Int32>()
+    @inlinable package var targets: ChunkedArray<Int32> {
+        get { _targets }
+        set { _targets = newValue }
+        _modify { yield &_targets }
+    }
+    @exclusivity(unchecked) @usableFromInline var _targets: ChunkedArray<Int32> = ChunkedArray<Int32>()
     package unowned let target: Table
 
     package init(property: Property, target: Table) {
@@ -284,8 +311,14 @@ package final class LinkColumn: Column {
 }
 
 /// A column of lists of links, each stored as target rows.
+@usableFromInline
 package final class LinkListColumn: Column {
-    @exclusivity(unchecked) package var lists = ChunkedArray<[Int32]>()
+    @inlinable package var lists: ChunkedArray<[Int32]> {
+        get { _lists }
+        set { _lists = newValue }
+        _modify { yield &_lists }
+    }
+    @exclusivity(unchecked) @usableFromInline var _lists: ChunkedArray<[Int32]> = ChunkedArray<[Int32]>()
     package unowned let target: Table
 
     package init(property: Property, target: Table) {
@@ -315,8 +348,14 @@ package final class LinkListColumn: Column {
 }
 
 /// A column of lists of primitive values.
+@usableFromInline
 package final class ValueListColumn: Column {
-    @exclusivity(unchecked) package var lists = ChunkedArray<[PropertyValue]>()
+    @inlinable package var lists: ChunkedArray<[PropertyValue]> {
+        get { _lists }
+        set { _lists = newValue }
+        _modify { yield &_lists }
+    }
+    @exclusivity(unchecked) @usableFromInline var _lists: ChunkedArray<[PropertyValue]> = ChunkedArray<[PropertyValue]>()
 
     package override var dynamicCount: Int { lists.count }
     package override func dynamicValue(at row: Int) -> PropertyValue { .list(lists[row]) }

@@ -17,38 +17,39 @@
 /// when objects with increasing keys fill fresh slots in order. While that holds, the table
 /// finds a key's row by arithmetic (``alignedRow(for:)``) and confirms it by the row's state
 /// alone, without reading the index.
+@usableFromInline
 package struct IntKeyIndex {
     @usableFromInline
     package struct Entry {
-        package var key: Int64
+        @usableFromInline package var key: Int64
         /// The row, or -1 for an empty slot.
-        package var row: Int32
+        @usableFromInline package var row: Int32
         /// The row's generation, kept here (in what would be padding) so that a lookup can make
         /// a handle without touching the table's slot states.
-        package var generation: UInt32 = 0
+        @usableFromInline package var generation: UInt32 = 0
     }
 
     /// A slot of the dense layout: the row (-1 when no key has this value) and its generation.
     @usableFromInline
     package struct Slot {
-        package var row: Int32
-        package var generation: UInt32
+        @usableFromInline package var row: Int32
+        @usableFromInline package var generation: UInt32
         package static var empty: Slot { Slot(row: -1, generation: 0) }
     }
 
     /// Whether the dense layout is in use.
-    private var isDense = true
+    @usableFromInline private(set) var isDense = true
     /// The dense layout: slot `i` holds key `base + i`.
-    private var slots: [Slot] = []
-    private var base: Int64 = 0
+    @usableFromInline private(set) var slots: [Slot] = []
+    @usableFromInline private(set) var base: Int64 = 0
     /// The hash layout.
-    private var entries: [Entry] = []
-    private var mask = 0
-    private let seed: UInt64
+    @usableFromInline private(set) var entries: [Entry] = []
+    @usableFromInline private(set) var mask = 0
+    @usableFromInline let seed: UInt64
     package private(set) var count = 0
     /// Whether every stored key's row is `key - keyOffset` (never for an empty index).
-    package private(set) var rowsFollowKeys = false
-    private var keyOffset: Int64 = 0
+    @usableFromInline package private(set) var rowsFollowKeys = false
+    @usableFromInline private(set) var keyOffset: Int64 = 0
 
     package init() {
         seed = UInt64.random(in: 1...UInt64.max) | 1
@@ -66,15 +67,15 @@ package struct IntKeyIndex {
     /// Whether the index uses the dense layout (for tests).
     package var usesDenseLayout: Bool { isDense }
 
-    @inline(__always)
-    private func hashSlot(_ key: Int64) -> Int {
+    @inlinable @inline(__always)
+    func hashSlot(_ key: Int64) -> Int {
         let h = (UInt64(bitPattern: key) ^ (seed >> 1)) &* seed
         return Int(truncatingIfNeeded: h >> 32 ^ h) & mask
     }
 
     /// The dense slot of a key, if the key falls inside the dense layout's span.
-    @inline(__always)
-    private func denseSlot(_ key: Int64) -> Int? {
+    @inlinable @inline(__always)
+    func denseSlot(_ key: Int64) -> Int? {
         let (offset, overflow) = key.subtractingReportingOverflow(base)
         guard !overflow, UInt64(bitPattern: offset) < UInt64(slots.count) else { return nil }
         return Int(offset)
@@ -83,7 +84,7 @@ package struct IntKeyIndex {
     /// The only row that can hold `key`, while ``rowsFollowKeys`` holds: then a key is in the
     /// index exactly when that row (if there is such a row) holds a live object. Nil otherwise.
     /// Wrapping arithmetic: far keys give rows beyond any table.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func alignedRow(for key: Int64) -> UInt64? {
         rowsFollowKeys ? UInt64(bitPattern: key &- keyOffset) : nil
     }
@@ -101,13 +102,13 @@ package struct IntKeyIndex {
     }
 
     /// The row of a key.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func row(for key: Int64) -> Int32? {
         entry(for: key)?.row
     }
 
     /// The row of a key and its generation.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func entry(for key: Int64) -> (row: Int32, generation: UInt32)? {
         if isDense {
             guard let i = denseSlot(key) else { return nil }

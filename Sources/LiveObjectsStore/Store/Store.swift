@@ -1,6 +1,7 @@
 import Foundation
 
 /// One step of the undo log of the open write, which is also the source of its changeset.
+@usableFromInline
 package enum UndoEntry {
     /// Rows `first ..< first + count` were appended.
     case append(table: Int32, first: Int32, count: Int32)
@@ -28,6 +29,7 @@ package struct Savepoint {
 }
 
 /// The values of a removed row, kept so that a rollback can restore it.
+@usableFromInline
 package final class RemovedRow {
     package let values: [PropertyValue]
     package let generation: UInt32
@@ -38,6 +40,7 @@ package final class RemovedRow {
 }
 
 /// Told of property reads of managed objects (see ``Store/readRecorder``).
+@usableFromInline
 package protocol PropertyReadRecorder: AnyObject {
     func record(_ table: Table, _ property: Int)
 }
@@ -46,6 +49,7 @@ package protocol PropertyReadRecorder: AnyObject {
 /// for transactions.
 ///
 /// A store is owned by one realm and used only inside that realm's isolation.
+@usableFromInline
 package final class Store {
     /// The schema of the stored types.
     package let schema: Schema
@@ -55,32 +59,72 @@ package final class Store {
     /// Tables by the `ObjectIdentifier` of their model class.
     package var tablesByType: [ObjectIdentifier: Table] = [:]
     /// Bumped on every change, committed or not: what cached query results are checked against.
-    @exclusivity(unchecked) package var mutationCount: UInt64 = 0
+    @inlinable package var mutationCount: UInt64 {
+        get { _mutationCount }
+        set { _mutationCount = newValue }
+        _modify { yield &_mutationCount }
+    }
+    @exclusivity(unchecked) @usableFromInline var _mutationCount: UInt64 = 0
     /// While set, told of every property read of a managed object (to resolve Swift key paths
     /// into property names).
-    @exclusivity(unchecked) package var readRecorder: (any PropertyReadRecorder)?
+    @inlinable package var readRecorder: (any PropertyReadRecorder)? {
+        get { _readRecorder }
+        set { _readRecorder = newValue }
+        _modify { yield &_readRecorder }
+    }
+    @exclusivity(unchecked) @usableFromInline var _readRecorder: (any PropertyReadRecorder)?
     /// The state the layer above keeps for this store between calls (the query layer's
     /// caches): an object retained once, released with the store; the store never looks
     /// inside. A raw pointer so that the layer above can lend it without retaining it.
-    @exclusivity(unchecked) package var attachment: UnsafeMutableRawPointer?
+    @inlinable package var attachment: UnsafeMutableRawPointer? {
+        get { _attachment }
+        set { _attachment = newValue }
+        _modify { yield &_attachment }
+    }
+    @exclusivity(unchecked) @usableFromInline var _attachment: UnsafeMutableRawPointer?
     /// What owns the store (the live realm), for an object to find its realm; the store never
     /// looks at it.
     package weak var owner: AnyObject?
     /// The last frozen copy, reused while nothing changed (kept by Snapshot/, which alone knows
     /// its type).
-    @exclusivity(unchecked) package var frozenCache: (mutationCount: UInt64, frozen: AnyObject)?
+    @inlinable package var frozenCache: (mutationCount: UInt64, frozen: AnyObject)? {
+        get { _frozenCache }
+        set { _frozenCache = newValue }
+        _modify { yield &_frozenCache }
+    }
+    @exclusivity(unchecked) @usableFromInline var _frozenCache: (mutationCount: UInt64, frozen: AnyObject)?
     /// The version of the last commit.
-    @exclusivity(unchecked) package var version: UInt64 = 0
+    @inlinable package var version: UInt64 {
+        get { _version }
+        set { _version = newValue }
+        _modify { yield &_version }
+    }
+    @exclusivity(unchecked) @usableFromInline var _version: UInt64 = 0
     /// Whether a write is open.
-    @exclusivity(unchecked) package var isInWrite = false
+    @inlinable package var isInWrite: Bool {
+        get { _isInWrite }
+        set { _isInWrite = newValue }
+        _modify { yield &_isInWrite }
+    }
+    @exclusivity(unchecked) @usableFromInline var _isInWrite: Bool = false
     /// Set by `Realm.close()`: writes are refused from then on.
     package var isClosed = false
-    @exclusivity(unchecked) package var undoLog: [UndoEntry] = []
+    @inlinable package var undoLog: [UndoEntry] {
+        get { _undoLog }
+        set { _undoLog = newValue }
+        _modify { yield &_undoLog }
+    }
+    @exclusivity(unchecked) @usableFromInline var _undoLog: [UndoEntry] = []
     /// The number of slots of each table when the open write began.
     package var rowCountAtWriteStart: [Int] = []
     /// The first error raised where it could not be thrown (property setters), thrown by the
     /// enclosing realm call.
-    @exclusivity(unchecked) package var pendingError: LiveObjectsError?
+    @inlinable package var pendingError: LiveObjectsError? {
+        get { _pendingError }
+        set { _pendingError = newValue }
+        _modify { yield &_pendingError }
+    }
+    @exclusivity(unchecked) @usableFromInline var _pendingError: LiveObjectsError?
     /// Whether this is a realm's live store, whose objects change (not a frozen copy or a
     /// key-path probe, which never do): reads of other stores' objects are never observed.
     package var isLive = false

@@ -2,15 +2,16 @@ import Foundation
 
 /// The rows of one link property pointing into a table, grouped by target row: the backlink
 /// index that serves `LinkingObjects` and deletions.
+@usableFromInline
 package final class BacklinkColumn {
     /// The table holding the link property.
-    package unowned let source: Table
+    @usableFromInline package unowned let source: Table
     /// The link property's index in the source table.
     package let property: Int
     /// For each target row, the source rows that link to it (a multiset: a list can link twice).
     ///
     /// Links added by ``addLater(_:to:)`` are put in their lists first.
-    package var rows: ChunkedArray<[Int32]> {
+    @inlinable package var rows: ChunkedArray<[Int32]> {
         _read {
             if !pendingSources.isEmpty { addPending() }
             yield storage
@@ -20,10 +21,10 @@ package final class BacklinkColumn {
             yield &storage
         }
     }
-    @exclusivity(unchecked) private var storage = ChunkedArray<[Int32]>()
+    @exclusivity(unchecked) @usableFromInline var storage = ChunkedArray<[Int32]>()
     /// Links added but not yet in their targets' lists (`pendingSources[i]` to
     /// `pendingTargets[i]`).
-    @exclusivity(unchecked) private var pendingSources: [Int32] = []
+    @exclusivity(unchecked) @usableFromInline var pendingSources: [Int32] = []
     @exclusivity(unchecked) private var pendingTargets: [Int32] = []
 
     package init(source: Table, property: Int) {
@@ -43,7 +44,7 @@ package final class BacklinkColumn {
     }
 
     /// Puts the links added by ``addLater(_:to:)`` in their lists.
-    package func addPending() {
+    @usableFromInline package func addPending() {
         guard !pendingSources.isEmpty else { return }
         let sources = pendingSources
         let targets = pendingTargets
@@ -99,12 +100,16 @@ package final class BacklinkColumn {
 }
 
 /// The primary-key index of a table: a hash map from key to row, typed by the key's type.
+@usableFromInline
 package final class PrimaryKeyIndex {
-    @exclusivity(unchecked) package private(set) var ints = IntKeyIndex()
-    @exclusivity(unchecked) package private(set) var strings: [String: Int32] = [:]
-    @exclusivity(unchecked) package private(set) var uuids: [UUID: Int32] = [:]
+    @inlinable package var ints: IntKeyIndex { _ints }
+    @exclusivity(unchecked) @usableFromInline private(set) var _ints: IntKeyIndex = IntKeyIndex()
+    @inlinable package var strings: [String: Int32] { _strings }
+    @exclusivity(unchecked) @usableFromInline private(set) var _strings: [String: Int32] = [:]
+    @inlinable package var uuids: [UUID: Int32] { _uuids }
+    @exclusivity(unchecked) @usableFromInline private(set) var _uuids: [UUID: Int32] = [:]
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package func row(for key: PropertyValue) -> Int32? {
         switch key {
         case .int(let k): ints.row(for: k)
@@ -116,9 +121,9 @@ package final class PrimaryKeyIndex {
 
     package func insert(_ key: PropertyValue, row: Int32, generation: UInt32 = 0) {
         switch key {
-        case .int(let k): ints.insert(k, row: row, generation: generation)
-        case .string(let k): strings[k] = row
-        case .uuid(let k): uuids[k] = row
+        case .int(let k): _ints.insert(k, row: row, generation: generation)
+        case .string(let k): _strings[k] = row
+        case .uuid(let k): _uuids[k] = row
         default: break
         }
     }
@@ -126,14 +131,14 @@ package final class PrimaryKeyIndex {
     /// Adds a key that is not there yet (one probe for integer keys); false when it is there.
     package func insertIfAbsent(_ key: PropertyValue, row: Int32, generation: UInt32) -> Bool {
         switch key {
-        case .int(let k): return ints.insertIfAbsent(k, row: row, generation: generation)
+        case .int(let k): return _ints.insertIfAbsent(k, row: row, generation: generation)
         case .string(let k):
-            guard strings[k] == nil else { return false }
-            strings[k] = row
+            guard _strings[k] == nil else { return false }
+            _strings[k] = row
             return true
         case .uuid(let k):
-            guard uuids[k] == nil else { return false }
-            uuids[k] = row
+            guard _uuids[k] == nil else { return false }
+            _uuids[k] = row
             return true
         default: return true
         }
@@ -143,14 +148,14 @@ package final class PrimaryKeyIndex {
     package func insertAll(
         _ keys: UnsafeBufferPointer<Int64>, rows: UnsafeBufferPointer<Int32>, generations: UnsafeBufferPointer<UInt32>
     ) -> Int? {
-        ints.insertAll(keys, rows: rows, generations: generations)
+        _ints.insertAll(keys, rows: rows, generations: generations)
     }
 
     package func remove(_ key: PropertyValue) {
         switch key {
-        case .int(let k): ints.remove(k)
-        case .string(let k): strings[k] = nil
-        case .uuid(let k): uuids[k] = nil
+        case .int(let k): _ints.remove(k)
+        case .string(let k): _strings[k] = nil
+        case .uuid(let k): _uuids[k] = nil
         default: break
         }
     }
@@ -159,9 +164,9 @@ package final class PrimaryKeyIndex {
 
     package func reserve(_ capacity: Int, for type: PropertyType) {
         switch type {
-        case .string: strings.reserveCapacity(capacity)
-        case .uuid: uuids.reserveCapacity(capacity)
-        default: ints.reserve(capacity)
+        case .string: _strings.reserveCapacity(capacity)
+        case .uuid: _uuids.reserveCapacity(capacity)
+        default: _ints.reserve(capacity)
         }
     }
 
@@ -177,18 +182,25 @@ package final class PrimaryKeyIndex {
 /// Each value's rows are in ascending order, so that a lookup hands them out as results in
 /// storage order without sorting them. New rows usually come last (an append); a reused slot
 /// is put in its place.
+@usableFromInline
 package final class ValueIndex {
     /// Each value's rows, with their number beside them: counting a value's rows reads the
     /// table's own storage, not the list, which lies elsewhere in memory.
-    @exclusivity(unchecked) package var entries: [PropertyValue: Entry] = [:]
+    @inlinable package var entries: [PropertyValue: Entry] {
+        get { _entries }
+        set { _entries = newValue }
+        _modify { yield &_entries }
+    }
+    @exclusivity(unchecked) @usableFromInline var _entries: [PropertyValue: Entry] = [:]
 
+    @usableFromInline
     package struct Entry {
         /// The rows, ascending.
-        package var rows: [Int32] {
+        @usableFromInline package var rows: [Int32] {
             didSet { count = rows.count }
         }
         /// `rows.count`, kept in step by every change of `rows`.
-        package private(set) var count: Int
+        @usableFromInline package private(set) var count: Int
 
         package init(rows: [Int32] = []) {
             self.rows = rows
@@ -203,7 +215,7 @@ package final class ValueIndex {
     }
 
     /// The rows holding a value, ascending.
-    package func rows(of value: PropertyValue) -> [Int32]? {
+    @inlinable package func rows(of value: PropertyValue) -> [Int32]? {
         entries[value]?.rows
     }
 
@@ -212,7 +224,7 @@ package final class ValueIndex {
     }
 
     /// The number of rows holding a value (read in place, without copying their list out).
-    package func count(of value: PropertyValue) -> Int {
+    @inlinable package func count(of value: PropertyValue) -> Int {
         guard let i = entries.index(forKey: value) else { return 0 }
         return entries.values[i].count
     }
@@ -321,20 +333,22 @@ package enum PropertyStorage {
 ///
 /// Rows are storage slots. A deleted slot is freed when its write commits and reused by later
 /// inserts; its generation goes up so that old handles and keys stop resolving.
+@usableFromInline
 package final class Table {
     /// The table's position in the store.
     package let index: Int
     /// The object type stored here.
-    package let schema: ObjectSchema
+    @usableFromInline package let schema: ObjectSchema
     /// The store that owns the table. Unowned: the store owns its tables and outlives them;
     /// a weak reference would move the store's reference count out of line and slow every
     /// retain of it.
     package unowned(unsafe) var store: Store?
     /// One column per property, in schema order; nil for `LinkingObjects`.
-    @exclusivity(unchecked) package private(set) var columns: [Column?] = []
+    @inlinable package var columns: [Column?] { _columns }
+    @exclusivity(unchecked) @usableFromInline private(set) var _columns: [Column?] = []
 
     /// The column of a stored property (every property but `LinkingObjects` has one).
-    @inline(__always)
+    @inlinable @inline(__always)
     package func column(_ property: Int) -> Column {
         guard let column = columns[property] else {
             preconditionFailure("\(name).\(schema.properties[property].name) is computed and has no column")
@@ -361,82 +375,123 @@ package final class Table {
     /// `columns` retains and releases the array's buffer, and those atomic operations keep the
     /// processor from overlapping one read's cache miss with the next. Valid while `columns`
     /// holds the columns (both change together in `setColumns`).
-    @exclusivity(unchecked) package private(set) var unretainedColumns = UnsafeMutableBufferPointer<Unmanaged<Column>?>(
+    @inlinable package var unretainedColumns: UnsafeMutableBufferPointer<Unmanaged<Column>?> { _unretainedColumns }
+    @exclusivity(unchecked) @usableFromInline private(set) var _unretainedColumns: UnsafeMutableBufferPointer<Unmanaged<Column>?> = UnsafeMutableBufferPointer<Unmanaged<Column>?>(
         start: nil, count: 0)
     /// Per slot: the generation shifted left by one, with the low bit set while the slot holds
     /// a live object. A handle is valid while its generation matches and the bit is set; one
     /// array, so checking a handle touches one cache line.
-    @exclusivity(unchecked) private var slotStates = ChunkedArray<UInt32>()
+    @exclusivity(unchecked) @usableFromInline private(set) var slotStates = ChunkedArray<UInt32>()
     /// The live bits of `slotStates` again, 64 slots a word: 32 times smaller, so that
     /// lookups by primary key find them in a near cache (one word per 64 slots, always
     /// `(rowCount + 63) / 64` words).
-    @exclusivity(unchecked) private var liveBits = ChunkedArray<UInt64>()
+    @exclusivity(unchecked) @usableFromInline private(set) var liveBits = ChunkedArray<UInt64>()
     /// The number of live slots whose generation is not 0 (reused slots). While there are
     /// none, a live slot's generation is known without reading its state.
-    @exclusivity(unchecked) private var liveLaterGenerations = 0
+    @exclusivity(unchecked) @usableFromInline private(set) var liveLaterGenerations = 0
     /// Slots free for reuse (last is used first).
-    @exclusivity(unchecked) package var freeRows: [Int32] = []
+    @inlinable package var freeRows: [Int32] {
+        get { _freeRows }
+        set { _freeRows = newValue }
+        _modify { yield &_freeRows }
+    }
+    @exclusivity(unchecked) @usableFromInline var _freeRows: [Int32] = []
     /// The number of live objects.
-    @exclusivity(unchecked) package var liveCount = 0
+    @inlinable package var liveCount: Int {
+        get { _liveCount }
+        set { _liveCount = newValue }
+        _modify { yield &_liveCount }
+    }
+    @exclusivity(unchecked) @usableFromInline var _liveCount: Int = 0
     /// The primary key property's index, if any.
-    package let primaryKeyProperty: Int?
+    @usableFromInline package let primaryKeyProperty: Int?
     /// The primary-key index.
-    package let primaryKeyIndex: PrimaryKeyIndex?
+    @usableFromInline package let primaryKeyIndex: PrimaryKeyIndex?
     /// Secondary indexes, by property index.
     package let valueIndexes: [Int: ValueIndex]
     /// The secondary index of each property, nil where there is none: `valueIndexes` by
     /// position, for lookups without hashing.
     package let valueIndexByProperty: [ValueIndex?]
     /// Every link property (of any table) that targets this table.
-    @exclusivity(unchecked) package var incoming: [BacklinkColumn] = []
+    @inlinable package var incoming: [BacklinkColumn] {
+        get { _incoming }
+        set { _incoming = newValue }
+        _modify { yield &_incoming }
+    }
+    @exclusivity(unchecked) @usableFromInline var _incoming: [BacklinkColumn] = []
     /// For each link property of this table, the backlink column in the target table.
-    @exclusivity(unchecked) package var outgoing: [Int: BacklinkColumn] = [:]
+    @inlinable package var outgoing: [Int: BacklinkColumn] {
+        get { _outgoing }
+        set { _outgoing = newValue }
+        _modify { yield &_outgoing }
+    }
+    @exclusivity(unchecked) @usableFromInline var _outgoing: [Int: BacklinkColumn] = [:]
     /// For each `LinkingObjects` property, the backlink column it reads.
-    @exclusivity(unchecked) package var linkingObjectsSources: [BacklinkColumn?] = []
+    @inlinable package var linkingObjectsSources: [BacklinkColumn?] {
+        get { _linkingObjectsSources }
+        set { _linkingObjectsSources = newValue }
+        _modify { yield &_linkingObjectsSources }
+    }
+    @exclusivity(unchecked) @usableFromInline var _linkingObjectsSources: [BacklinkColumn?] = []
     /// What the layer above knows of the table's model class, when the realm was opened with
     /// model types (a `ModelInfo`, set by `Store.register`); the store only keeps it.
-    @exclusivity(unchecked) package var model: AnyObject?
+    @inlinable package var model: AnyObject? {
+        get { _model }
+        set { _model = newValue }
+        _modify { yield &_model }
+    }
+    @exclusivity(unchecked) @usableFromInline var _model: AnyObject?
     /// For the enum properties of the model class (by name): the raw values of the cases, the
     /// only values they may hold.
     package var enumCases: [String: (values: Set<PropertyValue>, enumName: String)] = [:]
     /// The value each property takes when none is given (from the model's defaults).
-    @exclusivity(unchecked) package var defaults: [PropertyValue]
+    @inlinable package var defaults: [PropertyValue] {
+        get { _defaults }
+        set { _defaults = newValue }
+        _modify { yield &_defaults }
+    }
+    @exclusivity(unchecked) @usableFromInline var _defaults: [PropertyValue]
     /// Property index by name.
-    package let propertyIndex: [String: Int]
+    @usableFromInline package let propertyIndex: [String: Int]
     /// The property names in schema order, for ``position(ofProperty:)``.
-    private let propertyNames: [String]
+    @usableFromInline let propertyNames: [String]
     /// How each property is stored.
     package let storage: [PropertyStorage]
     /// The stored properties that hold plain values (not links).
     package let valueProperties: [Int]
     /// For each property, the value case it takes without conversion.
-    private let valueTags: [PropertyValue.Tag?]
+    @usableFromInline let valueTags: [PropertyValue.Tag?]
     /// Property index by the offset of a `@Persisted` wrapper's field in the object; filled on
     /// first use.
     /// Kept in an unmanaged buffer (`fieldKeyCount` entries): scanning an array held in a
     /// class property retains and releases its buffer, atomic operations on every property read.
-    @exclusivity(unchecked) private var fieldKeys = UnsafeMutableBufferPointer<(field: Int, property: Int)>(
+    @exclusivity(unchecked) @usableFromInline private(set) var fieldKeys = UnsafeMutableBufferPointer<(field: Int, property: Int)>(
         start: nil, count: 0)
-    @exclusivity(unchecked) private var fieldKeyCount = 0
+    @exclusivity(unchecked) @usableFromInline private(set) var fieldKeyCount = 0
     /// Whether the hash indexes must be rebuilt before use.
-    @exclusivity(unchecked) private var indexesAreStale = false
+    @exclusivity(unchecked) @usableFromInline private(set) var indexesAreStale = false
     /// The generation given to appended slots: above that of every appended slot whose
     /// insertion was rolled back, so that keys of objects that never existed never resolve.
     @exclusivity(unchecked) private var appendGeneration: UInt32 = 0
     /// Bumped whenever a row is inserted or removed.
-    @exclusivity(unchecked) package var structureVersion: UInt64 = 0
+    @inlinable package var structureVersion: UInt64 {
+        get { _structureVersion }
+        set { _structureVersion = newValue }
+        _modify { yield &_structureVersion }
+    }
+    @exclusivity(unchecked) @usableFromInline var _structureVersion: UInt64 = 0
     @exclusivity(unchecked) private var liveRowsCache: (version: UInt64, rows: [Int32])?
 
     package init(index: Int, schema: ObjectSchema) {
         self.index = index
         self.schema = schema
         self.primaryKeyProperty = schema.properties.firstIndex { $0.isPrimaryKey }
-        self.defaults = schema.properties.map(\.zeroValue)
+        self._defaults = schema.properties.map(\.zeroValue)
         var names: [String: Int] = [:]
         for (i, p) in schema.properties.enumerated() { names[p.name] = i }
         self.propertyIndex = names
         self.propertyNames = schema.properties.map(\.name)
-        self.linkingObjectsSources = Array(repeating: nil, count: schema.properties.count)
+        self._linkingObjectsSources = Array(repeating: nil, count: schema.properties.count)
         self.storage = schema.properties.map {
             $0.type == .linkingObjects ? .computed : $0.type == .object ? .link : .value
         }
@@ -467,7 +522,7 @@ package final class Table {
     }
 
     /// The property stored by the wrapper at this offset in the object, if known.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func property(forField field: Int) -> Int? {
         // A linear scan: a type has few properties, and this beats hashing.
         for i in 0..<fieldKeyCount where fieldKeys[i].field == field { return fieldKeys[i].property }
@@ -496,7 +551,7 @@ package final class Table {
     }
 
     /// Whether a plain value fits property `p` as it is (the common case, checked quickly).
-    @inline(__always)
+    @inlinable @inline(__always)
     package func accepts(_ value: PropertyValue, _ p: Int) -> Bool {
         guard let tag = valueTags[p] else { return false }
         let actual = value.tag
@@ -506,25 +561,25 @@ package final class Table {
     /// The index of the property with a name, as `propertyIndex` gives it, found without
     /// hashing the name when the type has few properties (comparing a short name with a few
     /// others is cheaper than hashing it): for lookups on every query.
-    package func position(ofProperty name: String) -> Int? {
+    @inlinable package func position(ofProperty name: String) -> Int? {
         guard propertyNames.count <= 16 else { return propertyIndex[name] }
         return propertyNames.withUnsafeBufferPointer { names in names.firstIndex(of: name) }
     }
 
     /// The name of the object type.
-    package var name: String { schema.name }
+    @inlinable package var name: String { schema.name }
 
     /// The number of slots, live or free.
-    package var rowCount: Int { slotStates.count }
+    @inlinable package var rowCount: Int { slotStates.count }
 
     /// The generation of a slot.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func generation(_ row: Int32) -> UInt32 { slotStates[Int(row)] >> 1 }
 
     /// The generation of a slot known to hold a live object: 0 without reading the slot's
     /// state while no live object has a later generation (a slot reused after a deletion), as
     /// in a table that was only ever added to.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func generation(ofLiveRow row: Int32) -> UInt32 {
         liveLaterGenerations == 0 ? 0 : slotStates.element(at: Int(row)) >> 1
     }
@@ -538,11 +593,11 @@ package final class Table {
     package static func isLive(slotState state: UInt32) -> Bool { state & 1 != 0 }
 
     /// Whether a slot holds a live object.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func isLive(_ row: Int32) -> Bool { slotStates[Int(row)] & 1 != 0 }
 
     /// Whether a slot's bit in ``liveBits`` is set (the same answer as ``isLive(_:)``).
-    @inline(__always)
+    @inlinable @inline(__always)
     package func hasLiveBit(_ row: Int) -> Bool {
         liveBits[row >> 6] & (1 << UInt64(row & 63)) != 0
     }
@@ -573,12 +628,12 @@ package final class Table {
     }
 
     /// The key of the object in a slot.
-    package func key(_ row: Int32) -> ObjectKey {
+    @inlinable package func key(_ row: Int32) -> ObjectKey {
         ObjectKey(row: UInt32(bitPattern: row), generation: generation(row))
     }
 
     /// The slot of a key, if it names a live object.
-    package func row(for key: ObjectKey) -> Int32? {
+    @inlinable package func row(for key: ObjectKey) -> Int32? {
         let row = Int32(truncatingIfNeeded: key.row)
         guard row >= 0, isValid(row, generation: key.generation) else { return nil }
         return row
@@ -591,7 +646,7 @@ package final class Table {
     }
 
     /// Whether a slot holds a live object of the given generation.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func isValid(_ row: Int32, generation: UInt32) -> Bool {
         let r = Int(row)
         return r < slotStates.count && slotStates[r] == generation << 1 | 1
@@ -612,13 +667,13 @@ package final class Table {
     }
 
     /// The row of the object with a primary key.
-    package func row(forPrimaryKey key: PropertyValue) -> Int32? {
+    @inlinable package func row(forPrimaryKey key: PropertyValue) -> Int32? {
         if indexesAreStale { rebuildIndexes() }
         return primaryKeyIndex?.row(for: key)
     }
 
     /// The row and generation of the object with an integer primary key.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func entry(forPrimaryKey key: Int64) -> (row: Int32, generation: UInt32)? {
         if indexesAreStale { rebuildIndexes() }
         guard let index = primaryKeyIndex else { return nil }
@@ -638,7 +693,7 @@ package final class Table {
     /// Starts loading the values of a row's first four properties (other than the primary key,
     /// which a lookup already knows) into the cache, so that reading several of them waits
     /// about as long as reading one (their cache misses overlap).
-    package func prefetch(row: Int32) {
+    @inlinable package func prefetch(row: Int32) {
         var left = 4
         for i in 0..<unretainedColumns.count where left > 0 && i != primaryKeyProperty {
             guard let column = unretainedColumns[i] else { continue }
@@ -651,7 +706,7 @@ package final class Table {
     /// of the row's first four properties (the primary key included) and, when the handle
     /// needs it, the slot's state. Iterators call it a few elements ahead of the one they
     /// return, so that the cache misses of successive elements overlap.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func prefetchElement(row: Int32) {
         if liveLaterGenerations != 0 { slotStates.prefetch(Int(row)) }
         let n = Swift.min(unretainedColumns.count, 4)
@@ -662,7 +717,7 @@ package final class Table {
     }
 
     /// Starts loading the value of one property of a row into the cache.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func prefetch(row: Int32, property: Int) {
         guard let column = unretainedColumns[property] else { return }
         column._withUnsafeGuaranteedRef { $0.prefetch(row: Int(row)) }
@@ -676,7 +731,7 @@ package final class Table {
         if indexesAreStale { rebuildIndexes() }
     }
 
-    private func rebuildIndexes() {
+    @usableFromInline func rebuildIndexes() {
         indexesAreStale = false
         for row in liveRows {
             if let pk = primaryKeyProperty {
@@ -687,12 +742,12 @@ package final class Table {
     }
 
     /// The primary key of a row.
-    package func primaryKey(of row: Int32) -> PropertyValue? {
+    @inlinable package func primaryKey(of row: Int32) -> PropertyValue? {
         primaryKeyProperty.map { column($0).value(at: Int(row)) }
     }
 
     /// The current value of a stored property.
-    package func value(_ row: Int32, _ property: Int) -> PropertyValue {
+    @inlinable package func value(_ row: Int32, _ property: Int) -> PropertyValue {
         if let column = columns[property] { return column.value(at: Int(row)) }
         guard let source = linkingObjectsSources[property] else { return .list([]) }
         return .list(source.rows[Int(row)].map { .object(source.source.key($0)) })
@@ -704,7 +759,7 @@ package final class Table {
     }
 
     /// The source rows linking to `row` through every incoming link property.
-    package func linkCount(to row: Int32) -> Int {
+    @inlinable package func linkCount(to row: Int32) -> Int {
         incoming.reduce(0) { $0 + $1.rows[Int(row)].count }
     }
 
@@ -795,7 +850,7 @@ package final class Table {
     }
 
     /// The slot states (generation and live bit per slot), for readers that walk every row.
-    package func withSlotStates<R, E: Error>(_ body: (ChunkedArray<UInt32>) throws(E) -> R) throws(E) -> R {
+    @inlinable package func withSlotStates<R, E: Error>(_ body: (ChunkedArray<UInt32>) throws(E) -> R) throws(E) -> R {
         try body(slotStates)
     }
 
@@ -807,9 +862,9 @@ package final class Table {
     }
 
     package func setColumns(_ columns: [Column?]) {
-        self.columns = columns
+        self._columns = columns
         unretainedColumns.deallocate()
-        unretainedColumns = .allocate(capacity: columns.count)
+        _unretainedColumns = .allocate(capacity: columns.count)
         _ = unretainedColumns.initialize(from: columns.map { $0.map(Unmanaged.passUnretained) })
     }
 

@@ -1,15 +1,16 @@
 /// An ordered list of rows in chunks: O(chunk) inserts and removals anywhere, O(log n) search,
 /// and copy-on-write per chunk, so a frozen snapshot of a subscription's result shares all but
 /// the chunks later changes touch.
-package struct RowList: RandomAccessCollection {
+@usableFromInline
+package struct RowList: RandomAccessCollection, Sendable {
     private static let maxChunk = 2048
 
-    private var chunks: [[Int32]] = []
+    @usableFromInline private(set) var chunks: [[Int32]] = []
     /// `starts[c]` is the index of the first row of chunk `c`.
-    private var starts: [Int] = []
-    package private(set) var count = 0
+    @usableFromInline private(set) var starts: [Int] = []
+    @usableFromInline package private(set) var count = 0
 
-    package init() {}
+    @inlinable package init() {}
 
     package init<S: Sequence>(_ rows: S) where S.Element == Int32 {
         var chunk: [Int32] = []
@@ -24,16 +25,16 @@ package struct RowList: RandomAccessCollection {
         reindex()
     }
 
-    package var startIndex: Int { 0 }
-    package var endIndex: Int { count }
+    @inlinable package var startIndex: Int { 0 }
+    @inlinable package var endIndex: Int { count }
 
-    package subscript(position: Int) -> Int32 {
+    @inlinable package subscript(position: Int) -> Int32 {
         let (c, i) = locate(position)
         return chunks[c][i]
     }
 
     /// The chunk and offset of a position (the end position maps past the last chunk).
-    private func locate(_ position: Int) -> (Int, Int) {
+    @inlinable func locate(_ position: Int) -> (Int, Int) {
         // The last chunk starting at or before the position (the first one if none does).
         let c = Swift.max(0, Swift.min(starts.partitioningIndex { $0 > position } - 1, starts.count - 1))
         return (c, position - (starts.isEmpty ? 0 : starts[c]))

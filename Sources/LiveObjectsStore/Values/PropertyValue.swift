@@ -12,12 +12,12 @@ public struct ObjectKey: Hashable, Sendable, Comparable, CustomStringConvertible
     public var generation: UInt32
 
     /// Creates a key from its slot and generation.
-    public init(row: UInt32, generation: UInt32) {
+    @inlinable public init(row: UInt32, generation: UInt32) {
         self.row = row
         self.generation = generation
     }
 
-    public static func < (lhs: ObjectKey, rhs: ObjectKey) -> Bool {
+    @inlinable public static func < (lhs: ObjectKey, rhs: ObjectKey) -> Bool {
         (lhs.row, lhs.generation) < (rhs.row, rhs.generation)
     }
 
@@ -42,12 +42,12 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
     case list([PropertyValue])
 
     /// The case of a value, without its payload.
-    package enum Tag {
+    @usableFromInline package enum Tag {
         case null, bool, int, float, double, string, date, data, uuid, object, list
     }
 
     /// The case of the value.
-    package var tag: Tag {
+    @inlinable package var tag: Tag {
         switch self {
         case .null: .null
         case .bool: .bool
@@ -64,7 +64,7 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether the value is ``null``.
-    public var isNull: Bool {
+    @inlinable public var isNull: Bool {
         if case .null = self { return true }
         return false
     }
@@ -86,19 +86,19 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The value as an `Int64`, if it is an integer.
-    public var intValue: Int64? {
+    @inlinable public var intValue: Int64? {
         if case .int(let v) = self { return v }
         return nil
     }
 
     /// The value as a `String`, if it is a string.
-    public var stringValue: String? {
+    @inlinable public var stringValue: String? {
         if case .string(let v) = self { return v }
         return nil
     }
 
     /// The value as a `Double`, if it is a number of any kind.
-    public var doubleValue: Double? {
+    @inlinable public var doubleValue: Double? {
         switch self {
         case .int(let v): Double(v)
         case .float(let v): Double(v)
@@ -108,13 +108,13 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The value as a `Bool`, if it is a boolean.
-    public var boolValue: Bool? {
+    @inlinable public var boolValue: Bool? {
         if case .bool(let v) = self { return v }
         return nil
     }
 
     /// The key, if the value is a link.
-    public var objectKey: ObjectKey? {
+    @inlinable public var objectKey: ObjectKey? {
         if case .object(let key) = self { return key }
         return nil
     }
@@ -124,12 +124,12 @@ extension PropertyValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
     ExpressibleByArrayLiteral
 {
-    public init(nilLiteral: ()) { self = .null }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(integerLiteral value: Int64) { self = .int(value) }
-    public init(floatLiteral value: Double) { self = .double(value) }
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(arrayLiteral elements: PropertyValue...) { self = .list(elements) }
+    @inlinable public init(nilLiteral: ()) { self = .null }
+    @inlinable public init(booleanLiteral value: Bool) { self = .bool(value) }
+    @inlinable public init(integerLiteral value: Int64) { self = .int(value) }
+    @inlinable public init(floatLiteral value: Double) { self = .double(value) }
+    @inlinable public init(stringLiteral value: String) { self = .string(value) }
+    @inlinable public init(arrayLiteral elements: PropertyValue...) { self = .list(elements) }
 }
 
 extension Date {
