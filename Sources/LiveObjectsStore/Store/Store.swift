@@ -57,7 +57,12 @@ package final class Store {
     package let tables: [Table]
     package let tablesByName: [String: Table]
     /// Tables by the `ObjectIdentifier` of their model class.
-    package var tablesByType: [ObjectIdentifier: Table] = [:]
+    @inlinable package var tablesByType: [ObjectIdentifier: Table] {
+        get { _tablesByType }
+        set { _tablesByType = newValue }
+        _modify { yield &_tablesByType }
+    }
+    @exclusivity(unchecked) @usableFromInline var _tablesByType: [ObjectIdentifier: Table] = [:]
     /// Bumped on every change, committed or not: what cached query results are checked against.
     @inlinable package var mutationCount: UInt64 {
         get { _mutationCount }
@@ -108,7 +113,12 @@ package final class Store {
     }
     @exclusivity(unchecked) @usableFromInline var _isInWrite: Bool = false
     /// Set by `Realm.close()`: writes are refused from then on.
-    package var isClosed = false
+    @inlinable package var isClosed: Bool {
+        get { _isClosed }
+        set { _isClosed = newValue }
+        _modify { yield &_isClosed }
+    }
+    @exclusivity(unchecked) @usableFromInline var _isClosed: Bool = false
     @inlinable package var undoLog: [UndoEntry] {
         get { _undoLog }
         set { _undoLog = newValue }
@@ -116,7 +126,12 @@ package final class Store {
     }
     @exclusivity(unchecked) @usableFromInline var _undoLog: [UndoEntry] = []
     /// The number of slots of each table when the open write began.
-    package var rowCountAtWriteStart: [Int] = []
+    @inlinable package var rowCountAtWriteStart: [Int] {
+        get { _rowCountAtWriteStart }
+        set { _rowCountAtWriteStart = newValue }
+        _modify { yield &_rowCountAtWriteStart }
+    }
+    @exclusivity(unchecked) @usableFromInline var _rowCountAtWriteStart: [Int] = []
     /// The first error raised where it could not be thrown (property setters), thrown by the
     /// enclosing realm call.
     @inlinable package var pendingError: LiveObjectsError? {
@@ -127,10 +142,20 @@ package final class Store {
     @exclusivity(unchecked) @usableFromInline var _pendingError: LiveObjectsError?
     /// Whether this is a realm's live store, whose objects change (not a frozen copy or a
     /// key-path probe, which never do): reads of other stores' objects are never observed.
-    package var isLive = false
+    @inlinable package var isLive: Bool {
+        get { _isLive }
+        set { _isLive = newValue }
+        _modify { yield &_isLive }
+    }
+    @exclusivity(unchecked) @usableFromInline var _isLive: Bool = false
     /// Embedded objects whose parent the journal entry being replayed may have changed:
     /// checked by ``replayedEmbeddedWithoutOneParent()`` before the entry commits.
-    package var replayedEmbedded: [(table: Table, row: Int32)] = []
+    @inlinable package var replayedEmbedded: [(table: Table, row: Int32)] {
+        get { _replayedEmbedded }
+        set { _replayedEmbedded = newValue }
+        _modify { yield &_replayedEmbedded }
+    }
+    @exclusivity(unchecked) @usableFromInline var _replayedEmbedded: [(table: Table, row: Int32)] = []
     /// The commit pipeline, ordered by stage (see ``CommitListener``).
     package var listeners: [any CommitListener] = []
 

@@ -443,7 +443,12 @@ package final class Table {
     @exclusivity(unchecked) @usableFromInline var _model: AnyObject?
     /// For the enum properties of the model class (by name): the raw values of the cases, the
     /// only values they may hold.
-    package var enumCases: [String: (values: Set<PropertyValue>, enumName: String)] = [:]
+    @inlinable package var enumCases: [String: (values: Set<PropertyValue>, enumName: String)] {
+        get { _enumCases }
+        set { _enumCases = newValue }
+        _modify { yield &_enumCases }
+    }
+    @exclusivity(unchecked) @usableFromInline var _enumCases: [String: (values: Set<PropertyValue>, enumName: String)] = [:]
     /// The value each property takes when none is given (from the model's defaults).
     @inlinable package var defaults: [PropertyValue] {
         get { _defaults }
