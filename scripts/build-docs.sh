@@ -53,9 +53,12 @@ if command -v xcrun >/dev/null; then extract=(xcrun swift-symbolgraph-extract -s
 target=$(swiftc -print-target-info | sed -n 's/^ *"triple": "\(.*\)",*$/\1/p' | head -1)
 reexported=$(mktemp -d)
 trap 'rm -rf "$reexported"' EXIT
-"${extract[@]}" -module-name LiveObjects -target "$target" -I "$(swift build --show-bin-path)/Modules" \
-    -I Sources/CPrefetch/include -minimum-access-level public -skip-inherited-docs \
-    -experimental-allowed-reexported-modules=LiveObjectsStore -output-dir "$reexported"
+# Its messages are shown only when it fails: for this module it prints "circular reference" and
+# succeeds.
+output=$("${extract[@]}" -module-name LiveObjects -target "$target" -I "$(swift build --show-bin-path)/Modules" \
+    -Xcc -fmodule-map-file=Sources/CPrefetch/include/module.modulemap -minimum-access-level public \
+    -skip-inherited-docs -experimental-allowed-reexported-modules=LiveObjectsStore -output-dir "$reexported" 2>&1) ||
+    { echo "$output" >&2; exit 1; }
 cp "$reexported"/LiveObjects*.symbols.json "$graphs/"
 
 work=.build/documentation
