@@ -50,10 +50,11 @@ build_module() {
 build_target() {
     local target=$1
     build_crc32c
+    build_module LiveObjectsStore
     build_module LiveObjects
     build_module LiveObjectsJSON
     build_module Persistence
-    local libraries=(-lPersistence -lLiveObjectsJSON -lLiveObjects -lCCRC32C)
+    local libraries=(-lPersistence -lLiveObjectsJSON -lLiveObjects -lLiveObjectsStore -lCCRC32C)
     if [[ $target == shell ]]; then
         build_module LiveObjectsShell
         libraries=(-lLiveObjectsShell "${libraries[@]}")
