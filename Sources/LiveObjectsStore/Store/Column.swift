@@ -174,7 +174,7 @@ package final class ScalarColumn<Element: ColumnElement>: Column {
         set { _values = newValue }
         _modify { yield &_values }
     }
-    @exclusivity(unchecked) @usableFromInline var _values: ChunkedArray<Element> = ChunkedArray<Element>()
+    @exclusivity(unchecked) @usableFromInline var _values: ChunkedArray<Element> = ChunkedArray()
 }
 
 /// The element type of a scalar column.
@@ -283,7 +283,7 @@ package final class LinkColumn: Column {
         set { _targets = newValue }
         _modify { yield &_targets }
     }
-    @exclusivity(unchecked) @usableFromInline var _targets: ChunkedArray<Int32> = ChunkedArray<Int32>()
+    @exclusivity(unchecked) @usableFromInline var _targets: ChunkedArray<Int32> = ChunkedArray()
     package unowned let target: Table
 
     package init(property: Property, target: Table) {
@@ -318,7 +318,7 @@ package final class LinkListColumn: Column {
         set { _lists = newValue }
         _modify { yield &_lists }
     }
-    @exclusivity(unchecked) @usableFromInline var _lists: ChunkedArray<[Int32]> = ChunkedArray<[Int32]>()
+    @exclusivity(unchecked) @usableFromInline var _lists: ChunkedArray<[Int32]> = ChunkedArray()
     package unowned let target: Table
 
     package init(property: Property, target: Table) {
@@ -355,7 +355,7 @@ package final class ValueListColumn: Column {
         set { _lists = newValue }
         _modify { yield &_lists }
     }
-    @exclusivity(unchecked) @usableFromInline var _lists: ChunkedArray<[PropertyValue]> = ChunkedArray<[PropertyValue]>()
+    @exclusivity(unchecked) @usableFromInline var _lists: ChunkedArray<[PropertyValue]> = ChunkedArray()
 
     package override var dynamicCount: Int { lists.count }
     package override func dynamicValue(at row: Int) -> PropertyValue { .list(lists[row]) }

@@ -48,7 +48,10 @@ package protocol PropertyReadRecorder: AnyObject {
 /// The storage engine of a realm: dynamic (schema as data), column-oriented, with an undo log
 /// for transactions.
 ///
-/// A store is owned by one realm and used only inside that realm's isolation.
+/// A store is owned by one realm and used only inside that realm's isolation, so the properties
+/// the layers above read on every access skip run-time exclusivity checks: each is an
+/// `@inlinable` accessor over `@exclusivity(unchecked)` storage (`mutationCount` over
+/// `_mutationCount`), since the attribute does not hold in another module.
 @usableFromInline
 package final class Store {
     /// The schema of the stored types.

@@ -329,7 +329,10 @@ package enum PropertyStorage {
 ///
 /// Storage is used only inside its realm's isolation, one access at a time, so its hot
 /// properties opt out of run-time exclusivity checks (`@exclusivity(unchecked)`), which cost
-/// more than the accesses themselves.
+/// more than the accesses themselves. The attribute holds only inside this module, so the layers
+/// above (another module) reach such a property through an `@inlinable` accessor over its
+/// underscored storage (`columns` over `_columns`): ARCHITECTURE.md, "Reads across the module
+/// boundary".
 ///
 /// Rows are storage slots. A deleted slot is freed when its write commits and reused by later
 /// inserts; its generation goes up so that old handles and keys stop resolving.
@@ -376,8 +379,8 @@ package final class Table {
     /// processor from overlapping one read's cache miss with the next. Valid while `columns`
     /// holds the columns (both change together in `setColumns`).
     @inlinable package var unretainedColumns: UnsafeMutableBufferPointer<Unmanaged<Column>?> { _unretainedColumns }
-    @exclusivity(unchecked) @usableFromInline private(set) var _unretainedColumns: UnsafeMutableBufferPointer<Unmanaged<Column>?> = UnsafeMutableBufferPointer<Unmanaged<Column>?>(
-        start: nil, count: 0)
+    @exclusivity(unchecked) @usableFromInline private(set) var _unretainedColumns:
+        UnsafeMutableBufferPointer<Unmanaged<Column>?> = .init(start: nil, count: 0)
     /// Per slot: the generation shifted left by one, with the low bit set while the slot holds
     /// a live object. A handle is valid while its generation matches and the bit is set; one
     /// array, so checking a handle touches one cache line.
@@ -448,7 +451,8 @@ package final class Table {
         set { _enumCases = newValue }
         _modify { yield &_enumCases }
     }
-    @exclusivity(unchecked) @usableFromInline var _enumCases: [String: (values: Set<PropertyValue>, enumName: String)] = [:]
+    @exclusivity(unchecked) @usableFromInline var _enumCases: [String: (values: Set<PropertyValue>, enumName: String)] =
+        [:]
     /// The value each property takes when none is given (from the model's defaults).
     @inlinable package var defaults: [PropertyValue] {
         get { _defaults }
@@ -470,8 +474,8 @@ package final class Table {
     /// first use.
     /// Kept in an unmanaged buffer (`fieldKeyCount` entries): scanning an array held in a
     /// class property retains and releases its buffer, atomic operations on every property read.
-    @exclusivity(unchecked) @usableFromInline private(set) var fieldKeys = UnsafeMutableBufferPointer<(field: Int, property: Int)>(
-        start: nil, count: 0)
+    @exclusivity(unchecked) @usableFromInline private(set) var fieldKeys:
+        UnsafeMutableBufferPointer<(field: Int, property: Int)> = .init(start: nil, count: 0)
     @exclusivity(unchecked) @usableFromInline private(set) var fieldKeyCount = 0
     /// Whether the hash indexes must be rebuilt before use.
     @exclusivity(unchecked) @usableFromInline private(set) var indexesAreStale = false
