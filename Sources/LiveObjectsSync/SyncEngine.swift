@@ -195,7 +195,7 @@ public actor SyncEngine {
                 return true
             }
             synced[name] = SyncedType(
-                name: name, primaryKey: pk.name, serverIDProperty: serverID,
+                name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,
                 largePayloadProperties: type.largePayloadProperties, sentProperties: sent)
         }
         self.realm = realm

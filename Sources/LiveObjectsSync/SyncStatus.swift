@@ -77,6 +77,12 @@ public struct SyncReport: Sendable, Hashable {
     public var rejections: [SyncObjectID: SyncRejection] = [:]
     /// Why pulling failed after every retry, if it did: the pages before the failure are merged.
     public var pullFailure: SyncPullFailure?
+    /// Pulled states this device's model cannot read, and why: an id of another kind, a value
+    /// of another type, nil where the model has none, a link to another type (a space whose
+    /// server has no schema stores what any client sends). The object stays as it was here and
+    /// the rest of the pull goes on; a later state of it that fits is applied. Properties the
+    /// model does not have (those of a newer version of the app) are left out silently.
+    public var unreadable: [SyncObjectID: LiveObjectsError] = [:]
 }
 
 /// Why a pull failed.
