@@ -3,7 +3,7 @@
 # Debian's packages when it is missing), a database cluster, the server built, and, when asked,
 # a user, a space and a grant, whose token is printed. Ctrl-C stops the server and the cluster.
 #
-#   SyncServer/scripts/run-local-server.sh --user ann --space team --types Card,Holder
+#   SyncServer/scripts/run-local-server.sh --user ann --space team --schema schema.json
 #   SyncServer/scripts/run-local-server.sh --data ~/liveobjects-sync-data --port 8080
 #
 # Without --data the cluster is a throwaway one, removed when the server stops; with --data the
@@ -22,7 +22,9 @@ usage: SyncServer/scripts/run-local-server.sh [OPTION...]
   --expires-in TIME   the token expires after TIME: seconds, or 90s, 45m, 12h, 30d, 2w
   --space NAME        add the space NAME (needs --schema or --types)
   --schema FILE       the space's schema, as SyncSchema writes it (docs/SYNC-PROTOCOL.md)
-  --types T1,T2       without a schema, the object types the space accepts, such as Card,Holder
+  --types T1,T2       instead of a schema, only the names of the object types the space
+                      accepts, such as Card,Holder: their values are not checked (for trying
+                      things; a device reports what its model cannot read)
   --role ROLE         the user's role in the space: reader, writer (default) or admin
   --release           build and run the release build (slower to build, faster to run)
   -h, --help          show this help
@@ -172,7 +174,7 @@ fi
 echo >&2
 echo "Sync server: http://$host:$port" >&2
 if [ -n "$space" ] && [ -n "$schema" ]; then echo "Space:       $space (schema $schema)" >&2; fi
-if [ -n "$space" ] && [ -z "$schema" ]; then echo "Space:       $space (accepts $types)" >&2; fi
+if [ -n "$space" ] && [ -z "$schema" ]; then echo "Space:       $space (accepts $types, without a schema: values unchecked)" >&2; fi
 if [ -n "$token" ]; then
     echo "User:        $user" >&2
     echo "Token:       $token   (shown once; only its hash is kept)" >&2

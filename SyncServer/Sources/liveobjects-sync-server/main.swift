@@ -123,6 +123,10 @@ func run(_ arguments: [String]) async throws {
         guard !types.isEmpty else { throw UsageError(description: "--types needs at least one type name") }
         try await service.withStore { try await $0.addSpace(args[2], types: types) }
         print("space \(args[2]) accepts \(types.sorted().joined(separator: ", "))")
+        let warning =
+            "note: without a schema, space \(args[2]) stores any value of these types; a device skips and reports "
+            + "what its model cannot read. Give it one: space schema \(args[2]) --file schema.json\n"
+        FileHandle.standardError.write(Data(warning.utf8))
     case let args where args.count >= 3 && args[0] == "space" && args[1] == "types":
         if args.count > 3 {
             let types = typeList(args[3...])
