@@ -4,7 +4,8 @@ import Logging
 
 // The command line: `serve`, `user add NAME [--expires-in DURATION | --expires DATE]`,
 // `user revoke NAME`, `space add NAME --types TYPE,…`, `space types NAME [TYPE…]`,
-// `space schema NAME [--file FILE]`, `space check NAME`, `grant USER SPACE reader|writer|admin`. The database comes from the environment
+// `space schema NAME [--file FILE]`, `space check NAME`, `grant USER SPACE reader|writer|admin`,
+// `user remove NAME`, `users`, `ungrant USER SPACE`, `grants SPACE`. The database comes from the environment
 // (DatabaseConfiguration.fromEnvironment).
 
 let usage = """
@@ -20,6 +21,9 @@ let usage = """
                                           DATE: 2027-01-31 or 2027-01-31T12:00:00Z. Without
                                           either, the token never expires.
       user revoke NAME                    Revoke every token of a user.
+      user remove NAME                    Revoke every token of a user and take every role
+                                          away (its objects stay).
+      users                               List the users, their active tokens and roles.
       space add NAME --schema FILE        Add a space with a schema (see space schema).
       space add NAME --types TYPE,...     Add a space (or set the types of one without a
                                           schema) that accepts the given object types, such
@@ -35,6 +39,8 @@ let usage = """
                                           any. --remove removes them from the database (the
                                           only repair of an object whose id does not fit).
       grant USER SPACE ROLE               Give a user a role in a space: reader, writer or admin.
+      ungrant USER SPACE                  Take a user's role in a space away.
+      grants SPACE                        List the users with a role in a space.
 
     The database: LIVEOBJECTS_SYNC_DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DATABASE, or
     PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
@@ -174,8 +180,36 @@ func run(_ arguments: [String]) async throws {
         try await service.withStore { try await $0.grant(user: args[1], space: args[2], role: role) }
         print("\(args[1]) is \(role.rawValue) of \(args[2])")
     default:
-        throw UsageError(description: "unknown command: \(arguments.joined(separator: " "))")
+        guard try await runAccountCommand(arguments, service) else {
+            throw UsageError(description: "unknown command: \(arguments.joined(separator: " "))")
+        }
     }
+}
+
+/// `user remove`, `users`, `ungrant` and `grants`; false for another command.
+func runAccountCommand(_ arguments: [String], _ service: SyncServerService) async throws -> Bool {
+    switch arguments {
+    case let args where args.count == 3 && args[0] == "user" && args[1] == "remove":
+        let (tokens, grants) = try await service.withStore { try await $0.removeUser(args[2]) }
+        print("removed \(args[2]): \(tokens) token(s) revoked, \(grants) role(s) taken away")
+    case ["users"]:
+        let users = try await service.withStore { try await $0.users() }
+        for user in users {
+            let roles = user.roles.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value.rawValue)" }
+            print(
+                "\(user.name)\t\(user.activeTokens) active token(s)\t\(roles.isEmpty ? "no role" : roles.joined(separator: ","))"
+            )
+        }
+    case let args where args.count == 3 && args[0] == "ungrant":
+        try await service.withStore { try await $0.removeGrant(user: args[1], space: args[2]) }
+        print("\(args[1]) has no role in \(args[2]) any more")
+    case let args where args.count == 2 && args[0] == "grants":
+        let grants = try await service.withStore { try await $0.grants(of: args[1]) }
+        for grant in grants { print("\(grant.user)\t\(grant.role.rawValue)") }
+    default:
+        return false
+    }
+    return true
 }
 
 /// Type names given as `Card,Holder`, `Card Holder` or both.
