@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import LiveObjectsSyncProtocol
 import Logging
 import NIOCore
@@ -30,16 +31,33 @@ public struct SyncHTTPServer: Sendable {
         /// notifications (starting, or reconnecting to the database). While it listens, an
         /// idle long poll reads the database once, then waits for a notification. Default: 2 s.
         public var recheckInterval: Duration
+        /// How long a new connection has to send a whole request head before it is closed.
+        /// Default: 10 s.
+        public var headerTimeout: Duration
+        /// How long a request's body may pause between two reads before the connection is
+        /// closed. Default: 30 s.
+        public var readTimeout: Duration
+        /// How long a connection is kept after an answer, for its next request head.
+        /// Default: 60 s.
+        public var idleTimeout: Duration
+        /// The most connections served at once; one more is answered 503 (`internal`, try again
+        /// later) once its request is read, and closed. Default: 4,000.
+        public var maximumConnections: Int
 
         /// Creates a configuration; every argument has the default documented on its property.
         public init(
             maximumBodySize: Int = SyncProtocolLimits.maximumBodyBytes,
             maximumWait: Duration = .seconds(SyncProtocolLimits.maximumWaitSeconds),
-            recheckInterval: Duration = .seconds(2)
+            recheckInterval: Duration = .seconds(2), headerTimeout: Duration = .seconds(10),
+            readTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60), maximumConnections: Int = 4_000
         ) {
             self.maximumBodySize = maximumBodySize
             self.maximumWait = maximumWait
             self.recheckInterval = recheckInterval
+            self.headerTimeout = headerTimeout
+            self.readTimeout = readTimeout
+            self.idleTimeout = idleTimeout
+            self.maximumConnections = maximumConnections
         }
     }
 
@@ -57,6 +75,15 @@ public struct SyncHTTPServer: Sendable {
         self.notifier = notifier
         self.configuration = configuration
         self.metrics = metrics
+    }
+
+    /// The HTTP/1.1 server for Hummingbird's `Application`: each connection guarded by the
+    /// configuration's timeouts and connection bound (``ConnectionGuard``).
+    public var httpServer: HTTPServerBuilder {
+        .http1(
+            configuration: .init(additionalChannelHandlers: [
+                ConnectionGuard(configuration: configuration, metrics: metrics)
+            ]))
     }
 
     /// The responder for Hummingbird's `Application`.

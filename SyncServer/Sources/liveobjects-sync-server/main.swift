@@ -14,6 +14,13 @@ let usage = """
 
     COMMANDS:
       serve [--host HOST] [--port PORT]   Serve HTTP (default 127.0.0.1:8080; port 0 picks one).
+            [--header-timeout S] [--read-timeout S] [--idle-timeout S] [--max-connections N]
+                                          A new connection sends its request head within
+                                          --header-timeout (10 s), a body pauses at most
+                                          --read-timeout (30 s), a connection waits for its
+                                          next request at most --idle-timeout (60 s); over
+                                          --max-connections (4000) open at once, a connection
+                                          is answered 503 and closed.
       user add NAME [--expires-in DURATION | --expires DATE]
                                           Add a user (or give one another token); prints the
                                           token. DURATION: seconds, or 90s, 45m, 12h, 30d, 2w;
@@ -37,7 +44,10 @@ let usage = """
       grant USER SPACE ROLE               Give a user a role in a space: reader, writer or admin.
 
     The database: LIVEOBJECTS_SYNC_DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DATABASE, or
-    PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
+    PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE. TLS to it: ?sslmode=MODE in the URL, or
+    PGSSLMODE: disable, prefer (the default), require, verify-ca or verify-full; the
+    authorities of verify-ca and verify-full: ?sslrootcert=FILE or PGSSLROOTCERT (a PEM file;
+    default, the system's).
 
     OPTIONS:
       -h, --help                          Show this help.
@@ -53,6 +63,37 @@ func fail(_ message: String, code: Int32) -> Never {
     exit(code)
 }
 
+/// The options of `serve`.
+func readServeOptions(_ arguments: ArraySlice<String>, into service: inout SyncServerService) throws {
+    var rest = arguments
+    func seconds(_ option: String, _ value: String) throws -> Duration {
+        guard let number = Double(value), number > 0, number <= 86_400 else {
+            throw UsageError(description: "\(option) takes a number of seconds, over 0 and at most 86400")
+        }
+        return .milliseconds(Int64((number * 1000).rounded(.up)))
+    }
+    while let option = rest.popFirst() {
+        guard let value = rest.popFirst() else { throw UsageError(description: "\(option) needs a value") }
+        switch option {
+        case "--host": service.host = value
+        case "--port":
+            guard let port = Int(value), (0...65535).contains(port) else {
+                throw UsageError(description: "--port takes a number from 0 to 65535")
+            }
+            service.port = port
+        case "--header-timeout": service.http.headerTimeout = try seconds(option, value)
+        case "--read-timeout": service.http.readTimeout = try seconds(option, value)
+        case "--idle-timeout": service.http.idleTimeout = try seconds(option, value)
+        case "--max-connections":
+            guard let count = Int(value), count >= 1 else {
+                throw UsageError(description: "--max-connections takes a number of at least 1")
+            }
+            service.http.maximumConnections = count
+        default: throw UsageError(description: "unknown option \(option)")
+        }
+    }
+}
+
 func run(_ arguments: [String]) async throws {
     if arguments.isEmpty || arguments.contains("-h") || arguments.contains("--help") {
         print(usage)
@@ -62,19 +103,7 @@ func run(_ arguments: [String]) async throws {
     var service = SyncServerService(database: database)
     switch arguments {
     case let args where args.first == "serve":
-        var rest = args.dropFirst()
-        while let option = rest.popFirst() {
-            guard let value = rest.popFirst() else { throw UsageError(description: "\(option) needs a value") }
-            switch option {
-            case "--host": service.host = value
-            case "--port":
-                guard let port = Int(value), (0...65535).contains(port) else {
-                    throw UsageError(description: "--port takes a number from 0 to 65535")
-                }
-                service.port = port
-            default: throw UsageError(description: "unknown option \(option)")
-            }
-        }
+        try readServeOptions(args.dropFirst(), into: &service)
         let host = service.host
         service.stopsOnSignals = true
         try await service.run { port in
