@@ -222,13 +222,7 @@ public struct SyncHTTPServer: Sendable {
     private func pull(_ request: Request, space: String) async throws -> Response {
         let access = try await store.access(token: Self.bearerToken(request), space: space)
         let query = request.uri.queryParameters
-        var after: Int64 = 0
-        if let cursor = query.get("after") {
-            guard cursor.hasPrefix("v1."), let version = Int64(cursor.dropFirst(3)), version >= 0 else {
-                throw SyncServerError(.badRequest, "the cursor \(cursor) is not one this server gave")
-            }
-            after = version
-        }
+        let (after, floor) = try Self.cursor(query.get("after"), access: access)
         var limit = SyncProtocolLimits.defaultPageObjects
         if let text = query.get("limit") {
             guard let value = Int(text), value >= 1 else {
@@ -266,10 +260,38 @@ public struct SyncHTTPServer: Sendable {
             // read before is still the answer.
             if Task.isCancelled || notifier.isShuttingDown || (!woken && listening) { break }
         }
-        let cursor = try JSONEncoder().encode("v1.\(page.cursor)")
+        let cursor = try JSONEncoder().encode(
+            "v1.\(page.cursor)" + (floor > page.cursor ? ".\(floor)" : ""))
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"
         text += String(decoding: cursor, as: UTF8.self) + ",\"hasMore\":\(page.hasMore)}"
         return Self.json(Data(text.utf8))
+    }
+
+    /// A pull's cursor: `v1.N`, the device has every change up to version N, or `v1.N.F`, it
+    /// also started from the beginning when the space had compacted its deletions up to F (so
+    /// none it misses can concern an object it holds). Absent: the first pull, whose floor is
+    /// the space's compacted version now.
+    ///
+    /// - Throws: ``SyncServerError`` `badRequest` for a cursor this server never gives,
+    ///   `resetRequired` (410) for one older than a deletion that compaction removed.
+    private static func cursor(_ text: String?, access: SyncStore.Access) throws -> (after: Int64, floor: Int64) {
+        guard let text else { return (0, access.compactedVersion) }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3, parts[0] == "v1",
+            let after = Int64(parts[1]), after >= 0,
+            let floor = parts.count == 3 ? Int64(parts[2]) : 0, floor >= 0
+        else {
+            throw SyncServerError(.badRequest, "the cursor \(text) is not one this server gave")
+        }
+        if after == 0 { return (0, access.compactedVersion) }
+        guard access.compactedVersion <= max(after, floor) else {
+            throw SyncServerError(
+                .resetRequired,
+                "the cursor \(text) is older than the deletions the server keeps (from version \(access.compactedVersion)): "
+                    + "pull again without a cursor",
+                status: 410)
+        }
+        return (after, floor)
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -447,7 +447,7 @@ extension PushSegment {
                             \(new.map { JSONValue.object($0.written).text })::text[])
                      AS new(id, type, local_id, version, deleted, written)
             ), updated AS (
-                UPDATE objects SET deleted = u.deleted, version = u.version,
+                UPDATE objects SET deleted = u.deleted, version = u.version, changed_at = now(),
                     "values" = CASE WHEN u.replaces THEN u.written::jsonb ELSE objects."values" || u.written::jsonb END
                 FROM unnest(\(changed.map(\.id))::bigint[], \(changed.map(\.version))::bigint[],
                             \(changed.map(\.deleted))::bool[], \(changed.map(\.replaces))::bool[],

@@ -209,6 +209,8 @@ public struct SyncStore: Sendable {
         var types: Set<String>
         /// The version of the space's schema; nil, none.
         var schemaVersion: Int64?
+        /// The highest version of a deletion compaction removed: an older cursor starts again.
+        var compactedVersion: Int64 = 0
     }
 
     /// Checks a bearer token and the user's grant in a space.
@@ -222,17 +224,18 @@ public struct SyncStore: Sendable {
         let rows = try await client.query(
             """
             SELECT users.id, users.name, tokens.revoked_at IS NOT NULL, coalesce(tokens.expires_at <= now(), false),
-                   spaces.id, grants.role, spaces.types, spaces.schema_version::bigint
+                   spaces.id, grants.role, spaces.types, spaces.schema_version::bigint, spaces.compacted_version
             FROM tokens JOIN users ON users.id = tokens.user_id
             LEFT JOIN spaces ON spaces.name = \(space)
             LEFT JOIN grants ON grants.space_id = spaces.id AND grants.user_id = users.id
             WHERE tokens.hash = \(hash)
             """, logger: logger)
-        var found: (Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?)?
-        for try await row in rows.decode((Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?).self) {
+        var found: (Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?)?
+        for try await row in rows.decode((Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?).self) {
             found = row
         }
-        guard let (userID, userName, revoked, expired, spaceID, roleName, types, schemaVersion) = found else {
+        guard let (userID, userName, revoked, expired, spaceID, roleName, types, schemaVersion, compacted) = found
+        else {
             throw SyncServerError(.unauthorized, "the token is unknown")
         }
         guard !revoked else { throw SyncServerError(.unauthorized, "the token was revoked") }
@@ -243,7 +246,7 @@ public struct SyncStore: Sendable {
         }
         return Access(
             userID: userID, userName: userName, spaceID: spaceID, spaceName: space, role: role, types: Set(types),
-            schemaVersion: schemaVersion)
+            schemaVersion: schemaVersion, compactedVersion: compacted ?? 0)
     }
 
     /// The answer to one change, as the protocol's module spells it.

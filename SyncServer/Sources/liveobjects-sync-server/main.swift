@@ -42,6 +42,10 @@ let usage = """
                                           any. --remove removes them from the database (the
                                           only repair of an object whose id does not fit).
       grant USER SPACE ROLE               Give a user a role in a space: reader, writer or admin.
+      compact --older-than DURATION       Remove the deleted objects deleted, and the receipts
+                                          of changes applied, longer ago than DURATION (such
+                                          as 30d); a device whose cursor is older than a
+                                          deletion removed pulls again from the beginning.
 
     The database: LIVEOBJECTS_SYNC_DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DATABASE, or
     PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE. TLS to it: ?sslmode=MODE in the URL, or
@@ -94,6 +98,23 @@ func readServeOptions(_ arguments: ArraySlice<String>, into service: inout SyncS
     }
 }
 
+/// `compact --older-than DURATION`.
+func compact(_ arguments: [String], _ service: SyncServerService) async throws {
+    guard arguments.count == 3, arguments[1] == "--older-than" else {
+        throw UsageError(description: "compact takes --older-than DURATION, such as 30d")
+    }
+    let seconds: Int64
+    do {
+        seconds = try TokenExpiry.seconds(arguments[2], option: "--older-than")
+    } catch {
+        throw UsageError(description: error.message)
+    }
+    let removed = try await service.withStore { try await $0.compact(olderThan: .seconds(seconds)) }
+    print(
+        "removed \(removed.deletedObjects) deleted object(s) and \(removed.receipts) receipt(s); "
+            + "\(removed.spaces) space(s) now refuse older cursors")
+}
+
 func run(_ arguments: [String]) async throws {
     if arguments.isEmpty || arguments.contains("-h") || arguments.contains("--help") {
         print(usage)
@@ -124,6 +145,8 @@ func run(_ arguments: [String]) async throws {
         }
         let token = try await service.withStore { [expiry] in try await $0.addUser(args[2], expiry: expiry) }
         print(token)
+    case let args where args.first == "compact":
+        try await compact(args, service)
     case let args where args.count == 3 && args[0] == "user" && args[1] == "revoke":
         let count = try await service.withStore { try await $0.revokeTokens(of: args[2]) }
         print("revoked \(count) token(s) of \(args[2])")
