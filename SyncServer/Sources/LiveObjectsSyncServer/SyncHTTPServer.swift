@@ -111,7 +111,13 @@ public struct SyncHTTPServer: Sendable {
             // A refusal inside a transaction, which was rolled back.
             return Self.errorResponse(error.closureError as! SyncServerError)
         } catch {
-            store.logger.error("\(request.method) \(request.uri.path) failed: \(error)")
+            // The route, not the path: a space's name is the users' data, and stays out of logs.
+            store.logger.error(
+                "request failed",
+                metadata: [
+                    "method": "\(request.method)", "route": "\(Self.routeName(request.uri.path))",
+                    "error": "\(error)",
+                ])
             return Self.errorResponse(SyncServerError(.internal, "the server failed; try again later"))
         }
     }
@@ -265,6 +271,13 @@ public struct SyncHTTPServer: Sendable {
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"
         text += String(decoding: cursor, as: UTF8.self) + ",\"hasMore\":\(page.hasMore)}"
         return Self.json(Data(text.utf8))
+    }
+
+    /// The route of a path, with the space's name left out: `/v1/spaces/{space}/push`.
+    static func routeName(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count == 4, parts[1] == "spaces" else { return parts.count <= 2 ? path : "(another route)" }
+        return "/\(parts[0])/spaces/{space}/\(parts[3])"
     }
 
     /// A pull's cursor: `v1.N`, the device has every change up to version N, or `v1.N.F`, it
