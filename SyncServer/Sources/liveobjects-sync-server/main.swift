@@ -98,6 +98,23 @@ func readServeOptions(_ arguments: ArraySlice<String>, into service: inout SyncS
     }
 }
 
+/// `user add NAME [--expires-in DURATION | --expires DATE]`: prints the token.
+func addUser(_ arguments: [String], _ service: SyncServerService) async throws {
+    var expiry: TokenExpiry?
+    var rest = arguments.dropFirst(3)
+    while let option = rest.popFirst() {
+        guard let value = rest.popFirst() else { throw UsageError(description: "\(option) needs a value") }
+        guard expiry == nil else { throw UsageError(description: "give --expires-in or --expires once") }
+        do {
+            expiry = try TokenExpiry.parse(option: option, value: value)
+        } catch {
+            throw UsageError(description: error.message)
+        }
+    }
+    let token = try await service.withStore { [expiry] in try await $0.addUser(arguments[2], expiry: expiry) }
+    print(token)
+}
+
 /// `compact --older-than DURATION`.
 func compact(_ arguments: [String], _ service: SyncServerService) async throws {
     guard arguments.count == 3, arguments[1] == "--older-than" else {
@@ -132,19 +149,7 @@ func run(_ arguments: [String]) async throws {
             fflush(nil)  // a pipe buffers stdout; whoever started the server reads the port now
         }
     case let args where args.count >= 3 && args[0] == "user" && args[1] == "add":
-        var expiry: TokenExpiry?
-        var rest = args.dropFirst(3)
-        while let option = rest.popFirst() {
-            guard let value = rest.popFirst() else { throw UsageError(description: "\(option) needs a value") }
-            guard expiry == nil else { throw UsageError(description: "give --expires-in or --expires once") }
-            do {
-                expiry = try TokenExpiry.parse(option: option, value: value)
-            } catch {
-                throw UsageError(description: error.message)
-            }
-        }
-        let token = try await service.withStore { [expiry] in try await $0.addUser(args[2], expiry: expiry) }
-        print(token)
+        try await addUser(args, service)
     case let args where args.first == "compact":
         try await compact(args, service)
     case let args where args.count == 3 && args[0] == "user" && args[1] == "revoke":
