@@ -98,6 +98,25 @@ func readServeOptions(_ arguments: ArraySlice<String>, into service: inout SyncS
     }
 }
 
+/// Raises the process's limit of open files toward its hard limit, so that the connection bound,
+/// not the file limit, turns connections away; returns the limit in force.
+func raiseFileLimit(for connections: Int) -> Int {
+    #if canImport(Glibc)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+        let resource = RLIMIT_NOFILE
+    #endif
+    var limit = rlimit()
+    guard getrlimit(resource, &limit) == 0 else { return 0 }
+    let wanted = rlim_t(connections + 256)
+    if limit.rlim_cur < wanted {
+        var raised = limit
+        raised.rlim_cur = min(wanted, limit.rlim_max)
+        if setrlimit(resource, &raised) == 0 { limit = raised }
+    }
+    return Int(clamping: limit.rlim_cur)
+}
+
 /// `user add NAME [--expires-in DURATION | --expires DATE]`: prints the token.
 func addUser(_ arguments: [String], _ service: SyncServerService) async throws {
     var expiry: TokenExpiry?
@@ -144,6 +163,12 @@ func run(_ arguments: [String]) async throws {
         try readServeOptions(args.dropFirst(), into: &service)
         let host = service.host
         service.stopsOnSignals = true
+        let files = raiseFileLimit(for: service.http.maximumConnections)
+        if files < service.http.maximumConnections + 256 {
+            service.logger.warning(
+                "the process may open \(files) files, fewer than --max-connections \(service.http.maximumConnections) and 256 more: raise its limit (ulimit -n)"
+            )
+        }
         try await service.run { port in
             print("liveobjects-sync-server listening on http://\(host):\(port) (database \(database))")
             fflush(nil)  // a pipe buffers stdout; whoever started the server reads the port now
