@@ -117,6 +117,24 @@ func raiseFileLimit(for connections: Int) -> Int {
     return Int(clamping: limit.rlim_cur)
 }
 
+/// `serve [OPTION...]`: runs until SIGTERM or SIGINT.
+func serve(_ arguments: [String], _ service: SyncServerService, _ database: DatabaseConfiguration) async throws {
+    var service = service
+    try readServeOptions(arguments.dropFirst(), into: &service)
+    let host = service.host
+    service.stopsOnSignals = true
+    let files = raiseFileLimit(for: service.http.maximumConnections)
+    if files < service.http.maximumConnections + 256 {
+        service.logger.warning(
+            "the process may open \(files) files, fewer than --max-connections \(service.http.maximumConnections) and 256 more: raise its limit (ulimit -n)"
+        )
+    }
+    try await service.run { port in
+        print("liveobjects-sync-server listening on http://\(host):\(port) (database \(database))")
+        fflush(nil)  // a pipe buffers stdout; whoever started the server reads the port now
+    }
+}
+
 /// `user add NAME [--expires-in DURATION | --expires DATE]`: prints the token.
 func addUser(_ arguments: [String], _ service: SyncServerService) async throws {
     var expiry: TokenExpiry?
@@ -160,19 +178,7 @@ func run(_ arguments: [String]) async throws {
     var service = SyncServerService(database: database)
     switch arguments {
     case let args where args.first == "serve":
-        try readServeOptions(args.dropFirst(), into: &service)
-        let host = service.host
-        service.stopsOnSignals = true
-        let files = raiseFileLimit(for: service.http.maximumConnections)
-        if files < service.http.maximumConnections + 256 {
-            service.logger.warning(
-                "the process may open \(files) files, fewer than --max-connections \(service.http.maximumConnections) and 256 more: raise its limit (ulimit -n)"
-            )
-        }
-        try await service.run { port in
-            print("liveobjects-sync-server listening on http://\(host):\(port) (database \(database))")
-            fflush(nil)  // a pipe buffers stdout; whoever started the server reads the port now
-        }
+        try await serve(args, service, database)
     case let args where args.count >= 3 && args[0] == "user" && args[1] == "add":
         try await addUser(args, service)
     case let args where args.first == "compact":
