@@ -175,7 +175,7 @@ func run(_ arguments: [String]) async throws {
         return
     }
     let database = try DatabaseConfiguration.fromEnvironment()
-    var service = SyncServerService(database: database)
+    let service = SyncServerService(database: database)
     switch arguments {
     case let args where args.first == "serve":
         try await serve(args, service, database)
