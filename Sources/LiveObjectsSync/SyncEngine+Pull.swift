@@ -10,8 +10,49 @@ struct UnsentChange: Sendable {
 
 extension SyncEngine {
     /// Pulls page after page until the server has no more.
+    ///
+    /// When the server no longer has the history the cursor needs (`resetRequired`: compaction
+    /// removed deletions after it), the device pulls everything again from the beginning, then
+    /// removes the objects it had from the server that this pull did not bring (deleted there
+    /// meanwhile) and that have no local change waiting.
     func pullRound(_ report: inout SyncReport) async throws {
         while try await pullPage(&report) {}
+        if let seen = resetSeen, report.pullFailure == nil {
+            try await forgetObjects(notIn: seen)
+            resetSeen = nil
+            report.didReset = true
+        }
+    }
+
+    /// After a pull from the beginning: removes, in a remote write, the objects that were on the
+    /// server before and that the pull did not bring, unless a local change of them waits.
+    private func forgetObjects(notIn seen: Set<SyncObjectID>) async throws {
+        let collected = try await collect()
+        var waiting = Set((collected.levels.joined() + collected.deletions + collected.largePayloads).map(\.object))
+        waiting.formUnion(recreate)
+        waiting.formUnion(rejected.filter { $0.value.discardedAt == nil }.keys)
+        let gone = serverIDs.keys.filter { !seen.contains($0) && !waiting.contains($0) }
+        guard !gone.isEmpty else { return }
+        try await realm.writeRemote { realm in
+            for id in gone {
+                if let object = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey) {
+                    try realm.delete(object)
+                }
+            }
+        }
+        for id in gone {
+            serverIDs[id] = nil
+            serverVersions[id] = nil
+            pushedVersions[id] = nil
+            listBases[id] = nil
+            statuses[id] = nil
+            noteObjectChanged(id)
+        }
+        for key in pendingLinks.keys where gone.contains(key.object) {
+            pendingLinks[key] = nil
+            noteLinkChanged(key)
+        }
+        try await saveState()
     }
 
     /// One pull: fetch, keep the newest state per object, merge.
@@ -22,10 +63,19 @@ extension SyncEngine {
         let pulled: SyncPull
         do {
             pulled = try await withRetries { try await transport.pull(after: cursor) }
+        } catch let error as SyncHTTPError where error.code == .resetRequired && cursor != nil && resetSeen == nil {
+            // Everything again, from the beginning (see `pullRound`).
+            resetSeen = []
+            self.cursor = nil
+            notePositionChanged()
+            return true
         } catch {
             // Reported, as a failed push is: the pages before are merged and kept.
             report.pullFailure = SyncPullFailure(error)
             return false
+        }
+        if resetSeen != nil {
+            for change in pulled.changes where !change.isDeleted { resetSeen?.insert(change.object) }
         }
         var newest: [SyncObjectID: ServerChange] = [:]
         for change in pulled.changes where types[change.object.typeName] != nil {

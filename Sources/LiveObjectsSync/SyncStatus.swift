@@ -83,6 +83,10 @@ public struct SyncReport: Sendable, Hashable {
     /// the rest of the pull goes on; a later state of it that fits is applied. Properties the
     /// model does not have (those of a newer version of the app) are left out silently.
     public var unreadable: [SyncObjectID: LiveObjectsError] = [:]
+    /// Whether the server no longer had the history this device's cursor needed (it compacts
+    /// old deletions), so that the device pulled everything again and removed the objects the
+    /// server no longer has (unless a local change of them waits to be sent).
+    public var didReset = false
 }
 
 /// Why a pull failed.

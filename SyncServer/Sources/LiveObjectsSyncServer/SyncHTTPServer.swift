@@ -301,8 +301,7 @@ public struct SyncHTTPServer: Sendable {
             throw SyncServerError(
                 .resetRequired,
                 "the cursor \(text) is older than the deletions the server keeps (from version \(access.compactedVersion)): "
-                    + "pull again without a cursor",
-                status: 410)
+                    + "pull again without a cursor")
         }
         return (after, floor)
     }

@@ -7,12 +7,6 @@ import PostgresNIO
 // than a horizon leave the database; a device whose cursor is older than the last deletion
 // removed is told to pull again from the beginning.
 
-extension SyncServerError.Code {
-    /// The pull's cursor is older than what the server still holds of the space's deletions
-    /// (HTTP 410): the device pulls again without a cursor.
-    public static let resetRequired = SyncErrorCode(rawValue: "resetRequired")
-}
-
 /// What a compaction removed.
 public struct Compaction: Sendable, Hashable {
     /// Deleted objects (their rows) removed.
