@@ -27,11 +27,8 @@ extension SyncEngine {
     /// After a pull from the beginning: removes, in a remote write, the objects that were on the
     /// server before and that the pull did not bring, unless a local change of them waits.
     private func forgetObjects(notIn seen: Set<SyncObjectID>) async throws {
-        let collected = try await collect()
-        var waiting = Set((collected.levels.joined() + collected.deletions + collected.largePayloads).map(\.object))
-        waiting.formUnion(recreate)
-        waiting.formUnion(rejected.filter { $0.value.discardedAt == nil }.keys)
-        let gone = serverIDs.keys.filter { !seen.contains($0) && !waiting.contains($0) }
+        let waiting = try await unsentChanges()
+        let gone = serverIDs.keys.filter { !seen.contains($0) && waiting[$0] == nil }
         guard !gone.isEmpty else { return }
         try await realm.writeRemote { realm in
             for id in gone {
@@ -53,6 +50,35 @@ extension SyncEngine {
             noteLinkChanged(key)
         }
         try await saveState()
+    }
+
+    /// The local changes not sent yet, by object: collected since the last sync, to send again
+    /// as new, and refused ones waiting for the app (with the changes made since).
+    func unsentChanges() async throws -> [SyncObjectID: UnsentChange] {
+        let collected = try await collect()
+        var unsent: [SyncObjectID: UnsentChange] = [:]
+        for change in collected.levels.joined() + collected.deletions + collected.largePayloads {
+            var entry = unsent[change.object] ?? UnsentChange(isDeletion: change.kind == .delete, properties: [])
+            if change.kind == .create {
+                entry.properties = nil
+            } else {
+                entry.properties?.formUnion(change.values.keys)
+            }
+            unsent[change.object] = entry
+        }
+        for id in recreate { unsent[id] = UnsentChange(isDeletion: false, properties: nil) }
+        // A refused change waiting for the app keeps its values here, with the changes made since.
+        for (id, refused) in rejected where refused.discardedAt == nil {
+            var entry = unsent[id] ?? UnsentChange(isDeletion: refused.kind == .delete, properties: [])
+            if let properties = refused.properties {
+                entry.properties?.formUnion(properties)
+                entry.properties?.formUnion(collected.heldChanges[id] ?? [])
+            } else {
+                entry.properties = nil
+            }
+            unsent[id] = entry
+        }
+        return unsent
     }
 
     /// One pull: fetch, keep the newest state per object, merge.
@@ -87,29 +113,7 @@ extension SyncEngine {
             if let known = newest[change.object], known.serverVersion >= change.serverVersion { continue }
             newest[change.object] = change
         }
-        let collected = try await collect()
-        var unsent: [SyncObjectID: UnsentChange] = [:]
-        for change in collected.levels.joined() + collected.deletions + collected.largePayloads {
-            var entry = unsent[change.object] ?? UnsentChange(isDeletion: change.kind == .delete, properties: [])
-            if change.kind == .create {
-                entry.properties = nil
-            } else {
-                entry.properties?.formUnion(change.values.keys)
-            }
-            unsent[change.object] = entry
-        }
-        for id in recreate { unsent[id] = UnsentChange(isDeletion: false, properties: nil) }
-        // A refused change waiting for the app keeps its values here, with the changes made since.
-        for (id, refused) in rejected where refused.discardedAt == nil {
-            var entry = unsent[id] ?? UnsentChange(isDeletion: refused.kind == .delete, properties: [])
-            if let properties = refused.properties {
-                entry.properties?.formUnion(properties)
-                entry.properties?.formUnion(collected.heldChanges[id] ?? [])
-            } else {
-                entry.properties = nil
-            }
-            unsent[id] = entry
-        }
+        let unsent = try await unsentChanges()
         var conflicts: [SyncConflict] = []
         var applied: [ServerChange] = []
         for change in newest.values.sorted(by: { $0.serverVersion < $1.serverVersion }) {
