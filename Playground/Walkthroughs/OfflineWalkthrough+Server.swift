@@ -12,23 +12,40 @@ import Persistence
 /// kept in a file works offline, syncs when the network is back, is restarted and sends nothing
 /// again; a tablet pulls the cards and edits one; the phone pulls the edit.
 extension OfflineWalkthrough {
-    static var options: String? { "--server URL --token TOKEN [--space NAME]   (against a real sync server)" }
+    static var options: String? {
+        "--server URL --token TOKEN [--space NAME]   (against a real sync server)\n"
+            + "  offline --write-schema FILE   (writes the cards' schema, for the server's --schema)"
+    }
 
     static func run(_ narrator: Narrator, options: [String]) async throws {
         var values: [String: String] = [:]
         var rest = options[...]
         while let option = rest.popFirst() {
-            guard ["--server", "--token", "--space"].contains(option) else {
+            guard ["--server", "--token", "--space", "--write-schema"].contains(option) else {
                 throw UsageError(message: "unknown option '\(option)' of offline; it takes \(Self.options!)")
             }
             guard let value = rest.popFirst() else { throw UsageError(message: "\(option) needs a value") }
             values[option] = value
+        }
+        if let file = values["--write-schema"] {
+            guard values.count == 1 else { throw UsageError(message: "--write-schema takes no other option") }
+            try await writeSchema(to: URL(fileURLWithPath: file))
+            narrator.say("Wrote the schema of Shop and DiscountCard to \(file).")
+            return
         }
         guard let server = values["--server"].flatMap(URL.init(string:)), server.scheme != nil else {
             throw UsageError(message: "offline needs --server URL (such as http://127.0.0.1:8080)")
         }
         guard let token = values["--token"] else { throw UsageError(message: "offline needs --token TOKEN") }
         try await runAgainstServer(narrator, server: server, token: token, space: values["--space"] ?? "team")
+    }
+
+    /// Writes the schema of the cards' model, as an app does for its server's space
+    /// (`run-local-server.sh --schema FILE`, or `liveobjects-sync-server space schema`).
+    static func writeSchema(to file: URL) async throws {
+        let types: [any SyncableObject.Type] = [Shop.self, DiscountCard.self]
+        let realm = try await Realm.open(Realm.Configuration(identifier: "schema-\(UUID())", objectTypes: types))
+        try SyncSchema(realm.schema, types: types).jsonData().write(to: file, options: .atomic)
     }
 
     /// A transport that can be cut off, as a phone without network.

@@ -88,7 +88,8 @@ package enum Command: Hashable, Sendable {
     case rollback
     case watch(name: String, query: QueryRequest)
     case unwatch(String)
-    case watches
+    /// `watches [rows N]`: lists the watches, or sets how many rows a change set prints.
+    case watches(rows: Int?)
     case importFile(type: String?, path: String)
     case export(type: String?, path: String)
     case save
@@ -429,7 +430,17 @@ package struct CommandParser {
         case "unwatch":
             guard let name = word() else { throw usage(command) }
             result = .unwatch(name)
-        case "watches": result = .watches
+        case "watches":
+            var rows: Int?
+            if keyword("rows") {
+                skipSpace()
+                let start = position
+                guard let w = word(), let n = Int(w), n >= 0 else {
+                    throw error("watches rows needs a number of rows: watches rows N", at: start)
+                }
+                rows = n
+            }
+            result = .watches(rows: rows)
         case "import", "export":
             result = try transfer(command)
         case "save": result = .save

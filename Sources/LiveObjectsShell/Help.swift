@@ -133,10 +133,15 @@ struct CommandDoc: Sendable {
             name: "watch", usage: "watch NAME = TYPE [where PREDICATE] [sort by ...] [limit N]",
             abstract: "Print a query's changes as they happen, until 'unwatch'.",
             discussion:
-                "Each change set lists the deleted rows (old indices), then the inserted, modified and\nmoved rows (new indices): at most 20 rows, then '… and N more'. A command's changes\nare printed after its output; on a file, the commits of other processes (another shell,\nan app) are printed as they arrive: at a terminal above the line being typed, which is\nthen drawn again as it was; otherwise before the next command's output."
+                "Each change set lists the deleted rows (old indices), then the inserted, modified and\nmoved rows (new indices): at most 20 rows ('watches rows N'), then '… and N more'. A command's changes\nare printed after its output; on a file, the commits of other processes (another shell,\nan app) are printed as they arrive: at a terminal above the line being typed, which is\nthen drawn again as it was; otherwise before the next command's output."
         ),
         CommandDoc(name: "unwatch", usage: "unwatch NAME", abstract: "Stop a watch."),
-        CommandDoc(name: "watches", usage: "watches", abstract: "List the watches."),
+        CommandDoc(
+            name: "watches", usage: "watches [rows N]",
+            abstract: "List the watches, or set how many rows a change set prints (default 20).",
+            discussion:
+                "'watches rows 0' prints the counts only; past the limit a change set ends with\n'… and N more'."
+        ),
         CommandDoc(
             name: "import", usage: "import [TYPE] FILE",
             abstract: "Create objects from a JSON file, in one transaction.",

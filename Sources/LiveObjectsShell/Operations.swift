@@ -127,6 +127,17 @@ enum Operations {
             if property.type == .linkingObjects { element.type = .object }
             return .array(items.map { json($0, element, realm) })
         }
+        guard case .object(let key) = value else { return json(scalar: value) }
+        guard let type = property.objectType, let target = try? realm.dynamicObject(ofType: type, key: key) else {
+            return .string(key.description)
+        }
+        if target.objectSchema.isEmbedded { return json(target, realm) }
+        if let pk = target.objectSchema.primaryKey { return json(target[pk.name], pk, realm) }
+        return .string(key.description)
+    }
+
+    /// A value that is not a link nor a list, as the shell prints it.
+    static func json(scalar value: PropertyValue) -> JSONValue {
         switch value {
         case .null: return .null
         case .bool(let v): return .bool(v)
@@ -137,14 +148,8 @@ enum Operations {
         case .date(let v): return .string(v.formatted(.iso8601))
         case .data(let v): return .string(v.base64EncodedString())
         case .uuid(let v): return .string(v.uuidString)
-        case .object(let key):
-            guard let type = property.objectType, let target = try? realm.dynamicObject(ofType: type, key: key) else {
-                return .string(key.description)
-            }
-            if target.objectSchema.isEmbedded { return json(target, realm) }
-            if let pk = target.objectSchema.primaryKey { return json(target[pk.name], pk, realm) }
-            return .string(key.description)
-        case .list: return .null  // handled above
+        case .object(let key): return .string(key.description)
+        case .list: return .null
         }
     }
 

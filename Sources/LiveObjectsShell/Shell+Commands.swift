@@ -203,6 +203,25 @@ extension Shell {
         print("Stopped watching \(name).", json: .object([("unwatched", .string(name))]))
     }
 
+    /// Sets how many rows a watch prints per change set, for every watch; the live tasks
+    /// follow with the new limit.
+    func setWatchRowLimit(_ rows: Int) async {
+        watchRowLimit = rows
+        for i in watches.indices where watches[i].live != nil {
+            guard let state = await stopLive(at: i) else { continue }
+            let request = watches[i].request
+            guard
+                let changes = try? await realm.read({ realm in
+                    try Operations.results(request, line: "", realm).changes()
+                })
+            else { continue }
+            startLive(at: i, changes: changes, from: state)
+        }
+        print(
+            "A watch prints at most \(rows) row\(rows == 1 ? "" : "s") per change.",
+            json: .object([("watchRows", .int(Int64(rows)))]))
+    }
+
     /// Prints the watches.
     func listWatches() {
         var table = TextTable(columns: ["watch", "query"], maximumWidth: io.width())

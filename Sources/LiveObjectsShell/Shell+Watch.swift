@@ -19,8 +19,9 @@ import Synchronization
 /// not above the version of the rows handed over is skipped: no change set is lost between two
 /// subscriptions, none is printed twice.
 extension Shell {
-    /// The most rows a change set prints; the rest are counted in a `… and N more` line.
-    static let watchRowLimit = 20
+    /// The most rows a change set prints unless `watches rows N` says otherwise; the rest are
+    /// counted in a `… and N more` line.
+    static let defaultWatchRowLimit = 20
 
     /// Starts a watch's live subscription from rows read now (a new watch, or the realm replaced
     /// by `define`).
@@ -28,15 +29,7 @@ extension Shell {
         let request = watches[i].request
         let (changes, state) = try await realm.read { realm in
             let results = try Operations.results(request, line: "", realm)
-            var rows: [ObjectKey: JSONValue] = [:]
-            var keys: [ObjectKey] = []
-            for element in results {
-                if let object = DynamicObject(element) {
-                    keys.append(object.key)
-                    rows[object.key] = Operations.json(object, realm)
-                }
-            }
-            return (results.changes(), WatchState(version: realm.version, keys: keys, rows: rows))
+            return (results.changes(), WatchState(version: realm.version, snapshot: results.freeze()))
         }
         startLive(at: i, changes: changes, from: state)
     }
@@ -44,22 +37,21 @@ extension Shell {
     /// Follows `changes` in a task of its own, from `state`.
     func startLive(at i: Int, changes: CollectionChanges<Object>, from state: WatchState) {
         let renderer = watchRenderer(for: watches[i])
-        let realm = self.realm
         let sink = liveSink
-        let task = Task { await Shell.follow(changes, from: state, renderer, realm, sink) }
+        let task = Task { await Shell.follow(changes, from: state, renderer, sink) }
         watches[i].live = task
     }
 
     /// Renders each change set of `changes` to `sink` until the subscription is ended; the rows
     /// after the last one.
     static func follow(
-        _ changes: CollectionChanges<Object>, from state: WatchState, _ renderer: WatchRenderer, _ realm: Realm,
+        _ changes: CollectionChanges<Object>, from state: WatchState, _ renderer: WatchRenderer,
         _ sink: @Sendable (String) -> Void
     ) async -> WatchState {
         var state = state
         var iterator = changes.makeAsyncIterator()
         while let change = await iterator.next() {
-            let (next, text) = await apply(change, after: state, renderer, realm)
+            let (next, text) = apply(change, after: state, renderer)
             state = next
             if let text { sink(text) }
         }
@@ -69,7 +61,8 @@ extension Shell {
     func watchRenderer(for watch: Watch) -> WatchRenderer {
         WatchRenderer(
             name: watch.name, type: watch.request.type,
-            columns: realm.schema[watch.request.type]?.properties.filter(\.isStored).map(\.name) ?? [], json: json)
+            properties: realm.schema[watch.request.type]?.properties.filter(\.isStored) ?? [], json: json,
+            rowLimit: watchRowLimit)
     }
 
     /// Before a command that can change objects: arms a subscription for each watch, then stops
@@ -130,7 +123,7 @@ extension Shell {
             var state = armed.state
             let renderer = watchRenderer(for: watches[i])
             for change in await Self.drain(armed.changes) {
-                let (next, text) = await Self.apply(change, after: state, renderer, realm)
+                let (next, text) = Self.apply(change, after: state, renderer)
                 state = next
                 if let text { io.output(text) }
             }
@@ -140,42 +133,23 @@ extension Shell {
 
     /// The rows after one change set, and the text that reports it (nil for the first element,
     /// a change set already in `state`, or one without rows).
+    ///
+    /// Only the rows printed are read (at most the renderer's row limit): a deleted row from the
+    /// frozen rows of the state before, the others from the change set's own snapshot.
     static func apply(
-        _ change: CollectionChange<Object>, after state: WatchState, _ renderer: WatchRenderer, _ realm: Realm
-    ) async -> (WatchState, String?) {
+        _ change: CollectionChange<Object>, after state: WatchState, _ renderer: WatchRenderer
+    ) -> (WatchState, String?) {
         guard !change.isInitial, change.version > state.version else { return (state, nil) }
-        let keys = change.snapshot.keys
-        var changed: [ObjectKey] = []
-        changed.reserveCapacity(change.insertions.count + change.modificationsInNewIndices.count)
-        for i in change.insertions { changed.append(keys[i]) }
-        for i in change.modificationsInNewIndices { changed.append(keys[i]) }
-        let type = renderer.type
-        let wanted = changed
-        let read: [ObjectKey: JSONValue]? = try? await realm.read { realm in
-            var rows: [ObjectKey: JSONValue] = [:]
-            for key in wanted {
-                if let object = try realm.dynamicObject(ofType: type, key: key) {
-                    rows[key] = Operations.json(object, realm)
-                }
-            }
-            return rows
-        }
-        let fresh = read ?? [:]
-        var rows = state.rows
-        let deleted = change.deletions.map { state.keys[$0] }
-        let text = renderer.render(change, old: state.keys, oldRows: rows, new: keys, newRows: fresh)
-        for key in deleted { rows[key] = nil }
-        rows.merge(fresh) { _, new in new }
-        return (WatchState(version: change.version, keys: keys, rows: rows), text)
+        let text = renderer.render(change, old: state.snapshot)
+        return (WatchState(version: change.version, snapshot: change.snapshot), text)
     }
 }
 
-/// A watch's rows at a version: what its next change set is read against (deleted rows are
-/// printed as they were).
+/// A watch's rows at a version, frozen: what its next change set is read against (deleted rows
+/// are printed as they were).
 struct WatchState: Sendable {
     var version: UInt64
-    var keys: [ObjectKey]
-    var rows: [ObjectKey: JSONValue]
+    var snapshot: FrozenResults<Object>
 }
 
 /// Where the change sets of other processes' commits go when the shell has no
@@ -193,18 +167,43 @@ final class LiveQueue: Sendable {
     }
 }
 
-/// Renders a watch's change set: a summary line with every count, then at most
-/// ``Shell/watchRowLimit`` rows, so that a large change prints quickly.
+/// Renders a watch's change set: a summary line with every count, then at most `rowLimit`
+/// rows, so that a large change prints quickly.
 struct WatchRenderer: Sendable {
     var name: String
     var type: String
-    var columns: [String]
+    var properties: [Property]
     var json: Bool
+    var rowLimit: Int
 
-    func render(
-        _ change: CollectionChange<Object>, old: [ObjectKey], oldRows: [ObjectKey: JSONValue], new: [ObjectKey],
-        newRows: [ObjectKey: JSONValue]
-    ) -> String? {
+    /// A frozen row as JSON, as the shell prints objects (``Operations/json(_:inverse:_:)``),
+    /// its links read at the row's version.
+    static func row(_ object: FrozenObject<Object>, _ properties: [Property]) -> JSONValue {
+        .object(
+            properties.map { property in
+                (property.name, json((try? object.value(forKey: property.name)) ?? .null, property, of: object))
+            })
+    }
+
+    static func json(_ value: PropertyValue, _ property: Property, of object: FrozenObject<Object>) -> JSONValue {
+        if case .list(let items) = value {
+            var element = property
+            element.isList = false
+            return .array(items.map { json($0, element, of: object) })
+        }
+        guard case .object(let key) = value else { return Operations.json(scalar: value) }
+        guard let type = property.objectType, let target = object.object(ofType: type, key: key) else {
+            return .string(key.description)
+        }
+        let schema = target.objectSchema
+        if schema.isEmbedded { return row(target, schema.properties.filter(\.isStored)) }
+        if let pk = schema.primaryKey { return json((try? target.value(forKey: pk.name)) ?? .null, pk, of: target) }
+        return .string(key.description)
+    }
+
+    func row(_ object: FrozenObject<Object>) -> JSONValue { Self.row(object, properties) }
+
+    func render(_ change: CollectionChange<Object>, old: FrozenResults<Object>) -> String? {
         let counts = [
             ("deleted", change.deletions.count), ("inserted", change.insertions.count),
             ("modified", change.modificationsInNewIndices.count), ("moved", change.moves.count),
@@ -213,22 +212,21 @@ struct WatchRenderer: Sendable {
         guard total > 0 else { return nil }
         typealias Entry = (kind: String, index: String, indexJSON: JSONMembers, row: JSONValue)
         var entries: [Entry] = []
-        let limit = Shell.watchRowLimit
-        for i in change.deletions.prefix(limit) {
-            entries.append(("deleted", String(i), [("index", .int(Int64(i)))], oldRows[old[i]] ?? .null))
+        let new = change.snapshot
+        for i in change.deletions.prefix(rowLimit) {
+            entries.append(("deleted", String(i), [("index", .int(Int64(i)))], row(old[i])))
         }
-        for i in change.insertions.prefix(limit - entries.count) {
-            entries.append(("inserted", String(i), [("index", .int(Int64(i)))], newRows[new[i]] ?? .null))
+        for i in change.insertions.prefix(max(0, rowLimit - entries.count)) {
+            entries.append(("inserted", String(i), [("index", .int(Int64(i)))], row(new[i])))
         }
-        for i in change.modificationsInNewIndices.prefix(limit - entries.count) {
-            entries.append(("modified", String(i), [("index", .int(Int64(i)))], newRows[new[i]] ?? .null))
+        for i in change.modificationsInNewIndices.prefix(max(0, rowLimit - entries.count)) {
+            entries.append(("modified", String(i), [("index", .int(Int64(i)))], row(new[i])))
         }
-        for move in change.moves.prefix(limit - entries.count) {
+        for move in change.moves.prefix(max(0, rowLimit - entries.count)) {
             entries.append(
                 (
                     "moved", "\(move.from)->\(move.to)",
-                    [("from", .int(Int64(move.from))), ("to", .int(Int64(move.to)))],
-                    newRows[new[move.to]] ?? oldRows[old[move.from]] ?? .null
+                    [("from", .int(Int64(move.from))), ("to", .int(Int64(move.to)))], row(new[move.to])
                 ))
         }
         let more = total - entries.count
@@ -247,6 +245,8 @@ struct WatchRenderer: Sendable {
             return JSONValue.object(document).compact
         }
         let summary = counts.filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }
+        guard !entries.isEmpty else { return "watch \(name): " + summary.joined(separator: ", ") }
+        let columns = properties.map(\.name)
         var table = TextTable(columns: ["change", "index"] + columns)
         table.rows = entries.map { entry in
             [entry.kind, entry.index] + columns.map { TextTable.cell(entry.row[$0] ?? .null) }

@@ -91,6 +91,8 @@ package final class Shell {
     /// Whether the realm has committed changes its file does not have yet.
     package internal(set) var hasUnsavedChanges = false
     var watches: [Watch] = []
+    /// The most rows a watch prints per change set (`watches rows N`).
+    var watchRowLimit = Shell.defaultWatchRowLimit
     /// Raised by Ctrl-C at a terminal: the running command stops and changes nothing.
     let interruption: InterruptFlag
     /// The line of the script the command being run starts on, named in its errors.
@@ -180,7 +182,7 @@ package final class Shell {
         do {
             // Ctrl-C stops a running query too (`cancelled`), not only the commands' own loops.
             let interruption = self.interruption
-            try await QueryCancellation.$isRequested.withValue({ interruption.isRaised }) {
+            try await QueryCancellation.$current.withValue(QueryCancellation { interruption.isRaised }) {
                 try await execute(command, line: line)
             }
         } catch let error as ShellError {
@@ -316,7 +318,12 @@ package final class Shell {
         case .rollback: try await rollback()
         case .watch(let name, let request): try await watch(name, request, line: line)
         case .unwatch(let name): try unwatch(name)
-        case .watches: listWatches()
+        case .watches(let rows):
+            if let rows {
+                await setWatchRowLimit(rows)
+            } else {
+                listWatches()
+            }
         case .importFile(let type, let path):
             try await importFile(type: type, path: path)
         case .export(let type, let path):

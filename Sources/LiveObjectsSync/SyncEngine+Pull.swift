@@ -10,33 +10,51 @@ struct UnsentChange: Sendable {
 
 extension SyncEngine {
     /// Pulls page after page until the server has no more.
+    ///
+    /// When the server no longer has the history the cursor needs (`resetRequired`: compaction
+    /// removed deletions after it), the device pulls everything again from the beginning, then
+    /// removes the objects it had from the server that this pull did not bring (deleted there
+    /// meanwhile) and that have no local change waiting.
     func pullRound(_ report: inout SyncReport) async throws {
         while try await pullPage(&report) {}
+        if let seen = resetSeen, report.pullFailure == nil {
+            try await forgetObjects(notIn: seen)
+            resetSeen = nil
+            report.didReset = true
+        }
     }
 
-    /// One pull: fetch, keep the newest state per object, merge.
-    ///
-    /// - Returns: Whether the server has more changes after the new cursor.
-    private func pullPage(_ report: inout SyncReport) async throws -> Bool {
-        let cursor = cursor
-        let pulled: SyncPull
-        do {
-            pulled = try await withRetries { try await transport.pull(after: cursor) }
-        } catch {
-            // Reported, as a failed push is: the pages before are merged and kept.
-            report.pullFailure = SyncPullFailure(error)
-            return false
+    /// After a pull from the beginning: removes, in a remote write, the objects that were on the
+    /// server before and that the pull did not bring, unless a local change of them waits.
+    private func forgetObjects(notIn seen: Set<SyncObjectID>) async throws {
+        let waiting = try await unsentChanges()
+        let gone = serverIDs.keys.filter { !seen.contains($0) && waiting[$0] == nil }
+        guard !gone.isEmpty else { return }
+        try await realm.writeRemote { realm in
+            for id in gone {
+                if let object = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey) {
+                    try realm.delete(object)
+                }
+            }
         }
-        var newest: [SyncObjectID: ServerChange] = [:]
-        for change in pulled.changes where types[change.object.typeName] != nil {
-            // Newer than what was pulled, and not older than this device's own last write (a
-            // state at that version includes the write, and the other devices' before it).
-            guard change.serverVersion > (serverVersions[change.object] ?? 0),
-                change.serverVersion >= (pushedVersions[change.object] ?? 0)
-            else { continue }
-            if let known = newest[change.object], known.serverVersion >= change.serverVersion { continue }
-            newest[change.object] = change
+        for id in gone {
+            serverIDs[id] = nil
+            serverVersions[id] = nil
+            pushedVersions[id] = nil
+            listBases[id] = nil
+            statuses[id] = nil
+            noteObjectChanged(id)
         }
+        for key in pendingLinks.keys where gone.contains(key.object) {
+            pendingLinks[key] = nil
+            noteLinkChanged(key)
+        }
+        try await saveState()
+    }
+
+    /// The local changes not sent yet, by object: collected since the last sync, to send again
+    /// as new, and refused ones waiting for the app (with the changes made since).
+    func unsentChanges() async throws -> [SyncObjectID: UnsentChange] {
         let collected = try await collect()
         var unsent: [SyncObjectID: UnsentChange] = [:]
         for change in collected.levels.joined() + collected.deletions + collected.largePayloads {
@@ -60,6 +78,42 @@ extension SyncEngine {
             }
             unsent[id] = entry
         }
+        return unsent
+    }
+
+    /// One pull: fetch, keep the newest state per object, merge.
+    ///
+    /// - Returns: Whether the server has more changes after the new cursor.
+    private func pullPage(_ report: inout SyncReport) async throws -> Bool {
+        let cursor = cursor
+        let pulled: SyncPull
+        do {
+            pulled = try await withRetries { try await transport.pull(after: cursor) }
+        } catch let error as SyncHTTPError where error.code == .resetRequired && cursor != nil && resetSeen == nil {
+            // Everything again, from the beginning (see `pullRound`).
+            resetSeen = []
+            self.cursor = nil
+            notePositionChanged()
+            return true
+        } catch {
+            // Reported, as a failed push is: the pages before are merged and kept.
+            report.pullFailure = SyncPullFailure(error)
+            return false
+        }
+        if resetSeen != nil {
+            for change in pulled.changes where !change.isDeleted { resetSeen?.insert(change.object) }
+        }
+        var newest: [SyncObjectID: ServerChange] = [:]
+        for change in pulled.changes where types[change.object.typeName] != nil {
+            // Newer than what was pulled, and not older than this device's own last write (a
+            // state at that version includes the write, and the other devices' before it).
+            guard change.serverVersion > (serverVersions[change.object] ?? 0),
+                change.serverVersion >= (pushedVersions[change.object] ?? 0)
+            else { continue }
+            if let known = newest[change.object], known.serverVersion >= change.serverVersion { continue }
+            newest[change.object] = change
+        }
+        let unsent = try await unsentChanges()
         var conflicts: [SyncConflict] = []
         var applied: [ServerChange] = []
         for change in newest.values.sorted(by: { $0.serverVersion < $1.serverVersion }) {
@@ -75,9 +129,18 @@ extension SyncEngine {
         let toApply = applied
         let unsentChanges = unsent
         let waiting = pendingLinks
-        let (links, bases) = try await realm.writeRemote { realm in
+        let merged = try await realm.writeRemote { realm in
             try Self.merge(toApply, unsent: unsentChanges, pending: waiting, types: types, into: realm)
         }
+        let (links, bases, unreadable) = (merged.updates, merged.bases, merged.unreadable)
+        // A state this device cannot read is seen (not applied again until a newer one comes)
+        // and reported; the object stays as it was here.
+        for (id, error) in unreadable {
+            if let change = newest[id] { serverVersions[id] = change.serverVersion }
+            report.unreadable[id] = error
+            noteObjectChanged(id)
+        }
+        applied.removeAll { unreadable[$0.object] != nil }
         for (key, value) in links where pendingLinks[key] != value {
             pendingLinks[key] = value
             noteLinkChanged(key)
@@ -127,85 +190,118 @@ extension SyncEngine {
     /// until every target has arrived; a later server state or a local change of the property,
     /// or the object's deletion, replaces it.
     ///
-    /// - Returns: The changes to the pending links (a value still waiting, or nil when settled),
-    ///   and the lists set from the server's values, as set: the bases of the next local edits.
+    /// A state this device's model cannot read (an id of another kind, a value of another type,
+    /// nil where the model has none, a link to another type: a space without a schema stores
+    /// anything) changes nothing here and is returned with the error, so that the rest of the
+    /// pull goes on; properties the model does not have (a newer app's) are left out.
     private static func merge(
         _ changes: [ServerChange], unsent: [SyncObjectID: UnsentChange], pending: [PendingLink: SyncValue],
         types: [String: SyncedType], into realm: isolated Realm
-    ) throws -> ([PendingLink: SyncValue?], [PendingLink: SyncValue]) {
-        func isLocal(_ id: SyncObjectID, _ property: String) -> Bool {
-            guard let local = unsent[id] else { return false }
-            return local.properties?.contains(property) ?? true
-        }
-        func exists(_ target: SyncReference) throws -> Bool { try Self.exists(target, in: realm) }
-        func setLink(_ object: DynamicObject, _ name: String, _ value: SyncValue) throws -> Bool {
-            try Self.setLink(object, name, value, types, in: realm)
-        }
-        var updates: [PendingLink: SyncValue?] = [:]
-        var bases: [PendingLink: SyncValue] = [:]
-        /// A list of links as set: the targets present.
-        func present(_ value: SyncValue) throws -> SyncValue {
-            guard case .references(let targets) = value else { return value }
-            return .references(try targets.filter(exists))
-        }
-        var arrived = Set<SyncObjectID>()
-        var deleted = Set<SyncObjectID>()
+    ) throws -> MergeOutcome {
+        var merge = MergeOutcome(unsent: unsent, types: types)
         var linked: [(ServerChange, DynamicObject)] = []
         for change in changes {
-            let id = change.object
-            let type = types[id.typeName]!
-            let existing = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey)
-            if change.isDeleted {
-                deleted.insert(id)
-                // A local deletion not sent yet, or an object never seen: nothing to do.
-                if let existing, unsent[id] == nil { try realm.delete(existing) }
-                continue
-            }
-            if unsent[id]?.isDeletion == true { continue }
-            let object: DynamicObject
-            if let existing {
-                object = existing
-            } else {
-                var values: [String: PropertyValue] = [type.primaryKey: id.primaryKey]
-                for (name, value) in change.values {
-                    if case .value(let plain) = value { values[name] = plain }
+            do {
+                try types[change.object.typeName]!.checkShape(of: change, types)
+                let object = try realm.atomically { () throws -> DynamicObject? in
+                    try plainValues(of: change, &merge, in: realm)
                 }
-                object = try realm.dynamicCreate(id.typeName, value: values)
+                if let object { linked.append((change, object)) }
+            } catch {
+                merge.unreadable[change.object] = LiveObjectsError(error, objectType: change.object.typeName)
             }
-            arrived.insert(id)
-            if object[type.serverIDProperty].stringValue != change.serverID {
-                try object.set(type.serverIDProperty, to: .string(change.serverID))
-            }
-            for (name, value) in change.values where !isLocal(id, name) {
-                guard case .value(let plain) = value, type.sentProperties.contains(where: { $0.name == name }) else {
-                    continue
-                }
-                if object[name] != plain { try object.set(name, to: plain) }
-                if value.isList { bases[PendingLink(object: id, property: name)] = value }
-            }
-            linked.append((change, object))
         }
         for (change, object) in linked {
-            let type = types[change.object.typeName]!
-            for (name, value) in change.values {
-                guard type.sentProperties.contains(where: { $0.name == name }) else { continue }
-                let key = PendingLink(object: change.object, property: name)
-                if case .value = value { continue }
-                // A local change of the link wins: the server's value no longer waits.
-                let local = isLocal(change.object, name)
-                let settled = try local || setLink(object, name, value)
-                if !local, value.isList { bases[key] = try present(value) }
-                if settled {
-                    if pending[key] != nil { updates[key] = .some(nil) }
-                } else {
-                    updates[key] = .some(value)
+            do {
+                let found = try realm.atomically { () throws -> [PendingLink: PulledLink] in
+                    try links(of: change, object, merge, in: realm)
                 }
+                merge.arrived.insert(change.object)
+                for (key, link) in found {
+                    if let base = link.base { merge.bases[key] = base }
+                    if let waiting = link.waiting {
+                        merge.updates[key] = .some(waiting)
+                    } else if pending[key] != nil {
+                        merge.updates[key] = .some(nil)
+                    }
+                }
+            } catch {
+                merge.unreadable[change.object] = LiveObjectsError(error, objectType: change.object.typeName)
             }
         }
-        // Links pulled earlier whose targets arrived now, or whose object was deleted.
-        for (key, value) in pending where updates[key] == nil {
-            if deleted.contains(key.object) {
-                updates[key] = .some(nil)
+        try settle(pending, &merge, in: realm)
+        return merge
+    }
+
+    /// Deletes, creates or updates the object of a state, with its plain values; returns the
+    /// object when it is here and its links are to be set.
+    private static func plainValues(
+        of change: ServerChange, _ merge: inout MergeOutcome, in realm: isolated Realm
+    ) throws -> DynamicObject? {
+        let id = change.object
+        let type = merge.types[id.typeName]!
+        let existing = try realm.dynamicObject(ofType: id.typeName, forPrimaryKey: id.primaryKey)
+        if change.isDeleted {
+            merge.deleted.insert(id)
+            // A local deletion not sent yet, or an object never seen: nothing to do.
+            if let existing, merge.unsent[id] == nil { try realm.delete(existing) }
+            return nil
+        }
+        if merge.unsent[id]?.isDeletion == true { return nil }
+        let object: DynamicObject
+        if let existing {
+            object = existing
+        } else {
+            var values: [String: PropertyValue] = [type.primaryKey: id.primaryKey]
+            for (name, value) in change.values where type.sends(name) {
+                if case .value(let plain) = value { values[name] = plain }
+            }
+            object = try realm.dynamicCreate(id.typeName, value: values)
+        }
+        if object[type.serverIDProperty].stringValue != change.serverID {
+            try object.set(type.serverIDProperty, to: .string(change.serverID))
+        }
+        for (name, value) in change.values where type.sends(name) && !merge.isLocal(id, name) {
+            guard case .value(let plain) = value else { continue }
+            if object[name] != plain { try object.set(name, to: plain) }
+        }
+        return object
+    }
+
+    /// Sets the links of a state to the targets present.
+    ///
+    /// - Returns: By property, the list set (of values too: the base of the next local edit)
+    ///   and the link still waiting for a target, if one does.
+    private static func links(
+        of change: ServerChange, _ object: DynamicObject, _ merge: MergeOutcome, in realm: isolated Realm
+    ) throws -> [PendingLink: PulledLink] {
+        let type = merge.types[change.object.typeName]!
+        var found: [PendingLink: PulledLink] = [:]
+        for (name, value) in change.values where type.sends(name) {
+            let key = PendingLink(object: change.object, property: name)
+            if merge.isLocal(change.object, name) {
+                // A local change of a link wins: the server's value no longer waits.
+                if !value.isPlain { found[key] = PulledLink(base: nil, waiting: nil) }
+                continue
+            }
+            if value.isPlain {
+                if value.isList { found[key] = PulledLink(base: value, waiting: nil) }
+                continue
+            }
+            let settled = try setLink(object, name, value, merge.types, in: realm)
+            found[key] = PulledLink(
+                base: value.isList ? try present(value, in: realm) : nil, waiting: settled ? nil : value)
+        }
+        return found
+    }
+
+    /// Settles the links pulled earlier whose targets arrived now, or whose object was deleted.
+    private static func settle(
+        _ pending: [PendingLink: SyncValue], _ merge: inout MergeOutcome, in realm: isolated Realm
+    ) throws {
+        for (key, value) in pending where merge.updates[key] == nil {
+            if merge.deleted.contains(key.object) {
+                merge.updates[key] = .some(nil)
                 continue
             }
             let targets: [SyncReference]
@@ -214,17 +310,22 @@ extension SyncEngine {
             case .reference(let target): targets = target.map { [$0] } ?? []
             case .references(let list): targets = list
             }
-            guard targets.contains(where: { arrived.contains($0.object) }) else { continue }
-            guard !isLocal(key.object, key.property),
+            guard targets.contains(where: { merge.arrived.contains($0.object) }) else { continue }
+            guard !merge.isLocal(key.object, key.property),
                 let object = try realm.dynamicObject(ofType: key.object.typeName, forPrimaryKey: key.object.primaryKey)
             else {
-                updates[key] = .some(nil)
+                merge.updates[key] = .some(nil)
                 continue
             }
-            if try setLink(object, key.property, value) { updates[key] = .some(nil) }
-            if value.isList { bases[key] = try present(value) }
+            if try setLink(object, key.property, value, merge.types, in: realm) { merge.updates[key] = .some(nil) }
+            if value.isList { merge.bases[key] = try present(value, in: realm) }
         }
-        return (updates, bases)
+    }
+
+    /// A list of links as set: the targets present.
+    private static func present(_ value: SyncValue, in realm: isolated Realm) throws -> SyncValue {
+        guard case .references(let targets) = value else { return value }
+        return .references(try targets.filter { try exists($0, in: realm) })
     }
 
     /// Whether the object a reference names is on the device.
@@ -265,5 +366,112 @@ extension SyncEngine {
 
     private static func primaryKey(of object: DynamicObject, _ types: [String: SyncedType]) -> PropertyValue {
         object[types[object.typeName]?.primaryKey ?? ""]
+    }
+}
+
+/// What a pull's merge decided, object by object.
+struct MergeOutcome: Sendable {
+    let unsent: [SyncObjectID: UnsentChange]
+    let types: [String: SyncedType]
+    /// The changes to the links waiting for their targets: a value still waiting, or nil when
+    /// settled.
+    var updates: [PendingLink: SyncValue?] = [:]
+    /// The lists set from the server's values, as set: the bases of the next local edits.
+    var bases: [PendingLink: SyncValue] = [:]
+    /// The objects created or updated.
+    var arrived = Set<SyncObjectID>()
+    /// The objects the server deleted.
+    var deleted = Set<SyncObjectID>()
+    /// The states this device's model cannot read, and why.
+    var unreadable: [SyncObjectID: LiveObjectsError] = [:]
+
+    init(unsent: [SyncObjectID: UnsentChange], types: [String: SyncedType]) {
+        self.unsent = unsent
+        self.types = types
+    }
+
+    /// Whether a property of the object has a local change not sent yet.
+    func isLocal(_ id: SyncObjectID, _ property: String) -> Bool {
+        guard let local = unsent[id] else { return false }
+        return local.properties?.contains(property) ?? true
+    }
+}
+
+/// What setting one pulled link or list did.
+struct PulledLink {
+    /// The list as set (the targets present), the base of the next local edit; nil for a
+    /// to-one link.
+    var base: SyncValue?
+    /// The server's value when a target has not arrived yet.
+    var waiting: SyncValue?
+}
+
+extension SyncValue {
+    /// Whether the value is a plain value or a list of them (not a link).
+    var isPlain: Bool {
+        if case .value = self { return true }
+        return false
+    }
+}
+
+extension LiveObjectsError {
+    /// Why a pulled state of an object could not be read: the realm's error, or another one
+    /// as `typeMismatch`.
+    init(_ error: any Error, objectType: String) {
+        self = error as? LiveObjectsError ?? LiveObjectsError(.typeMismatch, "\(error)", objectType: objectType)
+    }
+}
+
+extension SyncedType {
+    /// Whether the engine sends and pulls a property of the type.
+    func sends(_ name: String) -> Bool { sentProperties.contains { $0.name == name } }
+
+    /// Checks what the realm cannot check by itself in a pulled state: the kind of the object's
+    /// id, and that a link is sent as a link, of the property's type, with an id of its kind.
+    ///
+    /// - Throws: `typeMismatch`, naming the object and the property.
+    func checkShape(of change: ServerChange, _ types: [String: SyncedType]) throws(LiveObjectsError) {
+        let id = change.object
+        guard Self.isKey(id.primaryKey, of: primaryKeyType) else {
+            throw LiveObjectsError(
+                .typeMismatch, "the id \(id.primaryKey) is not of the primary key's type, \(primaryKeyType.rawValue)",
+                objectType: name, property: primaryKey)
+        }
+        for property in sentProperties {
+            guard let value = change.values[property.name] else { continue }
+            func mismatch(_ why: String) -> LiveObjectsError {
+                LiveObjectsError(
+                    .typeMismatch, why, objectType: name, property: property.name, primaryKey: id.primaryKey)
+            }
+            guard property.type == .object else {
+                guard value.isPlain else { throw mismatch("a link where the model has a \(property.type.rawValue)") }
+                continue
+            }
+            let targets: [SyncReference]
+            switch value {
+            case .reference(let target) where !property.isList: targets = target.map { [$0] } ?? []
+            case .references(let list) where property.isList: targets = list
+            default:
+                throw mismatch("\(value) where the model has \(property.isList ? "a list of links" : "a link")")
+            }
+            for target in targets {
+                guard target.object.typeName == property.objectType, let type = types[target.object.typeName],
+                    Self.isKey(target.object.primaryKey, of: type.primaryKeyType)
+                else {
+                    throw mismatch("a link to \(target.object) where the model links to \(property.objectType ?? "")")
+                }
+            }
+        }
+    }
+
+    /// Whether a value is a primary key of a type.
+    static func isKey(_ value: PropertyValue, of type: PropertyType) -> Bool {
+        switch (type, value) {
+        case (.string, .string), (.uuid, .uuid), (.int, .int), (.int64, .int): true
+        case (.int32, .int(let value)): Int32(exactly: value) != nil
+        case (.int16, .int(let value)): Int16(exactly: value) != nil
+        case (.int8, .int(let value)): Int8(exactly: value) != nil
+        default: false
+        }
     }
 }

@@ -119,6 +119,9 @@ public actor SyncEngine {
     /// The server version of the last change of this device acknowledged, per object.
     var pushedVersions: [SyncObjectID: UInt64] = [:]
     var cursor: String?
+    /// While the device pulls everything again (the server answered `resetRequired`): the
+    /// objects the pull brought so far. Nil otherwise.
+    var resetSeen: Set<SyncObjectID>?
     var statuses: [SyncObjectID: SyncStatus] = [:]
     var openConflicts: [SyncObjectID: SyncConflict] = [:]
     /// Objects to send again as new (a conflict resolved with ``SyncConflictResolution/keepLocal``).
@@ -195,7 +198,7 @@ public actor SyncEngine {
                 return true
             }
             synced[name] = SyncedType(
-                name: name, primaryKey: pk.name, serverIDProperty: serverID,
+                name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,
                 largePayloadProperties: type.largePayloadProperties, sentProperties: sent)
         }
         self.realm = realm

@@ -77,6 +77,16 @@ public struct SyncReport: Sendable, Hashable {
     public var rejections: [SyncObjectID: SyncRejection] = [:]
     /// Why pulling failed after every retry, if it did: the pages before the failure are merged.
     public var pullFailure: SyncPullFailure?
+    /// Pulled states this device's model cannot read, and why: an id of another kind, a value
+    /// of another type, nil where the model has none, a link to another type (a space whose
+    /// server has no schema stores what any client sends). The object stays as it was here and
+    /// the rest of the pull goes on; a later state of it that fits is applied. Properties the
+    /// model does not have (those of a newer version of the app) are left out silently.
+    public var unreadable: [SyncObjectID: LiveObjectsError] = [:]
+    /// Whether the server no longer had the history this device's cursor needed (it compacts
+    /// old deletions), so that the device pulled everything again and removed the objects the
+    /// server no longer has (unless a local change of them waits to be sent).
+    public var didReset = false
 }
 
 /// Why a pull failed.

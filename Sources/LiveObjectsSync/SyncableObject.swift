@@ -57,6 +57,8 @@ public struct SyncObjectID: Hashable, Sendable, CustomStringConvertible {
 struct SyncedType: Sendable {
     var name: String
     var primaryKey: String
+    /// The primary key's type: a string, a UUID or an integer type.
+    var primaryKeyType: PropertyType
     var serverIDProperty: String
     var largePayloadProperties: Set<String>
     /// Stored properties sent to the server: every one but the primary key, the server id and

@@ -50,8 +50,12 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
     /// before it is sent, and by the server for an object id over
     /// ``SyncProtocolLimits/maximumIDBytes`` (a rejected change).
     public static let tooLarge = SyncErrorCode(rawValue: "tooLarge")
+    /// A pull's cursor older than what the server still keeps of the space's deletions, which
+    /// compaction removed (HTTP 410): the device pulls again from the beginning, and forgets
+    /// the objects that pull does not bring.
+    public static let resetRequired = SyncErrorCode(rawValue: "resetRequired")
 
-    /// The HTTP status a server answers a refused request with: 401, 403, 404, 400, 409, or 500
+    /// The HTTP status a server answers a refused request with: 401, 403, 404, 400, 409, 410, or 500
     /// for any other code (a request too large is 413 with ``badRequest``, which the server
     /// states apart).
     public var httpStatus: Int {
@@ -61,6 +65,7 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
         case .versionNotSupported, .notFound: 404
         case .badRequest: 400
         case .conflict: 409
+        case .resetRequired: 410
         default: 500
         }
     }
@@ -74,6 +79,7 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
             case 403: .forbidden
             case 404: .notFound
             case 409: .conflict
+            case 410: .resetRequired
             default: .internal
             }
     }

@@ -3,7 +3,7 @@
 # Debian's packages when it is missing), a database cluster, the server built, and, when asked,
 # a user, a space and a grant, whose token is printed. Ctrl-C stops the server and the cluster.
 #
-#   SyncServer/scripts/run-local-server.sh --user ann --space team --types Card,Holder
+#   SyncServer/scripts/run-local-server.sh --user ann --space team --schema schema.json
 #   SyncServer/scripts/run-local-server.sh --data ~/liveobjects-sync-data --port 8080
 #
 # Without --data the cluster is a throwaway one, removed when the server stops; with --data the
@@ -22,10 +22,19 @@ usage: SyncServer/scripts/run-local-server.sh [OPTION...]
   --expires-in TIME   the token expires after TIME: seconds, or 90s, 45m, 12h, 30d, 2w
   --space NAME        add the space NAME (needs --schema or --types)
   --schema FILE       the space's schema, as SyncSchema writes it (docs/SYNC-PROTOCOL.md)
-  --types T1,T2       without a schema, the object types the space accepts, such as Card,Holder
+  --types T1,T2       instead of a schema, only the names of the object types the space
+                      accepts, such as Card,Holder: their values are not checked (for trying
+                      things; a device reports what its model cannot read)
   --role ROLE         the user's role in the space: reader, writer (default) or admin
-  --release           build and run the release build (slower to build, faster to run)
+  --release           build (or bring up to date) and run the release build
   -h, --help          show this help
+
+The server is built once: without --release, the script runs the release build if there is
+one, else the debug build if there is one (each brought up to date by swift build, quick when
+nothing changed), else it makes the release build (about 15 minutes the first time on 2 cores,
+for NIO, Hummingbird, PostgresNIO and BoringSSL). The build's output goes to
+SyncServer/.build/run-local-server-build.log, not to the terminal. Once the server listens,
+the script prints its address, the space and the user's token, each on a line of its own.
 EOF
 }
 
@@ -146,8 +155,29 @@ fi
 export PGHOST=$dir/socket PGPORT=$pgport PGUSER=postgres PGDATABASE=postgres
 unset LIVEOBJECTS_SYNC_DATABASE_URL
 
-echo "run-local-server: building liveobjects-sync-server ($configuration; the first build takes a few minutes)" >&2
-swift build --package-path "$root/SyncServer" -c "$configuration" --product liveobjects-sync-server >&2
+# The build: the one asked for, or the one there is (release first), or a new release build.
+build_log=$root/SyncServer/.build/run-local-server-build.log
+if [ "$configuration" != release ]; then
+    configuration=release
+    if [ ! -x "$root/SyncServer/.build/release/liveobjects-sync-server" ] &&
+        [ -x "$root/SyncServer/.build/debug/liveobjects-sync-server" ]; then
+        configuration=debug
+    fi
+fi
+if [ -x "$root/SyncServer/.build/$configuration/liveobjects-sync-server" ]; then
+    echo "run-local-server: bringing the $configuration build of liveobjects-sync-server up to date (log: $build_log)" >&2
+else
+    echo "run-local-server: building liveobjects-sync-server ($configuration; about 15 minutes the first time on 2 cores; log: $build_log)" >&2
+fi
+mkdir -p "$root/SyncServer/.build"
+started=$SECONDS
+if ! swift build --package-path "$root/SyncServer" -c "$configuration" --product liveobjects-sync-server \
+    >"$build_log" 2>&1; then
+    tail -30 "$build_log" >&2
+    echo "Error: the build failed (the whole output: $build_log)" >&2
+    exit 1
+fi
+echo "run-local-server: built in $((SECONDS - started)) s" >&2
 server=$(swift build --package-path "$root/SyncServer" -c "$configuration" --show-bin-path)/liveobjects-sync-server
 
 token=""
@@ -169,17 +199,28 @@ if [ -n "$user" ] && [ -n "$space" ]; then
     "$server" grant "$user" "$space" "$role" >&2
 fi
 
-echo >&2
-echo "Sync server: http://$host:$port" >&2
-if [ -n "$space" ] && [ -n "$schema" ]; then echo "Space:       $space (schema $schema)" >&2; fi
-if [ -n "$space" ] && [ -z "$schema" ]; then echo "Space:       $space (accepts $types)" >&2; fi
-if [ -n "$token" ]; then
-    echo "User:        $user" >&2
-    echo "Token:       $token   (shown once; only its hash is kept)" >&2
-fi
-echo "Ctrl-C stops the server and the database." >&2
-echo >&2
 # In the background and waited for, so that a signal to this script stops the server too.
 "$server" serve --host "$host" --port "$port" &
 server_pid=$!
+# The summary once the server listens, so that nothing else is printed after the token.
+probe=$host
+if [ "$probe" = 0.0.0.0 ] || [ "$probe" = "::" ]; then probe=127.0.0.1; fi
+for _ in $(seq 1 600); do
+    if ! kill -0 "$server_pid" 2>/dev/null; then break; fi
+    if (exec 3<>"/dev/tcp/$probe/$port" && printf 'GET /health HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$probe" >&3) 2>/dev/null; then
+        break
+    fi
+    sleep 0.1
+done
+echo >&2
+echo "Sync server: http://$host:$port" >&2
+if [ -n "$space" ] && [ -n "$schema" ]; then echo "Space:       $space (schema $schema)" >&2; fi
+if [ -n "$space" ] && [ -z "$schema" ]; then echo "Space:       $space (accepts $types, without a schema: values unchecked)" >&2; fi
+echo "Ctrl-C stops the server and the database." >&2
+if [ -n "$token" ]; then
+    echo >&2
+    echo "(The token is shown once; the server keeps only its hash.)" >&2
+    echo "Token for $user: $token"
+fi
+echo >&2
 wait "$server_pid"

@@ -249,6 +249,39 @@ import Testing
 
     // MARK: Watches
 
+    @Test func watchesRowsSetsHowManyRowsAChangeSetPrints() async {
+        expectRun(
+            await liveobj(
+                ["--demo"],
+                stdin: lines(
+                    """
+                    watch all = Dog sort by id
+                    watches rows 2
+                    update Dog where age >= 0 set age = 1
+                    watches rows 0
+                    delete Dog where id >= 3
+                    watches rows x
+                    """)),
+            stdout: lines(
+                """
+                Watching all: 7 Dog objects.
+                A watch prints at most 2 rows per change.
+                Updated 7 Dog objects.
+                watch all: 6 modified
+                  change    index  id  name  age  owner  toys
+                  --------  -----  --  ----  ---  -----  ------
+                  modified  0      1   Rex   1    1      [1, 2]
+                  modified  1      2   Fido  1    1      [3]
+                  … and 4 more
+                A watch prints at most 0 rows per change.
+                Deleted 5 Dog objects.
+                watch all: 5 deleted
+                """),
+            stderr:
+                "Error: line 6: watches rows needs a number of rows: watches rows N\nwatches rows x\n             ^\n",
+            code: 1)
+    }
+
     @Test func watchPrintsChangeSetsWithRows() async {
         expectRun(
             await liveobj(

@@ -88,7 +88,7 @@ import Testing
         #expect(other.code == 0, "\(other)")
         try a.waitFor("watch shops: 500 inserted")
         let shown = try a.waitFor("… and 480 more")
-        #expect(shown.components(separatedBy: "inserted  ").count - 1 == Shell.watchRowLimit, "\(shown)")
+        #expect(shown.components(separatedBy: "inserted  ").count - 1 == Shell.defaultWatchRowLimit, "\(shown)")
 
         let updated = try liveobjProcess([file, "-c", "update Shop where id > 0 set name = 'x'"])
         #expect(updated.code == 0, "\(updated)")

@@ -121,6 +121,9 @@ actor FakeServer: SyncTransport {
         }
         if chance(faults.failBefore) { throw ServerUnavailable() }
         let since = cursor.flatMap { UInt64($0) } ?? 0
+        if cursor != nil, since < compactedVersion {
+            throw SyncHTTPError(.resetRequired, "the cursor is older than the deletions kept", status: 410)
+        }
         var changes = records.filter { $0.value.version > since }.map { id, record in
             ServerChange(
                 object: id, serverID: record.serverID, serverVersion: record.version, isDeleted: record.isDeleted,
@@ -233,6 +236,16 @@ actor FakeServer: SyncTransport {
         record.version = version
         records[id] = record
     }
+
+    /// Forgets deleted objects as compaction does: their records go, and a pull after a cursor
+    /// older than now is answered `resetRequired` (410).
+    func compactDeletions() {
+        records = records.filter { !$0.value.isDeleted }
+        compactedVersion = version
+    }
+
+    /// The version up to which deletions were compacted.
+    private var compactedVersion: UInt64 = 0
 
     /// The live records.
     var liveRecords: [SyncObjectID: Record] { records.filter { !$0.value.isDeleted } }

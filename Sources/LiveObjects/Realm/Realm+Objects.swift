@@ -156,8 +156,8 @@ extension Realm {
 
     // MARK: Helpers
 
-    /// Runs `body`; if it throws, undoes what it changed.
-    func atomically<R>(_ body: () throws(LiveObjectsError) -> R) throws(LiveObjectsError) -> R {
+    /// Runs `body`; if it throws, undoes what it changed (the rest of the write stays).
+    package func atomically<R, Failure: Error>(_ body: () throws(Failure) -> R) throws(Failure) -> R {
         let savepoint = store.makeSavepoint()
         do {
             return try body()

@@ -77,6 +77,18 @@ public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible, 
         return copy.take()
     }
 
+    /// The object's schema.
+    package var objectSchema: ObjectSchema { frozen.withStore { $0.tables[tableIndex].schema } }
+
+    /// An object of the same snapshot by type name and key (a link's target, read as it was);
+    /// nil when there was none.
+    package func object(ofType typeName: String, key: ObjectKey) -> FrozenObject<Object>? {
+        frozen.withStore { store in
+            guard let table = store.tablesByName[typeName], table.row(for: key) != nil else { return nil }
+            return FrozenObject<Object>(frozen: frozen, tableIndex: table.index, key: key)
+        }
+    }
+
     /// A property by name, as a dynamic value.
     public func value(forKey name: String) throws(LiveObjectsError) -> PropertyValue {
         let result: Result<PropertyValue, LiveObjectsError> = read { object in

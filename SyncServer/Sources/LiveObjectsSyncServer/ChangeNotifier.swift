@@ -50,7 +50,7 @@ public final class ChangeNotifier: Sendable {
         while !Task.isCancelled {
             do {
                 let connection = try await PostgresConnection.connect(
-                    configuration: configuration.connectionConfiguration, id: 0, logger: logger)
+                    configuration: try configuration.connectionConfiguration, id: 0, logger: logger)
                 attempt = 0
                 defer { Task { try? await connection.close() } }
                 try await connection.listen(on: Self.channel) { notifications in

@@ -98,6 +98,18 @@ enum Migrations {
                 "ALTER TABLE spaces ADD COLUMN schema_version int",
             ]
         ),
+        (
+            4,
+            [
+                // Compaction (docs/SYNC-PROTOCOL.md, "Compaction"): when an object last changed,
+                // so that a deletion older than the horizon can go, and per space the highest
+                // version of a deletion removed, under which a cursor must start again.
+                "ALTER TABLE objects ADD COLUMN changed_at timestamptz NOT NULL DEFAULT now()",
+                "ALTER TABLE spaces ADD COLUMN compacted_version bigint NOT NULL DEFAULT 0",
+                "CREATE INDEX objects_deleted_by_time ON objects (space_id, changed_at) WHERE deleted",
+                "CREATE INDEX applied_changes_by_time ON applied_changes (space_id, applied_at)",
+            ]
+        ),
     ]
 
     /// The advisory lock key of the migrations (any constant).

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import LiveObjectsSyncProtocol
 import Logging
 import NIOCore
@@ -30,16 +31,33 @@ public struct SyncHTTPServer: Sendable {
         /// notifications (starting, or reconnecting to the database). While it listens, an
         /// idle long poll reads the database once, then waits for a notification. Default: 2 s.
         public var recheckInterval: Duration
+        /// How long a new connection has to send a whole request head before it is closed.
+        /// Default: 10 s.
+        public var headerTimeout: Duration
+        /// How long a request's body may pause between two reads before the connection is
+        /// closed. Default: 30 s.
+        public var readTimeout: Duration
+        /// How long a connection is kept after an answer, for its next request head.
+        /// Default: 60 s.
+        public var idleTimeout: Duration
+        /// The most connections served at once; one more is answered 503 (`internal`, try again
+        /// later) once its request is read, and closed. Default: 4,000.
+        public var maximumConnections: Int
 
         /// Creates a configuration; every argument has the default documented on its property.
         public init(
             maximumBodySize: Int = SyncProtocolLimits.maximumBodyBytes,
             maximumWait: Duration = .seconds(SyncProtocolLimits.maximumWaitSeconds),
-            recheckInterval: Duration = .seconds(2)
+            recheckInterval: Duration = .seconds(2), headerTimeout: Duration = .seconds(10),
+            readTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60), maximumConnections: Int = 4_000
         ) {
             self.maximumBodySize = maximumBodySize
             self.maximumWait = maximumWait
             self.recheckInterval = recheckInterval
+            self.headerTimeout = headerTimeout
+            self.readTimeout = readTimeout
+            self.idleTimeout = idleTimeout
+            self.maximumConnections = maximumConnections
         }
     }
 
@@ -57,6 +75,15 @@ public struct SyncHTTPServer: Sendable {
         self.notifier = notifier
         self.configuration = configuration
         self.metrics = metrics
+    }
+
+    /// The HTTP/1.1 server for Hummingbird's `Application`: each connection guarded by the
+    /// configuration's timeouts and connection bound (``ConnectionGuard``).
+    public var httpServer: HTTPServerBuilder {
+        .http1(
+            configuration: .init(additionalChannelHandlers: [
+                ConnectionGuard(configuration: configuration, metrics: metrics)
+            ]))
     }
 
     /// The responder for Hummingbird's `Application`.
@@ -84,7 +111,13 @@ public struct SyncHTTPServer: Sendable {
             // A refusal inside a transaction, which was rolled back.
             return Self.errorResponse(error.closureError as! SyncServerError)
         } catch {
-            store.logger.error("\(request.method) \(request.uri.path) failed: \(error)")
+            // The route, not the path: a space's name is the users' data, and stays out of logs.
+            store.logger.error(
+                "request failed",
+                metadata: [
+                    "method": "\(request.method)", "route": "\(Self.routeName(request.uri.path))",
+                    "error": "\(error)",
+                ])
             return Self.errorResponse(SyncServerError(.internal, "the server failed; try again later"))
         }
     }
@@ -195,13 +228,7 @@ public struct SyncHTTPServer: Sendable {
     private func pull(_ request: Request, space: String) async throws -> Response {
         let access = try await store.access(token: Self.bearerToken(request), space: space)
         let query = request.uri.queryParameters
-        var after: Int64 = 0
-        if let cursor = query.get("after") {
-            guard cursor.hasPrefix("v1."), let version = Int64(cursor.dropFirst(3)), version >= 0 else {
-                throw SyncServerError(.badRequest, "the cursor \(cursor) is not one this server gave")
-            }
-            after = version
-        }
+        let (after, floor) = try Self.cursor(query.get("after"), access: access)
         var limit = SyncProtocolLimits.defaultPageObjects
         if let text = query.get("limit") {
             guard let value = Int(text), value >= 1 else {
@@ -239,10 +266,44 @@ public struct SyncHTTPServer: Sendable {
             // read before is still the answer.
             if Task.isCancelled || notifier.isShuttingDown || (!woken && listening) { break }
         }
-        let cursor = try JSONEncoder().encode("v1.\(page.cursor)")
+        let cursor = try JSONEncoder().encode(
+            "v1.\(page.cursor)" + (floor > page.cursor ? ".\(floor)" : ""))
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"
         text += String(decoding: cursor, as: UTF8.self) + ",\"hasMore\":\(page.hasMore)}"
         return Self.json(Data(text.utf8))
+    }
+
+    /// The route of a path, with the space's name left out: `/v1/spaces/{space}/push`.
+    static func routeName(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count == 4, parts[1] == "spaces" else { return parts.count <= 2 ? path : "(another route)" }
+        return "/\(parts[0])/spaces/{space}/\(parts[3])"
+    }
+
+    /// A pull's cursor: `v1.N`, the device has every change up to version N, or `v1.N.F`, it
+    /// also started from the beginning when the space had compacted its deletions up to F (so
+    /// none it misses can concern an object it holds). Absent: the first pull, whose floor is
+    /// the space's compacted version now.
+    ///
+    /// - Throws: ``SyncServerError`` `badRequest` for a cursor this server never gives,
+    ///   `resetRequired` (410) for one older than a deletion that compaction removed.
+    private static func cursor(_ text: String?, access: SyncStore.Access) throws -> (after: Int64, floor: Int64) {
+        guard let text else { return (0, access.compactedVersion) }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3, parts[0] == "v1",
+            let after = Int64(parts[1]), after >= 0,
+            let floor = parts.count == 3 ? Int64(parts[2]) : 0, floor >= 0
+        else {
+            throw SyncServerError(.badRequest, "the cursor \(text) is not one this server gave")
+        }
+        if after == 0 { return (0, access.compactedVersion) }
+        guard access.compactedVersion <= max(after, floor) else {
+            throw SyncServerError(
+                .resetRequired,
+                "the cursor \(text) is older than the deletions the server keeps (from version \(access.compactedVersion)): "
+                    + "pull again without a cursor")
+        }
+        return (after, floor)
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -22,6 +22,11 @@ public final class SyncMetrics: Sendable {
         case pullReads = "liveobjects_sync_pull_reads_total"
         /// Microseconds spent waiting for the database in pushes and pulls.
         case databaseMicroseconds = "liveobjects_sync_database_microseconds_total"
+        /// Connections answered 503 because the server had as many as it serves.
+        case refusedConnections = "liveobjects_sync_refused_connections_total"
+        /// Connections closed for being too slow: no request head in time, a body that
+        /// stalled, or idle too long between requests.
+        case timedOutConnections = "liveobjects_sync_timed_out_connections_total"
 
         var index: Int { Self.allCases.firstIndex(of: self)! }
 
@@ -34,12 +39,15 @@ public final class SyncMetrics: Sendable {
             case .pulls: "Pull requests answered, long polls included."
             case .pullReads: "Database reads made for pulls."
             case .databaseMicroseconds: "Microseconds spent in the database for pushes and pulls."
+            case .refusedConnections: "Connections refused with 503 at the connection bound."
+            case .timedOutConnections: "Connections closed for a request head, body or next request too slow."
             }
         }
     }
 
     private let counters = Mutex([Int](repeating: 0, count: Counter.allCases.count))
     private let openPolls = Atomic<Int>(0)
+    private let connections = Atomic<Int>(0)
 
     /// Creates counters at zero.
     public init() {}
@@ -51,6 +59,24 @@ public final class SyncMetrics: Sendable {
 
     /// The long polls waiting now.
     public var waitingPolls: Int { openPolls.load(ordering: .relaxed) }
+
+    /// The connections served now (not those being refused).
+    public var openConnections: Int { connections.load(ordering: .relaxed) }
+
+    /// Counts one more connection served if there are fewer than `maximum`.
+    func admitConnection(maximum: Int) -> Bool {
+        var current = connections.load(ordering: .relaxed)
+        while current < maximum {
+            let (exchanged, original) = connections.compareExchange(
+                expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    /// Counts a connection served as closed.
+    func releaseConnection() { connections.subtract(1, ordering: .relaxed) }
 
     func add(_ counter: Counter, _ amount: Int = 1) {
         counters.withLock { $0[counter.index] &+= amount }
@@ -86,6 +112,9 @@ public final class SyncMetrics: Sendable {
         text += "# HELP liveobjects_sync_waiting_polls Long polls waiting for a change.\n"
         text += "# TYPE liveobjects_sync_waiting_polls gauge\n"
         text += "liveobjects_sync_waiting_polls \(waitingPolls)\n"
+        text += "# HELP liveobjects_sync_open_connections Connections served now.\n"
+        text += "# TYPE liveobjects_sync_open_connections gauge\n"
+        text += "liveobjects_sync_open_connections \(openConnections)\n"
         text +=
             "# HELP liveobjects_sync_listening Whether the process listens for changes (1) or rechecks by time (0).\n"
         text += "# TYPE liveobjects_sync_listening gauge\n"

@@ -60,9 +60,12 @@ public struct SyncServerService: Sendable {
                     .internal, "the database \(database) cannot be used: \(String(reflecting: error))")
             }
             let server = SyncHTTPServer(store: store, notifier: notifier, configuration: http, metrics: metrics)
+            // A long backlog: a burst of connections waits in the kernel's queue (which caps it,
+            // `somaxconn`) until accepted, then each is served or refused with an answer.
             let application = Application(
-                responder: server.responder,
-                configuration: .init(address: .hostname(host, port: port), serverName: "liveobjects-sync-server"),
+                responder: server.responder, server: server.httpServer,
+                configuration: .init(
+                    address: .hostname(host, port: port), serverName: "liveobjects-sync-server", backlog: 4_096),
                 onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
                 logger: logger)
             if stopsOnSignals {

@@ -7,41 +7,6 @@ import PostgresNIO
 // merged into the stored one; a reference to a deleted object leaves every stored list.
 
 extension SyncStore {
-    /// The values a create or an update stores: each list sent with a base merged into the
-    /// stored list of the object (when it has one), and, in every list of links, the references
-    /// to objects deleted on the server left out.
-    static func valuesToStore(
-        _ change: PushedChange, objectID: Int64?, spaceID: Int64, _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> [String: JSONValue] {
-        var values = change.values ?? [:]
-        let bases = (change.bases ?? [:]).filter { values[$0.key] != nil }
-        if !bases.isEmpty, let objectID {
-            let rows = try await connection.query(
-                "SELECT \"values\"::text FROM objects WHERE id = \(objectID) AND NOT deleted", logger: logger)
-            var stored: [String: JSONValue] = [:]
-            for try await (text) in rows.decode(String.self) {
-                if case .object(let members) = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) {
-                    stored = members
-                }
-            }
-            for (name, base) in bases {
-                guard let current = stored[name], let edited = values[name],
-                    let merged = mergedList(base: base, edited: edited, current: current)
-                else { continue }
-                values[name] = merged
-            }
-        }
-        let targets = values.values.flatMap(\.listReferences)
-        guard !targets.isEmpty else { return values }
-        let deleted = try await deletedObjects(among: targets, spaceID: spaceID, connection, logger)
-        guard !deleted.isEmpty else { return values }
-        for (name, value) in values {
-            guard case .object(let members) = value, case .array(let list)? = members["refs"] else { continue }
-            values[name] = .object(["refs": .array(list.filter { !deleted.contains($0.referenceKey) })])
-        }
-        return values
-    }
-
     /// The merge of one list, or nil when the three values are not lists of one kind (the pushed
     /// value then replaces the stored one).
     static func mergedList(base: JSONValue, edited: JSONValue, current: JSONValue) -> JSONValue? {
@@ -113,12 +78,16 @@ extension SyncStore {
             }
             if dropped { changed.append((objectID, JSONValue.object(values).text)) }
         }
-        for (objectID, text) in changed {
-            version += 1
-            try await connection.query(
-                "UPDATE objects SET \"values\" = \(text)::jsonb, version = \(version) WHERE id = \(objectID)",
-                logger: logger)
-        }
+        guard !changed.isEmpty else { return }
+        let versions = changed.indices.map { version + Int64($0) + 1 }
+        version += Int64(changed.count)
+        try await connection.query(
+            """
+            UPDATE objects SET "values" = u.written::jsonb, version = u.version
+            FROM unnest(\(changed.map(\.0))::bigint[], \(changed.map(\.1))::text[], \(versions)::bigint[])
+                 AS u(id, written, version)
+            WHERE objects.id = u.id
+            """, logger: logger)
     }
 }
 

@@ -209,6 +209,8 @@ public struct SyncStore: Sendable {
         var types: Set<String>
         /// The version of the space's schema; nil, none.
         var schemaVersion: Int64?
+        /// The highest version of a deletion compaction removed: an older cursor starts again.
+        var compactedVersion: Int64 = 0
     }
 
     /// Checks a bearer token and the user's grant in a space.
@@ -218,206 +220,37 @@ public struct SyncStore: Sendable {
     func access(token: String?, space: String) async throws -> Access {
         guard let token, !token.isEmpty else { throw SyncServerError(.unauthorized, "no bearer token") }
         let hash = Self.hash(token)
-        let users = try await client.query(
+        // One round trip: the token's user, and the space with the user's grant in it.
+        let rows = try await client.query(
             """
-            SELECT users.id, users.name, tokens.revoked_at IS NOT NULL, coalesce(tokens.expires_at <= now(), false)
+            SELECT users.id, users.name, tokens.revoked_at IS NOT NULL, coalesce(tokens.expires_at <= now(), false),
+                   spaces.id, grants.role, spaces.types, spaces.schema_version::bigint, spaces.compacted_version
             FROM tokens JOIN users ON users.id = tokens.user_id
+            LEFT JOIN spaces ON spaces.name = \(space)
+            LEFT JOIN grants ON grants.space_id = spaces.id AND grants.user_id = users.id
             WHERE tokens.hash = \(hash)
             """, logger: logger)
-        var user: (id: Int64, name: String, revoked: Bool, expired: Bool)?
-        for try await row in users.decode((Int64, String, Bool, Bool).self) { user = row }
-        guard let user else { throw SyncServerError(.unauthorized, "the token is unknown") }
-        guard !user.revoked else { throw SyncServerError(.unauthorized, "the token was revoked") }
-        guard !user.expired else { throw SyncServerError(.unauthorized, "the token has expired") }
-        let spaces = try await client.query(
-            """
-            SELECT spaces.id, grants.role, spaces.types, spaces.schema_version::bigint FROM spaces
-            LEFT JOIN grants ON grants.space_id = spaces.id AND grants.user_id = \(user.id)
-            WHERE spaces.name = \(space)
-            """, logger: logger)
-        var found: (Int64, String?, [String], Int64?)?
-        for try await row in spaces.decode((Int64, String?, [String], Int64?).self) { found = row }
-        guard let (spaceID, roleName, types, schemaVersion) = found else {
-            throw SyncServerError(.notFound, "no space \"\(space)\"")
+        var found: (Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?)?
+        for try await row in rows.decode((Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?).self) {
+            found = row
         }
+        guard let (userID, userName, revoked, expired, spaceID, roleName, types, schemaVersion, compacted) = found
+        else {
+            throw SyncServerError(.unauthorized, "the token is unknown")
+        }
+        guard !revoked else { throw SyncServerError(.unauthorized, "the token was revoked") }
+        guard !expired else { throw SyncServerError(.unauthorized, "the token has expired") }
+        guard let spaceID, let types else { throw SyncServerError(.notFound, "no space \"\(space)\"") }
         guard let roleName, let role = Role(rawValue: roleName) else {
-            throw SyncServerError(.forbidden, "user \(user.name) has no access to space \(space)")
+            throw SyncServerError(.forbidden, "user \(userName) has no access to space \(space)")
         }
         return Access(
-            userID: user.id, userName: user.name, spaceID: spaceID, spaceName: space, role: role, types: Set(types),
-            schemaVersion: schemaVersion)
+            userID: userID, userName: userName, spaceID: spaceID, spaceName: space, role: role, types: Set(types),
+            schemaVersion: schemaVersion, compactedVersion: compacted ?? 0)
     }
-
-    // MARK: Push
 
     /// The answer to one change, as the protocol's module spells it.
     typealias Receipt = SyncWireReceipt
-
-    /// Applies a push in one transaction: each key at most once, each change checked against the
-    /// user's role and the space's schema (or, without one, its types), in this process: the
-    /// checks add no query.
-    ///
-    /// - Throws: ``SyncServerError`` `forbidden` for a reader, `conflict` for a key already
-    ///   applied to another object; the transaction is then rolled back whole.
-    func push(_ request: PushRequest, access: Access) async throws -> [Receipt] {
-        guard access.role != .reader else {
-            throw SyncServerError(
-                .forbidden, "user \(access.userName) may only read space \(access.spaceName)")
-        }
-        let logger = logger
-        let schema = try await schema(for: access)
-        return try await client.withTransaction(logger: logger) { connection in
-            let locked = try await connection.query(
-                "SELECT version FROM spaces WHERE id = \(access.spaceID) FOR UPDATE", logger: logger)
-            var version: Int64 = 0
-            for try await (current) in locked.decode(Int64.self) { version = current }
-            let start = version
-            var receipts: [Receipt] = []
-            for change in request.changes {
-                let receipt = try await Self.apply(
-                    change, access: access, schema: schema, version: &version, connection, logger)
-                receipts.append(receipt)
-            }
-            if version != start {
-                try await connection.query(
-                    "UPDATE spaces SET version = \(version) WHERE id = \(access.spaceID)", logger: logger)
-                // Delivered at commit, to every server process that listens.
-                try await connection.query(
-                    "SELECT pg_notify(\(ChangeNotifier.channel), \(String(access.spaceID)))", logger: logger)
-            }
-            return receipts
-        }
-    }
-
-    private static func apply(
-        _ pushed: PushedChange, access: Access, schema: SpaceSchema?, version: inout Int64,
-        _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> Receipt {
-        func rejected(_ code: SyncServerError.Code, _ message: String) -> Receipt {
-            Receipt(key: pushed.key, outcome: .rejected, error: SyncWireError(code, message: message))
-        }
-        // Text PostgreSQL cannot keep is refused before any query names it.
-        if let place = pushed.nulProblem {
-            return rejected(.invalidText, "\(place) holds U+0000 (NUL), which the server does not keep")
-        }
-        let change = pushed.normalized
-        guard change.object.id.idSize <= SyncProtocolLimits.maximumIDBytes else {
-            return rejected(
-                .tooLarge,
-                "the id of the \(change.object.type) takes \(change.object.id.idSize) bytes, over the server's limit of \(SyncProtocolLimits.maximumIDBytes)"
-            )
-        }
-        let localID = change.object.id.text
-        let type = change.object.type
-        // Already applied: the same receipt again.
-        let earlier = try await connection.query(
-            """
-            SELECT applied_changes.object_id, applied_changes.version, applied_changes.outcome, objects.type,
-                   objects.local_id = \(localID)::jsonb
-            FROM applied_changes JOIN objects ON objects.id = applied_changes.object_id
-            WHERE applied_changes.space_id = \(access.spaceID) AND applied_changes.key = \(change.key)
-            """, logger: logger)
-        for try await (objectID, appliedVersion, outcome, appliedType, sameID) in earlier.decode(
-            (Int64, Int64, String, String, Bool).self)
-        {
-            guard appliedType == type, sameID else {
-                throw SyncServerError(
-                    .conflict, "the idempotency key \(change.key) was already applied to another object")
-            }
-            return Receipt(
-                key: change.key, outcome: SyncReceiptOutcomeKind(rawValue: outcome) ?? .applied,
-                serverID: String(objectID), serverVersion: UInt64(appliedVersion))
-        }
-        // A change that does not fit the space's schema: refused for this change only.
-        if let schema {
-            if let refusal = schema.refusal(of: change) { return rejected(refusal.code, refusal.message) }
-        } else if let unknown = ([type] + change.linkedTypes).first(where: { !access.types.contains($0) }) {
-            let declared =
-                access.types.isEmpty ? "no types" : "the types " + access.types.sorted().joined(separator: ", ")
-            return rejected(
-                .unknownType, "space \(access.spaceName) does not accept type \(unknown): it declares \(declared)")
-        }
-        let existing = try await connection.query(
-            """
-            SELECT id, deleted, created_by FROM objects
-            WHERE space_id = \(access.spaceID) AND type = \(type) AND local_id = \(localID)::jsonb
-            """, logger: logger)
-        var object: (id: Int64, deleted: Bool, createdBy: Int64)?
-        for try await row in existing.decode((Int64, Bool, Int64).self) { object = row }
-        if let object, object.createdBy != access.userID, access.role != .admin {
-            return Receipt(
-                key: change.key, outcome: .rejected, serverID: String(object.id),
-                error: SyncWireError(
-                    .forbidden, message: "user \(access.userName) may change only the objects it created"))
-        }
-        // Lists sent with a base are merged into the stored ones (SyncStore+Lists.swift).
-        let values =
-            change.changeKind == .delete
-            ? "{}"
-            : JSONValue.object(
-                try await valuesToStore(change, objectID: object?.id, spaceID: access.spaceID, connection, logger)
-            ).text
-        let objectID: Int64
-        var outcome = SyncReceiptOutcomeKind.applied
-        switch change.changeKind {
-        case .create, .delete:
-            version += 1
-            let isDelete = change.changeKind == .delete
-            if let object {
-                let sql: PostgresQuery =
-                    isDelete
-                    ? "UPDATE objects SET deleted = true, \"values\" = '{}', version = \(version) WHERE id = \(object.id)"
-                    : """
-                    UPDATE objects SET deleted = false, "values" = "values" || \(values)::jsonb, version = \(version)
-                    WHERE id = \(object.id)
-                    """
-                try await connection.query(sql, logger: logger)
-                objectID = object.id
-            } else {
-                let inserted = try await connection.query(
-                    """
-                    INSERT INTO objects (space_id, type, local_id, version, deleted, "values", created_by)
-                    VALUES (\(access.spaceID), \(type), \(localID)::jsonb, \(version), \(isDelete),
-                            \(isDelete ? "{}" : values)::jsonb, \(access.userID))
-                    RETURNING id
-                    """, logger: logger)
-                var id: Int64 = 0
-                for try await (new) in inserted.decode(Int64.self) { id = new }
-                objectID = id
-            }
-        case .update, nil:  // nil: refused by validate() before
-            guard let object, !object.deleted else {
-                // Nothing to update: the engine reports a conflict. Not recorded as applied when
-                // the object never existed (there is no row to name).
-                guard let object else {
-                    return Receipt(
-                        key: change.key, outcome: .deletedOnServer, serverID: "", serverVersion: UInt64(version))
-                }
-                outcome = .deletedOnServer
-                objectID = object.id
-                break
-            }
-            version += 1
-            try await connection.query(
-                """
-                UPDATE objects SET "values" = "values" || \(values)::jsonb, version = \(version)
-                WHERE id = \(object.id)
-                """, logger: logger)
-            objectID = object.id
-        }
-        try await connection.query(
-            """
-            INSERT INTO applied_changes (space_id, key, object_id, version, outcome)
-            VALUES (\(access.spaceID), \(change.key), \(objectID), \(version), \(outcome.rawValue))
-            """, logger: logger)
-        let receipt = Receipt(
-            key: change.key, outcome: outcome, serverID: String(objectID), serverVersion: UInt64(version))
-        if change.changeKind == .delete {
-            try await dropReferences(
-                toType: type, id: change.object.id, spaceID: access.spaceID, version: &version, connection, logger)
-        }
-        return receipt
-    }
 
     // MARK: Pull
 

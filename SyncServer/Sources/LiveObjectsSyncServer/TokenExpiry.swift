@@ -23,22 +23,7 @@ public enum TokenExpiry: Sendable, Hashable {
     {
         switch option {
         case "--expires-in":
-            let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-            var digits = Substring(value)
-            var unit: Int64 = 1
-            if let last = digits.last, let factor = units[last] {
-                unit = factor
-                digits = digits.dropLast()
-            }
-            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let count = Int64(digits), count > 0,
-                count <= longest / unit
-            else {
-                throw SyncServerError(
-                    .badRequest,
-                    "--expires-in takes a positive number of seconds, or one with a unit: 90s, 45m, 12h, 30d, 2w (not \"\(value)\")"
-                )
-            }
-            return .after(seconds: count * unit)
+            return .after(seconds: try seconds(value, option: option))
         case "--expires":
             let day = ISO8601DateFormatter()
             day.formatOptions = [.withFullDate]
@@ -56,5 +41,28 @@ public enum TokenExpiry: Sendable, Hashable {
         default:
             throw SyncServerError(.badRequest, "unknown option \(option): a token takes --expires-in or --expires")
         }
+    }
+
+    /// A duration of the command line: a whole number of seconds or one with a unit (`90s`,
+    /// `45m`, `12h`, `30d`, `2w`), at most 100 years.
+    ///
+    /// - Throws: ``SyncServerError`` `badRequest` naming `option` for a malformed value.
+    public static func seconds(_ value: String, option: String) throws(SyncServerError) -> Int64 {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        var digits = Substring(value)
+        var unit: Int64 = 1
+        if let last = digits.last, let factor = units[last] {
+            unit = factor
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let count = Int64(digits), count > 0,
+            count <= longest / unit
+        else {
+            throw SyncServerError(
+                .badRequest,
+                "\(option) takes a positive number of seconds, or one with a unit: 90s, 45m, 12h, 30d, 2w (not \"\(value)\")"
+            )
+        }
+        return count * unit
     }
 }

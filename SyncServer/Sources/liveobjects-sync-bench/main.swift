@@ -12,14 +12,17 @@ import Synchronization
 // this process) each write cards one by one while every device syncs continuously (a long poll
 // open), through one or more `liveobjects-sync-server` processes behind one database. Reported:
 // changes per second until every device holds every card, and the time from a push's
-// acknowledgement to another device's subscription seeing the card.
+// acknowledgement to another device's subscription seeing the card. With --batch N, the server
+// alone: each device pushes its cards over HTTP in requests of N changes, one after the other,
+// with no realm and no engine; reported: changes per second until every push is answered.
 //
 //   swift build -c release --package-path SyncServer
 //   SyncServer/scripts/with-postgres.sh SyncServer/.build/release/liveobjects-sync-bench --processes 1,2 --runs 3
+//   SyncServer/scripts/with-postgres.sh SyncServer/.build/release/liveobjects-sync-bench --processes 1 --batch 100
 
 let usage = """
     USAGE: liveobjects-sync-bench [--devices N] [--changes N] [--interval MS] [--processes LIST] [--runs N]
-                                  [--client automatic|urlSession|sockets]
+                                  [--client automatic|urlSession|sockets] [--batch N [--spaces N]]
 
       --devices N        devices (default 10)
       --changes N        cards each device writes and pushes (default 1000)
@@ -30,6 +33,11 @@ let usage = """
       --runs N           runs of each configuration; the summary gives their medians (default 3)
       --client NAME      what the devices' transports send through (default automatic: on
                          Linux the socket client, elsewhere URLSession)
+      --batch N          pushes only: each device sends its cards in pushes of N changes (at most
+                         1000), one push after the other, over HTTP (no realm, no engine, no
+                         pull); the figure is the server's push throughput
+      --spaces N         with --batch, the devices are spread over N spaces (default 1: every
+                         push waits for the space's lock; more spaces push in parallel)
 
     The database comes from the environment, as for liveobjects-sync-server (under
     SyncServer/scripts/with-postgres.sh, a throwaway one); the server is the
@@ -131,24 +139,83 @@ func milliseconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
 }
 
-func run(
+/// New spaces that accept cards, and a writer for each device, in space `device % spaces`.
+func setUp(devices: Int, spaces count: Int, database: DatabaseConfiguration) async throws -> (
+    spaces: [String], tokens: [String]
+) {
+    let service = SyncServerService(database: database)
+    let run = "bench-\(UUID().uuidString.prefix(8))"
+    let spaces = (0..<count).map { "\(run)-\($0)" }
+    let tokens = try await service.withStore { store in
+        for space in spaces { try await store.addSpace(space, types: ["Card"]) }
+        var tokens: [String] = []
+        for device in 0..<devices {
+            let user = "\(run)-device\(device)"
+            tokens.append(try await store.addUser(user))
+            try await store.grant(user: user, space: spaces[device % count], role: .writer)
+        }
+        return tokens
+    }
+    return (spaces, tokens)
+}
+
+/// The server's push throughput: each device pushes its cards in requests of `batch` changes,
+/// one request after the other, all devices at once.
+func runPushes(
+    devices: Int, changes: Int, batch: Int, spaces spaceCount: Int, processes: Int,
+    client: HTTPSyncTransport.Configuration.Client, database: DatabaseConfiguration
+) async throws -> RunResult {
+    let (spaces, tokens) = try await setUp(devices: devices, spaces: spaceCount, database: database)
+    let servers = try (0..<processes).map { _ in try ServerProcess() }
+    defer { servers.forEach { $0.stop() } }
+    let transports = (0..<devices).map { device in
+        HTTPSyncTransport(
+            configuration: .init(
+                baseURL: servers[device % processes].baseURL, space: spaces[device % spaceCount], client: client
+            ) { [token = tokens[device]] _ in token })
+    }
+    let start = clock.now
+    // Each push's time, from sending to its receipts.
+    let pushTimes = try await withThrowingTaskGroup(of: [Double].self) { group in
+        for (device, transport) in transports.enumerated() {
+            group.addTask {
+                var times: [Double] = []
+                for first in stride(from: 0, to: changes, by: batch) {
+                    let cards = (first..<min(first + batch, changes)).map { index in
+                        SyncChange(
+                            idempotencyKey: "d\(device)-\(index)",
+                            object: SyncObjectID(typeName: "Card", primaryKey: .string("d\(device)-\(index)")),
+                            serverID: nil, kind: .create,
+                            values: ["name": .value(.string("card \(index)")), "device": .value(.int(Int64(device)))])
+                    }
+                    let sent = clock.now
+                    let receipts = try await transport.push(cards)
+                    times.append(milliseconds(clock.now - sent))
+                    guard receipts.count == cards.count, receipts.allSatisfy({ $0.outcome == .applied }) else {
+                        throw SyncServerError(.internal, "a push was not applied whole: \(receipts)")
+                    }
+                }
+                return times
+            }
+        }
+        return try await group.reduce(into: []) { $0 += $1 }
+    }
+    let seconds = milliseconds(clock.now - start) / 1000
+    let sorted = pushTimes.sorted()
+    return RunResult(
+        processes: processes, seconds: seconds, changesPerSecond: Double(devices * changes) / seconds,
+        medianMilliseconds: percentile(sorted, 0.5), p99Milliseconds: percentile(sorted, 0.99), samples: sorted.count)
+}
+
+/// Devices syncing continuously: each writes its cards, and every device waits for every card.
+func runDevices(
     devices: Int, changes: Int, interval: Int, processes: Int, client: HTTPSyncTransport.Configuration.Client,
     database: DatabaseConfiguration
 ) async throws
     -> RunResult
 {
-    let service = SyncServerService(database: database)
-    let space = "bench-\(UUID().uuidString.prefix(8))"
-    let tokens = try await service.withStore { store in
-        try await store.addSpace(space, types: ["Card"])
-        var tokens: [String] = []
-        for device in 0..<devices {
-            let user = "\(space)-device\(device)"
-            tokens.append(try await store.addUser(user))
-            try await store.grant(user: user, space: space, role: .writer)
-        }
-        return tokens
-    }
+    let (spaces, tokens) = try await setUp(devices: devices, spaces: 1, database: database)
+    let space = spaces[0]
     let servers = try (0..<processes).map { _ in try ServerProcess() }
     defer { servers.forEach { $0.stop() } }
 
@@ -242,60 +309,101 @@ func run(
         samples: latencies.count)
 }
 
-func main() async throws {
-    var arguments = ArraySlice(CommandLine.arguments.dropFirst())
+/// The command line's options.
+struct Options {
     var devices = 10
     var changes = 1000
     var processCounts = [1, 2]
     var runs = 3
     var interval = 0
     var client = HTTPSyncTransport.Configuration.Client.automatic
-    while let option = arguments.popFirst() {
-        if option == "-h" || option == "--help" {
-            print(usage)
-            return
-        }
-        guard let value = arguments.popFirst() else { throw SyncServerError(.badRequest, "\(option) needs a value") }
-        switch option {
-        case "--devices": devices = Int(value) ?? 0
-        case "--changes": changes = Int(value) ?? 0
-        case "--runs": runs = Int(value) ?? 0
-        case "--interval": interval = Int(value) ?? -1
-        case "--processes": processCounts = value.split(separator: ",").map { Int($0) ?? 0 }
-        case "--client":
-            switch value {
-            case "automatic": client = .automatic
-            case "urlSession": client = .urlSession
-            case "sockets": client = .sockets
-            default: throw SyncServerError(.badRequest, "--client is automatic, urlSession or sockets")
+    /// Pushes only, in requests of this many changes; 0, devices syncing.
+    var batch = 0
+    var spaces = 1
+
+    /// The options of the command line; nil after printing the usage.
+    static func parse(_ list: [String]) throws -> Options? {
+        var arguments = ArraySlice(list)
+        var options = Options()
+        while let option = arguments.popFirst() {
+            if option == "-h" || option == "--help" {
+                print(usage)
+                return nil
             }
-        default: throw SyncServerError(.badRequest, "unknown option \(option)\n\n\(usage)")
+            guard let value = arguments.popFirst() else {
+                throw SyncServerError(.badRequest, "\(option) needs a value")
+            }
+            switch option {
+            case "--devices": options.devices = Int(value) ?? 0
+            case "--changes": options.changes = Int(value) ?? 0
+            case "--runs": options.runs = Int(value) ?? 0
+            case "--interval": options.interval = Int(value) ?? -1
+            case "--processes": options.processCounts = value.split(separator: ",").map { Int($0) ?? 0 }
+            case "--batch": options.batch = Int(value) ?? -1
+            case "--spaces": options.spaces = Int(value) ?? 0
+            case "--client":
+                switch value {
+                case "automatic": options.client = .automatic
+                case "urlSession": options.client = .urlSession
+                case "sockets": options.client = .sockets
+                default: throw SyncServerError(.badRequest, "--client is automatic, urlSession or sockets")
+                }
+            default: throw SyncServerError(.badRequest, "unknown option \(option)\n\n\(usage)")
+            }
         }
+        guard options.devices >= 2, options.changes >= 1, options.runs >= 1, options.interval >= 0,
+            !options.processCounts.isEmpty, options.processCounts.allSatisfy({ $0 >= 1 }),
+            (0...SyncStore.maximumBatch).contains(options.batch), options.spaces >= 1
+        else {
+            throw SyncServerError(
+                .badRequest,
+                "--devices is at least 2, --changes, --runs, --processes and --spaces at least 1, --interval at least 0, "
+                    + "--batch 1 to \(SyncStore.maximumBatch)")
+        }
+        return options
     }
-    guard devices >= 2, changes >= 1, runs >= 1, interval >= 0, !processCounts.isEmpty,
-        processCounts.allSatisfy({ $0 >= 1 })
-    else {
-        throw SyncServerError(
-            .badRequest, "--devices is at least 2, --changes, --runs and --processes at least 1, --interval at least 0")
-    }
-    let database = try DatabaseConfiguration.fromEnvironment()
-    print(
-        "\(devices) devices × \(changes) changes"
+
+    /// What a run measures, printed first.
+    var title: String {
+        if batch > 0 {
+            return "\(devices) devices × \(changes) changes, pushed in requests of \(batch) into \(spaces) space(s), "
+                + "no pull"
+        }
+        return "\(devices) devices × \(changes) changes"
             + (interval > 0 ? ", a write every \(interval) ms per device" : ", written as fast as possible")
-            + ", each device syncing continuously")
-    fflush(nil)
-    var summary: [String] = []
-    for processes in processCounts {
-        var results: [RunResult] = []
-        for index in 1...runs {
-            let result = try await run(
-                devices: devices, changes: changes, interval: interval, processes: processes, client: client,
+            + ", each device syncing continuously"
+    }
+
+    func run(processes: Int, database: DatabaseConfiguration) async throws -> RunResult {
+        if batch > 0 {
+            return try await runPushes(
+                devices: devices, changes: changes, batch: batch, spaces: spaces, processes: processes, client: client,
                 database: database)
+        }
+        return try await runDevices(
+            devices: devices, changes: changes, interval: interval, processes: processes, client: client,
+            database: database)
+    }
+}
+
+func main() async throws {
+    guard let options = try Options.parse(Array(CommandLine.arguments.dropFirst())) else { return }
+    let database = try DatabaseConfiguration.fromEnvironment()
+    print(options.title)
+    fflush(nil)
+    // The time reported beside the throughput: of each push (--batch), or from a card's
+    // acknowledgement to another device seeing it.
+    let latency = options.batch > 0 ? "push" : "ack → seen"
+    var summary: [String] = []
+    for processes in options.processCounts {
+        var results: [RunResult] = []
+        for index in 1...options.runs {
+            let result = try await options.run(processes: processes, database: database)
             results.append(result)
             print(
                 String(
                     format:
-                        "%d process(es), run %d: %.2f s, %.0f changes/s, ack → seen median %.1f ms, p99 %.1f ms (%d samples)",
+                        "%d process(es), run %d: %.2f s, %.0f changes/s, \(latency) median %.1f ms, p99 %.1f ms (%d samples)",
                     processes, index, result.seconds, result.changesPerSecond, result.medianMilliseconds,
                     result.p99Milliseconds, result.samples))
             fflush(nil)
@@ -303,9 +411,9 @@ func main() async throws {
         func median(_ values: [Double]) -> Double { percentile(values.sorted(), 0.5) }
         summary.append(
             String(
-                format: "%d process(es), median of %d runs: %.0f changes/s, ack → seen median %.1f ms, p99 %.1f ms",
-                processes, runs, median(results.map(\.changesPerSecond)), median(results.map(\.medianMilliseconds)),
-                median(results.map(\.p99Milliseconds))))
+                format: "%d process(es), median of %d runs: %.0f changes/s, \(latency) median %.1f ms, p99 %.1f ms",
+                processes, options.runs, median(results.map(\.changesPerSecond)),
+                median(results.map(\.medianMilliseconds)), median(results.map(\.p99Milliseconds))))
     }
     print(summary.joined(separator: "\n"))
 }

@@ -26,6 +26,7 @@ extension SyncServerTests {
         let added = try ServerProcess.command(["space", "add", space, "--types", "Holder,Card"])
         #expect(added.status == 0, "\(added)")
         #expect(added.output == "space \(space) accepts Card, Holder\n")
+        #expect(added.error.contains("without a schema"), "\(added)")
         let replaced = try ServerProcess.command(["space", "types", space, "Card", "Coupon,Holder"])
         #expect(replaced.output == "space \(space) accepts Card, Coupon, Holder\n", "\(replaced)")
         let declared = try await server.withStore { try await $0.types(of: space) }

@@ -106,3 +106,74 @@ extension OperationsTests {
         #expect(output.contains("stopped"), "\(output)")
     }
 }
+
+/// Slow and surplus connections: the timeouts and the bound of `SyncHTTPServer.Configuration`.
+@Suite struct ConnectionLimitTests {
+    /// A connection that never finishes its request head is closed without an answer; one that
+    /// finishes it in time is answered.
+    @Test func aConnectionWithoutAWholeRequestHeadIsClosed() async throws {
+        let server = try await ServerHarness.start(http: .init(headerTimeout: .milliseconds(300)))
+        defer { Task { await server.stop() } }
+        let port = try #require(server.baseURL.port)
+
+        let slow = try RawConnection(port: port)
+        slow.send("GET /health HTTP/1.1\r\nHost: localhost\r\n")  // no empty line: the head goes on
+        let answer = await slow.readUntilClosed()
+        #expect(answer == "", "closed, without an answer: \(answer ?? "still open")")
+        #expect(server.metrics.value(.timedOutConnections) == 1)
+
+        let prompt = try RawConnection(port: port)
+        prompt.send("GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        let health = await prompt.readUntilClosed()
+        #expect(health?.hasPrefix("HTTP/1.1 200") == true, "\(health ?? "still open")")
+    }
+
+    /// A request whose body stops coming is closed after the read timeout; so is a connection
+    /// kept idle after its answer past the idle timeout.
+    @Test func aStalledBodyAndAnIdleConnectionAreClosed() async throws {
+        let server = try await ServerHarness.start(
+            http: .init(readTimeout: .milliseconds(300), idleTimeout: .milliseconds(300)))
+        defer { Task { await server.stop() } }
+        let port = try #require(server.baseURL.port)
+        let token = try await server.user("ann", .writer)
+
+        let stalled = try RawConnection(port: port)
+        stalled.send(
+            "POST /v1/spaces/\(server.space)/push HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"changes\":")
+        let cut = await stalled.readUntilClosed()
+        #expect(cut != nil && cut?.contains("200 OK") != true, "closed without applying: \(cut ?? "still open")")
+
+        let idle = try RawConnection(port: port)
+        idle.send("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")  // kept alive after the answer
+        let answered = await idle.readUntilClosed()
+        #expect(answered?.hasPrefix("HTTP/1.1 200") == true, "answered, then closed: \(answered ?? "still open")")
+        #expect(server.metrics.value(.timedOutConnections) == 2)
+        #expect(try await server.databaseState().hasSuffix("keys 0"), "the cut push applied nothing")
+    }
+
+    /// Over the bound, a connection is answered 503 and closed; below it, one is served.
+    @Test func overTheBoundAConnectionIsRefused() async throws {
+        let server = try await ServerHarness.start(http: .init(headerTimeout: .seconds(120), maximumConnections: 2))
+        defer { Task { await server.stop() } }
+        let port = try #require(server.baseURL.port)
+        let request = "GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+
+        let held = try [RawConnection(port: port), RawConnection(port: port)]
+        #expect(await eventually { server.metrics.openConnections == 2 }, "two connections served")
+        let surplus = try RawConnection(port: port)
+        surplus.send(request)
+        let refusal = await surplus.readUntilClosed()
+        #expect(refusal?.hasPrefix("HTTP/1.1 503") == true, "\(refusal ?? "still open")")
+        #expect(refusal?.contains(#""code":"internal""#) == true, "\(refusal ?? "")")
+        #expect(server.metrics.value(.refusedConnections) == 1)
+
+        held[0].hangUp()
+        #expect(await eventually { server.metrics.openConnections == 1 }, "one connection left")
+        let served = try RawConnection(port: port)
+        served.send(request)
+        let health = await served.readUntilClosed()
+        #expect(health?.hasPrefix("HTTP/1.1 200") == true, "\(health ?? "still open")")
+        held[1].hangUp()
+    }
+}

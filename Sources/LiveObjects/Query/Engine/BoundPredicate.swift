@@ -94,7 +94,7 @@ struct EvaluationContext {
     private mutating func check() {
         if work > budget {
             stop = .budget
-        } else if Task.isCancelled || QueryCancellation.isRequested?() == true {
+        } else if Task.isCancelled || QueryCancellation.isRaised {
             stop = .cancelled
         }
         // The next check comes after the interval, or as soon as the budget is passed.

@@ -5,8 +5,23 @@ import LiveObjectsStore
 ///
 /// Read every ``EvaluationContext/checkInterval`` units of work, with the task's cancellation;
 /// a query that finds it raised stops with `cancelled`.
-package enum QueryCancellation {
-    /// Whether the queries of the current task should stop; nil when nothing but the task's
-    /// cancellation stops them.
-    @TaskLocal package static var isRequested: (@Sendable () -> Bool)?
+package final class QueryCancellation: Sendable {
+    /// The request of the current task; nil when nothing but the task's cancellation stops its
+    /// queries.
+    ///
+    /// A class, not a closure: an optional function type as a task-local value crashed
+    /// optimized builds when bound from another module (`swift_task_localValuePush` was given
+    /// no type metadata).
+    @TaskLocal package static var current: QueryCancellation?
+
+    /// Whether the queries should stop.
+    package let isRequested: @Sendable () -> Bool
+
+    /// A request that `isRequested` raises.
+    package init(_ isRequested: @escaping @Sendable () -> Bool) {
+        self.isRequested = isRequested
+    }
+
+    /// Whether the current task's queries should stop.
+    static var isRaised: Bool { current?.isRequested() == true }
 }
