@@ -280,6 +280,9 @@ final class CollectionSubscription<Element: Object>: Subscription {
         var removals: [(index: Int, row: Int32)] = []
         var additions: [(row: Int32, keys: [RowSorter.Key])] = []
         var stayed: [Int32] = []
+        // Old indices of the rows that stay, for modifications (found once, before the row list
+        // changes).
+        var stayedOld: [Int32: Int] = [:]
         var resorted = Set<Int32>()
         // One evaluation for all the candidates: its memos serve them all, within one budget.
         var evaluation = query?.makeContext(budget: store.queries.maximumWork)
@@ -305,17 +308,17 @@ final class CollectionSubscription<Element: Object>: Subscription {
                         resorted.insert(row)
                     } else {
                         stayed.append(row)
+                        stayedOld[row] = index
                     }
                 } else {
                     stayed.append(row)
+                    stayedOld[row] = index
                 }
             } else if isMember {
                 additions.append((row, sorter?.keys(for: row) ?? []))
             }
         }
         guard !removals.isEmpty || !additions.isEmpty || !stayed.isEmpty else { return nil }
-        // Old indices of the rows that stay, for modifications.
-        let stayedOld = Dictionary(uniqueKeysWithValues: stayed.map { ($0, locate($0, sorter)) })
         let oldIndexOfResorted = Dictionary(
             uniqueKeysWithValues: removals.filter { resorted.contains($0.row) }.map { ($0.row, $0.index) })
         // A few changes go into the row list in place (O(chunk) each, and a snapshot shares the
@@ -349,8 +352,11 @@ final class CollectionSubscription<Element: Object>: Subscription {
             }
             if observed.contains(position.row) { modifications.append((position.from, position.to)) }
         }
+        // Without rows added or removed, a row that stays keeps its index.
+        let unmoved = removals.isEmpty && additions.isEmpty
         for row in stayed where observed.contains(row) {
-            modifications.append((stayedOld[row]!, locate(row, sorter)))
+            let old = stayedOld[row]!
+            modifications.append((old, unmoved ? old : locate(row, sorter)))
         }
         modifications.sort { $0.0 < $1.0 }
         return change(context, deletions, insertions, moves, modifications)
