@@ -488,6 +488,53 @@ private func runOnSmallStack<T: Sendable>(_ body: @escaping @Sendable () -> T) a
         #expect(counts == [1, 1, 1, 1, 1, 1, -1, -1])
     }
 
+    /// `AND`, `OR` and `NOT` nested deeper than evaluation recurses (past that depth the groups
+    /// are walked with an explicit stack) give the answers Swift's own `&&`, `||` and `!` give,
+    /// for predicates whose groups end early and late. Seeded (`LIVEOBJECTS_NESTING_SEED`).
+    @Test func deeplyNestedGroupsMatchSwiftsOwnLogic() async throws {
+        let seed = TestEnvironment.seed("LIVEOBJECTS_NESTING_SEED") ?? 0x5EED_0029
+        var random = SeededRandomNumberGenerator(seed: seed)
+        let rows = 64
+        let realm = try await openFreshRealm("deep-groups", objectTypes: [SafetyNode.self])
+        try await realm.write { r in
+            for id in 0..<rows { _ = try r.create(SafetyNode.self, value: ["id": id]) }
+        }
+        let frozen = await realm.freeze()
+        /// A random predicate over `id` as text, and the rows it holds for. The operands beside
+        /// the deep one hold for most rows in an `AND` and for few in an `OR`, so that rows
+        /// are left to evaluate at every depth.
+        func predicate(depth: Int, inAnd: Bool = true) -> (text: String, holds: (Int) -> Bool) {
+            if depth == 0 {
+                let bound = Int.random(in: 0..<rows, using: &random)
+                switch (inAnd, Int.random(in: 0..<4, using: &random)) {
+                case (true, 0): return ("id < \(bound + rows / 2)", { $0 < bound + rows / 2 })
+                case (true, _): return ("id != \(bound)", { $0 != bound })
+                case (false, 0): return ("id < \(bound / 8)", { $0 < bound / 8 })
+                case (false, _): return ("id == \(bound)", { $0 == bound })
+                }
+            }
+            if Int.random(in: 0..<3, using: &random) == 0 {
+                let operand = predicate(depth: depth - 1, inAnd: !inAnd)
+                return ("NOT (\(operand.text))", { !operand.holds($0) })
+            }
+            let isAnd = Bool.random(using: &random)
+            // One deep operand among shallow ones, so that the tree is deep but small.
+            let deep = Int.random(in: 0..<3, using: &random)
+            let operands = (0..<3).map { predicate(depth: $0 == deep ? depth - 1 : 0, inAnd: isAnd) }
+            let text = operands.map { "(\($0.text))" }.joined(separator: isAnd ? " AND " : " OR ")
+            return (
+                text,
+                { row in isAnd ? operands.allSatisfy { $0.holds(row) } : operands.contains { $0.holds(row) } }
+            )
+        }
+        for round in 0..<40 {
+            let (text, holds) = predicate(depth: 60)
+            let expected = (0..<rows).filter(holds)
+            let found = try frozen.objects(SafetyNode.self, where: text).map(\.id).sorted()
+            #expect(found == expected, "seed \(seed) (LIVEOBJECTS_NESTING_SEED replays it), round \(round): \(text)")
+        }
+    }
+
     /// Typed queries are bound like string predicates, with the same bound on key paths.
     @Test func typedQueriesMeetTheKeyPathBound() async throws {
         let realm = try await openFreshRealm("typed-bound", objectTypes: [SafetyNode.self])

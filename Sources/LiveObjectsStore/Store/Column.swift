@@ -79,7 +79,8 @@ extension Optional: ColumnElement where Wrapped: ColumnElement {
 /// Subclasses hold the values natively (`[Int64]`, `[String]`, …); the base class gives the
 /// dynamic view used by the dynamic API, persistence and the undo log. Scalar columns are
 /// reached through a switch on their kind, so that each access runs specialized code (a call
-/// through the class's vtable would run the unspecialized generic code).
+/// through the class's vtable would run the unspecialized generic code); the link and list
+/// columns give their view through ``ContainerColumn``, which the compiler holds each of them to.
 @usableFromInline
 package class Column {
     package final let property: Property
@@ -93,46 +94,67 @@ package class Column {
     }
     @exclusivity(unchecked) @usableFromInline final var _version: UInt64 = 0
 
-    /// Whether this is a ``LinkColumn`` (known without a dynamic cast).
-    @usableFromInline package final let isLinkColumn: Bool
+    /// Which ``ContainerColumn`` a link or list column is (known without a dynamic cast); nil
+    /// for a scalar column.
+    @usableFromInline package final let containerKind: ContainerKind?
 
-    package init(property: Property, scalarKind: ScalarKind? = nil, isLinkColumn: Bool = false) {
+    /// Whether this is a ``LinkColumn``.
+    @inlinable package final var isLinkColumn: Bool { containerKind == .link }
+
+    /// A scalar column of the given kind.
+    package init(property: Property, scalarKind: ScalarKind) {
         self.property = property
         self.scalarKind = scalarKind
-        self.isLinkColumn = isLinkColumn
+        self.containerKind = nil
+    }
+
+    /// A link or list column; only the three ``ContainerColumn`` classes call it.
+    fileprivate init(property: Property, containerKind: ContainerKind) {
+        self.property = property
+        self.scalarKind = nil
+        self.containerKind = containerKind
+    }
+
+    /// The column as the ``ContainerColumn`` it is; only for a column without a scalar kind.
+    @inlinable package final var container: any ContainerColumn {
+        switch containerKind! {
+        case .link: unsafeDowncast(self, to: LinkColumn.self)
+        case .linkList: unsafeDowncast(self, to: LinkListColumn.self)
+        case .valueList: unsafeDowncast(self, to: ValueListColumn.self)
+        }
     }
 
     /// The number of rows, live or not.
     @inlinable package final var count: Int {
         if let k = scalarKind { return k.apply(CountOperation(), to: self) }
-        return dynamicCount
+        return container.containerCount
     }
 
     /// The value of a row.
     @inlinable package final func value(at row: Int) -> PropertyValue {
         if let k = scalarKind { return k.apply(ValueOperation(row: row), to: self) }
-        return dynamicValue(at: row)
+        return container.containerValue(at: row)
     }
 
     /// Replaces the value of a row. The value is already checked for the property's type.
     package final func set(_ value: PropertyValue, at row: Int) {
         version &+= 1
         if let k = scalarKind { return k.apply(SetOperation(value: value, row: row), to: self) }
-        dynamicSet(value, at: row)
+        container.containerSet(value, at: row)
     }
 
     /// Adds a row at the end.
     package final func append(_ value: PropertyValue) {
         version &+= 1
         if let k = scalarKind { return k.apply(AppendOperation(value: value), to: self) }
-        dynamicAppend(value)
+        container.containerAppend(value)
     }
 
     /// Removes the last row.
     package final func removeLast() {
         version &+= 1
         if let k = scalarKind { return k.apply(RemoveLastOperation(), to: self) }
-        dynamicRemoveLast()
+        container.containerRemoveLast()
     }
 
     /// Reserves room for more rows.
@@ -154,16 +176,32 @@ package class Column {
     /// A copy sharing storage until one side changes.
     package final func copy() -> Column {
         if let k = scalarKind { return k.apply(CopyOperation(), to: self) }
-        return dynamicCopy()
+        return container.containerCopy()
     }
+}
 
-    // Overridden by link and list columns.
-    @usableFromInline package var dynamicCount: Int { fatalError("abstract") }
-    @usableFromInline package func dynamicValue(at row: Int) -> PropertyValue { fatalError("abstract") }
-    package func dynamicSet(_ value: PropertyValue, at row: Int) { fatalError("abstract") }
-    package func dynamicAppend(_ value: PropertyValue) { fatalError("abstract") }
-    package func dynamicRemoveLast() { fatalError("abstract") }
-    package func dynamicCopy() -> Column { fatalError("abstract") }
+/// The three kinds of ``ContainerColumn``.
+@usableFromInline
+package enum ContainerKind: Sendable {
+    case link, linkList, valueList
+}
+
+/// A column whose rows are not scalars (a link, a list of links, a list of values): what it
+/// gives ``Column``'s dynamic view of its rows.
+@usableFromInline
+package protocol ContainerColumn: Column {
+    /// The number of rows, live or not.
+    var containerCount: Int { get }
+    /// The value of a row, as a ``PropertyValue``.
+    func containerValue(at row: Int) -> PropertyValue
+    /// Replaces the value of a row.
+    func containerSet(_ value: PropertyValue, at row: Int)
+    /// Adds a row at the end.
+    func containerAppend(_ value: PropertyValue)
+    /// Removes the last row.
+    func containerRemoveLast()
+    /// A copy sharing storage until one side changes.
+    func containerCopy() -> Column
 }
 
 /// A column of natively stored scalar values.
@@ -269,7 +307,7 @@ package struct PrefetchOperation: ScalarOperation {
 
 private struct CopyOperation: ScalarOperation {
     package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Column {
-        let copy = ScalarColumn<T>(property: column.property, scalarKind: column.scalarKind)
+        let copy = ScalarColumn<T>(property: column.property, scalarKind: column.scalarKind!)
         copy.values = column.values
         return copy
     }
@@ -277,7 +315,7 @@ private struct CopyOperation: ScalarOperation {
 
 /// A column of to-one links, stored as target rows (`-1` for nil).
 @usableFromInline
-package final class LinkColumn: Column {
+package final class LinkColumn: Column, ContainerColumn {
     @inlinable package var targets: ChunkedArray<Int32> {
         get { _targets }
         set { _targets = newValue }
@@ -288,22 +326,22 @@ package final class LinkColumn: Column {
 
     package init(property: Property, target: Table) {
         self.target = target
-        super.init(property: property, isLinkColumn: true)
+        super.init(property: property, containerKind: .link)
     }
 
-    package override var dynamicCount: Int { targets.count }
-    package override func dynamicValue(at row: Int) -> PropertyValue {
+    @usableFromInline package var containerCount: Int { targets.count }
+    @usableFromInline package func containerValue(at row: Int) -> PropertyValue {
         let t = targets[row]
         return t < 0 ? .null : .object(target.key(Int32(t)))
     }
-    package override func dynamicSet(_ value: PropertyValue, at row: Int) {
+    @usableFromInline package func containerSet(_ value: PropertyValue, at row: Int) {
         targets[row] = value.objectKey.map { Int32(bitPattern: $0.row) } ?? -1
     }
-    package override func dynamicAppend(_ value: PropertyValue) {
+    @usableFromInline package func containerAppend(_ value: PropertyValue) {
         targets.append(value.objectKey.map { Int32(bitPattern: $0.row) } ?? -1)
     }
-    package override func dynamicRemoveLast() { targets.removeLast() }
-    package override func dynamicCopy() -> Column {
+    @usableFromInline package func containerRemoveLast() { targets.removeLast() }
+    @usableFromInline package func containerCopy() -> Column {
         let c = LinkColumn(property: property, target: target)
         c.targets = targets
         return c
@@ -312,7 +350,7 @@ package final class LinkColumn: Column {
 
 /// A column of lists of links, each stored as target rows.
 @usableFromInline
-package final class LinkListColumn: Column {
+package final class LinkListColumn: Column, ContainerColumn {
     @inlinable package var lists: ChunkedArray<[Int32]> {
         get { _lists }
         set { _lists = newValue }
@@ -323,19 +361,19 @@ package final class LinkListColumn: Column {
 
     package init(property: Property, target: Table) {
         self.target = target
-        super.init(property: property)
+        super.init(property: property, containerKind: .linkList)
     }
 
-    package override var dynamicCount: Int { lists.count }
-    package override func dynamicValue(at row: Int) -> PropertyValue {
+    @usableFromInline package var containerCount: Int { lists.count }
+    @usableFromInline package func containerValue(at row: Int) -> PropertyValue {
         .list(lists[row].map { .object(target.key($0)) })
     }
-    package override func dynamicSet(_ value: PropertyValue, at row: Int) {
+    @usableFromInline package func containerSet(_ value: PropertyValue, at row: Int) {
         lists[row] = Self.rows(value)
     }
-    package override func dynamicAppend(_ value: PropertyValue) { lists.append(Self.rows(value)) }
-    package override func dynamicRemoveLast() { lists.removeLast() }
-    package override func dynamicCopy() -> Column {
+    @usableFromInline package func containerAppend(_ value: PropertyValue) { lists.append(Self.rows(value)) }
+    @usableFromInline package func containerRemoveLast() { lists.removeLast() }
+    @usableFromInline package func containerCopy() -> Column {
         let c = LinkListColumn(property: property, target: target)
         c.lists = lists
         return c
@@ -349,7 +387,7 @@ package final class LinkListColumn: Column {
 
 /// A column of lists of primitive values.
 @usableFromInline
-package final class ValueListColumn: Column {
+package final class ValueListColumn: Column, ContainerColumn {
     @inlinable package var lists: ChunkedArray<[PropertyValue]> {
         get { _lists }
         set { _lists = newValue }
@@ -357,16 +395,20 @@ package final class ValueListColumn: Column {
     }
     @exclusivity(unchecked) @usableFromInline var _lists: ChunkedArray<[PropertyValue]> = ChunkedArray()
 
-    package override var dynamicCount: Int { lists.count }
-    package override func dynamicValue(at row: Int) -> PropertyValue { .list(lists[row]) }
-    package override func dynamicSet(_ value: PropertyValue, at row: Int) {
+    package init(property: Property) {
+        super.init(property: property, containerKind: .valueList)
+    }
+
+    @usableFromInline package var containerCount: Int { lists.count }
+    @usableFromInline package func containerValue(at row: Int) -> PropertyValue { .list(lists[row]) }
+    @usableFromInline package func containerSet(_ value: PropertyValue, at row: Int) {
         if case .list(let items) = value { lists[row] = items } else { lists[row] = [] }
     }
-    package override func dynamicAppend(_ value: PropertyValue) {
+    @usableFromInline package func containerAppend(_ value: PropertyValue) {
         if case .list(let items) = value { lists.append(items) } else { lists.append([]) }
     }
-    package override func dynamicRemoveLast() { lists.removeLast() }
-    package override func dynamicCopy() -> Column {
+    @usableFromInline package func containerRemoveLast() { lists.removeLast() }
+    @usableFromInline package func containerCopy() -> Column {
         let c = ValueListColumn(property: property)
         c.lists = lists
         return c

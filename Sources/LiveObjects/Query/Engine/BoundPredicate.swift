@@ -141,61 +141,43 @@ extension BoundPredicate {
         }
     }
 
-    /// One `NOT`, `AND` or `OR` of ``matchesWithoutRecursion(_:_:)``: its operands and the one
-    /// being tested.
-    private struct GroupFrame {
-        enum Kind { case not, and, or }
-        let kind: Kind
-        let operands: [BoundPredicate]
-        var index = 0
-    }
-
     /// ``matches(_:_:depth:)`` with an explicit stack: the same answer, with the same
     /// short-circuits, in the same order.
     private func matchesWithoutRecursion(_ row: Int32, _ context: inout EvaluationContext) -> Bool {
-        var stack: [GroupFrame] = []
-        var next = self
-        while true {
-            var value: Bool
-            switch next {
-            case .not(let operand):
-                stack.append(GroupFrame(kind: .not, operands: [operand]))
-                next = operand
-                continue
-            case .and(let operands) where !operands.isEmpty:
-                stack.append(GroupFrame(kind: .and, operands: operands))
-                next = operands[0]
-                continue
-            case .or(let operands) where !operands.isEmpty:
-                stack.append(GroupFrame(kind: .or, operands: operands))
-                next = operands[0]
-                continue
-            case .and: value = true
-            case .or: value = false
-            default: value = next.matches(row, &context)
-            }
-            // Hand the value to the enclosing groups: each ends at a decisive operand or after
-            // its last one.
-            while true {
-                guard !stack.isEmpty else { return value }
-                let top = stack[stack.count - 1]
-                switch top.kind {
-                case .not:
-                    value = !value
-                    stack.removeLast()
-                    continue
-                case .and where value && top.index + 1 < top.operands.count,
-                    .or where !value && top.index + 1 < top.operands.count:
-                    stack[stack.count - 1].index += 1
-                    next = top.operands[top.index + 1]
-                case .and, .or:
-                    stack.removeLast()
-                    continue
-                }
-                break
-            }
+        var fold = MatchFold(row: row, context: consume context)
+        let value = walkPredicateGroups(self, &fold)
+        context = fold.context
+        return value
+    }
+}
+
+extension BoundPredicate: PredicateGroupTree {
+    var group: (kind: PredicateGroupKind, operands: [BoundPredicate])? {
+        switch self {
+        case .not(let operand): (.not, [operand])
+        case .and(let operands): (.and, operands)
+        case .or(let operands): (.or, operands)
+        default: nil
         }
     }
+}
+
+/// Whether a row matches a predicate, group by group: an `AND` ends at its first false operand,
+/// an `OR` at its first true one.
+private struct MatchFold: PredicateGroupFold {
+    let row: Int32
+    var context: EvaluationContext
+
+    mutating func leaf(_ node: BoundPredicate) -> Bool { node.matches(row, &context) }
+    func start(_ kind: PredicateGroupKind) {}
+    func add(_ result: Bool, to partial: inout Void, of kind: PredicateGroupKind) -> Bool? {
+        switch kind {
+        case .not: !result
+        case .and: result ? nil : false
+        case .or: result ? true : nil
+        }
+    }
+    func finish(_ partial: Void, of kind: PredicateGroupKind) -> Bool { kind == .and }
 }
 
 extension BoundExpression {

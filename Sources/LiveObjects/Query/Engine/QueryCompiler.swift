@@ -97,64 +97,18 @@ struct QueryCompiler {
         fail(QueryBindingFailure(message, objectType: root.name), at: offset)
     }
 
-    /// One `NOT`, `AND` or `OR` being bound by ``bind(_:)``: its operands, and those bound so far.
-    private struct GroupFrame {
-        enum Kind { case not, and, or }
-        let kind: Kind
-        let operands: [PredicateSyntax]
-        var bound: [BoundPredicate] = []
-    }
-
-    /// Binds a predicate. `NOT`, `AND` and `OR` are walked with an explicit stack, so that the
-    /// depth of the tree (up to the nesting limit) costs no stack; only `SUBQUERY` recurses,
-    /// at most ``PredicateParser/maxSubqueryDepth`` deep.
+    /// Binds a predicate. `NOT`, `AND` and `OR` are walked with an explicit stack
+    /// (``walkPredicateGroups(_:_:)``), so that the depth of the tree (up to the nesting limit)
+    /// costs no stack; only `SUBQUERY` recurses, at most ``PredicateParser/maxSubqueryDepth`` deep.
     mutating func bind(_ predicate: PredicateSyntax) throws(LiveObjectsError) -> BoundPredicate {
-        var stack: [GroupFrame] = []
-        var next = predicate
-        while true {
-            var result: BoundPredicate
-            switch next {
-            case .constant(let value):
-                result = .constant(value)
-            case .comparison(let comparison):
-                result = try bind(comparison)
-            case .not(let operand):
-                stack.append(GroupFrame(kind: .not, operands: [operand]))
-                next = operand
-                continue
-            case .and(let operands) where !operands.isEmpty:
-                stack.append(GroupFrame(kind: .and, operands: operands))
-                next = operands[0]
-                continue
-            case .or(let operands) where !operands.isEmpty:
-                stack.append(GroupFrame(kind: .or, operands: operands))
-                next = operands[0]
-                continue
-            case .and: result = .and([])
-            case .or: result = .or([])
-            }
-            // Hand the result to the enclosing groups, closing those that are complete.
-            while true {
-                guard !stack.isEmpty else { return result }
-                stack[stack.count - 1].bound.append(result)
-                let top = stack[stack.count - 1]
-                if top.bound.count < top.operands.count {
-                    next = top.operands[top.bound.count]
-                    break
-                }
-                stack.removeLast()
-                switch top.kind {
-                case .not: result = .not(top.bound[0])
-                case .and: result = .and(top.bound)
-                case .or: result = .or(top.bound)
-                }
-            }
-        }
+        var fold = BindFold(compiler: consume self)
+        defer { self = fold.compiler }
+        return try walkPredicateGroups(predicate, &fold)
     }
 
     // MARK: Comparisons
 
-    private mutating func bind(_ c: ComparisonSyntax) throws(LiveObjectsError) -> BoundPredicate {
+    fileprivate mutating func bind(_ c: ComparisonSyntax) throws(LiveObjectsError) -> BoundPredicate {
         var lhs = try bind(c.lhs, at: c.offset)
         var rhs = try bind(c.rhs, at: c.offset)
         var op = c.op
@@ -763,5 +717,41 @@ extension BoundPredicate {
         case .not(let op): 3 + op.cost(depth: depth + 1)
         case .comparison: 10
         }
+    }
+}
+
+extension PredicateSyntax: PredicateGroupTree {
+    var group: (kind: PredicateGroupKind, operands: [PredicateSyntax])? {
+        switch self {
+        case .not(let operand): (.not, [operand])
+        case .and(let operands): (.and, operands)
+        case .or(let operands): (.or, operands)
+        case .constant, .comparison: nil
+        }
+    }
+}
+
+/// Binds a parsed predicate group by group: each leaf through the compiler, each group from its
+/// bound operands.
+private struct BindFold: PredicateGroupFold {
+    var compiler: QueryCompiler
+
+    mutating func leaf(_ node: PredicateSyntax) throws(LiveObjectsError) -> BoundPredicate {
+        switch node {
+        case .constant(let value): .constant(value)
+        case .comparison(let comparison): try compiler.bind(comparison)
+        case .not, .and, .or: preconditionFailure("a group is not a leaf")
+        }
+    }
+    func start(_ kind: PredicateGroupKind) -> [BoundPredicate] { [] }
+    func add(_ result: BoundPredicate, to partial: inout [BoundPredicate], of kind: PredicateGroupKind)
+        -> BoundPredicate?
+    {
+        if kind == .not { return .not(result) }
+        partial.append(result)
+        return nil
+    }
+    func finish(_ partial: [BoundPredicate], of kind: PredicateGroupKind) -> BoundPredicate {
+        kind == .and ? .and(partial) : .or(partial)
     }
 }
