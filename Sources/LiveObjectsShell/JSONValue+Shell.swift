@@ -157,7 +157,7 @@ extension JSONValue {
 }
 
 /// A JSON syntax error and where it is.
-package struct JSONParseError: Error, Sendable, Equatable {
+struct JSONParseError: Error, Sendable, Equatable {
     /// What is wrong, in the shell's words.
     package var message: String
     /// The UTF-8 offset of the problem.

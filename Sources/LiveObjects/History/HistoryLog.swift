@@ -106,7 +106,7 @@ package final class HistoryLog: CommitListener {
 
     /// Removes the entries of the last commit recorded: for a commit that was rolled back
     /// after ``record(_:_:)`` because it could not be made durable.
-    package func forgetLastCommit() {
+    func forgetLastCommit() {
         guard token > startToken else { return }
         for (name, var log) in types {
             let first = log.firstIndex(after: token - 1)

@@ -36,7 +36,7 @@ public final class Handoff<Value>: Sendable {
 
 /// A frozen object given as input (`realm.create(Dog.self, value: frozenRex)`, or as a link in
 /// a dictionary): it is copied as an unmanaged object, with what it links to, then added.
-package protocol FrozenObjectInput: Sendable {
+protocol FrozenObjectInput: Sendable {
     /// An unmanaged copy of the object at its frozen version.
     func unmanagedCopy() -> Object
 }

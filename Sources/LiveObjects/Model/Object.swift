@@ -31,7 +31,7 @@ import LiveObjectsStore
 /// reading a `@Persisted` property tracks it, and the tracker hears of the commit that changes
 /// its value (see the conformance's documentation for the details).
 open class Object: CustomStringConvertible, Hashable {
-    @exclusivity(unchecked) @usableFromInline package final var _handle: ObjectHandle?
+    @exclusivity(unchecked) @usableFromInline final var _handle: ObjectHandle?
     /// The registrar that reads of the instance's properties are tracked with, made on the
     /// first read (see ``ObjectObservation``).
     @exclusivity(unchecked) @usableFromInline final var _observation: ObjectObservation?

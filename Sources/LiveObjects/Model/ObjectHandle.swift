@@ -28,7 +28,7 @@ package struct ObjectHandle {
     package var isValid: Bool { table.isValid(row, generation: generation) }
 
     /// The row, if the object still exists.
-    package var validRow: Int32? { isValid ? row : nil }
+    var validRow: Int32? { isValid ? row : nil }
 
     /// The object's key.
     package var key: ObjectKey { ObjectKey(row: UInt32(bitPattern: row), generation: generation) }
@@ -73,7 +73,7 @@ public struct _AccessContext {
     }
 
     /// The stored value of the property.
-    package var storedValue: PropertyValue { handle.table.value(handle.row, property) }
+    var storedValue: PropertyValue { handle.table.value(handle.row, property) }
 
     /// The stored value of a non-optional scalar property read straight from its column, or
     /// nil when the column is not of that kind.
@@ -140,7 +140,7 @@ public struct _PropertyTemplate: Sendable {
     package var objectType: String?
     /// For an enum (``PersistableEnum``): the raw values of its cases, the only values the
     /// property (or its list's elements) may hold, besides nil when optional.
-    package var allowedValues: [PropertyValue]?
+    var allowedValues: [PropertyValue]?
     /// For an enum: its Swift name, for errors.
     package var enumName: String?
 

@@ -257,7 +257,7 @@ extension Store {
     }
 
     /// Sets a primitive property of a managed object.
-    package func setPrimitive(_ value: PropertyValue, _ handle: ObjectHandle, _ p: Int) throws(LiveObjectsError) {
+    func setPrimitive(_ value: PropertyValue, _ handle: ObjectHandle, _ p: Int) throws(LiveObjectsError) {
         let table = handle.table
         let property = table.schema.properties[p]
         try requireWrite(table, property: property.name)
@@ -379,7 +379,7 @@ extension Store {
     // MARK: List elements
 
     /// Inserts an element into a list property.
-    package func insertElement(
+    func insertElement(
         _ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext
     )
         throws(LiveObjectsError)
@@ -402,7 +402,7 @@ extension Store {
     }
 
     /// Replaces an element of a list property.
-    package func replaceElement(
+    func replaceElement(
         _ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext
     )
         throws(LiveObjectsError)

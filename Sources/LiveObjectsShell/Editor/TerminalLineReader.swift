@@ -72,7 +72,7 @@ private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
 /// Text to print while a line is read (a watch's change set from another process's commit):
 /// queued by any task, printed by the reader above the line being edited, which it then draws
 /// again as it was.
-package final class TerminalNotices: Sendable {
+final class TerminalNotices: Sendable {
     let queue = Mutex<[String]>([])
     let wake: Int32
 

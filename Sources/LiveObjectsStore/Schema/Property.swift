@@ -15,7 +15,7 @@ public enum PropertyType: String, Hashable, Sendable, CaseIterable {
     }
 
     /// The range of values an integer property of this type accepts.
-    package var integerRange: ClosedRange<Int64> {
+    var integerRange: ClosedRange<Int64> {
         switch self {
         case .int8: Int64(Int8.min)...Int64(Int8.max)
         case .int16: Int64(Int16.min)...Int64(Int16.max)

@@ -8,7 +8,7 @@ import CPrefetch
 @usableFromInline
 package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
     @inlinable package static var shift: Int { 12 }
-    @inlinable package static var chunkSize: Int { 1 << shift }
+    @inlinable static var chunkSize: Int { 1 << shift }
     @inlinable package static var mask: Int { chunkSize - 1 }
 
     /// The elements, 4,096 per chunk (element `i` is `chunks[i >> 12][i & 4095]`): read by

@@ -96,7 +96,7 @@ package class Column {
 
     /// Which ``ContainerColumn`` a link or list column is (known without a dynamic cast); nil
     /// for a scalar column.
-    @usableFromInline package final let containerKind: ContainerKind?
+    @usableFromInline final let containerKind: ContainerKind?
 
     /// Whether this is a ``LinkColumn``.
     @inlinable package final var isLinkColumn: Bool { containerKind == .link }

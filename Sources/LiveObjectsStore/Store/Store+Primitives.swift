@@ -106,7 +106,7 @@ extension Store {
     }
 
     /// Removes a row whose links, in and out, are already cleared.
-    package func removeRow(_ table: Table, _ row: Int32) {
+    func removeRow(_ table: Table, _ row: Int32) {
         mutationCount &+= 1
         let values = (0..<table.columns.count).map { p in
             table.columns[p]?.value(at: Int(row)) ?? .null
@@ -300,7 +300,7 @@ extension Store {
     ///
     /// - Complexity: O(changes): rows appended in this write are recognized by their slot, so
     ///   no set of all inserted rows is built.
-    package func changeSet() -> ChangeSet {
+    func changeSet() -> ChangeSet {
         var reused: [Int32: Set<Int32>] = [:]
         var removed: [Int32: [Int32: (UInt32, PropertyValue)]] = [:]
         for entry in undoLog {

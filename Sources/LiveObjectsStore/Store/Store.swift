@@ -153,14 +153,14 @@ package final class Store {
     @exclusivity(unchecked) @usableFromInline var _isLive: Bool = false
     /// Embedded objects whose parent the journal entry being replayed may have changed:
     /// checked by ``replayedEmbeddedWithoutOneParent()`` before the entry commits.
-    @inlinable package var replayedEmbedded: [(table: Table, row: Int32)] {
+    @inlinable var replayedEmbedded: [(table: Table, row: Int32)] {
         get { _replayedEmbedded }
         set { _replayedEmbedded = newValue }
         _modify { yield &_replayedEmbedded }
     }
     @exclusivity(unchecked) @usableFromInline var _replayedEmbedded: [(table: Table, row: Int32)] = []
     /// The commit pipeline, ordered by stage (see ``CommitListener``).
-    package var listeners: [any CommitListener] = []
+    var listeners: [any CommitListener] = []
 
     /// Creates an empty store for a validated schema.
     package init(schema: Schema) throws(LiveObjectsError) {

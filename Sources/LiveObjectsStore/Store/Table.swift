@@ -38,13 +38,13 @@ package final class BacklinkColumn {
     /// Growing every target's list by one link at a time, in the random order of the sources,
     /// left the smaller arrays each list outgrew scattered between live ones, where the
     /// allocator could not give them back (about 20 bytes per link in the benchmark's model).
-    package func addLater(_ sourceRow: Int32, to target: Int32) {
+    func addLater(_ sourceRow: Int32, to target: Int32) {
         pendingSources.append(sourceRow)
         pendingTargets.append(target)
     }
 
     /// Puts the links added by ``addLater(_:to:)`` in their lists.
-    @usableFromInline package func addPending() {
+    @usableFromInline func addPending() {
         guard !pendingSources.isEmpty else { return }
         let sources = pendingSources
         let targets = pendingTargets
@@ -70,7 +70,7 @@ package final class BacklinkColumn {
     /// Adds many links (`sources[i]` to `targets[i]`) as ``add(_:to:)`` would one by one, but
     /// grouped by target first (a counting sort), so that the targets' lists are filled in
     /// order, each made once at its size, instead of in random order.
-    package func addAll(sources: [Int32], targets: [Int32]) {
+    func addAll(sources: [Int32], targets: [Int32]) {
         let n = rows.count
         // starts[t]..<starts[t + 1]: where target t's sources go in `grouped`.
         var starts = [Int32](repeating: 0, count: n + 1)
@@ -106,7 +106,7 @@ package final class PrimaryKeyIndex {
     @exclusivity(unchecked) @usableFromInline private(set) var _ints: IntKeyIndex = IntKeyIndex()
     @inlinable package var strings: [String: Int32] { _strings }
     @exclusivity(unchecked) @usableFromInline private(set) var _strings: [String: Int32] = [:]
-    @inlinable package var uuids: [UUID: Int32] { _uuids }
+    @inlinable var uuids: [UUID: Int32] { _uuids }
     @exclusivity(unchecked) @usableFromInline private(set) var _uuids: [UUID: Int32] = [:]
 
     @inlinable @inline(__always)
@@ -650,7 +650,7 @@ package final class Table {
 
     /// Whether every slot holds a live object of generation 0 (as in a table never deleted
     /// from): then a key names an object exactly when its generation is 0 and its row in range.
-    package var hasOnlyFirstGenerationObjects: Bool {
+    var hasOnlyFirstGenerationObjects: Bool {
         liveCount == rowCount && slotStates.chunks.allSatisfy { $0.allSatisfy { $0 == 1 } }
     }
 
@@ -787,7 +787,7 @@ package final class Table {
     /// column (the snapshot loader's fast path). The incoming backlink columns get their
     /// (empty) entries for such slots all at once, in ``fillIncomingRows()``, which must run
     /// before they are read or appended to.
-    package func appendLoadedSlot(generation: UInt32) -> Int32 {
+    func appendLoadedSlot(generation: UInt32) -> Int32 {
         let row = Int32(rowCount)
         appendSlotState(generation: generation, live: true)
         liveCount += 1
@@ -797,7 +797,7 @@ package final class Table {
 
     /// Gives every incoming backlink column an empty entry for each slot it lacks one for
     /// (those added by ``appendLoadedSlot(generation:)``).
-    package func fillIncomingRows() {
+    func fillIncomingRows() {
         for b in incoming where b.rows.count < rowCount {
             b.rows.append(repeating: [], count: rowCount - b.rows.count)
         }
@@ -846,12 +846,12 @@ package final class Table {
     }
 
     /// Retires a generation of appended slots (their insertion was rolled back).
-    package func raiseAppendGeneration(above generation: UInt32) {
+    func raiseAppendGeneration(above generation: UInt32) {
         appendGeneration = max(appendGeneration, generation &+ 1)
     }
 
     package func popFreeRow() -> Int32? { freeRows.popLast() }
-    package func pushFreeRow(_ row: Int32) { freeRows.append(row) }
+    func pushFreeRow(_ row: Int32) { freeRows.append(row) }
 
     package func indexInsert(_ row: Int32, values: [PropertyValue]) {
         if let pk = primaryKeyProperty { primaryKeyIndex?.insert(values[pk], row: row, generation: generation(row)) }
@@ -887,12 +887,12 @@ package final class Table {
         self.model = model
         if let defaults { self.defaults = defaults }
     }
-    package func addIncoming(_ b: BacklinkColumn) {
+    func addIncoming(_ b: BacklinkColumn) {
         b.rows = ChunkedArray(repeating: [], count: rowCount)
         incoming.append(b)
     }
-    package func setOutgoing(_ property: Int, _ b: BacklinkColumn) { outgoing[property] = b }
-    package func setLinkingObjectsSource(_ property: Int, _ b: BacklinkColumn) {
+    func setOutgoing(_ property: Int, _ b: BacklinkColumn) { outgoing[property] = b }
+    func setLinkingObjectsSource(_ property: Int, _ b: BacklinkColumn) {
         linkingObjectsSources[property] = b
     }
 }

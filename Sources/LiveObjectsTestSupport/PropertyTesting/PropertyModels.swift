@@ -25,9 +25,9 @@ package final class PropNode: Object {
     @Persisted package var note: PropNote?
     /// A list of embedded objects.
     @Persisted package var notes: List<PropNote>
-    @Persisted(originProperty: "next") package var referrers: LinkingObjects<PropNode>
-    @Persisted(originProperty: "friends") package var followers: LinkingObjects<PropNode>
-    @Persisted(originProperty: "ref") package var mentions: LinkingObjects<PropNote>
+    @Persisted(originProperty: "next") var referrers: LinkingObjects<PropNode>
+    @Persisted(originProperty: "friends") var followers: LinkingObjects<PropNode>
+    @Persisted(originProperty: "ref") var mentions: LinkingObjects<PropNote>
 }
 
 /// A part held by nodes.
@@ -37,8 +37,8 @@ package final class PropPart: Object {
     /// A cascade to-one link: deleting the part deletes its sub-part (cycles allowed).
     @Persisted(deleteRule: .cascade) package var sub: PropPart?
     @Persisted(originProperty: "parts") package var holders: LinkingObjects<PropNode>
-    @Persisted(originProperty: "pinned") package var pinners: LinkingObjects<PropNode>
-    @Persisted(originProperty: "sub") package var supers: LinkingObjects<PropPart>
+    @Persisted(originProperty: "pinned") var pinners: LinkingObjects<PropNode>
+    @Persisted(originProperty: "sub") var supers: LinkingObjects<PropPart>
 }
 
 /// An embedded note; notes nest and can link to a node.

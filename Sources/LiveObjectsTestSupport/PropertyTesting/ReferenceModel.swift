@@ -37,7 +37,7 @@ package enum WriteFailure: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The error a ``PropertyOperation/throwingWrite(_:)`` body throws.
-package struct HarnessUserError: Error, Sendable {
+struct HarnessUserError: Error, Sendable {
     package init() {}
 }
 

@@ -175,19 +175,19 @@ enum SchemaCoding {
 }
 
 /// The differences between two schemas, by type and property name (order does not matter).
-package struct SchemaDiff: Sendable, Hashable, CustomStringConvertible {
+struct SchemaDiff: Sendable, Hashable, CustomStringConvertible {
     /// Types only in the new schema.
-    package var addedTypes: [String] = []
+    var addedTypes: [String] = []
     /// Types only in the old schema.
-    package var removedTypes: [String] = []
+    var removedTypes: [String] = []
     /// Types whose embedded flag changed.
-    package var changedTypes: [String] = []
+    var changedTypes: [String] = []
     /// Properties only in the new schema, as `Type.property`.
-    package var addedProperties: [String] = []
+    var addedProperties: [String] = []
     /// Properties only in the old schema, as `Type.property`.
-    package var removedProperties: [String] = []
+    var removedProperties: [String] = []
     /// Properties in both with another description, as `Type.property: old -> new`.
-    package var changedProperties: [String] = []
+    var changedProperties: [String] = []
 
     package init(from old: Schema, to new: Schema) {
         for type in new.objectSchemas {

@@ -15,7 +15,7 @@ package final class QueryCancellation: Sendable {
     @TaskLocal package static var current: QueryCancellation?
 
     /// Whether the queries should stop.
-    package let isRequested: @Sendable () -> Bool
+    let isRequested: @Sendable () -> Bool
 
     /// A request that `isRequested` raises.
     package init(_ isRequested: @escaping @Sendable () -> Bool) {

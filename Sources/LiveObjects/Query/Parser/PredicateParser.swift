@@ -62,7 +62,7 @@ package enum PredicateParser {
     package static let maxInputLength = 1 << 20
     /// The most property names one key path may have, before and after a collection operator
     /// together (`owner.dogs.@max.age` has three).
-    package static let maxKeyPathLength = 256
+    static let maxKeyPathLength = 256
 
     /// Parses a predicate.
     ///

@@ -32,7 +32,7 @@ package final class PredicateTemplates {
     @exclusivity(unchecked) private var last: (key: Key, template: Template?)?
 
     /// A parsed text with markers in place of its arguments.
-    package final class Template {
+    final class Template {
         let tree: PredicateSyntax
         /// For `property == %@` (either way round), the usual lookup: the property and the
         /// argument's position.
@@ -79,7 +79,7 @@ package final class PredicateTemplates {
     /// What a text with its arguments says: for the usual lookup, `property == value`, its
     /// value and its template (``PredicateSyntax/substituting(_:)`` with the arguments gives
     /// the template's tree as the parser gives it); else its tree.
-    package enum Parsed {
+    enum Parsed {
         case equality(value: PropertyValue, template: Template)
         case tree(PredicateSyntax)
     }
@@ -98,7 +98,7 @@ package final class PredicateTemplates {
     }
 
     /// ``parse(_:arguments:)``, telling the usual lookup apart without making its tree.
-    package func parseForLookup(_ text: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> Parsed {
+    func parseForLookup(_ text: String, arguments: [PropertyValue]) throws(LiveObjectsError) -> Parsed {
         let key = Key(text: text, argumentCount: arguments.count)
         var found: Template??
         if let last, last.key == key {

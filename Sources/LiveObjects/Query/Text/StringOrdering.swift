@@ -131,7 +131,7 @@ extension StringSortOrder {
     }
 
     /// Whether `a` sorts before `b`.
-    package func areInIncreasingOrder(_ a: String, _ b: String) -> Bool {
+    func areInIncreasingOrder(_ a: String, _ b: String) -> Bool {
         compare(a, b) < 0
     }
 }
