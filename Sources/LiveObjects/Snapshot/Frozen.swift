@@ -130,7 +130,7 @@ public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible, 
         }
     }
 
-    package func unmanagedCopy() -> Object { detached() }
+    func unmanagedCopy() -> Object { detached() }
 
     public var description: String {
         frozen.withStore { store in

@@ -80,7 +80,7 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
     /// Where an array's elements start in its storage object: the object header (two words)
     /// and the count and capacity (two words).
     @inlinable @inline(__always)
-    package static var arrayHeaderSize: Int { 4 * MemoryLayout<Int>.stride }
+    static var arrayHeaderSize: Int { 4 * MemoryLayout<Int>.stride }
 
     package mutating func append(_ element: Element) {
         if count & Self.mask == 0 {

@@ -182,7 +182,7 @@ package class Column {
 
 /// The three kinds of ``ContainerColumn``.
 @usableFromInline
-package enum ContainerKind: Sendable {
+enum ContainerKind: Sendable {
     case link, linkList, valueList
 }
 
@@ -256,13 +256,13 @@ package protocol ScalarOperation {
 }
 
 @usableFromInline
-package struct CountOperation: ScalarOperation {
+struct CountOperation: ScalarOperation {
     @inlinable package init() {}
     @inlinable package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> Int { column.values.count }
 }
 
 @usableFromInline
-package struct ValueOperation: ScalarOperation {
+struct ValueOperation: ScalarOperation {
     @usableFromInline package let row: Int
     @inlinable package init(row: Int) { self.row = row }
     @inlinable package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) -> PropertyValue {
@@ -297,7 +297,7 @@ private struct ReserveOperation: ScalarOperation {
 }
 
 @usableFromInline
-package struct PrefetchOperation: ScalarOperation {
+struct PrefetchOperation: ScalarOperation {
     @usableFromInline package let row: Int
     @inlinable package init(row: Int) { self.row = row }
     @inlinable package func apply<T: ColumnElement>(_ column: ScalarColumn<T>) {

@@ -31,7 +31,7 @@ package struct IntKeyIndex {
 
     /// A slot of the dense layout: the row (-1 when no key has this value) and its generation.
     @usableFromInline
-    package struct Slot {
+    struct Slot {
         @usableFromInline package var row: Int32
         @usableFromInline package var generation: UInt32
         package static var empty: Slot { Slot(row: -1, generation: 0) }

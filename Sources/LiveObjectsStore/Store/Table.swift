@@ -607,7 +607,7 @@ package final class Table {
 
     /// Whether a slot's bit in ``liveBits`` is set (the same answer as ``isLive(_:)``).
     @inlinable @inline(__always)
-    package func hasLiveBit(_ row: Int) -> Bool {
+    func hasLiveBit(_ row: Int) -> Bool {
         liveBits[row >> 6] & (1 << UInt64(row & 63)) != 0
     }
 
@@ -774,7 +774,7 @@ package final class Table {
 
     // MARK: Raw slot operations (no logging; used by the store's logged primitives).
 
-    package func appendSlot(_ values: [PropertyValue]) -> Int32 {
+    func appendSlot(_ values: [PropertyValue]) -> Int32 {
         fillIncomingRows()
         let row = Int32(rowCount)
         for (i, column) in columns.enumerated() { column?.append(values[i]) }
@@ -803,7 +803,7 @@ package final class Table {
         }
     }
 
-    package func removeLastSlot() {
+    func removeLastSlot() {
         for column in columns { column?.removeLast() }
         let last = Int32(slotStates.count - 1)
         if isLive(last) && generation(last) != 0 { liveLaterGenerations -= 1 }
@@ -820,7 +820,7 @@ package final class Table {
         if let pk = primaryKeyProperty { primaryKeyIndex?.reserve(capacity, for: schema.properties[pk].type) }
     }
 
-    package func markLive(_ row: Int32, _ live: Bool) {
+    func markLive(_ row: Int32, _ live: Bool) {
         if live { slotStates[Int(row)] |= 1 } else { slotStates[Int(row)] &= ~1 }
         setLiveBit(Int(row), live)
         if generation(row) != 0 { liveLaterGenerations += live ? 1 : -1 }
@@ -828,7 +828,7 @@ package final class Table {
         structureVersion &+= 1
     }
 
-    package func setGeneration(_ row: Int32, _ generation: UInt32) {
+    func setGeneration(_ row: Int32, _ generation: UInt32) {
         if isLive(row) {
             liveLaterGenerations += (generation != 0 ? 1 : 0) - (self.generation(row) != 0 ? 1 : 0)
         }
@@ -850,10 +850,10 @@ package final class Table {
         appendGeneration = max(appendGeneration, generation &+ 1)
     }
 
-    package func popFreeRow() -> Int32? { freeRows.popLast() }
+    func popFreeRow() -> Int32? { freeRows.popLast() }
     func pushFreeRow(_ row: Int32) { freeRows.append(row) }
 
-    package func indexInsert(_ row: Int32, values: [PropertyValue]) {
+    func indexInsert(_ row: Int32, values: [PropertyValue]) {
         if let pk = primaryKeyProperty { primaryKeyIndex?.insert(values[pk], row: row, generation: generation(row)) }
         for (p, index) in valueIndexes { index.insert(values[p], row: row) }
     }
@@ -863,7 +863,7 @@ package final class Table {
         try body(slotStates)
     }
 
-    package func indexRemove(_ row: Int32) {
+    func indexRemove(_ row: Int32) {
         if let pk = primaryKeyProperty {
             primaryKeyIndex?.remove(column(pk).value(at: Int(row)))
         }
