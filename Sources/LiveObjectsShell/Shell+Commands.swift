@@ -207,16 +207,7 @@ extension Shell {
     /// follow with the new limit.
     func setWatchRowLimit(_ rows: Int) async {
         watchRowLimit = rows
-        for i in watches.indices where watches[i].live != nil {
-            guard let state = await stopLive(at: i) else { continue }
-            let request = watches[i].request
-            guard
-                let changes = try? await realm.read({ realm in
-                    try Operations.results(request, line: "", realm).changes()
-                })
-            else { continue }
-            startLive(at: i, changes: changes, from: state)
-        }
+        for watch in watches { watch.follower?.renderer = watchRenderer(for: watch) }
         print(
             "A watch prints at most \(rows) row\(rows == 1 ? "" : "s") per change.",
             json: .object([("watchRows", .int(Int64(rows)))]))

@@ -5,57 +5,50 @@ import Synchronization
 /// Watches: each `watch` is a query whose change sets (`Results.changes()`) are printed as they
 /// happen, the shell's own commands' and other processes' alike.
 ///
-/// Between commands, each watch has a live subscription followed by a task of its own: the
-/// change sets of the commits the realm applies from other processes are rendered there and
-/// handed to ``Shell/liveOutput`` (at a terminal: printed above the line being edited).
+/// Each watch has one subscription, followed by a task of its own from the `watch` command
+/// until `unwatch` (or `define`, or the end): the task renders every change set and hands the
+/// text to its ``WatchFollower``. Between commands the follower passes it on to
+/// ``Shell/liveOutput`` (at a terminal: printed above the line being edited).
 ///
-/// Around a command that can change objects (outside an open transaction: before `begin`),
-/// the command's change sets are printed after its own output instead. Before the command a
-/// subscription is armed, then the live task is stopped, handing over the rows it knows; after
-/// the command (or after `commit` / `rollback`) a new live subscription is made, then the armed
-/// one is ended and what it buffered is read to the end: the realm yields change sets
-/// synchronously in its commit, so by then every change set of the command is in the buffer.
-/// Each subscription is made before the previous one ends, and a change set whose version is
-/// not above the version of the rows handed over is skipped: no change set is lost between two
-/// subscriptions, none is printed twice.
+/// Around a command that can change objects (outside an open transaction: from `begin` to
+/// `commit` or `rollback`), the command's change sets are printed after its own output instead:
+/// before the command the follower starts keeping the texts; after it, the shell reads the
+/// version of the last change set the subscription yielded (the realm yields a commit's change
+/// sets before the write returns), waits until the task has rendered up to that version, and
+/// prints what was kept. One subscription serves the whole watch: a command costs the watch no
+/// evaluation of its query.
 extension Shell {
     /// The most rows a change set prints unless `watches rows N` says otherwise; the rest are
     /// counted in a `… and N more` line.
     static let defaultWatchRowLimit = 20
 
-    /// Starts a watch's live subscription from rows read now (a new watch, or the realm replaced
-    /// by `define`).
+    /// Starts a watch's subscription and the task that follows it, from rows read now (a new
+    /// watch, or the realm replaced by `define`).
     func startWatch(at i: Int) async throws {
         let request = watches[i].request
         let (changes, state) = try await realm.read { realm in
             let results = try Operations.results(request, line: "", realm)
             return (results.changes(), WatchState(version: realm.version, snapshot: results.freeze()))
         }
-        startLive(at: i, changes: changes, from: state)
+        let follower = WatchFollower(renderer: watchRenderer(for: watches[i]), sink: liveSink)
+        watches[i].follower = follower
+        watches[i].changes = changes
+        watches[i].live = Task { await Shell.follow(changes, from: state, follower) }
     }
 
-    /// Follows `changes` in a task of its own, from `state`.
-    func startLive(at i: Int, changes: CollectionChanges<Object>, from state: WatchState) {
-        let renderer = watchRenderer(for: watches[i])
-        let sink = liveSink
-        let task = Task { await Shell.follow(changes, from: state, renderer, sink) }
-        watches[i].live = task
-    }
-
-    /// Renders each change set of `changes` to `sink` until the subscription is ended; the rows
-    /// after the last one.
+    /// Renders each change set of `changes` and hands it to `follower`, until the subscription
+    /// is ended.
     static func follow(
-        _ changes: CollectionChanges<Object>, from state: WatchState, _ renderer: WatchRenderer,
-        _ sink: @Sendable (String) -> Void
-    ) async -> WatchState {
+        _ changes: CollectionChanges<Object>, from state: WatchState, _ follower: WatchFollower
+    ) async {
         var state = state
         var iterator = changes.makeAsyncIterator()
         while let change = await iterator.next() {
-            let (next, text) = apply(change, after: state, renderer)
+            let (next, text) = apply(change, after: state, follower.renderer)
             state = next
-            if let text { sink(text) }
+            follower.handled(version: change.version, text: text)
         }
-        return state
+        follower.ended()
     }
 
     func watchRenderer(for watch: Watch) -> WatchRenderer {
@@ -65,69 +58,39 @@ extension Shell {
             rowLimit: watchRowLimit)
     }
 
-    /// Before a command that can change objects: arms a subscription for each watch, then stops
-    /// its live task.
-    func armWatches() async {
-        for i in watches.indices where watches[i].armed == nil {
-            let request = watches[i].request
-            guard
-                let changes = try? await realm.read({ realm in
-                    try Operations.results(request, line: "", realm).changes()
-                })
-            else { continue }
-            guard let state = await stopLive(at: i) else { continue }
-            watches[i].armed = Armed(changes: changes, state: state)
-        }
+    /// Before a command that can change objects: each watch keeps its change sets' texts for
+    /// ``reportWatches()``.
+    func armWatches() {
+        for watch in watches { watch.follower?.keep() }
     }
 
-    /// Ends a watch's live task, after it rendered what it had received; the rows it knows.
-    func stopLive(at i: Int) async -> WatchState? {
-        guard let task = watches[i].live else { return nil }
+    /// Ends a watch's task, after it rendered what it had received.
+    func stopLive(at i: Int) async {
+        guard let task = watches[i].live else { return }
         watches[i].live = nil
+        watches[i].follower = nil
+        watches[i].changes = nil
         // Cancelling ends the stream: the iterator returns what is buffered, then nil.
         task.cancel()
-        return await task.value
+        await task.value
     }
 
-    /// Stops every live task (before `define` replaces the realm, and when the shell ends).
+    /// Stops every watch's task (before `define` replaces the realm, and when the shell ends).
     func stopWatches() async {
-        for i in watches.indices {
-            _ = await stopLive(at: i)
-            watches[i].armed = nil
-        }
+        for i in watches.indices { await stopLive(at: i) }
     }
 
-    /// Reads every change set buffered by an armed subscription, ending it.
-    static func drain(_ changes: CollectionChanges<Object>) async -> [CollectionChange<Object>] {
-        let task = Task {
-            var received: [CollectionChange<Object>] = []
-            var iterator = changes.makeAsyncIterator()
-            while let change = await iterator.next() { received.append(change) }
-            return received
-        }
-        task.cancel()
-        return await task.value
-    }
-
-    /// After a command (outside a transaction): prints the change sets of the armed
-    /// subscriptions, and follows each watch live again.
+    /// After a command (outside a transaction): prints the change sets each watch kept once its
+    /// task has rendered every change set yielded so far, and passes the next ones on live
+    /// again; starts the watches a `define` stopped.
     func reportWatches() async {
         for i in watches.indices {
-            guard let armed = watches[i].armed else {
+            guard let follower = watches[i].follower, let changes = watches[i].changes else {
                 if watches[i].live == nil { try? await startWatch(at: i) }
                 continue
             }
-            watches[i].armed = nil
-            let request = watches[i].request
-            let live = try? await realm.read { realm in try Operations.results(request, line: "", realm).changes() }
-            var state = armed.state
-            let renderer = watchRenderer(for: watches[i])
-            for change in await Self.drain(armed.changes) {
-                let (next, text) = Self.apply(change, after: state, renderer)
-                state = next
-                if let text { io.output(text) }
-            }
-            if let live { startLive(at: i, changes: live, from: state) }
+            await follower.wait(until: changes.lastYieldedVersion)
+            for text in follower.release() { io.output(text) }
         }
     }
 
@@ -150,6 +113,90 @@ extension Shell {
 struct WatchState: Sendable {
     var version: UInt64
     var snapshot: FrozenResults<Object>
+}
+
+/// What a watch's task shares with the shell: the renderer, where rendered change sets go
+/// (passed on live, or kept while a command runs), and how far the task has got.
+final class WatchFollower: Sendable {
+    private struct State {
+        var renderer: WatchRenderer
+        var keeping = false
+        var kept: [String] = []
+        /// The version of the last change set handled (rendered, or skipped as already seen).
+        var handled: UInt64 = 0
+        var ended = false
+        var waiter: (version: UInt64, continuation: CheckedContinuation<Void, Never>)?
+
+        /// The waiter, taken, when what it waits for has happened.
+        mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
+            guard let waiter, ended || handled >= waiter.version else { return nil }
+            self.waiter = nil
+            return waiter.continuation
+        }
+    }
+
+    private let state: Mutex<State>
+    private let sink: @Sendable (String) -> Void
+
+    init(renderer: WatchRenderer, sink: @escaping @Sendable (String) -> Void) {
+        self.state = Mutex(State(renderer: renderer))
+        self.sink = sink
+    }
+
+    /// The renderer of the next change set.
+    var renderer: WatchRenderer {
+        get { state.withLock { $0.renderer } }
+        set { state.withLock { $0.renderer = newValue } }
+    }
+
+    /// Keeps the texts of the next change sets instead of passing them on.
+    func keep() { state.withLock { $0.keeping = true } }
+
+    /// The texts kept since ``keep()``; passes the next ones on again.
+    func release() -> [String] {
+        state.withLock { state in
+            defer {
+                state.kept = []
+                state.keeping = false
+            }
+            return state.kept
+        }
+    }
+
+    /// Called by the task for each change set, in order.
+    func handled(version: UInt64, text: String?) {
+        let (pass, waiter) = state.withLock { state -> (String?, CheckedContinuation<Void, Never>?) in
+            state.handled = max(state.handled, version)
+            var pass: String?
+            if let text {
+                if state.keeping { state.kept.append(text) } else { pass = text }
+            }
+            return (pass, state.takeWaiter())
+        }
+        if let pass { sink(pass) }
+        waiter?.resume()
+    }
+
+    /// Called by the task when its subscription has ended: nothing more will come.
+    func ended() {
+        state.withLock { state in
+            state.ended = true
+            return state.takeWaiter()
+        }?.resume()
+    }
+
+    /// Returns once the task has handled the change set of `version` (or a later one), or has
+    /// ended.
+    func wait(until version: UInt64) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Bool in
+                if state.ended || state.handled >= version { return true }
+                state.waiter = (version, continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
 }
 
 /// Where the change sets of other processes' commits go when the shell has no

@@ -109,19 +109,14 @@ package final class Shell {
         return { queue.post($0) }
     }
 
-    /// A watched query: the task following it between commands, or the subscription armed for
-    /// the command being run.
+    /// A watched query: its subscription, the task following it, and what the task shares with
+    /// the shell (nil while `define` replaces the realm).
     struct Watch {
         var name: String
         var request: QueryRequest
-        var live: Task<WatchState, Never>?
-        var armed: Armed?
-    }
-
-    /// A subscription made before a command, with the rows as they were (for deleted rows).
-    struct Armed: Sendable {
-        var changes: CollectionChanges<Object>
-        var state: WatchState
+        var changes: CollectionChanges<Object>?
+        var live: Task<Void, Never>?
+        var follower: WatchFollower?
     }
 
     /// Creates a shell over a realm.
@@ -176,7 +171,7 @@ package final class Shell {
         }
         printLiveChanges()
         let mutates = command.mutates
-        if mutates && !inTransaction { await armWatches() }
+        if mutates && !inTransaction { armWatches() }
         if case .define = command { await stopWatches() }
         var outcome = Outcome.succeeded
         do {
@@ -422,7 +417,7 @@ package final class Shell {
 }
 
 extension Command {
-    /// Whether the command can change objects (watches are armed before it).
+    /// Whether the command can change objects (watches keep their change sets for after it).
     var mutates: Bool {
         switch self {
         case .create, .updateObject, .updateWhere, .deleteObject, .deleteWhere, .begin, .importFile: true

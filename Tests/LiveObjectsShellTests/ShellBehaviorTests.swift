@@ -282,6 +282,27 @@ import Testing
             code: 1)
     }
 
+    /// Every command's change sets are printed right after its own output, once, watch by
+    /// watch in the order they were started, however many commands follow one another.
+    @Test func eachCommandsChangeSetsFollowItOnce() async {
+        let updates = (10..<40).map { "update Dog 1 {\"age\": \($0)}" }
+        let reports = (10..<40).map { _ in "Updated Dog 1.\nwatch all: 1 modified\nwatch rex: 1 modified" }
+        expectRun(
+            await liveobj(
+                ["--demo"],
+                stdin: lines(
+                    (["watch all = Dog sort by id", "watch rex = Dog where id == 1", "watches rows 0"] + updates
+                        + ["update Dog 2 {\"age\": 3}"])
+                        .joined(separator: "\n"))),
+            stdout: lines(
+                ([
+                    "Watching all: 7 Dog objects.", "Watching rex: 1 Dog object.",
+                    "A watch prints at most 0 rows per change.",
+                ]
+                    + reports + ["Updated Dog 2.", "watch all: 1 modified"])
+                    .joined(separator: "\n")))
+    }
+
     @Test func watchPrintsChangeSetsWithRows() async {
         expectRun(
             await liveobj(

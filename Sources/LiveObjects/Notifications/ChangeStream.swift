@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjectsStore
+import Synchronization
 
 /// The unbounded `AsyncStream` behind every change subscription, with a hand-off lock between
 /// the realm that yields and the task that iterates.
@@ -14,23 +15,34 @@ struct ChangeStream<Element: Sendable>: Sendable {
     let stream: AsyncStream<Element>
     let continuation: Continuation
     let handOff: HandOff
+    /// The version of the last element yielded with one (``Continuation/yield(_:version:)``).
+    let yielded: YieldedVersion
 
     init() {
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .unbounded)
         let handOff = HandOff()
+        let yielded = YieldedVersion()
         self.stream = stream
         self.handOff = handOff
-        self.continuation = Continuation(base: continuation, handOff: handOff)
+        self.yielded = yielded
+        self.continuation = Continuation(base: continuation, handOff: handOff, yielded: yielded)
     }
 
     /// The producing side, used by the realm's subscriptions.
     struct Continuation: Sendable {
         let base: AsyncStream<Element>.Continuation
         let handOff: HandOff
+        let yielded: YieldedVersion
 
         func yield(_ element: sending Element) {
             handOff.pass()
             base.yield(element)
+        }
+
+        /// Yields an element made at a version of the realm, and records the version first.
+        func yield(_ element: sending Element, version: UInt64) {
+            yielded.value.store(version, ordering: .releasing)
+            yield(element)
         }
 
         func finish() { base.finish() }
@@ -40,6 +52,12 @@ struct ChangeStream<Element: Sendable>: Sendable {
             base.onTermination = { _ in body() }
         }
     }
+}
+
+/// The version of the last element a subscription yielded: read by a consumer that must know
+/// whether an element of a commit it has seen return is still to come.
+final class YieldedVersion: Sendable {
+    let value = Atomic<UInt64>(0)
 }
 
 /// A lock passed through by the producer before each element and by the consumer after it.

@@ -86,6 +86,11 @@ public struct CollectionChanges<Element: Object>: AsyncSequence, Sendable {
     public let token: SubscriptionToken
 
     public func makeAsyncIterator() -> AsyncIterator { ChangeIterator(stream) }
+
+    /// The version of the last change set the subscription has yielded (0 before the first).
+    /// The realm yields a commit's change sets before the write returns, so after a write
+    /// (or a refresh) this says which change set a consumer must still receive to have seen it.
+    package var lastYieldedVersion: UInt64 { stream.yielded.value.load(ordering: .acquiring) }
 }
 
 extension CollectionChange.Move: CustomStringConvertible {

@@ -125,7 +125,8 @@ final class CollectionSubscription<Element: Object>: Subscription {
         continuation.yield(
             CollectionChange(
                 version: store.version, isInitial: true, deletions: [], insertions: [], modifications: [],
-                modificationsInNewIndices: [], moves: [], snapshot: snapshot()))
+                modificationsInNewIndices: [], moves: [], snapshot: snapshot()),
+            version: store.version)
     }
 
     func finish() { continuation.finish() }
@@ -155,7 +156,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
         case .reevaluated, .list:
             change = diffed(context, observed)
         }
-        if let change, !silent { continuation.yield(change) }
+        if let change, !silent { continuation.yield(change, version: change.version) }
     }
 
     /// Rows of this table whose observed properties changed: reported as modified.
