@@ -130,6 +130,9 @@ import Testing
     func frozenReadsAgreeWithLiveReads(seed: UInt64) async throws {
         print("CollectionReadingTests seed \(seed)")
         let realm = try await fill(60, name: "frozen-\(seed)")
+        // A whole table without a free slot, frozen before the changes below.
+        let whole = await realm.freeze()
+        let filtered = try await realm.read { realm in realm.objects(Dog.self).where { $0.age < 5 }.freeze() }
         var rng = SeededRandomNumberGenerator(seed: seed)
         // Deletions and new dogs in the freed slots (later generations), then a freeze.
         let deletions = (0..<15).map { _ in 1 + Int(rng.next() % 60) }
@@ -158,6 +161,10 @@ import Testing
             [String(dog.id), String(dog.age), dog.link(\.owner).map { String($0.id) } ?? "-"]
         }
         #expect(again == live)
+        #expect(whole.objects(Dog.self).map(\.id) == Array(1...60))
+        #expect(whole.objects(Dog.self).keys.count == 60)
+        #expect(filtered.map(\.id) == (1...60).filter { $0 % 13 < 5 })
+        #expect(filtered.keys == filtered.indices.map { filtered.key(at: $0) })
     }
 
     /// Links added with new objects reach the backlink lists when they are next read, inside

@@ -10,12 +10,15 @@ public struct FrozenRealm: Sendable {
     public var version: UInt64 { frozen.version }
 
     /// All objects of a type, in storage order.
+    ///
+    /// - Complexity: O(1) when no object of the type was deleted since the realm opened (or
+    ///   every freed slot was used again), else O(n) once per snapshot.
     public func objects<T: Object>(_ type: T.Type) -> FrozenResults<T> {
         frozen.withStore { store in
             guard let table = try? store.table(for: type) else {
                 return FrozenResults(frozen: frozen, tableIndex: 0, keys: [])
             }
-            return FrozenResults(frozen: frozen, tableIndex: table.index, keys: table.liveRows.map(table.key))
+            return FrozenResults(frozen: frozen, wholeTable: table)
         }
     }
 
@@ -29,7 +32,7 @@ public struct FrozenRealm: Sendable {
             Result { () throws(LiveObjectsError) in
                 let table = try store.table(for: type)
                 let results = try Results<T>(store: store, table: table).filter(predicate, arguments: arguments)
-                return FrozenResults(frozen: frozen, tableIndex: table.index, keys: results.rows.map(table.key))
+                return FrozenResults(frozen: frozen, tableIndex: table.index, rows: results.rows)
             }
         }
         return try result.get()
@@ -60,8 +63,10 @@ extension Realm {
 
 extension Results {
     /// An immutable snapshot of the results, readable from any actor.
+    ///
+    /// - Complexity: O(1) once the results are evaluated (the snapshot shares their rows).
     public func freeze() -> FrozenResults<Element> {
         guard let table else { return FrozenResults(frozen: store.frozenState(), tableIndex: 0, keys: []) }
-        return FrozenResults(frozen: store.frozenState(), tableIndex: table.index, keys: rows.map(table.key))
+        return FrozenResults(frozen: store.frozenState(), tableIndex: table.index, rows: rows)
     }
 }

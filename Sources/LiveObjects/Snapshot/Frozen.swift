@@ -155,6 +155,10 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
         case keys([ObjectKey])
         /// Rows of the frozen table, shared with the subscription that made the snapshot.
         case rows(RowList)
+        /// Rows of the frozen table, shared with the results that made the snapshot.
+        case rowArray([Int32])
+        /// The first rows of the frozen table, every one live: a whole table without deletions.
+        case firstRows(Int)
     }
 
     init(frozen: FrozenStore, tableIndex: Int, keys: [ObjectKey]) {
@@ -169,17 +173,40 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
         self.storage = .rows(rows)
     }
 
+    init(frozen: FrozenStore, tableIndex: Int, rows: [Int32]) {
+        self.frozen = frozen
+        self.tableIndex = tableIndex
+        self.storage = .rowArray(rows)
+    }
+
+    /// Every object of a frozen table, in storage order, without copying its rows when no
+    /// slot of it is free.
+    init(frozen: FrozenStore, wholeTable table: Table) {
+        self.frozen = frozen
+        self.tableIndex = table.index
+        self.storage = table.liveCount == table.rowCount ? .firstRows(table.rowCount) : .rowArray(table.liveRows)
+    }
+
+    /// The row of the frozen table at a position.
+    private func row(at position: Int) -> Int32 {
+        switch storage {
+        case .keys: preconditionFailure("a snapshot of keys has no rows")
+        case .rows(let rows): return rows[position]
+        case .rowArray(let rows): return rows[position]
+        case .firstRows(let count):
+            precondition(position >= 0 && position < count, "Index out of range")
+            return Int32(position)
+        }
+    }
+
     /// The keys of the objects, in order.
     ///
-    /// - Complexity: O(n) for the snapshot of a change notification (made on first use).
+    /// - Complexity: O(n), except for a snapshot made from keys.
     public var keys: [ObjectKey] {
-        switch storage {
-        case .keys(let keys): return keys
-        case .rows(let rows):
-            return frozen.withStore { store in
-                let table = store.tables[tableIndex]
-                return rows.map { table.key($0) }
-            }
+        if case .keys(let keys) = storage { return keys }
+        return frozen.withStore { store in
+            let table = store.tables[tableIndex]
+            return (0..<endIndex).map { table.key(row(at: $0)) }
         }
     }
 
@@ -191,17 +218,16 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
         switch storage {
         case .keys(let keys): keys.count
         case .rows(let rows): rows.count
+        case .rowArray(let rows): rows.count
+        case .firstRows(let count): count
         }
     }
 
     /// The key of the object at a position.
     public func key(at position: Int) -> ObjectKey {
-        switch storage {
-        case .keys(let keys): return keys[position]
-        case .rows(let rows):
-            let row = rows[position]
-            return frozen.withStore { $0.tables[tableIndex].key(row) }
-        }
+        if case .keys(let keys) = storage { return keys[position] }
+        let row = row(at: position)
+        return frozen.withStore { $0.tables[tableIndex].key(row) }
     }
 
     /// - Complexity: O(log n).
