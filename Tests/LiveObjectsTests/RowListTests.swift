@@ -4,6 +4,31 @@ import Testing
 @testable import LiveObjects
 
 @Suite struct RowListTests {
+    /// The positions found in one pass over an ascending list are the positions a search of
+    /// each row finds, for rows present and absent, few and many, across chunks changed by
+    /// inserts and removals.
+    @Test(arguments: [31, 32, 33])
+    func positionsOfAscendingRowsAgreeWithASearch(seed: UInt64) {
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        var model = (0..<6_000).map { Int32($0 * 3) }
+        var list = RowList(model)
+        for _ in 0..<2_000 {
+            let index = Int(rng.next() % UInt64(model.count))
+            if rng.next() % 2 == 0 {
+                list.remove(at: index)
+                model.remove(at: index)
+            } else if index > 0, model[index] - model[index - 1] > 1 {
+                list.insert(model[index] - 1, at: index)
+                model.insert(model[index] - 1, at: index)
+            }
+        }
+        for size in [0, 1, 17, 500, 4_000] {
+            let wanted = Set((0..<size).map { _ in Int32(rng.next() % 18_100) }).sorted()
+            let expected = wanted.map { row in model.firstIndex(of: row) ?? -1 }
+            #expect(list.positions(ofAscending: wanted) == expected, "seed \(seed) size \(size)")
+        }
+    }
+
     @Test(arguments: [11, 12, 13])
     func agreesWithArray(seed: UInt64) {
         var rng = SeededRandomNumberGenerator(seed: seed)

@@ -281,13 +281,17 @@ final class CollectionSubscription<Element: Object>: Subscription {
         var removals: [(index: Int, row: Int32)] = []
         var additions: [(row: Int32, keys: [RowSorter.Key])] = []
         var stayed: [Int32] = []
-        // Old indices of the rows that stay, for modifications (found once, before the row list
-        // changes).
-        var stayedOld: [Int32: Int] = [:]
+        // Old indices of the rows that stay (`stayed`'s order), for modifications (found once,
+        // before the row list changes).
+        var stayedOld: [Int] = []
         var resorted = Set<Int32>()
+        // Unsorted results keep their rows in ascending order: the candidates are taken in that
+        // order too, and the old indices of all of them found in one pass over the row list.
+        let ordered = sorter == nil ? Self.ascending(candidates, below: table.rowCount) : Array(candidates)
+        let oldIndices = sorter == nil ? rows.positions(ofAscending: ordered) : nil
         // One evaluation for all the candidates: its memos serve them all, within one budget.
         var evaluation = query?.makeContext(budget: store.queries.maximumWork)
-        for row in candidates {
+        for (i, row) in ordered.enumerated() {
             let wasMember = Int(row) < members.count && members[Int(row)]
             let isLive = table.isLive(row) && context.deleted[table.index]?[row] == nil
             var isMember = isLive
@@ -298,7 +302,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
                 return nil
             }
             if wasMember {
-                let index = locate(row, sorter)
+                let index = oldIndices.map { $0[i] } ?? locate(row, sorter)
                 if !isMember {
                     removals.append((index, row))
                 } else if let sorter {
@@ -309,11 +313,11 @@ final class CollectionSubscription<Element: Object>: Subscription {
                         resorted.insert(row)
                     } else {
                         stayed.append(row)
-                        stayedOld[row] = index
+                        stayedOld.append(index)
                     }
                 } else {
                     stayed.append(row)
-                    stayedOld[row] = index
+                    stayedOld.append(index)
                 }
             } else if isMember {
                 additions.append((row, sorter?.keys(for: row) ?? []))
@@ -355,12 +359,23 @@ final class CollectionSubscription<Element: Object>: Subscription {
         }
         // Without rows added or removed, a row that stays keeps its index.
         let unmoved = removals.isEmpty && additions.isEmpty
-        for row in stayed where observed.contains(row) {
-            let old = stayedOld[row]!
+        for (row, old) in zip(stayed, stayedOld) where observed.contains(row) {
             modifications.append((old, unmoved ? old : locate(row, sorter)))
         }
         modifications.sort { $0.0 < $1.0 }
         return change(context, deletions, insertions, moves, modifications)
+    }
+
+    /// The rows of a set in ascending order: marked in a table of `rowCount` flags when they
+    /// are many (O(rowCount)), sorted when they are few (O(m log m)).
+    static func ascending(_ rows: Set<Int32>, below rowCount: Int) -> [Int32] {
+        guard rows.count >= rowCount / 8, rows.allSatisfy({ Int($0) < rowCount }) else { return rows.sorted() }
+        var marked = [Bool](repeating: false, count: rowCount)
+        for row in rows { marked[Int(row)] = true }
+        var ordered: [Int32] = []
+        ordered.reserveCapacity(rows.count)
+        for row in 0..<rowCount where marked[row] { ordered.append(Int32(row)) }
+        return ordered
     }
 
     /// Above this many rows added and removed by one commit, the row list is rebuilt rather than

@@ -76,6 +76,29 @@ package struct RowList: RandomAccessCollection, Sendable {
         return starts[c] + chunks[c].partitioningIndex { !isBefore($0) }
     }
 
+    /// The positions of rows in a list kept in ascending row order: for each of `ascending`
+    /// (ascending too), its position, or -1 when it is not in the list.
+    ///
+    /// - Complexity: O(chunks + m log(chunk size)) for m rows: one pass over the chunks, instead
+    ///   of a search from the top for each row.
+    package func positions(ofAscending ascending: [Int32]) -> [Int] {
+        var result = [Int](repeating: -1, count: ascending.count)
+        var next = 0
+        for (c, chunk) in chunks.enumerated() {
+            guard next < ascending.count else { break }
+            chunk.withUnsafeBufferPointer { chunk in
+                var low = 0
+                while next < ascending.count, ascending[next] <= chunk[chunk.count - 1] {
+                    let row = ascending[next]
+                    low = chunk[low...].partitioningIndex { $0 >= row }
+                    if chunk[low] == row { result[next] = starts[c] + low }
+                    next += 1
+                }
+            }
+        }
+        return result
+    }
+
     private mutating func reindex(from chunk: Int = 0) {
         var first = chunk
         if starts.count != chunks.count {
