@@ -1,5 +1,7 @@
-// The messages of docs/SYNC-PROTOCOL.md that hold no object values, as Codable values, for both
-// the device's transport and the server.
+import LiveObjectsJSON
+
+// The messages of docs/SYNC-PROTOCOL.md that hold no object values, for both the device's
+// transport and the server: read and written as LiveObjectsJSON values (`json`, `init(json:)`).
 
 /// A refusal: an error code and a message; the `error` member of an error response and of a
 /// rejected receipt.
@@ -95,5 +97,96 @@ public struct SyncWireLimits: Codable, Hashable, Sendable {
         self.maximumIDBytes = maximumIDBytes
         self.maximumPageObjects = maximumPageObjects
         self.maximumWaitSeconds = maximumWaitSeconds
+    }
+}
+
+// MARK: JSON
+
+extension SyncWireError {
+    /// The JSON of the member.
+    public var json: JSONValue { .object([(key: "code", value: .string(code)), (key: "message", value: .string(message))]) }
+
+    /// Reads the member.
+    ///
+    /// - Throws: ``SyncWireFormatError`` for JSON of another shape.
+    public init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "an error")
+        self.init(code: try object.string("code"), message: try object.string("message"))
+    }
+}
+
+extension SyncWireErrorResponse {
+    /// The JSON of the response.
+    public var json: JSONValue { .object([(key: "error", value: error.json)]) }
+
+    /// Reads the response.
+    ///
+    /// - Throws: ``SyncWireFormatError`` for JSON of another shape.
+    public init(json: JSONValue) throws(SyncWireFormatError) {
+        self.init(error: try SyncWireError(json: try WireObject(json, "an error response").required("error")))
+    }
+}
+
+extension SyncWireReceipt {
+    /// The JSON of the receipt; absent members are left out.
+    public var json: JSONValue {
+        .members([
+            ("key", .string(key)), ("outcome", .string(outcome)), ("serverID", serverID.map(JSONValue.string)),
+            ("serverVersion", serverVersion.map { .number(JSONNumber($0)) }), ("error", error?.json),
+        ])
+    }
+
+    /// Reads a receipt; an outcome this version does not know is kept (``outcomeKind`` is nil).
+    ///
+    /// - Throws: ``SyncWireFormatError`` for JSON of another shape.
+    public init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "a receipt")
+        key = try object.string("key")
+        outcome = try object.string("outcome")
+        serverID = try object.optionalString("serverID")
+        serverVersion = try object.optionalUInt64("serverVersion")
+        error = try object["error"].map { (value) throws(SyncWireFormatError) in try SyncWireError(json: value) }
+    }
+}
+
+extension SyncWirePushResponse {
+    /// The JSON of the response.
+    public var json: JSONValue { .object([(key: "receipts", value: .array(receipts.map(\.json)))]) }
+
+    /// Reads the response.
+    ///
+    /// - Throws: ``SyncWireFormatError`` for JSON of another shape.
+    public init(json: JSONValue) throws(SyncWireFormatError) {
+        var receipts: [SyncWireReceipt] = []
+        for receipt in try WireObject(json, "a push response").array("receipts") {
+            receipts.append(try SyncWireReceipt(json: receipt))
+        }
+        self.init(receipts: receipts)
+    }
+}
+
+extension SyncWireLimits {
+    /// The JSON of the limits; absent members are left out.
+    public var json: JSONValue {
+        func int(_ value: Int?) -> JSONValue? { value.map { .int(Int64($0)) } }
+        return .members([
+            ("maximumBodyBytes", int(maximumBodyBytes)), ("maximumChanges", int(maximumChanges)),
+            ("maximumNameBytes", int(maximumNameBytes)), ("maximumIDBytes", int(maximumIDBytes)),
+            ("maximumPageObjects", int(maximumPageObjects)), ("maximumWaitSeconds", maximumWaitSeconds.map(JSONValue.int)),
+        ])
+    }
+
+    /// Reads the limits.
+    ///
+    /// - Throws: ``SyncWireFormatError`` for JSON of another shape.
+    public init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "the limits")
+        self.init(
+            maximumBodyBytes: try object.optionalInt("maximumBodyBytes"),
+            maximumChanges: try object.optionalInt("maximumChanges"),
+            maximumNameBytes: try object.optionalInt("maximumNameBytes"),
+            maximumIDBytes: try object.optionalInt("maximumIDBytes"),
+            maximumPageObjects: try object.optionalInt("maximumPageObjects"),
+            maximumWaitSeconds: try object.optionalInt64("maximumWaitSeconds"))
     }
 }
