@@ -5,7 +5,7 @@ import LiveObjectsJSON
 
 /// A refusal: an error code and a message; the `error` member of an error response and of a
 /// rejected receipt.
-public struct SyncWireError: Codable, Hashable, Sendable {
+public struct SyncWireError: Hashable, Sendable {
     /// The code, as spelled on the wire (``SyncErrorCode``).
     public var code: String
     /// What the server said.
@@ -24,7 +24,7 @@ public struct SyncWireError: Codable, Hashable, Sendable {
 }
 
 /// The body of an error response: `{"error": {"code": …, "message": …}}`.
-public struct SyncWireErrorResponse: Codable, Hashable, Sendable {
+public struct SyncWireErrorResponse: Hashable, Sendable {
     /// The refusal.
     public var error: SyncWireError
 
@@ -33,7 +33,7 @@ public struct SyncWireErrorResponse: Codable, Hashable, Sendable {
 }
 
 /// One receipt of a push response.
-public struct SyncWireReceipt: Codable, Hashable, Sendable {
+public struct SyncWireReceipt: Hashable, Sendable {
     /// The key of the change answered.
     public var key: String
     /// The outcome as spelled on the wire (``SyncReceiptOutcomeKind``; a reader refuses one it
@@ -63,7 +63,7 @@ public struct SyncWireReceipt: Codable, Hashable, Sendable {
 }
 
 /// The body of a push response: one receipt per change.
-public struct SyncWirePushResponse: Codable, Hashable, Sendable {
+public struct SyncWirePushResponse: Hashable, Sendable {
     /// The receipts, in the order of the changes.
     public var receipts: [SyncWireReceipt]
 
@@ -72,7 +72,7 @@ public struct SyncWirePushResponse: Codable, Hashable, Sendable {
 }
 
 /// The body of `GET /v1/limits`. Every member may be absent (no limit).
-public struct SyncWireLimits: Codable, Hashable, Sendable {
+public struct SyncWireLimits: Hashable, Sendable {
     /// The largest body of a push, in bytes.
     public var maximumBodyBytes: Int?
     /// The most changes in one push.
@@ -166,12 +166,13 @@ extension SyncWirePushResponse {
 }
 
 extension SyncWireLimits {
-    /// The JSON of the limits; absent members are left out.
+    /// The JSON of the limits, members in the order of their names; absent members are left
+    /// out.
     public var json: JSONValue {
         func int(_ value: Int?) -> JSONValue? { value.map { .int(Int64($0)) } }
         return .members([
             ("maximumBodyBytes", int(maximumBodyBytes)), ("maximumChanges", int(maximumChanges)),
-            ("maximumNameBytes", int(maximumNameBytes)), ("maximumIDBytes", int(maximumIDBytes)),
+            ("maximumIDBytes", int(maximumIDBytes)), ("maximumNameBytes", int(maximumNameBytes)),
             ("maximumPageObjects", int(maximumPageObjects)), ("maximumWaitSeconds", maximumWaitSeconds.map(JSONValue.int)),
         ])
     }
