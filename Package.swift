@@ -34,7 +34,9 @@ let package = Package(
         // merge) over Foundation and LiveObjectsJSON: the device's engine and the server both use it.
         .target(name: "LiveObjectsSyncProtocol", dependencies: ["LiveObjectsJSON"]),
         .target(
-            name: "LiveObjectsSync", dependencies: ["LiveObjects", "Persistence", "LiveObjectsJSON", "LiveObjectsSyncProtocol"]),
+            name: "LiveObjectsSync",
+            dependencies: ["LiveObjects", "Persistence", "LiveObjectsJSON", "LiveObjectsSyncProtocol"]
+        ),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "LiveObjectsJSON", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
         // The walkthroughs: `swift run Playground` lists them, `swift run Playground NAME` runs one.

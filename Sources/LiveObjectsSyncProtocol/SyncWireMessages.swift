@@ -104,7 +104,9 @@ public struct SyncWireLimits: Hashable, Sendable {
 
 extension SyncWireError {
     /// The JSON of the member.
-    public var json: JSONValue { .object([(key: "code", value: .string(code)), (key: "message", value: .string(message))]) }
+    public var json: JSONValue {
+        .object([(key: "code", value: .string(code)), (key: "message", value: .string(message))])
+    }
 
     /// Reads the member.
     ///
@@ -173,7 +175,8 @@ extension SyncWireLimits {
         return .members([
             ("maximumBodyBytes", int(maximumBodyBytes)), ("maximumChanges", int(maximumChanges)),
             ("maximumIDBytes", int(maximumIDBytes)), ("maximumNameBytes", int(maximumNameBytes)),
-            ("maximumPageObjects", int(maximumPageObjects)), ("maximumWaitSeconds", maximumWaitSeconds.map(JSONValue.int)),
+            ("maximumPageObjects", int(maximumPageObjects)),
+            ("maximumWaitSeconds", maximumWaitSeconds.map(JSONValue.int)),
         ])
     }
 

@@ -163,9 +163,10 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
     package init(json: JSONValue) throws(SyncWireFormatError) {
         let object = try WireObject(json, "a value")
         if object.contains("ref") {
-            value = .reference(try object["ref"].map { (target) throws(SyncWireFormatError) in
-                try WireReference(json: target).reference
-            })
+            value = .reference(
+                try object["ref"].map { (target) throws(SyncWireFormatError) in
+                    try WireReference(json: target).reference
+                })
         } else if object.contains("refs") {
             var targets: [SyncReference] = []
             for target in try object.array("refs") { targets.append(try WireReference(json: target).reference) }
@@ -362,7 +363,8 @@ package struct WireServerChange: Hashable, Sendable, WireJSONConvertible {
     package func json() throws(SyncWireFormatError) -> JSONValue {
         .object([
             (key: "deleted", value: .bool(deleted)), (key: "object", value: try object.json()),
-            (key: "serverID", value: .string(serverID)), (key: "serverVersion", value: .number(JSONNumber(serverVersion))),
+            (key: "serverID", value: .string(serverID)),
+            (key: "serverVersion", value: .number(JSONNumber(serverVersion))),
             (key: "values", value: try WireSyncValue.json(values)),
         ])
     }
