@@ -1,4 +1,5 @@
-/// An error of ``JSONReader``: what went wrong and where, in the input's file.
+/// An error of the JSON reader (parsing a ``JSONValue``, or the package's `JSONReader`): what
+/// went wrong and where, in the input's file.
 ///
 /// The reader's own error, so that the JSON library depends on nothing: a module that reads JSON
 /// turns it into its own error type through ``JSONReadingError`` (Persistence and the shell into
@@ -48,6 +49,7 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
         self.fileName = fileName
     }
 
+    /// The message, after the file's name when there is one.
     public var description: String { fileName.map { "\($0): \(message)" } ?? message }
 }
 

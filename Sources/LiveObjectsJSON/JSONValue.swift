@@ -4,7 +4,9 @@
 /// finds the first). Numbers keep their text (see ``JSONNumber``), so nothing is rounded until a
 /// type is chosen. Equality is structural and compares numbers by text: `1.0` and `1` differ.
 ///
-/// For loading many records, ``JSONReader``'s cursor methods avoid building the tree.
+/// For loading many records, the cursor methods of the package's `JSONReader` avoid building the
+/// tree. Outside the package (the sync server), parse with `init(parsing:options:)` and
+/// write with ``jsonBytes(options:)``.
 public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     /// `null`.
     case null

@@ -38,6 +38,9 @@
 /// moved into the output array when it is full. Take the output with ``takeBytes()``, or stream it
 /// with ``withUnsafeBytes(_:)`` and ``removeAllBytes()``: a stream that empties the writer before
 /// the staging buffer fills never copies its bytes.
+///
+/// Public for its ``Options`` only: the writing methods are the package's; outside it (the sync
+/// server), write a ``JSONValue`` with ``JSONValue/jsonBytes(options:)``.
 public struct JSONWriter: ~Copyable {
     /// How the output is laid out.
     public struct Options: Sendable, Hashable {

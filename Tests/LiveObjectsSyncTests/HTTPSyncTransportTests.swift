@@ -147,6 +147,36 @@ struct HTTPSyncTransportTests {
         )
     }
 
+    /// A server and devices of the previous version wrote with Foundation's encoder: escaped
+    /// slashes, whole doubles without a fraction, `null` members, members in any order. This
+    /// version reads it as before.
+    @Test func theEarlierEncodersSpellingIsRead() throws {
+        let page = #"""
+            {"changes":[{"serverID":"7","object":{"type":"Card","id":{"string":"c\/1"}},"serverVersion":12,
+            "deleted":false,"values":{"price":{"double":3},"seen":{"date":86400},"ratio":{"float":0.5},
+            "owner":{"ref":null},"tags":{"list":[{"string":"a\/b"},{"int":-4}]},
+            "holders":{"refs":[{"type":"Holder","id":{"int":2},"serverID":null}]}}}],"cursor":null,"hasMore":false}
+            """#
+        let pull = try WirePullResponse(jsonBytes: Array(page.utf8)).pull
+        let expected = ServerChange(
+            object: SyncObjectID(typeName: "Card", primaryKey: .string("c/1")), serverID: "7", serverVersion: 12,
+            isDeleted: false,
+            values: [
+                "price": .value(.double(3)), "seen": .value(.date(Date(timeIntervalSinceReferenceDate: 86400))),
+                "ratio": .value(.float(0.5)), "owner": .reference(nil),
+                "tags": .value(.list([.string("a/b"), .int(-4)])),
+                "holders": .references([SyncReference(object: SyncObjectID(typeName: "Holder", primaryKey: .int(2)))]),
+            ])
+        #expect(pull == SyncPull(changes: [expected], cursor: nil, hasMore: false))
+        let limits = try SyncWireLimits(json: JSONValue(parsing: #"{"maximumChanges":1000,"maximumBodyBytes":null}"#))
+        #expect(limits == SyncWireLimits(maximumChanges: 1000))
+        // Written again by this version, it reads back the same; a page cut short or without
+        // a member is refused.
+        #expect(try WirePullResponse(jsonBytes: try WirePullResponse(pull).jsonBytes()).pull == pull)
+        #expect(throws: SyncWireFormatError.self) { try WirePullResponse(jsonBytes: Array(#"{"changes":[]}"#.utf8)) }
+        #expect(throws: SyncWireFormatError.self) { try WirePullResponse(jsonBytes: Array("{\"changes\":".utf8)) }
+    }
+
     @Test func malformedValuesAreRefused() {
         for bad in [
             #"{}"#, #"{"int":1,"bool":true}"#, #"{"int":1.5}"#, #"{"data":"*not base64*"}"#, #"{"uuid":"nope"}"#,

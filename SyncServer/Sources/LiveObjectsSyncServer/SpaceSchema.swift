@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsJSON
 import LiveObjectsSyncProtocol
 
 /// A space's schema: its object types with their primary keys and properties, in the JSON form
@@ -265,7 +266,7 @@ extension SpaceSchema {
         if property.type == "link" {
             guard let target = property.target, let targetType = self[target] else { return "no target type" }
             func referenceProblem(_ reference: JSONValue) -> String? {
-                guard case .object(let fields) = reference, case .string(let type)? = fields["type"],
+                guard let fields = reference.fields, case .string(let type)? = fields["type"],
                     let id = fields["id"]
                 else { return "not a reference" }
                 guard type == target else { return "links to \(type), not \(target)" }
@@ -295,11 +296,11 @@ extension SpaceSchema {
     private func scalarProblem(_ value: JSONValue, _ type: String, optional: Bool) -> String? {
         guard case .object(let members) = value, let (tag, payload) = members.first else { return "not a value" }
         if tag == "null" { return optional ? nil : "nil where the schema requires a value" }
-        switch (type, tag, payload) {
-        case ("int", "int", .int), ("int64", "int", .int): return nil
-        case ("int8", "int", .int(let n)): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
-        case ("int16", "int", .int(let n)): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
-        case ("int32", "int", .int(let n)): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
+        switch (type, tag, payload.int64Value) {
+        case ("int", "int", _?), ("int64", "int", _?): return nil
+        case ("int8", "int", let n?): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
+        case ("int16", "int", let n?): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
+        case ("int32", "int", let n?): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
         case ("bool", "bool", _), ("float", "float", _), ("double", "double", _), ("string", "string", _),
             ("date", "date", _), ("data", "data", _), ("uuid", "uuid", _):
             return nil
@@ -310,11 +311,11 @@ extension SpaceSchema {
     /// What is wrong with an object id for a primary key type, or nil.
     static func idProblem(_ id: JSONValue, _ type: String) -> String? {
         guard case .object(let members) = id, let (tag, payload) = members.first else { return "not a value" }
-        switch (type, tag, payload) {
+        switch (type, tag, payload.int64Value) {
         case ("string", "string", _), ("uuid", "uuid", _), ("int", "int", _), ("int64", "int", _): return nil
-        case ("int8", "int", .int(let n)): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
-        case ("int16", "int", .int(let n)): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
-        case ("int32", "int", .int(let n)): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
+        case ("int8", "int", let n?): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
+        case ("int16", "int", let n?): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
+        case ("int32", "int", let n?): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
         default: return "{\"\(tag)\": …} where the primary key is \(type)"
         }
     }

@@ -204,9 +204,9 @@ public struct SyncHTTPServer: Sendable {
         }
         let body: PushRequest
         do {
-            body = try JSONDecoder().decode(PushRequest.self, from: Data(buffer: buffer))
+            body = try PushRequest(bytes: Array(buffer: buffer))
         } catch {
-            throw SyncServerError(.badRequest, "the body is not a push request: \(Self.describe(error))")
+            throw SyncServerError(.badRequest, "the body is not a push request: \(error.message)")
         }
         guard body.changes.count <= SyncStore.maximumBatch else {
             throw SyncServerError.tooLarge("a push holds at most \(SyncStore.maximumBatch) changes")
@@ -265,7 +265,7 @@ public struct SyncHTTPServer: Sendable {
             // read before is still the answer.
             if Task.isCancelled || notifier.isShuttingDown || (!woken && listening) { break }
         }
-        let cursor = LiveObjectsJSON.JSONValue.string("v1.\(page.cursor)" + (floor > page.cursor ? ".\(floor)" : ""))
+        let cursor = JSONValue.string("v1.\(page.cursor)" + (floor > page.cursor ? ".\(floor)" : ""))
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"
         text += cursor.description + ",\"hasMore\":\(page.hasMore)}"
         return Self.json(Data(text.utf8))
@@ -304,19 +304,8 @@ public struct SyncHTTPServer: Sendable {
         return (after, floor)
     }
 
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context): context.debugDescription
-        case DecodingError.keyNotFound(let key, let context):
-            "missing \(key.stringValue) at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
-        default: "\(error)"
-        }
-    }
-
     /// A response of JSON text.
-    static func json(_ value: LiveObjectsJSON.JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
         json(Data(value.jsonBytes()), status: status)
     }
 
