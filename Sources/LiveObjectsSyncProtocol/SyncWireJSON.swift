@@ -134,11 +134,12 @@ package struct WireObject {
         return elements
     }
 
-    /// An optional object, as its members (the last of a repeated name wins).
+    /// An optional object, as its members (of a repeated name, the first, as Foundation's decoder
+    /// kept it).
     package func optionalObject(_ key: String) throws(SyncWireFormatError) -> [String: JSONValue]? {
         guard let value = self[key] else { return nil }
         guard let members = value.objectValue else { throw wrong(key, "an object") }
-        return Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
+        return Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 }
 

@@ -6,8 +6,8 @@ import LiveObjectsSyncProtocol
 // The JSON of docs/SYNC-PROTOCOL.md, read and written as LiveObjectsJSON values (members in the
 // order of their names). The messages without object values (receipts, errors, limits) are
 // LiveObjectsSyncProtocol's, shared with the server; those that carry values are here, over the
-// realm's values. Internal to the package: apps see SyncChange,
-// SyncReceipt and SyncPull; the tests check the round trips.
+// realm's values. Internal to the package: apps see SyncChange, SyncReceipt and SyncPull; the
+// tests check the round trips.
 
 /// A plain value: an object with one member named after the value's type.
 package struct WireValue: Hashable, Sendable, WireJSONConvertible {
