@@ -11,6 +11,8 @@ let package = Package(
         // The sync protocol's shared types, for the sync server (SyncServer/); apps get them
         // through LiveObjectsSync.
         .library(name: "LiveObjectsSyncProtocol", targets: ["LiveObjectsSyncProtocol"]),
+        // The JSON value tree, reader and writer, for the sync server (SyncServer/), not for apps.
+        .library(name: "LiveObjectsJSON", targets: ["LiveObjectsJSON"]),
         // For tests only: the sync tests' models and seeded generator, shared with SyncServer/.
         .library(name: "LiveObjectsSyncTestSupport", targets: ["LiveObjectsSyncTestSupport"]),
         .executable(name: "liveobj", targets: ["liveobj"]),
@@ -22,16 +24,19 @@ let package = Package(
         .target(name: "LiveObjectsStore", dependencies: ["CPrefetch"]),
         // One inline function for the processor's prefetch hint, which Swift does not expose.
         .target(name: "CPrefetch"),
-        // The JSON reader and writer of Persistence and the shell, a support library at the bottom
-        // (no dependency, its own JSONError); internal to the package (no product).
+        // The one JSON of the project (Persistence, the shell, the sync protocol, the sync state
+        // log and the server): a support library at the bottom (no dependency, its own JSONError).
         .target(name: "LiveObjectsJSON"),
         .target(name: "Persistence", dependencies: ["LiveObjects", "LiveObjectsJSON", "CCRC32C"]),
         // CRC-32C with the processor's CRC instructions, for the snapshot and journal checksums.
         .target(name: "CCRC32C"),
         // The sync protocol's one definition (codes, kinds, wire messages, limits, the list
-        // merge), Foundation only: the device's engine and the server both use it.
-        .target(name: "LiveObjectsSyncProtocol"),
-        .target(name: "LiveObjectsSync", dependencies: ["LiveObjects", "Persistence", "LiveObjectsSyncProtocol"]),
+        // merge) over Foundation and LiveObjectsJSON: the device's engine and the server both use it.
+        .target(name: "LiveObjectsSyncProtocol", dependencies: ["LiveObjectsJSON"]),
+        .target(
+            name: "LiveObjectsSync",
+            dependencies: ["LiveObjects", "Persistence", "LiveObjectsJSON", "LiveObjectsSyncProtocol"]
+        ),
         .target(name: "LiveObjectsShell", dependencies: ["LiveObjects", "LiveObjectsJSON", "Persistence"]),
         .executableTarget(name: "liveobj", dependencies: ["LiveObjectsShell"]),
         // The walkthroughs: `swift run Playground` lists them, `swift run Playground NAME` runs one.

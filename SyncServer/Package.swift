@@ -30,6 +30,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "LiveObjectsJSON", package: "LiveObjects"),
                 .product(name: "LiveObjectsSyncProtocol", package: "LiveObjects"),
             ]
         ),

@@ -1,12 +1,12 @@
-/// An error of ``JSONReader``: what went wrong and where, in the input's file.
+/// An error of the JSON reader (parsing a ``JSONValue``, or the package's `JSONReader`): what
+/// went wrong and where, in the input's file.
 ///
 /// The reader's own error, so that the JSON library depends on nothing: a module that reads JSON
 /// turns it into its own error type through ``JSONReadingError`` (Persistence and the shell into
 /// `LiveObjectsError`, with the same code and message as before).
-@usableFromInline
-package struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
-    package enum Kind: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
         /// The input is not JSON (a `corruptFile` `LiveObjectsError`).
         case syntax
         /// The input nests deeper than ``JSONReaderOptions/maxDepth`` (`limitExceeded`).
@@ -17,25 +17,25 @@ package struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// What went wrong.
-    package var kind: Kind
+    public var kind: Kind
     /// The whole message, with the position: `invalid JSON at byte 9 (line 1, column 10):
     /// expected ',' or '}' after an object member, found ']'`.
-    package var message: String
+    public var message: String
     /// The message without the position.
-    package var reason: String
+    public var reason: String
     /// For a syntax error, what was expected (`"':' after an object key"`).
-    package var expected: String?
+    public var expected: String?
     /// The byte offset of the problem in the file (``JSONReaderOptions/startOffset`` counted).
-    package var offset: Int
+    public var offset: Int
     /// The line of the problem, from 1.
-    package var line: Int
+    public var line: Int
     /// The column of the problem, from 1, in bytes.
-    package var column: Int
+    public var column: Int
     /// The file, when the options named one.
-    package var fileName: String?
+    public var fileName: String?
 
     /// Creates an error.
-    package init(
+    public init(
         _ kind: Kind, message: String, reason: String, expected: String? = nil, offset: Int, line: Int, column: Int,
         fileName: String? = nil
     ) {
@@ -49,7 +49,8 @@ package struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
         self.fileName = fileName
     }
 
-    @usableFromInline package var description: String { fileName.map { "\($0): \(message)" } ?? message }
+    /// The message, after the file's name when there is one.
+    public var description: String { fileName.map { "\($0): \(message)" } ?? message }
 }
 
 /// An error type a ``JSONReader`` throws: made from a ``JSONError``.

@@ -1,28 +1,28 @@
 /// Limits and conventions of a ``JSONReader``.
-package struct JSONReaderOptions: Sendable, Hashable {
+public struct JSONReaderOptions: Sendable, Hashable {
     /// The hard ceiling of ``maxDepth``.
-    package static let depthCeiling = 512
+    public static let depthCeiling = 512
 
     /// The deepest nesting of objects and arrays accepted, in `1...depthCeiling`: 512 unless
     /// lowered. A document may hold `maxDepth` nested containers; one more fails with
     /// a ``JSONError`` of kind ``JSONError/Kind-swift.enum/nesting``.
-    package var maxDepth: Int
+    public var maxDepth: Int
     /// Whether ``JSONReader/readDouble()`` and ``JSONReader/readFloat()`` accept the strings
     /// `"NaN"`, `"Infinity"` and `"-Infinity"` that ``JSONWriter`` writes for non-finite
     /// values. On by default.
-    package var acceptsNonFiniteStrings: Bool
+    public var acceptsNonFiniteStrings: Bool
     /// A file name for error messages (``JSONError/fileName``), if any.
-    package var fileName: String?
+    public var fileName: String?
     /// Where the bytes start in their file, when they are a part of it (a journal line):
     /// error messages give positions in the file.
-    package var startOffset: Int
+    public var startOffset: Int
     /// The line of the file that the bytes start on (from 1), at its start.
-    package var startLine: Int
+    public var startLine: Int
 
     /// Creates options.
     ///
     /// - Parameter maxDepth: At most ``depthCeiling``.
-    package init(
+    public init(
         maxDepth: Int = JSONReaderOptions.depthCeiling, acceptsNonFiniteStrings: Bool = true, fileName: String? = nil,
         startOffset: Int = 0, startLine: Int = 1
     ) {

@@ -4,8 +4,10 @@
 /// finds the first). Numbers keep their text (see ``JSONNumber``), so nothing is rounded until a
 /// type is chosen. Equality is structural and compares numbers by text: `1.0` and `1` differ.
 ///
-/// For loading many records, ``JSONReader``'s cursor methods avoid building the tree.
-package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
+/// For loading many records, the cursor methods of the package's `JSONReader` avoid building the
+/// tree. Outside the package (the sync server), parse with `init(parsing:options:)` and
+/// write with ``jsonBytes(options:)``.
+public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     /// `null`.
     case null
     /// `true` or `false`.
@@ -20,26 +22,39 @@ package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     case object([(key: String, value: JSONValue)])
 
     /// An integer number.
-    package static func int(_ value: Int64) -> JSONValue { .number(JSONNumber(value)) }
+    public static func int(_ value: Int64) -> JSONValue { .number(JSONNumber(value)) }
 
     /// A `Double` in its shortest round-trip form; a non-finite one as the string `"NaN"`,
     /// `"Infinity"` or `"-Infinity"`, the convention of ``JSONWriter/double(_:)``.
-    package static func double(_ value: Double) -> JSONValue {
+    public static func double(_ value: Double) -> JSONValue {
         value.isFinite ? .number(JSONNumber(value)) : .string(JSONWriter.format(value))
     }
 
     /// A `Float` in its own shortest round-trip form; non-finite ones as for ``double(_:)``.
-    package static func float(_ value: Float) -> JSONValue {
+    public static func float(_ value: Float) -> JSONValue {
         value.isFinite ? .number(JSONNumber(value)) : .string(JSONWriter.format(value))
     }
 
     /// Parses a complete JSON text (one value, optionally surrounded by whitespace).
     ///
-    /// - Parameter errors: The error type thrown, made from a ``JSONError`` (itself by default).
-    /// - Throws: A ``JSONError/Kind-swift.enum/syntax`` error for malformed input,
+    /// - Throws: A ``JSONError`` of kind ``JSONError/Kind-swift.enum/syntax`` for malformed input,
     ///   ``JSONError/Kind-swift.enum/nesting`` when nesting is deeper than `options.maxDepth`.
+    public init(parsing bytes: [UInt8], options: JSONReaderOptions = .init()) throws(JSONError) {
+        try self.init(parsing: bytes, options: options, errors: JSONError.self)
+    }
+
+    /// Parses a complete JSON text given as a string.
+    ///
+    /// - Throws: A ``JSONError``, as for the bytes of the text.
+    public init(parsing text: String, options: JSONReaderOptions = .init()) throws(JSONError) {
+        try self.init(parsing: Array(text.utf8), options: options, errors: JSONError.self)
+    }
+
+    /// Parses a complete JSON text, throwing a caller's error type.
+    ///
+    /// - Parameter errors: The error type thrown, made from a ``JSONError``.
     package init<Failure: JSONReadingError>(
-        parsing bytes: [UInt8], options: JSONReaderOptions = .init(), errors: Failure.Type = JSONError.self
+        parsing bytes: [UInt8], options: JSONReaderOptions = .init(), errors: Failure.Type
     ) throws(Failure) {
         self = try bytes.withUnsafeBytesTyped { (raw) throws(Failure) -> JSONValue in
             var reader = JSONReader<Failure>(raw, options: options)
@@ -49,57 +64,57 @@ package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Parses a complete JSON text given as a string.
+    /// Parses a complete JSON text given as a string, throwing a caller's error type.
     package init<Failure: JSONReadingError>(
-        parsing text: String, options: JSONReaderOptions = .init(), errors: Failure.Type = JSONError.self
+        parsing text: String, options: JSONReaderOptions = .init(), errors: Failure.Type
     ) throws(Failure) {
         try self.init(parsing: Array(text.utf8), options: options, errors: errors)
     }
 
     /// The JSON text of the value.
-    package func jsonBytes(options: JSONWriter.Options = .compact) -> [UInt8] {
+    public func jsonBytes(options: JSONWriter.Options = .compact) -> [UInt8] {
         var writer = JSONWriter(options: options)
         writer.value(self)
         return writer.takeBytes()
     }
 
     /// The compact JSON text of the value.
-    package var description: String {
+    public var description: String {
         String(decoding: jsonBytes(), as: UTF8.self)
     }
 
     // MARK: Access
 
     /// Whether the value is `null`.
-    package var isNull: Bool {
+    public var isNull: Bool {
         if case .null = self { return true }
         return false
     }
 
     /// The boolean, if the value is one.
-    package var boolValue: Bool? {
+    public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
     /// The string, if the value is one.
-    package var stringValue: String? {
+    public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
     /// The number, if the value is one.
-    package var numberValue: JSONNumber? {
+    public var numberValue: JSONNumber? {
         if case .number(let value) = self { return value }
         return nil
     }
 
     /// The exact integer, if the value is an integer number within `Int64`.
-    package var int64Value: Int64? { numberValue?.int64Value }
+    public var int64Value: Int64? { numberValue?.int64Value }
 
     /// The value as a `Double`: a finite number, or one of the strings `"NaN"`, `"Infinity"`,
     /// `"-Infinity"`.
-    package var doubleValue: Double? {
+    public var doubleValue: Double? {
         switch self {
         case .number(let number): number.doubleValue
         case .string(let text): nonFiniteValue(text).map { $0 }
@@ -108,7 +123,7 @@ package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value as a `Float` (rounded once, from the decimal text), as for ``doubleValue``.
-    package var floatValue: Float? {
+    public var floatValue: Float? {
         switch self {
         case .number(let number): number.floatValue
         case .string(let text): nonFiniteValue(text).map { Float($0) }
@@ -117,25 +132,25 @@ package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The elements, if the value is an array.
-    package var arrayValue: [JSONValue]? {
+    public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
     /// The members in document order, if the value is an object.
-    package var objectValue: [(key: String, value: JSONValue)]? {
+    public var objectValue: [(key: String, value: JSONValue)]? {
         if case .object(let value) = self { return value }
         return nil
     }
 
     /// The value of the first member named `key`, if the value is an object that has one.
-    package subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
     /// The element at `index`, if the value is an array that long.
-    package subscript(index: Int) -> JSONValue? {
+    public subscript(index: Int) -> JSONValue? {
         guard case .array(let elements) = self, elements.indices.contains(index) else { return nil }
         return elements[index]
     }
@@ -143,7 +158,7 @@ package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     // MARK: Equality
 
     /// Structural equality; numbers compare by text, object members in order.
-    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b
@@ -157,7 +172,7 @@ package enum JSONValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Hashes the structure, consistently with ``==(_:_:)``.
-    package func hash(into hasher: inout Hasher) {
+    public func hash(into hasher: inout Hasher) {
         switch self {
         case .null:
             hasher.combine(0)
@@ -199,19 +214,19 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     ExpressibleByDictionaryLiteral
 {
     /// `null`.
-    package init(nilLiteral: ()) { self = .null }
+    public init(nilLiteral: ()) { self = .null }
     /// A boolean.
-    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
     /// An integer number.
-    package init(integerLiteral value: Int64) { self = .int(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
     /// A `Double` number.
-    package init(floatLiteral value: Double) { self = .double(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
     /// A string.
-    package init(stringLiteral value: String) { self = .string(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
     /// An array.
-    package init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     /// An object, members in the literal's order.
-    package init(dictionaryLiteral elements: (String, JSONValue)...) {
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(elements.map { (key: $0.0, value: $0.1) })
     }
 }
@@ -219,12 +234,12 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 /// A JSON number, kept as its text: exact until the caller picks a type.
 ///
 /// The text is always a valid RFC 8259 number.
-package struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
+public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     /// The number as written.
-    package let text: String
+    public let text: String
 
     /// A number from its JSON text; `nil` unless `text` is exactly one valid RFC 8259 number.
-    package init?(text: String) {
+    public init?(text: String) {
         var copy = text
         let valid = copy.withUTF8 { utf8 -> Bool in
             guard let base = utf8.baseAddress, let first = utf8.first, first == 0x2D || isDigit(first) else {
@@ -243,33 +258,38 @@ package struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// An integer.
-    package init(_ value: Int64) {
+    public init(_ value: Int64) {
+        text = String(value)
+    }
+
+    /// A non-negative integer.
+    public init(_ value: UInt64) {
         text = String(value)
     }
 
     /// A finite `Double` in its shortest round-trip form.
-    package init(_ value: Double) {
+    public init(_ value: Double) {
         precondition(value.isFinite, "JSONNumber: \(value) is not a JSON number")
         text = JSONWriter.format(value)
     }
 
     /// A finite `Float` in its own shortest round-trip form.
-    package init(_ value: Float) {
+    public init(_ value: Float) {
         precondition(value.isFinite, "JSONNumber: \(value) is not a JSON number")
         text = JSONWriter.format(value)
     }
 
     /// The number's text.
-    package var description: String { text }
+    public var description: String { text }
 
     /// Whether the text has neither a fraction nor an exponent.
-    package var isInteger: Bool { withScan { scan, _ in scan.isInteger } }
+    public var isInteger: Bool { withScan { scan, _ in scan.isInteger } }
 
     /// The exact value, if the number is an integer (no fraction, no exponent) within `Int64`.
-    package var int64Value: Int64? { withScan { scan, _ in scan.int64Value } }
+    public var int64Value: Int64? { withScan { scan, _ in scan.int64Value } }
 
     /// The correctly rounded `Double`, or `nil` if the magnitude is too large for one.
-    package var doubleValue: Double? {
+    public var doubleValue: Double? {
         let table = DecimalTables.parseTable
         let value = withScan { scan, base in
             table.withUnsafeBufferPointer { scan.doubleValue(base, table: $0.baseAddress!) }
@@ -279,7 +299,7 @@ package struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
 
     /// The correctly rounded `Float` (rounded once, from the decimal text), or `nil` if the
     /// magnitude is too large for one.
-    package var floatValue: Float? {
+    public var floatValue: Float? {
         let table = DecimalTables.parseTable
         let value = withScan { scan, base in
             table.withUnsafeBufferPointer { scan.floatValue(base, table: $0.baseAddress!) }

@@ -38,32 +38,33 @@
 /// moved into the output array when it is full. Take the output with ``takeBytes()``, or stream it
 /// with ``withUnsafeBytes(_:)`` and ``removeAllBytes()``: a stream that empties the writer before
 /// the staging buffer fills never copies its bytes.
-@usableFromInline
-package struct JSONWriter: ~Copyable {
+///
+/// Public for its ``Options`` only: the writing methods are the package's; outside it (the sync
+/// server), write a ``JSONValue`` with ``JSONValue/jsonBytes(options:)``.
+public struct JSONWriter: ~Copyable {
     /// How the output is laid out.
-    @usableFromInline
-    package struct Options: Sendable, Hashable {
+    public struct Options: Sendable, Hashable {
         /// Spaces per nesting level, not negative. 0 writes compact JSON with no whitespace at
         /// all.
-        @usableFromInline package var indentWidth: Int
+        public var indentWidth: Int
         /// When indenting, whether an object or array that is an element of an array is written
         /// on a single line (`{"id": 1, "name": "Rex"}`). Large arrays of records then take one
         /// line per record: readable, yet compact.
-        package var singleLineArrayElements: Bool
+        public var singleLineArrayElements: Bool
 
         /// Creates options.
-        package init(indentWidth: Int = 0, singleLineArrayElements: Bool = false) {
+        public init(indentWidth: Int = 0, singleLineArrayElements: Bool = false) {
             self.indentWidth = indentWidth
             self.singleLineArrayElements = singleLineArrayElements
         }
 
         /// No whitespace: the smallest output, for journals and machines.
-        package static let compact = Options()
+        public static let compact = Options()
         /// Every container member on its own line, indented by two spaces.
-        package static let pretty = Options(indentWidth: 2)
+        public static let pretty = Options(indentWidth: 2)
         /// Like ``pretty``, except that containers inside arrays take one line each: one record
         /// per line in arrays of records. The layout of snapshot files.
-        package static let records = Options(indentWidth: 2, singleLineArrayElements: true)
+        public static let records = Options(indentWidth: 2, singleLineArrayElements: true)
     }
 
     @usableFromInline

@@ -1,10 +1,12 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
+import LiveObjectsSyncProtocol
 import Persistence
 
 /// One line of the engine's state log (`<realm file>.sync`): what changed in the engine's state
 /// since the line before. The first line of a log is the whole state.
-struct SyncStateRecord: Codable {
+struct SyncStateRecord {
     /// On the first line: the format's name and version, and the device's id.
     var format: String?
     var version: Int?
@@ -29,7 +31,7 @@ struct SyncStateRecord: Codable {
     /// The whole set of changes with merged lists sent without an answer, when it changed.
     var unconfirmed: [WireChange]?
 
-    struct ObjectRef: Codable, Hashable {
+    struct ObjectRef: Hashable {
         var type: String
         var key: WireValue
 
@@ -41,7 +43,7 @@ struct SyncStateRecord: Codable {
         var id: SyncObjectID { SyncObjectID(typeName: type, primaryKey: key.value) }
     }
 
-    struct ObjectState: Codable {
+    struct ObjectState {
         var object: ObjectRef
         var serverID: String?
         var serverVersion: UInt64?
@@ -50,7 +52,7 @@ struct SyncStateRecord: Codable {
         var bases: [String: WireSyncValue]?
     }
 
-    struct ConflictState: Codable {
+    struct ConflictState {
         var object: ObjectRef
         var serverID: String?
         var localChanges: [String]
@@ -58,14 +60,14 @@ struct SyncStateRecord: Codable {
 
     /// A link pulled before its target: the link's object and property, and the targets the
     /// server names (one for a to-one link; in order for a list).
-    struct LinkState: Codable {
+    struct LinkState {
         var object: ObjectRef
         var property: String
         var list: Bool?
         var targets: [ObjectRef]?
     }
 
-    struct RejectedState: Codable {
+    struct RejectedState {
         var object: ObjectRef
         var kind: String
         /// The properties refused; nil for a creation (every property).
@@ -115,12 +117,11 @@ extension SyncEngine {
         }
         let current = await realm.currentHistoryToken.rawValue
         let oldest = await realm.oldestHistoryToken.rawValue
-        let decoder = JSONDecoder()
         var applied = 0
         for (index, line) in lines.enumerated() {
             let record: SyncStateRecord
             do {
-                record = try decoder.decode(SyncStateRecord.self, from: Data(line.bytes))
+                record = try SyncStateRecord(json: JSONValue(wire: line.bytes))
             } catch {
                 throw log.damaged(
                     "line \(index + 1) of the sync state is not a state record: \(error)", at: line.offset)
@@ -304,10 +305,8 @@ extension SyncEngine {
     }
 
     private func encode(_ record: SyncStateRecord, _ log: SidecarLog) throws(LiveObjectsError) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {
-            return Array(try encoder.encode(record))
+            return try record.json().jsonBytes()
         } catch {
             throw LiveObjectsError(.io, "the sync state could not be encoded: \(error)", file: log.path)
         }

@@ -132,7 +132,7 @@ extension SyncEngine {
             }
         }
         guard estimate > 64 << 10 else { return estimate }
-        return (try? JSONEncoder().encode(WireChange(change)).count) ?? estimate
+        return (try? WireChange(change).jsonBytes().count) ?? estimate
     }
 
     /// Where a change holds NUL, or nil.

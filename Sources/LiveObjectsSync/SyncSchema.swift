@@ -1,5 +1,7 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
+import LiveObjectsSyncProtocol
 
 /// The schema a sync space declares, written from an app's model: the synced types, each with
 /// its primary key and the properties a ``SyncEngine`` sends (not the server id, not links to
@@ -100,9 +102,21 @@ public struct SyncSchema: Codable, Hashable, Sendable {
 
     /// The JSON a server takes: sorted keys, indented.
     public func jsonData() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        // Strings, booleans and arrays of them always encode.
-        return (try? encoder.encode(self)) ?? Data()
+        func property(_ p: Property) -> JSONValue {
+            .members([
+                ("list", p.list.map(JSONValue.bool)), ("name", .string(p.name)),
+                ("optional", p.optional.map(JSONValue.bool)), ("target", p.target.map(JSONValue.string)),
+                ("type", .string(p.type)),
+            ])
+        }
+        let types = types.map { type -> JSONValue in
+            [
+                "name": .string(type.name),
+                "primaryKey": ["name": .string(type.primaryKey.name), "type": .string(type.primaryKey.type)],
+                "properties": .array(type.properties.map(property)),
+            ]
+        }
+        let json: JSONValue = ["types": .array(types)]
+        return Data(json.jsonBytes(options: .pretty))
     }
 }

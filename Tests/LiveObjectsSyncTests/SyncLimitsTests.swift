@@ -1,6 +1,7 @@
 import Foundation
 import LiveObjects
 import LiveObjectsSync
+import LiveObjectsSyncProtocol
 import LiveObjectsSyncTestSupport
 import LiveObjectsTestSupport
 import Testing
@@ -20,7 +21,7 @@ actor LimitedServer: SyncTransport {
     func limits() async throws -> SyncLimits { advertised }
 
     func push(_ changes: [SyncChange]) async throws -> [SyncReceipt] {
-        let body = try JSONEncoder().encode(WirePushRequest(changes: changes.map(WireChange.init)))
+        let body = try WirePushRequest(changes: changes.map(WireChange.init)).jsonBytes()
         pushes.append((changes.count, body.count))
         return try await server.push(changes)
     }

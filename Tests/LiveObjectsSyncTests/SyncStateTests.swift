@@ -256,6 +256,47 @@ struct SyncStateTests {
         try await realm.close()
     }
 
+    /// A log as the versions before LiveObjectsJSON wrote it (Foundation's encoder, sorted keys,
+    /// a whole-number double without its fraction) still loads, and is written on in today's form.
+    @Test func aLogWrittenByTheEarlierEncoderLoads() async throws {
+        var realm = try await open()
+        try await addCards(realm, ["a", "b"])
+        let token = await realm.currentHistoryToken.rawValue
+        try await realm.close()
+        let a = #"{"key":{"string":"a"},"type":"Card"}"#
+        let b = #"{"key":{"string":"b"},"type":"Card"}"#
+        let first =
+            #"{"acknowledged":["old-device/x@1"],"conflicts":[{"localChanges":["discount"],"object":\#(b),"serverID":"2"}],"#
+            + #""cursor":"4","device":"old-device","format":"LiveObjects sync state","links":[],"#
+            + #""objects":[{"object":\#(a),"pushedVersion":\#(token),"serverID":"1","serverVersion":3},"#
+            + #"{"object":\#(b),"serverID":"2","serverVersion":1}],"realmToken":\#(token),"recreate":[],"#
+            + #""rejected":[{"code":"forbidden","kind":"update","message":"not yours","object":\#(a),"#
+            + #""properties":["discount"]}],"syncedToken":\#(token),"unconfirmed":[{"key":"old-device/u@1","kind":"update","#
+            + #""object":{"id":{"string":"z"},"type":"Card"},"values":{"discount":{"double":3}}}],"version":2}"#
+        let second = #"{"acknowledgedReset":true,"cursor":"5","realmToken":\#(token),"syncedToken":\#(token)}"#
+        try SidecarLog(path: statePath, syncs: true).replace(with: [Array(first.utf8), Array(second.utf8)])
+
+        for reopening in 0..<2 {
+            realm = try await open()
+            let transport = RecordingTransport(FakeServer())
+            let engine = try await engine(realm, transport)
+            let rejected = try await engine.rejectedChanges()
+            #expect(rejected.map(\.object) == [card("a")], "reopening \(reopening)")
+            #expect(rejected.first?.rejection == SyncRejection(code: .forbidden, message: "not yours"))
+            if reopening == 0 {
+                #expect(await engine.conflictsToResolve.map(\.object) == [card("b")])
+                #expect(await engine.conflictsToResolve.first?.localChanges == ["discount"])
+                try await addCards(realm, ["c"])
+                _ = try await engine.sync()
+                #expect(await transport.pullCursors.first == "5")
+                // The change sent without an answer goes again, with its key; the new one is made
+                // with the device's id.
+                #expect(await transport.pushedKeys == ["old-device/u@1", #"old-device/Card["c"]@2"#])
+            }
+            try await realm.close()
+        }
+    }
+
     @Test func aRealmInMemoryWritesNoState() async throws {
         let realm = try await openSyncRealm("memory")
         let engine = try await engine(realm, RecordingTransport(FakeServer()))

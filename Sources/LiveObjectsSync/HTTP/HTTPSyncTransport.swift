@@ -1,4 +1,6 @@
 import Foundation
+import LiveObjectsJSON
+import LiveObjectsSyncProtocol
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -130,7 +132,7 @@ public struct HTTPSyncTransport: LiveSyncTransport {
     public func push(_ changes: [SyncChange]) async throws -> [SyncReceipt] {
         let body: Data
         do {
-            body = try JSONEncoder().encode(WirePushRequest(changes: changes.map(WireChange.init)))
+            body = Data(try WirePushRequest(changes: changes.map(WireChange.init)).jsonBytes())
         } catch {
             throw SyncHTTPError(.badRequest, "a change cannot be encoded: \(error)")
         }
@@ -200,13 +202,13 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         return limits
     }
 
-    private func send<Answer: Decodable>(
+    private func send<Answer: WireAnswer>(
         _ method: String, _ endpoint: String, query: [URLQueryItem], body: Data?, extraTime: Duration = .zero
     ) async throws -> Answer {
         try await send(method, url: url(endpoint, query: query), body: body, extraTime: extraTime)
     }
 
-    private func send<Answer: Decodable>(
+    private func send<Answer: WireAnswer>(
         _ method: String, url: URL, body: Data?, extraTime: Duration = .zero
     ) async throws -> Answer {
         let name = "\(method) \(url.path)"
@@ -234,7 +236,7 @@ public struct HTTPSyncTransport: LiveSyncTransport {
             }
             guard status == 200 else { throw Self.error(status: status, body: data, request: name) }
             do {
-                return try JSONDecoder().decode(Answer.self, from: data)
+                return try Answer(json: JSONValue(wire: data))
             } catch {
                 throw SyncHTTPError(
                     .invalidResponse, "the answer is not the protocol's: \(error)", status: status, request: name)
@@ -244,7 +246,7 @@ public struct HTTPSyncTransport: LiveSyncTransport {
 
     /// The error of a refused request, from its body when the body has the protocol's form.
     static func error(status: Int, body: Data, request: String?) -> SyncHTTPError {
-        if let answer = try? JSONDecoder().decode(SyncWireErrorResponse.self, from: body) {
+        if let json = try? JSONValue(wire: body), let answer = try? SyncWireErrorResponse(json: json) {
             return SyncHTTPError(
                 SyncHTTPError.Code(rawValue: answer.error.code), answer.error.message, status: status, request: request)
         }
@@ -338,3 +340,12 @@ private final class RequestBox: Sendable {
         }
     }
 }
+
+/// An answer of the server, read from its JSON.
+private protocol WireAnswer {
+    init(json: JSONValue) throws(SyncWireFormatError)
+}
+
+extension SyncWirePushResponse: WireAnswer {}
+extension SyncWireLimits: WireAnswer {}
+extension WirePullResponse: WireAnswer {}

@@ -1,104 +1,110 @@
 import Foundation
 import LiveObjects
+import LiveObjectsJSON
 import LiveObjectsSyncProtocol
 
-// The JSON of docs/SYNC-PROTOCOL.md, as Codable values. The messages without object values
-// (receipts, errors, limits) are LiveObjectsSyncProtocol's, shared with the server; those that
-// carry values are here, over the realm's values. Internal to the package: apps see SyncChange,
-// SyncReceipt and SyncPull; the tests check the round trips.
+// The JSON of docs/SYNC-PROTOCOL.md, read and written as LiveObjectsJSON values (members in the
+// order of their names). The messages without object values (receipts, errors, limits) are
+// LiveObjectsSyncProtocol's, shared with the server; those that carry values are here, over the
+// realm's values. Internal to the package: apps see SyncChange, SyncReceipt and SyncPull; the
+// tests check the round trips.
 
 /// A plain value: an object with one member named after the value's type.
-package struct WireValue: Codable, Hashable, Sendable {
+package struct WireValue: Hashable, Sendable, WireJSONConvertible {
     package var value: PropertyValue
 
     package init(_ value: PropertyValue) { self.value = value }
 
-    private enum Key: String, CodingKey, CaseIterable {
-        case null, bool, int, float, double, string, date, data, uuid, list
-    }
+    private static let typeNames: Set<String> = [
+        "null", "bool", "int", "float", "double", "string", "date", "data", "uuid", "list",
+    ]
 
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        guard container.allKeys.count == 1, let key = container.allKeys.first else {
-            throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: container.codingPath,
-                    debugDescription: "a value is an object with exactly one member naming its type"))
+    package init(json: JSONValue) throws(SyncWireFormatError) {
+        guard let members = json.objectValue else {
+            throw SyncWireFormatError("a value is an object with exactly one member naming its type")
         }
-        switch key {
-        case .null:
+        var found: (key: String, value: JSONValue)?
+        for member in members where Self.typeNames.contains(member.key) {
+            guard found == nil else {
+                throw SyncWireFormatError("a value is an object with exactly one member naming its type")
+            }
+            found = member
+        }
+        guard let (type, payload) = found else {
+            throw SyncWireFormatError("a value is an object with exactly one member naming its type")
+        }
+        func bad(_ expected: String) -> SyncWireFormatError {
+            SyncWireFormatError("the \"\(type)\" of a value is not \(expected): \(payload)")
+        }
+        switch type {
+        case "null":
             value = .null
-        case .bool:
-            value = .bool(try container.decode(Bool.self, forKey: key))
-        case .int:
-            value = .int(try container.decode(Int64.self, forKey: key))
-        case .float:
-            value = .float(try Float(Self.decodeFloating(container, key)))
-        case .double:
-            value = .double(try Self.decodeFloating(container, key))
-        case .string:
-            value = .string(try container.decode(String.self, forKey: key))
-        case .date:
-            value = .date(Date(timeIntervalSinceReferenceDate: try container.decode(Double.self, forKey: key)))
-        case .data:
-            let text = try container.decode(String.self, forKey: key)
-            guard let data = Data(base64Encoded: text) else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not base64")
-            }
+        case "bool":
+            guard let flag = payload.boolValue else { throw bad("a boolean") }
+            value = .bool(flag)
+        case "int":
+            guard let number = payload.int64Value else { throw bad("an integer") }
+            value = .int(number)
+        case "float", "double":
+            guard let number = payload.numberValue?.doubleValue ?? payload.stringValue.flatMap(SyncNonFinite.number)
+            else { throw bad("a number, or \"NaN\", \"Infinity\", \"-Infinity\"") }
+            value = type == "float" ? .float(Float(number)) : .double(number)
+        case "string":
+            guard let text = payload.stringValue else { throw bad("a string") }
+            value = .string(text)
+        case "date":
+            guard let seconds = payload.numberValue?.doubleValue else { throw bad("a number") }
+            value = .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case "data":
+            guard let data = payload.stringValue.flatMap({ Data(base64Encoded: $0) }) else { throw bad("base64") }
             value = .data(data)
-        case .uuid:
-            let text = try container.decode(String.self, forKey: key)
-            guard let uuid = UUID(uuidString: text) else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not a UUID")
-            }
+        case "uuid":
+            guard let uuid = payload.stringValue.flatMap(UUID.init(uuidString:)) else { throw bad("a UUID") }
             value = .uuid(uuid)
-        case .list:
-            value = .list(try container.decode([WireValue].self, forKey: key).map(\.value))
+        default:
+            guard let elements = payload.arrayValue else { throw bad("an array") }
+            var items: [PropertyValue] = []
+            items.reserveCapacity(elements.count)
+            for element in elements { items.append(try WireValue(json: element).value) }
+            value = .list(items)
         }
     }
 
-    private static func decodeFloating(_ container: KeyedDecodingContainer<Key>, _ key: Key) throws -> Double {
-        if let number = try? container.decode(Double.self, forKey: key) { return number }
-        guard let number = SyncNonFinite.number(try container.decode(String.self, forKey: key)) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: key, in: container, debugDescription: "a number, or \"NaN\", \"Infinity\", \"-Infinity\"")
-        }
-        return number
+    /// A finite number as a number, a non-finite one as its string (``SyncNonFinite``).
+    private static func floating(_ number: Double) -> JSONValue {
+        SyncNonFinite.text(for: number).map(JSONValue.string) ?? .number(JSONNumber(number))
     }
 
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        func floating(_ number: Double, _ key: Key) throws {
-            if let text = SyncNonFinite.text(for: number) {
-                try container.encode(text, forKey: key)
-            } else {
-                try container.encode(number, forKey: key)
-            }
-        }
+    package func json() throws(SyncWireFormatError) -> JSONValue {
+        let type: String
+        let payload: JSONValue
         switch value {
-        case .null: try container.encode(true, forKey: .null)
-        case .bool(let v): try container.encode(v, forKey: .bool)
-        case .int(let v): try container.encode(v, forKey: .int)
-        case .float(let v):
-            if v.isFinite { try container.encode(v, forKey: .float) } else { try floating(Double(v), .float) }
-        case .double(let v): try floating(v, .double)
-        case .string(let v): try container.encode(v, forKey: .string)
-        case .date(let v): try container.encode(v.timeIntervalSinceReferenceDate, forKey: .date)
-        case .data(let v): try container.encode(v.base64EncodedString(), forKey: .data)
-        case .uuid(let v): try container.encode(v.uuidString, forKey: .uuid)
-        case .list(let v): try container.encode(v.map(WireValue.init), forKey: .list)
+        case .null: (type, payload) = ("null", .bool(true))
+        case .bool(let v): (type, payload) = ("bool", .bool(v))
+        case .int(let v): (type, payload) = ("int", .int(v))
+        case .float(let v): (type, payload) = ("float", v.isFinite ? .number(JSONNumber(v)) : Self.floating(Double(v)))
+        case .double(let v): (type, payload) = ("double", Self.floating(v))
+        case .string(let v): (type, payload) = ("string", .string(v))
+        case .date(let v):
+            let seconds = v.timeIntervalSinceReferenceDate
+            guard seconds.isFinite else { throw SyncWireFormatError("a date of \(seconds) seconds has no JSON") }
+            (type, payload) = ("date", .number(JSONNumber(seconds)))
+        case .data(let v): (type, payload) = ("data", .string(v.base64EncodedString()))
+        case .uuid(let v): (type, payload) = ("uuid", .string(v.uuidString))
+        case .list(let v):
+            var elements: [JSONValue] = []
+            elements.reserveCapacity(v.count)
+            for item in v { elements.append(try WireValue(item).json()) }
+            (type, payload) = ("list", .array(elements))
         case .object:
-            throw EncodingError.invalidValue(
-                value,
-                .init(
-                    codingPath: encoder.codingPath,
-                    debugDescription: "an object key has no meaning on a server: links are sent as references"))
+            throw SyncWireFormatError("an object key has no meaning on a server: links are sent as references")
         }
+        return .object([(key: type, value: payload)])
     }
 }
 
 /// An object's type and local id.
-package struct WireObjectID: Codable, Hashable, Sendable {
+package struct WireObjectID: Hashable, Sendable, WireJSONConvertible {
     package var type: String
     package var id: WireValue
 
@@ -108,10 +114,20 @@ package struct WireObjectID: Codable, Hashable, Sendable {
     }
 
     package var object: SyncObjectID { SyncObjectID(typeName: type, primaryKey: id.value) }
+
+    package init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "an object id")
+        type = try object.string("type")
+        id = try WireValue(json: try object.required("id"))
+    }
+
+    package func json() throws(SyncWireFormatError) -> JSONValue {
+        .object([(key: "id", value: try id.json()), (key: "type", value: .string(type))])
+    }
 }
 
 /// A link target.
-package struct WireReference: Codable, Hashable, Sendable {
+package struct WireReference: Hashable, Sendable, WireJSONConvertible {
     package var type: String
     package var id: WireValue
     package var serverID: String?
@@ -125,49 +141,77 @@ package struct WireReference: Codable, Hashable, Sendable {
     package var reference: SyncReference {
         SyncReference(object: SyncObjectID(typeName: type, primaryKey: id.value), serverID: serverID)
     }
+
+    package init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "a reference")
+        type = try object.string("type")
+        id = try WireValue(json: try object.required("id"))
+        serverID = try object.optionalString("serverID")
+    }
+
+    package func json() throws(SyncWireFormatError) -> JSONValue {
+        .members([("id", try id.json()), ("serverID", serverID.map(JSONValue.string)), ("type", .string(type))])
+    }
 }
 
 /// A value of a change: a plain value, `{"ref": …}` or `{"refs": […]}`.
-package struct WireSyncValue: Codable, Hashable, Sendable {
+package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
     package var value: SyncValue
 
     package init(_ value: SyncValue) { self.value = value }
 
-    private enum Key: String, CodingKey {
-        case ref, refs
-    }
-
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        if container.contains(.ref) {
-            value = .reference(try container.decodeIfPresent(WireReference.self, forKey: .ref)?.reference)
-        } else if container.contains(.refs) {
-            value = .references(try container.decode([WireReference].self, forKey: .refs).map(\.reference))
+    package init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "a value")
+        if object.contains("ref") {
+            value = .reference(
+                try object["ref"].map { (target) throws(SyncWireFormatError) in
+                    try WireReference(json: target).reference
+                })
+        } else if object.contains("refs") {
+            var targets: [SyncReference] = []
+            for target in try object.array("refs") { targets.append(try WireReference(json: target).reference) }
+            value = .references(targets)
         } else {
-            value = .value(try WireValue(from: decoder).value)
+            value = .value(try WireValue(json: json).value)
         }
     }
 
-    package func encode(to encoder: any Encoder) throws {
+    package func json() throws(SyncWireFormatError) -> JSONValue {
         switch value {
         case .value(let plain):
-            try WireValue(plain).encode(to: encoder)
+            return try WireValue(plain).json()
         case .reference(let target):
-            var container = encoder.container(keyedBy: Key.self)
-            if let target {
-                try container.encode(WireReference(target), forKey: .ref)
-            } else {
-                try container.encodeNil(forKey: .ref)
-            }
+            return .object([(key: "ref", value: try target.map(WireReference.init)?.json() ?? .null)])
         case .references(let targets):
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(targets.map(WireReference.init), forKey: .refs)
+            var elements: [JSONValue] = []
+            elements.reserveCapacity(targets.count)
+            for target in targets { elements.append(try WireReference(target).json()) }
+            return .object([(key: "refs", value: .array(elements))])
         }
+    }
+
+    /// The JSON of values by property, the names in order.
+    static func json(_ values: [String: WireSyncValue]) throws(SyncWireFormatError) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = []
+        members.reserveCapacity(values.count)
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+            members.append((key: name, value: try value.json()))
+        }
+        return .object(members)
+    }
+
+    /// Values by property, from an object member (nil when absent).
+    static func values(_ object: WireObject, _ key: String) throws(SyncWireFormatError) -> [String: WireSyncValue]? {
+        guard let members = try object.optionalObject(key) else { return nil }
+        var values: [String: WireSyncValue] = [:]
+        values.reserveCapacity(members.count)
+        for (name, value) in members { values[name] = try WireSyncValue(json: value) }
+        return values
     }
 }
 
 /// One change of a push request.
-package struct WireChange: Codable, Hashable, Sendable {
+package struct WireChange: Hashable, Sendable, WireJSONConvertible {
     package var key: String
     package var object: WireObjectID
     package var serverID: String?
@@ -193,13 +237,48 @@ package struct WireChange: Codable, Hashable, Sendable {
             idempotencyKey: key, object: object.object, serverID: serverID, kind: kind,
             values: (values ?? [:]).mapValues(\.value), bases: (bases ?? [:]).mapValues(\.value))
     }
+
+    package init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "a change")
+        key = try object.string("key")
+        self.object = try WireObjectID(json: try object.required("object"))
+        serverID = try object.optionalString("serverID")
+        kind = try object.string("kind")
+        values = try WireSyncValue.values(object, "values")
+        bases = try WireSyncValue.values(object, "bases")
+    }
+
+    /// The members in the order of their names.
+    package func json() throws(SyncWireFormatError) -> JSONValue {
+        .members([
+            ("bases", try bases.map { (bases) throws(SyncWireFormatError) in try WireSyncValue.json(bases) }),
+            ("key", .string(key)), ("kind", .string(kind)), ("object", try object.json()),
+            ("serverID", serverID.map(JSONValue.string)),
+            ("values", try values.map { (values) throws(SyncWireFormatError) in try WireSyncValue.json(values) }),
+        ])
+    }
 }
 
 /// The body of `POST /v1/spaces/{space}/push`.
-package struct WirePushRequest: Codable, Hashable, Sendable {
+package struct WirePushRequest: Hashable, Sendable, WireJSONConvertible {
     package var changes: [WireChange]
 
     package init(changes: [WireChange]) { self.changes = changes }
+
+    package init(json: JSONValue) throws(SyncWireFormatError) {
+        var changes: [WireChange] = []
+        for change in try WireObject(json, "a push request").array("changes") {
+            changes.append(try WireChange(json: change))
+        }
+        self.changes = changes
+    }
+
+    package func json() throws(SyncWireFormatError) -> JSONValue {
+        var elements: [JSONValue] = []
+        elements.reserveCapacity(changes.count)
+        for change in changes { elements.append(try change.json()) }
+        return .object([(key: "changes", value: .array(elements))])
+    }
 }
 
 extension SyncWireReceipt {
@@ -248,7 +327,7 @@ extension SyncWireReceipt {
 }
 
 /// One object of a pull response.
-package struct WireServerChange: Codable, Hashable, Sendable {
+package struct WireServerChange: Hashable, Sendable, WireJSONConvertible {
     package var object: WireObjectID
     package var serverID: String
     package var serverVersion: UInt64
@@ -268,10 +347,31 @@ package struct WireServerChange: Codable, Hashable, Sendable {
             object: object.object, serverID: serverID, serverVersion: serverVersion, isDeleted: deleted,
             values: values.mapValues(\.value))
     }
+
+    package init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "a pulled object")
+        self.object = try WireObjectID(json: try object.required("object"))
+        serverID = try object.string("serverID")
+        serverVersion = try object.uint64("serverVersion")
+        deleted = try object.bool("deleted")
+        guard let values = try WireSyncValue.values(object, "values") else {
+            throw SyncWireFormatError("a pulled object has no member \"values\"")
+        }
+        self.values = values
+    }
+
+    package func json() throws(SyncWireFormatError) -> JSONValue {
+        .object([
+            (key: "deleted", value: .bool(deleted)), (key: "object", value: try object.json()),
+            (key: "serverID", value: .string(serverID)),
+            (key: "serverVersion", value: .number(JSONNumber(serverVersion))),
+            (key: "values", value: try WireSyncValue.json(values)),
+        ])
+    }
 }
 
 /// The body of a pull response.
-package struct WirePullResponse: Codable, Hashable, Sendable {
+package struct WirePullResponse: Hashable, Sendable, WireJSONConvertible {
     package var changes: [WireServerChange]
     package var cursor: String?
     package var hasMore: Bool
@@ -284,6 +384,24 @@ package struct WirePullResponse: Codable, Hashable, Sendable {
 
     package var pull: SyncPull {
         SyncPull(changes: changes.map(\.change), cursor: cursor, hasMore: hasMore)
+    }
+
+    package init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "a pull response")
+        var changes: [WireServerChange] = []
+        for change in try object.array("changes") { changes.append(try WireServerChange(json: change)) }
+        self.changes = changes
+        cursor = try object.optionalString("cursor")
+        hasMore = try object.bool("hasMore")
+    }
+
+    package func json() throws(SyncWireFormatError) -> JSONValue {
+        var elements: [JSONValue] = []
+        elements.reserveCapacity(changes.count)
+        for change in changes { elements.append(try change.json()) }
+        return .members([
+            ("changes", .array(elements)), ("cursor", cursor.map(JSONValue.string)), ("hasMore", .bool(hasMore)),
+        ])
     }
 }
 

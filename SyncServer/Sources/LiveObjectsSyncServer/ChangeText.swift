@@ -1,5 +1,6 @@
 // The text rules of docs/SYNC-PROTOCOL.md ("Text") applied to a pushed change: the rules
 // themselves are `SyncText` (LiveObjectsSyncProtocol), shared with the device.
+import LiveObjectsJSON
 import LiveObjectsSyncProtocol
 
 extension String {
@@ -14,31 +15,31 @@ extension JSONValue {
         case .string(let text): text.containsNUL
         case .array(let items): items.contains(where: \.containsNUL)
         case .object(let members): members.contains { $0.key.containsNUL || $0.value.containsNUL }
-        case .null, .bool, .int, .double: false
+        case .null, .bool, .number: false
         }
     }
 
     /// An object id with its string in NFC: `{"string": …}` normalized, any other id as is.
     var normalizedID: JSONValue {
-        guard case .object(let members) = self, members.count == 1, case .string(let text)? = members["string"] else {
+        guard case .object(let members) = self, members.count == 1, case .string(let text)? = self["string"] else {
             return self
         }
-        return .object(["string": .string(SyncText.nfc(text))])
+        return .object([(key: "string", value: .string(SyncText.nfc(text)))])
     }
 
     /// A value whose references' ids are in NFC.
     var withNormalizedReferences: JSONValue {
         func reference(_ value: JSONValue) -> JSONValue {
-            guard case .object(var fields) = value, let id = fields["id"] else { return value }
+            guard var fields = value.fields, let id = fields["id"] else { return value }
             fields["id"] = id.normalizedID
-            return .object(fields)
+            return .sortedObject(fields)
         }
         guard case .object(let members) = self, members.count == 1, let (tag, payload) = members.first else {
             return self
         }
         switch (tag, payload) {
-        case ("ref", .object): return .object(["ref": reference(payload)])
-        case ("refs", .array(let targets)): return .object(["refs": .array(targets.map(reference))])
+        case ("ref", .object): return .object([(key: "ref", value: reference(payload))])
+        case ("refs", .array(let targets)): return .object([(key: "refs", value: .array(targets.map(reference)))])
         default: return self
         }
     }
@@ -51,7 +52,7 @@ extension JSONValue {
         case .string(let text): text.utf8.count
         case .array(let items): items.reduce(0) { $0 + $1.storedSize }
         case .object(let members): members.reduce(0) { $0 + $1.key.utf8.count + $1.value.storedSize }
-        case .null, .bool, .int, .double: 8
+        case .null, .bool, .number: 8
         }
     }
 

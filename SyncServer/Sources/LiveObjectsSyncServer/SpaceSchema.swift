@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsJSON
 import LiveObjectsSyncProtocol
 
 /// A space's schema: its object types with their primary keys and properties, in the JSON form
@@ -107,22 +108,89 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
 
     /// The schema's JSON, as stored and printed: sorted keys, types and properties by name.
     public var json: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        func property(_ p: Property) -> JSONValue {
+            let members: [(String, JSONValue?)] = [
+                ("list", p.isList ? .bool(true) : nil), ("name", .string(p.name)),
+                ("optional", p.isOptional ? .bool(true) : nil), ("target", p.target.map(JSONValue.string)),
+                ("type", .string(p.type)),
+            ]
+            return .object(members.compactMap { key, value in value.map { (key: key, value: $0) } })
+        }
+        let types = types.map { type -> JSONValue in
+            [
+                "name": .string(type.name),
+                "primaryKey": ["name": .string(type.primaryKey.name), "type": .string(type.primaryKey.type)],
+                "properties": .array(type.properties.map(property)),
+            ]
+        }
+        let json: JSONValue = ["types": .array(types)]
+        return String(decoding: json.jsonBytes(options: .pretty), as: UTF8.self)
     }
 
     /// Reads a schema from its JSON and checks it (``checked()``).
     ///
     /// - Throws: ``SyncServerError`` `badRequest`, saying what is wrong.
     public static func parse(_ data: Data) throws(SyncServerError) -> SpaceSchema {
-        let schema: SpaceSchema
-        do {
-            schema = try JSONDecoder().decode(SpaceSchema.self, from: data)
-        } catch {
-            throw SyncServerError(.badRequest, "the schema is not the JSON of a space's schema: \(error)")
+        func bad(_ reason: String) -> SyncServerError {
+            SyncServerError(.badRequest, "the schema is not the JSON of a space's schema: \(reason)")
         }
-        return try schema.checked()
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: Array(data))
+        } catch {
+            throw bad(error.message)
+        }
+        /// A member: nil when absent or null.
+        func member(_ value: JSONValue, _ key: String) -> JSONValue? {
+            guard let found = value[key], !found.isNull else { return nil }
+            return found
+        }
+        func string(_ value: JSONValue, _ key: String, in what: String) throws(SyncServerError) -> String {
+            guard let text = member(value, key)?.stringValue else { throw bad("\(what) has no string \"\(key)\"") }
+            return text
+        }
+        func flag(_ value: JSONValue, _ key: String, in what: String) throws(SyncServerError) -> Bool {
+            guard let found = member(value, key) else { return false }
+            guard let flag = found.boolValue else { throw bad("\"\(key)\" of \(what) is not a boolean") }
+            return flag
+        }
+        guard json.objectValue != nil, case .array(let typeValues)? = member(json, "types") else {
+            throw bad("no array \"types\"")
+        }
+        var types: [ObjectType] = []
+        for typeValue in typeValues {
+            guard typeValue.objectValue != nil else { throw bad("a type is not an object") }
+            let name = try string(typeValue, "name", in: "a type")
+            guard let key = member(typeValue, "primaryKey"), key.objectValue != nil else {
+                throw bad("type \(name) has no object \"primaryKey\"")
+            }
+            guard case .array(let propertyValues)? = member(typeValue, "properties") else {
+                throw bad("type \(name) has no array \"properties\"")
+            }
+            var properties: [Property] = []
+            for value in propertyValues {
+                guard value.objectValue != nil else { throw bad("a property of \(name) is not an object") }
+                let what = "a property of \(name)"
+                var target: String?
+                if let found = member(value, "target") {
+                    guard let text = found.stringValue else { throw bad("\"target\" of \(what) is not a string") }
+                    target = text
+                }
+                properties.append(
+                    Property(
+                        name: try string(value, "name", in: what), type: try string(value, "type", in: what),
+                        isOptional: try flag(value, "optional", in: what), isList: try flag(value, "list", in: what),
+                        target: target))
+            }
+            types.append(
+                ObjectType(
+                    name: name,
+                    primaryKey: PrimaryKey(
+                        name: try string(key, "name", in: "the primary key of \(name)"),
+                        type: try string(key, "type", in: "the primary key of \(name)")),
+                    properties: properties))
+        }
+        return try SpaceSchema(types: types).checked()
     }
 
     /// The schema with its types and properties sorted by name, once checked: names of 1 to 512
@@ -265,7 +333,7 @@ extension SpaceSchema {
         if property.type == "link" {
             guard let target = property.target, let targetType = self[target] else { return "no target type" }
             func referenceProblem(_ reference: JSONValue) -> String? {
-                guard case .object(let fields) = reference, case .string(let type)? = fields["type"],
+                guard let fields = reference.fields, case .string(let type)? = fields["type"],
                     let id = fields["id"]
                 else { return "not a reference" }
                 guard type == target else { return "links to \(type), not \(target)" }
@@ -295,11 +363,11 @@ extension SpaceSchema {
     private func scalarProblem(_ value: JSONValue, _ type: String, optional: Bool) -> String? {
         guard case .object(let members) = value, let (tag, payload) = members.first else { return "not a value" }
         if tag == "null" { return optional ? nil : "nil where the schema requires a value" }
-        switch (type, tag, payload) {
-        case ("int", "int", .int), ("int64", "int", .int): return nil
-        case ("int8", "int", .int(let n)): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
-        case ("int16", "int", .int(let n)): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
-        case ("int32", "int", .int(let n)): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
+        switch (type, tag, payload.int64Value) {
+        case ("int", "int", _?), ("int64", "int", _?): return nil
+        case ("int8", "int", let n?): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
+        case ("int16", "int", let n?): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
+        case ("int32", "int", let n?): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
         case ("bool", "bool", _), ("float", "float", _), ("double", "double", _), ("string", "string", _),
             ("date", "date", _), ("data", "data", _), ("uuid", "uuid", _):
             return nil
@@ -310,11 +378,11 @@ extension SpaceSchema {
     /// What is wrong with an object id for a primary key type, or nil.
     static func idProblem(_ id: JSONValue, _ type: String) -> String? {
         guard case .object(let members) = id, let (tag, payload) = members.first else { return "not a value" }
-        switch (type, tag, payload) {
+        switch (type, tag, payload.int64Value) {
         case ("string", "string", _), ("uuid", "uuid", _), ("int", "int", _), ("int64", "int", _): return nil
-        case ("int8", "int", .int(let n)): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
-        case ("int16", "int", .int(let n)): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
-        case ("int32", "int", .int(let n)): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
+        case ("int8", "int", let n?): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
+        case ("int16", "int", let n?): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
+        case ("int32", "int", let n?): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
         default: return "{\"\(tag)\": …} where the primary key is \(type)"
         }
     }

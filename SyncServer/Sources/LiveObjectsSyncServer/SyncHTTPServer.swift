@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import LiveObjectsJSON
 import LiveObjectsSyncProtocol
 import Logging
 import NIOCore
@@ -162,9 +163,7 @@ public struct SyncHTTPServer: Sendable {
             maximumNameBytes: maximumNameLength, maximumIDBytes: SyncProtocolLimits.maximumIDBytes,
             maximumPageObjects: SyncStore.maximumPage,
             maximumWaitSeconds: configuration.maximumWait.components.seconds)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return Self.json(try encoder.encode(limits))
+        return Self.json(limits.json)
     }
 
     /// 200 when the database answers, 503 when it does not (for a load balancer or an
@@ -205,9 +204,9 @@ public struct SyncHTTPServer: Sendable {
         }
         let body: PushRequest
         do {
-            body = try JSONDecoder().decode(PushRequest.self, from: Data(buffer: buffer))
+            body = try PushRequest(bytes: Array(buffer: buffer))
         } catch {
-            throw SyncServerError(.badRequest, "the body is not a push request: \(Self.describe(error))")
+            throw SyncServerError(.badRequest, "the body is not a push request: \(error.message)")
         }
         guard body.changes.count <= SyncStore.maximumBatch else {
             throw SyncServerError.tooLarge("a push holds at most \(SyncStore.maximumBatch) changes")
@@ -222,7 +221,7 @@ public struct SyncHTTPServer: Sendable {
         metrics.add(.pushes)
         metrics.add(.changes, body.changes.count)
         let receipts = try await metrics.timingDatabase { try await store.push(body, access: access) }
-        return Self.json(try JSONEncoder().encode(SyncWirePushResponse(receipts: receipts)))
+        return Self.json(SyncWirePushResponse(receipts: receipts).json)
     }
 
     private func pull(_ request: Request, space: String) async throws -> Response {
@@ -266,10 +265,9 @@ public struct SyncHTTPServer: Sendable {
             // read before is still the answer.
             if Task.isCancelled || notifier.isShuttingDown || (!woken && listening) { break }
         }
-        let cursor = try JSONEncoder().encode(
-            "v1.\(page.cursor)" + (floor > page.cursor ? ".\(floor)" : ""))
+        let cursor = JSONValue.string("v1.\(page.cursor)" + (floor > page.cursor ? ".\(floor)" : ""))
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"
-        text += String(decoding: cursor, as: UTF8.self) + ",\"hasMore\":\(page.hasMore)}"
+        text += cursor.description + ",\"hasMore\":\(page.hasMore)}"
         return Self.json(Data(text.utf8))
     }
 
@@ -306,15 +304,9 @@ public struct SyncHTTPServer: Sendable {
         return (after, floor)
     }
 
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context): context.debugDescription
-        case DecodingError.keyNotFound(let key, let context):
-            "missing \(key.stringValue) at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
-        default: "\(error)"
-        }
+    /// A response of JSON text.
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        json(Data(value.jsonBytes()), status: status)
     }
 
     static func json(_ data: Data, status: HTTPResponse.Status = .ok) -> Response {
@@ -325,7 +317,6 @@ public struct SyncHTTPServer: Sendable {
 
     static func errorResponse(_ error: SyncServerError) -> Response {
         let answer = SyncWireErrorResponse(error: SyncWireError(error.code, message: error.message))
-        let data = (try? JSONEncoder().encode(answer)) ?? Data()
-        return json(data, status: HTTPResponse.Status(code: error.status))
+        return json(answer.json, status: HTTPResponse.Status(code: error.status))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsJSON
 import LiveObjectsSyncProtocol
 import Logging
 import PostgresNIO
@@ -10,7 +11,7 @@ extension SyncStore {
     /// The merge of one list, or nil when the three values are not lists of one kind (the pushed
     /// value then replaces the stored one).
     static func mergedList(base: JSONValue, edited: JSONValue, current: JSONValue) -> JSONValue? {
-        guard case .object(let b) = base, case .object(let e) = edited, case .object(let c) = current,
+        guard let b = base.fields, let e = edited.fields, let c = current.fields,
             b.count == 1, let tag = b.keys.first, tag == "list" || tag == "refs",
             case .array(let baseList)? = b[tag], case .array(let editedList)? = e[tag],
             case .array(let currentList)? = c[tag]
@@ -18,7 +19,7 @@ extension SyncStore {
         let merged = ListMerge.merge(
             base: baseList, edited: editedList, current: currentList,
             key: { tag == "refs" ? $0.referenceKey : $0 })
-        return .object([tag: .array(merged)])
+        return .object([(key: tag, value: .array(merged))])
     }
 
     /// Which of some references name objects deleted in the space, by ``JSONValue/referenceKey``.
@@ -28,7 +29,7 @@ extension SyncStore {
         var types: [String] = []
         var ids: [String] = []
         for target in Set(targets.map(\.referenceKey)) {
-            guard case .object(let fields) = target, case .string(let type)? = fields["type"], let id = fields["id"]
+            guard let fields = target.fields, case .string(let type)? = fields["type"], let id = fields["id"]
             else { continue }
             types.append(type)
             ids.append(id.text)
@@ -42,8 +43,8 @@ extension SyncStore {
             """, logger: logger)
         var deleted = Set<JSONValue>()
         for try await (type, idText) in rows.decode((String, String).self) {
-            let id = try JSONDecoder().decode(JSONValue.self, from: Data(idText.utf8))
-            deleted.insert(.object(["type": .string(type), "id": id]))
+            let id = try JSONValue.canonical(parsing: idText, "a stored id")
+            deleted.insert(.sortedObject(["type": .string(type), "id": id]))
         }
         return deleted
     }
@@ -54,7 +55,7 @@ extension SyncStore {
         toType type: String, id: JSONValue, spaceID: Int64, version: inout Int64, _ connection: PostgresConnection,
         _ logger: Logger
     ) async throws {
-        let key = JSONValue.object(["type": .string(type), "id": id])
+        let key = JSONValue.sortedObject(["type": .string(type), "id": id])
         let rows = try await connection.query(
             """
             SELECT id, "values"::text FROM objects
@@ -64,19 +65,17 @@ extension SyncStore {
             """, logger: logger)
         var changed: [(Int64, String)] = []
         for try await (objectID, text) in rows.decode((Int64, String).self) {
-            guard case .object(var values) = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
-                continue
-            }
+            guard var values = try JSONValue.canonical(parsing: text, "a stored object").fields else { continue }
             var dropped = false
             for (name, value) in values {
-                guard case .object(let members) = value, case .array(let list)? = members["refs"] else { continue }
+                guard case .array(let list)? = value["refs"] else { continue }
                 let kept = list.filter { $0.referenceKey != key }
                 if kept.count != list.count {
-                    values[name] = .object(["refs": .array(kept)])
+                    values[name] = .object([(key: "refs", value: .array(kept))])
                     dropped = true
                 }
             }
-            if dropped { changed.append((objectID, JSONValue.object(values).text)) }
+            if dropped { changed.append((objectID, JSONValue.sortedObject(values).text)) }
         }
         guard !changed.isEmpty else { return }
         let versions = changed.indices.map { version + Int64($0) + 1 }
@@ -94,13 +93,13 @@ extension SyncStore {
 extension JSONValue {
     /// What names a reference's target: its type and id (not the server id it may carry).
     var referenceKey: JSONValue {
-        guard case .object(let fields) = self, let type = fields["type"], let id = fields["id"] else { return self }
-        return .object(["type": type, "id": id])
+        guard let fields, let type = fields["type"], let id = fields["id"] else { return self }
+        return .sortedObject(["type": type, "id": id])
     }
 
     /// The references of a list of links; none for any other value.
     var listReferences: [JSONValue] {
-        guard case .object(let members) = self, case .array(let list)? = members["refs"] else { return [] }
+        guard case .array(let list)? = self["refs"] else { return [] }
         return list
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsJSON
 import LiveObjectsSyncProtocol
 import Logging
 import PostgresNIO
@@ -65,15 +66,21 @@ struct SpaceObjectName: Hashable {
 
     /// The target of a reference, or nil for a value that is not one.
     init?(reference: JSONValue) {
-        guard case .object(let fields) = reference, case .string(let type)? = fields["type"], let id = fields["id"]
+        guard let fields = reference.fields, case .string(let type)? = fields["type"], let id = fields["id"]
         else { return nil }
         self.init(type: type, id: id)
     }
 
     private static func canonical(_ id: JSONValue) -> JSONValue {
         switch id {
-        case .double(let number) where number.rounded() == number && abs(number) < 1e15: .int(Int64(number))
-        case .object(let members): .object(members.mapValues(canonical))
+        case .number(let number):
+            if number.int64Value == nil, let double = number.doubleValue, double.rounded() == double, abs(double) < 1e15
+            {
+                .int(Int64(double))
+            } else {
+                id
+            }
+        case .object(let members): .object(members.map { (key: $0.key, value: canonical($0.value)) })
         case .array(let items): .array(items.map(canonical))
         default: id
         }
@@ -333,7 +340,7 @@ extension PushSegment {
             let list = value.listReferences
             guard !list.isEmpty else { continue }
             let kept = list.filter { !isDeleted($0) }
-            if kept.count != list.count { values[name] = .object(["refs": .array(kept)]) }
+            if kept.count != list.count { values[name] = .object([(key: "refs", value: .array(kept))]) }
         }
         return values
     }
@@ -412,10 +419,7 @@ extension PushSegment {
     }
 
     static func decodedValues(_ text: String) throws -> [String: JSONValue] {
-        guard case .object(let members) = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
-            return [:]
-        }
-        return members
+        try JSONValue.canonical(parsing: text, "a stored object").fields ?? [:]
     }
 
     /// Writes the segment: draws the ids of the objects it creates, then, in one statement,
@@ -444,14 +448,14 @@ extension PushSegment {
                        \(access.userID)
                 FROM unnest(\(drawn)::bigint[], \(created.map(\.type))::text[], \(new.map { $0.localID ?? "" })::text[],
                             \(new.map(\.version))::bigint[], \(new.map(\.deleted))::bool[],
-                            \(new.map { JSONValue.object($0.written).text })::text[])
+                            \(new.map { JSONValue.sortedObject($0.written).text })::text[])
                      AS new(id, type, local_id, version, deleted, written)
             ), updated AS (
                 UPDATE objects SET deleted = u.deleted, version = u.version, changed_at = now(),
                     "values" = CASE WHEN u.replaces THEN u.written::jsonb ELSE objects."values" || u.written::jsonb END
                 FROM unnest(\(changed.map(\.id))::bigint[], \(changed.map(\.version))::bigint[],
                             \(changed.map(\.deleted))::bool[], \(changed.map(\.replaces))::bool[],
-                            \(changed.map { JSONValue.object($0.written).text })::text[])
+                            \(changed.map { JSONValue.sortedObject($0.written).text })::text[])
                      AS u(id, version, deleted, replaces, written)
                 WHERE objects.id = u.id
             )

@@ -1,4 +1,5 @@
 import Foundation
+import LiveObjectsJSON
 import LiveObjectsSyncProtocol
 import Logging
 import PostgresNIO
@@ -143,8 +144,8 @@ extension SyncStore {
         var misfits: [Int64] = []
         for try await (rowID, type, id, deleted, values) in rows.decode((Int64, String, String, Bool, String).self) {
             let name = "\(type) \(id)\(deleted ? " (deleted)" : "")"
-            guard let idValue = try? JSONDecoder().decode(JSONValue.self, from: Data(id.utf8)),
-                let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(values.utf8))
+            guard let idValue = try? JSONValue.canonical(parsing: id, "a stored id"),
+                let object = (try? JSONValue.canonical(parsing: values, "a stored object"))?.fields
             else {
                 problems.append("\(name): \(SyncServerError.Code.invalidValue): not readable as JSON values")
                 misfits.append(rowID)

@@ -215,7 +215,7 @@ extension SyncServerTests {
         func refusal(_ id: String, _ values: String) throws -> String? {
             let body =
                 #"{"changes":[{"key":"k","object":{"type":"Bag","id":\#(id)},"kind":"create","values":\#(values)}]}"#
-            let change = try JSONDecoder().decode(PushRequest.self, from: Data(body.utf8)).changes[0]
+            let change = try PushRequest(bytes: Array(body.utf8)).changes[0]
             return schema.refusal(of: change)?.code.rawValue
         }
         #expect(
