@@ -13,7 +13,7 @@
 /// ```
 package struct JSONKeySet: Sendable, Hashable {
     /// What ``JSONReader/nextKey(in:)`` returns for a key that is not in the set.
-    package static let unknownKey = -1
+    static let unknownKey = -1
 
     /// The keys, in the order given.
     package let keys: [String]

@@ -93,7 +93,7 @@ package struct WireObject {
     }
 
     /// An optional integer within `Int64`.
-    package func optionalInt64(_ key: String) throws(SyncWireFormatError) -> Int64? {
+    func optionalInt64(_ key: String) throws(SyncWireFormatError) -> Int64? {
         guard let value = self[key] else { return nil }
         guard let number = value.int64Value else { throw wrong(key, "an integer") }
         return number

@@ -127,7 +127,7 @@ package struct WireObjectID: Hashable, Sendable, WireJSONConvertible {
 }
 
 /// A link target.
-package struct WireReference: Hashable, Sendable, WireJSONConvertible {
+struct WireReference: Hashable, Sendable, WireJSONConvertible {
     package var type: String
     package var id: WireValue
     package var serverID: String?
