@@ -87,6 +87,12 @@ package struct WireValue: Codable, Hashable, Sendable {
         case .data(let v): try container.encode(v.base64EncodedString(), forKey: .data)
         case .uuid(let v): try container.encode(v.uuidString, forKey: .uuid)
         case .list(let v): try container.encode(v.map(WireValue.init), forKey: .list)
+        case .decimal, .objectID:
+            throw EncodingError.invalidValue(
+                value,
+                .init(
+                    codingPath: encoder.codingPath,
+                    debugDescription: "Decimal and ObjectID values are not supported by sync yet"))
         case .object:
             throw EncodingError.invalidValue(
                 value,
