@@ -168,7 +168,8 @@ extension Decimal {
     }
 
     /// Parses a decimal from its exact text (`"12.50"`, `"-3e-2"`), never through `Double`;
-    /// `nil` unless the whole text is one number.
+    /// `nil` unless the whole text is one number that a `Decimal` holds exactly (at most 38
+    /// significant digits, an exponent in range).
     package init?(exactText text: String) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard Decimal.isNumberText(trimmed),
@@ -194,6 +195,10 @@ extension Decimal {
             mantissa += digits()
         }
         guard mantissa > 0 else { return false }
+        // Significant digits: those between the first and last nonzero digit.
+        let significant = text.prefix(text.count - chars.count).filter(\.isASCIIDigit)
+            .drop(while: { $0 == "0" }).reversed().drop(while: { $0 == "0" }).count
+        guard significant <= 38 else { return false }
         if chars.first == "e" || chars.first == "E" {
             chars = chars.dropFirst()
             if chars.first == "+" || chars.first == "-" { chars = chars.dropFirst() }

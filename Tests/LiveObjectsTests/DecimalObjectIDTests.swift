@@ -1,0 +1,230 @@
+import Foundation
+import LiveObjects
+import LiveObjectsTestSupport
+import Testing
+
+final class PricedItem: Object {
+    @Persisted(primaryKey: true) var _id = ObjectID()
+    @Persisted(indexed: true) var price: Decimal = 0
+    @Persisted var discount: Decimal?
+    @Persisted var history: List<Decimal>
+    @Persisted var related: List<ObjectID>
+    @Persisted var parent: ObjectID?
+}
+
+private func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))! }
+
+@Suite struct ObjectIDTests {
+    @Test func hexRoundTripAndParts() throws {
+        let id = try #require(ObjectID(hex: "507f1f77bcf86cd799439011"))
+        #expect(id.hexString == "507f1f77bcf86cd799439011")
+        #expect(id.description == "507f1f77bcf86cd799439011")
+        #expect(ObjectID(hex: "507F1F77BCF86CD799439011") == id)
+        #expect(id.timestamp == Date(timeIntervalSince1970: 0x507f_1f77))
+        for bad in ["", "507f1f77bcf86cd79943901", "507f1f77bcf86cd7994390111", "507f1f77bcf86cd79943901g"] {
+            #expect(ObjectID(hex: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func idsOfOneProcessSortByCreation() {
+        let ids = (0..<1000).map { _ in ObjectID() }
+        #expect(Set(ids).count == ids.count)
+        #expect(ids == ids.sorted())
+        let now = Date().timeIntervalSince1970
+        #expect(abs(ids[0].timestamp.timeIntervalSince1970 - now) < 5)
+        // The five process bytes are the same in every id.
+        #expect(Set(ids.map { $0.byteArray[4..<9] }).count == 1)
+    }
+
+    @Test func codableAsHexString() throws {
+        let id = try #require(ObjectID(hex: "000102030405060708090a0b"))
+        let data = try JSONEncoder().encode([id])
+        #expect(String(decoding: data, as: UTF8.self) == #"["000102030405060708090a0b"]"#)
+        #expect(try JSONDecoder().decode([ObjectID].self, from: data) == [id])
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([ObjectID].self, from: Data(#"["xyz"]"#.utf8)) }
+    }
+}
+
+@Suite struct DecimalPropertyTests {
+    func open(_ name: String = #function) async throws -> Realm {
+        try await openFreshRealm(name, objectTypes: [PricedItem.self])
+    }
+
+    @Test func schemaDiscoversTheTypes() async throws {
+        let realm = try await open()
+        let schema = try #require(realm.schema["PricedItem"])
+        let byName = Dictionary(uniqueKeysWithValues: schema.properties.map { ($0.name, $0) })
+        #expect(byName["_id"]?.type == .objectID && byName["_id"]?.isPrimaryKey == true)
+        #expect(byName["price"]?.type == .decimal && byName["price"]?.isIndexed == true)
+        #expect(byName["discount"]?.type == .decimal && byName["discount"]?.isOptional == true)
+        #expect(byName["history"]?.type == .decimal && byName["history"]?.isList == true)
+        #expect(byName["related"]?.type == .objectID && byName["related"]?.isList == true)
+        #expect(byName["price"]?.description == "price: Decimal indexed")
+        #expect(byName["_id"]?.description == "_id: ObjectID primary")
+    }
+
+    @Test func decimalIsNotAPrimaryKey() {
+        let schema = ObjectSchema(
+            name: "T", properties: [Property(name: "d", type: .decimal, isPrimaryKey: true)])
+        #expect(throws: LiveObjectsError.self) { try Schema([schema]).validate() }
+    }
+
+    @Test func valuesStayExact() async throws {
+        let realm = try await open()
+        let id = try #require(ObjectID(hex: "507f1f77bcf86cd799439011"))
+        try await realm.write { r in
+            let item = PricedItem()
+            item._id = id
+            item.price = decimal("0.1000000000000000000000001")
+            item.history.append(objectsIn: [decimal("1.10"), decimal("-2.5e-3")])
+            item.related.append(id)
+            try r.add(item)
+        }
+        try await realm.read { r in
+            guard let item = r.object(ofType: PricedItem.self, forPrimaryKey: id),
+                let dynamic = try r.dynamicObject(ofType: "PricedItem", forPrimaryKey: .objectID(id))
+            else {
+                Issue.record("no object with primary key \(id)")
+                return
+            }
+            #expect(item.price == decimal("0.1000000000000000000000001"))
+            #expect(item.price.description == "0.1000000000000000000000001")
+            #expect(item.discount == nil)
+            #expect(Array(item.history) == [decimal("1.1"), decimal("-0.0025")])
+            #expect(Array(item.related) == [id])
+            #expect(dynamic["price"] == .decimal(decimal("0.1000000000000000000000001")))
+            #expect(dynamic["_id", as: ObjectID.self] == id)
+        }
+    }
+
+    @Test func dynamicInputConvertsExactly() async throws {
+        let realm = try await open()
+        let id = "507f1f77bcf86cd799439011"
+        try await realm.write { r in
+            _ = try r.create(PricedItem.self, value: ["_id": id, "price": 9.99, "discount": "0.05", "history": [1, "2.50"]])
+        }
+        try await realm.read { r in
+            guard let item = r.objects(PricedItem.self).first else {
+                Issue.record("no object")
+                return
+            }
+            #expect(item._id.hexString == id)
+            #expect(item.price == decimal("9.99"))
+            #expect(item.discount == decimal("0.05"))
+            #expect(Array(item.history) == [1, decimal("2.5")])
+        }
+        let bad: [PropertyValue] = [.string("12abc"), .string("1.2.3"), .double(.nan), .string("")]
+        for value in bad {
+            await #expect(throws: LiveObjectsError.self, "\(value)") {
+                try await realm.write { r in _ = try r.create(PricedItem.self, value: ["price": value]) }
+            }
+        }
+        await #expect(throws: LiveObjectsError.self) {
+            try await realm.write { r in _ = try r.create(PricedItem.self, value: ["_id": "nothex"]) }
+        }
+        // 39 significant digits do not fit a Decimal: refused, not rounded.
+        await #expect(throws: LiveObjectsError.self) {
+            try await realm.write { r in
+                _ = try r.create(PricedItem.self, value: ["price": "123456789012345678901234567890123456789"])
+            }
+        }
+        #expect(try await realm.read { r in r.objects(PricedItem.self).count } == 1)
+    }
+
+    @Test func objectIDPrimaryKeyIsUnique() async throws {
+        let realm = try await open()
+        let id = ObjectID()
+        try await realm.write { r in _ = try r.create(PricedItem.self, value: ["_id": id]) }
+        await #expect(throws: LiveObjectsError.self) {
+            try await realm.write { r in _ = try r.create(PricedItem.self, value: ["_id": id]) }
+        }
+    }
+
+    func fill(_ realm: Realm, _ prices: [String]) async throws -> [ObjectID] {
+        try await realm.write { r in
+            try prices.map { text in
+                let item = PricedItem()
+                item.price = decimal(text)
+                item.discount = text.hasPrefix("-") ? nil : decimal(text) / 10
+                try r.add(item)
+                return item._id
+            }
+        }
+    }
+
+    func prices(_ realm: Realm, _ query: String, _ args: [PropertyValue] = []) async throws -> [String] {
+        try await realm.read { r in
+            try r.objects(PricedItem.self).filter(query, arguments: args).sorted(by: \.price).map(\.price.description)
+        }
+    }
+
+    @Test func queriesCompareExactly() async throws {
+        let realm = try await open()
+        let ids = try await fill(
+            realm, ["9.99", "10", "0.1", "0.30000000000000000000000000001", "-5", "100.5", "9.990"])
+        #expect(try await prices(realm, "price == 9.99") == ["9.99", "9.99"])
+        #expect(try await prices(realm, "price > 9.99") == ["10", "100.5"])
+        #expect(try await prices(realm, "price <= 0.3") == ["-5", "0.1"])
+        #expect(try await prices(realm, "price > 0.3") == ["0.30000000000000000000000000001", "9.99", "9.99", "10", "100.5"])
+        #expect(try await prices(realm, "price BETWEEN {0.1, 10}") == ["0.1", "0.30000000000000000000000000001", "9.99", "9.99", "10"])
+        #expect(try await prices(realm, "price IN {10, -5}") == ["-5", "10"])
+        #expect(try await prices(realm, "price != 9.99 AND price < 1") == ["-5", "0.1", "0.30000000000000000000000000001"])
+        #expect(try await prices(realm, "price == %@", [.decimal(decimal("100.50"))]) == ["100.5"])
+        #expect(try await prices(realm, "discount == nil") == ["-5"])
+        #expect(try await prices(realm, "_id == %@", [.objectID(ids[1])]) == ["10"])
+        let typed = try await realm.read { r in
+            r.objects(PricedItem.self).where { $0.price > decimal("9.99") }.sorted(by: \.price).map(\.price)
+        }
+        #expect(typed == [10, decimal("100.5")])
+        let descending = try await realm.read { r in
+            r.objects(PricedItem.self).sorted(by: \.price, ascending: false).map(\.price.description)
+        }
+        #expect(descending.first == "100.5" && descending.last == "-5")
+    }
+
+    @Test func objectIDLiteralAndOrdering() async throws {
+        let realm = try await open()
+        let low = try #require(ObjectID(hex: "000000000000000000000001"))
+        let high = try #require(ObjectID(hex: "507f1f77bcf86cd799439011"))
+        try await realm.write { r in
+            for (id, price) in [(high, 2), (low, 1)] { _ = try r.create(PricedItem.self, value: ["_id": id, "price": price]) }
+        }
+        #expect(try await prices(realm, "_id == oid(507f1f77bcf86cd799439011)") == ["2"])
+        #expect(try await prices(realm, "_id < oid(507f1f77bcf86cd799439011)") == ["1"])
+        #expect(try await prices(realm, "_id IN {oid(000000000000000000000001), oid(507F1F77BCF86CD799439011)}") == ["1", "2"])
+        let sorted = try await realm.read { r in r.objects(PricedItem.self).sorted(by: \._id).map(\._id) }
+        #expect(sorted == [low, high])
+        await #expect(throws: LiveObjectsError.self) { try await prices(realm, "_id == oid(12)") }
+    }
+
+    @Test func aggregatesAreExact() async throws {
+        let realm = try await open()
+        _ = try await fill(realm, ["0.1", "0.2", "0.3"])
+        let (sum, avg, min, max) = try await realm.read { r in
+            let all = r.objects(PricedItem.self)
+            return (all.sum(of: \.price), all.average(of: \.price), all.min(of: \.price), all.max(of: \.price))
+        }
+        #expect(sum == decimal("0.6"))
+        #expect(avg == decimal("0.2"))
+        #expect(min == decimal("0.1"))
+        #expect(max == decimal("0.3"))
+        try await realm.write { r in
+            let item = r.objects(PricedItem.self).sorted(by: \.price).first
+            item?.history.append(objectsIn: [decimal("0.1"), decimal("0.2")])
+        }
+        #expect(try await prices(realm, "history.@sum == 0.3") == ["0.1"])
+        #expect(try await prices(realm, "history.@avg == 0.15") == ["0.1"])
+        #expect(try await prices(realm, "history.@max == 0.2") == ["0.1"])
+        #expect(try await prices(realm, "ANY history == 0.1") == ["0.1"])
+    }
+
+    @Test func distinctTreatsEqualDecimalsAsOne() async throws {
+        let realm = try await open()
+        _ = try await fill(realm, ["1", "1.0", "1.00", "2"])
+        let distinct = try await realm.read { r in
+            try r.objects(PricedItem.self).distinct(byKeyPaths: ["price"]).count
+        }
+        #expect(distinct == 2)
+        #expect(try await prices(realm, "price == 1") == ["1", "1", "1"])
+    }
+}
