@@ -145,4 +145,50 @@ import Testing
         #expect(String(decoding: try Data(contentsOf: url), as: UTF8.self).contains(#""formatVersion": 3"#))
         #expect(try await withRealm(configuration) { r in try await r.read { try $0.dynamicObjects("Item").count } } == 2)
     }
+    /// A String property becomes a Decimal: the migration sets the old text, converted exactly;
+    /// a text that is no number fails the migration (naming the text), and the file stays as
+    /// it was.
+    @Test func migrationConvertsStringToDecimal() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("migrated.json")
+        func schema(_ type: PropertyType) -> Schema {
+            Schema([
+                ObjectSchema(
+                    name: "Item",
+                    properties: [
+                        Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "price", type: type),
+                    ])
+            ])
+        }
+        let options = FileStorage.Options(migration: { migration in
+            try migration.enumerateObjects(ofType: "Item") { old, new in
+                try new?.set("price", to: old["price"])
+            }
+        })
+        for (texts, succeeds) in [(["12.50", "0.30000000000000000000000000001"], true), (["1.5", "twelve"], false)] {
+            let file = url.deletingLastPathComponent().appendingPathComponent("\(succeeds)-\(url.lastPathComponent)")
+            try await withRealm(Realm.Configuration(file: file, schema: schema(.string), schemaVersion: 1)) { realm in
+                try await realm.write { realm in
+                    for (i, text) in texts.enumerated() {
+                        _ = try realm.dynamicCreate("Item", value: ["id": .int(Int64(i)), "price": .string(text)])
+                    }
+                }
+            }
+            let before = try Data(contentsOf: file)
+            let configuration = Realm.Configuration(file: file, schema: schema(.decimal), schemaVersion: 2, options: options)
+            if succeeds {
+                let prices = try await withRealm(configuration) { realm in
+                    try await realm.read { realm in try realm.dynamicObjects("Item").map { $0["price"] } }
+                }
+                #expect(prices == [Self.decimal("12.5"), Self.decimal("0.30000000000000000000000000001")])
+            } else {
+                await #expect {
+                    try await withRealm(configuration) { _ in }
+                } throws: { error in
+                    (error as? LiveObjectsError)?.code == .schemaVersionMismatch
+                        && "\(error)".contains("twelve")
+                }
+                #expect(try Data(contentsOf: file) == before)
+            }
+        }
+    }
 }
