@@ -148,7 +148,8 @@ enum Operations {
         case .date(let v): return .string(v.formatted(.iso8601))
         case .data(let v): return .string(v.base64EncodedString())
         case .uuid(let v): return .string(v.uuidString)
-        case .decimal(let v): return v.isNaN ? .string("NaN") : .number(JSONNumber(text: v.exactText) ?? JSONNumber(Int64(0)))
+        case .decimal(let v):
+            return v.isNaN ? .string("NaN") : .number(JSONNumber(text: v.exactText) ?? JSONNumber(Int64(0)))
         case .objectID(let v): return .string(v.hexString)
         case .object(let key): return .string(key.description)
         case .list: return .null

@@ -101,7 +101,8 @@ private func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: 
         let realm = try await open()
         let id = "507f1f77bcf86cd799439011"
         try await realm.write { r in
-            _ = try r.create(PricedItem.self, value: ["_id": id, "price": 9.99, "discount": "0.05", "history": [1, "2.50"]])
+            _ = try r.create(
+                PricedItem.self, value: ["_id": id, "price": 9.99, "discount": "0.05", "history": [1, "2.50"]])
         }
         try await realm.read { r in
             guard let item = r.objects(PricedItem.self).first else {
@@ -165,10 +166,17 @@ private func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: 
         #expect(try await prices(realm, "price == 9.99") == ["9.99", "9.99"])
         #expect(try await prices(realm, "price > 9.99") == ["10", "100.5"])
         #expect(try await prices(realm, "price <= 0.3") == ["-5", "0.1"])
-        #expect(try await prices(realm, "price > 0.3") == ["0.30000000000000000000000000001", "9.99", "9.99", "10", "100.5"])
-        #expect(try await prices(realm, "price BETWEEN {0.1, 10}") == ["0.1", "0.30000000000000000000000000001", "9.99", "9.99", "10"])
+        #expect(
+            try await prices(realm, "price > 0.3") == [
+                "0.30000000000000000000000000001", "9.99", "9.99", "10", "100.5",
+            ])
+        #expect(
+            try await prices(realm, "price BETWEEN {0.1, 10}") == [
+                "0.1", "0.30000000000000000000000000001", "9.99", "9.99", "10",
+            ])
         #expect(try await prices(realm, "price IN {10, -5}") == ["-5", "10"])
-        #expect(try await prices(realm, "price != 9.99 AND price < 1") == ["-5", "0.1", "0.30000000000000000000000000001"])
+        #expect(
+            try await prices(realm, "price != 9.99 AND price < 1") == ["-5", "0.1", "0.30000000000000000000000000001"])
         #expect(try await prices(realm, "price == %@", [.decimal(decimal("100.50"))]) == ["100.5"])
         #expect(try await prices(realm, "discount == nil") == ["-5"])
         #expect(try await prices(realm, "_id == %@", [.objectID(ids[1])]) == ["10"])
@@ -187,11 +195,16 @@ private func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: 
         let low = try #require(ObjectID(hex: "000000000000000000000001"))
         let high = try #require(ObjectID(hex: "507f1f77bcf86cd799439011"))
         try await realm.write { r in
-            for (id, price) in [(high, 2), (low, 1)] { _ = try r.create(PricedItem.self, value: ["_id": id, "price": price]) }
+            for (id, price) in [(high, 2), (low, 1)] {
+                _ = try r.create(PricedItem.self, value: ["_id": id, "price": price])
+            }
         }
         #expect(try await prices(realm, "_id == oid(507f1f77bcf86cd799439011)") == ["2"])
         #expect(try await prices(realm, "_id < oid(507f1f77bcf86cd799439011)") == ["1"])
-        #expect(try await prices(realm, "_id IN {oid(000000000000000000000001), oid(507F1F77BCF86CD799439011)}") == ["1", "2"])
+        #expect(
+            try await prices(realm, "_id IN {oid(000000000000000000000001), oid(507F1F77BCF86CD799439011)}") == [
+                "1", "2",
+            ])
         let sorted = try await realm.read { r in r.objects(PricedItem.self).sorted(by: \._id).map(\._id) }
         #expect(sorted == [low, high])
         await #expect(throws: LiveObjectsError.self) { try await prices(realm, "_id == oid(12)") }

@@ -56,7 +56,8 @@ import Testing
         ),
         (
             "unknown property type",
-            file(schema: #"[{"name": "Item", "properties": [{"name": "x", "type": "decimal256"}]}]"#, objects: "{}"), nil,
+            file(schema: #"[{"name": "Item", "properties": [{"name": "x", "type": "decimal256"}]}]"#, objects: "{}"),
+            nil,
             .corruptFile
         ),
         ("header after objects", #"{"objects": {}, "format": "LiveObjects"}"# + "\n", nil, .corruptFile),

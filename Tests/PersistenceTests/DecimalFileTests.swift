@@ -78,7 +78,9 @@ import Testing
         }
         // Queries on the loaded index.
         let found = try await withRealm(configuration) { realm in
-            try await realm.read { r in try r.dynamicResults("Price").filter("amount == 0.1000000000000000000000001").count }
+            try await realm.read { r in
+                try r.dynamicResults("Price").filter("amount == 0.1000000000000000000000001").count
+            }
         }
         #expect(found == 1)
     }
@@ -92,7 +94,8 @@ import Testing
     @Test func damagedValuesAreRefusedAtTheirByte() throws {
         let good =
             #"{"Price": [{"$id": 0, "_id": "507f1f77bcf86cd799439011", "amount": "1.25", "tax": null, "history": ["2"], "parent": null}]}"#
-        let loaded = try FileStorage.decode(snapshot: Array(Self.snapshot(version: 1, objects: good).utf8), journal: nil)
+        let loaded = try FileStorage.decode(
+            snapshot: Array(Self.snapshot(version: 1, objects: good).utf8), journal: nil)
         #expect(try loaded.store.table(named: "Price").liveCount == 1)
         for (bad, fragment) in [
             (#""amount": "1.25""#, #""amount": "1.2x5""#), (#""amount": "1.25""#, #""amount": 1.25"#),
@@ -111,7 +114,8 @@ import Testing
     @Test func everySingleByteChangeIsCaught() throws {
         let objects =
             #"{"Price": [{"$id": 0, "_id": "507f1f77bcf86cd799439011", "amount": "-0.5", "tax": "3", "history": ["2", "1e-3"], "parent": "507f1f77bcf86cd799439011"}]}"#
-        let loaded = try FileStorage.decode(snapshot: Array(Self.snapshot(version: 1, objects: objects).utf8), journal: nil)
+        let loaded = try FileStorage.decode(
+            snapshot: Array(Self.snapshot(version: 1, objects: objects).utf8), journal: nil)
         let good = try FileStorage.encode(loaded.store, schemaVersion: 0, commit: 3)
         for offset in good.indices {
             var bad = good
@@ -133,7 +137,8 @@ import Testing
 
     @Test func formatTwoFilesStillLoadAndAreSavedAsFormatThree() async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("v2.json")
-        try Data(sealedSnapshot(BadFileTests.file(objects: BadFileTests.items(BadFileTests.good1, BadFileTests.good2)))).write(to: url)
+        try Data(sealedSnapshot(BadFileTests.file(objects: BadFileTests.items(BadFileTests.good1, BadFileTests.good2))))
+            .write(to: url)
         #expect(String(decoding: try Data(contentsOf: url), as: UTF8.self).contains(#""formatVersion": 2"#))
         let configuration = Realm.Configuration(file: url, schema: BadFileTests.schema)
         let names = try await withRealm(configuration) { realm in
@@ -143,7 +148,8 @@ import Testing
         }
         #expect(names == [.string("changed")])
         #expect(String(decoding: try Data(contentsOf: url), as: UTF8.self).contains(#""formatVersion": 3"#))
-        #expect(try await withRealm(configuration) { r in try await r.read { try $0.dynamicObjects("Item").count } } == 2)
+        #expect(
+            try await withRealm(configuration) { r in try await r.read { try $0.dynamicObjects("Item").count } } == 2)
     }
     /// A String property becomes a Decimal: the migration sets the old text, converted exactly;
     /// a text that is no number fails the migration (naming the text), and the file stays as
@@ -174,7 +180,8 @@ import Testing
                 }
             }
             let before = try Data(contentsOf: file)
-            let configuration = Realm.Configuration(file: file, schema: schema(.decimal), schemaVersion: 2, options: options)
+            let configuration = Realm.Configuration(
+                file: file, schema: schema(.decimal), schemaVersion: 2, options: options)
             if succeeds {
                 let prices = try await withRealm(configuration) { realm in
                     try await realm.read { realm in try realm.dynamicObjects("Item").map { $0["price"] } }

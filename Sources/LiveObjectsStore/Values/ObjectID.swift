@@ -1,11 +1,13 @@
 import Foundation
+import Synchronization
 
 /// A 12-byte identifier, made locally, that sorts by creation time.
 ///
 /// The bytes are: the seconds since 1970 (4 bytes, big-endian), 5 random bytes chosen once per
 /// process, and a 3-byte big-endian counter that starts at a random value. Ids made by one
-/// process therefore sort in the order they were made (until the counter wraps, after 16,777,216
-/// ids in one second). Text forms (``description``, JSON, the shell) use 24 lowercase hex digits.
+/// process therefore sort in the order they were made (the counter starts low enough that it
+/// wraps only after millions of ids). Text forms (``description``, JSON, the shell) use 24
+/// lowercase hex digits.
 ///
 /// ```swift
 /// let id = ObjectID()
@@ -14,16 +16,13 @@ import Foundation
 /// ```
 public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
     /// The 12 bytes, most significant first.
-    public let bytes:
-        (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
+    public let bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
 
     /// Makes a new id: the current time, this process's random bytes and the next counter value.
     public init() {
         let seconds = UInt32(clamping: Int64(Date().timeIntervalSince1970.rounded(.down)))
-        let (process, count) = ObjectID.generator.withLock { state -> ((UInt8, UInt8, UInt8, UInt8, UInt8), UInt32) in
-            state.counter = (state.counter &+ 1) & 0xFF_FFFF
-            return (state.process, state.counter)
-        }
+        let process = ObjectID.processBytes
+        let count = ObjectID.counter.wrappingAdd(1, ordering: .relaxed).newValue & 0xFF_FFFF
         bytes = (
             UInt8(truncatingIfNeeded: seconds >> 24), UInt8(truncatingIfNeeded: seconds >> 16),
             UInt8(truncatingIfNeeded: seconds >> 8), UInt8(truncatingIfNeeded: seconds),
@@ -124,15 +123,15 @@ public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible,
         }
     }
 
-    private struct Generator {
-        var process: (UInt8, UInt8, UInt8, UInt8, UInt8)
-        var counter: UInt32
-    }
+    /// Five random bytes, chosen once per process.
+    private static let processBytes: (UInt8, UInt8, UInt8, UInt8, UInt8) = (
+        .random(in: 0...255), .random(in: 0...255), .random(in: 0...255), .random(in: 0...255),
+        .random(in: 0...255)
+    )
 
-    private static let generator = Locked(
-        Generator(
-            process: (.random(in: 0...255), .random(in: 0...255), .random(in: 0...255), .random(in: 0...255), .random(in: 0...255)),
-            counter: .random(in: 0...0xFF_FFFF)))
+    /// The counter, starting at a random value in the lower half of its 3 bytes (so that at
+    /// least 8,388,608 ids are made before it wraps); its low 3 bytes go into each id.
+    private static let counter = Atomic<UInt32>(.random(in: 0..<0x80_0000))
 }
 
 extension ObjectID: PropertyValueReadable {
