@@ -241,3 +241,57 @@ private func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: 
         #expect(try await prices(realm, "price == 1") == ["1", "1", "1"])
     }
 }
+
+/// Random decimals and random comparisons with number literals: the query's answer is the one
+/// Foundation's `Decimal` comparison gives, whatever the digits (seeded; the seed and the
+/// failing query are printed).
+@Suite struct DecimalDifferentialTests {
+    static func randomDecimalText(_ rng: inout SeededRandomNumberGenerator) -> String {
+        let digits = rng.int(1...30)
+        var text = rng.int(0...1) == 0 ? "-" : ""
+        text += String(rng.int(0...9))
+        // An integer literal has at most 18 digits (a longer one is refused as not fitting 64
+        // bits): longer ones get a point.
+        let point = digits > 18 ? rng.int(1...digits - 1) : rng.int(0...digits)
+        for i in 1..<max(digits, 2) {
+            if i == point { text += "." }
+            text += String(rng.int(0...9))
+        }
+        return text
+    }
+
+    @Test func queriesAgreeWithDecimalComparison() async throws {
+        let seed = TestEnvironment.seed("LIVEOBJECTS_DECIMAL_SEED") ?? 0xDEC1_4A15
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        let realm = try await openFreshRealm(objectTypes: [PricedItem.self])
+        var texts: [String] = []
+        for _ in 0..<60 { texts.append(Self.randomDecimalText(&rng)) }
+        // Values equal to others but written differently, and literals among the values.
+        texts += texts.prefix(5).map { $0.contains(".") ? $0 + "00" : $0 + ".0" }
+        let values = texts.map { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX"))! }
+        let stored = values
+        try await realm.write { r in
+            for value in stored {
+                let item = PricedItem()
+                item.price = value
+                try r.add(item)
+            }
+        }
+        let ops: [(String, (Decimal, Decimal) -> Bool)] = [
+            ("==", { $0 == $1 }), ("!=", { $0 != $1 }), ("<", { $0 < $1 }), ("<=", { $0 <= $1 }),
+            (">", { $0 > $1 }), (">=", { $0 >= $1 }),
+        ]
+        for round in 0..<150 {
+            let literal = rng.int(0...2) == 0 ? texts[rng.int(0...texts.count - 1)] : Self.randomDecimalText(&rng)
+            let bound = Decimal(string: literal, locale: Locale(identifier: "en_US_POSIX"))!
+            let (op, compare) = ops[rng.int(0...ops.count - 1)]
+            let query = "price \(op) \(literal)"
+            let expected = values.filter { compare($0, bound) }.sorted()
+            let actual = try await realm.read { r in
+                try r.objects(PricedItem.self).filter(query).map(\.price).sorted()
+            }
+            #expect(actual == expected, "seed \(seed), round \(round): \(query)")
+            if actual != expected { break }
+        }
+    }
+}
