@@ -134,6 +134,30 @@ private func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: 
         #expect(try await realm.read { r in r.objects(PricedItem.self).count } == 1)
     }
 
+    @Test func jsonImportAndExport() async throws {
+        let realm = try await open()
+        let json = Data(
+            #"{"_id": "507f1f77bcf86cd799439011", "price": 0.1000000000000000000000001, "discount": "2.50", "history": [1.5, "3"], "related": ["507f1f77bcf86cd799439011"], "parent": null}"#
+                .utf8)
+        let exported = try await realm.write { r in
+            let item = try r.create(PricedItem.self, json: json)
+            return String(decoding: try JSONEncoder().encode(item), as: UTF8.self)
+        }
+        #expect(exported.contains(#""price":"0.1000000000000000000000001""#), "\(exported)")
+        #expect(exported.contains(#""discount":"2.5""#), "\(exported)")
+        #expect(exported.contains(#""_id":"507f1f77bcf86cd799439011""#), "\(exported)")
+        // The export reads back as the same values.
+        let again = try await openFreshRealm(objectTypes: [PricedItem.self])
+        let price = try await again.write { r in try r.create(PricedItem.self, json: Data(exported.utf8)).price }
+        #expect(price == decimal("0.1000000000000000000000001"))
+        await #expect(throws: LiveObjectsError.self) {
+            try await realm.write { r in
+                _ = try r.create(
+                    PricedItem.self, json: Data(#"{"_id": "507f1f77bcf86cd799439012", "price": "1,5"}"#.utf8))
+            }
+        }
+    }
+
     @Test func objectIDPrimaryKeyIsUnique() async throws {
         let realm = try await open()
         let id = ObjectID()
