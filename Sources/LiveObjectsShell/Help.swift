@@ -71,8 +71,8 @@ struct CommandDoc: Sendable {
             name: "define", usage: "define [embedded] TYPE { NAME: TYPE [primary|indexed|cascade|deny], ... }",
             abstract: "Add an object type, or add properties to one.",
             discussion: """
-                Types: Bool, Int, Int8, Int16, Int32, Int64, Float, Double, String, Date, Data, UUID, or
-                an object type; 'Type?' is optional, '[Type]' a list, '<- Type.property' the objects
+                Types: Bool, Int, Int8, Int16, Int32, Int64, Float, Double, String, Date, Data, UUID,
+                Decimal, ObjectID, or an object type; 'Type?' is optional, '[Type]' a list, '<- Type.property' the objects
                 linking here. Existing objects get default values for new properties.
 
                 A realm's schema is fixed when it opens, so define raises the schema version and moves

@@ -1,3 +1,4 @@
+import Foundation
 import LiveObjects
 import LiveObjectsJSON
 
@@ -138,13 +139,15 @@ extension JSONValue {
     }
 
     /// The value with every number in the shell's form: an integer within `Int64` as its digits,
-    /// another number as ``shellDouble(_:)`` writes it (a number beyond the range of `Double`
-    /// stays as written).
+    /// another number as ``shellDouble(_:)`` writes it (a number beyond the range of `Double`,
+    /// or with more digits than a `Double` keeps, stays as written: a `Decimal` property takes
+    /// them all).
     private var withShellNumbers: JSONValue {
         switch self {
         case .number(let number):
             if let integer = number.int64Value { return .int(integer) }
             guard let value = number.doubleValue else { return self }
+            if let exact = Decimal(exactText: number.text), Decimal(exactText: "\(value)") != exact { return self }
             return .shellDouble(value)
         case .array(let items):
             return .array(items.map(\.withShellNumbers))

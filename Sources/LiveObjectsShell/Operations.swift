@@ -148,6 +148,9 @@ enum Operations {
         case .date(let v): return .string(v.formatted(.iso8601))
         case .data(let v): return .string(v.base64EncodedString())
         case .uuid(let v): return .string(v.uuidString)
+        case .decimal(let v):
+            return v.isNaN ? .string("NaN") : .number(JSONNumber(text: v.exactText) ?? JSONNumber(Int64(0)))
+        case .objectID(let v): return .string(v.hexString)
         case .object(let key): return .string(key.description)
         case .list: return .null
         }
@@ -210,6 +213,21 @@ enum Operations {
         case .uuid:
             guard case .string(let s) = json, let u = UUID(uuidString: s) else { throw mismatch("a UUID") }
             return .uuid(u)
+        case .decimal:
+            // A number by its text (exact), or a string holding one.
+            let text: String
+            switch json {
+            case .number(let n): text = n.text
+            case .string(let s): text = s
+            default: throw mismatch("a decimal number")
+            }
+            guard let d = Decimal(exactText: text) else { throw mismatch("a decimal number") }
+            return .decimal(d)
+        case .objectID:
+            guard case .string(let s) = json, let id = ObjectID(hex: s) else {
+                throw mismatch("an ObjectID (24 hex digits)")
+            }
+            return .objectID(id)
         case .object:
             let targetName = property.objectType ?? ""
             let target = try objectSchema(targetName, realm)

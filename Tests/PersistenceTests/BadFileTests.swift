@@ -46,7 +46,7 @@ import Testing
             "another format", file(objects: "{}").replacingOccurrences(of: #""LiveObjects""#, with: #""Other""#), nil,
             .corruptFile
         ),
-        ("future format version", file(version: 3, objects: "{}"), nil, .corruptFile),
+        ("future format version", file(version: 4, objects: "{}"), nil, .corruptFile),
         ("format 2 without its checksum", file(version: 2, objects: "{}"), nil, .corruptFile),
         (
             "invalid schema",
@@ -56,7 +56,8 @@ import Testing
         ),
         (
             "unknown property type",
-            file(schema: #"[{"name": "Item", "properties": [{"name": "x", "type": "decimal"}]}]"#, objects: "{}"), nil,
+            file(schema: #"[{"name": "Item", "properties": [{"name": "x", "type": "decimal256"}]}]"#, objects: "{}"),
+            nil,
             .corruptFile
         ),
         ("header after objects", #"{"objects": {}, "format": "LiveObjects"}"# + "\n", nil, .corruptFile),

@@ -112,7 +112,7 @@ func sealedLine(_ object: String) -> String {
         let loaded = try FileStorage.decode(snapshot: Array(Self.snapshot1.utf8), journal: nil)
         let bytes = try FileStorage.encode(loaded.store, schemaVersion: 0, commit: 0)
         let text = String(decoding: bytes, as: UTF8.self)
-        #expect(text.contains(#""formatVersion": 2"#))
+        #expect(text.contains(#""formatVersion": 3"#))
         #expect(text.contains(#""checksum": "crc32c:"#), "\(text.suffix(40))")
         let member = try #require(bytes.withUnsafeBytes { Snapshot.checksumMember($0) })
         #expect(CRC32C.checksum(Array(bytes[..<member.covered])) == member.recorded)
@@ -196,7 +196,7 @@ func sealedLine(_ object: String) -> String {
         let (_, _, journal) = try await Self.journaled(commits: 2)
         let lines = journal.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
         #expect(lines.count == 3)
-        #expect(lines[0].contains(#""formatVersion":2"#))
+        #expect(lines[0].contains(#""formatVersion":3"#))
         for line in lines {
             #expect(sealedLine(String(line.dropLast(Journal.checksumSuffixLength)) + "}") == line + "\n")
         }
@@ -291,7 +291,7 @@ func sealedLine(_ object: String) -> String {
                 + "\n",
             #"{"format":"LiveObjects journal","formatVersion":2,"schemaVersion":0,"base":0}"# + "\n",
             sealedLine(#"{"format":"LiveObjects journal","formatVersion":2,"schemaVersion":0,"base":0,"base":0}"#),
-            sealedLine(#"{"format":"LiveObjects journal","formatVersion":3,"schemaVersion":0,"base":0}"#),
+            sealedLine(#"{"format":"LiveObjects journal","formatVersion":4,"schemaVersion":0,"base":0}"#),
         ] {
             try await Self.expectRefused(snapshot: Self.snapshot2, journal: header, ["journal line 1", "byte "])
         }
@@ -348,7 +348,7 @@ func sealedLine(_ object: String) -> String {
                 try await realm.read { realm in try realm.dynamicObjects("Item").map { $0["small"] } }
             }
             #expect(small == [.int(42), .int(-5)])
-            #expect(String(decoding: try Data(contentsOf: journalURL), as: UTF8.self).contains(#""formatVersion":2"#))
+            #expect(String(decoding: try Data(contentsOf: journalURL), as: UTF8.self).contains(#""formatVersion":3"#))
             #expect(String(decoding: try Data(contentsOf: url), as: UTF8.self).contains(#""checksum": "crc32c:"#))
         }
     }

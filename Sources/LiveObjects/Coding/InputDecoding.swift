@@ -111,6 +111,18 @@ struct InputDecoding: Sendable {
         case .date: return .date(try c.decode(Date.self))
         case .data: return .data(try c.decode(Data.self))
         case .uuid: return .uuid(try c.decode(UUID.self))
+        case .decimal:
+            // The exact text of a string, or a number as the decoder reads it (JSONDecoder
+            // keeps a JSON number's digits).
+            if let text = try? c.decode(String.self) {
+                guard let d = Decimal(exactText: text) else {
+                    throw DecodingError.dataCorrupted(
+                        .init(codingPath: c.codingPath, debugDescription: "\"\(text)\" is not a decimal number"))
+                }
+                return .decimal(d)
+            }
+            return .decimal(try c.decode(Decimal.self))
+        case .objectID: return .objectID(try c.decode(ObjectID.self))
         case .object, .linkingObjects:
             throw DecodingError.typeMismatch(
                 PropertyValue.self, .init(codingPath: c.codingPath, debugDescription: "not a primitive"))

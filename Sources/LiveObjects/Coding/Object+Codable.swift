@@ -146,6 +146,8 @@ enum ObjectCoding {
         case .date(let v): try c.encode(v)
         case .data(let v): try c.encode(v)
         case .uuid(let v): try c.encode(v)
+        case .decimal(let v): try c.encode(v.exactText)
+        case .objectID(let v): try c.encode(v)
         case .object, .list:
             throw EncodingError.invalidValue(
                 value, .init(codingPath: c.codingPath, debugDescription: "not a primitive value"))
@@ -337,6 +339,8 @@ enum ObjectCoding {
         case (.date, .date(let v)): v
         case (.data, .data(let v)): v
         case (.uuid, .uuid(let v)): v
+        case (.decimal, .decimal(let v)): v
+        case (.objectID, .objectID(let v)): v
         default: nil
         }
     }

@@ -169,6 +169,32 @@ extension UUID: _PrimitivePersistable {
     public var _propertyValue: PropertyValue { .uuid(self) }
 }
 
+extension Decimal: _PrimitivePersistable {
+    public static func _get(_ context: _AccessContext) -> Decimal {
+        context.scalar(Decimal.self, .decimal) ?? _decode(context.storedValue, context)
+    }
+    public static var _type: PropertyType { .decimal }
+    public static var _defaultValue: Decimal { 0 }
+    public init?(_propertyValue value: PropertyValue) {
+        guard case .decimal(let v) = value else { return nil }
+        self = v
+    }
+    public var _propertyValue: PropertyValue { .decimal(self) }
+}
+
+extension ObjectID: _PrimitivePersistable {
+    public static func _get(_ context: _AccessContext) -> ObjectID {
+        context.scalar(ObjectID.self, .objectID) ?? _decode(context.storedValue, context)
+    }
+    public static var _type: PropertyType { .objectID }
+    public static var _defaultValue: ObjectID { .zero }
+    public init?(_propertyValue value: PropertyValue) {
+        guard case .objectID(let v) = value else { return nil }
+        self = v
+    }
+    public var _propertyValue: PropertyValue { .objectID(self) }
+}
+
 extension Optional: _Persistable where Wrapped: _Persistable {
     public static var _propertyTemplate: _PropertyTemplate {
         var t = Wrapped._propertyTemplate
@@ -249,6 +275,8 @@ extension String: _QueryValue {}
 extension Date: _QueryValue {}
 extension Data: _QueryValue {}
 extension UUID: _QueryValue {}
+extension Decimal: _QueryValue {}
+extension ObjectID: _QueryValue {}
 extension Optional: _QueryValue where Wrapped: _QueryValue {
     public var _queryValue: PropertyValue { self?._queryValue ?? .null }
 }

@@ -63,6 +63,19 @@ extension ObjectCollection {
         isEmpty ? nil : reduce(0.0) { $0 + Double($1[keyPath: keyPath]) } / Double(count)
     }
 
+    /// The average of a `Decimal` property, computed exactly as a decimal, or nil for an empty
+    /// collection.
+    public func average(of keyPath: KeyPath<Element, Decimal>) -> Decimal? {
+        isEmpty ? nil : reduce(Decimal.zero) { $0 + $1[keyPath: keyPath] } / Decimal(count)
+    }
+
+    /// The average of the non-nil values of an optional `Decimal` property, or nil if there are
+    /// none.
+    public func average(of keyPath: KeyPath<Element, Decimal?>) -> Decimal? {
+        let values = compactMap { $0[keyPath: keyPath] }
+        return values.isEmpty ? nil : values.reduce(Decimal.zero, +) / Decimal(values.count)
+    }
+
     /// The average of the non-nil values of an optional integer property, or nil if there
     /// are none.
     public func average<V: BinaryInteger>(of keyPath: KeyPath<Element, V?>) -> Double? {

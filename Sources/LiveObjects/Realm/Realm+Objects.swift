@@ -209,6 +209,8 @@ extension Input {
         case let v as Date: self = .value(.date(v))
         case let v as Data: self = .value(.data(v))
         case let v as UUID: self = .value(.uuid(v))
+        case let v as Decimal: self = .value(.decimal(v))
+        case let v as ObjectID: self = .value(.objectID(v))
         case is NSNull: self = .value(.null)
         case let v as any _Persistable: self = v._encode().input
         default:

@@ -1,6 +1,10 @@
 /// The stored type of a property.
 public enum PropertyType: String, Hashable, Sendable, CaseIterable {
     case bool, int, int8, int16, int32, int64, float, double, string, date, data, uuid
+    /// A Foundation `Decimal`, exact in storage, sorting and comparison.
+    case decimal
+    /// An ``ObjectID``.
+    case objectID
     /// A link to another object (to-one when not a list, to-many when a list).
     case object
     /// The computed inverse of a link property of another type (`LinkingObjects`).
@@ -200,17 +204,17 @@ public struct Schema: Hashable, Sendable {
                     guard !type.isEmbedded else {
                         throw fail(p.name, "an embedded object cannot have a primary key")
                     }
-                    guard [.int, .int8, .int16, .int32, .int64, .string, .uuid].contains(p.type),
+                    guard [.int, .int8, .int16, .int32, .int64, .string, .uuid, .objectID].contains(p.type),
                         !p.isOptional, !p.isList
                     else {
                         throw fail(
                             p.name,
-                            "a primary key must be a non-optional Int, String or UUID, not \(p.description)")
+                            "a primary key must be a non-optional Int, String, UUID or ObjectID, not \(p.description)")
                     }
                 }
                 if p.isIndexed {
                     guard
-                        [.bool, .int, .int8, .int16, .int32, .int64, .string, .date, .uuid]
+                        [.bool, .int, .int8, .int16, .int32, .int64, .string, .date, .uuid, .decimal, .objectID]
                             .contains(p.type), !p.isList
                     else {
                         throw fail(p.name, "properties of type \(p.type.rawValue) cannot be indexed")

@@ -66,6 +66,22 @@ extension UUID: ColumnElement {
     @usableFromInline package static var storedZero: UUID { .zero }
 }
 
+extension Decimal: ColumnElement {
+    @usableFromInline package init(unchecked value: PropertyValue) {
+        if case .decimal(let v) = value { self = v } else { self = 0 }
+    }
+    @inlinable package var propertyValue: PropertyValue { .decimal(self) }
+    @usableFromInline package static var storedZero: Decimal { 0 }
+}
+
+extension ObjectID: ColumnElement {
+    @usableFromInline package init(unchecked value: PropertyValue) {
+        if case .objectID(let v) = value { self = v } else { self = .zero }
+    }
+    @inlinable package var propertyValue: PropertyValue { .objectID(self) }
+    @usableFromInline package static var storedZero: ObjectID { .zero }
+}
+
 extension Optional: ColumnElement where Wrapped: ColumnElement {
     @usableFromInline package init(unchecked value: PropertyValue) {
         self = value.isNull ? nil : Wrapped(unchecked: value)
@@ -218,9 +234,9 @@ package final class ScalarColumn<Element: ColumnElement>: Column {
 /// The element type of a scalar column.
 @usableFromInline
 package enum ScalarKind {
-    case bool, int, float, double, string, date, data, uuid
+    case bool, int, float, double, string, date, data, uuid, decimal, objectID
     case optionalBool, optionalInt, optionalFloat, optionalDouble, optionalString, optionalDate
-    case optionalData, optionalUUID
+    case optionalData, optionalUUID, optionalDecimal, optionalObjectID
 
     /// Runs an operation on a column of this kind, with the element type known statically.
     @inlinable @inline(__always)
@@ -236,6 +252,8 @@ package enum ScalarKind {
         case .date: operation.apply(unsafeDowncast(column, to: ScalarColumn<Date>.self))
         case .data: operation.apply(unsafeDowncast(column, to: ScalarColumn<Data>.self))
         case .uuid: operation.apply(unsafeDowncast(column, to: ScalarColumn<UUID>.self))
+        case .decimal: operation.apply(unsafeDowncast(column, to: ScalarColumn<Decimal>.self))
+        case .objectID: operation.apply(unsafeDowncast(column, to: ScalarColumn<ObjectID>.self))
         case .optionalBool: operation.apply(unsafeDowncast(column, to: ScalarColumn<Bool?>.self))
         case .optionalInt: operation.apply(unsafeDowncast(column, to: ScalarColumn<Int64?>.self))
         case .optionalFloat: operation.apply(unsafeDowncast(column, to: ScalarColumn<Float?>.self))
@@ -244,6 +262,10 @@ package enum ScalarKind {
         case .optionalDate: operation.apply(unsafeDowncast(column, to: ScalarColumn<Date?>.self))
         case .optionalData: operation.apply(unsafeDowncast(column, to: ScalarColumn<Data?>.self))
         case .optionalUUID: operation.apply(unsafeDowncast(column, to: ScalarColumn<UUID?>.self))
+        case .optionalDecimal:
+            operation.apply(unsafeDowncast(column, to: ScalarColumn<Decimal?>.self))
+        case .optionalObjectID:
+            operation.apply(unsafeDowncast(column, to: ScalarColumn<ObjectID?>.self))
         }
     }
 }
@@ -438,6 +460,8 @@ extension Column {
         case .date: return scalar(Date.self, .date, .optionalDate)
         case .data: return scalar(Data.self, .data, .optionalData)
         case .uuid: return scalar(UUID.self, .uuid, .optionalUUID)
+        case .decimal: return scalar(Decimal.self, .decimal, .optionalDecimal)
+        case .objectID: return scalar(ObjectID.self, .objectID, .optionalObjectID)
         case .object, .linkingObjects: fatalError("unreachable")
         }
     }
@@ -457,6 +481,8 @@ extension Property {
         case .date: return .date(Date.zero)
         case .data: return .data(Data())
         case .uuid: return .uuid(UUID.zero)
+        case .decimal: return .decimal(0)
+        case .objectID: return .objectID(.zero)
         case .object, .linkingObjects: return .null
         }
     }

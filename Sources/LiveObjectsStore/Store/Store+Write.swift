@@ -70,8 +70,31 @@ extension Store {
                     objectType: table.name, property: property.name)
             }
             return value
-        case (.bool, .bool), (.date, .date), (.uuid, .uuid), (.double, .double), (.float, .float):
+        case (.bool, .bool), (.date, .date), (.uuid, .uuid), (.double, .double), (.float, .float),
+            (.decimal, .decimal), (.objectID, .objectID):
             return value
+        case (.decimal, .int(let v)): return .decimal(Decimal(v))
+        case (.decimal, .double(let v)):
+            // The shortest text of the double, read exactly: 9.99 stays 9.99.
+            guard v.isFinite, let d = Decimal(exactText: "\(v)") else {
+                throw mismatch("\(v) is not a finite number")
+            }
+            return .decimal(d)
+        case (.decimal, .float(let v)):
+            guard v.isFinite, let d = Decimal(exactText: "\(v)") else {
+                throw mismatch("\(v) is not a finite number")
+            }
+            return .decimal(d)
+        case (.decimal, .string(let text)):
+            guard let d = Decimal(exactText: text) else {
+                throw mismatch("\"\(text)\" is not a decimal number")
+            }
+            return .decimal(d)
+        case (.objectID, .string(let text)):
+            guard let id = ObjectID(hex: text) else {
+                throw mismatch("\"\(text)\" is not an ObjectID (24 hex digits)")
+            }
+            return .objectID(id)
         case (.int, .int(let v)), (.int8, .int(let v)), (.int16, .int(let v)),
             (.int32, .int(let v)), (.int64, .int(let v)):
             guard property.type.integerRange.contains(v) else {

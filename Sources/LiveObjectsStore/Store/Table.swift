@@ -108,6 +108,8 @@ package final class PrimaryKeyIndex {
     @exclusivity(unchecked) @usableFromInline private(set) var _strings: [String: Int32] = [:]
     @inlinable var uuids: [UUID: Int32] { _uuids }
     @exclusivity(unchecked) @usableFromInline private(set) var _uuids: [UUID: Int32] = [:]
+    @inlinable package var objectIDs: [ObjectID: Int32] { _objectIDs }
+    @exclusivity(unchecked) @usableFromInline private(set) var _objectIDs: [ObjectID: Int32] = [:]
 
     @inlinable @inline(__always)
     package func row(for key: PropertyValue) -> Int32? {
@@ -115,6 +117,7 @@ package final class PrimaryKeyIndex {
         case .int(let k): ints.row(for: k)
         case .string(let k): strings[k]
         case .uuid(let k): uuids[k]
+        case .objectID(let k): objectIDs[k]
         default: nil
         }
     }
@@ -124,6 +127,7 @@ package final class PrimaryKeyIndex {
         case .int(let k): _ints.insert(k, row: row, generation: generation)
         case .string(let k): _strings[k] = row
         case .uuid(let k): _uuids[k] = row
+        case .objectID(let k): _objectIDs[k] = row
         default: break
         }
     }
@@ -139,6 +143,10 @@ package final class PrimaryKeyIndex {
         case .uuid(let k):
             guard _uuids[k] == nil else { return false }
             _uuids[k] = row
+            return true
+        case .objectID(let k):
+            guard _objectIDs[k] == nil else { return false }
+            _objectIDs[k] = row
             return true
         default: return true
         }
@@ -156,16 +164,18 @@ package final class PrimaryKeyIndex {
         case .int(let k): _ints.remove(k)
         case .string(let k): _strings[k] = nil
         case .uuid(let k): _uuids[k] = nil
+        case .objectID(let k): _objectIDs[k] = nil
         default: break
         }
     }
 
-    package var count: Int { ints.count + strings.count + uuids.count }
+    package var count: Int { ints.count + strings.count + uuids.count + objectIDs.count }
 
     package func reserve(_ capacity: Int, for type: PropertyType) {
         switch type {
         case .string: _strings.reserveCapacity(capacity)
         case .uuid: _uuids.reserveCapacity(capacity)
+        case .objectID: _objectIDs.reserveCapacity(capacity)
         default: _ints.reserve(capacity)
         }
     }
@@ -174,6 +184,7 @@ package final class PrimaryKeyIndex {
     package var entries: [(PropertyValue, Int32)] {
         ints.pairs.map { (.int($0.key), $0.row) } + strings.map { (.string($0.key), $0.value) }
             + uuids.map { (.uuid($0.key), $0.value) }
+            + objectIDs.map { (.objectID($0.key), $0.value) }
     }
 }
 
@@ -518,6 +529,8 @@ package final class Table {
             case .date: return .date
             case .data: return .data
             case .uuid: return .uuid
+            case .decimal: return .decimal
+            case .objectID: return .objectID
             default: return nil
             }
         }

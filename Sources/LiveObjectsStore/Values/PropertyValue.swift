@@ -38,12 +38,15 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
     case date(Date)
     case data(Data)
     case uuid(UUID)
+    /// A Foundation `Decimal`, kept exact (never converted through `Double`).
+    case decimal(Decimal)
+    case objectID(ObjectID)
     case object(ObjectKey)
     case list([PropertyValue])
 
     /// The case of a value, without its payload.
     @usableFromInline package enum Tag {
-        case null, bool, int, float, double, string, date, data, uuid, object, list
+        case null, bool, int, float, double, string, date, data, uuid, decimal, objectID, object, list
     }
 
     /// The case of the value.
@@ -58,6 +61,8 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
         case .date: .date
         case .data: .data
         case .uuid: .uuid
+        case .decimal: .decimal
+        case .objectID: .objectID
         case .object: .object
         case .list: .list
         }
@@ -80,6 +85,8 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
         case .date(let v): v.formatted(.iso8601)
         case .data(let v): "<\(v.count) bytes>"
         case .uuid(let v): v.uuidString
+        case .decimal(let v): v.exactText
+        case .objectID(let v): v.hexString
         case .object(let key): key.description
         case .list(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
         }

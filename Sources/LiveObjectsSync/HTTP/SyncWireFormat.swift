@@ -96,6 +96,8 @@ package struct WireValue: Hashable, Sendable, WireJSONConvertible {
             elements.reserveCapacity(v.count)
             for item in v { elements.append(try WireValue(item).json()) }
             (type, payload) = ("list", .array(elements))
+        case .decimal, .objectID:
+            throw SyncWireFormatError("Decimal and ObjectID values are not supported by sync yet")
         case .object:
             throw SyncWireFormatError("an object key has no meaning on a server: links are sent as references")
         }

@@ -6,8 +6,9 @@ import LiveObjectsJSON
 /// docs/FORMAT.md.
 enum Journal {
     static let formatName = "LiveObjects journal"
-    /// The version written. Version 1 (no checksums) is still read.
-    static let formatVersion: Int64 = 2
+    /// The version written. Version 1 (no checksums) and version 2 (no `decimal` or `objectID`
+    /// values) are still read.
+    static let formatVersion: Int64 = 3
     /// The last member of every line (version 2 on): the CRC-32C of the line's bytes before it.
     static let checksumKey = "crc32c"
     /// What ends every line of version 2, after the bytes its checksum covers:
@@ -332,7 +333,7 @@ extension SnapshotDecoder {
         }
         try reader.finish()
         guard format == Journal.formatName else { throw corrupt("not a LiveObjects journal") }
-        guard let version, version == 1 || version == Journal.formatVersion else {
+        guard let version, (1...Journal.formatVersion).contains(version) else {
             throw corrupt(
                 "unsupported journal format version \(version ?? 0); this library reads versions 1 to \(Journal.formatVersion)"
             )

@@ -14,8 +14,9 @@ struct SnapshotHeader: Sendable, Hashable {
 /// The snapshot format: see docs/FORMAT.md.
 enum Snapshot {
     static let formatName = "LiveObjects"
-    /// The version written. Version 1 (no checksum) is still read.
-    static let formatVersion: Int64 = 2
+    /// The version written. Version 1 (no checksum) and version 2 (no `decimal` or `objectID`
+    /// properties) are still read.
+    static let formatVersion: Int64 = 3
     /// The name of the last member, which holds the checksum (version 2 on).
     static let checksumKey = "checksum"
     /// How the checksum's value starts: the algorithm, then 8 lowercase hexadecimal digits.
@@ -414,7 +415,7 @@ struct SnapshotDecoder {
             case "formatVersion":
                 guard formatVersion == nil else { throw duplicate(key) }
                 let version = try reader.readInt64()
-                guard version == 1 || version == Snapshot.formatVersion else {
+                guard (1...Snapshot.formatVersion).contains(version) else {
                     throw corrupt(
                         "unsupported format version \(version); this library reads versions 1 to \(Snapshot.formatVersion)"
                     )

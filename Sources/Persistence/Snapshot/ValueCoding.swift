@@ -108,6 +108,8 @@ enum ValueCoding {
         case .date(let v): writeDouble(v.timeIntervalSinceReferenceDate, &writer)
         case .data(let v): writer.string(v.base64EncodedString())
         case .uuid(let v): writer.string(v.uuidString)
+        case .decimal(let v): writer.string(v.exactText)
+        case .objectID(let v): writer.string(v.hexString)
         case .object(let key): writer.int(id(key))
         case .list(let items):
             writer.beginArray(singleLine: true)
@@ -177,6 +179,19 @@ enum ValueCoding {
             let text = try reader.readString()
             guard let uuid = UUID(uuidString: text) else { throw bad("'\(text)' is not a UUID", reader) }
             return .uuid(uuid)
+        case .decimal:
+            let text = try reader.readString()
+            if text == "NaN" { return .decimal(.nan) }
+            guard text.utf8.count <= 64, let d = Decimal(exactText: text) else {
+                throw bad("'\(text.prefix(64))' is not a decimal number", reader)
+            }
+            return .decimal(d)
+        case .objectID:
+            let text = try reader.readString()
+            guard let id = ObjectID(hex: text) else {
+                throw bad("'\(text.prefix(64))' is not an ObjectID (24 hex digits)", reader)
+            }
+            return .objectID(id)
         case .object, .linkingObjects:
             throw bad("not a plain value", reader)
         }

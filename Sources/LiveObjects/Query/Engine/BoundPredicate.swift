@@ -257,6 +257,7 @@ extension BoundExpression {
             var integerTotal: Int64 = 0
             var total = 0.0
             var count: Int64 = 0
+            var decimalTotal: Decimal?
             BoundPath.weightedValues(collection, element: element, from: row) { value, ways in
                 guard !value.isNull else { return }
                 count = BoundPath.saturatingAdd(count, ways)
@@ -265,11 +266,17 @@ extension BoundExpression {
                 } else {
                     allIntegers = false
                 }
+                if case .decimal(let d) = value {
+                    // Decimals add up exactly, as decimals.
+                    decimalTotal = (decimalTotal ?? 0) + d * Decimal(ways)
+                    return
+                }
                 let d = value.doubleValue ?? 0
                 total += ways == 1 ? d : d * Double(ways)
             }
             if op == .avg && count == 0 { return .null }
             if allIntegers && op == .sum { return .int(integerTotal) }
+            if let decimalTotal { return .decimal(op == .sum ? decimalTotal : decimalTotal / Decimal(count)) }
             return .double(op == .sum ? total : total / Double(count))
         }
     }
@@ -405,6 +412,21 @@ func compareValues(_ a: PropertyValue, _ b: PropertyValue, _ options: Comparison
     case (.bool(let x), .bool(let y)): return order(x ? 1 : 0, y ? 1 : 0)
     case (.date(let x), .date(let y)): return order(x, y)
     case (.uuid(let x), .uuid(let y)): return order(x.uuidString, y.uuidString)
+    case (.objectID(let x), .objectID(let y)): return order(x, y)
+    case (.decimal(let x), .decimal(let y)): return Decimal.exactOrder(x, y)
+    case (.decimal(let x), _), (_, .decimal(let x)):
+        // A decimal against another number, exactly: an integer as it is, a double by its
+        // shortest text (so the literal 9.99 is the decimal 9.99).
+        let other = a.tag == .decimal ? b : a
+        let y: Decimal
+        switch other {
+        case .int(let i): y = Decimal(i)
+        case .double(let d) where d.isFinite: y = Decimal(exactText: "\(d)") ?? Decimal(d)
+        case .float(let f) where f.isFinite: y = Decimal(exactText: "\(f)") ?? Decimal(Double(f))
+        default: return nil
+        }
+        let c = Decimal.exactOrder(x, y)
+        return a.tag == .decimal ? c : -c
     case (.data(let x), .data(let y)):
         return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
     case (.object(let x), .object(let y)): return x == y ? 0 : order(x, y)

@@ -184,9 +184,9 @@ struct QueryCompiler {
             test = .int(c.op, i)
         case .int(let i) where c.op.isOrdering && (property.type == .double || property.type == .float):
             test = .double(c.op, Double(i))
-        case .double(let d) where c.op.isOrdering && property.type != .date:
+        case .double(let d) where c.op.isOrdering && property.type != .date && property.type != .decimal:
             test = .double(c.op, d)
-        case .float(let f) where c.op.isOrdering:
+        case .float(let f) where c.op.isOrdering && property.type != .decimal:
             test = .double(c.op, Double(f))
         case .date(let d) where c.op.isOrdering:
             test = .date(c.op, d)
@@ -249,17 +249,19 @@ struct QueryCompiler {
     /// What kind of value an expression yields, for type checks.
     enum Kind: String {
         case null = "nil", bool = "Bool", number = "number", string = "String", date = "Date"
-        case data = "Data", uuid = "UUID", object = "object", list = "list", unknown = "value"
+        case data = "Data", uuid = "UUID", objectID = "ObjectID", object = "object", list = "list"
+        case unknown = "value"
 
         init(_ value: PropertyValue) {
             switch value {
             case .null: self = .null
             case .bool: self = .bool
-            case .int, .float, .double: self = .number
+            case .int, .float, .double, .decimal: self = .number
             case .string: self = .string
             case .date: self = .date
             case .data: self = .data
             case .uuid: self = .uuid
+            case .objectID: self = .objectID
             case .object: self = .object
             case .list: self = .list
             }
@@ -268,11 +270,12 @@ struct QueryCompiler {
         init(_ type: PropertyType) {
             switch type {
             case .bool: self = .bool
-            case .int, .int8, .int16, .int32, .int64, .float, .double: self = .number
+            case .int, .int8, .int16, .int32, .int64, .float, .double, .decimal: self = .number
             case .string: self = .string
             case .date: self = .date
             case .data: self = .data
             case .uuid: self = .uuid
+            case .objectID: self = .objectID
             case .object, .linkingObjects: self = .object
             }
         }

@@ -1,3 +1,4 @@
+import Foundation
 import LiveObjectsStore
 
 /// A syntax error found while reading a predicate: what went wrong, and the UTF-8 offset in the
@@ -53,6 +54,11 @@ struct PredicateToken {
         case integer(UInt64)
         /// A floating-point literal.
         case float(Double)
+        /// A decimal literal whose digits a `Double` does not keep (`0.1000000000000000000001`):
+        /// its exact value.
+        case decimal(Decimal)
+        /// An `oid(…)` literal: an ``ObjectID`` from 24 hex digits.
+        case objectID(ObjectID)
         /// A string literal, escapes resolved.
         case string(String)
         /// A positional argument `$0`, `$1`, …
@@ -83,6 +89,8 @@ extension PredicateToken.Kind {
         case .keyword(let keyword): return "keyword \(keyword.rawValue)"
         case .integer(let value): return "number \(value)"
         case .float(let value): return "number \(value)"
+        case .decimal(let value): return "number \(value)"
+        case .objectID(let value): return "oid(\(value.hexString))"
         case .string(let value): return "string \(ExpressionSyntax.quoted(Self.shortened(value)))"
         case .argument(let index): return "argument $\(index)"
         case .variable(let name): return "variable $\(Self.shortened(name))"
@@ -333,12 +341,32 @@ struct PredicateLexer {
                 at: start)
         }
         let name = readIdentifier()
+        if name.lowercased() == "oid", position < bytes.count, bytes[position] == UInt8(ascii: "(") {
+            return try readObjectID(start: start)
+        }
         if name.utf8.count <= PredicateKeyword.maxLength,
             let keyword = PredicateKeyword.byName[name.uppercased()]
         {
             return .keyword(keyword)
         }
         return .identifier(name)
+    }
+
+    /// The rest of `oid(507f1f77bcf86cd799439011)`, from its `(`.
+    private mutating func readObjectID(start: Int) throws(PredicateSyntaxFailure) -> PredicateToken.Kind {
+        position += 1
+        let digitsStart = position
+        while position < bytes.count, bytes[position] != UInt8(ascii: ")") { position += 1 }
+        guard position < bytes.count else {
+            throw PredicateSyntaxFailure("expected ')' to close oid(", at: start)
+        }
+        let text = String(decoding: bytes[digitsStart..<position], as: UTF8.self)
+        position += 1
+        guard let id = ObjectID(hex: text.trimmingCharacters(in: .whitespaces)) else {
+            throw PredicateSyntaxFailure(
+                "expected 24 hex digits in oid(…) but found '\(PredicateToken.Kind.shortened(text))'", at: digitsStart)
+        }
+        return .objectID(id)
     }
 
     private mutating func readNumber() throws(PredicateSyntaxFailure) -> PredicateToken.Kind {
@@ -413,6 +441,11 @@ struct PredicateLexer {
             guard let value = Double(text), value.isFinite else {
                 throw PredicateSyntaxFailure(
                     "expected a floating-point number within range but found \(text)", at: start)
+            }
+            // A literal compares exactly against a Decimal property: when the double does not keep
+            // the literal's value, the literal is a decimal.
+            if let exact = Decimal(exactText: text), Decimal(exactText: "\(value)") != exact {
+                return .decimal(exact)
             }
             return .float(value)
         }

@@ -397,6 +397,12 @@ struct PredicateParserState {
         case .float(let value):
             try advance()
             return .double(value)
+        case .decimal(let value):
+            try advance()
+            return .decimal(value)
+        case .objectID(let value):
+            try advance()
+            return .objectID(value)
         case .symbol(.minus):
             try advance()
             switch token.kind {
@@ -406,6 +412,9 @@ struct PredicateParserState {
             case .float(let value):
                 try advance()
                 return .double(-value)
+            case .decimal(let value):
+                try advance()
+                return .decimal(-value)
             default:
                 throw failure(expected: "a number after '-'")
             }

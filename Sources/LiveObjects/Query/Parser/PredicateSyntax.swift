@@ -286,6 +286,8 @@ extension ExpressionSyntax: CustomStringConvertible {
         case .int(let i): return String(i)
         case .float(let f): return String(f)
         case .double(let d): return String(d)
+        case .decimal(let d) where !d.isNaN: return d.exactText
+        case .objectID(let id): return "oid(\(id.hexString))"
         case .string(let s): return quoted(s)
         case .list(let values): return "{" + values.map(literal).joined(separator: ", ") + "}"
         default: return "<\(value)>"
