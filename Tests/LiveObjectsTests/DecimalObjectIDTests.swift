@@ -216,6 +216,20 @@ private func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: 
         #expect(descending.first == "100.5" && descending.last == "-5")
     }
 
+    /// An integer literal longer than 64 bits is a decimal literal: exact against a Decimal
+    /// property, up to the 38 digits a Decimal keeps; longer ones are refused as before.
+    @Test func longIntegerLiteralsAreDecimals() async throws {
+        let realm = try await open()
+        _ = try await fill(realm, ["12345678901234567890", "-98765432109876543210987", "1"])
+        #expect(try await prices(realm, "price == 12345678901234567890") == ["12345678901234567890"])
+        #expect(try await prices(realm, "price == 12345678901234567891") == [])
+        #expect(try await prices(realm, "price < -98765432109876543210986") == ["-98765432109876543210987"])
+        #expect(try await prices(realm, "price > 9223372036854775809") == ["12345678901234567890"])
+        #expect(try await prices(realm, "price == 1") == ["1"])
+        let tooLong = "price == " + String(repeating: "9", count: 45)
+        await #expect(throws: LiveObjectsError.self) { try await prices(realm, tooLong) }
+    }
+
     @Test func objectIDLiteralAndOrdering() async throws {
         let realm = try await open()
         let low = try #require(ObjectID(hex: "000000000000000000000001"))

@@ -416,6 +416,9 @@ struct PredicateLexer {
                 let (times, o1) = value.multipliedReportingOverflow(by: radix)
                 let (sum, o2) = times.addingReportingOverflow(digit)
                 if o1 || o2 {
+                    // A longer decimal integer is a decimal literal (exact against a Decimal
+                    // property), up to the 38 digits a Decimal keeps.
+                    if radix == 10, let exact = decimalInteger(from: start) { return .decimal(exact) }
                     throw PredicateSyntaxFailure(
                         "expected an integer that fits in 64 bits but found a longer number", at: start)
                 }
@@ -449,7 +452,23 @@ struct PredicateLexer {
             }
             return .float(value)
         }
+        // Above the magnitude of Int64.min: a decimal literal, as for longer integers.
+        if radix == 10, value > UInt64(Int64.max) + 1, let exact = decimalInteger(from: start) {
+            return .decimal(exact)
+        }
         return .integer(value)
+    }
+
+    /// The decimal integer whose digits start at `start`, read to its last digit (which moves
+    /// the position there), when a `Decimal` keeps it exactly.
+    private mutating func decimalInteger(from start: Int) -> Decimal? {
+        var end = start
+        while let d = byte(at: end), Self.isDigit(d) { end += 1 }
+        guard identifierCharacter(at: end, first: false) == nil,
+            let exact = Decimal(exactText: String(decoding: bytes[start..<end], as: UTF8.self))
+        else { return nil }
+        position = end
+        return exact
     }
 
     private mutating func readString() throws(PredicateSyntaxFailure) -> String {
