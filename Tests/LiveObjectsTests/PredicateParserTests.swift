@@ -382,7 +382,10 @@ private func rhs(_ text: String, _ arguments: [PropertyValue] = []) throws -> Ex
             ("name == 0x", "expected digits after '0x' but found end of input", 11),
             ("name == 0xZ", "expected a hexadecimal digit or the end of the number but found 'Z'", 11),
             ("name == 12abc", "expected a decimal digit or the end of the number but found 'a'", 11),
-            ("age > 9999999999999999999999999999999999999999", "expected an integer that fits in 64 bits but found a longer number", 7),
+            (
+                "age > 9999999999999999999999999999999999999999",
+                "expected an integer that fits in 64 bits but found a longer number", 7
+            ),
             (
                 "age > 9223372036854775808",
                 "expected an integer between -9223372036854775808 and 9223372036854775807 but found 9223372036854775808",
