@@ -467,7 +467,7 @@ extension SyncedType {
     /// Whether a value is a primary key of a type.
     static func isKey(_ value: PropertyValue, of type: PropertyType) -> Bool {
         switch (type, value) {
-        case (.string, .string), (.uuid, .uuid), (.int, .int), (.int64, .int): true
+        case (.string, .string), (.uuid, .uuid), (.objectID, .objectID), (.int, .int), (.int64, .int): true
         case (.int32, .int(let value)): Int32(exactly: value) != nil
         case (.int16, .int(let value)): Int16(exactly: value) != nil
         case (.int8, .int(let value)): Int8(exactly: value) != nil

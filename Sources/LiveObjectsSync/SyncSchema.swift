@@ -30,7 +30,7 @@ public struct SyncSchema: Codable, Hashable, Sendable {
     public struct PrimaryKey: Codable, Hashable, Sendable {
         /// The property's name.
         public var name: String
-        /// `string`, `uuid`, `int`, `int8`, `int16`, `int32` or `int64`.
+        /// `string`, `uuid`, `objectID`, `int`, `int8`, `int16`, `int32` or `int64`.
         public var type: String
     }
 
@@ -38,7 +38,8 @@ public struct SyncSchema: Codable, Hashable, Sendable {
     public struct Property: Codable, Hashable, Sendable {
         /// The property's name.
         public var name: String
-        /// `bool`, an int type, `float`, `double`, `string`, `date`, `data`, `uuid` or `link`.
+        /// `bool`, an int type, `float`, `double`, `string`, `date`, `data`, `uuid`, `decimal`,
+        /// `objectID` or `link`.
         public var type: String
         /// Whether nil is accepted (of the value, or of a list's elements); written only when
         /// true.

@@ -15,7 +15,7 @@ import Testing
 @Suite("HTTP sync transport")
 struct HTTPSyncTransportTests {
     static func randomValue(_ rng: inout SeededRandomNumberGenerator, depth: Int = 0) -> PropertyValue {
-        switch rng.next() % (depth == 0 ? 10 : 9) {
+        switch rng.next() % (depth == 0 ? 12 : 11) {
         case 0: return .null
         case 1: return .bool(rng.next() % 2 == 0)
         case 2: return .int(Int64(bitPattern: rng.next()))
@@ -31,6 +31,15 @@ struct HTTPSyncTransportTests {
                 Date(timeIntervalSinceReferenceDate: Double(Int64(bitPattern: rng.next()) % 10_000_000_000) / 1000))
         case 7: return .data(Data((0..<Int(rng.next() % 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }))
         case 8: return .uuid(UUID(uuid: withUnsafeBytes(of: (rng.next(), rng.next())) { $0.load(as: uuid_t.self) }))
+        case 9:
+            // Up to 37 digits, so that a Double would not keep them.
+            let digits = (0..<Int(1 + rng.next() % 37)).map { _ in String(rng.next() % 10) }.joined()
+            let point = Int(rng.next() % UInt64(digits.count + 1))
+            let text =
+                (rng.next() % 2 == 0 ? "-" : "") + (point == 0 ? "0" : String(digits.prefix(point)))
+                + (point == digits.count ? "" : "." + digits.dropFirst(point))
+            return .decimal(Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))!)
+        case 10: return .objectID(ObjectID(bytes: (0..<12).map { _ in UInt8(truncatingIfNeeded: rng.next()) })!)
         default: return .list((0..<Int(rng.next() % 5)).map { _ in randomValue(&rng, depth: depth + 1) })
         }
     }
@@ -180,7 +189,8 @@ struct HTTPSyncTransportTests {
     @Test func malformedValuesAreRefused() {
         for bad in [
             #"{}"#, #"{"int":1,"bool":true}"#, #"{"int":1.5}"#, #"{"data":"*not base64*"}"#, #"{"uuid":"nope"}"#,
-            #"{"colour":"red"}"#, #"{"double":"big"}"#,
+            #"{"colour":"red"}"#, #"{"double":"big"}"#, #"{"decimal":1.5}"#, #"{"decimal":"1.5.1"}"#,
+            #"{"objectID":"507f1f77bcf86cd79943901"}"#, #"{"objectID":"xyz"}"#,
         ] {
             #expect(throws: SyncWireFormatError.self, "\(bad)") {
                 try WireValue(jsonBytes: Array(bad.utf8))

@@ -16,7 +16,7 @@ package struct WireValue: Hashable, Sendable, WireJSONConvertible {
     package init(_ value: PropertyValue) { self.value = value }
 
     private static let typeNames: Set<String> = [
-        "null", "bool", "int", "float", "double", "string", "date", "data", "uuid", "list",
+        "null", "bool", "int", "float", "double", "string", "date", "data", "uuid", "decimal", "objectID", "list",
     ]
 
     package init(json: JSONValue) throws(SyncWireFormatError) {
@@ -61,6 +61,14 @@ package struct WireValue: Hashable, Sendable, WireJSONConvertible {
         case "uuid":
             guard let uuid = payload.stringValue.flatMap(UUID.init(uuidString:)) else { throw bad("a UUID") }
             value = .uuid(uuid)
+        case "decimal":
+            guard let text = payload.stringValue,
+                let decimal = text == "NaN" ? Decimal.nan : Decimal(exactText: text)
+            else { throw bad("a decimal number as text") }
+            value = .decimal(decimal)
+        case "objectID":
+            guard let id = payload.stringValue.flatMap(ObjectID.init(hex:)) else { throw bad("24 hex digits") }
+            value = .objectID(id)
         default:
             guard let elements = payload.arrayValue else { throw bad("an array") }
             var items: [PropertyValue] = []
@@ -96,8 +104,8 @@ package struct WireValue: Hashable, Sendable, WireJSONConvertible {
             elements.reserveCapacity(v.count)
             for item in v { elements.append(try WireValue(item).json()) }
             (type, payload) = ("list", .array(elements))
-        case .decimal, .objectID:
-            throw SyncWireFormatError("Decimal and ObjectID values are not supported by sync yet")
+        case .decimal(let v): (type, payload) = ("decimal", .string(v.exactText))
+        case .objectID(let v): (type, payload) = ("objectID", .string(v.hexString))
         case .object:
             throw SyncWireFormatError("an object key has no meaning on a server: links are sent as references")
         }

@@ -207,9 +207,37 @@ extension PushedChange {
         case ("float", .string(let text)), ("double", .string(let text)): return SyncNonFinite.number(text) != nil
         case ("data", .string(let text)): return Data(base64Encoded: text) != nil
         case ("uuid", .string(let text)): return UUID(uuidString: text) != nil
+        case ("decimal", .string(let text)): return isDecimalText(text)
+        case ("objectID", .string(let text)): return text.utf8.count == 24 && text.utf8.allSatisfy(\.isHexDigit)
         case ("list", .array(let items)): return items.allSatisfy(isPlainValue)
         default: return false
         }
+    }
+
+    /// Whether a text is a decimal a device reads exactly (`Decimal`): `NaN`, or an optional
+    /// minus, digits with an optional fraction, an optional exponent of at most three digits,
+    /// and at most 38 significant digits.
+    static func isDecimalText(_ text: String) -> Bool {
+        if text == "NaN" { return true }
+        var bytes = Substring(text).utf8[...]
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        let mantissa = bytes.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+        var exponent = bytes.dropFirst(mantissa.count)
+        let parts = mantissa.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = parts.first, !whole.isEmpty,
+            parts.allSatisfy({ $0.allSatisfy(\.isDecimalDigit) }), parts.count == 1 || !parts[1].isEmpty
+        else { return false }
+        if !exponent.isEmpty {
+            exponent = exponent.dropFirst()
+            if exponent.first == UInt8(ascii: "+") || exponent.first == UInt8(ascii: "-") {
+                exponent = exponent.dropFirst()
+            }
+            guard (1...3).contains(exponent.count), exponent.allSatisfy(\.isDecimalDigit) else { return false }
+        }
+        // Significant digits: from the first nonzero digit to the last one.
+        let significant = mantissa.filter(\.isDecimalDigit).drop { $0 == UInt8(ascii: "0") }
+            .reversed().drop { $0 == UInt8(ascii: "0") }
+        return significant.count <= 38
     }
 
     /// A plain value, `{"ref": reference-or-null}` or `{"refs": [reference]}`.
@@ -248,5 +276,14 @@ extension PushedChange {
             if case .array(let targets)? = value["refs"] { targets.forEach(add) }
         }
         return types
+    }
+}
+
+extension UInt8 {
+    /// `0` to `9`.
+    fileprivate var isDecimalDigit: Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) }
+    /// `0` to `9`, `a` to `f`, `A` to `F`.
+    fileprivate var isHexDigit: Bool {
+        isDecimalDigit || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self | 0x20)
     }
 }

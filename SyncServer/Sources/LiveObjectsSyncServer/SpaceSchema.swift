@@ -103,8 +103,9 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
 
     static let scalarTypes: Set<String> = [
         "bool", "int", "int8", "int16", "int32", "int64", "float", "double", "string", "date", "data", "uuid",
+        "decimal", "objectID",
     ]
-    static let primaryKeyTypes: Set<String> = ["string", "uuid", "int", "int8", "int16", "int32", "int64"]
+    static let primaryKeyTypes: Set<String> = ["string", "uuid", "objectID", "int", "int8", "int16", "int32", "int64"]
 
     /// The schema's JSON, as stored and printed: sorted keys, types and properties by name.
     public var json: String {
@@ -215,7 +216,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
             guard isName(type.primaryKey.name) else { throw bad("type \(type.name): the primary key needs a name") }
             guard Self.primaryKeyTypes.contains(type.primaryKey.type) else {
                 throw bad(
-                    "type \(type.name): a primary key is string, uuid or an int type, not \(type.primaryKey.type)")
+                    "type \(type.name): a primary key is string, uuid, objectID or an int type, not \(type.primaryKey.type)"
+                )
             }
             var seen: Set<String> = [type.primaryKey.name]
             for property in type.properties {
@@ -369,7 +371,8 @@ extension SpaceSchema {
         case ("int16", "int", let n?): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
         case ("int32", "int", let n?): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil
         case ("bool", "bool", _), ("float", "float", _), ("double", "double", _), ("string", "string", _),
-            ("date", "date", _), ("data", "data", _), ("uuid", "uuid", _):
+            ("date", "date", _), ("data", "data", _), ("uuid", "uuid", _), ("decimal", "decimal", _),
+            ("objectID", "objectID", _):
             return nil
         default: return "{\"\(tag)\": …} where the schema has \(type)"
         }
@@ -379,7 +382,9 @@ extension SpaceSchema {
     static func idProblem(_ id: JSONValue, _ type: String) -> String? {
         guard case .object(let members) = id, let (tag, payload) = members.first else { return "not a value" }
         switch (type, tag, payload.int64Value) {
-        case ("string", "string", _), ("uuid", "uuid", _), ("int", "int", _), ("int64", "int", _): return nil
+        case ("string", "string", _), ("uuid", "uuid", _), ("objectID", "objectID", _), ("int", "int", _),
+            ("int64", "int", _):
+            return nil
         case ("int8", "int", let n?): return Int8(exactly: n) == nil ? "\(n) is out of the range of int8" : nil
         case ("int16", "int", let n?): return Int16(exactly: n) == nil ? "\(n) is out of the range of int16" : nil
         case ("int32", "int", let n?): return Int32(exactly: n) == nil ? "\(n) is out of the range of int32" : nil

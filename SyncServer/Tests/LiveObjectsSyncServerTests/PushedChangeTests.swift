@@ -37,6 +37,13 @@ struct PushedChangeTests {
             (#"{"double":"big"}"#, false), (#"{"date":-1.25}"#, true), (#"{"null":true}"#, true),
             (#"{"int":1,"bool":true}"#, false), (#"{"uuid":"nope"}"#, false), (#"{"data":"*"}"#, false),
             (#"{"list":[{"int":1},{"string":"a"}]}"#, true), (#"{"list":[1]}"#, false),
+            (#"{"decimal":"12.50"}"#, true), (#"{"decimal":"-0.000000000000000000000000000001"}"#, true),
+            (#"{"decimal":"NaN"}"#, true), (#"{"decimal":"1.5e-7"}"#, true), (#"{"decimal":1.5}"#, false),
+            (#"{"decimal":"1e5000"}"#, false), (#"{"decimal":"1.5.1"}"#, false), (#"{"decimal":".5"}"#, false),
+            (#"{"decimal":"\#(String(repeating: "1", count: 39))"}"#, false),
+            (#"{"decimal":"\#(String(repeating: "1", count: 38))000"}"#, true),
+            (#"{"objectID":"507f1f77bcf86cd799439011"}"#, true), (#"{"objectID":"507F1F77BCF86CD799439011"}"#, true),
+            (#"{"objectID":"507f1f77bcf86cd79943901"}"#, false), (#"{"objectID":"zz7f1f77bcf86cd799439011"}"#, false),
         ]
         for (text, valid) in plain {
             #expect(try PushedChange.isPlainValue(canonical(text)) == valid, "\(text)")
