@@ -41,6 +41,8 @@ let hostileVariants: [(name: String, change: String, code: String)] = {
         ("null for a String", create(#""name":{"null":true}"#), "invalidValue"),
         ("a string for an Int", create(#""discount":{"string":"5"}"#), "invalidValue"),
         ("a double for an Int", create(#""discount":{"double":5}"#), "invalidValue"),
+        ("a decimal for an Int", create(#""discount":{"decimal":"5"}"#), "invalidValue"),
+        ("an object id for a String", create(#""name":{"objectID":"507f1f77bcf86cd799439011"}"#), "invalidValue"),
         ("a list for a String", create(#""name":{"list":[{"string":"a"}]}"#), "invalidValue"),
         ("a ref for a String", create(#""name":{"ref":\#(holder)}"#), "invalidValue"),
         ("a string where a link goes", create(#""owner":{"string":"h1"}"#), "invalidValue"),
@@ -63,6 +65,13 @@ let hostileVariants: [(name: String, change: String, code: String)] = {
             create(
                 #""name":{"string":"a"}"#,
                 object: #""object":{"type":"Card","id":{"uuid":"E621E1F8-C36C-495A-93FC-0C247A3E6E5F"}}"#),
+            "invalidValue"
+        ),
+        (
+            "an object id id",
+            create(
+                #""name":{"string":"a"}"#,
+                object: #""object":{"type":"Card","id":{"objectID":"507f1f77bcf86cd799439011"}}"#),
             "invalidValue"
         ),
         ("a delete by an int id", #""object":{"type":"Card","id":{"int":7}},"kind":"delete""#, "invalidValue"),
@@ -187,7 +196,7 @@ extension SyncServerTests {
             #"{"types":[{"name":"A","primaryKey":{"name":"id","type":"int"},"properties":[{"name":"b","type":"link","target":"B","optional":true}]}]}"#,
             #"{"types":[{"name":"A","primaryKey":{"name":"id","type":"int"},"properties":[{"name":"b","type":"link","target":"A"}]}]}"#,
             #"{"types":[{"name":"A","primaryKey":{"name":"id","type":"int"},"properties":[{"name":"id","type":"int"}]}]}"#,
-            #"{"types":[{"name":"A","primaryKey":{"name":"id","type":"int"},"properties":[{"name":"n","type":"decimal"}]}]}"#,
+            #"{"types":[{"name":"A","primaryKey":{"name":"id","type":"int"},"properties":[{"name":"n","type":"decimal256"}]}]}"#,
             #"{"types":[{"name":"A\u0000","primaryKey":{"name":"id","type":"int"},"properties":[]}]}"#, "[]",
         ] {
             #expect(throws: SyncServerError.self, "\(bad)") { try SpaceSchema.parse(Data(bad.utf8)) }
