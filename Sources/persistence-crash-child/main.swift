@@ -43,6 +43,16 @@ let options =
         : arguments[2].hasSuffix("-alone")
             ? FileStorage.Options(savePolicy: .coalesced(.seconds(3600)), journal: false)
             : FileStorage.Options(savePolicy: .manual, journal: true, journalFoldThreshold: 8 << 10)
+// A child must not outlive the test process that started it: killed or crashed, the parent
+// leaves this process looping on its pipes, and whoever waits for those pipes to close (the
+// test runner's caller) waits forever. The watch compares the parent with the one at start.
+let parentAtStart = getppid()
+Thread.detachNewThread { [parentAtStart] in
+    while getppid() == parentAtStart { Thread.sleep(forTimeInterval: 0.2) }
+    FileHandle.standardError.write(Data("persistence-crash-child: the test process is gone; stopping\n".utf8))
+    exit(3)
+}
+
 let configuration = Realm.Configuration(
     file: URL(fileURLWithPath: arguments[1]), schema: CrashWorkload.schema, options: options)
 
