@@ -280,6 +280,29 @@ extension ExpressionSyntax: CustomStringConvertible {
 
     /// A constant written as a literal of the predicate language where it has one.
     static func literal(_ value: PropertyValue) -> String {
+        var out = ""
+        appendLiteral(value, to: &out)
+        return out
+    }
+
+    /// Appends a constant's literal. Lists nest as deep as the parser allows
+    /// (``PredicateParser/maxNestingDepth``), so a level costs this one small frame: the
+    /// description of the deepest list fits a 512 KB thread stack even in instrumented builds.
+    private static func appendLiteral(_ value: PropertyValue, to out: inout String) {
+        guard case .list(let values) = value else {
+            out += scalarLiteral(value)
+            return
+        }
+        out += "{"
+        for (index, item) in values.enumerated() {
+            if index > 0 { out += ", " }
+            appendLiteral(item, to: &out)
+        }
+        out += "}"
+    }
+
+    /// A constant that is not a list, as a literal.
+    private static func scalarLiteral(_ value: PropertyValue) -> String {
         switch value {
         case .null: return "NULL"
         case .bool(let b): return b ? "TRUE" : "FALSE"
@@ -289,7 +312,6 @@ extension ExpressionSyntax: CustomStringConvertible {
         case .decimal(let d) where !d.isNaN: return d.exactText
         case .objectID(let id): return "oid(\(id.hexString))"
         case .string(let s): return quoted(s)
-        case .list(let values): return "{" + values.map(literal).joined(separator: ", ") + "}"
         default: return "<\(value)>"
         }
     }
