@@ -119,7 +119,7 @@ extension SyncEngine {
         for change in newest.values.sorted(by: { $0.serverVersion < $1.serverVersion }) {
             if openConflicts[change.object] != nil { continue }
             if change.isDeleted, let local = unsent[change.object], !local.isDeletion {
-                let names = local.properties ?? Set(types[change.object.typeName]!.sentProperties.map(\.name))
+                let names = local.properties ?? types[change.object.typeName]!.sentNames
                 conflicts.append(SyncConflict(object: change.object, serverID: change.serverID, localChanges: names))
                 continue
             }
@@ -424,7 +424,7 @@ extension LiveObjectsError {
 
 extension SyncedType {
     /// Whether the engine sends and pulls a property of the type.
-    func sends(_ name: String) -> Bool { sentProperties.contains { $0.name == name } }
+    func sends(_ name: String) -> Bool { sentNames.contains(name) }
 
     /// Checks what the realm cannot check by itself in a pulled state: the kind of the object's
     /// id, and that a link is sent as a link, of the property's type, with an id of its kind.

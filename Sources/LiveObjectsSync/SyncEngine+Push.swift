@@ -87,7 +87,7 @@ extension SyncEngine {
                         // Waits with the refused change (or goes with its retry, below). A change
                         // refused on the device is retried once the object is edited.
                         let names =
-                            change.kind == .update ? change.properties : Set(type.sentProperties.map(\.name))
+                            change.kind == .update ? change.properties : type.sentNames
                         result.heldChanges[id, default: []].formUnion(names)
                         if refused.refusedOnDevice { result.editedRetries.insert(id) }
                         continue

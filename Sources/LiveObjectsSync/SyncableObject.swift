@@ -63,5 +63,20 @@ struct SyncedType: Sendable {
     var largePayloadProperties: Set<String>
     /// Stored properties sent to the server: every one but the primary key, the server id and
     /// links to embedded or unsynced types.
-    var sentProperties: [Property]
+    let sentProperties: [Property]
+    /// The names of ``sentProperties``: a pull looks up every property of every state it reads.
+    let sentNames: Set<String>
+
+    init(
+        name: String, primaryKey: String, primaryKeyType: PropertyType, serverIDProperty: String,
+        largePayloadProperties: Set<String>, sentProperties: [Property]
+    ) {
+        self.name = name
+        self.primaryKey = primaryKey
+        self.primaryKeyType = primaryKeyType
+        self.serverIDProperty = serverIDProperty
+        self.largePayloadProperties = largePayloadProperties
+        self.sentProperties = sentProperties
+        self.sentNames = Set(sentProperties.map(\.name))
+    }
 }

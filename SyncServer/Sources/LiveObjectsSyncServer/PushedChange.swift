@@ -216,9 +216,15 @@ extension PushedChange {
 
     /// Whether a text is a decimal a device reads exactly (`Decimal`): `NaN`, or an optional
     /// minus, digits with an optional fraction, an optional exponent of at most three digits,
-    /// and at most 38 significant digits.
+    /// at most 38 significant digits, and a magnitude a `Decimal` holds (Foundation's reader,
+    /// the device's, refuses `1e200`).
     static func isDecimalText(_ text: String) -> Bool {
-        if text == "NaN" { return true }
+        text == "NaN"
+            || (isDecimalSyntax(text) && Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) != nil)
+    }
+
+    /// The syntax part of ``isDecimalText(_:)``.
+    private static func isDecimalSyntax(_ text: String) -> Bool {
         var bytes = Substring(text).utf8[...]
         if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
         let mantissa = bytes.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
