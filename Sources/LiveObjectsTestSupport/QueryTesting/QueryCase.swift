@@ -11,6 +11,7 @@ struct SortSpec: Sendable, CustomStringConvertible {
 
     static let fields: [ItemField] = [
         .id, .int, .optInt, .double, .string, .optString, .flag, .date, .code, .ownerName, .ownerScore, .favoriteString,
+        .price, .optPrice, .ref,
     ]
 
     var description: String { "\(field.rawValue) \(ascending ? "asc" : "desc") \(comparison)" }
@@ -28,6 +29,9 @@ struct SortSpec: Sendable, CustomStringConvertible {
         case .flag: \.flag
         case .date: \.date
         case .code: \.code
+        case .price: \.price
+        case .optPrice: \.optPrice
+        case .ref: \.ref
         case .ownerName: \.owner?.name
         case .ownerScore: \.owner?.score
         case .ownerID: \.owner?.id
@@ -50,6 +54,9 @@ struct SortSpec: Sendable, CustomStringConvertible {
         case .optString: return SortDescriptor(\.optString, order: order)
         case .date: return SortDescriptor(\.date, order: order)
         case .code: return SortDescriptor(\.code, order: order)
+        case .price: return SortDescriptor(\.price, order: order)
+        case .optPrice: return SortDescriptor(\.optPrice, order: order)
+        case .ref: return SortDescriptor(\.ref, order: order)
         case .ownerName: return SortDescriptor(\.owner?.name, order: order)
         case .ownerScore: return SortDescriptor(\.owner?.score, order: order)
         default: return nil

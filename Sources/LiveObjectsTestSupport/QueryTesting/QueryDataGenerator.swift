@@ -8,12 +8,32 @@ enum QueryWorld {
 
     static let codes = ["a", "A", "b", "é", "E\u{301}", "ё", "Ё", "10", "9"]
 
+    /// Decimals that `Double` cannot tell apart (0.3 and 0.3 + 1e-29), long ones, tiny ones,
+    /// equal values in different spellings (2.5 and 2.50), zero of both signs, and NaN (which
+    /// sorts before every number and equals only NaN).
+    static let decimals: [Decimal] =
+        [
+            "0", "-0", "0.3", "0.30000000000000000000000000001", "0.29999999999999999999999999999", "2.5", "2.50",
+            "-1.25", "10", "12345678901234567890123456789.5", "-98765432109876543210", "1e-20", "-0.000001",
+        ].map { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX"))! } + [Decimal.nan]
+
+    /// Object ids: a few, so that equal ids are common; their hex order is their byte order.
+    static let objectIDs: [ObjectID] = [
+        "000000000000000000000000", "507f1f77bcf86cd799439011", "507f1f77bcf86cd799439012", "5f0000000000000000000001",
+        "ffffffffffffffffffffffff",
+    ].map { ObjectID(hex: $0)! }
+
+    static func decimal(_ rng: inout SeededRandomNumberGenerator) -> Decimal {
+        rng.chance(0.05) ? Decimal.nan : rng.element(of: decimals.dropLast().map { $0 })
+    }
+
     static func randomItem(_ id: Int, _ rng: inout SeededRandomNumberGenerator, _ world: RefWorld) -> RefItem {
         RefItem(
             id: id, int: rng.int(-3...12), optInt: rng.chance(0.3) ? nil : rng.int(-3...12),
             double: Double(rng.int(-12...40)) / 4, string: QueryText.string(&rng),
             optString: rng.chance(0.3) ? nil : QueryText.string(&rng, maxFragments: 3), flag: rng.chance(0.5),
-            date: date(rng.int(0...6)), code: rng.element(of: codes),
+            date: date(rng.int(0...6)), code: rng.element(of: codes), price: decimal(&rng),
+            optPrice: rng.chance(0.3) ? nil : decimal(&rng), ref: rng.element(of: objectIDs),
             owner: rng.chance(0.25) || world.owners.isEmpty ? nil : rng.element(of: world.owners.keys.sorted()),
             tags: world.tags.isEmpty ? [] : (0..<rng.int(0...4)).map { _ in rng.element(of: world.tags.keys.sorted()) })
     }
@@ -34,7 +54,8 @@ enum QueryWorld {
         [
             "id": item.id, "int": item.int, "optInt": item.optInt as Any, "double": item.double,
             "string": item.string, "optString": item.optString as Any, "flag": item.flag, "date": item.date,
-            "code": item.code, "owner": item.owner as Any,
+            "code": item.code, "price": item.price, "optPrice": item.optPrice as Any, "ref": item.ref,
+            "owner": item.owner as Any,
         ]
     }
 
@@ -101,6 +122,10 @@ enum QueryWorld {
                 case 3: item.owner = fresh.owner
                 case 4: item.tags = fresh.tags
                 case 5: item.double = fresh.double; item.date = fresh.date
+                case 6 where rng.chance(0.5):
+                    item.price = fresh.price
+                    item.optPrice = fresh.optPrice
+                    item.ref = fresh.ref
                 default: item = fresh
                 }
                 world.items[item.id] = item
@@ -157,6 +182,9 @@ enum QueryWorld {
                     object.flag = item.flag
                     object.date = item.date
                     object.code = item.code
+                    object.price = item.price
+                    object.optPrice = item.optPrice
+                    object.ref = item.ref
                     object.owner = item.owner.flatMap { r.object(ofType: QPOwner.self, forPrimaryKey: $0) }
                     object.tags.removeAll()
                     for tag in item.tags { object.tags.append(r.object(ofType: QPTag.self, forPrimaryKey: tag)!) }

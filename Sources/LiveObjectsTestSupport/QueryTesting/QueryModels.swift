@@ -14,6 +14,9 @@ package final class QPItem: Object {
     @Persisted package var flag = false
     @Persisted package var date = Date(timeIntervalSinceReferenceDate: 0)
     @Persisted(indexed: true) package var code = ""
+    @Persisted package var price = Decimal(0)
+    @Persisted package var optPrice: Decimal?
+    @Persisted package var ref = QueryWorld.objectIDs[0]
     @Persisted package var owner: QPOwner?
     @Persisted package var tags: List<QPTag>
     @Persisted(originProperty: "favorite") package var fans: LinkingObjects<QPOwner>

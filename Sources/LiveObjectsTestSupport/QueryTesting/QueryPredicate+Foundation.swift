@@ -39,6 +39,8 @@ func swiftConstant<T>(_ value: PropertyValue, as type: T.Type) -> T? {
     case .string(let s): s as? T
     case .date(let d): d as? T
     case .bool(let b): b as? T
+    case .decimal(let d): d as? T
+    case .objectID(let id): id as? T
     default: nil
     }
 }
@@ -278,6 +280,9 @@ struct FoundationBuilder {
         case .flag: return BoolOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.flag))
         case .date: return PlainOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.date))
         case .code: return StringOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.code))
+        case .price: return PlainOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.price))
+        case .optPrice: return OptionalOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.optPrice))
+        case .ref: return PlainOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.ref))
         case .ownerName: return OptionalOperand(expression: flatMapValue(owner, \QPOwner.name))
         case .ownerScore: return OptionalOperand(expression: flatMapOptional(owner, \QPOwner.score))
         case .ownerID: return OptionalOperand(expression: flatMapValue(owner, \QPOwner.id))

@@ -62,6 +62,9 @@ extension QueryOperand {
         case .bool(let b): out.text += b ? "TRUE" : "FALSE"
         case .int(let i): out.text += String(i)
         case .double(let d): out.text += String(d)
+        // A decimal as a number literal, which compares by its digits; NaN has none (an argument).
+        case .decimal(let d) where !d.isNaN: out.text += d.description
+        case .objectID(let id): out.text += "oid(\(id.hexString))"
         case .string(let s):
             out.text += "\""
             for character in s.unicodeScalars {

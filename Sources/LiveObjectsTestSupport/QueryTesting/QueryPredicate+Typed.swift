@@ -59,6 +59,12 @@ struct TypedOperand<V>: TypedOperandProtocol {
         case .date:
             return query.in(
                 items.map { value -> Date? in if case .date(let d) = value { return d } else { return nil } })
+        case .decimal:
+            return query.in(
+                items.map { value -> Decimal? in if case .decimal(let d) = value { return d } else { return nil } })
+        case .objectID:
+            return query.in(
+                items.map { value -> ObjectID? in if case .objectID(let id) = value { return id } else { return nil } })
         default: return nil
         }
     }
@@ -68,6 +74,8 @@ struct TypedOperand<V>: TypedOperandProtocol {
         case (.int(let a), .int(let b)) where a <= b: query.contains(Int(a)...Int(b))
         case (.double(let a), .double(let b)) where a <= b: query.contains(a...b)
         case (.date(let a), .date(let b)) where a <= b: query.contains(a...b)
+        case (.decimal(let a), .decimal(let b)) where !a.isNaN && !b.isNaN && a <= b: query.contains(a...b)
+        case (.objectID(let a), .objectID(let b)) where a <= b: query.contains(a...b)
         default: nil
         }
     }
@@ -107,6 +115,8 @@ func typedConstant(_ value: PropertyValue) -> any _QueryValue {
     case .string(let s): s
     case .bool(let b): b
     case .date(let d): d
+    case .decimal(let d): d
+    case .objectID(let id): id
     default: Int?.none
     }
 }
@@ -181,6 +191,9 @@ struct TypedBuilder {
             case .flag: return TypedOperand(query: q.flag)
             case .date: return TypedOperand(query: q.date)
             case .code: return TypedStringOperand(q.code)
+            case .price: return TypedOperand(query: q.price)
+            case .optPrice: return TypedOperand(query: q.optPrice)
+            case .ref: return TypedOperand(query: q.ref)
             case .ownerName: return TypedStringOperand(q.owner.name)
             case .ownerScore: return TypedOperand(query: q.owner.score)
             case .ownerID: return TypedOperand(query: q.owner.id)

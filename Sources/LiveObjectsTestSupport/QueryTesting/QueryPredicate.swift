@@ -4,7 +4,7 @@ import LiveObjects
 // The random predicates of the randomized query test, as a tree that the reference evaluates
 // and that renders as text, as a typed query and as a Foundation predicate.
 
-enum QueryValueKind: Sendable { case int, double, string, bool, date }
+enum QueryValueKind: Sendable { case int, double, string, bool, date, decimal, objectID }
 
 /// The operator of a comparison, spelled as in the string query language.
 package enum QueryOperator: String, Sendable, CaseIterable {
@@ -18,7 +18,7 @@ package enum QueryOperator: String, Sendable, CaseIterable {
 
 /// Single-valued properties of an item, through links where the path says so.
 enum ItemField: String, Sendable, CaseIterable {
-    case id, int, optInt, double, string, optString, flag, date, code
+    case id, int, optInt, double, string, optString, flag, date, code, price, optPrice, ref
     case ownerName = "owner.name", ownerScore = "owner.score", ownerID = "owner.id"
     case favoriteInt = "owner.favorite.int", favoriteString = "owner.favorite.string"
 
@@ -29,6 +29,8 @@ enum ItemField: String, Sendable, CaseIterable {
         case .string, .optString, .code, .ownerName, .favoriteString: .string
         case .flag: .bool
         case .date: .date
+        case .price, .optPrice: .decimal
+        case .ref: .objectID
         }
     }
 
@@ -45,6 +47,9 @@ enum ItemField: String, Sendable, CaseIterable {
         case .flag: return .bool(item.flag)
         case .date: return .date(item.date)
         case .code: return .string(item.code)
+        case .price: return .decimal(item.price)
+        case .optPrice: return item.optPrice.map { .decimal($0) } ?? .null
+        case .ref: return .objectID(item.ref)
         case .ownerName: return owner.map { .string($0.name) } ?? .null
         case .ownerScore: return owner?.score.map { .int(Int64($0)) } ?? .null
         case .ownerID: return owner.map { .int(Int64($0.id)) } ?? .null

@@ -228,6 +228,8 @@ struct PredicateGenerator {
         case .string: return .string(QueryText.string(&rng, maxFragments: 2))
         case .bool: return .bool(rng.chance(0.5))
         case .date: return .date(QueryWorld.date(rng.int(0...6)))
+        case .decimal: return .decimal(QueryWorld.decimal(&rng))
+        case .objectID: return .objectID(rng.element(of: QueryWorld.objectIDs))
         }
     }
 

@@ -15,6 +15,9 @@ struct RefItem: Sendable {
     var flag: Bool
     var date: Date
     var code: String
+    var price: Decimal
+    var optPrice: Decimal?
+    var ref: ObjectID
     var owner: Int?
     var tags: [Int]
 }

@@ -76,6 +76,13 @@ package enum QueryReference {
             return scalarOrder(fold(x, options), fold(y, options))
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
         case (.date(let x), .date(let y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.decimal(let x), .decimal(let y)):
+            // NaN sorts before every number and equals only NaN (QueryLanguage.md).
+            if x.isNaN || y.isNaN { return x.isNaN == y.isNaN ? 0 : (x.isNaN ? -1 : 1) }
+            return x == y ? 0 : (x < y ? -1 : 1)
+        case (.objectID(let x), .objectID(let y)):
+            // By bytes: the order of the lowercase hex text.
+            return x.hexString == y.hexString ? 0 : (x.hexString < y.hexString ? -1 : 1)
         default:
             guard let x = number(a), let y = number(b) else { return nil }
             return x == y ? 0 : (x < y ? -1 : 1)
