@@ -261,11 +261,13 @@ package struct CommandParser {
         return String(decoding: bytes[start..<position], as: UTF8.self)
     }
 
-    /// An object reference: `#3` (object key), a JSON number or string, a single-quoted string,
-    /// or a bare word (a string).
+    /// An object reference: `#3` (object key), an object id (`oid(…)` or 24 bare hex digits, as
+    /// the shell shows ids), a JSON number or string, a single-quoted string, or a bare word (a
+    /// string).
     mutating func reference(_ command: String) throws(ShellError) -> ObjectReference {
         skipSpace()
         guard position < bytes.count else { throw usage(command) }
+        if let hex = objectIDWord() { return .primaryKey(.string(hex)) }
         let b = bytes[position]
         if b == UInt8(ascii: "#") {
             let start = position
@@ -288,6 +290,21 @@ package struct CommandParser {
         }
         guard let w = word() else { throw usage(command) }
         return .primaryKey(.string(w))
+    }
+
+    /// The hex digits of an object id written `oid(HEX)` or as 24 bare hex digits (which would
+    /// otherwise read as a number followed by a word), consumed; nil, consuming nothing, for
+    /// anything else.
+    private mutating func objectIDWord() -> String? {
+        var end = position
+        while end < bytes.count, !isSpace(bytes[end]) { end += 1 }
+        var word = bytes[position..<end]
+        if word.starts(with: "oid(".utf8), word.last == UInt8(ascii: ")") { word = word.dropFirst(4).dropLast() }
+        guard word.count == 24, word.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit }) else {
+            return nil
+        }
+        position = end
+        return String(decoding: word, as: UTF8.self)
     }
 
     /// A predicate: the text up to the next top-level clause keyword among `stops`.

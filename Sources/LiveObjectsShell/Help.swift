@@ -94,7 +94,7 @@ struct CommandDoc: Sendable {
         CommandDoc(
             name: "get", usage: "get TYPE KEY", abstract: "Show one object by primary key.",
             discussion:
-                "KEY is a number, a quoted string or a word; '#ROW' names an object of a type without\na primary key. The objects linking to it are shown too."
+                "KEY is a number, a quoted string, a word or an object id (24 hex digits or oid(…));\n'#ROW' names an object of a type without a primary key. The objects linking to it are\nshown too."
         ),
         CommandDoc(
             name: "query", aliases: ["find"],

@@ -92,6 +92,36 @@ import Testing
         #expect(terminal.screen.cursorLine == "liveobj> qu")
     }
 
+    @Test func decimalsAndObjectIDsByKeystrokes() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try Self.demo(directory)
+        #expect(
+            try terminal.run("define Invoice { _id: objectid primary, total: decimal, due: decimal? }")
+                .contains("Defined Invoice"))
+        let id = "507f1f77bcf86cd799439011"
+        #expect(
+            try terminal.run(#"create Invoice {"_id": "\#(id)", "total": 0.30000000000000000000000000001}"#)
+                .contains("Created Invoice"))
+        #expect(
+            try terminal.run(#"create Invoice {"_id": "507f1f77bcf86cd799439012", "total": 0.3}"#)
+                .contains("Created Invoice"))
+        // Tab completes the decimal property (and a space); the literal is edited with the arrows: 0.31 becomes
+        // 0.3 + 1e-29, which Double cannot tell from 0.3 and the query tells apart exactly.
+        terminal.send("query Invoice where tot" + Keys.tab)
+        try terminal.waitFor("total")
+        terminal.send(">= 0.31" + Keys.left + String(repeating: "0", count: 27))
+        try terminal.waitFor("00001")
+        #expect(terminal.screen.cursorLine == "liveobj> query Invoice where total >= 0.30000000000000000000000000001")
+        let answer = try terminal.run("")
+        #expect(answer.contains(id) && answer.contains("(1 object)"), "\(answer)")
+        // An id as the shell shows it (bare hex) and as a query literal names the object.
+        #expect(try terminal.run("get Invoice \(id)").contains("0.30000000000000000000000000001"))
+        #expect(try terminal.run("get Invoice oid(507f1f77bcf86cd799439012)").contains("total:  0.3\r\n"))
+        #expect(try terminal.run("delete Invoice \(id)").contains("Deleted Invoice"))
+        #expect(try terminal.run("count Invoice").contains("1\r\n"))
+    }
+
     @Test func controlCAtThePromptClearsTheLine() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
