@@ -1,3 +1,6 @@
+import Foundation
+import LiveObjects
+
 /// Generates operation sequences from a seed. It keeps a ``ReferenceModel`` of the state the
 /// sequence has reached so that most steps name objects, list positions and notes that exist,
 /// while some name missing ones, reach out of bounds, or break a rule on purpose.
@@ -8,6 +11,14 @@ package struct OperationGenerator {
     /// that links, duplicates and collisions are frequent.
     static let nodeIDs = 10
     static let partIDs = 8
+    /// Decimals the store must keep exactly: equal values spelled apart (2.5, 2.50), digits past
+    /// what `Double` holds, a long integer, tiny and negative ones.
+    static let amounts: [Decimal] = [
+        "0", "2.5", "2.50", "0.30000000000000000000000000001", "-12345678901234567890123456789.25", "1e-30",
+    ].map { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX"))! }
+    /// A few object ids, so that a node often gets one another node has.
+    static let codes: [ObjectID] = ["507f1f77bcf86cd799439011", "000000000000000000000001", "ffffffffffffffffffffffff"]
+        .map { ObjectID(hex: $0)! }
 
     private var rng: SeededRandomNumberGenerator
     /// The state the operations generated so far lead to.
@@ -64,8 +75,8 @@ package struct OperationGenerator {
         let kind = drawKind(m)
         let api: API = rng.chance(50) ? .typed : .dynamic
         switch kind {
-        case .createNode, .upsertNode, .addNode, .createPart, .updateNode, .setLabel, .changeID, .setNext, .setPinned,
-            .setSub, .deleteNodes, .deletePart, .deleteAll, .touchDeleted, .nestedWrite:
+        case .createNode, .upsertNode, .addNode, .createPart, .updateNode, .setAmount, .setLabel, .changeID, .setNext,
+            .setPinned, .setSub, .deleteNodes, .deletePart, .deleteAll, .touchDeleted, .nestedWrite:
             return objectStep(kind, m, api: api)
         case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
             .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
@@ -85,7 +96,7 @@ package struct OperationGenerator {
             (nodeCount < 4 ? 30 : nodeCount < Self.nodeIDs - 2 ? 8 : 2, .createNode),
             (3, .upsertNode), (3, .addNode),
             (partCount < 3 ? 14 : partCount < Self.partIDs - 2 ? 5 : 1, .createPart),
-            (6, .updateNode), (2, .setLabel), (1, .changeID),
+            (6, .updateNode), (3, .setAmount), (2, .setLabel), (1, .changeID),
             (6, .setNext), (4, .setPinned), (3, .setSub),
             (6, .insertFriend), (3, .removeFriend), (3, .moveFriend), (2, .replaceFriend),
             (3, .insertNumber), (2, .removeNumber), (2, .moveNumber),
@@ -138,6 +149,10 @@ package struct OperationGenerator {
             return .updateNode(
                 id: anyNode(m), tag: rng.chance(60) ? tag() : nil, score: rng.chance(60) ? rng.below(4) : nil,
                 api: api)
+        case .setAmount:
+            return .setAmount(
+                node: anyNode(m), amount: rng.chance(80) ? rng.element(of: Self.amounts) : nil,
+                code: rng.chance(80) ? rng.element(of: Self.codes) : nil, api: api)
         case .setLabel:
             return .setLabel(part: anyPart(m), label: label(), api: api)
         case .changeID:
@@ -260,7 +275,7 @@ package struct OperationGenerator {
     }
 
     private enum Kind {
-        case createNode, upsertNode, addNode, createPart, updateNode, setLabel, changeID
+        case createNode, upsertNode, addNode, createPart, updateNode, setAmount, setLabel, changeID
         case setNext, setPinned, setSub
         case insertFriend, removeFriend, moveFriend, replaceFriend
         case insertNumber, removeNumber, moveNumber, appendPart, removePart

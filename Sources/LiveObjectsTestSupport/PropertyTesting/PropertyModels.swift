@@ -1,3 +1,4 @@
+import Foundation
 import LiveObjects
 
 // The models the property-based harness drives. Between them they use every kind of property the
@@ -11,6 +12,9 @@ package final class PropNode: Object {
     @Persisted(primaryKey: true) package var id = 0
     @Persisted(indexed: true) package var tag = ""
     @Persisted(indexed: true) package var score = 0
+    /// An exact decimal (digits `Double` cannot keep) and an object id, both optional.
+    @Persisted package var amount: Decimal?
+    @Persisted(indexed: true) package var code: ObjectID?
     /// A to-one link (nullify).
     @Persisted package var next: PropNode?
     /// A list of links; may hold the same node twice.

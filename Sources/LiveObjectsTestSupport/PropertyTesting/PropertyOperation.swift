@@ -4,6 +4,9 @@
 // Every description is Swift source: a printed operation list can be pasted back into
 // `PropertyHarness.run([...])` to replay it.
 
+import Foundation
+import LiveObjects
+
 /// Which API a step goes through.
 package enum API: Sendable, Hashable, CustomStringConvertible {
     /// Model classes: `realm.create(PropNode.self, ...)`, property setters, `List` methods.
@@ -150,6 +153,8 @@ package enum Step: Sendable, Hashable, CustomStringConvertible {
     case addNode(id: Int, tag: String, friends: [Int], note: NoteValue?, update: AddPolicy)
     case createPart(id: String, label: String?, sub: String?, api: API)
     case updateNode(id: Int, tag: String?, score: Int?, api: API)
+    /// Sets a node's decimal and object id (nil clears them).
+    case setAmount(node: Int, amount: Decimal?, code: ObjectID?, api: API)
     case setLabel(part: String, label: String?, api: API)
     /// Setting the primary key of an existing object: `primaryKeyChange` unless it is the same.
     case changeID(node: Int, to: Int, api: API)
@@ -211,6 +216,9 @@ package enum Step: Sendable, Hashable, CustomStringConvertible {
             ".createPart(id: \(q(id)), label: \(o(label)), sub: \(o(sub)), api: \(api))"
         case let .updateNode(id, tag, score, api):
             ".updateNode(id: \(id), tag: \(o(tag)), score: \(o(score)), api: \(api))"
+        case let .setAmount(node, amount, code, api):
+            ".setAmount(node: \(node), amount: \(amount.map { "Decimal(string: \"\($0)\")!" } ?? "nil"), "
+                + "code: \(code.map { "ObjectID(hex: \"\($0.hexString)\")!" } ?? "nil"), api: \(api))"
         case let .setLabel(part, label, api):
             ".setLabel(part: \(q(part)), label: \(o(label)), api: \(api))"
         case let .changeID(node, to, api):

@@ -81,7 +81,7 @@ package enum RealmDriver {
         switch step {
         case .createNode, .upsertNode, .addNode, .createPart:
             try performCreation(step, on: realm, log: log)
-        case .updateNode, .setLabel, .changeID, .setNext, .setPinned, .setSub:
+        case .updateNode, .setAmount, .setLabel, .changeID, .setNext, .setPinned, .setSub:
             try performUpdate(step, on: realm, log: log)
         case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
             .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
@@ -184,6 +184,16 @@ package enum RealmDriver {
                 guard let node = try dynamicNode(id, realm) else { return }
                 if let tag { try node.set("tag", to: .string(tag)) }
                 if let score { try node.set("score", to: .int(Int64(score))) }
+            }
+        case let .setAmount(id, amount, code, api):
+            if api == .typed {
+                guard let node = node(id, realm) else { return }
+                node.amount = amount
+                node.code = code
+            } else {
+                guard let node = try dynamicNode(id, realm) else { return }
+                try node.set("amount", to: amount.map { .decimal($0) } ?? .null)
+                try node.set("code", to: code.map { .objectID($0) } ?? .null)
             }
         case let .setLabel(id, label, api):
             if api == .typed {
@@ -615,6 +625,8 @@ package enum RealmDriver {
             var node = ReferenceModel.Node(id: object.id)
             node.tag = object.tag
             node.score = object.score
+            node.amount = object.amount
+            node.code = object.code
             node.next = object.next?.id
             node.friends = object.friends.map(\.id)
             node.numbers = Array(object.numbers)
@@ -709,6 +721,8 @@ package enum RealmDriver {
             var node = ReferenceModel.Node(id: id)
             node.tag = values["tag"]?.stringValue ?? "?"
             node.score = Int(values["score"]?.intValue ?? -1)
+            if case .decimal(let amount) = values["amount"] { node.amount = amount }
+            if case .objectID(let code) = values["code"] { node.code = code }
             node.next = nodeID(values["next"] ?? .null, "PropNode[\(id)].next")
             node.friends = list(values["friends"] ?? .null).map { nodeID($0, "PropNode[\(id)].friends") ?? -1 }
             node.numbers = list(values["numbers"] ?? .null).map { Int($0.intValue ?? -1) }

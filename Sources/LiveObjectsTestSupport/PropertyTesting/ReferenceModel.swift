@@ -1,3 +1,4 @@
+import Foundation
 import LiveObjects
 
 /// How a write ended.
@@ -60,6 +61,8 @@ package struct ReferenceModel: Sendable, Hashable {
         package var id: Int
         package var tag = ""
         package var score = 0
+        package var amount: Decimal?
+        package var code: ObjectID?
         package var next: Int?
         package var friends: [Int] = []
         package var numbers: [Int] = []
@@ -117,7 +120,7 @@ package struct ReferenceModel: Sendable, Hashable {
         switch step {
         case .createNode, .upsertNode, .addNode, .createPart:
             return applyCreation(step)
-        case .updateNode, .setLabel, .changeID, .setNext, .setPinned, .setSub:
+        case .updateNode, .setAmount, .setLabel, .changeID, .setNext, .setPinned, .setSub:
             return applyUpdate(step)
         case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
             .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
@@ -190,6 +193,11 @@ package struct ReferenceModel: Sendable, Hashable {
             guard nodes[id] != nil else { return .ok }
             if let tag { nodes[id]!.tag = tag }
             if let score { nodes[id]!.score = score }
+            return .ok
+        case let .setAmount(id, amount, code, _):
+            guard nodes[id] != nil else { return .ok }
+            nodes[id]!.amount = amount
+            nodes[id]!.code = code
             return .ok
         case let .setLabel(id, label, _):
             guard parts[id] != nil else { return .ok }
