@@ -59,7 +59,10 @@ final class Member: Object {
             _ = try realm.create(Member.self, value: ["id": "bob", "homepage": "https://bob.example", "hue": 30])
             _ = try realm.create(
                 Member.self,
-                value: ["id": MemberID("cid"), "blog": URL(string: "https://cid.example")!, "accent": Hue(persistedValue: 5)!])
+                value: [
+                    "id": MemberID("cid"), "blog": URL(string: "https://cid.example")!,
+                    "accent": Hue(persistedValue: 5)!,
+                ])
         }
         return realm
     }
@@ -90,7 +93,9 @@ final class Member: Object {
         #expect(bob == ["https://bob.example", "30", "-"])
         // The dynamic API (the shell, sync, migrations) and the schema see the persisted type.
         let stored = try await realm.read { realm in
-            guard let ann = try realm.dynamicObject(ofType: "Member", forPrimaryKey: "ann") else { return [PropertyValue]() }
+            guard let ann = try realm.dynamicObject(ofType: "Member", forPrimaryKey: "ann") else {
+                return [PropertyValue]()
+            }
             return [ann["id"], ann["homepage"], ann["hue"], ann["mentor"], ann["links"]]
         }
         #expect(
@@ -150,7 +155,7 @@ final class Member: Object {
         ["id": "dee", "hue": 400] as [String: any Sendable],
         ["id": "dee", "accent": -1],
         ["id": "dee", "homepage": ""],
-        ["id": "dee", "links": ["https://a.example", "a b"]],
+        ["id": "dee", "links": ["https://a.example", "http://["]],
     ])
     func aValueTheTypeRefusesIsRefused(_ value: [String: any Sendable]) async throws {
         let realm = try await members()
@@ -169,7 +174,7 @@ final class Member: Object {
             switch value[property] {
             case let number as Int: .int(Int64(number))
             case let text as String: .string(text)
-            default: .list([.string("a b")])
+            default: .list([.string("http://[")])
             }
         await #expect(throws: LiveObjectsError.self) {
             try await realm.write { realm in
@@ -239,7 +244,8 @@ final class Member: Object {
         var iterator = changes.makeAsyncIterator()
         _ = await iterator.next()
         try await realm.write { realm in
-            realm.object(ofType: Member.self, forPrimaryKey: MemberID("ann"))?.homepage = URL(string: "https://new.example")!
+            realm.object(ofType: Member.self, forPrimaryKey: MemberID("ann"))?.homepage = URL(
+                string: "https://new.example")!
         }
         guard case .changed(let object, let properties)? = await iterator.next() else {
             Issue.record("no change")
