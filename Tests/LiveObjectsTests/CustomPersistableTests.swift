@@ -4,7 +4,7 @@ import LiveObjectsTestSupport
 import Testing
 
 /// A wrapped identifier: every string makes one.
-struct MemberID: CustomPersistable, Hashable, Sendable {
+struct MemberID: CustomPersistable, Hashable, Sendable, Codable {
     let raw: String
     init(_ raw: String) { self.raw = raw }
     init(persistedValue: String) { raw = persistedValue }
@@ -12,7 +12,7 @@ struct MemberID: CustomPersistable, Hashable, Sendable {
 }
 
 /// A failable type: only 0 to 359 make one.
-struct Hue: FailableCustomPersistable, Hashable, Sendable {
+struct Hue: FailableCustomPersistable, Hashable, Sendable, Codable {
     let degrees: Int
     init?(persistedValue: Int) {
         guard (0..<360).contains(persistedValue) else { return nil }
@@ -148,6 +148,23 @@ final class Member: Object {
                 ["ann"], ["bob", "cid"], ["bob"], ["ann", "bob"], ["cid"], ["ann"], ["ann", "bob", "cid"], ["ann"],
                 ["bob"], ["ann"], ["bob", "cid"], ["ann"],
             ])
+    }
+
+    @Test func foundationPredicatesCompareThePersistedValue() async throws {
+        let realm = try await members()
+        let ann = Self.ann
+        let limit = Hue(persistedValue: 30)!
+        let bob = MemberID("bob")
+        let found = try await realm.read { realm in
+            let members = realm.objects(Member.self)
+            return [
+                try members.filter(#Predicate { $0.homepage == ann }).map(\.id.raw),
+                try members.filter(#Predicate { $0.homepage != ann && $0.blog == nil }).map(\.id.raw),
+                try members.filter(#Predicate { $0.id == bob }).map(\.id.raw),
+                try members.filter(#Predicate { $0.hue == limit }).map(\.id.raw),
+            ]
+        }
+        #expect(found == [["ann"], ["bob"], ["bob"], ["bob"]])
     }
 
     /// Input that is not a value the failable type accepts is refused, whichever way it comes.
