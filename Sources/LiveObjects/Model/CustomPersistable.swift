@@ -45,7 +45,7 @@ public protocol CustomPersistable: _CustomPersistable {
 }
 
 /// A Swift type that a `@Persisted` property holds as a type the realm stores, where not every
-/// stored value makes one (``URL`` from a `String`, say).
+/// stored value makes one (`URL` from a `String`, say).
 ///
 /// ```swift
 /// struct Hue: FailableCustomPersistable {
