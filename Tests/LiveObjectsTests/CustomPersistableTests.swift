@@ -28,6 +28,19 @@ struct Mentor: CustomPersistable, Hashable, Sendable {
     var persistableValue: MemberID { id }
 }
 
+/// A chain over a failable type: it makes a value from every `Hue`, and the realm still keeps
+/// out the integers `Hue` refuses.
+struct Shade: CustomPersistable, Hashable, Sendable {
+    let hue: Hue
+    init(persistedValue: Hue) { hue = persistedValue }
+    var persistableValue: Hue { hue }
+}
+
+final class Swatch: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var shade: Shade?
+}
+
 final class Member: Object {
     @Persisted(primaryKey: true) var id = MemberID("")
     @Persisted var homepage = URL(string: "https://example.com")!
@@ -204,6 +217,27 @@ final class Member: Object {
             }
         }
         #expect(bob == ["https://bob.example", "30", "true", "0"])
+    }
+
+    @Test func aChainKeepsTheCheckOfTheTypeItStoresAs() async throws {
+        let realm = try await openFreshRealm(objectTypes: [Swatch.self])
+        #expect(realm.schema["Swatch"]?["shade"]?.type == .int)
+        let shade = try await realm.write { realm in
+            try realm.create(Swatch.self, value: ["id": 1, "shade": 120]).shade?.hue.degrees
+        }
+        #expect(shade == 120)
+        var error: LiveObjectsError?
+        do {
+            try await realm.write { realm in _ = try realm.create(Swatch.self, value: ["id": 2, "shade": 360]) }
+        } catch let thrown as LiveObjectsError {
+            error = thrown
+        }
+        #expect(error?.code == .typeMismatch && error?.property == "shade", "\(String(describing: error))")
+        #expect(error?.message.contains("Hue") == true, "\(String(describing: error))")
+        let found = try await realm.read { realm in
+            realm.objects(Swatch.self).where { $0.shade == Shade(persistedValue: Hue(persistedValue: 120)!) }.count
+        }
+        #expect(found == 1)
     }
 
     @Test func unmanagedObjectsTakeTheTypeOrItsPersistedValue() throws {
