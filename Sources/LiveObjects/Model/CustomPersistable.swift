@@ -64,7 +64,8 @@ public protocol CustomPersistable: _CustomPersistable {
 /// the property), so a read never meets one. (Realm instead reads such a value as nil, or stops
 /// the program for a non-optional property.) A property whose type refuses its persisted
 /// type's default (as `URL` refuses `""`) needs a default value or an optional type: a model
-/// that declares one without either stops the program when the realm first meets its class.
+/// that declares one without either stops the program, with a message naming the type, as
+/// soon as an object of the class is made (the realm makes one when it opens).
 public protocol FailableCustomPersistable: _CustomPersistable {
     /// Makes the value from its stored form, or nil for a stored value that makes none.
     init?(persistedValue: PersistedType)
