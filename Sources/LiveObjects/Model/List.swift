@@ -235,7 +235,7 @@ extension List: _UnmanagedListFilling {
         result.reserveCapacity(items.count)
         for item in items {
             if let item {
-                guard let element = item as? Element else { return false }
+                guard let element = _persistedCast(item, to: Element.self) else { return false }
                 result.append(element)
             } else {
                 guard Element._propertyTemplate.isOptional else { return false }

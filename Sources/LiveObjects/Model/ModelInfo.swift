@@ -21,11 +21,20 @@ final class ModelInfo: @unchecked Sendable {
         let enumName: String
     }
 
+    /// A property of a ``FailableCustomPersistable`` type (or a list of one): the test of the
+    /// values it may hold.
+    struct ValueCheck: Sendable {
+        let propertyIndex: Int
+        let accepts: @Sendable (PropertyValue) -> Bool
+        let typeName: String
+    }
+
     let type: Object.Type
     let schema: ObjectSchema
     let fields: [Field]
     let defaults: [PropertyValue]
     let enumChecks: [EnumCheck]
+    let valueChecks: [ValueCheck]
 
     private static let cache = Locked<[ObjectIdentifier: ModelInfo]>([:])
 
@@ -61,6 +70,7 @@ final class ModelInfo: @unchecked Sendable {
         var fields: [Field] = []
         var defaults: [PropertyValue] = []
         var enumChecks: [EnumCheck] = []
+        var valueChecks: [ValueCheck] = []
         withExtendedLifetime(prototype) {
             let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
             for (fieldName, offset, accessor) in raw {
@@ -81,6 +91,12 @@ final class ModelInfo: @unchecked Sendable {
                             propertyIndex: properties.count, allowed: Set(allowed),
                             enumName: template.enumName ?? "the enum"))
                 }
+                if let accepts = template.accepts {
+                    valueChecks.append(
+                        ValueCheck(
+                            propertyIndex: properties.count, accepts: accepts,
+                            typeName: template.customTypeName ?? "value of the property's type"))
+                }
                 fields.append(
                     Field(property: property, propertyIndex: properties.count, offset: offset, accessor: accessor))
                 properties.append(property)
@@ -93,6 +109,7 @@ final class ModelInfo: @unchecked Sendable {
         self.fields = fields
         self.defaults = defaults
         self.enumChecks = enumChecks
+        self.valueChecks = valueChecks
     }
 }
 
@@ -113,6 +130,9 @@ extension Store {
         table.setModel(info, defaults: info.defaults)
         for check in info.enumChecks {
             table.enumCases[table.schema.properties[check.propertyIndex].name] = (check.allowed, check.enumName)
+        }
+        for check in info.valueChecks {
+            table.valueChecks[table.schema.properties[check.propertyIndex].name] = (check.accepts, check.typeName)
         }
         tablesByType[ObjectIdentifier(type)] = table
     }

@@ -143,6 +143,11 @@ public struct _PropertyTemplate: Sendable {
     var allowedValues: [PropertyValue]?
     /// For an enum: its Swift name, for errors.
     package var enumName: String?
+    /// For a ``FailableCustomPersistable`` type: whether it makes a value from a stored one,
+    /// the only values the property (or its list's elements) may hold, besides nil.
+    var accepts: (@Sendable (PropertyValue) -> Bool)?
+    /// For a ``FailableCustomPersistable`` type: its Swift name, for errors.
+    var customTypeName: String?
 
     package init(type: PropertyType, isOptional: Bool = false, isList: Bool = false, objectType: String? = nil) {
         self.type = type

@@ -234,7 +234,7 @@ extension Persisted: PersistedField {
             field.pointee.storage = Value._defaultValue
             return true
         }
-        guard let typed = value as? Value else { return false }
+        guard let typed = _persistedCast(value, to: Value.self) else { return false }
         field.pointee.storage = typed
         return true
     }

@@ -65,13 +65,15 @@ public actor Realm {
     }
 
     /// Checks that every value of an enum property (``PersistableEnum``) that storage loaded is
-    /// the raw value of a case.
+    /// the raw value of a case, and every value of a ``FailableCustomPersistable`` property
+    /// one that its type accepts.
     ///
     /// - Throws: `typeMismatch` naming the first object and property that hold another value.
     private static func checkEnumValues(_ store: Store) throws(LiveObjectsError) {
         for table in store.tables {
-            guard let info = table.modelInfo, !info.enumChecks.isEmpty else { continue }
+            guard let info = table.modelInfo, !info.enumChecks.isEmpty || !info.valueChecks.isEmpty else { continue }
             for row in table.liveRows {
+                try checkCustomValues(table, row, info)
                 for check in info.enumChecks {
                     let value = table.value(row, check.propertyIndex)
                     let values: [PropertyValue] = if case .list(let elements) = value { elements } else { [value] }
@@ -82,6 +84,20 @@ public actor Realm {
                             primaryKey: table.primaryKeyProperty.map { table.value(row, $0) })
                     }
                 }
+            }
+        }
+    }
+
+    /// Checks the values of the ``FailableCustomPersistable`` properties of one loaded object.
+    private static func checkCustomValues(_ table: Table, _ row: Int32, _ info: ModelInfo) throws(LiveObjectsError) {
+        for check in info.valueChecks {
+            let value = table.value(row, check.propertyIndex)
+            let values: [PropertyValue] = if case .list(let elements) = value { elements } else { [value] }
+            for element in values where !element.isNull && !check.accepts(element) {
+                throw LiveObjectsError(
+                    .typeMismatch, "\(element) does not make a \(check.typeName)",
+                    objectType: table.name, property: table.schema.properties[check.propertyIndex].name,
+                    primaryKey: table.primaryKeyProperty.map { table.value(row, $0) })
             }
         }
     }

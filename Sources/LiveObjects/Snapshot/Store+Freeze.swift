@@ -36,6 +36,7 @@ extension Store {
         for (table, source) in zip(tables, other.tables) where source.model != nil {
             table.setModel(source.model, defaults: source.defaults)
             table.enumCases = source.enumCases
+            table.valueChecks = source.valueChecks
         }
         tablesByType = other.tablesByType.mapValues { tables[$0.index] }
     }

@@ -21,6 +21,13 @@ extension Store {
                 .typeMismatch, "\(checked) is not the raw value of a case of \(cases.enumName)",
                 objectType: table.name, property: property.name)
         }
+        if !table.valueChecks.isEmpty, !property.isList, !checked.isNull, let check = table.valueChecks[property.name],
+            !check.accepts(checked)
+        {
+            throw LiveObjectsError(
+                .typeMismatch, "\(checked) does not make a \(check.typeName)",
+                objectType: table.name, property: property.name)
+        }
         return checked
     }
 

@@ -464,6 +464,15 @@ package final class Table {
     }
     @exclusivity(unchecked) @usableFromInline var _enumCases: [String: (values: Set<PropertyValue>, enumName: String)] =
         [:]
+    /// For the properties of the model class whose Swift type makes a value from some stored
+    /// values only (by name): the test of a stored value, and the type's name for errors.
+    @inlinable package var valueChecks: [String: (accepts: @Sendable (PropertyValue) -> Bool, typeName: String)] {
+        get { _valueChecks }
+        set { _valueChecks = newValue }
+        _modify { yield &_valueChecks }
+    }
+    @exclusivity(unchecked) @usableFromInline var _valueChecks:
+        [String: (accepts: @Sendable (PropertyValue) -> Bool, typeName: String)] = [:]
     /// The value each property takes when none is given (from the model's defaults).
     @inlinable package var defaults: [PropertyValue] {
         get { _defaults }
