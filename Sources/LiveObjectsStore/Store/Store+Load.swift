@@ -228,10 +228,7 @@ extension Store {
             for r in stride(from: table.rowCount - 1, through: 0, by: -1) where !table.isLive(Int32(r)) {
                 table.freeRows.append(Int32(r))
             }
-            if !table.valueIndexes.isEmpty {
-                let rows = table.liveRows
-                for (p, index) in table.valueIndexes { index.insertAll(table.column(p), rows: rows) }
-            }
+            table.buildValueIndexes(rows: table.valueIndexes.isEmpty ? [] : table.liveRows)
         }
         mutationCount &+= 1
     }

@@ -213,6 +213,8 @@ extension Store {
         guard !isClosed else {
             throw LiveObjectsError(.invalidOperation, "the realm is closed: open it again to write")
         }
+        // A write keeps the value indexes in step with its changes: they must be whole.
+        for table in tables { table.finishValueIndexBuild() }
         isInWrite = true
         undoLog.removeAll(keepingCapacity: true)
         rowCountAtWriteStart = tables.map(\.rowCount)

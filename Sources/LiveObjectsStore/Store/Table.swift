@@ -497,6 +497,9 @@ package final class Table {
     @exclusivity(unchecked) @usableFromInline private(set) var fieldKeys:
         UnsafeMutableBufferPointer<(field: Int, property: Int)> = .init(start: nil, count: 0)
     @exclusivity(unchecked) @usableFromInline private(set) var fieldKeyCount = 0
+    /// The value indexes being built on a thread of their own since the table was loaded, or
+    /// nil: ``finishValueIndexBuild()`` waits for them.
+    private var valueIndexBuild: ValueIndexBuild?
     /// Whether the hash indexes must be rebuilt before use.
     @exclusivity(unchecked) @usableFromInline private(set) var indexesAreStale = false
     /// The generation given to appended slots: above that of every appended slot whose
@@ -757,9 +760,32 @@ package final class Table {
     /// Marks the hash indexes as out of date (frozen copies start that way).
     package func markIndexesStale() { indexesAreStale = true }
 
-    /// Rebuilds the hash indexes from the data, if they are out of date.
+    /// Rebuilds the hash indexes from the data, if they are out of date, and waits for the
+    /// value indexes that a load left building (``finishValueIndexBuild()``).
     package func ensureIndexes() {
+        finishValueIndexBuild()
         if indexesAreStale { rebuildIndexes() }
+    }
+
+    /// Builds the value indexes of the rows loaded: at once for a small table, else on a
+    /// thread of their own, so that opening a large file does not wait for them (they are about
+    /// a quarter of a load); the first query that uses one and the first write wait for them.
+    /// Until then, nothing may change the table (every change is inside a write, and
+    /// ``Store/beginWrite()`` waits first).
+    func buildValueIndexes(rows: [Int32]) {
+        guard !valueIndexes.isEmpty else { return }
+        if rows.count < ValueIndexBuild.minimumRows {
+            for (p, index) in valueIndexes { index.insertAll(column(p), rows: rows) }
+        } else {
+            valueIndexBuild = ValueIndexBuild(indexes: valueIndexes.map { ($0.value, column($0.key)) }, rows: rows)
+        }
+    }
+
+    /// Waits for the value indexes that ``buildValueIndexes(rows:)`` left building, if any.
+    package func finishValueIndexBuild() {
+        guard let build = valueIndexBuild else { return }
+        build.wait()
+        valueIndexBuild = nil
     }
 
     @usableFromInline func rebuildIndexes() {
@@ -917,4 +943,33 @@ package final class Table {
     func setLinkingObjectsSource(_ property: Int, _ b: BacklinkColumn) {
         linkingObjectsSources[property] = b
     }
+}
+
+/// Value indexes filled from their columns on a thread of their own, after a load.
+final class ValueIndexBuild: @unchecked Sendable {
+    // @unchecked: from `init` until `wait()` returns, the thread reads the columns, which nothing
+    // changes meanwhile (changes are made in writes, which wait first), and fills the indexes,
+    // which nothing reads before `wait()` (queries wait first).
+
+    /// Tables with fewer rows build their indexes at once: a thread costs more than it saves.
+    static let minimumRows = 20_000
+
+    private let indexes: [(index: ValueIndex, column: Column)]
+    private let rows: [Int32]
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(indexes: [(index: ValueIndex, column: Column)], rows: [Int32]) {
+        self.indexes = indexes
+        self.rows = rows
+        // A thread of its own rather than a dispatch queue: the waiting thread may be one of
+        // the concurrency runtime's, which a queue's work could be waiting for.
+        Thread.detachNewThread { [self] in run() }
+    }
+
+    private func run() {
+        for (index, column) in indexes { index.insertAll(column, rows: rows) }
+        finished.signal()
+    }
+
+    func wait() { finished.wait() }
 }

@@ -13,6 +13,7 @@ package enum StoreInvariants {
             if lines.count < limit { lines.append(message()) }
         }
         for table in store.tables {
+            table.finishValueIndexBuild()
             checkSlots(table, store, fail)
             checkLinks(table, fail)
             checkPrimaryKey(table, fail)
@@ -314,7 +315,8 @@ package struct StoreSnapshot: Equatable {
         version = store.version
         isInWrite = store.isInWrite
         tables = store.tables.map { table in
-            TableState(
+            table.finishValueIndexBuild()
+            return TableState(
                 name: table.name,
                 liveCount: table.liveCount,
                 isLive: (0..<Int32(table.rowCount)).map { table.isLive($0) },
