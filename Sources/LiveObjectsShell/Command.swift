@@ -13,11 +13,13 @@ package struct PredicateText: Hashable, Sendable {
     }
 }
 
-/// What a query asks for: a type, an optional predicate, sort fields and a limit.
+/// What a query asks for: a type, an optional predicate, sort fields, the key path whose value
+/// groups the objects into sections (`query` only), and a limit.
 package struct QueryRequest: Hashable, Sendable {
     package var type: String
     package var predicate: PredicateText?
     package var sorts: [SortField] = []
+    package var section: String?
     package var limit: Int?
 
     package init(type: String, predicate: PredicateText? = nil, sorts: [SortField] = [], limit: Int? = nil) {
@@ -39,6 +41,7 @@ package struct QueryRequest: Hashable, Sendable {
                     return sort.keyPath + (sort.ascending ? "" : " desc") + (mode.map { " " + $0.key } ?? "")
                 }.joined(separator: ", ")
         }
+        if let section { s += " section by " + section }
         if let limit { s += " limit \(limit)" }
         return s
     }
@@ -357,11 +360,12 @@ package struct CommandParser {
         switch stop {
         case "sort": return keyword("sort") && keyword("by")
         case "order": return keyword("order") && keyword("by")
+        case "section": return keyword("section") && keyword("by")
         case "limit":
             guard keyword("limit") else { return false }
             if atEnd { return true }
             guard let w = word(), Int(w) != nil else { return false }
-            return atEnd || keyword("sort")
+            return atEnd || keyword("sort") || keyword("section")
         case "set":
             guard keyword("set"), word() != nil else { return false }
             skipSpace()
@@ -521,7 +525,7 @@ package struct CommandParser {
     mutating func queryRequest(_ command: String) throws(ShellError) -> QueryRequest {
         guard let type = word() else { throw usage(command) }
         var request = QueryRequest(type: type)
-        if keyword("where") { request.predicate = try predicate(stoppingAt: ["sort", "limit", "order"]) }
+        if keyword("where") { request.predicate = try predicate(stoppingAt: ["sort", "section", "limit", "order"]) }
         skipSpace()
         var probe = self
         if probe.clause("order") {
@@ -555,6 +559,16 @@ package struct CommandParser {
                 guard position < bytes.count, bytes[position] == UInt8(ascii: ",") else { break }
                 position += 1
             } while true
+        }
+        if keyword("section") {
+            let start = position
+            guard keyword("by"), let path = word() else {
+                throw error("the section clause needs a key path: section by KEYPATH", at: start)
+            }
+            guard command == "query" || command == "find" else {
+                throw error("only query groups objects into sections", at: start)
+            }
+            request.section = path
         }
         if keyword("limit") {
             let start = position

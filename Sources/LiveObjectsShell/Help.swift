@@ -98,15 +98,20 @@ struct CommandDoc: Sendable {
         ),
         CommandDoc(
             name: "query", aliases: ["find"],
-            usage: "query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc] [natural|nocase|binary], ...] [limit N]",
-            abstract: "List the objects of a type, filtered, sorted and limited.",
+            usage:
+                "query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc] [natural|nocase|binary], ...] "
+                + "[section by KEYPATH] [limit N]",
+            abstract: "List the objects of a type, filtered, sorted, grouped into sections and limited.",
             discussion: """
                 PREDICATE is in the query language: age > 3 AND name BEGINSWITH[c] 'r',
                 owner.name == "Ann", ANY toys.name CONTAINS "ball", dogs.@count > 1.
                 Strings sort for people by default (natural: case and accents ignored, digits by
                 value, "file2" before "file10"); nocase ignores case only; binary is code point
                 order ("Zoe" before "adam").
+                section by groups the objects by the value of a to-one key path, sections in the
+                order of their first object (sort by the same key path for sections in order).
                 Example: query Dog where age >= 3 sort by owner.name, age desc limit 5
+                Example: query Dog sort by age section by owner.name
                 """),
         CommandDoc(
             name: "count", usage: "count TYPE [where PREDICATE]", abstract: "Count the objects of a type."),

@@ -107,6 +107,44 @@ enum Operations {
         }
     }
 
+    /// The properties of a `section by` key path from a type: to-one links, then a stored
+    /// property that is not a list.
+    ///
+    /// - Throws: A `ShellError` naming the first name that is not such a property.
+    static func sectionPath(_ path: String, of type: String, _ realm: isolated Realm) throws -> [Property] {
+        var schema = try objectSchema(type, realm)
+        var properties: [Property] = []
+        let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for (i, name) in names.enumerated() {
+            guard let property = schema.properties.first(where: { $0.name == name }), property.isStored else {
+                throw ShellError("\(schema.name) has no stored property '\(name)' (in section by \(path))")
+            }
+            guard !property.isList else {
+                throw ShellError("section by needs a to-one key path; \(schema.name).\(name) is a list")
+            }
+            properties.append(property)
+            if i < names.count - 1 {
+                guard property.isLink, let target = property.objectType else {
+                    throw ShellError("section by: \(schema.name).\(name) is not a link, so '.' cannot follow it")
+                }
+                schema = try objectSchema(target, realm)
+            }
+        }
+        return properties
+    }
+
+    /// The value at a `section by` key path of an object, as the shell shows it (null past a
+    /// nil link).
+    static func value(at path: [Property], of object: DynamicObject, _ realm: isolated Realm) -> JSONValue {
+        var current = object
+        for property in path.dropLast() {
+            guard let next = try? current.linkedObject(property.name) else { return .null }
+            current = next
+        }
+        let last = path[path.count - 1]
+        return json(current[last.name], last, realm)
+    }
+
     // MARK: Rendering
 
     /// An object as JSON: its stored properties in schema order, links as the target's primary

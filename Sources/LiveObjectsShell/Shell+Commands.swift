@@ -67,20 +67,42 @@ extension Shell {
         print(text.joined(separator: "\n"), json: object)
     }
 
-    /// Prints the objects a query finds.
+    /// Prints the objects a query finds (in sections, with `section by`).
     func query(_ request: QueryRequest, line: String) async throws {
         let interruption = self.interruption
-        let (columns, rows) = try await realm.read { realm in
+        let (columns, rows, keys) = try await realm.read { realm in
             let results = try Operations.results(request, line: line, realm)
             let columns = realm.schema[request.type]!.properties.filter(\.isStored).map(\.name)
+            let section = try request.section.map { try Operations.sectionPath($0, of: request.type, realm) }
             var rows: [JSONValue] = []
+            var keys: [JSONValue] = []
             for result in results {
                 try interruption.check()
-                if let object = DynamicObject(result) { rows.append(Operations.json(object, realm)) }
+                guard let object = DynamicObject(result) else { continue }
+                rows.append(Operations.json(object, realm))
+                if let section { keys.append(Operations.value(at: section, of: object, realm)) }
             }
-            return (columns, rows)
+            return (columns, rows, keys)
         }
-        print(table(columns: columns, rows: rows), json: .array(rows))
+        guard let path = request.section else {
+            print(table(columns: columns, rows: rows), json: .array(rows))
+            return
+        }
+        // Sections in the order of their first object, as `Results.sectioned(by:)` makes them.
+        var order: [JSONValue] = []
+        var members: [JSONValue: [JSONValue]] = [:]
+        for (key, row) in zip(keys, rows) {
+            if members[key] == nil { order.append(key) }
+            members[key, default: []].append(row)
+        }
+        let text = order.map { key in
+            let rows = members[key]!
+            return "\(path): \(TextTable.cell(key))\n" + table(columns: columns, rows: rows)
+        }
+        let json = order.map { key in JSONValue.object([("key", key), ("objects", .array(members[key]!))]) }
+        print(
+            text.joined(separator: "\n\n") + (order.count > 1 ? "\n(\(order.count) sections)" : ""),
+            json: .array(json))
     }
 
     /// Prints the number of objects a query finds.

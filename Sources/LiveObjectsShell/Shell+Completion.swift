@@ -64,15 +64,21 @@ extension Shell {
             guard words.count > typeIndex, let schema = realm.schema[words[typeIndex]] else { return [] }
             let clauses = lower[(typeIndex + 1)...]
             let isQuery = command == "query" || command == "watch"
+            // Clauses that may come next, after the predicate or the sort.
+            let later = isQuery ? (command == "query" ? ["section", "limit"] : ["limit"]) : []
             if clauses.isEmpty {
-                return ["where"] + (isQuery ? ["sort", "limit"] : [])
+                return ["where"] + (isQuery ? ["sort"] + later : [])
+            }
+            if let section = clauses.lastIndex(of: "section"), command == "query" {
+                if section == lower.count - 1 { return ["by"] }
+                return lower.last == "by" ? keyPaths(word, in: schema) : ["limit"]
             }
             if let sort = clauses.lastIndex(of: "sort") {
                 if sort == lower.count - 1 { return ["by"] }
                 if lower.last == "by" || head.trimmingCharacters(in: .whitespaces).hasSuffix(",") {
                     return keyPaths(word, in: schema)
                 }
-                return Self.sortModifiers + ["limit"]
+                return Self.sortModifiers + later
             }
             if clauses.last == "limit" { return [] }
             if let set = clauses.lastIndex(of: "set"), command == "update" {
@@ -82,7 +88,7 @@ extension Shell {
                 return []
             }
             if clauses.contains("where") {
-                let more = command == "update" ? ["set"] : isQuery ? ["sort", "limit"] : []
+                let more = command == "update" ? ["set"] : isQuery ? ["sort"] + later : []
                 return keyPaths(word, in: schema) + Self.predicateKeywords + more
             }
             return []

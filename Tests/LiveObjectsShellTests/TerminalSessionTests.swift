@@ -122,6 +122,23 @@ import Testing
         #expect(try terminal.run("count Invoice").contains("1\r\n"))
     }
 
+    @Test func sectionsByKeystrokes() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try Self.demo(directory)
+        terminal.send("query Dog where age < 4 sort by age sec" + Keys.tab)
+        try terminal.waitFor("section")
+        terminal.send("by own" + Keys.tab)
+        try terminal.waitFor("owner.")
+        terminal.send("na" + Keys.tab)
+        try terminal.waitFor("name")
+        #expect(terminal.screen.cursorLine == "liveobj> query Dog where age < 4 sort by age section by owner.name")
+        let answer = try terminal.run("")
+        #expect(answer.contains("owner.name: Bob Martin"), "\(answer)")
+        #expect(answer.contains("owner.name: Ann Lee"), "\(answer)")
+        #expect(answer.contains("(3 sections)"), "\(answer)")
+    }
+
     @Test func controlCAtThePromptClearsTheLine() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

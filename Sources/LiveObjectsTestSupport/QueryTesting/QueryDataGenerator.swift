@@ -168,7 +168,11 @@ enum QueryWorld {
                 break
             }
         }
-        let batch = changes
+        try await apply(changes, to: realm)
+    }
+
+    /// Makes the changes drawn by ``mutate(_:_:_:)`` to the realm, in one write.
+    static func apply(_ batch: [Change], to realm: Realm) async throws {
         try await realm.write { r in
             for change in batch {
                 switch change {
