@@ -85,7 +85,8 @@ import Testing
             ("frob", "unknown command 'frob'; type 'help' for the list"),
             (
                 "query",
-                "usage: query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc] [natural|nocase|binary], ...] [limit N]"
+                "usage: query TYPE [where PREDICATE] [sort by KEYPATH [asc|desc] [natural|nocase|binary], ...] "
+                    + "[section by KEYPATH] [limit N]"
             ),
             ("count Dgo", "there is no object type named 'Dgo'; did you mean 'Dog'?"),
             ("count Cat", "there is no object type named 'Cat'; 'types' lists them"),

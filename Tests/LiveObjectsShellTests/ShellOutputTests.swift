@@ -110,7 +110,9 @@ import Testing
         #expect(complete("query Dog where ow") == ["owner."])
         #expect(complete("query Dog where age > 3 AN") == ["AND", "ANY"])
         #expect(complete("query Dog sort by age d") == ["desc"])
-        #expect(complete("query Dog ") == ["where", "sort", "limit"])
+        #expect(complete("query Dog ") == ["where", "sort", "section", "limit"])
+        #expect(complete("watch w = Dog ") == ["where", "sort", "limit"])
+        #expect(complete("query Dog sort by age section ") == ["by"])
         #expect(complete("update Dog where age > 3 set na") == ["name"])
         #expect(complete("mode c") == ["csv"])
         // MATCHES is not offered: the query language refuses it (no regular expressions).
