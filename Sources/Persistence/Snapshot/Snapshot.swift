@@ -748,6 +748,9 @@ struct SnapshotDecoder {
                     ? try readRecord(store.tables[plan.targets[p]], store: store, depth: depth + 1)
                     : try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name))
         }
+        if table.schema.properties[p].isSet && Set(targets).count != targets.count {
+            throw corrupt("a set names an object twice", type: table.name, property: table.schema.properties[p].name)
+        }
         pendingLists.append((Int32(table.index), -1, Int32(p), targets, start))
     }
 
@@ -778,6 +781,9 @@ struct SnapshotDecoder {
             while try reader.nextElement() {
                 items.append(
                     try ValueCoding.readPlain(table.schema.properties[p], element: true, &reader, table: table.name))
+            }
+            if table.schema.properties[p].isSet && Set(items).count != items.count {
+                throw corrupt("a set holds a member twice", type: table.name, property: table.schema.properties[p].name)
             }
             return .list(items)
         default:
