@@ -748,9 +748,6 @@ struct SnapshotDecoder {
                     ? try readRecord(store.tables[plan.targets[p]], store: store, depth: depth + 1)
                     : try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name))
         }
-        if table.schema.properties[p].isSet && Set(targets).count != targets.count {
-            throw corrupt("a set names an object twice", type: table.name, property: table.schema.properties[p].name)
-        }
         pendingLists.append((Int32(table.index), -1, Int32(p), targets, start))
     }
 
