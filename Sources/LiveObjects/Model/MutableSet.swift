@@ -282,13 +282,3 @@ extension MutableSet: _UnmanagedListFilling {
         return true
     }
 }
-
-extension MutableSet where Element: Object {
-    /// Subscribes to the set's changes: first its current members, then one
-    /// ``CollectionChange`` per committed write that changes it (members inserted or removed,
-    /// or, one link deep, modified), with positions in the set's iteration order. An unmanaged
-    /// set yields nothing.
-    public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {
-        collectionChanges(context: accessContext, keyPaths: keyPaths)
-    }
-}

@@ -195,6 +195,15 @@ public struct Schema: Hashable, Sendable {
         objectSchemas.first { $0.name == name }
     }
 
+    /// What is wrong with a `MutableSet` property, if anything.
+    private func setProblem(_ p: Property) -> String? {
+        guard p.isList, p.type != .linkingObjects else { return "a set is a collection of values or of links" }
+        if p.type == .object, let target = p.objectType.flatMap({ self[$0] }), target.isEmbedded {
+            return "a set cannot hold embedded objects"
+        }
+        return nil
+    }
+
     /// Checks the rules every schema must keep.
     ///
     /// - Throws: ``LiveObjectsError`` with code `invalidSchema`, naming the type and property at
@@ -240,14 +249,7 @@ public struct Schema: Hashable, Sendable {
                         throw fail(p.name, "properties of type \(p.type.rawValue) cannot be indexed")
                     }
                 }
-                if p.isSet {
-                    guard p.isList, p.type != .linkingObjects else {
-                        throw fail(p.name, "a set is a collection of values or of links")
-                    }
-                    if p.type == .object, let target = p.objectType.flatMap({ self[$0] }), target.isEmbedded {
-                        throw fail(p.name, "a set cannot hold embedded objects")
-                    }
-                }
+                if p.isSet, let why = setProblem(p) { throw fail(p.name, why) }
                 if p.deleteRule != .nullify && p.type != .object {
                     throw fail(p.name, "only link properties take a delete rule")
                 }
