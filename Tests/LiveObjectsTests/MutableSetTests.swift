@@ -6,6 +6,7 @@ import Testing
 final class SetTag: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted var name = ""
+    @Persisted var rank = 0
 }
 
 final class SetHolder: Object {
@@ -152,6 +153,48 @@ private let setTypes: [Object.Type] = [SetTag.self, SetHolder.self]
             return
         }
         #expect(next.map(\.name) == ["scores"])
+    }
+
+    @Test func codableRoundTripCollapsesDuplicates() async throws {
+        let json =
+            #"{"id":7,"labels":[],"ordered":["z","z"],"owned":[],"ratios":[null,2,2],"scores":[],"tags":["b","a","b"]}"#
+        let decoded = try JSONDecoder().decode(SetHolder.self, from: Data(json.utf8))
+        #expect(Array(decoded.tags) == ["b", "a"] && Array(decoded.ratios) == [nil, 2])
+        #expect(Array(decoded.ordered) == ["z", "z"], "a list keeps its duplicates")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let text = String(decoding: try encoder.encode(decoded), as: UTF8.self)
+        #expect(text.contains(#""tags":["b","a"]"#), "\(text)")
+        let realm = try await openFreshRealm(objectTypes: setTypes)
+        let managed = try await realm.write { r in
+            try r.add(try JSONDecoder().decode(SetHolder.self, from: Data(json.utf8)))
+            return String(
+                decoding: try encoder.encode(r.object(ofType: SetHolder.self, forPrimaryKey: 7)!), as: UTF8.self)
+        }
+        #expect(managed == text)
+    }
+
+    @Test func keyPathFilteredSetChanges() async throws {
+        let realm = try await openFreshRealm(objectTypes: setTypes)
+        try await realm.write { r in
+            _ = try r.create(SetTag.self, value: ["id": 1, "name": "a"])
+            _ = try r.create(SetHolder.self, value: ["id": 1, "labels": [1]])
+        }
+        let changes = try await realm.read { r in
+            r.object(ofType: SetHolder.self, forPrimaryKey: 1)!.labels.changes(keyPaths: ["name"])
+        }
+        var iterator = changes.makeAsyncIterator()
+        #expect(try #require(await iterator.next()).isInitial)
+        // A change of an unobserved property of a member is not reported; one of `name` is.
+        try await realm.write { r in r.object(ofType: SetTag.self, forPrimaryKey: 1)!.rank = 5 }
+        try await realm.write { r in r.object(ofType: SetTag.self, forPrimaryKey: 1)!.name = "b" }
+        let change = try #require(await iterator.next())
+        #expect(change.modifications == [0] && change.insertions.isEmpty)
+        try await realm.write { r in
+            r.object(ofType: SetHolder.self, forPrimaryKey: 1)!.labels.insert(
+                try r.create(SetTag.self, value: ["id": 2]))
+        }
+        #expect(try #require(await iterator.next()).insertions == [1])
     }
 
     @Test func queriesReadSetsAsLists() async throws {
