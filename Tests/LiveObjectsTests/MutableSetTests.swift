@@ -197,6 +197,21 @@ private let setTypes: [Object.Type] = [SetTag.self, SetHolder.self]
         #expect(try #require(await iterator.next()).insertions == [1])
     }
 
+    @Test func theStoreInvariantsCatchAMemberHeldTwice() async throws {
+        let realm = try await openFreshRealm(objectTypes: setTypes)
+        try await realm.write { r in _ = try r.create(SetHolder.self, value: ["id": 1, "tags": ["a"]]) }
+        let found = await Self.violationsAfterDuplicating(realm)
+        #expect(found.0.isEmpty)
+        #expect(found.1.contains { $0.contains("SetHolder.tags") && $0.contains("twice") }, "\(found.1)")
+    }
+
+    private static func violationsAfterDuplicating(_ realm: isolated Realm) -> ([String], [String]) {
+        let before = StoreInvariants.violations(in: realm.store)
+        let table = realm.store.tablesByName["SetHolder"]!
+        realm.store.listInsert(.string("a"), table, 0, table.propertyIndex["tags"]!, at: 1)
+        return (before, StoreInvariants.violations(in: realm.store))
+    }
+
     @Test func queriesReadSetsAsLists() async throws {
         let realm = try await openFreshRealm(objectTypes: setTypes)
         var rng = SeededRandomNumberGenerator(seed: 0x5e7)
@@ -326,6 +341,8 @@ private let setTypes: [Object.Type] = [SetTag.self, SetHolder.self]
                 let tags = Dictionary(uniqueKeysWithValues: r.objects(SetTag.self).map { ($0.id, $0) })
                 for operation in operations { operation.apply(to: holder.labels, tags: tags) }
                 let ids = holder.labels.map(\.id)
+                let violations = StoreInvariants.violations(in: r.store)
+                #expect(violations.isEmpty, "\(violations); \(note)")
                 #expect(ids.count == Set(ids).count, "members are distinct; \(note)")
                 #expect(holder.labels.isSubset(of: expected.map { tags[$0]! }), "\(note)")
                 #expect((0...9).allSatisfy { holder.labels.contains(tags[$0]!) == expected.contains($0) }, "\(note)")
