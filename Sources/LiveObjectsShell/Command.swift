@@ -637,7 +637,9 @@ package struct CommandParser {
             return .linkingObjects(name, from: String(parts[0]), property: String(parts[1]))
         }
         var isList = false
-        if position < bytes.count, bytes[position] == UInt8(ascii: "[") {
+        var isSet = false
+        if position < bytes.count, bytes[position] == UInt8(ascii: "[") || bytes[position] == UInt8(ascii: "{") {
+            isSet = bytes[position] == UInt8(ascii: "{")
             position += 1
             isList = true
         }
@@ -655,8 +657,9 @@ package struct CommandParser {
         }
         if isList {
             skipSpace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: "]") else {
-                throw error("expected ']'")
+            let close = isSet ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            guard position < bytes.count, bytes[position] == close else {
+                throw error(isSet ? "expected '}'" : "expected ']'")
             }
             position += 1
         }
@@ -670,6 +673,7 @@ package struct CommandParser {
                 property.isOptional = true  // refused by schema validation, with its message
             }
         }
+        property.isSet = isSet
         // Modifiers.
         while true {
             let saved = position

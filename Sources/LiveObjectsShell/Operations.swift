@@ -162,6 +162,7 @@ enum Operations {
         if case .list(let items) = value {
             var element = property
             element.isList = false
+            element.isSet = false
             if property.type == .linkingObjects { element.type = .object }
             return .array(items.map { json($0, element, realm) })
         }
@@ -215,6 +216,7 @@ enum Operations {
             guard case .array(let items) = json else { throw mismatch("a JSON array") }
             var element = property
             element.isList = false
+            element.isSet = false
             return .list(try items.map { try value($0, for: element, in: schema, realm) })
         }
         if case .null = json { return .null }

@@ -236,6 +236,7 @@ struct WatchRenderer: Sendable {
         if case .list(let items) = value {
             var element = property
             element.isList = false
+            element.isSet = false
             return .array(items.map { json($0, element, of: object) })
         }
         guard case .object(let key) = value else { return Operations.json(scalar: value) }

@@ -165,8 +165,8 @@ public actor SyncEngine {
     ///   - types: The model classes to sync. Links to other types are not sent.
     ///   - configuration: Retries and backoff.
     /// - Throws: `invalidOperation` when the realm keeps no history; `invalidSchema` when a type
-    ///   is not in the realm, has no primary key, or lacks its optional `String` server id
-    ///   property; `corruptFile` when the state log beside the realm's file is damaged (remove
+    ///   is not in the realm, has no primary key, lacks its optional `String` server id
+    ///   property, or has a `MutableSet` property (not synced yet); `corruptFile` when the state log beside the realm's file is damaged (remove
     ///   it to start over: the engine then pulls from the beginning); `io`.
     public init(
         realm: Realm, transport: any SyncTransport, types: [any SyncableObject.Type],
@@ -196,6 +196,10 @@ public actor SyncEngine {
                 guard p.isStored, !p.isPrimaryKey, p.name != serverID else { return false }
                 if p.type == .object { return names.contains(p.objectType ?? "") }
                 return true
+            }
+            if let set = sent.first(where: \.isSet) {
+                throw LiveObjectsError(
+                    .invalidSchema, "MutableSet properties are not synced yet", objectType: name, property: set.name)
             }
             synced[name] = SyncedType(
                 name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,

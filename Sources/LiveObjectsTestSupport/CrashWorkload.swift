@@ -3,10 +3,11 @@ import LiveObjects
 /// The workload of the persistence crash test: a child process runs its steps in a loop and is
 /// killed; the test checks that the reopened file holds exactly the state after some step.
 ///
-/// Step `n` upserts `Item` `n % 20` (value `n`, score `n / 7`, a tag), points the counter at it
+/// Step `n` upserts `Item` `n % 20` (value `n`, score `n / 7`, a tag, a set of two labels given
+/// with a duplicate), points the counter at it
 /// and sets its value to `n`; every fifth step also deletes item `(n + 7) % 20`.
 package enum CrashWorkload {
-    /// The schema: a counter with a link, and items with a list.
+    /// The schema: a counter with a link, and items with a list and a set.
     package static let schema = Schema([
         ObjectSchema(
             name: "Counter",
@@ -22,6 +23,7 @@ package enum CrashWorkload {
                 Property(name: "value", type: .int),
                 Property(name: "score", type: .double),
                 Property(name: "tags", type: .string, isList: true),
+                Property(name: "labels", type: .string, isSet: true),
             ]),
     ])
 
@@ -32,6 +34,7 @@ package enum CrashWorkload {
             value: [
                 "id": .int(n % 20), "value": .int(n), "score": .double(Double(n) / 7),
                 "tags": .list([.string("t\(n)")]),
+                "labels": .list([.string("l\(n)"), .string("even"), .string("l\(n)")]),
             ],
             update: .modified)
         try realm.dynamicCreate(
@@ -60,7 +63,9 @@ package enum CrashWorkload {
         var items: [Int64: Int64] = [:]
         for item in try realm.dynamicObjects("Item") {
             guard let id = item["id"].intValue, let value = item["value"].intValue else { continue }
-            guard item["score"] == .double(Double(value) / 7), item["tags"] == .list([.string("t\(value)")]) else {
+            guard item["score"] == .double(Double(value) / 7), item["tags"] == .list([.string("t\(value)")]),
+                item["labels"] == .list([.string("l\(value)"), .string("even")])
+            else {
                 items[id] = -1
                 continue
             }

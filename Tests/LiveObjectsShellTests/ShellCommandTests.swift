@@ -369,3 +369,31 @@ import Testing
                 """))
     }
 }
+
+/// `MutableSet` properties in the shell: `{Type}` in `define` and `schema`, members given twice
+/// kept once, queries as on lists.
+@Suite struct ShellSetTests {
+    @Test func defineCreateAndQueryASet() async {
+        expectRun(
+            await liveobj([
+                "-c",
+                #"define Post { id: Int primary, tags: {String}, likes: {Post} }; schema Post; create Post {"id": 1, "tags": ["a", "b", "a"]}; create Post {"id": 2, "tags": ["b"], "likes": [1, 1]}; query Post where ANY tags == 'a'; count Post where likes.@count == 1"#,
+            ]),
+            stdout: lines(
+                """
+                Defined Post (schema version 1).
+                Post {
+                  id: Int primary
+                  tags: {String}
+                  likes: {Post}
+                }
+                Created Post 1.
+                Created Post 2.
+                id  tags        likes
+                --  ----------  -----
+                1   ["a", "b"]  []
+                (1 object)
+                1
+                """))
+    }
+}

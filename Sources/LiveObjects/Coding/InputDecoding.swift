@@ -64,6 +64,7 @@ struct InputDecoding: Sendable {
             var container = try decoder.unkeyedContainer()
             var element = property
             element.isList = false
+            element.isSet = false
             var items: [Input] = []
             while !container.isAtEnd {
                 items.append(try decodeProperty(element, of: schema, from: try container.superDecoder()))

@@ -101,6 +101,7 @@ enum ObjectCoding {
             var container = encoder.unkeyedContainer()
             var element = property
             element.isList = false
+            element.isSet = false
             for item in items { try encode(item, element, to: container.superEncoder(), path: &path) }
         case .object(let target):
             guard path.contains(target) else {
@@ -267,6 +268,7 @@ enum ObjectCoding {
             case .array(let items):
                 var element = property
                 element.isList = false
+                element.isSet = false
                 var result: [Any?] = []
                 for item in items {
                     let value = try swiftValue(item, element, of: typeName, infos: infos, decoded: &decoded)

@@ -81,7 +81,8 @@ final class ModelInfo: @unchecked Sendable {
                     name: propertyName, type: template.type, isOptional: template.isOptional,
                     isList: template.isList, objectType: template.objectType,
                     isPrimaryKey: flags & 1 != 0, isIndexed: flags & 2 != 0,
-                    deleteRule: flags & 4 != 0 ? .cascade : flags & 8 != 0 ? .deny : .nullify)
+                    deleteRule: flags & 4 != 0 ? .cascade : flags & 8 != 0 ? .deny : .nullify,
+                    isSet: template.isSet)
                 if template.type == .linkingObjects {
                     property.originProperty = accessor._originProperty(at: base + offset)
                 }

@@ -91,6 +91,16 @@ extension List where Element: Object {
     }
 }
 
+extension MutableSet where Element: Object {
+    /// Subscribes to the set's changes: first its current members, then one
+    /// ``CollectionChange`` per committed write that changes it (members inserted or removed,
+    /// or, one link deep, modified), with positions in the set's iteration order. An unmanaged
+    /// set yields nothing.
+    public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {
+        collectionChanges(context: accessContext, keyPaths: keyPaths)
+    }
+}
+
 extension LinkingObjects {
     /// Subscribes to the changes of the objects linking here; see ``List/changes(keyPaths:)``.
     public func changes(keyPaths: [String]? = nil) -> CollectionChanges<Element> {

@@ -518,6 +518,11 @@ extension List: PredicateCountable {
     static var isEmptyKeyPath: AnyKeyPath { \List<Element>.isEmpty }
 }
 
+extension MutableSet: PredicateCountable {
+    static var countKeyPath: AnyKeyPath { \MutableSet<Element>.count }
+    static var isEmptyKeyPath: AnyKeyPath { \MutableSet<Element>.isEmpty }
+}
+
 extension LinkingObjects: PredicateCountable {
     static var countKeyPath: AnyKeyPath { \LinkingObjects<Element>.count }
     static var isEmptyKeyPath: AnyKeyPath { \LinkingObjects<Element>.isEmpty }

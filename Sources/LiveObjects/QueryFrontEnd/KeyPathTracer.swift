@@ -109,6 +109,7 @@ extension Store {
                 } else if property.isList {
                     var element = property
                     element.isList = false
+                    element.isSet = false
                     probe.setValue(.list([element.zeroValue]), table, 0, p)
                 }
             }

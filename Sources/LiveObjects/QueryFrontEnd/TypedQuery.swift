@@ -277,6 +277,10 @@ extension LinkingObjects: _ObjectCollection {
     public typealias _Element = Element
 }
 
+extension MutableSet: _ObjectCollection where Element: Object {
+    public typealias _Element = Element
+}
+
 extension Query where Value: _ObjectCollection {
     /// A property of the elements: a comparison on it holds when any element matches.
     @inlinable
@@ -320,6 +324,7 @@ public struct QuerySubquery {
 public protocol _QueryCollection {}
 extension List: _QueryCollection {}
 extension LinkingObjects: _QueryCollection {}
+extension MutableSet: _QueryCollection {}
 
 extension Query where Value: _QueryCollection {
     /// The number of elements.

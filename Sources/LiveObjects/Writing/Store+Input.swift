@@ -338,6 +338,7 @@ extension Store {
             }
             var rows: [Int32] = []
             for item in items { rows.append(try resolveLink(item, target, context: context)) }
+            if property.isSet { rows = Store.distinctMembers(rows) }
             try replaceList(table, row, p, with: rows, force: force)
         } else {
             let newRow: Int32? =
@@ -378,7 +379,8 @@ extension Store {
 
     // MARK: List elements
 
-    /// Inserts an element into a list property.
+    /// Inserts an element into a list property. A set property that already holds the member
+    /// is left as it is.
     func insertElement(
         _ input: Input, _ table: Table, _ row: Int32, _ p: Int, at index: Int, context: AddContext
     )
@@ -390,6 +392,7 @@ extension Store {
         let property = table.schema.properties[p]
         if let column = table.columns[p] as? LinkListColumn {
             let r = try resolveLink(input, column.target, context: context)
+            if property.isSet && column.lists[Int(row)].contains(r) { return }
             if column.target.schema.isEmbedded && column.target.linkCount(to: r) > 0 {
                 throw alreadyOwned(table, property.name)
             }
@@ -397,7 +400,10 @@ extension Store {
         } else {
             var element = property
             element.isList = false
-            listInsert(try checkedValue(input, element, table), table, row, p, at: index)
+            element.isSet = false
+            let value = try checkedValue(input, element, table)
+            if property.isSet && indexOfMember(value, table, row, p) != nil { return }
+            listInsert(value, table, row, p, at: index)
         }
     }
 
@@ -414,6 +420,11 @@ extension Store {
             let old = column.lists[Int(row)][index]
             let r = try resolveLink(input, column.target, context: context)
             if r == old { return }
+            if column.property.isSet && column.lists[Int(row)].contains(r) {
+                // The member is already in the set: replacing another one by it removes that one.
+                listRemove(table, row, p, at: index)
+                return
+            }
             if column.target.schema.isEmbedded && column.target.linkCount(to: r) > 0 {
                 throw alreadyOwned(table, column.property.name)
             }
@@ -422,7 +433,12 @@ extension Store {
         } else {
             var element = table.schema.properties[p]
             element.isList = false
+            element.isSet = false
             let value = try checkedValue(input, element, table)
+            if table.schema.properties[p].isSet, let other = indexOfMember(value, table, row, p) {
+                if other != index { listRemove(table, row, p, at: index) }
+                return
+            }
             listReplace(value, table, row, p, at: index)
         }
     }

@@ -50,8 +50,13 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
     public var type: PropertyType
     /// Whether the property accepts nil. To-one links are always optional.
     public var isOptional: Bool
-    /// Whether the property is a `List` of values of ``type``.
+    /// Whether the property is a collection of values of ``type``: a `List`, or a `MutableSet`
+    /// when ``isSet`` is also true (a set is stored, queried and observed as a list whose
+    /// members are distinct).
     public var isList: Bool
+    /// Whether the property is a `MutableSet`: a collection (``isList`` is true) that holds each
+    /// member once, in the order they were first inserted.
+    public var isSet: Bool
     /// For links, lists of links and `LinkingObjects`: the name of the target (or origin) type.
     public var objectType: String?
     /// For `LinkingObjects`: the name of the link property on ``objectType`` that points here.
@@ -67,12 +72,13 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
     public init(
         name: String, type: PropertyType, isOptional: Bool = false, isList: Bool = false,
         objectType: String? = nil, originProperty: String? = nil, isPrimaryKey: Bool = false,
-        isIndexed: Bool = false, deleteRule: DeleteRule = .nullify
+        isIndexed: Bool = false, deleteRule: DeleteRule = .nullify, isSet: Bool = false
     ) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
-        self.isList = isList
+        self.isList = isList || isSet
+        self.isSet = isSet
         self.objectType = objectType
         self.originProperty = originProperty
         self.isPrimaryKey = isPrimaryKey
@@ -96,6 +102,14 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
         Property(
             name: name, type: .object, isList: true, objectType: objectType,
             deleteRule: deleteRule)
+    }
+
+    /// A `MutableSet` of links to `objectType`.
+    public static func set(
+        _ name: String, of objectType: String, deleteRule: DeleteRule = .nullify
+    ) -> Property {
+        Property(
+            name: name, type: .object, objectType: objectType, deleteRule: deleteRule, isSet: true)
     }
 
     /// The inverse of `property` on `objectType`.
@@ -122,7 +136,13 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
         default: text = type.rawValue.prefix(1).uppercased() + type.rawValue.dropFirst()
         }
         if text == "Uuid" { text = "UUID" }
-        if isList { text = "[\(text)\(isOptional ? "?" : "")]" } else if isOptional { text += "?" }
+        if isSet {
+            text = "{\(text)\(isOptional ? "?" : "")}"
+        } else if isList {
+            text = "[\(text)\(isOptional ? "?" : "")]"
+        } else if isOptional {
+            text += "?"
+        }
         var result = "\(name): \(text)"
         if isPrimaryKey { result += " primary" }
         if isIndexed { result += " indexed" }
@@ -175,6 +195,15 @@ public struct Schema: Hashable, Sendable {
         objectSchemas.first { $0.name == name }
     }
 
+    /// What is wrong with a `MutableSet` property, if anything.
+    private func setProblem(_ p: Property) -> String? {
+        guard p.isList, p.type != .linkingObjects else { return "a set is a collection of values or of links" }
+        if p.type == .object, let target = p.objectType.flatMap({ self[$0] }), target.isEmbedded {
+            return "a set cannot hold embedded objects"
+        }
+        return nil
+    }
+
     /// Checks the rules every schema must keep.
     ///
     /// - Throws: ``LiveObjectsError`` with code `invalidSchema`, naming the type and property at
@@ -220,6 +249,7 @@ public struct Schema: Hashable, Sendable {
                         throw fail(p.name, "properties of type \(p.type.rawValue) cannot be indexed")
                     }
                 }
+                if p.isSet, let why = setProblem(p) { throw fail(p.name, why) }
                 if p.deleteRule != .nullify && p.type != .object {
                     throw fail(p.name, "only link properties take a delete rule")
                 }
@@ -234,7 +264,7 @@ public struct Schema: Hashable, Sendable {
                         throw fail(p.name, "a to-one link must be optional")
                     }
                     if p.isList && p.isOptional {
-                        throw fail(p.name, "a list of links cannot hold nil")
+                        throw fail(p.name, "a \(p.isSet ? "set" : "list") of links cannot hold nil")
                     }
                     if target.isEmbedded && p.deleteRule == .deny {
                         throw fail(p.name, "a link to an embedded object cannot deny deletion")

@@ -191,6 +191,10 @@ extension Store {
             throw LiveObjectsError(
                 .corruptFile, "the list is given twice", objectType: table.name, property: column.property.name)
         }
+        if column.property.isSet && Set(targets).count != targets.count {
+            throw LiveObjectsError(
+                .corruptFile, "a set names an object twice", objectType: table.name, property: column.property.name)
+        }
         var rows: [Int32] = []
         rows.reserveCapacity(targets.count)
         let backlinks = table.outgoing[property]!

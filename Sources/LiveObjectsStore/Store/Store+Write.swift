@@ -44,11 +44,12 @@ extension Store {
             }
             var element = property
             element.isList = false
+            element.isSet = false
             if property.type == .object { element.isOptional = false }
             var checked: [PropertyValue] = []
             checked.reserveCapacity(items.count)
             for item in items { checked.append(try check(item, for: element, in: table)) }
-            return .list(checked)
+            return .list(property.isSet ? Store.distinctMembers(checked) : checked)
         }
         if case .null = value {
             guard property.isOptional || property.type == .object else {
@@ -211,6 +212,27 @@ extension Store {
         guard from >= 0 && from < count else { throw outOfBounds(table, p, from, count) }
         guard to >= 0 && to < count else { throw outOfBounds(table, p, to, count) }
         if from != to { listMove(table, row, p, from: from, to: to) }
+    }
+
+    /// The members of a set given as a list: each once, where it first appears.
+    package static func distinctMembers<Member: Hashable>(_ items: [Member]) -> [Member] {
+        guard items.count > 1 else { return items }
+        var seen = Set<Member>()
+        seen.reserveCapacity(items.count)
+        return items.filter { seen.insert($0).inserted }
+    }
+
+    /// The position of a member in a set property (or of an element in a list), if it holds it.
+    package func indexOfMember(_ value: PropertyValue, _ table: Table, _ row: Int32, _ p: Int) -> Int? {
+        switch table.columns[p] {
+        case let c as LinkListColumn:
+            guard case .object(let key) = value, let r = c.target.row(for: key) else { return nil }
+            return c.lists[Int(row)].firstIndex(of: r)
+        case let c as ValueListColumn:
+            return c.lists[Int(row)].firstIndex(of: value)
+        default:
+            return nil
+        }
     }
 
     /// The number of elements of a list property.

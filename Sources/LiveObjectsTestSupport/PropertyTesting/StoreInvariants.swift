@@ -93,6 +93,9 @@ package enum StoreInvariants {
                     for t in targets where !isLive(column.target, t) {
                         fail("\(label) of \(name(table, row)) lists deleted \(column.target.name)#\(t)")
                     }
+                    if property.isSet && Set(targets).count != targets.count {
+                        fail("\(label) of \(name(table, row)) is a set that holds an object twice: \(targets)")
+                    }
                 }
             default:
                 fail("\(label) is a link property without a link column")
@@ -106,6 +109,10 @@ package enum StoreInvariants {
             }
             for row in 0..<table.rowCount where !table.isLive(Int32(row)) && !column.lists[row].isEmpty {
                 fail("\(table.name).\(property.name) of deleted slot \(row) still holds values")
+            }
+            for row in 0..<table.rowCount
+            where property.isSet && Set(column.lists[row]).count != column.lists[row].count {
+                fail("\(table.name).\(property.name) of slot \(row) is a set that holds a value twice")
             }
         }
     }

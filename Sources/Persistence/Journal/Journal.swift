@@ -458,6 +458,9 @@ extension SnapshotDecoder {
                         keys.append(try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: table.name))
                         ends.append(reader.fileOffset)
                     }
+                    if property.isSet && Set(keys).count != keys.count {
+                        throw corrupt("a set names an object twice", type: table.name, property: name)
+                    }
                     fields.append((p, .list(keys, ends: ends), reader.fileOffset))
                 } else if try reader.readNull() {
                     fields.append((p, .link(nil), reader.fileOffset))
@@ -470,6 +473,9 @@ extension SnapshotDecoder {
                 try reader.beginArray()
                 while try reader.nextElement() {
                     items.append(try ValueCoding.readPlain(property, element: true, &reader, table: table.name))
+                }
+                if property.isSet && Set(items).count != items.count {
+                    throw corrupt("a set holds a member twice", type: table.name, property: name)
                 }
                 fields.append((p, .plain(.list(items)), reader.fileOffset))
             } else {

@@ -25,7 +25,10 @@ enum SchemaCoding {
                     writer.key("optional")
                     writer.bool(true)
                 }
-                if p.isList {
+                if p.isSet {
+                    writer.key("set")
+                    writer.bool(true)
+                } else if p.isList {
                     writer.key("list")
                     writer.bool(true)
                 }
@@ -147,6 +150,7 @@ enum SchemaCoding {
                 type = t
             case "optional": property.isOptional = try reader.readBool()
             case "list": property.isList = try reader.readBool()
+            case "set": property.isSet = try reader.readBool()
             case "objectType": property.objectType = try reader.readString()
             case "originProperty": property.originProperty = try reader.readString()
             case "primaryKey": property.isPrimaryKey = try reader.readBool()
@@ -166,6 +170,7 @@ enum SchemaCoding {
         }
         property.name = name
         property.type = type
+        if property.isSet { property.isList = true }
         return property
     }
 

@@ -779,6 +779,9 @@ struct SnapshotDecoder {
                 items.append(
                     try ValueCoding.readPlain(table.schema.properties[p], element: true, &reader, table: table.name))
             }
+            if table.schema.properties[p].isSet && Set(items).count != items.count {
+                throw corrupt("a set holds a member twice", type: table.name, property: table.schema.properties[p].name)
+            }
             return .list(items)
         default:
             return try ValueCoding.readPlain(table.schema.properties[p], element: false, &reader, table: table.name)

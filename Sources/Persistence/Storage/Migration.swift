@@ -194,7 +194,9 @@ enum MigrationRunner {
                 for (p, property) in properties.enumerated() {
                     if property.type == .object { values[p] = property.zeroValue }
                     guard let o = sources[p] else { continue }
-                    let value = oldTable.value(row, o)
+                    var value = oldTable.value(row, o)
+                    // A list that becomes a set keeps each member once, where it first appears.
+                    if property.isSet, case .list(let items) = value { value = .list(Store.distinctMembers(items)) }
                     if property.type == .object {
                         if !value.isNull { links.append((table, row, p, value)) }
                     } else if !(value.isNull && !property.isOptional) {
