@@ -663,6 +663,12 @@ package struct CommandParser {
             }
             position += 1
         }
+        // `int`, `string`…: Swift's names are capitalized; a link to a type named so is unlikely.
+        if Self.primitiveTypes[typeName] == nil,
+            let spelled = Self.primitiveTypes.keys.filter({ $0.lowercased() == typeName.lowercased() }).min()
+        {
+            throw error("unknown type '\(typeName)'; property types are spelled as in Swift: '\(spelled)'", at: start)
+        }
         var property: Property
         if let primitive = Self.primitiveTypes[typeName] {
             property = Property(name: name, type: primitive, isOptional: isOptional, isList: isList)

@@ -108,6 +108,8 @@ import Testing
                 "this realm lives in memory; saving needs a file realm, and file realms need the Persistence module, not available yet"
             ),
             ("unwatch nothing", "there is no watch named 'nothing'"),
+            ("define T { id: int primary }", "unknown type 'int'; property types are spelled as in Swift: 'Int'"),
+            ("define T { tags: {string} }", "unknown type 'string'; property types are spelled as in Swift: 'String'"),
         ]
         for (command, message) in cases {
             let run = await liveobj(["--demo", "-c", command])
