@@ -384,7 +384,7 @@ extension BoundComparison {
         case .lessThanOrEqual: return compareValues(a, b, options).map { $0 <= 0 } ?? false
         case .greaterThan: return compareValues(a, b, options).map { $0 > 0 } ?? false
         case .greaterThanOrEqual: return compareValues(a, b, options).map { $0 >= 0 } ?? false
-        case .beginsWith, .endsWith, .contains, .like:
+        case .beginsWith, .endsWith, .contains, .like, .text:
             guard case .string(let s) = a, case .string(let pattern) = b,
                 let matcher = StringMatcher(operator: op, pattern: pattern, options: options)
             else { return false }

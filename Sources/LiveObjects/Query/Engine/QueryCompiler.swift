@@ -121,7 +121,9 @@ struct QueryCompiler {
         }
         try check(lhs, op, rhs, c)
         var matcher: StringMatcher?
-        if case .constant(.string(let pattern)) = rhs.expression,
+        if op == .text {
+            matcher = try fullTextMatcher(rhs, c)
+        } else if case .constant(.string(let pattern)) = rhs.expression,
             [.beginsWith, .endsWith, .contains, .like].contains(op)
                 || ((op == .equal || op == .notEqual) && !c.options.isEmpty)
         {
@@ -137,6 +139,19 @@ struct QueryCompiler {
             memoCount += path.steps.count
         }
         return .comparison(comparison)
+    }
+
+    /// The matcher of `TEXT`, whose right-hand side must be a string constant holding a valid
+    /// full-text query (``FullTextQuery``).
+    private func fullTextMatcher(_ rhs: Bound, _ c: ComparisonSyntax) throws(LiveObjectsError) -> StringMatcher {
+        guard case .constant(.string(let text)) = rhs.expression else {
+            throw fail("TEXT takes a string constant (the full-text query), not \(rhs.name)", at: c.offset)
+        }
+        do {
+            return StringMatcher(fullText: try FullTextQuery(text))
+        } catch {
+            throw fail(error.message, at: c.offset)
+        }
     }
 
     /// The index lookup or column scan for a comparison, when it has that shape.
@@ -417,7 +432,7 @@ extension ComparisonOperator {
     /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`.
     var isStringOperation: Bool {
         switch self {
-        case .beginsWith, .endsWith, .contains, .like: true
+        case .beginsWith, .endsWith, .contains, .like, .text: true
         default: false
         }
     }

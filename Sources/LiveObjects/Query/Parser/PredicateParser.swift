@@ -321,6 +321,8 @@ struct PredicateParserState {
         case .keyword(.endsWith): op = .endsWith
         case .keyword(.contains): op = .contains
         case .keyword(.like): op = .like
+        // Not a keyword, so that a property may still be called `text`.
+        case .identifier(let name) where name.uppercased() == "TEXT": op = .text
         case .keyword(.matches):
             throw PredicateSyntaxFailure(
                 "expected a comparison operator but found MATCHES, which is not supported "
@@ -329,7 +331,7 @@ struct PredicateParserState {
         default:
             throw failure(
                 expected: "a comparison operator (==, !=, <, <=, >, >=, BETWEEN, IN, BEGINSWITH, "
-                    + "ENDSWITH, CONTAINS or LIKE)")
+                    + "ENDSWITH, CONTAINS, LIKE or TEXT)")
         }
         try advance()
         var options = ComparisonOptions()

@@ -117,6 +117,8 @@ package enum ComparisonOperator: String, Hashable, Sendable, CaseIterable {
     case contains = "CONTAINS"
     /// `LIKE`, with `*` (any run of characters) and `?` (one character) as wildcards.
     case like = "LIKE"
+    /// `TEXT`: full-text search (``FullTextQuery``), `body TEXT 'coffee -decaf'`.
+    case text = "TEXT"
 }
 
 /// The `[c]`, `[d]` and `[cd]` options of a comparison.

@@ -23,6 +23,8 @@ package struct StringMatcher: Sendable {
     /// A string operation.
     package enum Operation: Sendable, Hashable {
         case equal, beginsWith, endsWith, contains, like
+        /// `TEXT`: the words of the string match ``StringMatcher/fullText``.
+        case fullText
     }
 
     /// The operation.
@@ -32,6 +34,8 @@ package struct StringMatcher: Sendable {
     /// The folded constant.
     package let pattern: FoldedString
     private let likeAtoms: [LikeAtom]
+    /// The query of a ``Operation/fullText`` matcher.
+    package let fullText: FullTextQuery?
 
     private enum LikeAtom: Sendable {
         case literal([UInt8])
@@ -46,6 +50,17 @@ package struct StringMatcher: Sendable {
         self.pattern = FoldedString(pattern, options: options)
         let bytes = self.pattern.utf8
         likeAtoms = operation == .like ? Self.compileLike(bytes) : []
+        fullText = nil
+    }
+
+    /// The matcher of a full-text query: stored strings are folded with `[cd]`
+    /// (``FullTextTokenizer/options``) and split into words.
+    package init(fullText query: FullTextQuery) {
+        operation = .fullText
+        options = FullTextTokenizer.options
+        pattern = FoldedString(query.text, options: options)
+        likeAtoms = []
+        fullText = query
     }
 
     /// The matcher for a comparison operator, or nil if the operator is not a string
@@ -57,6 +72,9 @@ package struct StringMatcher: Sendable {
         case .endsWith: self.init(.endsWith, pattern, options: options)
         case .contains: self.init(.contains, pattern, options: options)
         case .like: self.init(.like, pattern, options: options)
+        case .text:
+            guard let query = try? FullTextQuery(pattern) else { return nil }
+            self.init(fullText: query)
         default: return nil
         }
     }
@@ -90,6 +108,8 @@ package struct StringMatcher: Sendable {
                 return contains(needle, in: haystack, &boundaries)
             case .like:
                 return like(haystack, &boundaries)
+            case .fullText:
+                return fullText?.matches(words: FullTextTokenizer.words(folded: haystack, isASCII: isASCII)) ?? false
             }
         }
     }
