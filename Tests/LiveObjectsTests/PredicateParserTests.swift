@@ -325,7 +325,7 @@ private func rhs(_ text: String, _ arguments: [PropertyValue] = []) throws -> Ex
             ("a == 1 b == 2", "expected AND, OR or end of input but found key path 'b'", 8),
             (
                 "age 3",
-                "expected a comparison operator (==, !=, <, <=, >, >=, BETWEEN, IN, BEGINSWITH, ENDSWITH, CONTAINS or LIKE) but found number 3",
+                "expected a comparison operator (==, !=, <, <=, >, >=, BETWEEN, IN, BEGINSWITH, ENDSWITH, CONTAINS, LIKE or TEXT) but found number 3",
                 5
             ),
             ("age", "expected a comparison operator", 4),
