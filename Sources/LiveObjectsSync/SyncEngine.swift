@@ -43,8 +43,8 @@ import Persistence
 /// and the engine pulls again from the start to take the later state). A local deletion not sent yet
 /// wins over a server update. A list is not replaced whole: an update of a list carries its
 /// base (``SyncChange/bases``, the list as this device last had it from the server), and the
-/// server merges the difference into its list (docs/SYNC-PROTOCOL.md, "Lists"); the engine
-/// keeps each list's base, from the last pull that set it or the last push acknowledged. An
+/// server merges the difference into its list (docs/SYNC-PROTOCOL.md, "Lists"; a `MutableSet`
+/// travels as a list and is merged per member, "Sets"); the engine keeps each list's base, from the last pull that set it or the last push acknowledged. An
 /// object deleted on the server while it has a local change not sent yet is a ``SyncConflict``,
 /// left for the app (``conflicts()``, ``resolve(_:with:)``).
 /// Server changes are applied as remote writes: the history marks them, and they are never sent
@@ -166,8 +166,8 @@ public actor SyncEngine {
     ///   - configuration: Retries and backoff.
     /// - Throws: `invalidOperation` when the realm keeps no history; `invalidSchema` when a type
     ///   is not in the realm, has no primary key, lacks its optional `String` server id
-    ///   property, or has a `MutableSet` property (not synced yet); `corruptFile` when the state log beside the realm's file is damaged (remove
-    ///   it to start over: the engine then pulls from the beginning); `io`.
+    ///   property; `corruptFile` when the state log beside the realm's file is damaged (remove it
+    ///   to start over: the engine then pulls from the beginning); `io`.
     public init(
         realm: Realm, transport: any SyncTransport, types: [any SyncableObject.Type],
         configuration: Configuration = .init()
@@ -196,10 +196,6 @@ public actor SyncEngine {
                 guard p.isStored, !p.isPrimaryKey, p.name != serverID else { return false }
                 if p.type == .object { return names.contains(p.objectType ?? "") }
                 return true
-            }
-            if let set = sent.first(where: \.isSet) {
-                throw LiveObjectsError(
-                    .invalidSchema, "MutableSet properties are not synced yet", objectType: name, property: set.name)
             }
             synced[name] = SyncedType(
                 name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,

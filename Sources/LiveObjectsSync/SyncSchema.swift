@@ -48,6 +48,9 @@ public struct SyncSchema: Codable, Hashable, Sendable {
         public var list: Bool?
         /// For `link`: the type linked to.
         public var target: String?
+        /// Whether the list is a `MutableSet`, merged per member (docs/SYNC-PROTOCOL.md,
+        /// "Sets"); written only when true, beside `list`.
+        public var set: Bool?
     }
 
     /// A synced type.
@@ -95,7 +98,7 @@ public struct SyncSchema: Codable, Hashable, Sendable {
                         return Property(
                             name: p.name, type: isLink ? "link" : p.type.rawValue,
                             optional: p.isOptional ? true : nil, list: p.isList ? true : nil,
-                            target: isLink ? p.objectType : nil)
+                            target: isLink ? p.objectType : nil, set: p.isSet ? true : nil)
                     }.sorted { $0.name < $1.name }))
         }
         self.types = result.sorted { $0.name < $1.name }
@@ -106,8 +109,8 @@ public struct SyncSchema: Codable, Hashable, Sendable {
         func property(_ p: Property) -> JSONValue {
             .members([
                 ("list", p.list.map(JSONValue.bool)), ("name", .string(p.name)),
-                ("optional", p.optional.map(JSONValue.bool)), ("target", p.target.map(JSONValue.string)),
-                ("type", .string(p.type)),
+                ("optional", p.optional.map(JSONValue.bool)), ("set", p.set.map(JSONValue.bool)),
+                ("target", p.target.map(JSONValue.string)), ("type", .string(p.type)),
             ])
         }
         let types = types.map { type -> JSONValue in

@@ -187,3 +187,31 @@ public enum ListMerge {
         return (aToB, bToA)
     }
 }
+
+extension ListMerge {
+    /// Applies the difference `base` → `edited` of a set to `current` (docs/SYNC-PROTOCOL.md,
+    /// "Sets"): the members the device removed leave, the members it added join at the end
+    /// unless `current` holds them already, and every other member stays where `current` has
+    /// it. A member two devices add at once is held once; members different devices add are all
+    /// kept; a member a device removes leaves even if another device changed the set meanwhile.
+    ///
+    /// Members are compared by `key`; a list given with a member twice counts it once (the first
+    /// occurrence), so the result never holds a member twice.
+    public static func mergeSet<Element, Key: Hashable>(
+        base: [Element], edited: [Element], current: [Element], key: (Element) -> Key
+    ) -> [Element] {
+        let baseKeys = Set(base.map(key))
+        let editedKeys = Set(edited.map(key))
+        var result: [Element] = []
+        var held = Set<Key>()
+        for member in current {
+            let k = key(member)
+            guard baseKeys.contains(k) ? editedKeys.contains(k) : true, held.insert(k).inserted else { continue }
+            result.append(member)
+        }
+        for member in edited where !baseKeys.contains(key(member)) && held.insert(key(member)).inserted {
+            result.append(member)
+        }
+        return result
+    }
+}

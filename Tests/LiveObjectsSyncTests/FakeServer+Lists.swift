@@ -7,20 +7,29 @@ import LiveObjectsSyncProtocol
 
 extension FakeServer {
     /// The values a create or an update stores: each list sent with a base merged into the
-    /// record's list, and references to deleted records left out of every list of links.
+    /// record's list (per member for the properties in `sets`), and references to deleted
+    /// records left out of every list of links.
     static func valuesToStore(
-        _ change: SyncChange, record: Record?, records: [SyncObjectID: Record]
+        _ change: SyncChange, record: Record?, records: [SyncObjectID: Record], sets: Set<String>
     ) -> [String: SyncValue] {
         var values = change.values
         for (name, base) in change.bases {
             guard let record, !record.isDeleted, let current = record.values[name], let edited = values[name] else {
                 continue
             }
+            let isSet = sets.contains(name)
             switch (base, edited, current) {
             case (.references(let b), .references(let e), .references(let c)):
-                values[name] = .references(ListMerge.merge(base: b, edited: e, current: c, key: \.object))
+                values[name] = .references(
+                    isSet
+                        ? ListMerge.mergeSet(base: b, edited: e, current: c, key: \.object)
+                        : ListMerge.merge(base: b, edited: e, current: c, key: \.object))
             case (.value(.list(let b)), .value(.list(let e)), .value(.list(let c))):
-                values[name] = .value(.list(ListMerge.merge(base: b, edited: e, current: c, key: { $0 })))
+                values[name] = .value(
+                    .list(
+                        isSet
+                            ? ListMerge.mergeSet(base: b, edited: e, current: c, key: { $0 })
+                            : ListMerge.merge(base: b, edited: e, current: c, key: { $0 })))
             default:
                 continue
             }

@@ -70,6 +70,9 @@ actor FakeServer: SyncTransport {
     var failNext = 0
     /// Pushes holding a change of this type fail.
     var refusedType: String?
+    /// The properties (by name, of any type) the server's schema declares as sets: merged per
+    /// member (docs/SYNC-PROTOCOL.md, "Sets").
+    var setProperties: Set<String> = []
     private var rng: SeededRandomNumberGenerator
 
     init(seed: UInt64 = 1, faults: Faults = .none) {
@@ -78,6 +81,8 @@ actor FakeServer: SyncTransport {
     }
 
     func setFaults(_ faults: Faults) { self.faults = faults }
+
+    func declareSets(_ names: Set<String>) { setProperties = names }
     func failNextRequests(_ count: Int) { failNext = count }
     func refuse(_ typeName: String?) { refusedType = typeName }
 
@@ -159,7 +164,7 @@ actor FakeServer: SyncTransport {
         switch change.kind {
         case .create:
             var record = records[id] ?? Record(serverID: newServerID(), version: version, values: [:])
-            let values = Self.valuesToStore(change, record: records[id], records: records)
+            let values = Self.valuesToStore(change, record: records[id], records: records, sets: setProperties)
             record.isDeleted = false
             record.version = version
             record.values.merge(values) { _, new in new }
@@ -175,7 +180,9 @@ actor FakeServer: SyncTransport {
                 break
             }
             record.version = version
-            record.values.merge(Self.valuesToStore(change, record: record, records: records)) { _, new in new }
+            record.values.merge(Self.valuesToStore(change, record: record, records: records, sets: setProperties)) {
+                _, new in new
+            }
             records[id] = record
             receipt = SyncReceipt(
                 idempotencyKey: change.idempotencyKey, serverID: record.serverID, serverVersion: version)

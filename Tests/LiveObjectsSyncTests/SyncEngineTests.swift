@@ -300,21 +300,6 @@ struct SyncEngineTests {
         #expect(schemaError?.property == "serverID")
     }
 
-    @Test func aTypeWithASetIsRefusedUntilSetsAreSynced() async throws {
-        final class Tagged: Object, SyncableObject {
-            @Persisted(primaryKey: true) var id = 0
-            @Persisted var serverID: String?
-            @Persisted var tags: MutableSet<String>
-        }
-        var configuration = Realm.Configuration(identifier: "set-\(UUID())", objectTypes: [Tagged.self])
-        configuration.keepsHistory = true
-        let realm = try await Realm.open(configuration)
-        let error = await #expect(throws: LiveObjectsError.self) {
-            _ = try await SyncEngine(realm: realm, transport: FakeServer(), types: [Tagged.self])
-        }
-        #expect(error?.code == .invalidSchema && error?.property == "tags")
-    }
-
     @Test func anObjectTheServerGotIsDeletedEvenWhenItsRoundDidNotFinish() async throws {
         let realm = try await openSyncRealm("unfinished")
         let server = FakeServer()

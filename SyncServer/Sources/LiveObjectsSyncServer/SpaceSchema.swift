@@ -36,18 +36,25 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
         public var isList: Bool
         /// For `link`: the type linked to, a type of the schema.
         public var target: String?
+        /// Whether the list is a set: it never holds a member twice, and a push with a base
+        /// merges it per member (docs/SYNC-PROTOCOL.md, "Sets").
+        public var isSet: Bool
 
         /// Creates a property.
-        public init(name: String, type: String, isOptional: Bool = false, isList: Bool = false, target: String? = nil) {
+        public init(
+            name: String, type: String, isOptional: Bool = false, isList: Bool = false, target: String? = nil,
+            isSet: Bool = false
+        ) {
             self.name = name
             self.type = type
             self.isOptional = isOptional
-            self.isList = isList
+            self.isList = isList || isSet
             self.target = target
+            self.isSet = isSet
         }
 
         private enum CodingKeys: String, CodingKey {
-            case name, type, optional, list, target
+            case name, type, optional, list, target, set
         }
 
         public init(from decoder: any Decoder) throws {
@@ -57,6 +64,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
             isOptional = try container.decodeIfPresent(Bool.self, forKey: .optional) ?? false
             isList = try container.decodeIfPresent(Bool.self, forKey: .list) ?? false
             target = try container.decodeIfPresent(String.self, forKey: .target)
+            isSet = try container.decodeIfPresent(Bool.self, forKey: .set) ?? false
+            isList = isList || isSet
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -65,13 +74,21 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
             try container.encode(type, forKey: .type)
             if isOptional { try container.encode(true, forKey: .optional) }
             if isList { try container.encode(true, forKey: .list) }
+            if isSet { try container.encode(true, forKey: .set) }
             try container.encodeIfPresent(target, forKey: .target)
         }
 
-        /// As people read it: `name: String?`, `tags: [String]`, `owner: -> Holder?`.
+        /// As people read it: `name: String?`, `tags: [String]`, `labels: {String}`,
+        /// `owner: -> Holder?`.
         var summary: String {
             var text = type == "link" ? "-> \(target ?? "?")" : type
-            if isList { text = "[\(text)\(isOptional ? "?" : "")]" } else if isOptional { text += "?" }
+            if isSet {
+                text = "{\(text)\(isOptional ? "?" : "")}"
+            } else if isList {
+                text = "[\(text)\(isOptional ? "?" : "")]"
+            } else if isOptional {
+                text += "?"
+            }
             return "\(name): \(text)"
         }
     }
@@ -112,8 +129,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
         func property(_ p: Property) -> JSONValue {
             let members: [(String, JSONValue?)] = [
                 ("list", p.isList ? .bool(true) : nil), ("name", .string(p.name)),
-                ("optional", p.isOptional ? .bool(true) : nil), ("target", p.target.map(JSONValue.string)),
-                ("type", .string(p.type)),
+                ("optional", p.isOptional ? .bool(true) : nil), ("set", p.isSet ? .bool(true) : nil),
+                ("target", p.target.map(JSONValue.string)), ("type", .string(p.type)),
             ]
             return .object(members.compactMap { key, value in value.map { (key: key, value: $0) } })
         }
@@ -181,7 +198,7 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
                     Property(
                         name: try string(value, "name", in: what), type: try string(value, "type", in: what),
                         isOptional: try flag(value, "optional", in: what), isList: try flag(value, "list", in: what),
-                        target: target))
+                        target: target, isSet: try flag(value, "set", in: what)))
             }
             types.append(
                 ObjectType(
@@ -343,7 +360,8 @@ extension SpaceSchema {
             }
             if property.isList {
                 guard tag == "refs", case .array(let references) = payload else { return "not {\"refs\": […]}" }
-                return references.lazy.compactMap(referenceProblem).first
+                if let problem = references.lazy.compactMap(referenceProblem).first { return problem }
+                return property.isSet ? Self.repeatedMember(references.map(\.referenceKey)) : nil
             }
             guard tag == "ref" else { return "not {\"ref\": …}" }
             if case .null = payload { return nil }
@@ -356,9 +374,17 @@ extension SpaceSchema {
                     return "an element: \(problem)"
                 }
             }
-            return nil
+            return property.isSet ? Self.repeatedMember(items) : nil
         }
         return scalarProblem(value, property.type, optional: property.isOptional)
+    }
+
+    /// The problem of a set's members (compared as ``ListMerge`` compares them) when one is
+    /// there twice, or nil.
+    private static func repeatedMember(_ members: [JSONValue]) -> String? {
+        var seen = Set<JSONValue>()
+        guard let twice = members.first(where: { !seen.insert($0).inserted }) else { return nil }
+        return "a set holds \(twice.text) twice"
     }
 
     /// What is wrong with a plain value for a scalar type, or nil.

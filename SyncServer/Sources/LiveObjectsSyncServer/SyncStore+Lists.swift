@@ -8,17 +8,20 @@ import PostgresNIO
 // merged into the stored one; a reference to a deleted object leaves every stored list.
 
 extension SyncStore {
-    /// The merge of one list, or nil when the three values are not lists of one kind (the pushed
-    /// value then replaces the stored one).
-    static func mergedList(base: JSONValue, edited: JSONValue, current: JSONValue) -> JSONValue? {
+    /// The merge of one list (per member when `isSet`: docs/SYNC-PROTOCOL.md, "Sets"), or nil
+    /// when the three values are not lists of one kind (the pushed value then replaces the
+    /// stored one).
+    static func mergedList(base: JSONValue, edited: JSONValue, current: JSONValue, isSet: Bool = false) -> JSONValue? {
         guard let b = base.fields, let e = edited.fields, let c = current.fields,
             b.count == 1, let tag = b.keys.first, tag == "list" || tag == "refs",
             case .array(let baseList)? = b[tag], case .array(let editedList)? = e[tag],
             case .array(let currentList)? = c[tag]
         else { return nil }
-        let merged = ListMerge.merge(
-            base: baseList, edited: editedList, current: currentList,
-            key: { tag == "refs" ? $0.referenceKey : $0 })
+        let key: (JSONValue) -> JSONValue = { tag == "refs" ? $0.referenceKey : $0 }
+        let merged =
+            isSet
+            ? ListMerge.mergeSet(base: baseList, edited: editedList, current: currentList, key: key)
+            : ListMerge.merge(base: baseList, edited: editedList, current: currentList, key: key)
         return .object([(key: tag, value: .array(merged))])
     }
 

@@ -329,9 +329,11 @@ extension PushSegment {
         let bases = (change.bases ?? [:]).filter { values[$0.key] != nil }
         if !bases.isEmpty, let object, !object.deleted {
             let current = object.values
+            let properties = schema?[change.object.type]?.properties ?? []
             for (name, base) in bases {
+                let isSet = properties.contains { $0.name == name && $0.isSet }
                 guard let stored = current[name], let edited = values[name],
-                    let merged = SyncStore.mergedList(base: base, edited: edited, current: stored)
+                    let merged = SyncStore.mergedList(base: base, edited: edited, current: stored, isSet: isSet)
                 else { continue }
                 values[name] = merged
             }
