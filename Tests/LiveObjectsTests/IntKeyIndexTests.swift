@@ -193,3 +193,36 @@ extension IntKeyIndexTests {
         #expect(!ascending.rowsFollowKeys)
     }
 }
+
+extension IntKeyIndexTests {
+    /// Keys whose rows follow them keep bits, not slots (a bit per key value, generations that
+    /// are not zero apart); the first key in another row writes the slots out with every entry
+    /// and generation; removals at the end shorten the span.
+    @Test func alignedKeysKeepNoSlots() {
+        var index = IntKeyIndex()
+        for key in Int64(1_000)..<101_000 { index.insert(key, row: Int32(key - 1_000)) }
+        index.insert(5_000, row: 4_000, generation: 3)
+        #expect(index.keepsNoSlots && index.count == 100_000)
+        #expect(index.bytes < 100_000 / 4, "\(index.bytes) bytes")
+        #expect(index.entry(for: 5_000)! == (4_000, 3) && index.entry(for: 5_001)! == (4_001, 0))
+        #expect(index.row(for: 999) == nil && index.row(for: 101_000) == nil)
+        index.remove(5_001)
+        #expect(index.row(for: 5_001) == nil && index.count == 99_999)
+        // A removal at the end shortens the span: the next key may start further on again.
+        for key in Int64(100_990)..<101_000 { index.remove(key) }
+        #expect(index.keepsNoSlots && index.pairs.map(\.key).max() == 100_989)
+
+        var moved = index
+        moved.insert(200_000, row: 7)
+        #expect(!moved.keepsNoSlots && moved.usesDenseLayout && moved.count == 99_990)
+        #expect(moved.entry(for: 5_000)! == (4_000, 3) && moved.row(for: 5_001) == nil)
+        #expect(moved.row(for: 200_000) == 7 && moved.row(for: 100_989) == 99_989)
+        #expect(!moved.rowsFollowKeys)
+
+        // Every key removed: the bits start over at the next key, wherever it is.
+        for (key, _) in index.pairs { index.remove(key) }
+        #expect(index.count == 0 && index.keepsNoSlots && !index.rowsFollowKeys)
+        index.insert(-50, row: 0)
+        #expect(index.keepsNoSlots && index.entry(for: -50)! == (0, 0) && index.alignedRow(for: -49) == 1)
+    }
+}

@@ -17,6 +17,11 @@
 /// when objects with increasing keys fill fresh slots in order. While that holds, the table
 /// finds a key's row by arithmetic (``alignedRow(for:)``) and confirms it by the row's state
 /// alone, without reading the index.
+///
+/// While the dense layout holds only such keys, it keeps no slots at all: a key's row is known
+/// by arithmetic, so the index keeps one bit per key value (whether the key is there) and the
+/// generations that are not zero (a row used again), 1/64 of the slots' bytes. The first key
+/// placed at another row writes the slots out (``materializeSlots()``), for good.
 @usableFromInline
 package struct IntKeyIndex {
     @usableFromInline
@@ -39,6 +44,14 @@ package struct IntKeyIndex {
 
     /// Whether the dense layout is in use.
     @usableFromInline private(set) var isDense = true
+    /// Whether the dense layout keeps bits instead of slots: every key's row is the key minus
+    /// ``keyOffset``. Bit `i` of ``present`` says whether key `base + i` is there; ``span``
+    /// bits are in use.
+    @usableFromInline private(set) var isImplicit = true
+    @usableFromInline private(set) var present: [UInt64] = []
+    @usableFromInline private(set) var span = 0
+    /// The generations that are not zero, by key offset from ``base``, while ``isImplicit``.
+    @usableFromInline private(set) var implicitGenerations: [Int: UInt32] = [:]
     /// The dense layout: slot `i` holds key `base + i`.
     @usableFromInline private(set) var slots: [Slot] = []
     @usableFromInline private(set) var base: Int64 = 0
@@ -66,6 +79,15 @@ package struct IntKeyIndex {
 
     /// Whether the index uses the dense layout (for tests).
     package var usesDenseLayout: Bool { isDense }
+
+    /// Whether the dense layout keeps bits instead of slots (for tests).
+    package var keepsNoSlots: Bool { isDense && isImplicit }
+
+    /// The bytes the index holds in its arrays (not counting allocation headers).
+    package var bytes: Int {
+        slots.capacity * MemoryLayout<Slot>.stride + entries.capacity * MemoryLayout<Entry>.stride
+            + present.capacity * 8 + implicitGenerations.capacity * 16
+    }
 
     @inlinable @inline(__always)
     func hashSlot(_ key: Int64) -> Int {
@@ -110,6 +132,13 @@ package struct IntKeyIndex {
     /// The row of a key and its generation.
     @inlinable @inline(__always)
     package func entry(for key: Int64) -> (row: Int32, generation: UInt32)? {
+        if isImplicit {
+            let (offset, overflow) = key.subtractingReportingOverflow(base)
+            guard !overflow, UInt64(bitPattern: offset) < UInt64(span) else { return nil }
+            let i = Int(offset)
+            guard present.withUnsafeBufferPointer({ $0[i >> 6] }) & (1 << UInt64(i & 63)) != 0 else { return nil }
+            return (Int32(truncatingIfNeeded: key &- keyOffset), implicitGenerations.isEmpty ? 0 : implicitGenerations[i] ?? 0)
+        }
         if isDense {
             guard let i = denseSlot(key) else { return nil }
             let slot = slots.withUnsafeBufferPointer { $0[i] }
@@ -140,6 +169,10 @@ package struct IntKeyIndex {
     /// Places a key; returns false when the key was there (and is replaced only if asked).
     @inline(__always)
     private mutating func put(_ key: Int64, row: Int32, generation: UInt32, replacing: Bool) -> Bool {
+        if isImplicit {
+            if let placed = putImplicit(key, row: row, generation: generation, replacing: replacing) { return placed }
+            materializeSlots()
+        }
         if isDense {
             if let i = denseSlot(key) ?? makeDenseSlot(key) {
                 let existed = slots[i].row >= 0
@@ -166,6 +199,62 @@ package struct IntKeyIndex {
         entries[i] = Entry(key: key, row: row, generation: generation)
         if !found { count += 1 }
         return !found
+    }
+
+    /// Places a key while the layout keeps bits; nil (changing nothing) when it cannot: the key's
+    /// row is not the one its value gives, or the key is outside what the dense layout spans.
+    private mutating func putImplicit(_ key: Int64, row: Int32, generation: UInt32, replacing: Bool) -> Bool? {
+        if count == 0 {
+            present.removeAll(keepingCapacity: true)
+            implicitGenerations.removeAll()
+            span = 0
+            base = key
+            keyOffset = key &- Int64(row)
+        } else if key &- Int64(row) != keyOffset {
+            return nil
+        }
+        let (offset, overflow) = key.subtractingReportingOverflow(base)
+        guard !overflow, offset >= 0, offset < Int64(Self.denseLimit(count + 1)) else { return nil }
+        let i = Int(offset)
+        if i >= span {
+            span = i + 1
+            let words = (span + 63) >> 6
+            if words > present.count { present.append(contentsOf: repeatElement(0, count: words - present.count)) }
+        }
+        let bit: UInt64 = 1 << UInt64(i & 63)
+        let existed = present[i >> 6] & bit != 0
+        if existed && !replacing { return false }
+        present[i >> 6] |= bit
+        if generation != 0 {
+            implicitGenerations[i] = generation
+        } else if !implicitGenerations.isEmpty {
+            implicitGenerations[i] = nil
+        }
+        rowsFollowKeys = true
+        if !existed { count += 1 }
+        return !existed
+    }
+
+    /// Writes the slots of the keys the bits hold, for a key that does not follow them: the
+    /// dense layout keeps slots from then on.
+    private mutating func materializeSlots() {
+        isImplicit = false
+        slots = []
+        if count > 0 {
+            slots.reserveCapacity(span)
+            for i in 0..<span {
+                guard present[i >> 6] & (1 << UInt64(i & 63)) != 0 else {
+                    slots.append(.empty)
+                    continue
+                }
+                let key = base + Int64(i)
+                slots.append(
+                    Slot(row: Int32(truncatingIfNeeded: key &- keyOffset), generation: implicitGenerations[i] ?? 0))
+            }
+        }
+        present = []
+        implicitGenerations = [:]
+        span = 0
     }
 
     /// Extends the dense layout to cover a key outside its span, if the layout stays dense;
@@ -251,6 +340,28 @@ package struct IntKeyIndex {
 
     /// Removes a key.
     package mutating func remove(_ key: Int64) {
+        if isImplicit {
+            let (offset, overflow) = key.subtractingReportingOverflow(base)
+            guard !overflow, UInt64(bitPattern: offset) < UInt64(span) else { return }
+            let i = Int(offset)
+            let bit: UInt64 = 1 << UInt64(i & 63)
+            guard present[i >> 6] & bit != 0 else { return }
+            present[i >> 6] &= ~bit
+            if !implicitGenerations.isEmpty { implicitGenerations[i] = nil }
+            count -= 1
+            if count == 0 { rowsFollowKeys = false }
+            // Trailing absent keys leave the span (a rolled-back bulk insert leaves none behind).
+            while span > 0 {
+                let word = present[(span - 1) >> 6] & (UInt64.max >> UInt64(63 - ((span - 1) & 63)))
+                if word != 0 {
+                    span = ((span - 1) & ~63) + 64 - word.leadingZeroBitCount
+                    break
+                }
+                span = (span - 1) & ~63
+            }
+            present.removeLast(present.count - (span + 63) >> 6)
+            return
+        }
         if isDense {
             guard let i = denseSlot(key), slots[i].row >= 0 else { return }
             slots[i] = .empty
@@ -286,6 +397,10 @@ package struct IntKeyIndex {
 
     /// Makes room for at least `capacity` keys.
     package mutating func reserve(_ capacity: Int) {
+        if isImplicit {
+            present.reserveCapacity((capacity + 63) >> 6)
+            return
+        }
         if isDense {
             slots.reserveCapacity(capacity)
             return
@@ -304,6 +419,13 @@ package struct IntKeyIndex {
 
     /// Every (key, row) pair, in no particular order.
     package var pairs: [(key: Int64, row: Int32)] {
+        if isImplicit {
+            return (0..<span).compactMap { i in
+                guard present[i >> 6] & (1 << UInt64(i & 63)) != 0 else { return nil }
+                let key = base + Int64(i)
+                return (key, Int32(truncatingIfNeeded: key &- keyOffset))
+            }
+        }
         if isDense {
             return slots.enumerated().compactMap { $1.row >= 0 ? (base + Int64($0), $1.row) : nil }
         }
