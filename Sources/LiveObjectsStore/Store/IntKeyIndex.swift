@@ -137,7 +137,10 @@ package struct IntKeyIndex {
             guard !overflow, UInt64(bitPattern: offset) < UInt64(span) else { return nil }
             let i = Int(offset)
             guard present.withUnsafeBufferPointer({ $0[i >> 6] }) & (1 << UInt64(i & 63)) != 0 else { return nil }
-            return (Int32(truncatingIfNeeded: key &- keyOffset), implicitGenerations.isEmpty ? 0 : implicitGenerations[i] ?? 0)
+            return (
+                Int32(truncatingIfNeeded: key &- keyOffset),
+                implicitGenerations.isEmpty ? 0 : implicitGenerations[i] ?? 0
+            )
         }
         if isDense {
             guard let i = denseSlot(key) else { return nil }
