@@ -124,3 +124,25 @@ final class Fielder: Object {
         #expect(try await realm.read { $0.object(ofType: Fielder.self, forPrimaryKey: "Bob")?.position } == .catcher)
     }
 }
+
+extension EnumPropertyTests {
+    /// `Object(value:)` takes an enum property's case or its raw value, as `create` does; a raw
+    /// value that is no case is refused, naming the property.
+    @Test func anUnmanagedObjectTakesRawValues() throws {
+        let dee = try Fielder(
+            value: [
+                "name": "Dee", "position": "shortstop", "firstPosition": Position.pitcher, "backup": "catcher",
+                "played": ["pitcher", Position.shortstop], "level": 3,
+            ])
+        #expect(dee.position == .shortstop && dee.firstPosition == .pitcher && dee.backup == .catcher)
+        #expect(Array(dee.played) == [.pitcher, .shortstop] && dee.level == .star)
+        let byOrder = try Fielder(value: ["Eve", "catcher", "pitcher", NSNull(), [] as [String], 1])
+        #expect(byOrder.position == .catcher && byOrder.backup == nil && byOrder.level == .rookie)
+        for bad in [["position": "goalie"], ["backup": "goalie"], ["played": ["goalie"]], ["level": 4]] as [[String: Any]] {
+            #expect(throws: LiveObjectsError.self, "\(bad)") { _ = try Fielder(value: bad) }
+        }
+        // The same for an optional of a failable custom type: a refused value is not a nil.
+        #expect(try Member(value: ["accent": 90]).accent?.degrees == 90)
+        #expect(throws: LiveObjectsError.self) { _ = try Member(value: ["accent": 400]) }
+    }
+}

@@ -117,15 +117,28 @@ extension URL: FailableCustomPersistable {
 }
 
 /// A loosely typed value (from `Object(value:)` or decoding) as a property's Swift type: the
-/// value itself, or for a custom persistable type (or an optional of one) its persisted value
-/// converted.
+/// value itself, or for a custom persistable type or a `PersistableEnum` (or an optional of
+/// either) its persisted value (a raw value) converted.
 func _persistedCast<Value>(_ value: Any, to type: Value.Type) -> Value? {
     if let typed = value as? Value { return typed }
-    let custom: (any _CustomPersistable.Type)? =
+    let custom: (any _PrimitivePersistable.Type)? =
         (Value.self as? any _CustomPersistable.Type)
         ?? (Value.self as? any _OptionalOfCustom.Type)?._customWrapped
+        ?? (Value.self as? any PersistableEnum.Type)
+        ?? (Value.self as? any _OptionalOfEnum.Type)?._enumWrapped
     guard let custom, case .value(let stored)? = try? Input(any: value, objectType: "") else { return nil }
-    return custom.init(_propertyValue: stored) as? Value
+    // Unwrapped first: a refused value must not pass as an optional property's nil.
+    guard let made = custom.init(_propertyValue: stored) else { return nil }
+    return made as? Value
+}
+
+/// An optional of a `PersistableEnum`, named by ``_persistedCast(_:to:)``.
+protocol _OptionalOfEnum {
+    static var _enumWrapped: any PersistableEnum.Type { get }
+}
+
+extension Optional: _OptionalOfEnum where Wrapped: PersistableEnum {
+    static var _enumWrapped: any PersistableEnum.Type { Wrapped.self }
 }
 
 /// An optional of a custom persistable type, named by ``_persistedCast(_:to:)``.
