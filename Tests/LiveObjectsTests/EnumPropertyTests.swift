@@ -138,7 +138,9 @@ extension EnumPropertyTests {
         #expect(Array(dee.played) == [.pitcher, .shortstop] && dee.level == .star)
         let byOrder = try Fielder(value: ["Eve", "catcher", "pitcher", NSNull(), [] as [String], 1])
         #expect(byOrder.position == .catcher && byOrder.backup == nil && byOrder.level == .rookie)
-        for bad in [["position": "goalie"], ["backup": "goalie"], ["played": ["goalie"]], ["level": 4]] as [[String: Any]] {
+        for bad in [["position": "goalie"], ["backup": "goalie"], ["played": ["goalie"]], ["level": 4]]
+            as [[String: Any]]
+        {
             #expect(throws: LiveObjectsError.self, "\(bad)") { _ = try Fielder(value: bad) }
         }
         // The same for an optional of a failable custom type: a refused value is not a nil.

@@ -273,7 +273,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
         _ sorter: RowSorter?
     ) -> CollectionChange<Element>? {
         var candidates = changed
-        candidates.formUnion(context.inserted[table.index] ?? [])
+        candidates.formUnion((context.inserted[table.index] ?? []).lazy.map { Int32(bitPattern: $0.row) })
         candidates.formUnion((context.deleted[table.index] ?? [:]).keys)
         if members.count < table.rowCount {
             members.append(contentsOf: repeatElement(false, count: table.rowCount - members.count))

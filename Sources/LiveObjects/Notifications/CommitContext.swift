@@ -6,8 +6,8 @@ import LiveObjectsStore
 final class CommitContext {
     let store: Store
     let changes: ChangeSet
-    /// Per table index: inserted rows.
-    private(set) var inserted: [Int: Set<Int32>] = [:]
+    /// Per table index: inserted rows, as runs (``ObjectKeys``).
+    private(set) var inserted: [Int: ObjectKeys] = [:]
     /// Per table index: deleted rows and the generation they had.
     private(set) var deleted: [Int: [Int32: UInt32]] = [:]
     /// Per table index: modified rows and the properties that changed (`LinkingObjects`
@@ -47,7 +47,7 @@ final class CommitContext {
         for (name, tableChanges) in changes.tables {
             let t = store.tablesByName[name]!.index
             touchedTables.insert(t)
-            inserted[t] = Set(tableChanges.insertions.map { Int32(bitPattern: $0.row) })
+            inserted[t] = tableChanges.insertions
             deleted[t] = Dictionary(
                 uniqueKeysWithValues: tableChanges.deletions.keys.map { (Int32(bitPattern: $0.row), $0.generation) })
             var rows: [Int32: Set<Int>] = [:]
@@ -141,7 +141,9 @@ final class CommitContext {
         }
         for (id, changes) in backlinkChanges {
             let target = store.tables[id.table]
-            guard target.isLive(id.row), inserted[id.table]?.contains(id.row) != true else { continue }
+            guard target.isLive(id.row), inserted[id.table]?.contains(row: UInt32(bitPattern: id.row)) != true else {
+                continue
+            }
             for change in changes {
                 guard let properties = inverses[change.table]?[change.property]?.properties else { continue }
                 touchedTables.insert(id.table)

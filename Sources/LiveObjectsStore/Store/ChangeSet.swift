@@ -4,8 +4,8 @@
 /// the write are folded into the insertion; rows deleted in the write are not also reported as
 /// modified.
 public struct TableChanges: Sendable, Hashable {
-    /// Keys of the objects inserted, in ascending order.
-    public var insertions: [ObjectKey] = []
+    /// Keys of the objects inserted, in ascending order (kept as runs of consecutive rows).
+    public var insertions = ObjectKeys()
     /// Keys of the objects deleted, with their primary key if the type has one.
     public var deletions: [ObjectKey: PropertyValue] = [:]
     /// Keys of the objects modified, with the indices of the properties that changed.

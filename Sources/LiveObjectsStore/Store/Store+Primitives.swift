@@ -320,33 +320,37 @@ extension Store {
         func isInserted(_ t: Int32, _ row: Int32) -> Bool {
             Int(row) >= rowCountAtWriteStart[Int(t)] || reused[t]?.contains(row) == true
         }
-        // The keys of the inserted objects are collected into arrays made at their final size
-        // (and, when the rows came in order, as appends do, not sorted into a copy): for a
-        // write of a million objects they are the largest memory a commit adds.
-        var insertedCount: [Int32: Int] = [:]
-        for entry in undoLog {
-            switch entry {
-            case .insert(let t, _): insertedCount[t, default: 0] += 1
-            case .append(let t, _, let count): insertedCount[t, default: 0] += Int(count)
-            default: break
+        // The keys of the inserted objects are kept as runs of rows (ObjectKeys): for a write of
+        // a million objects into fresh rows, one run. Rows that come out of order (slots used
+        // again) are collected and sorted instead.
+        var inserted: [Int32: ObjectKeys] = [:]
+        var unordered: [Int32: [ObjectKey]] = [:]
+        func note(_ t: Int32, _ key: ObjectKey) {
+            if unordered[t] != nil {
+                unordered[t]!.append(key)
+            } else if let last = inserted[t]?.last, last.row >= key.row {
+                unordered[t] = Array(inserted.removeValue(forKey: t)!) + [key]
+            } else {
+                inserted[t, default: ObjectKeys()].append(key)
             }
-        }
-        var inserted: [Int32: [ObjectKey]] = [:]
-        for (t, count) in insertedCount {
-            var keys: [ObjectKey] = []
-            keys.reserveCapacity(count)
-            inserted[t] = keys
         }
         var modified: [Int32: [Int32: Set<Int>]] = [:]
         for entry in undoLog {
             switch entry {
             case .insert(let t, let row):
-                if removed[t]?[row] == nil { inserted[t]!.append(tables[Int(t)].key(row)) }
+                if removed[t]?[row] == nil { note(t, tables[Int(t)].key(row)) }
             case .append(let t, let first, let count):
                 let table = tables[Int(t)]
                 let removedRows = removed[t]
+                if removedRows == nil, unordered[t] == nil, inserted[t]?.last.map({ Int32($0.row) < first }) ?? true {
+                    // Fresh rows after every row noted: appended in one go.
+                    var keys = inserted.removeValue(forKey: t) ?? ObjectKeys()
+                    for row in first..<first + count { keys.append(table.key(row)) }
+                    inserted[t] = keys
+                    continue
+                }
                 for row in first..<first + count where removedRows?[row] == nil {
-                    inserted[t]!.append(table.key(row))
+                    note(t, table.key(row))
                 }
             case .set(let t, let row, let p, _), .listInsert(let t, let row, let p, _),
                 .listRemove(let t, let row, let p, _, _), .listReplace(let t, let row, let p, _, _),
@@ -362,9 +366,10 @@ extension Store {
         for table in tables {
             let t = Int32(table.index)
             var changes = TableChanges()
-            if var keys = inserted.removeValue(forKey: t) {
-                if !zip(keys, keys.dropFirst()).allSatisfy({ $0.row < $1.row }) { keys.sort { $0.row < $1.row } }
+            if let keys = inserted.removeValue(forKey: t) {
                 changes.insertions = keys
+            } else if let keys = unordered.removeValue(forKey: t) {
+                changes.insertions = ObjectKeys(keys.sorted { $0.row < $1.row })
             }
             for (row, info) in removed[t] ?? [:] where !isInserted(t, row) {
                 changes.deletions[ObjectKey(row: UInt32(bitPattern: row), generation: info.0)] = info.1

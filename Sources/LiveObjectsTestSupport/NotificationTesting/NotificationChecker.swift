@@ -337,7 +337,7 @@ package enum NotificationChecker {
                 let p = object.properties.firstIndex { $0.name == touch.property }!
                 if object.properties[p].isStored { modified[touch.object.key, default: []].insert(p) }
             }
-            let insertions = table?.insertions ?? []
+            let insertions = Array(table?.insertions ?? [])
             let deletions = Set(table?.deletions.keys ?? [:].keys)
             let modifications = table?.modifications ?? [:]
             if insertions != inserted { failures.append("\(type) insertions \(insertions), expected \(inserted)") }
