@@ -13,19 +13,26 @@ package final class BacklinkColumn {
     /// Links added by ``addLater(_:to:)`` are put in their lists first.
     @inlinable package var rows: ChunkedArray<[Int32]> {
         _read {
-            if !pendingSources.isEmpty { addPending() }
+            if hasPending { addPending() }
             yield storage
         }
         _modify {
-            if !pendingSources.isEmpty { addPending() }
+            if hasPending { addPending() }
             yield &storage
         }
     }
     @exclusivity(unchecked) @usableFromInline var storage = ChunkedArray<[Int32]>()
     /// Links added but not yet in their targets' lists (`pendingSources[i]` to
     /// `pendingTargets[i]`).
-    @exclusivity(unchecked) @usableFromInline var pendingSources: [Int32] = []
+    @exclusivity(unchecked) var pendingSources: [Int32] = []
     @exclusivity(unchecked) private var pendingTargets: [Int32] = []
+    /// Source rows `pendingRun` whose to-one link is still to be added: read from the link
+    /// column when the lists are filled, so that a write adding a million linked objects keeps
+    /// no list of a million links meanwhile. Every change of a row's link first reads or
+    /// changes the lists, which adds the run's links as the column then holds them.
+    @exclusivity(unchecked) private var pendingRun: Range<Int32> = 0..<0
+    /// Whether ``pendingSources`` or ``pendingRun`` holds links.
+    @exclusivity(unchecked) @usableFromInline var hasPending = false
 
     package init(source: Table, property: Int) {
         self.source = source
@@ -39,12 +46,28 @@ package final class BacklinkColumn {
     /// left the smaller arrays each list outgrew scattered between live ones, where the
     /// allocator could not give them back (about 20 bytes per link in the benchmark's model).
     func addLater(_ sourceRow: Int32, to target: Int32) {
+        hasPending = true
+        if source.columns[property]?.isLinkColumn == true {
+            if pendingRun.isEmpty {
+                pendingRun = sourceRow..<sourceRow + 1
+                return
+            }
+            if pendingRun.upperBound == sourceRow {
+                pendingRun = pendingRun.lowerBound..<sourceRow + 1
+                return
+            }
+        }
         pendingSources.append(sourceRow)
         pendingTargets.append(target)
     }
 
     /// Puts the links added by ``addLater(_:to:)`` in their lists.
     @usableFromInline func addPending() {
+        guard hasPending else { return }
+        hasPending = false
+        let run = pendingRun
+        pendingRun = 0..<0
+        if !run.isEmpty, let link = source.columns[property] as? LinkColumn { addRun(run, link) }
         guard !pendingSources.isEmpty else { return }
         let sources = pendingSources
         let targets = pendingTargets
@@ -55,6 +78,36 @@ package final class BacklinkColumn {
             addAll(sources: sources, targets: targets)
         } else {
             for (s, t) in zip(sources, targets) { add(s, to: t) }
+        }
+    }
+
+    /// Adds the to-one links of a run of source rows, as the link column holds them: for many
+    /// links, each target's list is first given room for exactly its new links (so no list
+    /// outgrows an array), then the rows go in in order.
+    private func addRun(_ run: Range<Int32>, _ link: LinkColumn) {
+        guard run.count >= storage.count / 8 else {
+            for s in run {
+                let t = link.targets[Int(s)]
+                if t >= 0 { add(s, to: t) }
+            }
+            return
+        }
+        var counts = [Int32](repeating: 0, count: storage.count)
+        for s in run {
+            let t = link.targets[Int(s)]
+            if t >= 0 { counts[Int(t)] &+= 1 }
+        }
+        for t in counts.indices where counts[t] > 0 {
+            storage[t].reserveCapacity(storage[t].count + Int(counts[t]))
+        }
+        for s in run {
+            let t = Int(link.targets[Int(s)])
+            guard t >= 0 else { continue }
+            if storage[t].last.map({ $0 <= s }) ?? true {
+                storage[t].append(s)
+            } else {
+                add(s, to: Int32(t))
+            }
         }
     }
 
