@@ -64,3 +64,27 @@ public struct SyncSeededGenerator: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 }
+
+/// A shelf: a list of plain values and a list of links, merged per operation.
+public final class Shelf: Object, SyncableObject {
+    /// The primary key.
+    @Persisted(primaryKey: true) public var id = ""
+    /// The server's id of the object, once it has one.
+    @Persisted public var serverID: String?
+    /// Tags, in order.
+    @Persisted public var tags: List<String>
+    /// Holders, in order.
+    @Persisted public var holders: List<Holder>
+}
+
+/// A bin: a set of plain values and a set of links, merged per member.
+public final class Bin: Object, SyncableObject {
+    /// The primary key.
+    @Persisted(primaryKey: true) public var id = ""
+    /// The server's id of the object, once it has one.
+    @Persisted public var serverID: String?
+    /// Labels, each once.
+    @Persisted public var labels: MutableSet<String>
+    /// Keepers, each once.
+    @Persisted public var keepers: MutableSet<Holder>
+}

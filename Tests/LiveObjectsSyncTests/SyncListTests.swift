@@ -6,53 +6,24 @@ import LiveObjectsSyncTestSupport
 import LiveObjectsTestSupport
 import Testing
 
-/// A shelf: a list of plain values and a list of links.
-final class Shelf: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var tags: List<String>
-    @Persisted var holders: List<Holder>
-}
-
 func shelf(_ id: String) -> SyncObjectID { SyncObjectID(Shelf.self, .string(id)) }
 
 /// One device of the list tests: a realm in memory and its engine, on a shared server.
-struct ListDevice {
-    let realm: Realm
-    let engine: SyncEngine
+typealias ListDevice = SyncTestDevice<Shelf>
 
+extension SyncTestDevice where Root == Shelf {
     init(_ name: String, _ server: FakeServer) async throws {
-        var configuration = Realm.Configuration(
-            identifier: "\(name)-\(UUID())", objectTypes: [Holder.self, Shelf.self])
-        configuration.keepsHistory = true
-        realm = try await Realm.open(configuration)
-        engine = try await SyncEngine(
-            realm: realm, transport: server, types: [Holder.self, Shelf.self],
+        try await self.init(
+            name, transport: server, types: [Holder.self, Shelf.self], rootID: "s1",
             configuration: .init(sleep: SleepRecorder().sleep))
     }
 
-    @discardableResult
-    func sync() async throws -> SyncReport { try await engine.sync() }
-
-    /// Edits the shelf s1; the closure's second argument finds a holder by id.
-    func edit(_ body: @escaping @Sendable (Shelf, (String) -> Holder) throws -> Void) async throws {
-        try await realm.write { r in
-            try body(r.object(ofType: Shelf.self, forPrimaryKey: "s1")!) {
-                r.object(ofType: Holder.self, forPrimaryKey: $0)!
-            }
-        }
-    }
-
     var tags: [String] {
-        get async throws {
-            try await realm.read { r in r.object(ofType: Shelf.self, forPrimaryKey: "s1").map { Array($0.tags) } ?? [] }
-        }
+        get async throws { try await read { $0.map { Array($0.tags) } ?? [] } }
     }
 
     var holders: [String] {
-        get async throws {
-            try await realm.read { r in r.object(ofType: Shelf.self, forPrimaryKey: "s1")?.holders.map(\.id) ?? [] }
-        }
+        get async throws { try await read { $0?.holders.map(\.id) ?? [] } }
     }
 }
 

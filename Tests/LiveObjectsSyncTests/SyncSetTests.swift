@@ -6,52 +6,19 @@ import LiveObjectsSyncTestSupport
 import LiveObjectsTestSupport
 import Testing
 
-/// A bin: a set of plain values and a set of links.
-final class Bin: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var labels: MutableSet<String>
-    @Persisted var keepers: MutableSet<Holder>
-}
-
 /// One device of the set tests: a realm in memory and its engine, on a shared server.
-struct SetDevice {
-    let realm: Realm
-    let engine: SyncEngine
+typealias SetDevice = SyncTestDevice<Bin>
 
+extension SyncTestDevice where Root == Bin {
     init(_ name: String, _ server: FakeServer) async throws {
-        var configuration = Realm.Configuration(identifier: "\(name)-\(UUID())", objectTypes: [Holder.self, Bin.self])
-        configuration.keepsHistory = true
-        realm = try await Realm.open(configuration)
-        engine = try await SyncEngine(
-            realm: realm, transport: server, types: [Holder.self, Bin.self],
+        try await self.init(
+            name, transport: server, types: [Holder.self, Bin.self], rootID: "b1",
             configuration: .init(sleep: SleepRecorder().sleep))
-    }
-
-    @discardableResult
-    func sync() async throws -> SyncReport {
-        let report = try await engine.sync()
-        #expect(report.failed.isEmpty && report.pullFailure == nil, "\(report)")
-        return report
-    }
-
-    /// Edits the bin b1; the closure's second argument finds a holder by id.
-    func edit(_ body: @escaping @Sendable (Bin, (String) -> Holder) throws -> Void) async throws {
-        try await realm.write { r in
-            try body(r.object(ofType: Bin.self, forPrimaryKey: "b1")!) {
-                r.object(ofType: Holder.self, forPrimaryKey: $0)!
-            }
-        }
     }
 
     /// The bin's labels and keepers, in the set's order.
     var members: (labels: [String], keepers: [String]) {
-        get async throws {
-            try await realm.read { r in
-                guard let bin = r.object(ofType: Bin.self, forPrimaryKey: "b1") else { return ([], []) }
-                return (Array(bin.labels), bin.keepers.map(\.id))
-            }
-        }
+        get async throws { try await read { bin in bin.map { (Array($0.labels), $0.keepers.map(\.id)) } ?? ([], []) } }
     }
 }
 
@@ -82,7 +49,10 @@ struct SyncSetTests {
     /// Syncs every device twice (the second round pulls what the others pushed in the first).
     func syncAll(_ devices: [SetDevice]) async throws {
         for _ in 0..<2 {
-            for device in devices { try await device.sync() }
+            for device in devices {
+                let report = try await device.sync()
+                #expect(report.failed.isEmpty && report.pullFailure == nil, "\(report)")
+            }
         }
     }
 

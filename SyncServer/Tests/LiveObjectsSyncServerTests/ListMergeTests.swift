@@ -6,53 +6,30 @@ import LiveObjectsSyncTestSupport
 import PostgresNIO
 import Testing
 
-/// A shelf: a list of plain values and a list of links.
-final class Shelf: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var tags: List<String>
-    @Persisted var holders: List<Holder>
-}
-
 /// One device of the list tests: a realm in memory, its engine through HTTP.
-struct ShelfDevice {
-    let realm: Realm
-    let engine: SyncEngine
+typealias ShelfDevice = SyncTestDevice<Shelf>
 
+extension SyncTestDevice where Root == Shelf {
     init(_ name: String, _ server: ServerHarness, token: String) async throws {
-        var configuration = Realm.Configuration(
-            identifier: "\(name)-\(UUID())", objectTypes: [Holder.self, Shelf.self])
-        configuration.keepsHistory = true
-        realm = try await Realm.open(configuration)
-        engine = try await SyncEngine(
-            realm: realm, transport: server.transport(token), types: [Holder.self, Shelf.self],
+        try await self.init(
+            name, transport: server.transport(token), types: [Holder.self, Shelf.self], rootID: "s1",
             configuration: .init(maxAttempts: 2, initialBackoff: .milliseconds(10)))
     }
 
-    func sync() async throws {
-        let report = try await engine.sync()
-        #expect(report.failed.isEmpty && report.pullFailure == nil, "\(report)")
-    }
-
-    /// Edits the shelf s1; the closure's second argument finds a holder by id.
-    func edit(_ body: @escaping @Sendable (Shelf, (String) -> Holder) throws -> Void) async throws {
-        try await realm.write { r in
-            try body(r.object(ofType: Shelf.self, forPrimaryKey: "s1")!) {
-                r.object(ofType: Holder.self, forPrimaryKey: $0)!
-            }
-        }
-    }
-
     var tags: [String] {
-        get async throws {
-            try await realm.read { r in r.object(ofType: Shelf.self, forPrimaryKey: "s1").map { Array($0.tags) } ?? [] }
-        }
+        get async throws { try await read { $0.map { Array($0.tags) } ?? [] } }
     }
 
     var holders: [String] {
-        get async throws {
-            try await realm.read { r in r.object(ofType: Shelf.self, forPrimaryKey: "s1")?.holders.map(\.id) ?? [] }
-        }
+        get async throws { try await read { $0?.holders.map(\.id) ?? [] } }
+    }
+}
+
+extension SyncTestDevice {
+    /// Syncs once, expecting every change sent and the pull done.
+    func checkedSync() async throws {
+        let report = try await engine.sync()
+        #expect(report.failed.isEmpty && report.pullFailure == nil, "\(report)")
     }
 }
 
@@ -76,14 +53,14 @@ struct ListMergeTests {
                 if holders.contains(id) { shelf.holders.append(holder) }
             }
         }
-        for device in devices { try await device.sync() }
+        for device in devices { try await device.checkedSync() }
         return (server, devices)
     }
 
     /// Syncs every device twice (the second round pulls what the others pushed in the first).
     func syncAll(_ devices: [ShelfDevice]) async throws {
         for _ in 0..<2 {
-            for device in devices { try await device.sync() }
+            for device in devices { try await device.checkedSync() }
         }
     }
 
@@ -165,7 +142,7 @@ struct ListMergeTests {
         defer { Task { await server.stop() } }
         try await devices[0].edit { shelf, holder in shelf.holders.append(holder("h3")) }
         try await devices[1].realm.write { r in try r.delete(r.object(ofType: Holder.self, forPrimaryKey: "h2")!) }
-        try await devices[1].sync()
+        try await devices[1].checkedSync()
         #expect(try await stored(server, "holders") == ["h1"])
         try await syncAll(devices)
         #expect(try await stored(server, "holders") == ["h1", "h3"])
@@ -188,7 +165,7 @@ struct ListMergeTests {
         let (server, devices) = try await start(tags: ["a", "b"])
         defer { Task { await server.stop() } }
         try await devices[0].edit { shelf, _ in shelf.tags.append("c") }
-        try await devices[0].sync()
+        try await devices[0].checkedSync()
         #expect(try await stored(server, "tags") == ["a", "b", "c"])
         // An older device's push: the list without a base.
         let token = try await server.user("old", .admin)
@@ -287,7 +264,7 @@ struct ListMergeTests {
                 }
             default:
                 operations.append("device \(d) syncs")
-                try await device.sync()
+                try await device.checkedSync()
             }
         }
         operations.append("every device syncs, twice")

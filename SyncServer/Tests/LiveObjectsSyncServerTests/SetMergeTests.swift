@@ -7,48 +7,20 @@ import Testing
 
 @testable import LiveObjectsSyncServer
 
-/// A bin: a set of plain values and a set of links.
-final class Bin: Object, SyncableObject {
-    @Persisted(primaryKey: true) var id = ""
-    @Persisted var serverID: String?
-    @Persisted var labels: MutableSet<String>
-    @Persisted var keepers: MutableSet<Holder>
-}
-
 /// One device of the set tests: a realm in memory, its engine through HTTP.
-struct BinDevice {
-    let realm: Realm
-    let engine: SyncEngine
+typealias BinDevice = SyncTestDevice<Bin>
 
+extension SyncTestDevice where Root == Bin {
     init(_ name: String, _ server: ServerHarness, token: String) async throws {
-        var configuration = Realm.Configuration(identifier: "\(name)-\(UUID())", objectTypes: [Holder.self, Bin.self])
-        configuration.keepsHistory = true
-        realm = try await Realm.open(configuration)
-        engine = try await SyncEngine(
-            realm: realm, transport: server.transport(token), types: [Holder.self, Bin.self],
+        try await self.init(
+            name, transport: server.transport(token), types: [Holder.self, Bin.self], rootID: "b1",
             configuration: .init(maxAttempts: 2, initialBackoff: .milliseconds(10)))
-    }
-
-    func sync() async throws {
-        let report = try await engine.sync()
-        #expect(report.failed.isEmpty && report.pullFailure == nil, "\(report)")
-    }
-
-    func edit(_ body: @escaping @Sendable (Bin, (String) -> Holder) throws -> Void) async throws {
-        try await realm.write { r in
-            try body(r.object(ofType: Bin.self, forPrimaryKey: "b1")!) {
-                r.object(ofType: Holder.self, forPrimaryKey: $0)!
-            }
-        }
     }
 
     /// The bin's labels and keepers' ids, sorted.
     var members: [String] {
         get async throws {
-            try await realm.read { r in
-                guard let bin = r.object(ofType: Bin.self, forPrimaryKey: "b1") else { return [] }
-                return (Array(bin.labels) + bin.keepers.map(\.id)).sorted()
-            }
+            try await read { bin in bin.map { (Array($0.labels) + $0.keepers.map(\.id)).sorted() } ?? [] }
         }
     }
 }
@@ -69,7 +41,7 @@ struct SetMergeTests {
             bin.labels.insert(objectsIn: labels)
             for id in ["h1", "h2", "h3"] { _ = try r.create(Holder.self, value: ["id": id, "name": id]) }
         }
-        for device in devices { try await device.sync() }
+        for device in devices { try await device.checkedSync() }
         return (server, devices)
     }
 
@@ -105,7 +77,7 @@ struct SetMergeTests {
         }
         try await devices[2].edit { bin, _ in bin.labels.remove("red") }
         for _ in 0..<2 {
-            for device in devices { try await device.sync() }
+            for device in devices { try await device.checkedSync() }
         }
         #expect(try await storedLabels(server) == ["green", "both", "blue"])
         for device in devices {
