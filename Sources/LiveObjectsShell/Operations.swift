@@ -163,6 +163,7 @@ enum Operations {
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             if property.type == .linkingObjects { element.type = .object }
             return .array(items.map { json($0, element, realm) })
         }
@@ -217,6 +218,7 @@ enum Operations {
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             return .list(try items.map { try value($0, for: element, in: schema, realm) })
         }
         if case .null = json { return .null }

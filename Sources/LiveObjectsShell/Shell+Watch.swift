@@ -237,6 +237,7 @@ struct WatchRenderer: Sendable {
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             return .array(items.map { json($0, element, of: object) })
         }
         guard case .object(let key) = value else { return Operations.json(scalar: value) }

@@ -166,7 +166,7 @@ public actor SyncEngine {
     ///   - configuration: Retries and backoff.
     /// - Throws: `invalidOperation` when the realm keeps no history; `invalidSchema` when a type
     ///   is not in the realm, has no primary key, lacks its optional `String` server id
-    ///   property, or has a `MutableSet` property (not synced yet); `corruptFile` when the state log beside the realm's file is damaged (remove
+    ///   property, or has a `MutableSet` or `Map` property (not synced yet); `corruptFile` when the state log beside the realm's file is damaged (remove
     ///   it to start over: the engine then pulls from the beginning); `io`.
     public init(
         realm: Realm, transport: any SyncTransport, types: [any SyncableObject.Type],
@@ -200,6 +200,10 @@ public actor SyncEngine {
             if let set = sent.first(where: \.isSet) {
                 throw LiveObjectsError(
                     .invalidSchema, "MutableSet properties are not synced yet", objectType: name, property: set.name)
+            }
+            if let map = sent.first(where: \.isMap) {
+                throw LiveObjectsError(
+                    .invalidSchema, "Map properties are not synced yet", objectType: name, property: map.name)
             }
             synced[name] = SyncedType(
                 name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,

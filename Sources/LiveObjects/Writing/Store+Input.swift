@@ -291,6 +291,17 @@ extension Store {
                 values.append(v)
             }
             return try check(.list(values), for: property, in: table)
+        case .dictionary(let entries) where property.isMap:
+            var pairs: [PropertyValue] = []
+            for (key, item) in entries {
+                guard case .value(let v) = item else {
+                    throw LiveObjectsError(
+                        .typeMismatch, "a map holds only plain values", objectType: table.name,
+                        property: property.name)
+                }
+                pairs.append(.list([.string(key), v]))
+            }
+            return try check(.list(pairs), for: property, in: table)
         default:
             throw LiveObjectsError(
                 .typeMismatch, "expected a plain value", objectType: table.name,
@@ -401,6 +412,7 @@ extension Store {
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             let value = try checkedValue(input, element, table)
             if property.isSet && indexOfMember(value, table, row, p) != nil { return }
             listInsert(value, table, row, p, at: index)
@@ -434,6 +446,7 @@ extension Store {
             var element = table.schema.properties[p]
             element.isList = false
             element.isSet = false
+            element.isMap = false
             let value = try checkedValue(input, element, table)
             if table.schema.properties[p].isSet, let other = indexOfMember(value, table, row, p) {
                 if other != index { listRemove(table, row, p, at: index) }

@@ -176,7 +176,10 @@ struct BoundPath {
     @inline(__always)
     static func lastValues(_ step: Step, _ row: Int32, _ visit: (PropertyValue) -> Void) {
         if step.isToMany {
-            if case .list(let items) = step.table.value(row, step.property) {
+            // A map's elements are its values (its whole value is a list of key and value pairs).
+            if let column = step.table.columns[step.property] as? ValueListColumn {
+                for item in column.lists[Int(row)] { visit(item) }
+            } else if case .list(let items) = step.table.value(row, step.property) {
                 for item in items { visit(item) }
             }
         } else {
