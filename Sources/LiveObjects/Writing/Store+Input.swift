@@ -390,6 +390,14 @@ extension Store {
 
     // MARK: List elements
 
+    /// A map's entries are set by key, never by position.
+    private func refuseMapElement(_ table: Table, _ p: Int) throws(LiveObjectsError) {
+        guard table.schema.properties[p].isMap else { return }
+        throw LiveObjectsError(
+            .invalidOperation, "a map's entries are set by key, not by position", objectType: table.name,
+            property: table.schema.properties[p].name)
+    }
+
     /// Inserts an element into a list property. A set property that already holds the member
     /// is left as it is.
     func insertElement(
@@ -398,6 +406,7 @@ extension Store {
         throws(LiveObjectsError)
     {
         try requireWrite(table)
+        try refuseMapElement(table, p)
         let count = listCount(table, row, p)
         guard index >= 0 && index <= count else { throw outOfBounds(table, p, index, count + 1) }
         let property = table.schema.properties[p]
@@ -426,6 +435,7 @@ extension Store {
         throws(LiveObjectsError)
     {
         try requireWrite(table)
+        try refuseMapElement(table, p)
         let count = listCount(table, row, p)
         guard index >= 0 && index < count else { throw outOfBounds(table, p, index, count) }
         if let column = table.columns[p] as? LinkListColumn {

@@ -210,6 +210,11 @@ extension Store {
         throws(LiveObjectsError)
     {
         try requireWrite(table)
+        if table.schema.properties[p].isMap {
+            throw LiveObjectsError(
+                .invalidOperation, "a map's entries are kept in the order of their keys", objectType: table.name,
+                property: table.schema.properties[p].name)
+        }
         let count = listCount(table, row, p)
         guard from >= 0 && from < count else { throw outOfBounds(table, p, from, count) }
         guard to >= 0 && to < count else { throw outOfBounds(table, p, to, count) }
