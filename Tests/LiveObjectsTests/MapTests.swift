@@ -168,10 +168,40 @@ private let mapTypes: [Object.Type] = [MapHolder.self]
                 ("NONE settings == 'light'", { !$0.values.contains("light") }),
                 ("settings.@count >= 2", { $0.count >= 2 }),
                 ("ANY settings BEGINSWITH 'li'", { $0.values.contains { $0.hasPrefix("li") } }),
+                ("settings['theme'] == 'dark'", { $0["theme"] == "dark" }),
+                ("settings['theme'] != 'dark'", { $0["theme"] != "dark" }),
+                ("settings['font'] == nil", { $0["font"] == nil }),
+                ("settings['size'] BEGINSWITH[c] 'SE'", { $0["size"]?.lowercased().hasPrefix("se") == true }),
+                ("settings['theme'] IN {'mono', 'light'}", { ["mono", "light"].contains($0["theme"] ?? "") }),
+                ("NOT settings['theme'] == 'dark' AND settings.@count > 0", { $0["theme"] != "dark" && !$0.isEmpty }),
+                ("ANY settings.@keys == 'font'", { $0["font"] != nil }),
+                ("settings.@keys == 'size'", { $0["size"] != nil }),
+                ("NONE settings.@keys BEGINSWITH 't'", { !$0.keys.contains { $0.hasPrefix("t") } }),
+                ("ANY settings.@values == 'serif'", { $0.values.contains("serif") }),
+                ("settings['theme'] == settings['font']", { $0["theme"] == $0["font"] }),
             ]
             for (predicate, keep) in cases {
                 let found = try results.filter(predicate).map(\.id)
                 #expect(found == maps.indices.filter { keep(maps[$0]) }, "\(predicate)")
+            }
+        }
+    }
+
+    @Test func mapStepsParsePrintAndFailClearly() async throws {
+        for text in ["settings['theme'] == 'dark'", "ANY settings.@keys == 'a'", "settings.@values == 'b'"] {
+            let parsed = try PredicateParser.parse(text)
+            #expect(try PredicateParser.parse(parsed.description) == parsed, "\(text) → \(parsed)")
+        }
+        let realm = try await openFreshRealm(objectTypes: mapTypes)
+        for bad in [
+            "name['a'] == 'x'", "settings['a'].b == 'x'", "settings[1] == 'x'", "settings['a' == 'x'",
+            "name.@keys == 'a'",
+        ] {
+            do {
+                _ = try await realm.read { r in try r.objects(MapHolder.self).filter(bad).count }
+                Issue.record("\(bad) was accepted")
+            } catch let error as LiveObjectsError {
+                #expect(error.code == .invalidQuery, "\(bad): \(error)")
             }
         }
     }
