@@ -184,6 +184,20 @@ private let mapTypes: [Object.Type] = [MapHolder.self]
                 let found = try results.filter(predicate).map(\.id)
                 #expect(found == maps.indices.filter { keep(maps[$0]) }, "\(predicate)")
             }
+            func expected(_ keep: ([String: String]) -> Bool) -> [Int] { maps.indices.filter { keep(maps[$0]) } }
+            #expect(results.where { $0.settings["theme"] == "dark" }.map(\.id) == expected { $0["theme"] == "dark" })
+            #expect(results.where { $0.settings["font"] == String?.none }.map(\.id) == expected { $0["font"] == nil })
+            #expect(results.where { $0.settings.keys.contains("size") }.map(\.id) == expected { $0["size"] != nil })
+            #expect(results.where { $0.settings.keys == "font" }.map(\.id) == expected { $0["font"] != nil })
+            #expect(
+                results.where { $0.settings.values.contains("mono") }.map(\.id)
+                    == expected { $0.values.contains("mono") })
+            #expect(
+                results.where { $0.settings.contains("serif") }.map(\.id) == expected { $0.values.contains("serif") })
+            #expect(results.where { $0.settings.count == 2 }.map(\.id) == expected { $0.count == 2 })
+            #expect(
+                results.where { $0.settings["size"].contains("ser", options: .caseInsensitive) }.map(\.id)
+                    == expected { $0["size"]?.contains("ser") == true })
         }
     }
 
