@@ -233,6 +233,7 @@ struct WatchRenderer: Sendable {
     }
 
     static func json(_ value: PropertyValue, _ property: Property, of object: FrozenObject<Object>) -> JSONValue {
+        if property.isMap { return Operations.mapJSON(value, property) { json($0, $1, of: object) } }
         if case .list(let items) = value {
             var element = property
             element.isList = false
