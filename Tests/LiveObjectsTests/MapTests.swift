@@ -220,6 +220,53 @@ private let mapTypes: [Object.Type] = [MapHolder.self]
         }
     }
 
+    @Test func keyPathFilteredChangesOfAMap() async throws {
+        let realm = try await openFreshRealm(objectTypes: mapTypes)
+        try await realm.write { r in _ = try r.create(MapHolder.self, value: ["id": 1]) }
+        let changes = try await realm.read { r in
+            r.object(ofType: MapHolder.self, forPrimaryKey: 1)!.changes(keyPaths: [\.settings])
+        }
+        var iterator = changes.makeAsyncIterator()
+        _ = try #require(await iterator.next())
+        // A change of another property is not reported; one of the map is, with its keys.
+        try await realm.write { r in r.object(ofType: MapHolder.self, forPrimaryKey: 1)!.name = "x" }
+        try await realm.write { r in r.object(ofType: MapHolder.self, forPrimaryKey: 1)!.scores["a"] = 1 }
+        try await realm.write { r in r.object(ofType: MapHolder.self, forPrimaryKey: 1)!.settings["k"] = "v" }
+        guard case .changed(_, let properties) = try #require(await iterator.next()) else {
+            Issue.record("expected a change")
+            return
+        }
+        #expect(properties.map(\.name) == ["settings"])
+        #expect(properties.first.flatMap(MapChange.init) == MapChange(insertions: ["k"]))
+    }
+
+    @Test func aCancelledWriteRestoresKeysAndValues() async throws {
+        let realm = try await openFreshRealm(objectTypes: mapTypes)
+        try await realm.write { r in
+            _ = try r.create(MapHolder.self, value: ["id": 1, "settings": ["a": "1", "c": "3"]])
+        }
+        struct Stop: Error {}
+        await #expect(throws: Stop.self) {
+            try await realm.write { r in
+                let settings = r.object(ofType: MapHolder.self, forPrimaryKey: 1)!.settings
+                settings["b"] = "2"
+                settings.removeObject(for: "a")
+                settings["c"] = "30"
+                settings["d"] = "4"
+                settings.removeAll()
+                settings["e"] = "5"
+                throw Stop()
+            }
+        }
+        try await realm.read { r in
+            let holder = r.object(ofType: MapHolder.self, forPrimaryKey: 1)!
+            #expect(holder.settings.dictionary == ["a": "1", "c": "3"])
+            #expect(StoreInvariants.violations(in: r.store).isEmpty)
+        }
+        try await realm.write { r in try r.delete(r.object(ofType: MapHolder.self, forPrimaryKey: 1)!) }
+        try await realm.read { r in #expect(StoreInvariants.violations(in: r.store).isEmpty) }
+    }
+
     @Test func anObjectsChangeOfAMapNamesTheKeys() async throws {
         let realm = try await openFreshRealm(objectTypes: mapTypes)
         try await realm.write { r in
