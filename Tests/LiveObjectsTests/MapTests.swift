@@ -116,6 +116,18 @@ private let mapTypes: [Object.Type] = [MapHolder.self]
         }
     }
 
+    @Test func aDetachedCopyHoldsTheEntriesUnmanaged() async throws {
+        let realm = try await openFreshRealm(objectTypes: mapTypes)
+        try await realm.write { r in
+            _ = try r.create(MapHolder.self, value: ["id": 1, "settings": ["b": "2", "a": "1"], "scores": ["n": nil]])
+        }
+        let copy = try await realm.read { r in r.object(ofType: MapHolder.self, forPrimaryKey: 1)!.detached() }
+        #expect(!copy.settings.isManaged && copy.settings.dictionary == ["a": "1", "b": "2"])
+        #expect(copy.scores.keys == ["n"] && copy.scores["n"] == .some(nil))
+        copy.settings["c"] = "3"
+        #expect(try await realm.read { r in r.object(ofType: MapHolder.self, forPrimaryKey: 1)!.settings.count } == 2)
+    }
+
     @Test func badKeysAreRefusedAndChangeNothing() async throws {
         let realm = try await openFreshRealm(objectTypes: mapTypes)
         try await realm.write { r in _ = try r.create(MapHolder.self, value: ["id": 1, "settings": ["a": "1"]]) }
