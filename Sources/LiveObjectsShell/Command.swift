@@ -643,7 +643,17 @@ package struct CommandParser {
             position += 1
             isList = true
         }
-        guard let typeWord = word() else { throw error("expected a type", at: start) }
+        guard var typeWord = word() else { throw error("expected a type", at: start) }
+        // `[String: T]`: a map from strings to T.
+        var isMap = false
+        skipSpace()
+        if isList, !isSet, position < bytes.count, bytes[position] == UInt8(ascii: ":") {
+            guard typeWord == "String" else { throw error("a map's keys are String", at: start) }
+            position += 1
+            guard let valueWord = word() else { throw error("expected the type of a map's values") }
+            typeWord = valueWord
+            isMap = true
+        }
         var isOptional = false
         skipSpace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "?") {
@@ -680,6 +690,7 @@ package struct CommandParser {
             }
         }
         property.isSet = isSet
+        property.isMap = isMap
         // Modifiers.
         while true {
             let saved = position

@@ -65,15 +65,15 @@ struct CommandDoc: Sendable {
         CommandDoc(
             name: "schema", usage: "schema [TYPE]", abstract: "Show the schema of one or every type.",
             discussion:
-                "Properties read 'name: Type' with '?' for optional, '[Type]' for lists, '{Type}' for sets,\n'<- Type.property' for inverse links, and 'primary', 'indexed', 'cascade' or 'deny' after the type."
+                "Properties read 'name: Type' with '?' for optional, '[Type]' for lists, '{Type}' for sets,\n'[String: Type]' for maps, '<- Type.property' for inverse links, and 'primary', 'indexed', 'cascade' or 'deny' after the type."
         ),
         CommandDoc(
             name: "define", usage: "define [embedded] TYPE { NAME: TYPE [primary|indexed|cascade|deny], ... }",
             abstract: "Add an object type, or add properties to one.",
             discussion: """
                 Types: Bool, Int, Int8, Int16, Int32, Int64, Float, Double, String, Date, Data, UUID,
-                Decimal, ObjectID, or an object type; 'Type?' is optional, '[Type]' a list, '{Type}' a set, '<- Type.property' the
-                objects linking here. Existing objects get default values for new properties.
+                Decimal, ObjectID, or an object type; 'Type?' is optional, '[Type]' a list, '{Type}' a set, '[String: Type]' a map (a JSON
+                object in create and update), '<- Type.property' the objects linking here. Existing objects get default values for new properties.
 
                 A realm's schema is fixed when it opens, so define raises the schema version and moves
                 every object to the extended schema: a file realm is closed and opened again with it

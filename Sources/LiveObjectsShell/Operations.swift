@@ -159,10 +159,12 @@ enum Operations {
     }
 
     static func json(_ value: PropertyValue, _ property: Property, _ realm: isolated Realm) -> JSONValue {
+        if property.isMap { return mapJSON(value, property) { json($0, $1, realm) } }
         if case .list(let items) = value {
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             if property.type == .linkingObjects { element.type = .object }
             return .array(items.map { json($0, element, realm) })
         }
@@ -173,6 +175,22 @@ enum Operations {
         if target.objectSchema.isEmbedded { return json(target, realm) }
         if let pk = target.objectSchema.primaryKey { return json(target[pk.name], pk, realm) }
         return .string(key.description)
+    }
+
+    /// A map as a JSON object, its keys in order.
+    static func mapJSON(
+        _ value: PropertyValue, _ property: Property, _ element: (PropertyValue, Property) -> JSONValue
+    ) -> JSONValue {
+        var entry = property
+        entry.isList = false
+        entry.isMap = false
+        guard case .list(let pairs) = value else { return .object([]) }
+        var members: JSONMembers = []
+        for pair in pairs {
+            guard case .list(let kv) = pair, kv.count == 2, case .string(let key) = kv[0] else { continue }
+            members.append((key, element(kv[1], entry)))
+        }
+        return .object(members)
     }
 
     /// A value that is not a link nor a list, as the shell prints it.
@@ -211,12 +229,23 @@ enum Operations {
         func mismatch(_ expected: String) -> ShellError {
             ShellError("\(schema.name).\(property.name): expected \(expected), got \(json.spaced)")
         }
+        if property.isMap {
+            if case .null = json { return .list([]) }
+            guard case .object(let members) = json else { throw mismatch("a JSON object") }
+            var element = property
+            element.isList = false
+            element.isMap = false
+            return .list(
+                try members.map { key, item in .list([.string(key), try value(item, for: element, in: schema, realm)]) }
+            )
+        }
         if property.isList {
             if case .null = json { return .list([]) }
             guard case .array(let items) = json else { throw mismatch("a JSON array") }
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             return .list(try items.map { try value($0, for: element, in: schema, realm) })
         }
         if case .null = json { return .null }

@@ -233,10 +233,12 @@ struct WatchRenderer: Sendable {
     }
 
     static func json(_ value: PropertyValue, _ property: Property, of object: FrozenObject<Object>) -> JSONValue {
+        if property.isMap { return Operations.mapJSON(value, property) { json($0, $1, of: object) } }
         if case .list(let items) = value {
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             return .array(items.map { json($0, element, of: object) })
         }
         guard case .object(let key) = value else { return Operations.json(scalar: value) }

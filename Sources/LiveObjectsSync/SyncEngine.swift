@@ -166,8 +166,9 @@ public actor SyncEngine {
     ///   - configuration: Retries and backoff.
     /// - Throws: `invalidOperation` when the realm keeps no history; `invalidSchema` when a type
     ///   is not in the realm, has no primary key, lacks its optional `String` server id
-    ///   property; `corruptFile` when the state log beside the realm's file is damaged (remove it
-    ///   to start over: the engine then pulls from the beginning); `io`.
+    ///   property, or has a `Map` property (not synced yet); `corruptFile` when the state log
+    ///   beside the realm's file is damaged (remove it to start over: the engine then pulls from
+    ///   the beginning); `io`.
     public init(
         realm: Realm, transport: any SyncTransport, types: [any SyncableObject.Type],
         configuration: Configuration = .init()
@@ -196,6 +197,10 @@ public actor SyncEngine {
                 guard p.isStored, !p.isPrimaryKey, p.name != serverID else { return false }
                 if p.type == .object { return names.contains(p.objectType ?? "") }
                 return true
+            }
+            if let map = sent.first(where: \.isMap) {
+                throw LiveObjectsError(
+                    .invalidSchema, "Map properties are not synced yet", objectType: name, property: map.name)
             }
             synced[name] = SyncedType(
                 name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,

@@ -4,10 +4,10 @@ import LiveObjects
 /// killed; the test checks that the reopened file holds exactly the state after some step.
 ///
 /// Step `n` upserts `Item` `n % 20` (value `n`, score `n / 7`, a tag, a set of two labels given
-/// with a duplicate), points the counter at it
+/// with a duplicate, a map of two entries given out of order), points the counter at it
 /// and sets its value to `n`; every fifth step also deletes item `(n + 7) % 20`.
 package enum CrashWorkload {
-    /// The schema: a counter with a link, and items with a list and a set.
+    /// The schema: a counter with a link, and items with a list, a set and a map.
     package static let schema = Schema([
         ObjectSchema(
             name: "Counter",
@@ -24,6 +24,7 @@ package enum CrashWorkload {
                 Property(name: "score", type: .double),
                 Property(name: "tags", type: .string, isList: true),
                 Property(name: "labels", type: .string, isSet: true),
+                Property(name: "notes", type: .int, isOptional: true, isMap: true),
             ]),
     ])
 
@@ -35,6 +36,7 @@ package enum CrashWorkload {
                 "id": .int(n % 20), "value": .int(n), "score": .double(Double(n) / 7),
                 "tags": .list([.string("t\(n)")]),
                 "labels": .list([.string("l\(n)"), .string("even"), .string("l\(n)")]),
+                "notes": .list([.list([.string("z"), .null]), .list([.string("a\(n)"), .int(Int64(n))])]),
             ],
             update: .modified)
         try realm.dynamicCreate(
@@ -64,7 +66,8 @@ package enum CrashWorkload {
         for item in try realm.dynamicObjects("Item") {
             guard let id = item["id"].intValue, let value = item["value"].intValue else { continue }
             guard item["score"] == .double(Double(value) / 7), item["tags"] == .list([.string("t\(value)")]),
-                item["labels"] == .list([.string("l\(value)"), .string("even")])
+                item["labels"] == .list([.string("l\(value)"), .string("even")]),
+                item["notes"] == .list([.list([.string("a\(value)"), .int(value)]), .list([.string("z"), .null])])
             else {
                 items[id] = -1
                 continue

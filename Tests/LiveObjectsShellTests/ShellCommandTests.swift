@@ -397,3 +397,35 @@ import Testing
                 """))
     }
 }
+
+/// `Map` properties in the shell: `[String: Type]` in `define` and `schema`, JSON objects in
+/// create and update, queries by key.
+@Suite struct ShellMapTests {
+    @Test func defineCreateUpdateAndQueryAMap() async {
+        expectRun(
+            await liveobj([
+                "-c",
+                #"define Player { id: Int primary, settings: [String: String], scores: [String: Int?] }; schema Player; create Player {"id": 1, "settings": {"theme": "dark", "font": "serif"}}; create Player {"id": 2, "settings": {"theme": "light"}, "scores": {"a": null}}; update Player 2 {"scores": {"b": 3, "a": 1}}; query Player where settings['theme'] == 'dark'; count Player where ANY settings.@keys == 'theme'; get Player 2"#,
+            ]),
+            stdout: lines(
+                """
+                Defined Player (schema version 1).
+                Player {
+                  id: Int primary
+                  settings: [String: String]
+                  scores: [String: Int?]
+                }
+                Created Player 1.
+                Created Player 2.
+                Updated Player 2.
+                id  settings                            scores
+                --  ----------------------------------  ------
+                1   {"font": "serif", "theme": "dark"}  {}
+                (1 object)
+                2
+                id:        2
+                settings:  {"theme": "light"}
+                scores:    {"a": 1, "b": 3}
+                """))
+    }
+}

@@ -300,6 +300,21 @@ struct SyncEngineTests {
         #expect(schemaError?.property == "serverID")
     }
 
+    @Test func aTypeWithAMapIsRefusedUntilMapsAreSynced() async throws {
+        final class Configured: Object, SyncableObject {
+            @Persisted(primaryKey: true) var id = 0
+            @Persisted var serverID: String?
+            @Persisted var settings: Map<String, String>
+        }
+        var configuration = Realm.Configuration(identifier: "map-\(UUID())", objectTypes: [Configured.self])
+        configuration.keepsHistory = true
+        let realm = try await Realm.open(configuration)
+        let error = await #expect(throws: LiveObjectsError.self) {
+            _ = try await SyncEngine(realm: realm, transport: FakeServer(), types: [Configured.self])
+        }
+        #expect(error?.code == .invalidSchema && error?.property == "settings")
+    }
+
     @Test func anObjectTheServerGotIsDeletedEvenWhenItsRoundDidNotFinish() async throws {
         let realm = try await openSyncRealm("unfinished")
         let server = FakeServer()

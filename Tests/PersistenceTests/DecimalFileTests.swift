@@ -114,25 +114,7 @@ import Testing
     @Test func everySingleByteChangeIsCaught() throws {
         let objects =
             #"{"Price": [{"$id": 0, "_id": "507f1f77bcf86cd799439011", "amount": "-0.5", "tax": "3", "history": ["2", "1e-3"], "parent": "507f1f77bcf86cd799439011"}]}"#
-        let loaded = try FileStorage.decode(
-            snapshot: Array(Self.snapshot(version: 1, objects: objects).utf8), journal: nil)
-        let good = try FileStorage.encode(loaded.store, schemaVersion: 0, commit: 3)
-        for offset in good.indices {
-            var bad = good
-            bad[offset] ^= 0x01
-            do {
-                let opened = try FileStorage.decode(snapshot: bad, journal: nil)
-                #expect(try FileStorage.encode(opened.store, schemaVersion: 0, commit: 3) == good, "byte \(offset)")
-            } catch {
-                #expect(error.code == .corruptFile, "byte \(offset): \(error)")
-            }
-        }
-        // Cut short anywhere: refused.
-        for length in stride(from: 0, to: good.count - 1, by: 7) {
-            #expect(throws: LiveObjectsError.self, "length \(length)") {
-                _ = try FileStorage.decode(snapshot: Array(good[..<length]), journal: nil)
-            }
-        }
+        try expectEverySingleByteChangeCaught(Self.snapshot(version: 1, objects: objects), truncationStride: 7)
     }
 
     @Test func formatTwoFilesStillLoadAndAreSavedAsFormatThree() async throws {

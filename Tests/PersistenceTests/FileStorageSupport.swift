@@ -44,3 +44,30 @@ extension FileStorage {
 func fileBytes(_ url: URL) -> Data? {
     try? Data(contentsOf: url)
 }
+
+/// Flips one bit of every byte of the snapshot that `snapshot` (a snapshot's text) saves as,
+/// one byte at a time: each damaged file must be refused as corrupt or open with exactly the
+/// same content. Then cuts the file short every `stride` bytes: each must be refused.
+func expectEverySingleByteChangeCaught(
+    _ snapshot: String, truncationStride: Int, sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let loaded = try FileStorage.decode(snapshot: Array(snapshot.utf8), journal: nil)
+    let good = try FileStorage.encode(loaded.store, schemaVersion: 0, commit: 3)
+    for offset in good.indices {
+        var bad = good
+        bad[offset] ^= 0x01
+        do {
+            let opened = try FileStorage.decode(snapshot: bad, journal: nil)
+            #expect(
+                try FileStorage.encode(opened.store, schemaVersion: 0, commit: 3) == good, "byte \(offset)",
+                sourceLocation: sourceLocation)
+        } catch {
+            #expect(error.code == .corruptFile, "byte \(offset): \(error)", sourceLocation: sourceLocation)
+        }
+    }
+    for length in stride(from: 0, to: good.count - 1, by: truncationStride) {
+        #expect(throws: LiveObjectsError.self, "length \(length)", sourceLocation: sourceLocation) {
+            _ = try FileStorage.decode(snapshot: Array(good[..<length]), journal: nil)
+        }
+    }
+}

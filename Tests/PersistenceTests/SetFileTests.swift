@@ -108,23 +108,7 @@ import Testing
     @Test func everySingleByteChangeIsCaught() throws {
         let objects =
             #"{"Box": [{"$id": 0, "id": 1, "tags": ["a", "b"], "sizes": [null, 1], "friends": [0, 1]}, {"$id": 1, "id": 2, "tags": [], "sizes": [], "friends": []}]}"#
-        let loaded = try FileStorage.decode(snapshot: Array(Self.snapshot(objects).utf8), journal: nil)
-        let good = try FileStorage.encode(loaded.store, schemaVersion: 0, commit: 3)
-        for offset in good.indices {
-            var bad = good
-            bad[offset] ^= 0x01
-            do {
-                let opened = try FileStorage.decode(snapshot: bad, journal: nil)
-                #expect(try FileStorage.encode(opened.store, schemaVersion: 0, commit: 3) == good, "byte \(offset)")
-            } catch {
-                #expect(error.code == .corruptFile, "byte \(offset): \(error)")
-            }
-        }
-        for length in stride(from: 0, to: good.count - 1, by: 5) {
-            #expect(throws: LiveObjectsError.self, "length \(length)") {
-                _ = try FileStorage.decode(snapshot: Array(good[..<length]), journal: nil)
-            }
-        }
+        try expectEverySingleByteChangeCaught(Self.snapshot(objects), truncationStride: 5)
     }
 
     @Test func aListMigratedToASetKeepsEachMemberOnce() async throws {

@@ -59,12 +59,27 @@ struct InputDecoding: Sendable {
     private func decodeProperty(_ property: Property, of schema: ObjectSchema, from decoder: any Decoder)
         throws -> Input
     {
+        if property.isMap {
+            // A map is a JSON object from keys to values.
+            if try decoder.singleValueContainer().decodeNil() { return .value(.null) }
+            let container = try decoder.container(keyedBy: PropertyCodingKey.self)
+            var element = property
+            element.isList = false
+            element.isMap = false
+            var entries: [String: Input] = [:]
+            for key in container.allKeys {
+                entries[key.stringValue] = try decodeProperty(
+                    element, of: schema, from: try container.superDecoder(forKey: key))
+            }
+            return .dictionary(entries)
+        }
         if property.isList {
             if try decoder.singleValueContainer().decodeNil() { return .value(.null) }
             var container = try decoder.unkeyedContainer()
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             var items: [Input] = []
             while !container.isAtEnd {
                 items.append(try decodeProperty(element, of: schema, from: try container.superDecoder()))

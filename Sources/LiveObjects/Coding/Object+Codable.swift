@@ -77,6 +77,7 @@ enum ObjectCoding {
         guard property.type == .object, let name = property.objectType,
             let target = handle.store.tablesByName[name]
         else {
+            if property.isMap { return .value(value) }
             if case .list(let items) = value { return .array(items.map { .value($0) }) }
             return .value(value)
         }
@@ -94,6 +95,17 @@ enum ObjectCoding {
         throws
     {
         switch input {
+        case .value(.list(let pairs)) where property.isMap:
+            // A map is a JSON object from keys to values.
+            var container = encoder.container(keyedBy: PropertyCodingKey.self)
+            var element = property
+            element.isList = false
+            element.isMap = false
+            for pair in pairs {
+                guard case .list(let entry) = pair, entry.count == 2, case .string(let key) = entry[0] else { continue }
+                try encode(
+                    .value(entry[1]), element, to: container.superEncoder(forKey: PropertyCodingKey(key)), path: &path)
+            }
         case .value(let value):
             var container = encoder.singleValueContainer()
             try encodeValue(value, property.type, into: &container)
@@ -102,6 +114,7 @@ enum ObjectCoding {
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             for item in items { try encode(item, element, to: container.superEncoder(), path: &path) }
         case .object(let target):
             guard path.contains(target) else {
@@ -262,6 +275,30 @@ enum ObjectCoding {
         func mismatch(_ message: String) -> LiveObjectsError {
             LiveObjectsError(.typeMismatch, message, objectType: typeName, property: property.name)
         }
+        if property.isMap {
+            var element = property
+            element.isList = false
+            element.isMap = false
+            var entries: [String: Input] = [:]
+            switch input {
+            case .value(.null): break
+            case .dictionary(let given): entries = given
+            case .value(.list(let pairs)):
+                for pair in pairs {
+                    guard case .list(let entry) = pair, entry.count == 2, case .string(let key) = entry[0] else {
+                        throw mismatch("a map's entry is a key and a value")
+                    }
+                    entries[key] = .value(entry[1])
+                }
+            default: throw mismatch("expected a dictionary")
+            }
+            var result: [String: Any?] = [:]
+            for (key, item) in entries {
+                if let why = Property.mapKeyProblem(key) { throw mismatch(why) }
+                result[key] = try swiftValue(item, element, of: typeName, infos: infos, decoded: &decoded)
+            }
+            return result
+        }
         if property.isList {
             switch input {
             case .value(.null): return [Any?]()
@@ -269,6 +306,7 @@ enum ObjectCoding {
                 var element = property
                 element.isList = false
                 element.isSet = false
+                element.isMap = false
                 var result: [Any?] = []
                 for item in items {
                     let value = try swiftValue(item, element, of: typeName, infos: infos, decoded: &decoded)

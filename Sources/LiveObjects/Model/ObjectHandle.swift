@@ -139,6 +139,8 @@ public struct _PropertyTemplate: Sendable {
     package var isList: Bool
     /// Whether the property is a `MutableSet` (``isList`` is then true too).
     package var isSet = false
+    /// Whether the property is a `Map` (``isList`` is then true too).
+    package var isMap = false
     package var objectType: String?
     /// For an enum (``PersistableEnum``): the raw values of its cases, the only values the
     /// property (or its list's elements) may hold, besides nil when optional.

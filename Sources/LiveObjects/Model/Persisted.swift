@@ -225,6 +225,11 @@ extension Persisted: PersistedField {
 
     static func _assign(_ value: Any?, at pointer: UnsafeMutableRawPointer) -> Bool {
         let field = pointer.assumingMemoryBound(to: Self.self)
+        if let map = field.pointee.storage as? any _UnmanagedMapFilling {
+            if let items = value as? [String: Any?] { return map._replaceEntries(with: items) }
+            guard let items = value as? [String: Any] else { return false }
+            return map._replaceEntries(with: items.mapValues { $0 })
+        }
         if let list = field.pointee.storage as? any _UnmanagedListFilling {
             guard let items = value as? [Any?] else { return false }
             return list._replaceElements(with: items)

@@ -110,6 +110,7 @@ extension Store {
                     var element = property
                     element.isList = false
                     element.isSet = false
+                    element.isMap = false
                     probe.setValue(.list([element.zeroValue]), table, 0, p)
                 }
             }

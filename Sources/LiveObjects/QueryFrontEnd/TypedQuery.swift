@@ -325,6 +325,7 @@ public protocol _QueryCollection {}
 extension List: _QueryCollection {}
 extension LinkingObjects: _QueryCollection {}
 extension MutableSet: _QueryCollection {}
+extension Map: _QueryCollection {}
 
 extension Query where Value: _QueryCollection {
     /// The number of elements.
@@ -341,6 +342,43 @@ extension Query where Value: _QueryCollection {
 
     func aggregate<V>(_ op: CollectionOperator, _ property: [String] = []) -> Query<V> {
         Query<V>(context, .expression(.collectionOperation(op, collection: expression, property: property)))
+    }
+}
+
+/// Maps in a query.
+public protocol _QueryMap: _QueryCollection {
+    associatedtype _MapValue: _Persistable
+}
+
+extension Map: _QueryMap {
+    public typealias _MapValue = Value
+}
+
+extension Query where Value: _QueryMap {
+    /// The value of a key (`settings['theme']`), nil when the map lacks the key.
+    public subscript(key: String) -> Query<Value._MapValue?> { mapStep(KeyPathSyntax.mapKeyComponent(key)) }
+
+    /// The keys (`settings.@keys`): a comparison on them holds when any key matches.
+    public var keys: Query<List<String>> { mapStep("@keys") }
+
+    /// The values (`settings.@values`): a comparison on them holds when any value matches.
+    public var values: Query<List<Value._MapValue>> { mapStep("@values") }
+
+    private func mapStep<V>(_ component: String) -> Query<V> {
+        guard let table, core.form == nil else {
+            context.fail("a map's key, keys or values can only follow a map property")
+            return Query<V>(context, .predicate(.constant(false)))
+        }
+        return Query<V>(
+            QueryCore(
+                context: context, variable: core.variable, components: core.components + [component], table: table))
+    }
+}
+
+extension Query where Value: _QueryCollection {
+    /// Whether any element equals `value` (`ANY tags == 'x'`).
+    public func contains<V: _QueryValue>(_ value: V) -> Query<Bool> {
+        comparison(.equal, .value(value._queryValue))
     }
 }
 

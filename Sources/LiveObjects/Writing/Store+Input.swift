@@ -291,6 +291,17 @@ extension Store {
                 values.append(v)
             }
             return try check(.list(values), for: property, in: table)
+        case .dictionary(let entries) where property.isMap:
+            var pairs: [PropertyValue] = []
+            for (key, item) in entries {
+                guard case .value(let v) = item else {
+                    throw LiveObjectsError(
+                        .typeMismatch, "a map holds only plain values", objectType: table.name,
+                        property: property.name)
+                }
+                pairs.append(.list([.string(key), v]))
+            }
+            return try check(.list(pairs), for: property, in: table)
         default:
             throw LiveObjectsError(
                 .typeMismatch, "expected a plain value", objectType: table.name,
@@ -379,6 +390,14 @@ extension Store {
 
     // MARK: List elements
 
+    /// A map's entries are set by key, never by position.
+    private func refuseMapElement(_ table: Table, _ p: Int) throws(LiveObjectsError) {
+        guard table.schema.properties[p].isMap else { return }
+        throw LiveObjectsError(
+            .invalidOperation, "a map's entries are set by key, not by position", objectType: table.name,
+            property: table.schema.properties[p].name)
+    }
+
     /// Inserts an element into a list property. A set property that already holds the member
     /// is left as it is.
     func insertElement(
@@ -387,6 +406,7 @@ extension Store {
         throws(LiveObjectsError)
     {
         try requireWrite(table)
+        try refuseMapElement(table, p)
         let count = listCount(table, row, p)
         guard index >= 0 && index <= count else { throw outOfBounds(table, p, index, count + 1) }
         let property = table.schema.properties[p]
@@ -401,6 +421,7 @@ extension Store {
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             let value = try checkedValue(input, element, table)
             if property.isSet && indexOfMember(value, table, row, p) != nil { return }
             listInsert(value, table, row, p, at: index)
@@ -414,6 +435,7 @@ extension Store {
         throws(LiveObjectsError)
     {
         try requireWrite(table)
+        try refuseMapElement(table, p)
         let count = listCount(table, row, p)
         guard index >= 0 && index < count else { throw outOfBounds(table, p, index, count) }
         if let column = table.columns[p] as? LinkListColumn {
@@ -434,6 +456,7 @@ extension Store {
             var element = table.schema.properties[p]
             element.isList = false
             element.isSet = false
+            element.isMap = false
             let value = try checkedValue(input, element, table)
             if table.schema.properties[p].isSet, let other = indexOfMember(value, table, row, p) {
                 if other != index { listRemove(table, row, p, at: index) }

@@ -57,6 +57,10 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
     /// Whether the property is a `MutableSet`: a collection (``isList`` is true) that holds each
     /// member once, in the order they were first inserted.
     public var isSet: Bool
+    /// Whether the property is a `Map` from `String` keys to values of ``type``: a collection
+    /// (``isList`` is true) whose elements are the values, kept in the order of their keys. Its
+    /// whole value is a ``PropertyValue/list(_:)`` of `[.string(key), value]` pairs.
+    public var isMap: Bool
     /// For links, lists of links and `LinkingObjects`: the name of the target (or origin) type.
     public var objectType: String?
     /// For `LinkingObjects`: the name of the link property on ``objectType`` that points here.
@@ -72,13 +76,15 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
     public init(
         name: String, type: PropertyType, isOptional: Bool = false, isList: Bool = false,
         objectType: String? = nil, originProperty: String? = nil, isPrimaryKey: Bool = false,
-        isIndexed: Bool = false, deleteRule: DeleteRule = .nullify, isSet: Bool = false
+        isIndexed: Bool = false, deleteRule: DeleteRule = .nullify, isSet: Bool = false,
+        isMap: Bool = false
     ) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
-        self.isList = isList || isSet
+        self.isList = isList || isSet || isMap
         self.isSet = isSet
+        self.isMap = isMap
         self.objectType = objectType
         self.originProperty = originProperty
         self.isPrimaryKey = isPrimaryKey
@@ -136,7 +142,9 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
         default: text = type.rawValue.prefix(1).uppercased() + type.rawValue.dropFirst()
         }
         if text == "Uuid" { text = "UUID" }
-        if isSet {
+        if isMap {
+            text = "[String: \(text)\(isOptional ? "?" : "")]"
+        } else if isSet {
             text = "{\(text)\(isOptional ? "?" : "")}"
         } else if isList {
             text = "[\(text)\(isOptional ? "?" : "")]"
@@ -204,6 +212,13 @@ public struct Schema: Hashable, Sendable {
         return nil
     }
 
+    /// Why a map property breaks the rules, if it does.
+    private func mapProblem(_ p: Property) -> String? {
+        if p.isSet { return "a property is a set or a map, not both" }
+        if p.type == .object || p.type == .linkingObjects { return "a map of objects is not supported yet" }
+        return nil
+    }
+
     /// Checks the rules every schema must keep.
     ///
     /// - Throws: ``LiveObjectsError`` with code `invalidSchema`, naming the type and property at
@@ -250,6 +265,7 @@ public struct Schema: Hashable, Sendable {
                     }
                 }
                 if p.isSet, let why = setProblem(p) { throw fail(p.name, why) }
+                if p.isMap, let why = mapProblem(p) { throw fail(p.name, why) }
                 if p.deleteRule != .nullify && p.type != .object {
                     throw fail(p.name, "only link properties take a delete rule")
                 }
@@ -301,5 +317,17 @@ public struct Schema: Hashable, Sendable {
                 }
             }
         }
+    }
+}
+
+extension Property {
+    /// Why a string cannot be a key of a map, if it cannot: a key is not empty, holds no `.`
+    /// (a query reads `a.b` as a path) and does not start with `$` (a query's argument).
+    public static func mapKeyProblem(_ key: String) -> String? {
+        if key.isEmpty { return "a map key cannot be empty" }
+        if key.contains(".") { return "a map key cannot contain '.': \(key)" }
+        if key.hasPrefix("$") { return "a map key cannot start with '$': \(key)" }
+        if key.utf8.count > 16 << 20 { return "a map key is longer than a string may be" }
+        return nil
     }
 }

@@ -407,7 +407,9 @@ package final class LinkListColumn: Column, ContainerColumn {
     }
 }
 
-/// A column of lists of primitive values.
+/// A column of lists of primitive values. For a map (``Property/isMap``) the lists hold the
+/// values in the order of their keys, and ``keys`` holds each row's keys, sorted; the column's
+/// whole value of a row is then the list of `[.string(key), value]` pairs.
 @usableFromInline
 package final class ValueListColumn: Column, ContainerColumn {
     @inlinable package var lists: ChunkedArray<[PropertyValue]> {
@@ -416,24 +418,73 @@ package final class ValueListColumn: Column, ContainerColumn {
         _modify { yield &_lists }
     }
     @exclusivity(unchecked) @usableFromInline var _lists: ChunkedArray<[PropertyValue]> = ChunkedArray()
+    /// For a map: the keys of each row, sorted, one per value of ``lists``. Empty otherwise.
+    @inlinable package var keys: ChunkedArray<[String]> {
+        get { _keys }
+        set { _keys = newValue }
+        _modify { yield &_keys }
+    }
+    @exclusivity(unchecked) @usableFromInline var _keys: ChunkedArray<[String]> = ChunkedArray()
+    /// Whether the column holds a map.
+    package let isMap: Bool
 
     package init(property: Property) {
+        isMap = property.isMap
         super.init(property: property, containerKind: .valueList)
     }
 
     @usableFromInline package var containerCount: Int { lists.count }
-    @usableFromInline package func containerValue(at row: Int) -> PropertyValue { .list(lists[row]) }
+    @usableFromInline package func containerValue(at row: Int) -> PropertyValue {
+        guard isMap else { return .list(lists[row]) }
+        return Self.pairs(keys[row], lists[row])
+    }
     @usableFromInline package func containerSet(_ value: PropertyValue, at row: Int) {
-        if case .list(let items) = value { lists[row] = items } else { lists[row] = [] }
+        guard isMap else {
+            if case .list(let items) = value { lists[row] = items } else { lists[row] = [] }
+            return
+        }
+        let (k, v) = Self.entries(value)
+        keys[row] = k
+        lists[row] = v
     }
     @usableFromInline package func containerAppend(_ value: PropertyValue) {
-        if case .list(let items) = value { lists.append(items) } else { lists.append([]) }
+        guard isMap else {
+            if case .list(let items) = value { lists.append(items) } else { lists.append([]) }
+            return
+        }
+        let (k, v) = Self.entries(value)
+        keys.append(k)
+        lists.append(v)
     }
-    @usableFromInline package func containerRemoveLast() { lists.removeLast() }
+    @usableFromInline package func containerRemoveLast() {
+        lists.removeLast()
+        if isMap { keys.removeLast() }
+    }
     @usableFromInline package func containerCopy() -> Column {
         let c = ValueListColumn(property: property)
         c.lists = lists
+        c.keys = keys
         return c
+    }
+
+    /// A map's whole value: its entries as `[.string(key), value]` pairs.
+    package static func pairs(_ keys: [String], _ values: [PropertyValue]) -> PropertyValue {
+        .list(zip(keys, values).map { .list([.string($0), $1]) })
+    }
+
+    /// A map's keys and values from its whole value (pairs already checked and sorted).
+    package static func entries(_ value: PropertyValue) -> ([String], [PropertyValue]) {
+        guard case .list(let items) = value else { return ([], []) }
+        var keys: [String] = []
+        var values: [PropertyValue] = []
+        keys.reserveCapacity(items.count)
+        values.reserveCapacity(items.count)
+        for item in items {
+            guard case .list(let pair) = item, pair.count == 2, case .string(let key) = pair[0] else { continue }
+            keys.append(key)
+            values.append(pair[1])
+        }
+        return (keys, values)
     }
 }
 

@@ -135,7 +135,16 @@ extension Store {
             column.lists[Int(row)].insert(target, at: index)
             table.outgoing[property]!.add(row, to: target)
         case let column as ValueListColumn:
-            column.lists[Int(row)].insert(value, at: index)
+            guard column.isMap else {
+                column.lists[Int(row)].insert(value, at: index)
+                return
+            }
+            // A map's element is a `[.string(key), value]` pair.
+            guard case .list(let pair) = value, pair.count == 2, case .string(let key) = pair[0] else {
+                preconditionFailure("a map's element is a key and a value")
+            }
+            column.keys[Int(row)].insert(key, at: index)
+            column.lists[Int(row)].insert(pair[1], at: index)
         default:
             preconditionFailure("not a list")
         }
@@ -150,7 +159,9 @@ extension Store {
             table.outgoing[property]!.remove(row, from: target)
             return .object(column.target.key(target))
         case let column as ValueListColumn:
-            return column.lists[Int(row)].remove(at: index)
+            let value = column.lists[Int(row)].remove(at: index)
+            guard column.isMap else { return value }
+            return .list([.string(column.keys[Int(row)].remove(at: index)), value])
         default:
             preconditionFailure("not a list")
         }
@@ -164,6 +175,7 @@ extension Store {
         case let column as ValueListColumn:
             let e = column.lists[Int(row)].remove(at: from)
             column.lists[Int(row)].insert(e, at: to)
+            if column.isMap { column.keys[Int(row)].insert(column.keys[Int(row)].remove(at: from), at: to) }
         default:
             preconditionFailure("not a list")
         }

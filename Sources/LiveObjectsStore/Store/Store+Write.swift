@@ -37,6 +37,7 @@ extension Store {
         func mismatch(_ why: String) -> LiveObjectsError {
             LiveObjectsError(.typeMismatch, why, objectType: table.name, property: property.name)
         }
+        if property.isMap { return try checkMap(value, for: property, in: table) }
         if property.isList {
             guard case .list(let items) = value else {
                 if value.isNull { return .list([]) }
@@ -45,6 +46,7 @@ extension Store {
             var element = property
             element.isList = false
             element.isSet = false
+            element.isMap = false
             if property.type == .object { element.isOptional = false }
             var checked: [PropertyValue] = []
             checked.reserveCapacity(items.count)
@@ -208,10 +210,92 @@ extension Store {
         throws(LiveObjectsError)
     {
         try requireWrite(table)
+        if table.schema.properties[p].isMap {
+            throw LiveObjectsError(
+                .invalidOperation, "a map's entries are kept in the order of their keys", objectType: table.name,
+                property: table.schema.properties[p].name)
+        }
         let count = listCount(table, row, p)
         guard from >= 0 && from < count else { throw outOfBounds(table, p, from, count) }
         guard to >= 0 && to < count else { throw outOfBounds(table, p, to, count) }
         if from != to { listMove(table, row, p, from: from, to: to) }
+    }
+
+    // MARK: Maps
+
+    /// Checks a map's whole value (`[.string(key), value]` pairs) and returns it sorted by key;
+    /// a key given twice keeps its last value.
+    private func checkMap(_ value: PropertyValue, for property: Property, in table: Table)
+        throws(LiveObjectsError) -> PropertyValue
+    {
+        guard case .list(let items) = value else {
+            if value.isNull { return .list([]) }
+            throw LiveObjectsError(
+                .typeMismatch, "expected a map, got \(value)", objectType: table.name, property: property.name)
+        }
+        var element = property
+        element.isList = false
+        element.isMap = false
+        var entries: [String: PropertyValue] = [:]
+        for item in items {
+            guard case .list(let pair) = item, pair.count == 2, case .string(let key) = pair[0] else {
+                throw LiveObjectsError(
+                    .typeMismatch, "a map's entry is a string key and a value, not \(item)",
+                    objectType: table.name, property: property.name)
+            }
+            entries[try checkedMapKey(key, property, table)] = try check(pair[1], for: element, in: table)
+        }
+        return .list(entries.keys.sorted().map { .list([.string($0), entries[$0]!]) })
+    }
+
+    private func checkedMapKey(_ key: String, _ property: Property, _ table: Table) throws(LiveObjectsError) -> String {
+        if let why = Property.mapKeyProblem(key) {
+            throw LiveObjectsError(.typeMismatch, why, objectType: table.name, property: property.name)
+        }
+        return key
+    }
+
+    /// The position of a key in a map property: where it is, or where it would go.
+    package func mapPosition(of key: String, _ table: Table, _ row: Int32, _ p: Int) -> (index: Int, found: Bool) {
+        guard let column = table.columns[p] as? ValueListColumn, column.isMap else { return (0, false) }
+        let keys = column.keys[Int(row)]
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let mid = (low + high) / 2
+            if keys[mid] < key { low = mid + 1 } else { high = mid }
+        }
+        return (low, low < keys.count && keys[low] == key)
+    }
+
+    /// Sets the value of a key of a map property (adding the key when the map lacks it).
+    package func mapSet(_ value: PropertyValue, for key: String, _ table: Table, _ row: Int32, _ p: Int)
+        throws(LiveObjectsError)
+    {
+        try requireWrite(table)
+        let property = table.schema.properties[p]
+        var element = property
+        element.isList = false
+        element.isMap = false
+        let checked = try check(value, for: element, in: table)
+        let (index, found) = mapPosition(of: try checkedMapKey(key, property, table), table, row, p)
+        let pair = PropertyValue.list([.string(key), checked])
+        if found {
+            if (table.columns[p] as? ValueListColumn)?.lists[Int(row)][index] != checked {
+                listReplace(pair, table, row, p, at: index)
+            }
+        } else {
+            listInsert(pair, table, row, p, at: index)
+        }
+    }
+
+    /// Removes a key of a map property. Returns whether the map held it.
+    @discardableResult
+    package func mapRemove(_ key: String, _ table: Table, _ row: Int32, _ p: Int) throws(LiveObjectsError) -> Bool {
+        try requireWrite(table)
+        let (index, found) = mapPosition(of: key, table, row, p)
+        if found { listRemove(table, row, p, at: index) }
+        return found
     }
 
     /// The members of a set given as a list: each once, where it first appears.

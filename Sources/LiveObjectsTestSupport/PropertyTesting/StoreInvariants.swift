@@ -114,6 +114,26 @@ package enum StoreInvariants {
             where property.isSet && Set(column.lists[row]).count != column.lists[row].count {
                 fail("\(table.name).\(property.name) of slot \(row) is a set that holds a value twice")
             }
+            guard property.isMap else { continue }
+            if column.keys.count != column.lists.count {
+                fail(
+                    "\(table.name).\(property.name) has keys for \(column.keys.count) rows, values for \(column.lists.count)"
+                )
+                continue
+            }
+            for row in 0..<table.rowCount {
+                let keys = column.keys[row]
+                if keys.count != column.lists[row].count {
+                    fail(
+                        "\(table.name).\(property.name) of slot \(row) has \(keys.count) keys for \(column.lists[row].count) values"
+                    )
+                }
+                if zip(keys, keys.dropFirst()).contains(where: { $0 >= $1 }) {
+                    fail(
+                        "\(table.name).\(property.name) of slot \(row) is a map whose keys are not sorted and distinct: \(keys)"
+                    )
+                }
+            }
         }
     }
 

@@ -37,6 +37,7 @@ struct SortSpec: Sendable, CustomStringConvertible {
         case .ownerID: \.owner?.id
         case .favoriteInt: \.owner?.favorite?.int
         case .favoriteString: \.owner?.favorite?.string
+        case .settingsTheme, .settingsFont: \.settings  // not a sort field (see `fields`)
         }
     }
 

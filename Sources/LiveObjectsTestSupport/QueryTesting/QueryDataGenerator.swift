@@ -28,7 +28,7 @@ enum QueryWorld {
     }
 
     static func randomItem(_ id: Int, _ rng: inout SeededRandomNumberGenerator, _ world: RefWorld) -> RefItem {
-        RefItem(
+        var item = RefItem(
             id: id, int: rng.int(-3...12), optInt: rng.chance(0.3) ? nil : rng.int(-3...12),
             double: Double(rng.int(-12...40)) / 4, string: QueryText.string(&rng),
             optString: rng.chance(0.3) ? nil : QueryText.string(&rng, maxFragments: 3), flag: rng.chance(0.5),
@@ -36,6 +36,11 @@ enum QueryWorld {
             optPrice: rng.chance(0.3) ? nil : decimal(&rng), ref: rng.element(of: objectIDs),
             owner: rng.chance(0.25) || world.owners.isEmpty ? nil : rng.element(of: world.owners.keys.sorted()),
             tags: world.tags.isEmpty ? [] : (0..<rng.int(0...4)).map { _ in rng.element(of: world.tags.keys.sorted()) })
+        // A map of up to two of `theme` and `font`, its values strings like the others.
+        for key in ["theme", "font"] where rng.chance(0.6) {
+            item.settings[key] = QueryText.string(&rng, maxFragments: 2)
+        }
+        return item
     }
 
     static func randomOwner(_ id: Int, _ rng: inout SeededRandomNumberGenerator) -> RefOwner {
@@ -55,7 +60,7 @@ enum QueryWorld {
             "id": item.id, "int": item.int, "optInt": item.optInt as Any, "double": item.double,
             "string": item.string, "optString": item.optString as Any, "flag": item.flag, "date": item.date,
             "code": item.code, "price": item.price, "optPrice": item.optPrice as Any, "ref": item.ref,
-            "owner": item.owner as Any,
+            "owner": item.owner as Any, "settings": item.settings,
         ]
     }
 
@@ -120,7 +125,9 @@ enum QueryWorld {
                 case 1: item.string = fresh.string; item.optString = fresh.optString
                 case 2: item.code = fresh.code; item.flag = fresh.flag
                 case 3: item.owner = fresh.owner
-                case 4: item.tags = fresh.tags
+                case 4:
+                    item.tags = fresh.tags
+                    item.settings = fresh.settings
                 case 5: item.double = fresh.double; item.date = fresh.date
                 case 6 where rng.chance(0.5):
                     item.price = fresh.price
@@ -192,6 +199,8 @@ enum QueryWorld {
                     object.owner = item.owner.flatMap { r.object(ofType: QPOwner.self, forPrimaryKey: $0) }
                     object.tags.removeAll()
                     for tag in item.tags { object.tags.append(r.object(ofType: QPTag.self, forPrimaryKey: tag)!) }
+                    for key in object.settings.keys where item.settings[key] == nil { object.settings[key] = nil }
+                    object.settings.merge(item.settings)
                 case .newItem(let item):
                     let object = try r.create(QPItem.self, value: values(item))
                     for tag in item.tags { object.tags.append(r.object(ofType: QPTag.self, forPrimaryKey: tag)!) }

@@ -19,6 +19,7 @@ package final class QPItem: Object {
     @Persisted package var ref = QueryWorld.objectIDs[0]
     @Persisted package var owner: QPOwner?
     @Persisted package var tags: List<QPTag>
+    @Persisted package var settings: Map<String, String>
     @Persisted(originProperty: "favorite") package var fans: LinkingObjects<QPOwner>
     /// Not persisted.
     package var scratch = 0

@@ -199,6 +199,8 @@ struct TypedBuilder {
             case .ownerID: return TypedOperand(query: q.owner.id)
             case .favoriteInt: return TypedOperand(query: q.owner.favorite.int)
             case .favoriteString: return TypedStringOperand(q.owner.favorite.string)
+            case .settingsTheme: return TypedStringOperand(q.settings["theme"])
+            case .settingsFont: return TypedStringOperand(q.settings["font"])
             }
         case .element(let field):
             switch (element, field) {

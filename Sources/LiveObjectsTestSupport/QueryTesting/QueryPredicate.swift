@@ -21,12 +21,17 @@ enum ItemField: String, Sendable, CaseIterable {
     case id, int, optInt, double, string, optString, flag, date, code, price, optPrice, ref
     case ownerName = "owner.name", ownerScore = "owner.score", ownerID = "owner.id"
     case favoriteInt = "owner.favorite.int", favoriteString = "owner.favorite.string"
+    /// A map's value by key (nil when the map lacks the key).
+    case settingsTheme = "settings['theme']", settingsFont = "settings['font']"
+
+    /// Whether the field reads a map by key (not in Foundation predicates).
+    var isMapValue: Bool { self == .settingsTheme || self == .settingsFont }
 
     var kind: QueryValueKind {
         switch self {
         case .id, .int, .optInt, .ownerScore, .ownerID, .favoriteInt: .int
         case .double: .double
-        case .string, .optString, .code, .ownerName, .favoriteString: .string
+        case .string, .optString, .code, .ownerName, .favoriteString, .settingsTheme, .settingsFont: .string
         case .flag: .bool
         case .date: .date
         case .price, .optPrice: .decimal
@@ -55,6 +60,8 @@ enum ItemField: String, Sendable, CaseIterable {
         case .ownerID: return owner.map { .int(Int64($0.id)) } ?? .null
         case .favoriteInt: return favorite.map { .int(Int64($0.int)) } ?? .null
         case .favoriteString: return favorite.map { .string($0.string) } ?? .null
+        case .settingsTheme: return item.settings["theme"].map { .string($0) } ?? .null
+        case .settingsFont: return item.settings["font"].map { .string($0) } ?? .null
         }
     }
 }

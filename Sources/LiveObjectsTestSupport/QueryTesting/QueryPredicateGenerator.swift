@@ -154,6 +154,7 @@ struct PredicateGenerator {
         case .double: .int
         case .string: .optString
         case .optString: .ownerName
+        case .settingsTheme: .settingsFont
         case .code: .string
         case .flag: nil
         case .ownerScore: .int

@@ -20,6 +20,7 @@ struct RefItem: Sendable {
     var ref: ObjectID
     var owner: Int?
     var tags: [Int]
+    var settings: [String: String] = [:]
 }
 
 struct RefOwner: Sendable {

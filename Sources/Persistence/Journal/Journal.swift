@@ -468,6 +468,9 @@ extension SnapshotDecoder {
                     let key = try ValueCoding.readID(&reader, maxRow: Int(Int32.max), table: table.name)
                     fields.append((p, .link(key), reader.fileOffset))
                 }
+            } else if property.isMap {
+                let value = try ValueCoding.readMap(property, &reader, table: table.name)
+                fields.append((p, .plain(value), reader.fileOffset))
             } else if property.isList {
                 var items: [PropertyValue] = []
                 try reader.beginArray()

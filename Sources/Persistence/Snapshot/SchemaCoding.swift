@@ -25,7 +25,10 @@ enum SchemaCoding {
                     writer.key("optional")
                     writer.bool(true)
                 }
-                if p.isSet {
+                if p.isMap {
+                    writer.key("map")
+                    writer.bool(true)
+                } else if p.isSet {
                     writer.key("set")
                     writer.bool(true)
                 } else if p.isList {
@@ -151,6 +154,7 @@ enum SchemaCoding {
             case "optional": property.isOptional = try reader.readBool()
             case "list": property.isList = try reader.readBool()
             case "set": property.isSet = try reader.readBool()
+            case "map": property.isMap = try reader.readBool()
             case "objectType": property.objectType = try reader.readString()
             case "originProperty": property.originProperty = try reader.readString()
             case "primaryKey": property.isPrimaryKey = try reader.readBool()
@@ -170,7 +174,7 @@ enum SchemaCoding {
         }
         property.name = name
         property.type = type
-        if property.isSet { property.isList = true }
+        if property.isSet || property.isMap { property.isList = true }
         return property
     }
 

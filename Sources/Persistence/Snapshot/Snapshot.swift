@@ -773,6 +773,9 @@ struct SnapshotDecoder {
             }
             return .string(v)
         case .plainList:
+            if table.schema.properties[p].isMap {
+                return try ValueCoding.readMap(table.schema.properties[p], &reader, table: table.name)
+            }
             var items: [PropertyValue] = []
             try reader.beginArray()
             while try reader.nextElement() {

@@ -120,6 +120,44 @@ enum ValueCoding {
 
     // MARK: Reading
 
+    /// Reads a map's value: an array of `[key, value]` pairs, the keys valid and in increasing
+    /// order (a key given twice or out of order is refused as corrupt).
+    static func readMap(_ property: Property, _ reader: inout JSONReader, table: String)
+        throws(LiveObjectsError) -> PropertyValue
+    {
+        var element = property
+        element.isList = false
+        element.isMap = false
+        var pairs: [PropertyValue] = []
+        var last: String?
+        try reader.beginArray()
+        while try reader.nextElement() {
+            try reader.beginArray()
+            guard try reader.nextElement() else {
+                throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
+            }
+            let key = try reader.readString()
+            if let why = Property.mapKeyProblem(key) {
+                throw reader.loadError(why, objectType: table, property: property.name)
+            }
+            if let last, last >= key {
+                throw reader.loadError(
+                    last == key ? "a map holds the key '\(key)' twice" : "a map's keys are out of order at '\(key)'",
+                    objectType: table, property: property.name)
+            }
+            last = key
+            guard try reader.nextElement() else {
+                throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
+            }
+            let value = try readPlain(element, element: true, &reader, table: table)
+            guard try !reader.nextElement() else {
+                throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
+            }
+            pairs.append(.list([.string(key), value]))
+        }
+        return .list(pairs)
+    }
+
     /// Reads a plain value of `property`'s type (one element of it, for a list), checking range
     /// and nullability.
     static func readPlain(

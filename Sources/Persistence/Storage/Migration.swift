@@ -184,7 +184,7 @@ enum MigrationRunner {
             let sources: [Int?] = properties.map { p in
                 guard p.isStored, let o = oldTable.propertyIndex[p.name] else { return nil }
                 let q = oldTable.schema.properties[o]
-                guard q.type == p.type, q.isList == p.isList, q.objectType == p.objectType,
+                guard q.type == p.type, q.isList == p.isList, q.isMap == p.isMap, q.objectType == p.objectType,
                     !q.isOptional || p.isOptional || p.type == .object
                 else { return nil }
                 return o

@@ -9,6 +9,16 @@ struct BoundPath {
         let target: Table?
         /// Whether the step yields several values (a list or `LinkingObjects`).
         let isToMany: Bool
+        /// For a map: the value of one key (`settings['theme']`), or the keys (`settings.@keys`).
+        var mapAccess: MapAccess? = nil
+    }
+
+    /// What a step reads of a map besides its values.
+    enum MapAccess {
+        /// The value of a key (null when the map lacks the key).
+        case key(String)
+        /// The keys.
+        case keys
     }
 
     /// The steps; empty for `SELF`.
@@ -36,7 +46,23 @@ struct BoundPath {
     }
 
     /// The property the path ends at, if any.
-    var terminal: Property? { steps.last.map { $0.table.schema.properties[$0.property] } }
+    var terminal: Property? {
+        guard let last = steps.last else { return nil }
+        var property = last.table.schema.properties[last.property]
+        switch last.mapAccess {
+        case .key:
+            // One value, or null when the map lacks the key.
+            property.isList = false
+            property.isMap = false
+            property.isOptional = true
+        case .keys:
+            property.type = .string
+            property.isOptional = false
+        case nil:
+            break
+        }
+        return property
+    }
 
     /// The table whose objects the path yields, when it ends at a link (or is `SELF`).
     var objectTable: Table? { steps.isEmpty ? root : steps.last!.target }
@@ -62,6 +88,23 @@ struct BoundPath {
         steps.reserveCapacity(components.count)
         var table = root
         for (i, name) in components.enumerated() {
+            if KeyPathSyntax.mapKey(name) != nil || KeyPathSyntax.mapSteps.contains(name) {
+                if let access = try mapAccess(name, after: steps.last) {
+                    let last = steps.removeLast()
+                    var isToMany = true
+                    if case .key = access { isToMany = false }
+                    steps.append(
+                        Step(
+                            table: last.table, property: last.property, target: nil, isToMany: isToMany,
+                            mapAccess: access))
+                }
+                if i < components.count - 1 {
+                    throw QueryBindingFailure(
+                        "a map's values are not links, so '\(components[i + 1])' cannot follow them",
+                        code: .invalidQuery, objectType: table.name, property: name)
+                }
+                continue
+            }
             guard let p = table.propertyIndex[name] else {
                 throw QueryBindingFailure(
                     "\(table.name) has no property '\(name)'", code: .unknownProperty,
@@ -73,7 +116,11 @@ struct BoundPath {
                 target = store.tablesByName[property.objectType!]
             }
             steps.append(Step(table: table, property: p, target: target, isToMany: property.isList))
-            if i < components.count - 1 {
+            let nextIsMapStep =
+                i < components.count - 1
+                && (KeyPathSyntax.mapKey(components[i + 1]) != nil
+                    || KeyPathSyntax.mapSteps.contains(components[i + 1]))
+            if i < components.count - 1 && !(property.isMap && nextIsMapStep) {
                 guard let next = target else {
                     throw QueryBindingFailure(
                         "\(table.name).\(name) is not a link, so '\(components[i + 1])' cannot follow it",
@@ -83,6 +130,41 @@ struct BoundPath {
             }
         }
         return BoundPath(steps: steps, root: root)
+    }
+
+    /// The map access a component names (`[key`, `@keys`; nil for `@values`, the map itself,
+    /// and for a property name), after the step of a map.
+    private static func mapAccess(_ component: String, after last: Step?) throws(QueryBindingFailure) -> MapAccess? {
+        let key = KeyPathSyntax.mapKey(component)
+        guard let last, last.mapAccess == nil, last.table.schema.properties[last.property].isMap else {
+            let table = last?.table
+            throw QueryBindingFailure(
+                "\(component.hasPrefix("[") ? "a key in '[…]'" : component) follows only a map property",
+                code: .invalidQuery, objectType: table?.name,
+                property: last.map { $0.table.schema.properties[$0.property].name })
+        }
+        if let key { return .key(key) }
+        return component == "@keys" ? .keys : nil
+    }
+
+    /// Calls `visit` with what a map step reads from a row: the value of a key (`.null` when
+    /// the map lacks it), or each key.
+    @inline(__always)
+    static func mapValues(_ step: Step, _ access: MapAccess, _ row: Int32, _ visit: (PropertyValue) -> Void) {
+        guard let column = step.table.columns[step.property] as? ValueListColumn else { return }
+        let keys = column.keys[Int(row)]
+        switch access {
+        case .keys:
+            for key in keys { visit(.string(key)) }
+        case .key(let key):
+            var low = 0
+            var high = keys.count
+            while low < high {
+                let mid = (low + high) / 2
+                if keys[mid] < key { low = mid + 1 } else { high = mid }
+            }
+            visit(low < keys.count && keys[low] == key ? column.lists[Int(row)][low] : .null)
+        }
     }
 
     // MARK: Evaluation
@@ -175,8 +257,13 @@ struct BoundPath {
     /// The values of the last step from one row.
     @inline(__always)
     static func lastValues(_ step: Step, _ row: Int32, _ visit: (PropertyValue) -> Void) {
-        if step.isToMany {
-            if case .list(let items) = step.table.value(row, step.property) {
+        if let access = step.mapAccess {
+            mapValues(step, access, row, visit)
+        } else if step.isToMany {
+            // A map's elements are its values (its whole value is a list of key and value pairs).
+            if let column = step.table.columns[step.property] as? ValueListColumn {
+                for item in column.lists[Int(row)] { visit(item) }
+            } else if case .list(let items) = step.table.value(row, step.property) {
                 for item in items { visit(item) }
             }
         } else {
@@ -210,6 +297,11 @@ struct BoundPath {
             row = next
         }
         let step = steps[steps.count - 1]
+        if let access = step.mapAccess {
+            var value = PropertyValue.null
+            Self.mapValues(step, access, row) { value = $0 }
+            return value
+        }
         return step.table.columns[step.property]!.value(at: Int(row))
     }
 

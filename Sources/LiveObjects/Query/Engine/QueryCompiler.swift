@@ -158,7 +158,7 @@ struct QueryCompiler {
     private func fastPath(_ c: BoundComparison) -> BoundPredicate? {
         guard c.quantifier == .direct || c.quantifier == .any,
             case .path(let path, nil) = c.lhs, path.steps.count == 1, !path.isToMany,
-            path.steps[0].target == nil, case .constant(let constant) = c.rhs
+            path.steps[0].target == nil, path.steps[0].mapAccess == nil, case .constant(let constant) = c.rhs
         else { return nil }
         let p = path.steps[0].property
         let property = root.schema.properties[p]

@@ -612,6 +612,11 @@ struct PredicateParserState {
                     "expected at most \(PredicateParser.maxKeyPathLength) property names in a key path but found more",
                     at: offset, code: .limitExceeded)
             }
+            if isOperator, op == nil, !isSubquery, KeyPathSyntax.mapSteps.contains("@" + part) {
+                // `settings.@keys`, `settings.@values`: steps of the path, not operators.
+                path.components.append("@" + part)
+                return
+            }
             if isOperator {
                 guard let newOp = CollectionOperator(rawValue: part) else {
                     throw PredicateSyntaxFailure(
@@ -645,7 +650,19 @@ struct PredicateParserState {
                 isOperator ? String(part.dropFirst()) : part, isOperator: isOperator, at: pendingOffset,
                 found: "'\(part)' in the %K argument")
         }
-        while isSymbol(.dot) {
+        while isSymbol(.dot) || isSymbol(.leftBracket) {
+            if isSymbol(.leftBracket) {
+                // `settings['theme']`: a map's value by key.
+                try advance()
+                guard case .string(let key) = token.kind else {
+                    throw failure(expected: "a string as a map key in '[…]'")
+                }
+                let offset = token.offset
+                try advance()
+                try expect(.rightBracket, "']' after a map key")
+                try add(KeyPathSyntax.mapKeyComponent(key), isOperator: false, at: offset, found: "a map key")
+                continue
+            }
             try advance()
             switch token.kind {
             case .identifier(let name):

@@ -254,11 +254,30 @@ extension KeyPathSyntax: CustomStringConvertible {
     /// The key path in the parser's syntax; a component that is a reserved word is written
     /// with a `#` in front (`#in`).
     package var description: String {
-        var parts: [String] = []
-        if let variable { parts.append("$" + variable) }
-        parts += components.map(Self.escaped)
-        return parts.isEmpty ? "SELF" : parts.joined(separator: ".")
+        var text = variable.map { "$" + $0 } ?? ""
+        for component in components {
+            if let key = Self.mapKey(component) {
+                text += "[" + ExpressionSyntax.literal(.string(key)) + "]"
+            } else {
+                text +=
+                    (text.isEmpty ? "" : ".")
+                    + (Self.mapSteps.contains(component) ? component : Self.escaped(component))
+            }
+        }
+        return text.isEmpty ? "SELF" : text
     }
+
+    /// The component of a map's value by key (`settings['theme']`): the key after a `[`, which
+    /// no property name starts with.
+    package static func mapKeyComponent(_ key: String) -> String { "[" + key }
+
+    /// The key of a ``mapKeyComponent(_:)``, or nil for another component.
+    package static func mapKey(_ component: String) -> String? {
+        component.hasPrefix("[") ? String(component.dropFirst()) : nil
+    }
+
+    /// The components of a map's keys and values (`settings.@keys`, `settings.@values`).
+    package static let mapSteps: Set<String> = ["@keys", "@values"]
 
     /// A property name as written in a predicate: with `#` in front if it is a keyword.
     static func escaped(_ name: String) -> String {
