@@ -1,0 +1,96 @@
+import LiveObjectsStore
+
+/// The full-text index of one `String` property (`@Persisted(indexed: .fullText)`): the rows
+/// of each folded word (``FullTextTokenizer``).
+///
+/// Built from the column on the first `TEXT` query that needs it and attached to the table as
+/// a ``DerivedIndex``; from then on the store keeps it in step with every change of the
+/// property (creation, change, deletion, and their rollbacks), so it is never written to a
+/// file and never rebuilt for a commit. A query reads the rows of its words, not the column:
+/// the rows that hold every word of every required term (all words beginning with the prefix,
+/// for `caf*`) are the candidates, and each candidate's value is then tested with the query
+/// itself, which decides phrases (adjacent words) and excluded terms exactly as a scan does.
+final class FullTextIndex: DerivedIndex {
+    /// The rows holding each word.
+    private(set) var rows: [String: Set<Int32>] = [:]
+
+    init() {}
+
+    /// An index of the live rows of a table's string column.
+    convenience init(table: Table, property: Int) {
+        self.init()
+        let column = table.columns[property]!
+        for row in table.liveRows { insert(column.value(at: Int(row)), row: row) }
+    }
+
+    func insert(_ value: PropertyValue, row: Int32) {
+        guard case .string(let text) = value else { return }
+        for word in Set(FullTextTokenizer.words(text)) { rows[word, default: []].insert(row) }
+    }
+
+    func remove(_ value: PropertyValue, row: Int32) {
+        guard case .string(let text) = value else { return }
+        for word in Set(FullTextTokenizer.words(text)) {
+            guard var set = rows.removeValue(forKey: word) else { continue }
+            set.remove(row)
+            if !set.isEmpty { rows[word] = set }
+        }
+    }
+
+    /// The rows that may match `query`: those holding every word of each term that must
+    /// appear. A superset of the answer (phrases and excluded terms are not decided here).
+    func candidates(_ query: FullTextQuery) -> Set<Int32> {
+        var sets: [Set<Int32>] = []
+        for term in query.terms where !term.excluded {
+            for (k, word) in term.words.enumerated() {
+                if k == term.words.count - 1 && term.lastIsPrefix {
+                    var union = Set<Int32>()
+                    for (candidate, rows) in rows where candidate.hasPrefixBytes(word) { union.formUnion(rows) }
+                    sets.append(union)
+                } else {
+                    sets.append(rows[word] ?? [])
+                }
+            }
+        }
+        sets.sort { $0.count < $1.count }
+        guard var result = sets.first else { return [] }
+        for set in sets.dropFirst() {
+            if result.isEmpty { break }
+            result.formIntersection(set)
+        }
+        return result
+    }
+
+    /// About how many bytes the index holds: each word's text and, per row it is in, a
+    /// 4-byte row number with the set's slack (an estimate, for comparisons).
+    var estimatedBytes: Int {
+        var bytes = 0
+        for (word, set) in rows { bytes += word.utf8.count + 16 + set.capacity * 4 * 4 / 3 + 32 }
+        return bytes
+    }
+}
+
+extension Table {
+    /// The full-text index of a property, built from its column on first use.
+    func fullTextIndex(_ property: Int) -> FullTextIndex {
+        if let index = derivedIndexes[property] as? FullTextIndex { return index }
+        let index = FullTextIndex(table: self, property: property)
+        derivedIndexes[property] = index
+        return index
+    }
+
+    /// The rows among `candidates` (all live rows when nil), in their order, whose value of a
+    /// full-text indexed property matches `query`, found through the index.
+    func fullTextMatches(_ property: Int, _ query: FullTextQuery, candidates: [Int32]?) -> [Int32] {
+        let found = fullTextIndex(property).candidates(query)
+        let column = columns[property]!
+        func matches(_ row: Int32) -> Bool {
+            guard isLive(row), case .string(let text) = column.value(at: Int(row)) else { return false }
+            return query.matches(text)
+        }
+        if let candidates {
+            return candidates.filter { found.contains($0) && matches($0) }
+        }
+        return found.sorted().filter(matches)
+    }
+}
