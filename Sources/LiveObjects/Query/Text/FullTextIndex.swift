@@ -94,3 +94,23 @@ extension Table {
         return found.sorted().filter(matches)
     }
 }
+
+extension Table {
+    /// What differs between each full-text index attached to the table and one built afresh
+    /// from its data (for the store's invariant checks); empty when they agree.
+    package func fullTextIndexDifferences() -> [String] {
+        var differences: [String] = []
+        for (p, derived) in derivedIndexes {
+            guard let index = derived as? FullTextIndex else { continue }
+            let name = "\(self.name).\(schema.properties[p].name)"
+            if !schema.properties[p].isFullTextIndexed { differences.append("\(name) has a full-text index but is not full-text indexed") }
+            let rebuilt = FullTextIndex(table: self, property: p)
+            for word in Set(index.rows.keys).union(rebuilt.rows.keys) where index.rows[word] != rebuilt.rows[word] {
+                let have = (index.rows[word] ?? []).sorted()
+                let want = (rebuilt.rows[word] ?? []).sorted()
+                differences.append("\(name): the full-text index maps '\(word)' to slots \(have), the data to \(want)")
+            }
+        }
+        return differences
+    }
+}
