@@ -692,7 +692,8 @@ package struct CommandParser {
             case "deny": property.deleteRule = .deny
             case "nullify": property.deleteRule = .nullify
             default:
-                throw error("unknown property modifier '\(modifier)' (primary, indexed, fulltext, cascade, deny)", at: saved)
+                throw error(
+                    "unknown property modifier '\(modifier)' (primary, indexed, fulltext, cascade, deny)", at: saved)
             }
         }
         return property

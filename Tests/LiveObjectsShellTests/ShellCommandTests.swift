@@ -226,7 +226,8 @@ import Testing
         expectRun(
             await liveobj([
                 "--demo", "-c", "define Note { id: Int primary, body: String fulltext, title: String? fulltext }",
-                "-c", #"create Note {"id": 1, "body": "Café crème in Москва"}; create Note {"id": 2, "body": "東京のコーヒー"}"#,
+                "-c",
+                #"create Note {"id": 1, "body": "Café crème in Москва"}; create Note {"id": 2, "body": "東京のコーヒー"}"#,
                 "-c", #"query Note where body TEXT 'cafe* -decaf'; query Note where body TEXT '"東京"'; schema Note"#,
                 "-c", "define Note { n: Int fulltext }",
             ]),

@@ -99,7 +99,8 @@ enum FullTextBench {
             start = clock.now
             let db = try DatabaseQueue()
             try await db.write { db in
-                try db.execute(sql: "CREATE VIRTUAL TABLE docs USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')")
+                try db.execute(
+                    sql: "CREATE VIRTUAL TABLE docs USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')")
                 let insert = try db.cachedStatement(sql: "INSERT INTO docs(rowid, body) VALUES (?, ?)")
                 for (i, body) in documents.enumerated() { try insert.execute(arguments: [i, body]) }
             }
@@ -144,11 +145,17 @@ enum FullTextBench {
             let rows: Set<Int>
             if term.hasSuffix("*") {
                 let prefix = term.dropLast()
-                rows = index.reduce(into: Set<Int>()) { set, entry in if entry.key.hasPrefix(prefix) { set.formUnion(entry.value) } }
+                rows = index.reduce(into: Set<Int>()) { set, entry in
+                    if entry.key.hasPrefix(prefix) { set.formUnion(entry.value) }
+                }
             } else {
                 rows = index[term.hasPrefix("-") ? String(term.dropFirst()) : term] ?? []
             }
-            if term.hasPrefix("-") { excluded.formUnion(rows) } else { result = result.map { $0.intersection(rows) } ?? rows }
+            if term.hasPrefix("-") {
+                excluded.formUnion(rows)
+            } else {
+                result = result.map { $0.intersection(rows) } ?? rows
+            }
         }
         return (result ?? []).subtracting(excluded).count
     }
@@ -158,7 +165,9 @@ enum FullTextBench {
         print("| | LiveObjects | FTS5 | plain Swift | LiveObjects / FTS5 |")
         print("|---|---|---|---|---|")
         let ratio = percentile(builds[0], 0.5) / percentile(builds[1], 0.5)
-        print("| build (insert + index) | \(median(builds[0])) | \(median(builds[1])) | \(median(builds[2])) | \(String(format: "%.2f×", ratio)) |")
+        print(
+            "| build (insert + index) | \(median(builds[0])) | \(median(builds[1])) | \(median(builds[2])) | \(String(format: "%.2f×", ratio)) |"
+        )
         var rawAnswer = 0
         for (q, query) in queries.enumerated() {
             let lo = answers[0][q]
@@ -174,6 +183,9 @@ enum FullTextBench {
                     + "\(median(times[2][q])) | \(String(format: "%.2f×", r)) |")
             if query.4 && lo != fts { print("MISMATCH: \(query.0): LiveObjects \(lo), FTS5 \(fts)") }
         }
-        print(String(format: "| index bytes | %.1f MB (resident growth) | %.1f MB (docs_data) | | |", Double(bytes[0]) / 1e6, Double(bytes[1]) / 1e6))
+        print(
+            String(
+                format: "| index bytes | %.1f MB (resident growth) | %.1f MB (docs_data) | | |", Double(bytes[0]) / 1e6,
+                Double(bytes[1]) / 1e6))
     }
 }

@@ -8,8 +8,9 @@ import LiveObjectsStore
 /// property (creation, change, deletion, and their rollbacks), so it is never written to a
 /// file and never rebuilt for a commit. A query reads the rows of its words, not the column:
 /// the rows that hold every word of every required term (all words beginning with the prefix,
-/// for `caf*`) are the candidates, and each candidate's value is then tested with the query
-/// itself, which decides phrases (adjacent words) and excluded terms exactly as a scan does.
+/// for `caf*`), less the rows holding an excluded word, are the answer; when the query has a
+/// phrase, each of them is then tested with the query itself, which decides adjacency (and
+/// excluded phrases) exactly as a scan does.
 final class FullTextIndex: DerivedIndex {
     /// The rows holding each word.
     private(set) var rows: [String: Set<Int32>] = [:]
@@ -38,27 +39,33 @@ final class FullTextIndex: DerivedIndex {
     }
 
     /// The rows that may match `query`: those holding every word of each term that must
-    /// appear. A superset of the answer (phrases and excluded terms are not decided here).
-    func candidates(_ query: FullTextQuery) -> Set<Int32> {
+    /// appear, less those holding an excluded word. Exact (`isExact`) when no term is a phrase
+    /// of several words; otherwise a superset, which the caller tests with the query.
+    func candidates(_ query: FullTextQuery) -> (rows: Set<Int32>, isExact: Bool) {
         var sets: [Set<Int32>] = []
-        for term in query.terms where !term.excluded {
+        var excluded: [Set<Int32>] = []
+        var isExact = true
+        for term in query.terms {
+            if term.words.count > 1 { isExact = false }
+            // An excluded phrase is decided by the test: only an excluded word is subtracted here.
+            if term.excluded && term.words.count > 1 { continue }
             for (k, word) in term.words.enumerated() {
-                if k == term.words.count - 1 && term.lastIsPrefix {
-                    var union = Set<Int32>()
-                    for (candidate, rows) in rows where candidate.hasPrefixBytes(word) { union.formUnion(rows) }
-                    sets.append(union)
-                } else {
-                    sets.append(rows[word] ?? [])
-                }
+                let found = k == term.words.count - 1 && term.lastIsPrefix ? rows(withPrefix: word) : rows[word] ?? []
+                if term.excluded { excluded.append(found) } else { sets.append(found) }
             }
         }
         sets.sort { $0.count < $1.count }
-        guard var result = sets.first else { return [] }
-        for set in sets.dropFirst() {
-            if result.isEmpty { break }
-            result.formIntersection(set)
-        }
-        return result
+        guard var result = sets.first else { return ([], true) }
+        for set in sets.dropFirst() where !result.isEmpty { result.formIntersection(set) }
+        for set in excluded where !result.isEmpty { result.subtract(set) }
+        return (result, isExact)
+    }
+
+    /// The rows holding a word that starts with `prefix` (its UTF-8 bytes).
+    private func rows(withPrefix prefix: String) -> Set<Int32> {
+        var union = Set<Int32>()
+        for (word, rows) in rows where word.hasPrefixBytes(prefix) { union.formUnion(rows) }
+        return union
     }
 
     /// About how many bytes the index holds: each word's text and, per row it is in, a
@@ -82,10 +89,12 @@ extension Table {
     /// The rows among `candidates` (all live rows when nil), in their order, whose value of a
     /// full-text indexed property matches `query`, found through the index.
     func fullTextMatches(_ property: Int, _ query: FullTextQuery, candidates: [Int32]?) -> [Int32] {
-        let found = fullTextIndex(property).candidates(query)
+        let (found, isExact) = fullTextIndex(property).candidates(query)
         let column = columns[property]!
         func matches(_ row: Int32) -> Bool {
-            guard isLive(row), case .string(let text) = column.value(at: Int(row)) else { return false }
+            guard isLive(row) else { return false }
+            if isExact { return true }
+            guard case .string(let text) = column.value(at: Int(row)) else { return false }
             return query.matches(text)
         }
         if let candidates {
@@ -103,7 +112,9 @@ extension Table {
         for (p, derived) in derivedIndexes {
             guard let index = derived as? FullTextIndex else { continue }
             let name = "\(self.name).\(schema.properties[p].name)"
-            if !schema.properties[p].isFullTextIndexed { differences.append("\(name) has a full-text index but is not full-text indexed") }
+            if !schema.properties[p].isFullTextIndexed {
+                differences.append("\(name) has a full-text index but is not full-text indexed")
+            }
             let rebuilt = FullTextIndex(table: self, property: p)
             for word in Set(index.rows.keys).union(rebuilt.rows.keys) where index.rows[word] != rebuilt.rows[word] {
                 let have = (index.rows[word] ?? []).sorted()
