@@ -60,4 +60,30 @@ import Testing
             #expect(violations.isEmpty, "\(violations)")
         }
     }
+
+    /// A migration adds the index to an existing property, and a later one drops it: the
+    /// answers stay the same, from the index and then by a scan.
+    @Test func aMigrationAddsAndDropsTheIndex() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("notes.json")
+        var plain = Self.schema
+        plain.objectSchemas[0].properties[1].isFullTextIndexed = false
+        try await withRealm(Realm.Configuration(file: url, schema: plain)) { realm in
+            try await realm.write { r in
+                for (i, body) in ["Café crème", "Пятёрочка у дома", "東京のコーヒー", "decaf coffee"].enumerated() {
+                    try r.dynamicCreate("Note", value: ["id": .int(Int64(i)), "body": .string(body)])
+                }
+            }
+            #expect(try await Self.ids(realm, "cafe* -decaf") == [0])
+        }
+        try await withRealm(Realm.Configuration(file: url, schema: Self.schema, schemaVersion: 1)) {
+            realm async throws in
+            #expect(realm.schema["Note"]?.properties[1].isFullTextIndexed == true)
+            #expect(try await Self.ids(realm, "cafe* -decaf") == [0])
+            #expect(try await Self.ids(realm, "coffee") == [3])
+        }
+        try await withRealm(Realm.Configuration(file: url, schema: plain, schemaVersion: 2)) { realm async throws in
+            #expect(realm.schema["Note"]?.properties[1].isFullTextIndexed == false)
+            #expect(try await Self.ids(realm, "cafe* -decaf") == [0])
+        }
+    }
 }
