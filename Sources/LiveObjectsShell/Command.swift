@@ -580,7 +580,7 @@ package struct CommandParser {
         return request
     }
 
-    /// `[embedded] TYPE { name: Type[?] [primary] [indexed] [cascade|deny], list: [Type],
+    /// `[embedded] TYPE { name: Type[?] [primary] [indexed] [fulltext] [cascade|deny], list: [Type],
     /// back: <- Type.property, … }`
     mutating func definition() throws(ShellError) -> TypeDefinition {
         let isEmbedded = keyword("embedded")
@@ -698,11 +698,13 @@ package struct CommandParser {
             switch modifier.lowercased() {
             case "primary": property.isPrimaryKey = true
             case "indexed": property.isIndexed = true
+            case "fulltext": property.isFullTextIndexed = true
             case "cascade": property.deleteRule = .cascade
             case "deny": property.deleteRule = .deny
             case "nullify": property.deleteRule = .nullify
             default:
-                throw error("unknown property modifier '\(modifier)' (primary, indexed, cascade, deny)", at: saved)
+                throw error(
+                    "unknown property modifier '\(modifier)' (primary, indexed, fulltext, cascade, deny)", at: saved)
             }
         }
         return property

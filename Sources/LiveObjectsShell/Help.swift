@@ -65,10 +65,10 @@ struct CommandDoc: Sendable {
         CommandDoc(
             name: "schema", usage: "schema [TYPE]", abstract: "Show the schema of one or every type.",
             discussion:
-                "Properties read 'name: Type' with '?' for optional, '[Type]' for lists, '{Type}' for sets,\n'[String: Type]' for maps, '<- Type.property' for inverse links, and 'primary', 'indexed', 'cascade' or 'deny' after the type."
+                "Properties read 'name: Type' with '?' for optional, '[Type]' for lists, '{Type}' for sets,\n'[String: Type]' for maps, '<- Type.property' for inverse links, and 'primary', 'indexed', 'fulltext', 'cascade' or 'deny' after the type."
         ),
         CommandDoc(
-            name: "define", usage: "define [embedded] TYPE { NAME: TYPE [primary|indexed|cascade|deny], ... }",
+            name: "define", usage: "define [embedded] TYPE { NAME: TYPE [primary|indexed|fulltext|cascade|deny], ... }",
             abstract: "Add an object type, or add properties to one.",
             discussion: """
                 Types: Bool, Int, Int8, Int16, Int32, Int64, Float, Double, String, Date, Data, UUID,

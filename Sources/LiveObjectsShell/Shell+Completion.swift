@@ -11,7 +11,7 @@ extension Shell {
         "NONE", "nil", "true", "false", "TRUEPREDICATE", "FALSEPREDICATE",
     ]
     static let sortModifiers = ["asc", "desc", "natural", "nocase", "binary"]
-    static let propertyModifiers = ["primary", "indexed", "cascade", "deny", "nullify"]
+    static let propertyModifiers = ["primary", "indexed", "fulltext", "cascade", "deny", "nullify"]
 
     /// The completions of the word before `cursor` (an index in characters) in `line`.
     package func completions(_ line: String, cursor: Int) -> CompletionCandidates {

@@ -349,6 +349,7 @@ package final class Shell {
                         if let origin = p.originProperty { fields.append(("originProperty", .string(origin))) }
                         if p.isPrimaryKey { fields.append(("primaryKey", true)) }
                         if p.isIndexed { fields.append(("indexed", true)) }
+                        if p.isFullTextIndexed { fields.append(("fullText", true)) }
                         if p.type == .object { fields.append(("deleteRule", .string("\(p.deleteRule)"))) }
                         return .object(fields)
                     })

@@ -222,6 +222,39 @@ import Testing
                 """))
     }
 
+    @Test func defineAFullTextIndexedStringAndQueryIt() async {
+        expectRun(
+            await liveobj([
+                "--demo", "-c", "define Note { id: Int primary, body: String fulltext, title: String? fulltext }",
+                "-c",
+                #"create Note {"id": 1, "body": "Café crème in Москва"}; create Note {"id": 2, "body": "東京のコーヒー"}"#,
+                "-c", #"query Note where body TEXT 'cafe* -decaf'; query Note where body TEXT '"東京"'; schema Note"#,
+                "-c", "define Note { n: Int fulltext }",
+            ]),
+            stdout: lines(
+                """
+                Defined Note (schema version 1).
+                Created Note 1.
+                Created Note 2.
+                id  body                  title
+                --  --------------------  -----
+                1   Café crème in Москва  null
+                (1 object)
+                id  body            title
+                --  --------------  -----
+                2   東京のコーヒー  null
+                (1 object)
+                Note {
+                  id: Int primary
+                  body: String fulltext
+                  title: String? fulltext
+                }
+                """),
+            stderr:
+                "Error: the definition is not valid: Note.n: only a String or String? property can have a full-text index, not n: Int fulltext\n",
+            code: 1)
+    }
+
     @Test func defineNewTypeAndPropertiesKeepsData() async {
         expectRun(
             await liveobj([

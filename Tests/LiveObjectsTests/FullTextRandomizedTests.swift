@@ -70,41 +70,88 @@ import Testing
         }
     }
 
+    /// The same edits on a note with a full-text index and one without, and thrown writes: the
+    /// index's answers equal the scan's and the reference's, inside a write too, and the index
+    /// equals one rebuilt from the data after every step (``StoreInvariants``).
     @Test func textAnswersMatchTheReference() async throws {
         let seed = TestEnvironment.seed("LIVEOBJECTS_FULLTEXT_SEED") ?? 0x5EED_F175
         var rng = SeededRandomNumberGenerator(seed: seed)
-        let realm = try await openFreshRealm(objectTypes: [FullTextNote.self])
+        let realm = try await openFreshRealm(objectTypes: [FullTextNote.self, FullTextIndexedNote.self])
         var documents: [Int: Document] = [:]
         var log: [String] = []
-        for step in 0..<120 {
+        func fail(_ step: Int, _ message: String) {
+            let report = "FullTextRandomizedTests: seed \(seed) (LIVEOBJECTS_FULLTEXT_SEED), step \(step): "
+            Issue.record(Comment(rawValue: report + message + "; operations:\n" + log.joined(separator: "\n")))
+        }
+        for step in 0..<150 {
             let id = rng.int(1...30)
+            let (text, terms) = Self.query(&rng)
             if documents[id] != nil, rng.chance(0.2) {
                 documents[id] = nil
                 log.append("delete \(id)")
-                try await realm.write { r in
-                    if let note = r.object(ofType: FullTextNote.self, forPrimaryKey: id) { try r.delete(note) }
+                try await realm.write { r in try Self.delete(id, r) }
+            } else if rng.chance(0.15) {
+                let document = Self.document(&rng)
+                log.append("set \(id) \(document.written.debugDescription), query \(text.debugDescription), then throw")
+                // Inside the write the index holds the write's changes; the write then rolls back.
+                let alsoDeleted = rng.chance(0.5) ? rng.int(1...30) : nil
+                do {
+                    try await realm.write { r in
+                        try Self.set(id, document.written, r)
+                        if let alsoDeleted { try Self.delete(alsoDeleted, r) }
+                        throw AbandonedWrite(answers: try Self.answers(text, r))
+                    }
+                    fail(step, "the write did not throw")
+                    return
+                } catch let abandoned as AbandonedWrite {
+                    if abandoned.answers.0 != abandoned.answers.1 {
+                        fail(
+                            step,
+                            "inside the write, \(text) found \(abandoned.answers.1) with the index, "
+                                + "\(abandoned.answers.0) by a scan")
+                        return
+                    }
                 }
             } else {
                 let document = Self.document(&rng)
                 documents[id] = document
                 log.append("set \(id) \(document.written.debugDescription)")
-                try await realm.write { r in
-                    _ = try r.create(FullTextNote.self, value: ["id": id, "body": document.written], update: .modified)
-                }
+                try await realm.write { r in try Self.set(id, document.written, r) }
             }
-            let (text, terms) = Self.query(&rng)
             log.append("query \(text.debugDescription)")
             let expected = documents.filter { Self.reference($0.value.words, terms) }.keys.sorted()
-            let found = try await realm.read { r in
-                try r.objects(FullTextNote.self).filter("body TEXT %@", text).map(\.id).sorted()
+            let (scanned, indexed) = try await realm.read { r in try Self.answers(text, r) }
+            if scanned != expected || indexed != expected {
+                fail(step, "\(text) found \(scanned) by a scan, \(indexed) with the index, expected \(expected)")
+                return
             }
-            if found != expected {
-                let operations = log.joined(separator: "\n")
-                let report = "FullTextRandomizedTests: seed \(seed) (LIVEOBJECTS_FULLTEXT_SEED), step \(step): "
-                let failure = report + "\(text) found \(found), expected \(expected); operations:\n\(operations)"
-                Issue.record(Comment(rawValue: failure))
+            let violations = try await realm.read { r in StoreInvariants.violations(in: r.store) }
+            if !violations.isEmpty {
+                fail(step, "the store breaks its invariants: \(violations)")
                 return
             }
         }
+    }
+
+    /// Thrown to roll a write back, with what it found inside (scan, index).
+    struct AbandonedWrite: Error {
+        let answers: ([Int], [Int])
+    }
+
+    static func set(_ id: Int, _ body: String, _ r: isolated Realm) throws {
+        _ = try r.create(FullTextNote.self, value: ["id": id, "body": body], update: .modified)
+        _ = try r.create(FullTextIndexedNote.self, value: ["id": id, "body": body], update: .modified)
+    }
+
+    static func delete(_ id: Int, _ r: isolated Realm) throws {
+        if let note = r.object(ofType: FullTextNote.self, forPrimaryKey: id) { try r.delete(note) }
+        if let note = r.object(ofType: FullTextIndexedNote.self, forPrimaryKey: id) { try r.delete(note) }
+    }
+
+    /// The ids a full-text query finds by a scan (no index) and with the index.
+    static func answers(_ text: String, _ r: isolated Realm) throws -> ([Int], [Int]) {
+        let scanned = try r.objects(FullTextNote.self).filter("body TEXT %@", text).map(\.id).sorted()
+        let indexed = try r.objects(FullTextIndexedNote.self).filter("body TEXT %@", text).map(\.id).sorted()
+        return (scanned, indexed)
     }
 }

@@ -10,6 +10,12 @@ final class FullTextNote: Object {
     @Persisted var title: String?
 }
 
+final class FullTextIndexedNote: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: .fullText) var body = ""
+    @Persisted(indexed: .fullText) var title: String?
+}
+
 @Suite struct FullTextTokenizerTests {
     @Test func latinWordsAreFolded() {
         #expect(FullTextTokenizer.words("Crème Brûlée, CAFÉ au lait!") == ["creme", "brulee", "cafe", "au", "lait"])

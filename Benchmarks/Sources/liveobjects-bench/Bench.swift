@@ -18,6 +18,11 @@ struct Bench {
                 try MemoryBreakdown.run(n: options.n, runs: min(options.runs, 3))
                 return
             }
+            if arguments.first == "--fulltext" {
+                let options = try Options(Array(arguments.dropFirst()))
+                try await FullTextBench.run(n: options.quick ? 10_000 : options.n, runs: options.runs)
+                return
+            }
             if arguments.first == "--budget" {
                 let options = try Options(Array(arguments.dropFirst()))
                 try await Budget.run(n: options.n, runs: options.runs)
@@ -76,6 +81,8 @@ struct Options {
           --list             list the workloads
         liveobjects-bench --budget [--n N] [--runs R]: the Persistence speed budget (N objects
           saved and loaded by LiveObjects and by JSONEncoder/JSONDecoder)
+        liveobjects-bench --fulltext [--n N] [--runs R]: full-text search, LiveObjects against
+          SQLite FTS5 and a dictionary of sets (N documents; use --n 100000)
         liveobjects-bench --memory-breakdown [--n N] [--runs R]: LiveObjects' bytes per object,
           part by part (the model taken apart; at most 3 children per variant)
         """

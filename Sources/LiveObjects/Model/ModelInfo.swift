@@ -82,7 +82,7 @@ final class ModelInfo: @unchecked Sendable {
                     isList: template.isList, objectType: template.objectType,
                     isPrimaryKey: flags & 1 != 0, isIndexed: flags & 2 != 0,
                     deleteRule: flags & 4 != 0 ? .cascade : flags & 8 != 0 ? .deny : .nullify,
-                    isSet: template.isSet, isMap: template.isMap)
+                    isSet: template.isSet, isMap: template.isMap, isFullTextIndexed: flags & 16 != 0)
                 if template.type == .linkingObjects {
                     property.originProperty = accessor._originProperty(at: base + offset)
                 }

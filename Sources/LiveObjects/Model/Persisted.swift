@@ -6,6 +6,7 @@ import Observation
 /// ```swift
 /// @Persisted(primaryKey: true) var id = 0
 /// @Persisted(indexed: true) var name = ""
+/// @Persisted(indexed: .fullText) var notes = ""
 /// @Persisted var nickname: String?
 /// @Persisted(deleteRule: .cascade) var toys: List<DogToy>
 /// @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
@@ -40,6 +41,27 @@ public struct Persisted<Value: _Persistable> {
     public init(primaryKey: Bool = false, indexed: Bool = false, deleteRule: DeleteRule = .nullify) {
         storage = Value._defaultValue
         flags = _persistedFlags(primaryKey, indexed, deleteRule)
+    }
+
+    /// Declares a stored property with a default value and an index of the given kind.
+    ///
+    /// `indexed: .fullText` keeps a full-text index of a `String` or `String?` property, which
+    /// `TEXT` queries and ``Query/matches(_:)`` read instead of scanning every object;
+    /// `indexed: .value` is `indexed: true`. The schema refuses a full-text index on other types.
+    @inlinable
+    public init(
+        wrappedValue: Value, primaryKey: Bool = false, indexed: IndexKind, deleteRule: DeleteRule = .nullify
+    ) {
+        storage = wrappedValue
+        flags = _persistedFlags(primaryKey, indexed == .value, deleteRule) | (indexed == .fullText ? 16 : 0)
+    }
+
+    /// Declares a stored property whose default is the type's own (`""` or nil for a string),
+    /// with an index of the given kind (`indexed: .fullText` on a `String` or `String?`).
+    @inlinable
+    public init(primaryKey: Bool = false, indexed: IndexKind, deleteRule: DeleteRule = .nullify) {
+        storage = Value._defaultValue
+        flags = _persistedFlags(primaryKey, indexed == .value, deleteRule) | (indexed == .fullText ? 16 : 0)
     }
 
     @available(*, unavailable, message: "@Persisted can only be used on properties of Object subclasses")
@@ -141,7 +163,16 @@ public struct Persisted<Value: _Persistable> {
     }
 }
 
-/// The flag bits of a `@Persisted` declaration.
+/// The kinds of index a `@Persisted` property can have (`@Persisted(indexed: .fullText)`).
+public enum IndexKind: Hashable, Sendable {
+    /// A secondary index of values: what `indexed: true` declares (equality, `IN` and ranges).
+    case value
+    /// A full-text index of a string's words, for `TEXT` and ``Query/matches(_:)``.
+    case fullText
+}
+
+/// The flag bits of a `@Persisted` declaration (16, a full-text index, is added by the
+/// initializers that take an ``IndexKind``).
 @inlinable
 func _persistedFlags(_ primaryKey: Bool, _ indexed: Bool, _ deleteRule: DeleteRule) -> UInt8 {
     var f: UInt8 = 0

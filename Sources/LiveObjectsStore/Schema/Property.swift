@@ -69,6 +69,10 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
     public var isPrimaryKey: Bool
     /// Whether the property has a secondary index.
     public var isIndexed: Bool
+    /// Whether a `String` property has a full-text index: the rows of each word, which a
+    /// `TEXT` query reads instead of scanning the column. Kept in memory only (rebuilt from the
+    /// column when a query first needs it), independent of ``isIndexed``.
+    public var isFullTextIndexed: Bool = false
     /// The delete rule of a link property.
     public var deleteRule: DeleteRule
 
@@ -77,7 +81,7 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
         name: String, type: PropertyType, isOptional: Bool = false, isList: Bool = false,
         objectType: String? = nil, originProperty: String? = nil, isPrimaryKey: Bool = false,
         isIndexed: Bool = false, deleteRule: DeleteRule = .nullify, isSet: Bool = false,
-        isMap: Bool = false
+        isMap: Bool = false, isFullTextIndexed: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -90,6 +94,7 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
         self.isPrimaryKey = isPrimaryKey
         self.isIndexed = isIndexed
         self.deleteRule = deleteRule
+        self.isFullTextIndexed = isFullTextIndexed
     }
 
     /// A to-one link to `objectType`.
@@ -154,6 +159,7 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
         var result = "\(name): \(text)"
         if isPrimaryKey { result += " primary" }
         if isIndexed { result += " indexed" }
+        if isFullTextIndexed { result += " fulltext" }
         if deleteRule != .nullify { result += " \(deleteRule.rawValue)" }
         return result
     }
@@ -263,6 +269,10 @@ public struct Schema: Hashable, Sendable {
                     else {
                         throw fail(p.name, "properties of type \(p.type.rawValue) cannot be indexed")
                     }
+                }
+                if p.isFullTextIndexed && (p.type != .string || p.isList) {
+                    throw fail(
+                        p.name, "only a String or String? property can have a full-text index, not \(p.description)")
                 }
                 if p.isSet, let why = setProblem(p) { throw fail(p.name, why) }
                 if p.isMap, let why = mapProblem(p) { throw fail(p.name, why) }

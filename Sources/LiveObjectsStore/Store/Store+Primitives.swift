@@ -58,6 +58,10 @@ extension Store {
             index.remove(old, row: row)
             index.insert(value, row: row)
         }
+        if !table.derivedIndexes.isEmpty, let index = table.derivedIndexes[property] {
+            index.remove(old, row: row)
+            index.insert(value, row: row)
+        }
         if let backlinks = table.outgoing[property] {
             for t in Self.linkRows(old) { backlinks.remove(row, from: t) }
             for t in Self.linkRows(value) { backlinks.add(row, to: t) }

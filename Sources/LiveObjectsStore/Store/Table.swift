@@ -479,6 +479,11 @@ package final class Table {
     /// The secondary index of each property, nil where there is none: `valueIndexes` by
     /// position, for lookups without hashing.
     package let valueIndexByProperty: [ValueIndex?]
+    /// Indexes of properties that the layers above build from a column (a full-text index:
+    /// the store cannot split text into words) and the store keeps in step with the live rows,
+    /// as it keeps ``valueIndexes``. Dropped when the indexes are rebuilt wholesale (a load, a
+    /// frozen copy): their builder makes them again on next use.
+    package var derivedIndexes: [Int: any DerivedIndex] = [:]
     /// Every link property (of any table) that targets this table.
     @inlinable package var incoming: [BacklinkColumn] {
         get { _incoming }
@@ -811,7 +816,10 @@ package final class Table {
     }
 
     /// Marks the hash indexes as out of date (frozen copies start that way).
-    package func markIndexesStale() { indexesAreStale = true }
+    package func markIndexesStale() {
+        indexesAreStale = true
+        derivedIndexes = [:]
+    }
 
     /// Rebuilds the hash indexes from the data, if they are out of date, and waits for the
     /// value indexes that a load left building (``finishValueIndexBuild()``).
@@ -826,6 +834,7 @@ package final class Table {
     /// Until then, nothing may change the table (every change is inside a write, and
     /// ``Store/beginWrite()`` waits first).
     func buildValueIndexes(rows: [Int32]) {
+        derivedIndexes = [:]
         guard !valueIndexes.isEmpty else { return }
         if rows.count < ValueIndexBuild.minimumRows {
             for (p, index) in valueIndexes { index.insertAll(column(p), rows: rows) }
@@ -957,6 +966,7 @@ package final class Table {
     func indexInsert(_ row: Int32, values: [PropertyValue]) {
         if let pk = primaryKeyProperty { primaryKeyIndex?.insert(values[pk], row: row, generation: generation(row)) }
         for (p, index) in valueIndexes { index.insert(values[p], row: row) }
+        for (p, index) in derivedIndexes { index.insert(values[p], row: row) }
     }
 
     /// The slot states (generation and live bit per slot), for readers that walk every row.
@@ -969,9 +979,11 @@ package final class Table {
             primaryKeyIndex?.remove(column(pk).value(at: Int(row)))
         }
         for (p, index) in valueIndexes { index.remove(column(p).value(at: Int(row)), row: row) }
+        for (p, index) in derivedIndexes { index.remove(column(p).value(at: Int(row)), row: row) }
     }
 
     package func setColumns(_ columns: [Column?]) {
+        derivedIndexes = [:]
         self._columns = columns
         unretainedColumns.deallocate()
         _unretainedColumns = .allocate(capacity: columns.count)
@@ -996,6 +1008,16 @@ package final class Table {
     func setLinkingObjectsSource(_ property: Int, _ b: BacklinkColumn) {
         linkingObjectsSources[property] = b
     }
+}
+
+/// An index of one property that a layer above the store builds from its column and the
+/// store keeps in step with every change of a live row's value (``Table/derivedIndexes``):
+/// an insertion, a change, a removal, and their rollbacks.
+package protocol DerivedIndex: AnyObject {
+    /// A live row now holds `value` (created, restored, or changed to it).
+    func insert(_ value: PropertyValue, row: Int32)
+    /// A live row no longer holds `value` (removed, or changed from it).
+    func remove(_ value: PropertyValue, row: Int32)
 }
 
 /// Value indexes filled from their columns on a thread of their own, after a load.

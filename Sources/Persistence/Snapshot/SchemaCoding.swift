@@ -51,6 +51,10 @@ enum SchemaCoding {
                     writer.key("indexed")
                     writer.bool(true)
                 }
+                if p.isFullTextIndexed {
+                    writer.key("fullText")
+                    writer.bool(true)
+                }
                 if p.deleteRule != .nullify {
                     writer.key("deleteRule")
                     writer.string(p.deleteRule.rawValue)
@@ -159,6 +163,7 @@ enum SchemaCoding {
             case "originProperty": property.originProperty = try reader.readString()
             case "primaryKey": property.isPrimaryKey = try reader.readBool()
             case "indexed": property.isIndexed = try reader.readBool()
+            case "fullText": property.isFullTextIndexed = try reader.readBool()
             case "deleteRule":
                 let text = try reader.readString()
                 guard let rule = DeleteRule(rawValue: text) else {

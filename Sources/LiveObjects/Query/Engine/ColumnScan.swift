@@ -87,6 +87,9 @@ struct ColumnScan {
                 }
             }
         case .string(let matcher, let negated):
+            if !negated, let query = matcher.fullText, table.schema.properties[property].isFullTextIndexed {
+                return table.fullTextMatches(property, query, candidates: candidates)
+            }
             let folded = table.foldedColumn(property, options: matcher.options)
             return folded.bytes.withUnsafeBufferPointer { bytes in
                 folded.offsets.withUnsafeBufferPointer { offsets in

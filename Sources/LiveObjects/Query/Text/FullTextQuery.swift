@@ -123,7 +123,7 @@ extension String {
     /// Whether the string's UTF-8 bytes start with those of `prefix` (words are folded to NFD,
     /// so a byte prefix is a prefix of whole scalars; `String.hasPrefix` compares characters,
     /// and `"cafe"` is not a character prefix of `"cafe\u{301}"`).
-    fileprivate func hasPrefixBytes(_ prefix: String) -> Bool {
+    func hasPrefixBytes(_ prefix: String) -> Bool {
         utf8.starts(with: prefix.utf8)
     }
 }
