@@ -251,7 +251,8 @@ public struct SyncHTTPServer: Sendable {
             metrics.add(.pullReads)
             page = try await metrics.timingDatabase { try await store.pull(access: access, after: after, limit: limit) }
             let remaining = deadline - clock.now
-            guard page.objects.isEmpty, remaining > .zero, !notifier.isShuttingDown, let subscription else {
+            // A page whose objects the rules all left out moves the cursor on: it is the answer.
+            guard page.objects.isEmpty, page.cursor == after, remaining > .zero, !notifier.isShuttingDown, let subscription else {
                 subscription?.cancel()
                 break
             }
