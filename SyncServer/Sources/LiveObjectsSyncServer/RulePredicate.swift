@@ -116,7 +116,9 @@ struct RuleComparison: Hashable, Sendable {
         let rest = path.dropFirst()
         if case .array(let items)? = value?["refs"] {
             return items.flatMap { reference -> [JSONValue?] in
-                guard let target = SpaceObjectName(reference: reference), let linked = resolve(target) else { return [] }
+                guard let target = SpaceObjectName(reference: reference), let linked = resolve(target) else {
+                    return []
+                }
                 return leaves(rest, linked, resolve: resolve)
             }
         }
@@ -242,7 +244,8 @@ private struct RuleParser {
         }
         var quantifier = RuleComparison.Quantifier.direct
         for (word, found) in [("ANY", .any), ("SOME", .any), ("ALL", .all), ("NONE", .none)]
-        as [(String, RuleComparison.Quantifier)] where isKeyword(word) {
+            as [(String, RuleComparison.Quantifier)] where isKeyword(word)
+        {
             quantifier = found
             advance()
             break
@@ -253,7 +256,8 @@ private struct RuleParser {
         case .symbol("=="), .symbol("="): equal = true
         case .symbol("!="), .symbol("<>"): equal = false
         default:
-            throw failure("expected == or != (a rule compares a key path with $user, a string, an integer, a bool or nil)")
+            throw failure(
+                "expected == or != (a rule compares a key path with $user, a string, an integer, a bool or nil)")
         }
         advance()
         return RuleComparison(quantifier: quantifier, path: path, equal: equal, operand: try parseOperand())
@@ -282,7 +286,8 @@ private struct RuleParser {
         case .user: operand = .user
         case .string(let text): operand = .string(text)
         case .int(let number): operand = .int(number)
-        case .word(let word) where ["TRUE", "FALSE"].contains(word.uppercased()): operand = .bool(word.uppercased() == "TRUE")
+        case .word(let word) where ["TRUE", "FALSE"].contains(word.uppercased()):
+            operand = .bool(word.uppercased() == "TRUE")
         case .word(let word) where ["NIL", "NULL"].contains(word.uppercased()): operand = .null
         default: throw failure("expected $user, a string, an integer, true, false or nil")
         }
@@ -307,8 +312,9 @@ private struct RuleParser {
         let character = characters[position]
         if character.isLetter || character == "_" {
             let start = position
-            while position < characters.count, characters[position].isLetter || characters[position].isNumber
-                || characters[position] == "_"
+            while position < characters.count,
+                characters[position].isLetter || characters[position].isNumber
+                    || characters[position] == "_"
             {
                 position += 1
             }

@@ -103,7 +103,8 @@ public struct SpaceRules: Hashable, Sendable {
                 }
             return (key: type, value: .object(kinds))
         }
-        return String(decoding: JSONValue.object(members).jsonBytes(options: pretty ? .pretty : .compact), as: UTF8.self)
+        return String(
+            decoding: JSONValue.object(members).jsonBytes(options: pretty ? .pretty : .compact), as: UTF8.self)
     }
 
     /// Checks every rule against the space's schema: each type is the schema's, each key path
@@ -117,7 +118,8 @@ public struct SpaceRules: Hashable, Sendable {
             guard byName[type] != nil else {
                 let known = byName.keys.sorted().joined(separator: ", ")
                 throw SyncServerError(
-                    .badRequest, "the rules name type \(type), which the space's schema does not have (it has \(known))")
+                    .badRequest, "the rules name type \(type), which the space's schema does not have (it has \(known))"
+                )
             }
             for (kind, predicate) in [("read", rules.readPredicate), ("write", rules.writePredicate)] {
                 for comparison in predicate?.comparisons ?? [] {

@@ -252,7 +252,9 @@ public struct SyncHTTPServer: Sendable {
             page = try await metrics.timingDatabase { try await store.pull(access: access, after: after, limit: limit) }
             let remaining = deadline - clock.now
             // A page whose objects the rules all left out moves the cursor on: it is the answer.
-            guard page.objects.isEmpty, page.cursor == after, remaining > .zero, !notifier.isShuttingDown, let subscription else {
+            guard page.objects.isEmpty, page.cursor == after, remaining > .zero, !notifier.isShuttingDown,
+                let subscription
+            else {
                 subscription?.cancel()
                 break
             }

@@ -563,7 +563,8 @@ extension PushSegment {
         let after = (live?.values ?? [:]).merging(valuesToStore(change, live)) { $1 }
         if !predicate.allows(after, user: user, resolve: ruleValues) {
             return refused(
-                "the write rule of \(name.type) (\(rules.write ?? "")) refuses \(user) the \(what) as the change leaves it")
+                "the write rule of \(name.type) (\(rules.write ?? "")) refuses \(user) the \(what) as the change leaves it"
+            )
         }
         return nil
     }

@@ -227,7 +227,8 @@ extension SyncStore {
             """, logger: logger)
         var found: [(id: Int64, name: SpaceObjectName)] = []
         for try await (id, localID) in rows.decode((Int64, String).self) {
-            found.append((id, SpaceObjectName(type: type, id: try JSONValue.canonical(parsing: localID, "a stored id"))))
+            found.append(
+                (id, SpaceObjectName(type: type, id: try JSONValue.canonical(parsing: localID, "a stored id"))))
         }
         return found
     }

@@ -297,7 +297,8 @@ public struct SyncStore: Sendable {
         var objects: [(json: String, type: String, values: String, deleted: Bool)] = []
         var cursor = after
         var hasMore = false
-        for try await (version, json, type, values, deleted) in rows.decode((Int64, String, String, String, Bool).self) {
+        for try await (version, json, type, values, deleted) in rows.decode((Int64, String, String, String, Bool).self)
+        {
             if objects.count == limit {
                 hasMore = true
                 break

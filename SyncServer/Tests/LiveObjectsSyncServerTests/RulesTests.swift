@@ -67,7 +67,8 @@ struct RulesTests {
     {
         var values: [String: SyncValue] = [
             "title": .value(.string("\(id) \(key)")),
-            "board": .reference(board.map { SyncReference(object: SyncObjectID(typeName: "Board", primaryKey: .string($0))) }),
+            "board": .reference(
+                board.map { SyncReference(object: SyncObjectID(typeName: "Board", primaryKey: .string($0))) }),
         ]
         if let owner { values["owner"] = .value(.string(owner)) }
         return SyncChange(
@@ -147,7 +148,8 @@ struct RulesTests {
     @Test func rulesDecideWhatEachUserPullsAndPushes() async throws {
         let server = try await ServerHarness.start(types: ["Board", "TaskItem"])
         defer { Task { await server.stop() } }
-        let users = try await Self.team(server, [("ann", .writer), ("bob", .writer), ("cat", .writer), ("dan", .reader)])
+        let users = try await Self.team(
+            server, [("ann", .writer), ("bob", .writer), ("cat", .writer), ("dan", .reader)])
         let (ann, bob, cat, dan) = (users[0].name, users[1].name, users[2].name, users[3].name)
         let push = { (user: Int, changes: [SyncChange]) in
             Self.outcomes(try await server.transport(users[user].token).push(changes))
@@ -166,10 +168,12 @@ struct RulesTests {
         #expect(
             try await push(0, [Self.task("a2", "t1", owner: ann, board: "b1")]) == ["applied"])
         #expect(
-            try await push(2, [
-                Self.task("c1", "t3", owner: cat, board: "b1"), Self.board("c2", "b3", owner: cat, members: [cat]),
-                Self.task("c3", "t4", owner: cat, board: "b3"), Self.task("c4", "t5", owner: cat, board: nil),
-            ]) == ["rejected forbidden", "applied", "applied", "rejected forbidden"])
+            try await push(
+                2,
+                [
+                    Self.task("c1", "t3", owner: cat, board: "b1"), Self.board("c2", "b3", owner: cat, members: [cat]),
+                    Self.task("c3", "t4", owner: cat, board: "b3"), Self.task("c4", "t5", owner: cat, board: nil),
+                ]) == ["rejected forbidden", "applied", "applied", "rejected forbidden"])
         #expect(try await push(1, [Self.task("b1", "t2", owner: bob, board: "b1")]) == ["applied"])
         try await check("boards and tasks")
         #expect(devices[0].objects.keys.sorted() == ["Board/b1", "TaskItem/t1", "TaskItem/t2"])
@@ -180,10 +184,12 @@ struct RulesTests {
         // nor give his task to a board he is not in.
         #expect(try await push(1, [Self.task("b2", "t1", owner: ann, board: "b1", kind: .update)]) == ["applied"])
         #expect(
-            try await push(1, [
-                Self.board("b3", "b1", owner: bob, members: [bob], kind: .update),
-                Self.task("b4", "t2", owner: bob, board: "b3", kind: .update),
-            ]) == ["rejected forbidden", "rejected forbidden"])
+            try await push(
+                1,
+                [
+                    Self.board("b3", "b1", owner: bob, members: [bob], kind: .update),
+                    Self.task("b4", "t2", owner: bob, board: "b3", kind: .update),
+                ]) == ["rejected forbidden", "rejected forbidden"])
         // Dan is a reader: the role still refuses his pushes whole.
         await #expect(throws: SyncHTTPError.self) {
             _ = try await push(3, [Self.board("d1", "b4", owner: dan, members: [dan])])
@@ -192,7 +198,8 @@ struct RulesTests {
 
         // Ann takes Bob off her board: the board and Ann's task leave his device (his own task
         // stays: he owns it); she adds Dan: the board and its tasks reach his.
-        #expect(try await push(0, [Self.board("a3", "b1", owner: ann, members: [ann, dan], kind: .update)]) == ["applied"])
+        #expect(
+            try await push(0, [Self.board("a3", "b1", owner: ann, members: [ann, dan], kind: .update)]) == ["applied"])
         try await check("members changed")
         #expect(devices[1].objects.keys.sorted() == ["TaskItem/t2"])
         #expect(devices[3].objects.keys.sorted() == ["Board/b1", "TaskItem/t1", "TaskItem/t2"])
@@ -210,7 +217,8 @@ struct RulesTests {
         let users = try await Self.team(server, [("ann", .writer), ("eve", .admin)])
         let ann = users[0].name
         let annPushes = server.transport(users[0].token)
-        #expect(Self.outcomes(try await annPushes.push([Self.board("a1", "b1", owner: ann, members: [])])) == ["applied"])
+        #expect(
+            Self.outcomes(try await annPushes.push([Self.board("a1", "b1", owner: ann, members: [])])) == ["applied"])
         let eve = server.transport(users[1].token)
         #expect(
             Self.outcomes(try await eve.push([Self.board("e1", "b1", owner: "someone", members: [], kind: .update)]))
@@ -231,7 +239,9 @@ struct RulesTests {
         let space = server.space
         func problem(_ json: String) async -> String {
             do {
-                try await server.withStore { try await $0.setRules(of: space, to: try SpaceRules.parse(Data(json.utf8))) }
+                try await server.withStore {
+                    try await $0.setRules(of: space, to: try SpaceRules.parse(Data(json.utf8)))
+                }
                 return "accepted"
             } catch let error as SyncServerError {
                 return "\(error.code): \(error.message)"
@@ -243,7 +253,10 @@ struct RulesTests {
         _ = try await server.withStore { try await $0.setSchema(of: space, to: Self.schema) }
         let cases: [(String, String)] = [
             (#"{"Board": {"read": "ownr == $user"}}"#, "Board's read rule: ownr == $user: Board has no property ownr"),
-            (#"{"Card": {"read": "TRUEPREDICATE"}}"#, "the rules name type Card, which the space's schema does not have"),
+            (
+                #"{"Card": {"read": "TRUEPREDICATE"}}"#,
+                "the rules name type Card, which the space's schema does not have"
+            ),
             (#"{"TaskItem": {"read": "board.members == $user"}}"#, "goes through a list: write ANY"),
             (#"{"TaskItem": {"read": "ANY owner == $user"}}"#, "ANY needs a key path through a list"),
             (#"{"TaskItem": {"read": "owner.name == $user"}}"#, "TaskItem.owner is not a link"),
