@@ -111,6 +111,11 @@ struct RuleComparison: Hashable, Sendable {
         if path.count == 1 {
             if case .array(let items)? = value?["list"] { return items }
             if case .array(let items)? = value?["refs"] { return items.map { .object([(key: "ref", value: $0)]) } }
+            // A link to an object deleted or not on the server reads as nil.
+            if let reference = value?["ref"], let target = SpaceObjectName(reference: reference), resolve(target) == nil
+            {
+                return [nil]
+            }
             return [value]
         }
         let rest = path.dropFirst()
