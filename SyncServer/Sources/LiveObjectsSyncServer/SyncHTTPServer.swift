@@ -227,7 +227,7 @@ public struct SyncHTTPServer: Sendable {
     private func pull(_ request: Request, space: String) async throws -> Response {
         let access = try await store.access(token: Self.bearerToken(request), space: space)
         let query = request.uri.queryParameters
-        let (after, floor) = try Self.cursor(query.get("after"), access: access)
+        let (after, floor, walkStart) = try Self.cursor(query.get("after"), access: access)
         var limit = SyncProtocolLimits.defaultPageObjects
         if let text = query.get("limit") {
             guard let value = Int(text), value >= 1 else {
@@ -249,7 +249,9 @@ public struct SyncHTTPServer: Sendable {
         while true {
             let subscription = wait > .zero ? notifier.subscribe(space: access.spaceID) : nil
             metrics.add(.pullReads)
-            page = try await metrics.timingDatabase { try await store.pull(access: access, after: after, limit: limit) }
+            page = try await metrics.timingDatabase {
+                try await store.pull(access: access, after: after, limit: limit, walkStart: walkStart)
+            }
             let remaining = deadline - clock.now
             // A page whose objects the rules all left out moves the cursor on: it is the answer.
             guard page.objects.isEmpty, page.cursor == after, remaining > .zero, !notifier.isShuttingDown,
@@ -268,7 +270,11 @@ public struct SyncHTTPServer: Sendable {
             // read before is still the answer.
             if Task.isCancelled || notifier.isShuttingDown || (!woken && listening) { break }
         }
-        let cursor = JSONValue.string("v1.\(page.cursor)" + (floor > page.cursor ? ".\(floor)" : ""))
+        // The floor, and the start of a walk from the beginning, matter only while above the cursor.
+        var cursorText = "v1.\(page.cursor)"
+        if floor > page.cursor || page.walkStart > page.cursor { cursorText += ".\(floor)" }
+        if page.walkStart > page.cursor { cursorText += ".\(page.walkStart)" }
+        let cursor = JSONValue.string(cursorText)
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"
         text += cursor.description + ",\"hasMore\":\(page.hasMore)}"
         return Self.json(Data(text.utf8))
@@ -288,23 +294,26 @@ public struct SyncHTTPServer: Sendable {
     ///
     /// - Throws: ``SyncServerError`` `badRequest` for a cursor this server never gives,
     ///   `resetRequired` (410) for one older than a deletion that compaction removed.
-    private static func cursor(_ text: String?, access: SyncStore.Access) throws -> (after: Int64, floor: Int64) {
-        guard let text else { return (0, access.compactedVersion) }
+    private static func cursor(_ text: String?, access: SyncStore.Access) throws -> (
+        after: Int64, floor: Int64, walkStart: Int64?
+    ) {
+        guard let text else { return (0, access.compactedVersion, nil) }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2 || parts.count == 3, parts[0] == "v1",
+        guard (2...4).contains(parts.count), parts[0] == "v1",
             let after = Int64(parts[1]), after >= 0,
-            let floor = parts.count == 3 ? Int64(parts[2]) : 0, floor >= 0
+            let floor = parts.count >= 3 ? Int64(parts[2]) : 0, floor >= 0,
+            let walkStart = parts.count == 4 ? Int64(parts[3]) : 0, walkStart >= 0
         else {
             throw SyncServerError(.badRequest, "the cursor \(text) is not one this server gave")
         }
-        if after == 0 { return (0, access.compactedVersion) }
+        if after == 0 { return (0, access.compactedVersion, nil) }
         guard access.compactedVersion <= max(after, floor) else {
             throw SyncServerError(
                 .resetRequired,
                 "the cursor \(text) is older than the deletions the server keeps (from version \(access.compactedVersion)): "
                     + "pull again without a cursor")
         }
-        return (after, floor)
+        return (after, floor, walkStart)
     }
 
     /// A response of JSON text.

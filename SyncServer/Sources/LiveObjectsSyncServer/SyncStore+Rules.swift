@@ -115,12 +115,18 @@ extension SyncStore {
 
     /// The objects of a pull page the user may read, the others turned into removals: an object
     /// of a type with rules whose read rule refuses it is sent as deleted (no values), so that a
-    /// device that has it removes it, and not at all in a pull from the beginning.
+    /// device that has it removes it, but not when the device cannot have it: its version is
+    /// at or under the start of the device's walk from the beginning (it has not changed since
+    /// the walk began, so the walk meets it once, as it is now).
     ///
-    /// - Parameter rows: The page's rows: the object as JSON text, its type and values, whether
-    ///   it is deleted.
+    /// - Parameters:
+    ///   - rows: The page's rows: the object as JSON text, its type and values, whether it is
+    ///     deleted, its version.
+    ///   - walkStart: The space's version when the device's walk from the beginning started; 0
+    ///     for a device that pulled before.
     func readableObjects(
-        _ rows: [(json: String, type: String, values: String, deleted: Bool)], access: Access, after: Int64
+        _ rows: [(json: String, type: String, values: String, deleted: Bool, version: Int64)], access: Access,
+        walkStart: Int64
     ) async throws -> [String] {
         guard let rules = access.rules else { return rows.map(\.json) }
         var parsed: [Int: [String: JSONValue]] = [:]
@@ -146,7 +152,7 @@ extension SyncStore {
                 rules.mayRead(row.type, values, user: access.userName, resolve: { linked[$0] })
             {
                 objects.append(row.json)
-            } else if after > 0 {
+            } else if row.version > walkStart {
                 objects.append(try Self.removal(of: row.json))
             }
         }

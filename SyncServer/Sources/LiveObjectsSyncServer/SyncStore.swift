@@ -277,36 +277,47 @@ public struct SyncStore: Sendable {
         var objects: [String]
         var cursor: Int64
         var hasMore: Bool
+        /// The space's version when the device's walk from the beginning started (0 for a
+        /// device that had a cursor before): what the rules refuse at or under it was never sent
+        /// to the device, and needs no removal.
+        var walkStart: Int64 = 0
     }
 
     /// The objects of a space changed after a version, in version order. With rules, the page
     /// leaves out (or sends as removals) the objects the user may not read
-    /// (``readableObjects(_:access:after:)``): it may hold fewer objects than the limit, and none
+    /// (``readableObjects(_:access:walkStart:)``): it may hold fewer objects than the limit, and none
     /// with a cursor that moved on.
-    func pull(access: Access, after: Int64, limit: Int) async throws -> Page {
+    ///
+    /// - Parameter walkStart: The space's version when the device's walk from the beginning
+    ///   started, from its cursor; nil for a pull from the beginning (this pull's is read).
+    func pull(access: Access, after: Int64, limit: Int, walkStart: Int64? = nil) async throws -> Page {
         let withRules = access.rules != nil
         let rows = try await client.query(
             """
             SELECT version, json_build_object(
                 'object', json_build_object('type', type, 'id', local_id),
                 'serverID', id::text, 'serverVersion', version, 'deleted', deleted, 'values', "values")::text,
-                type, CASE WHEN \(withRules) THEN "values"::text ELSE '' END, deleted
+                type, CASE WHEN \(withRules) THEN "values"::text ELSE '' END, deleted,
+                (SELECT version FROM spaces WHERE id = \(access.spaceID)) AS space_version
             FROM objects WHERE space_id = \(access.spaceID) AND version > \(after)
             ORDER BY version LIMIT \(limit + 1)
             """, logger: logger)
-        var objects: [(json: String, type: String, values: String, deleted: Bool)] = []
+        var objects: [(json: String, type: String, values: String, deleted: Bool, version: Int64)] = []
         var cursor = after
         var hasMore = false
-        for try await (version, json, type, values, deleted) in rows.decode((Int64, String, String, String, Bool).self)
+        var start = walkStart ?? 0
+        for try await (version, json, type, values, deleted, spaceVersion) in rows.decode(
+            (Int64, String, String, String, Bool, Int64).self)
         {
+            if walkStart == nil { start = spaceVersion }
             if objects.count == limit {
                 hasMore = true
                 break
             }
-            objects.append((json, type, values, deleted))
+            objects.append((json, type, values, deleted, version))
             cursor = version
         }
-        return Page(
-            objects: try await readableObjects(objects, access: access, after: after), cursor: cursor, hasMore: hasMore)
+        let readable = try await readableObjects(objects, access: access, walkStart: start)
+        return Page(objects: readable, cursor: cursor, hasMore: hasMore, walkStart: start)
     }
 }

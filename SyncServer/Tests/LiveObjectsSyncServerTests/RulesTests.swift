@@ -233,6 +233,45 @@ struct RulesTests {
         #expect(try await annPushes.pull(after: nil).changes.count == 1)
     }
 
+    /// A walk from the beginning, page by page, meets each object the rules refuse once, as it
+    /// is: none is sent, not even as a removal. One readable when sent and refused later, while
+    /// the walk goes on, comes again as a removal.
+    @Test func aWalkFromTheBeginningSendsNoRemovalsItNeedsNot() async throws {
+        let server = try await ServerHarness.start(types: ["Board", "TaskItem"])
+        defer { Task { await server.stop() } }
+        let users = try await Self.team(server, [("ann", .writer), ("eve", .admin)])
+        let ann = users[0].name
+        let eve = server.transport(users[1].token)
+        var boards = [Self.board("e0", "b0", owner: ann, members: [])]
+        boards += (1...5).map { Self.board("e\($0)", "b\($0)", owner: "someone", members: []) }
+        #expect(Set(Self.outcomes(try await eve.push(boards))) == ["applied"])
+        func page(_ cursor: String?) async throws -> (changes: [[String: Any]], cursor: String, hasMore: Bool) {
+            let query = "limit=1" + (cursor.map { "&after=\($0)" } ?? "")
+            let (status, body) = try await server.raw(
+                "GET", "/v1/spaces/\(server.space)/pull?\(query)", token: users[0].token)
+            #expect(status == 200, "\(body)")
+            let json = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] ?? [:]
+            return (
+                json["changes"] as? [[String: Any]] ?? [], json["cursor"] as? String ?? "",
+                json["hasMore"] as? Bool ?? false
+            )
+        }
+        var (changes, cursor, hasMore) = try await page(nil)
+        #expect(changes.count == 1 && changes[0]["deleted"] as? Bool == false && hasMore)
+        // b0 stops being Ann's while her walk goes on.
+        let update = Self.board("e6", "b0", owner: "someone", members: [], kind: .update)
+        #expect(Self.outcomes(try await eve.push([update])) == ["applied"])
+        var later: [[String: Any]] = []
+        while hasMore {
+            (changes, cursor, hasMore) = try await page(cursor)
+            later += changes
+        }
+        let ids = later.map { (($0["object"] as? [String: Any])?["id"] as? [String: Any])?["string"] as? String }
+        #expect(ids == ["b0"], "only b0 again: \(later)")
+        #expect(later.first?["deleted"] as? Bool == true)
+        #expect(cursor.hasPrefix("v1.7"), "\(cursor)")
+    }
+
     @Test func rulesAreCheckedWhenSet() async throws {
         let server = try await ServerHarness.start(types: ["Board", "TaskItem"])
         defer { Task { await server.stop() } }
