@@ -46,6 +46,32 @@ struct RulesEngineTests {
         }
     }
 
+    /// The objects of a device, as `Type/id`.
+    func ids(_ realm: Realm) async throws -> [String] {
+        try await realm.read { realm in
+            (realm.objects(TeamBoard.self).map { "TeamBoard/\($0.id)" }
+                + realm.objects(TeamTask.self).map { "TeamTask/\($0.id)" }).sorted()
+        }
+    }
+
+    /// What the read rules allow a user, by the client's own query engine: each rule run as a
+    /// query (`$user` as an argument) over a device that holds everything (an admin's).
+    func readableByQuery(_ realm: Realm, _ rules: [String: String], user: String) async throws -> [String] {
+        try await realm.read { realm in
+            var found: [String] = []
+            for (type, rule) in rules {
+                let text = rule.replacingOccurrences(of: "$user", with: "%@")
+                let arguments = Array(
+                    repeating: PropertyValue.string(user), count: rule.components(separatedBy: "$user").count - 1)
+                found += try
+                    (type == "TeamBoard"
+                    ? realm.objects(TeamBoard.self).filter(text, arguments: arguments).map(\.id)
+                    : realm.objects(TeamTask.self).filter(text, arguments: arguments).map(\.id)).map { "\(type)/\($0)" }
+            }
+            return found.sorted()
+        }
+    }
+
     @Test func devicesHoldWhatTheirRulesAllow() async throws {
         let server = try await ServerHarness.start(types: ["TeamBoard", "TeamTask"])
         defer { Task { await server.stop() } }
@@ -62,6 +88,19 @@ struct RulesEngineTests {
         let (ann, bob) = ("ann-\(space)", "bob-\(space)")
         let (annRealm, annEngine) = try await device(server, try await server.user("ann", .writer))
         let (bobRealm, bobEngine) = try await device(server, try await server.user("bob", .writer))
+        let (eveRealm, eveEngine) = try await device(server, try await server.user("eve", .admin))
+        let readRules = [
+            "TeamBoard": "owner == $user OR $user IN members", "TeamTask": "ANY board.members == $user",
+        ]
+        /// Every device against the client's query engine over the admin's device.
+        func agree(_ step: String) async throws {
+            _ = try await eveEngine.sync()
+            for (user, realm) in [(ann, annRealm), (bob, bobRealm)] {
+                _ = try await (user == ann ? annEngine : bobEngine).sync()
+                let expected = try await readableByQuery(eveRealm, readRules, user: user)
+                #expect(try await ids(realm) == expected, "\(step): \(user)")
+            }
+        }
 
         // Ann's board with Bob, a task on it: both devices have them; Bob edits her task.
         try await annRealm.write { realm in
@@ -71,6 +110,7 @@ struct RulesEngineTests {
         #expect(try await annEngine.sync().pushed == 2)
         _ = try await bobEngine.sync()
         #expect(try await contents(bobRealm) == ["board b1 2", "task t1 plan"])
+        try await agree("shared")
         try await bobRealm.write { realm in realm.object(ofType: TeamTask.self, forPrimaryKey: "t1")!.title = "ship" }
         #expect(try await bobEngine.sync().pushed == 1)
         _ = try await annEngine.sync()
@@ -101,5 +141,6 @@ struct RulesEngineTests {
         _ = try await bobEngine.sync()
         #expect(try await contents(bobRealm) == [], "Bob reads nothing of Ann's any more")
         #expect(try await contents(annRealm) == ["board b1 1", "task t1 ship"])
+        try await agree("Bob taken off")
     }
 }
