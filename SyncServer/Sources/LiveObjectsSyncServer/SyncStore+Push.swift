@@ -499,7 +499,8 @@ extension PushSegment {
         guard !dependencies.isEmpty, !changed.isEmpty else { return }
         let ids = Set(changed.values.map { Self.resolved($0.id, drawn) })
         _ = try await SyncStore.touchDependents(
-            of: Array(changed.keys), except: ids, dependencies: dependencies, spaceID: access.spaceID,
+            of: changed.map { ($0.key, $0.value.replaces ? nil : Set($0.value.written.keys)) }, except: ids,
+            dependencies: dependencies, spaceID: access.spaceID,
             version: &version, connection, logger)
     }
 

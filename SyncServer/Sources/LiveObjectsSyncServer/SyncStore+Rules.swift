@@ -171,19 +171,22 @@ extension SyncStore {
 // MARK: Objects whose readability follows another's
 
 /// A way a read rule reads another object: from an object of `hops[0].type`, through the links
-/// `hops[0].property`, `hops[1].property`... to an object of `target`. A change of such a target
-/// may change who may read the objects it is reached from.
+/// `hops[0].property`, `hops[1].property`... to an object of `target`, whose property `reads` it
+/// reads. A change of that property (or the target's creation or deletion) may change who may
+/// read the objects it is reached from.
 struct RuleDependency: Hashable, Sendable {
     var hops: [(type: String, property: String)]
     var target: String
+    var reads: String
 
     static func == (lhs: RuleDependency, rhs: RuleDependency) -> Bool {
-        lhs.target == rhs.target && lhs.hops.map(\.type) == rhs.hops.map(\.type)
+        lhs.target == rhs.target && lhs.reads == rhs.reads && lhs.hops.map(\.type) == rhs.hops.map(\.type)
             && lhs.hops.map(\.property) == rhs.hops.map(\.property)
     }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(target)
+        hasher.combine(reads)
         for hop in hops {
             hasher.combine(hop.type)
             hasher.combine(hop.property)
@@ -200,13 +203,13 @@ extension SpaceRules {
             for comparison in rules.readPredicate?.comparisons ?? [] {
                 var hops: [(type: String, property: String)] = []
                 var current = type
-                for name in comparison.path.dropLast() {
+                for (index, name) in comparison.path.dropLast().enumerated() {
                     guard let property = byName[current]?.properties.first(where: { $0.name == name }),
                         let target = property.target
                     else { break }
                     hops.append((current, name))
                     current = target
-                    found.insert(RuleDependency(hops: hops, target: current))
+                    found.insert(RuleDependency(hops: hops, target: current, reads: comparison.path[index + 1]))
                 }
             }
         }
@@ -239,19 +242,24 @@ extension SyncStore {
         return found
     }
 
-    /// Gives a new version to every object whose read rule reads one of the changed objects
-    /// through links (a task of a board whose members changed), but those the push changed
-    /// itself: every device pulls them again, and gets each as its rules now say (the object,
-    /// or its removal).
+    /// Gives a new version to every object whose read rule reads a changed property of one of the
+    /// changed objects through links (a task of a board whose members changed), but those the
+    /// push changed itself: every device pulls them again, and gets each as its rules now say
+    /// (the object, or its removal).
     ///
+    /// - Parameter changed: The objects changed, each with the properties changed; nil for an
+    ///   object created or deleted.
     /// - Returns: How many objects were given a version.
     static func touchDependents(
-        of changed: [SpaceObjectName], except: Set<Int64>, dependencies: [RuleDependency], spaceID: Int64,
-        version: inout Int64, _ connection: PostgresConnection, _ logger: Logger
+        of changed: [(name: SpaceObjectName, properties: Set<String>?)], except: Set<Int64>,
+        dependencies: [RuleDependency], spaceID: Int64, version: inout Int64, _ connection: PostgresConnection,
+        _ logger: Logger
     ) async throws -> Int {
         var touched = Set<Int64>()
         for dependency in dependencies {
-            var names = changed.filter { $0.type == dependency.target }
+            var names = changed.filter {
+                $0.name.type == dependency.target && $0.properties?.contains(dependency.reads) != false
+            }.map(\.name)
             var ids: [Int64] = []
             for hop in dependency.hops.reversed() where !names.isEmpty {
                 let found = try await objectsLinking(

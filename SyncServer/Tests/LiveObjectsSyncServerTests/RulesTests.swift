@@ -196,6 +196,15 @@ struct RulesTests {
         }
         try await check("edits")
 
+        // Renaming the board changes nothing the rules read: its tasks keep their versions.
+        let tasksBefore = try await Self.readable(by: ann, server).filter { $0.key.hasPrefix("TaskItem") }
+        let rename = SyncChange(
+            idempotencyKey: "a5", object: SyncObjectID(typeName: "Board", primaryKey: .string("b1")), serverID: nil,
+            kind: .update, values: ["name": .value(.string("plans"))])
+        #expect(try await push(0, [rename]) == ["applied"])
+        #expect(try await Self.readable(by: ann, server).filter { $0.key.hasPrefix("TaskItem") } == tasksBefore)
+        try await check("renamed")
+
         // Ann takes Bob off her board: the board and Ann's task leave his device (his own task
         // stays: he owns it); she adds Dan: the board and its tasks reach his.
         #expect(
