@@ -245,16 +245,24 @@ public struct SyncHTTPServer: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + wait
         var page: SyncStore.Page
+        var from = after
         metrics.add(.pulls)
         while true {
             let subscription = wait > .zero ? notifier.subscribe(space: access.spaceID) : nil
             metrics.add(.pullReads)
-            page = try await metrics.timingDatabase {
-                try await store.pull(access: access, after: after, limit: limit, walkStart: walkStart)
+            page = try await metrics.timingDatabase { [from] in
+                try await store.pull(access: access, after: from, limit: limit, walkStart: walkStart)
             }
             let remaining = deadline - clock.now
-            // A page whose objects the rules all left out moves the cursor on: it is the answer.
-            guard page.objects.isEmpty, page.cursor == after, remaining > .zero, !notifier.isShuttingDown,
+            if page.objects.isEmpty, page.cursor != from, subscription != nil, remaining > .zero {
+                // The rules left the whole page out: a long poll reads on, and answers only with
+                // something to send (a client drops an empty answer and waits again).
+                subscription?.cancel()
+                from = page.cursor
+                continue
+            }
+            // Without waiting, a page the rules left out moves the cursor on: it is the answer.
+            guard page.objects.isEmpty, page.cursor == from, remaining > .zero, !notifier.isShuttingDown,
                 let subscription
             else {
                 subscription?.cancel()

@@ -254,8 +254,10 @@ struct RulesTests {
         var boards = [Self.board("e0", "b0", owner: ann, members: [])]
         boards += (1...5).map { Self.board("e\($0)", "b\($0)", owner: "someone", members: []) }
         #expect(Set(Self.outcomes(try await eve.push(boards))) == ["applied"])
-        func page(_ cursor: String?) async throws -> (changes: [[String: Any]], cursor: String, hasMore: Bool) {
-            let query = "limit=1" + (cursor.map { "&after=\($0)" } ?? "")
+        func page(_ cursor: String?, wait: Int = 0) async throws -> (
+            changes: [[String: Any]], cursor: String, hasMore: Bool
+        ) {
+            let query = "limit=1&wait=\(wait)" + (cursor.map { "&after=\($0)" } ?? "")
             let (status, body) = try await server.raw(
                 "GET", "/v1/spaces/\(server.space)/pull?\(query)", token: users[0].token)
             #expect(status == 200, "\(body)")
@@ -270,6 +272,10 @@ struct RulesTests {
         // b0 stops being Ann's while her walk goes on.
         let update = Self.board("e6", "b0", owner: "someone", members: [], kind: .update)
         #expect(Self.outcomes(try await eve.push([update])) == ["applied"])
+        // A long poll from the walk's cursor reads past what the rules leave out, and answers
+        // with b0's removal.
+        let polled = try await page(cursor, wait: 5)
+        #expect(polled.changes.count == 1 && polled.changes.first?["deleted"] as? Bool == true, "\(polled)")
         var later: [[String: Any]] = []
         while hasMore {
             (changes, cursor, hasMore) = try await page(cursor)
