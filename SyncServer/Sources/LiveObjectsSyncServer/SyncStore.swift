@@ -311,8 +311,10 @@ public struct SyncStore: Sendable {
         {
             if walkStart == nil { start = spaceVersion }
             if objects.count == limit {
+                // The one row over the limit: read to the end, so that the connection is free
+                // before the rules read linked objects.
                 hasMore = true
-                break
+                continue
             }
             objects.append((json, type, values, deleted, version))
             cursor = version

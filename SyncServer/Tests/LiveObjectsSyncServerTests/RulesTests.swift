@@ -339,15 +339,19 @@ struct RulesTests {
         }
         _ = missing
     }
+}
 
+// With the suite's other tests that run the executable: each blocks a thread of the shared pool
+// while its command runs, so they run one at a time.
+extension SyncServerTests {
     @Test func theCommandLineSetsAndShowsRules() async throws {
         let server = try await ServerHarness.start(types: ["Board", "TaskItem"])
         defer { Task { await server.stop() } }
         let space = server.space
-        _ = try await server.withStore { try await $0.setSchema(of: space, to: Self.schema) }
+        _ = try await server.withStore { try await $0.setSchema(of: space, to: RulesTests.schema) }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("rules-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: file) }
-        try Data(Self.rules.utf8).write(to: file)
+        try Data(RulesTests.rules.utf8).write(to: file)
         let set = try ServerProcess.command(["rules", "set", space, file.path])
         #expect(set.status == 0 && set.output == "space \(space): rules for Board, TaskItem\n", "\(set)")
         let shown = try ServerProcess.command(["rules", "show", space])
