@@ -26,6 +26,8 @@ usage: SyncServer/scripts/run-local-server.sh [OPTION...]
                       accepts, such as Card,Holder: their values are not checked (for trying
                       things; a device reports what its model cannot read)
   --role ROLE         the user's role in the space: reader, writer (default) or admin
+  --rules FILE        the space's read and write rules, by type (needs --schema; see
+                      docs/SYNC-PROTOCOL.md, "Rules")
   --release           build (or bring up to date) and run the release build
   -h, --help          show this help
 
@@ -38,10 +40,10 @@ the script prints its address, the space and the user's token, each on a line of
 EOF
 }
 
-data="" host=127.0.0.1 port=8080 user="" expires="" space="" types="" schema="" role=writer configuration=debug
+data="" host=127.0.0.1 port=8080 user="" expires="" space="" types="" schema="" rules="" role=writer configuration=debug
 while [ "$#" -gt 0 ]; do
     case "$1" in
-    --data | --host | --port | --user | --expires-in | --space | --types | --schema | --role)
+    --data | --host | --port | --user | --expires-in | --space | --types | --schema | --rules | --role)
         if [ "$#" -lt 2 ]; then
             echo "Error: $1 needs a value" >&2
             exit 64
@@ -55,6 +57,7 @@ while [ "$#" -gt 0 ]; do
         --space) space=$2 ;;
         --types) types=$2 ;;
         --schema) schema=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
+        --rules) rules=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
         --role) role=$2 ;;
         esac
         shift 2
@@ -74,6 +77,10 @@ while [ "$#" -gt 0 ]; do
         ;;
     esac
 done
+if [ -n "$rules" ] && { [ -z "$space" ] || [ -z "$schema" ]; }; then
+    echo "Error: rules name a schema's properties: --space NAME --schema schema.json --rules $rules" >&2
+    exit 64
+fi
 if [ -n "$space" ] && [ -z "$types" ] && [ -z "$schema" ]; then
     echo "Error: a space declares its schema or its types: --space $space --schema schema.json (or --types Card,Holder)" >&2
     exit 64
@@ -191,6 +198,7 @@ fi
 if [ -n "$space" ]; then
     if [ -n "$schema" ]; then
         "$server" space add "$space" --schema "$schema" >&2
+        if [ -n "$rules" ]; then "$server" rules set "$space" "$rules" >&2; fi
     else
         "$server" space add "$space" --types "$types" >&2
     fi

@@ -110,6 +110,14 @@ enum Migrations {
                 "CREATE INDEX applied_changes_by_time ON applied_changes (space_id, applied_at)",
             ]
         ),
+        (
+            5,
+            [
+                // A space's read and write rules, by type (docs/SYNC-PROTOCOL.md, "Rules"); NULL,
+                // none: the roles alone decide.
+                "ALTER TABLE spaces ADD COLUMN rules jsonb"
+            ]
+        ),
     ]
 
     /// The advisory lock key of the migrations (any constant).

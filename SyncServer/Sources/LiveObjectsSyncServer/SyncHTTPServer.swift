@@ -227,7 +227,7 @@ public struct SyncHTTPServer: Sendable {
     private func pull(_ request: Request, space: String) async throws -> Response {
         let access = try await store.access(token: Self.bearerToken(request), space: space)
         let query = request.uri.queryParameters
-        let (after, floor) = try Self.cursor(query.get("after"), access: access)
+        let (after, floor, walkStart) = try Self.cursor(query.get("after"), access: access)
         var limit = SyncProtocolLimits.defaultPageObjects
         if let text = query.get("limit") {
             guard let value = Int(text), value >= 1 else {
@@ -245,13 +245,26 @@ public struct SyncHTTPServer: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + wait
         var page: SyncStore.Page
+        var from = after
         metrics.add(.pulls)
         while true {
             let subscription = wait > .zero ? notifier.subscribe(space: access.spaceID) : nil
             metrics.add(.pullReads)
-            page = try await metrics.timingDatabase { try await store.pull(access: access, after: after, limit: limit) }
+            page = try await metrics.timingDatabase { [from] in
+                try await store.pull(access: access, after: from, limit: limit, walkStart: walkStart)
+            }
             let remaining = deadline - clock.now
-            guard page.objects.isEmpty, remaining > .zero, !notifier.isShuttingDown, let subscription else {
+            if page.objects.isEmpty, page.cursor != from, subscription != nil, remaining > .zero {
+                // The rules left the whole page out: a long poll reads on, and answers only with
+                // something to send (a client drops an empty answer and waits again).
+                subscription?.cancel()
+                from = page.cursor
+                continue
+            }
+            // Without waiting, a page the rules left out moves the cursor on: it is the answer.
+            guard page.objects.isEmpty, page.cursor == from, remaining > .zero, !notifier.isShuttingDown,
+                let subscription
+            else {
                 subscription?.cancel()
                 break
             }
@@ -265,7 +278,11 @@ public struct SyncHTTPServer: Sendable {
             // read before is still the answer.
             if Task.isCancelled || notifier.isShuttingDown || (!woken && listening) { break }
         }
-        let cursor = JSONValue.string("v1.\(page.cursor)" + (floor > page.cursor ? ".\(floor)" : ""))
+        // The floor, and the start of a walk from the beginning, matter only while above the cursor.
+        var cursorText = "v1.\(page.cursor)"
+        if floor > page.cursor || page.walkStart > page.cursor { cursorText += ".\(floor)" }
+        if page.walkStart > page.cursor { cursorText += ".\(page.walkStart)" }
+        let cursor = JSONValue.string(cursorText)
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"
         text += cursor.description + ",\"hasMore\":\(page.hasMore)}"
         return Self.json(Data(text.utf8))
@@ -285,23 +302,26 @@ public struct SyncHTTPServer: Sendable {
     ///
     /// - Throws: ``SyncServerError`` `badRequest` for a cursor this server never gives,
     ///   `resetRequired` (410) for one older than a deletion that compaction removed.
-    private static func cursor(_ text: String?, access: SyncStore.Access) throws -> (after: Int64, floor: Int64) {
-        guard let text else { return (0, access.compactedVersion) }
+    private static func cursor(_ text: String?, access: SyncStore.Access) throws -> (
+        after: Int64, floor: Int64, walkStart: Int64?
+    ) {
+        guard let text else { return (0, access.compactedVersion, nil) }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2 || parts.count == 3, parts[0] == "v1",
+        guard (2...4).contains(parts.count), parts[0] == "v1",
             let after = Int64(parts[1]), after >= 0,
-            let floor = parts.count == 3 ? Int64(parts[2]) : 0, floor >= 0
+            let floor = parts.count >= 3 ? Int64(parts[2]) : 0, floor >= 0,
+            let walkStart = parts.count == 4 ? Int64(parts[3]) : 0, walkStart >= 0
         else {
             throw SyncServerError(.badRequest, "the cursor \(text) is not one this server gave")
         }
-        if after == 0 { return (0, access.compactedVersion) }
+        if after == 0 { return (0, access.compactedVersion, nil) }
         guard access.compactedVersion <= max(after, floor) else {
             throw SyncServerError(
                 .resetRequired,
                 "the cursor \(text) is older than the deletions the server keeps (from version \(access.compactedVersion)): "
                     + "pull again without a cursor")
         }
-        return (after, floor)
+        return (after, floor, walkStart)
     }
 
     /// A response of JSON text.

@@ -154,6 +154,9 @@ struct PushSegment {
     var applied: [(key: String, objectID: Int64, version: Int64, outcome: SyncReceiptOutcomeKind)] = []
     /// The object the segment's applied delete names: its references leave every list.
     var deletion: SpaceObjectName?
+    /// The linked objects the write rules read, as the database holds them
+    /// (``SyncStore/linkedValues(for:user:spaceID:pending:_:)``).
+    var linked: [SpaceObjectName: [String: JSONValue]] = [:]
 
     init(changes: ArraySlice<PushedChange>, access: SyncStore.Access, schema: SpaceSchema?, version: Int64) {
         self.entries = changes.map(Self.entry)
@@ -165,8 +168,10 @@ struct PushSegment {
     /// Reads, applies and writes the segment; returns its receipts.
     mutating func run(_ connection: PostgresConnection, _ logger: Logger) async throws -> [Receipt] {
         let stored = try await read(connection, logger)
+        try await readLinked(stored, connection, logger)
         for index in entries.indices { try apply(index, stored[index]) }
         let ids = try await write(connection, logger)
+        try await touchDependents(ids, connection, logger)
         if let deletion {
             try await SyncStore.dropReferences(
                 toType: deletion.type, id: deletion.id, spaceID: access.spaceID, version: &version, connection,
@@ -252,7 +257,13 @@ extension PushSegment {
         }
         let name = SpaceObjectName(type: change.object.type, id: change.object.id)
         if objects[name] == nil, let object = stored?.object { objects[name] = object }
-        if let object = objects[name], object.createdBy != access.userID, access.role != .admin {
+        if let rules = access.rules?.rules(for: name.type) {
+            // A type with rules: its write rule, not the object's creator, decides.
+            if let refusal = writeRefusal(change, name, rules) {
+                answers.append(.receipt(refusal))
+                return
+            }
+        } else if let object = objects[name], object.createdBy != access.userID, access.role != .admin {
             // Only an object read from the database can have another creator: its id is real.
             answers.append(
                 .receipt(
@@ -382,7 +393,12 @@ extension PushSegment {
             ids.append(change.object.id.text)
             names.append(name)
             let values = change.values ?? [:]
-            if (change.bases ?? [:]).keys.contains(where: { values[$0] != nil }) { merging.insert(name) }
+            if (change.bases ?? [:]).keys.contains(where: { values[$0] != nil })
+                || access.rules?.rules(for: name.type) != nil
+            {
+                // A merge, and a write rule, read the stored values.
+                merging.insert(name)
+            }
             for value in values.values { targets.formUnion(value.listReferences.map(\.referenceKey)) }
         }
         guard !indices.isEmpty else { return [:] }
@@ -468,5 +484,91 @@ extension PushSegment {
                  AS r(key, object_id, version, outcome)
             """, logger: logger)
         return drawn
+    }
+}
+
+// MARK: Write rules
+
+extension PushSegment {
+    /// Gives a new version to the objects whose read rule reads an object the segment changed
+    /// (``SyncStore/touchDependents(of:except:dependencies:spaceID:version:_:_:)``).
+    private mutating func touchDependents(_ drawn: [Int64], _ connection: PostgresConnection, _ logger: Logger)
+        async throws
+    {
+        guard let rules = access.spaceRules, let schema else { return }
+        let dependencies = rules.readDependencies(schema)
+        let changed = objects.filter(\.value.changed)
+        guard !dependencies.isEmpty, !changed.isEmpty else { return }
+        let ids = Set(changed.values.map { Self.resolved($0.id, drawn) })
+        _ = try await SyncStore.touchDependents(
+            of: changed.map { ($0.key, $0.value.replaces ? nil : Set($0.value.written.keys)) }, except: ids,
+            dependencies: dependencies, spaceID: access.spaceID,
+            version: &version, connection, logger)
+    }
+
+    /// Reads the linked objects the write rules of the segment's changes read: from the objects
+    /// as stored, and as each change would leave them.
+    private mutating func readLinked(
+        _ stored: [Int: StoredForChange], _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
+        guard let rules = access.rules else { return }
+        var checks: [(predicate: RulePredicate, values: [String: JSONValue])] = []
+        // The objects the segment's changes name, as they would leave them: a later change's
+        // rule may read them through a link.
+        var pending: [SpaceObjectName: [String: JSONValue]] = [:]
+        for (index, entry) in entries.enumerated() {
+            guard case .checked(let change) = entry else { continue }
+            let before = stored[index]?.object.flatMap { $0.deleted ? nil : $0.stored } ?? [:]
+            let after = before.merging(change.values ?? [:]) { $1 }
+            pending[SpaceObjectName(type: change.object.type, id: change.object.id)] = after
+            guard let predicate = rules.rules(for: change.object.type)?.writePredicate else { continue }
+            checks += [(predicate, before), (predicate, after)]
+        }
+        guard !checks.isEmpty else { return }
+        let spaceID = access.spaceID
+        linked = try await SyncStore.linkedValues(
+            for: checks, user: access.userName, spaceID: spaceID, pending: { pending[$0] },
+            { try await connection.query($0, logger: logger) })
+    }
+
+    /// The values of an object a rule's key path reaches: as the segment left it when a change
+    /// of the segment named it, as the database holds it otherwise; nil for a deleted object or
+    /// one not found.
+    private func ruleValues(_ name: SpaceObjectName) -> [String: JSONValue]? {
+        guard let object = objects[name] else { return linked[name] }
+        if object.deleted { return nil }
+        if object.replaces || object.stored != nil { return object.values }
+        return (linked[name] ?? [:]).merging(object.written) { $1 }
+    }
+
+    /// The refusal of a change of a type with rules: its write rule must allow the object as it
+    /// is (for an update or a delete of an object that exists) and as the change leaves it (for
+    /// a create or an update). No write rule: only an admin changes the type.
+    private func writeRefusal(_ change: PushedChange, _ name: SpaceObjectName, _ rules: SpaceRules.TypeRules)
+        -> Receipt?
+    {
+        let object = objects[name]
+        let live = object.flatMap { $0.deleted ? nil : $0 }
+        func refused(_ message: String) -> Receipt {
+            Receipt(
+                key: change.key, outcome: .rejected, serverID: object.flatMap { $0.id > 0 ? String($0.id) : nil },
+                error: SyncWireError(.forbidden, message: message))
+        }
+        let what = "\(name.type) \(name.id.text)"
+        guard let predicate = rules.writePredicate else {
+            return refused("\(name.type) has rules without a write rule: only an admin changes it")
+        }
+        let user = access.userName
+        if let live, !predicate.allows(live.values, user: user, resolve: ruleValues) {
+            return refused("the write rule of \(name.type) (\(rules.write ?? "")) refuses \(user) the \(what) as it is")
+        }
+        guard change.changeKind != .delete else { return nil }
+        let after = (live?.values ?? [:]).merging(valuesToStore(change, live)) { $1 }
+        if !predicate.allows(after, user: user, resolve: ruleValues) {
+            return refused(
+                "the write rule of \(name.type) (\(rules.write ?? "")) refuses \(user) the \(what) as the change leaves it"
+            )
+        }
+        return nil
     }
 }

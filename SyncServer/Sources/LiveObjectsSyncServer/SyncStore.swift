@@ -4,13 +4,16 @@ import LiveObjectsSyncProtocol
 import Logging
 import PostgresNIO
 
-/// A user's role in a space.
+/// A user's role in a space. In a space with rules (``SpaceRules``), a type's rules decide
+/// which of its objects a reader or a writer pulls, and which a writer changes; an admin's access
+/// is the role's.
 public enum Role: String, Sendable, CaseIterable {
-    /// Pulls.
+    /// Pulls (of a type with rules, the objects its read rule allows).
     case reader
-    /// Pulls, creates, and changes or deletes the objects it created.
+    /// Pulls, creates, and changes or deletes the objects it created (of a type with rules, the
+    /// objects its write rule allows, before and after the change).
     case writer
-    /// Pulls and changes anything.
+    /// Pulls and changes anything, whatever the rules say.
     case admin
 }
 
@@ -26,6 +29,8 @@ public struct SyncStore: Sendable {
     let logger: Logger
     /// The schemas read, by space, with their versions.
     let schemas = SchemaCache()
+    /// The rules parsed, by space.
+    let parsedRules = RulesCache()
 
     /// Creates a store over a running client.
     public init(client: PostgresClient, logger: Logger) {
@@ -211,6 +216,11 @@ public struct SyncStore: Sendable {
         var schemaVersion: Int64?
         /// The highest version of a deletion compaction removed: an older cursor starts again.
         var compactedVersion: Int64 = 0
+        /// The space's rules; nil, none.
+        var spaceRules: SpaceRules?
+
+        /// The rules that apply to this user: nil for an admin or in a space without rules.
+        var rules: SpaceRules? { role == .admin ? nil : spaceRules }
     }
 
     /// Checks a bearer token and the user's grant in a space.
@@ -224,17 +234,22 @@ public struct SyncStore: Sendable {
         let rows = try await client.query(
             """
             SELECT users.id, users.name, tokens.revoked_at IS NOT NULL, coalesce(tokens.expires_at <= now(), false),
-                   spaces.id, grants.role, spaces.types, spaces.schema_version::bigint, spaces.compacted_version
+                   spaces.id, grants.role, spaces.types, spaces.schema_version::bigint, spaces.compacted_version,
+                   spaces.rules::text
             FROM tokens JOIN users ON users.id = tokens.user_id
             LEFT JOIN spaces ON spaces.name = \(space)
             LEFT JOIN grants ON grants.space_id = spaces.id AND grants.user_id = users.id
             WHERE tokens.hash = \(hash)
             """, logger: logger)
-        var found: (Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?)?
-        for try await row in rows.decode((Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?).self) {
+        var found: (Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?, String?)?
+        for try await row in rows.decode(
+            (Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?, String?).self)
+        {
             found = row
         }
-        guard let (userID, userName, revoked, expired, spaceID, roleName, types, schemaVersion, compacted) = found
+        guard
+            let (userID, userName, revoked, expired, spaceID, roleName, types, schemaVersion, compacted, rulesText) =
+                found
         else {
             throw SyncServerError(.unauthorized, "the token is unknown")
         }
@@ -244,9 +259,12 @@ public struct SyncStore: Sendable {
         guard let roleName, let role = Role(rawValue: roleName) else {
             throw SyncServerError(.forbidden, "user \(userName) has no access to space \(space)")
         }
+        let rules = try rulesText.map { text throws(SyncServerError) in
+            try parsedRules.rules(space: spaceID, text: text)
+        }
         return Access(
             userID: userID, userName: userName, spaceID: spaceID, spaceName: space, role: role, types: Set(types),
-            schemaVersion: schemaVersion, compactedVersion: compacted ?? 0)
+            schemaVersion: schemaVersion, compactedVersion: compacted ?? 0, spaceRules: rules)
     }
 
     /// The answer to one change, as the protocol's module spells it.
@@ -259,29 +277,49 @@ public struct SyncStore: Sendable {
         var objects: [String]
         var cursor: Int64
         var hasMore: Bool
+        /// The space's version when the device's walk from the beginning started (0 for a
+        /// device that had a cursor before): what the rules refuse at or under it was never sent
+        /// to the device, and needs no removal.
+        var walkStart: Int64 = 0
     }
 
-    /// The objects of a space changed after a version, in version order.
-    func pull(access: Access, after: Int64, limit: Int) async throws -> Page {
+    /// The objects of a space changed after a version, in version order. With rules, the page
+    /// leaves out (or sends as removals) the objects the user may not read
+    /// (``readableObjects(_:access:walkStart:)``): it may hold fewer objects than the limit, and none
+    /// with a cursor that moved on.
+    ///
+    /// - Parameter walkStart: The space's version when the device's walk from the beginning
+    ///   started, from its cursor; nil for a pull from the beginning (this pull's is read).
+    func pull(access: Access, after: Int64, limit: Int, walkStart: Int64? = nil) async throws -> Page {
+        let withRules = access.rules != nil
         let rows = try await client.query(
             """
             SELECT version, json_build_object(
                 'object', json_build_object('type', type, 'id', local_id),
-                'serverID', id::text, 'serverVersion', version, 'deleted', deleted, 'values', "values")::text
+                'serverID', id::text, 'serverVersion', version, 'deleted', deleted, 'values', "values")::text,
+                type, CASE WHEN \(withRules) THEN "values"::text ELSE '' END, deleted,
+                (SELECT version FROM spaces WHERE id = \(access.spaceID)) AS space_version
             FROM objects WHERE space_id = \(access.spaceID) AND version > \(after)
             ORDER BY version LIMIT \(limit + 1)
             """, logger: logger)
-        var objects: [String] = []
+        var objects: [(json: String, type: String, values: String, deleted: Bool, version: Int64)] = []
         var cursor = after
         var hasMore = false
-        for try await (version, json) in rows.decode((Int64, String).self) {
+        var start = walkStart ?? 0
+        for try await (version, json, type, values, deleted, spaceVersion) in rows.decode(
+            (Int64, String, String, String, Bool, Int64).self)
+        {
+            if walkStart == nil { start = spaceVersion }
             if objects.count == limit {
+                // The one row over the limit: read to the end, so that the connection is free
+                // before the rules read linked objects.
                 hasMore = true
-                break
+                continue
             }
-            objects.append(json)
+            objects.append((json, type, values, deleted, version))
             cursor = version
         }
-        return Page(objects: objects, cursor: cursor, hasMore: hasMore)
+        let readable = try await readableObjects(objects, access: access, walkStart: start)
+        return Page(objects: readable, cursor: cursor, hasMore: hasMore, walkStart: start)
     }
 }

@@ -5,7 +5,8 @@ import Logging
 // The command line: `serve`, `user add NAME [--expires-in DURATION | --expires DATE]`,
 // `user revoke NAME`, `space add NAME --types TYPE,…`, `space types NAME [TYPE…]`,
 // `space schema NAME [--file FILE]`, `space check NAME`, `grant USER SPACE reader|writer|admin`,
-// `user remove NAME`, `users`, `ungrant USER SPACE`, `grants SPACE`. The database comes from the environment
+// `user remove NAME`, `users`, `ungrant USER SPACE`, `grants SPACE`, `rules set SPACE FILE`,
+// `rules show SPACE`. The database comes from the environment
 // (DatabaseConfiguration.fromEnvironment).
 
 let usage = """
@@ -48,6 +49,10 @@ let usage = """
       grant USER SPACE ROLE               Give a user a role in a space: reader, writer or admin.
       ungrant USER SPACE                  Take a user's role in a space away.
       grants SPACE                        List the users with a role in a space.
+      rules set SPACE FILE                Set a space's read and write rules from a JSON file,
+                                          {"TaskItem": {"read": "...", "write": "..."}}, checked
+                                          against its schema; {} removes them.
+      rules show SPACE                    Print a space's rules.
       compact --older-than DURATION       Remove the deleted objects deleted, and the receipts
                                           of changes applied, longer ago than DURATION (such
                                           as 30d); a device whose cursor is older than a
@@ -274,7 +279,7 @@ func run(_ arguments: [String]) async throws {
     }
 }
 
-/// `user remove`, `users`, `ungrant` and `grants`; false for another command.
+/// `user remove`, `users`, `ungrant`, `grants` and `rules`; false for another command.
 func runAccountCommand(_ arguments: [String], _ service: SyncServerService) async throws -> Bool {
     switch arguments {
     case let args where args.count == 3 && args[0] == "user" && args[1] == "remove":
@@ -294,6 +299,19 @@ func runAccountCommand(_ arguments: [String], _ service: SyncServerService) asyn
     case let args where args.count == 2 && args[0] == "grants":
         let grants = try await service.withStore { try await $0.grants(of: args[1]) }
         for grant in grants { print("\(grant.user)\t\(grant.role.rawValue)") }
+    case let args where args.count == 4 && args[0] == "rules" && args[1] == "set":
+        guard let data = FileManager.default.contents(atPath: args[3]) else {
+            throw UsageError(description: "cannot read \(args[3])")
+        }
+        let rules = try SpaceRules.parse(data)
+        try await service.withStore { try await $0.setRules(of: args[2], to: rules) }
+        print(
+            rules.isEmpty
+                ? "space \(args[2]) has no rules: the roles alone decide"
+                : "space \(args[2]): rules for \(rules.types.keys.sorted().joined(separator: ", "))")
+    case let args where args.count == 3 && args[0] == "rules" && args[1] == "show":
+        let rules = try await service.withStore { try await $0.rules(of: args[2]) }
+        print(rules.isEmpty ? "space \(args[2]) has no rules" : rules.json(pretty: true))
     default:
         return false
     }
