@@ -15,19 +15,19 @@ extension SyncServerTests {
 
         // A space without types, or with an empty list: a usage error (64) that adds nothing.
         for arguments in [["space", "add", space], ["space", "add", space, "--types", ","]] {
-            let refused = try ServerProcess.command(arguments)
+            let refused = try await ServerProcess.command(arguments)
             #expect(refused.status == 64, "\(arguments): \(refused)")
             #expect(refused.error.contains("--types"), "\(arguments): \(refused)")
         }
-        let missing = try ServerProcess.command(["space", "types", space])
+        let missing = try await ServerProcess.command(["space", "types", space])
         #expect(missing.status == 1)
         #expect(missing.error.contains("no space"), "\(missing)")
 
-        let added = try ServerProcess.command(["space", "add", space, "--types", "Holder,Card"])
+        let added = try await ServerProcess.command(["space", "add", space, "--types", "Holder,Card"])
         #expect(added.status == 0, "\(added)")
         #expect(added.output == "space \(space) accepts Card, Holder\n")
         #expect(added.error.contains("without a schema"), "\(added)")
-        let replaced = try ServerProcess.command(["space", "types", space, "Card", "Coupon,Holder"])
+        let replaced = try await ServerProcess.command(["space", "types", space, "Card", "Coupon,Holder"])
         #expect(replaced.output == "space \(space) accepts Card, Coupon, Holder\n", "\(replaced)")
         let declared = try await server.withStore { try await $0.types(of: space) }
         #expect(declared == ["Card", "Coupon", "Holder"])
@@ -36,14 +36,14 @@ extension SyncServerTests {
         for expiry in [
             ["--expires-in", "0"], ["--expires-in", "soon"], ["--expires", "2001-01-01"], ["--expires-in"],
         ] {
-            let refused = try ServerProcess.command(["user", "add", user] + expiry)
+            let refused = try await ServerProcess.command(["user", "add", user] + expiry)
             #expect(refused.status == 64, "\(expiry): \(refused)")
             #expect(refused.output.isEmpty, "\(expiry): \(refused)")
         }
-        let hour = try ServerProcess.command(["user", "add", user, "--expires-in", "1h"])
+        let hour = try await ServerProcess.command(["user", "add", user, "--expires-in", "1h"])
         #expect(hour.status == 0, "\(hour)")
         #expect(hour.output.hasPrefix("lo_"), "\(hour)")
-        let forever = try ServerProcess.command(["user", "add", user])
+        let forever = try await ServerProcess.command(["user", "add", user])
         #expect(forever.output.hasPrefix("lo_"), "\(forever)")
         #expect(forever.output != hour.output)
         let rows = try await server.client.query(
@@ -57,7 +57,7 @@ extension SyncServerTests {
             #expect(never == 1)
             #expect(inAnHour == 1)
         }
-        let granted = try ServerProcess.command(["grant", user, space, "reader"])
+        let granted = try await ServerProcess.command(["grant", user, space, "reader"])
         #expect(granted.output == "\(user) is reader of \(space)\n", "\(granted)")
     }
 }
@@ -76,7 +76,7 @@ extension SyncServerTests {
                 kind: .create, values: ["nosuch": .value(.string("v"))])
         ])
         #expect(stored.map(\.outcome) == [.applied])
-        let none = try ServerProcess.command(["space", "schema", space])
+        let none = try await ServerProcess.command(["space", "schema", space])
         #expect(none.output == "space \(space) has no schema\n", "\(none)")
 
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("schema-\(UUID())")
@@ -84,12 +84,12 @@ extension SyncServerTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("schema.json")
         try Data(try await ServerHarness.appSchema().json.utf8).write(to: file)
-        let set = try ServerProcess.command(["space", "schema", space, "--file", file.path])
+        let set = try await ServerProcess.command(["space", "schema", space, "--file", file.path])
         #expect(set.status == 0, "\(set)")
         #expect(set.output == "space \(space): schema version 1, types Card, Holder\n", "\(set)")
-        let again = try ServerProcess.command(["space", "schema", space, "--file", file.path])
+        let again = try await ServerProcess.command(["space", "schema", space, "--file", file.path])
         #expect(again.output == "space \(space): schema unchanged, version 1\n", "\(again)")
-        let printed = try ServerProcess.command(["space", "schema", space])
+        let printed = try await ServerProcess.command(["space", "schema", space])
         #expect(printed.output.hasPrefix("space \(space), schema version 1:\n{"), "\(printed)")
         #expect(printed.output.contains(#""target": "Holder""#), "\(printed)")
         #expect(!printed.output.contains("null"), "\(printed)")
@@ -97,18 +97,18 @@ extension SyncServerTests {
         // A breaking version, and a file that is not a schema: refused, saying why.
         try Data(#"{"types":[{"name":"Card","primaryKey":{"name":"id","type":"int"},"properties":[]}]}"#.utf8)
             .write(to: file)
-        let breaking = try ServerProcess.command(["space", "schema", space, "--file", file.path])
+        let breaking = try await ServerProcess.command(["space", "schema", space, "--file", file.path])
         #expect(breaking.status == 1, "\(breaking)")
         #expect(breaking.error.contains("type Holder is removed"), "\(breaking)")
         #expect(breaking.error.contains("primary key of Card changes from string to int"), "\(breaking)")
         try Data("{}".utf8).write(to: file)
-        let malformed = try ServerProcess.command(["space", "schema", space, "--file", file.path])
+        let malformed = try await ServerProcess.command(["space", "schema", space, "--file", file.path])
         #expect(malformed.status == 1 && malformed.error.contains("schema"), "\(malformed)")
-        let unreadable = try ServerProcess.command(["space", "schema", space, "--file", folder.path + "/none"])
+        let unreadable = try await ServerProcess.command(["space", "schema", space, "--file", folder.path + "/none"])
         #expect(unreadable.status == 64, "\(unreadable)")
 
         // The card stored before the schema is reported; exit status 1.
-        let check = try ServerProcess.command(["space", "check", space])
+        let check = try await ServerProcess.command(["space", "check", space])
         #expect(check.status == 1, "\(check)")
         #expect(
             check.output == """
@@ -129,7 +129,7 @@ extension SyncServerTests {
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(try await ServerHarness.appSchema().json.utf8).write(to: file)
         for _ in 0..<2 {
-            let added = try ServerProcess.command(["space", "add", space, "--schema", file.path])
+            let added = try await ServerProcess.command(["space", "add", space, "--schema", file.path])
             #expect(added.status == 0, "\(added)")
             #expect(added.output == "space \(space): schema version 1, types Card, Holder\n", "\(added)")
         }

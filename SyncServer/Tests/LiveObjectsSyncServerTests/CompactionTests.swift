@@ -53,7 +53,7 @@ import Testing
         #expect(again.first?.outcome == .applied && again.first?.serverVersion == 4, "\(again)")
 
         // The command line: nothing older than a day is left.
-        let command = try ServerProcess.command(["compact", "--older-than", "1d"])
+        let command = try await ServerProcess.command(["compact", "--older-than", "1d"])
         #expect(command.status == 0, "\(command)")
         #expect(command.output.hasPrefix("removed 0 deleted object(s) and 0 receipt(s)"), "\(command)")
     }

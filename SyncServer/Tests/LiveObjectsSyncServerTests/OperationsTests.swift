@@ -87,7 +87,7 @@ extension OperationsTests {
         let harness = try await ServerHarness.start()
         defer { Task { await harness.stop() } }
         let token = try await harness.user("ann", .reader)
-        let process = try ServerProcess.start()
+        let process = try await ServerProcess.start()
         for _ in 0..<2000 {
             if try await request(process.baseURL, "/metrics").1.contains("liveobjects_sync_listening 1") { break }
             try await Task.sleep(for: .milliseconds(10))
@@ -97,7 +97,7 @@ extension OperationsTests {
             if try await request(process.baseURL, "/metrics").1.contains("liveobjects_sync_waiting_polls 1") { break }
             try await Task.sleep(for: .milliseconds(10))
         }
-        let (status, output) = process.terminate()
+        let (status, output) = try await process.terminate()
         let (code, body) = try await poll
         #expect(code == 200 && body.contains(#""changes":[]"#), "\(code) \(body)")
         #expect(status == 0, "\(output)")

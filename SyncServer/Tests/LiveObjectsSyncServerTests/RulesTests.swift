@@ -352,16 +352,16 @@ extension SyncServerTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("rules-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(RulesTests.rules.utf8).write(to: file)
-        let set = try ServerProcess.command(["rules", "set", space, file.path])
+        let set = try await ServerProcess.command(["rules", "set", space, file.path])
         #expect(set.status == 0 && set.output == "space \(space): rules for Board, TaskItem\n", "\(set)")
-        let shown = try ServerProcess.command(["rules", "show", space])
+        let shown = try await ServerProcess.command(["rules", "show", space])
         #expect(shown.status == 0 && shown.output.contains(#""write": "ANY board.members == $user""#), "\(shown)")
         try Data(#"{"Board": {"read": "nosuch == 1"}}"#.utf8).write(to: file)
-        let refused = try ServerProcess.command(["rules", "set", space, file.path])
+        let refused = try await ServerProcess.command(["rules", "set", space, file.path])
         #expect(refused.status == 1 && refused.error.contains("Board has no property nosuch"), "\(refused)")
         try Data("{}".utf8).write(to: file)
-        let removed = try ServerProcess.command(["rules", "set", space, file.path])
+        let removed = try await ServerProcess.command(["rules", "set", space, file.path])
         #expect(removed.output == "space \(space) has no rules: the roles alone decide\n", "\(removed)")
-        #expect(try ServerProcess.command(["rules", "show", space]).output == "space \(space) has no rules\n")
+        #expect(try await ServerProcess.command(["rules", "show", space]).output == "space \(space) has no rules\n")
     }
 }

@@ -34,7 +34,11 @@ final class ServerProcess: Sendable {
     }
 
     /// Starts a server process and returns once it listens.
-    static func start() throws -> ServerProcess {
+    static func start() async throws -> ServerProcess {
+        try await offThePool { try startWaiting() }
+    }
+
+    private static func startWaiting() throws -> ServerProcess {
         guard let executable else {
             Issue.record(
                 "liveobjects-sync-server was not found next to the tests: run swift build --package-path SyncServer")
@@ -72,7 +76,11 @@ final class ServerProcess: Sendable {
     }
 
     /// Runs a command of the executable to its end: its exit status, standard output and error.
-    static func command(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+    static func command(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
+        try await offThePool { try commandWaiting(arguments) }
+    }
+
+    private static func commandWaiting(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
         guard let executable else {
             Issue.record(
                 "liveobjects-sync-server was not found next to the tests: run swift build --package-path SyncServer")
@@ -113,7 +121,11 @@ final class ServerProcess: Sendable {
     }
 
     /// Sends SIGTERM and waits for the process: its exit status and everything it printed.
-    func terminate() -> (status: Int32, output: String) {
+    func terminate() async throws -> (status: Int32, output: String) {
+        try await offThePool { self.terminateWaiting() }
+    }
+
+    private func terminateWaiting() -> (status: Int32, output: String) {
         process.terminate()
         process.waitUntilExit()
         // What the pipe still holds after the process ended.
@@ -123,5 +135,15 @@ final class ServerProcess: Sendable {
             output.text.withLock { $0 += String(decoding: rest, as: UTF8.self) }
         }
         return (process.terminationStatus, output.text.withLock { $0 })
+    }
+}
+
+/// Runs work that blocks (starting a process and polling its output, waiting for it to end) on a
+/// thread of its own. Tests run on Swift's concurrency pool, two threads on a 2-core machine:
+/// a test blocking one of them while another did the same stalled every other test of the run,
+/// the in-process servers' handlers included.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

@@ -59,7 +59,7 @@ extension SyncServerTests {
 
         let server = try await ServerHarness.start()
         defer { Task { await server.stop() } }
-        let processes = try [ServerProcess.start(), ServerProcess.start()]
+        let processes = try await [ServerProcess.start(), ServerProcess.start()]
         defer { processes.forEach { $0.stop() } }
         var tokens: [String] = []
         for user in 0..<4 { tokens.append(try await server.user("writer\(user)", .writer)) }
