@@ -179,19 +179,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     private func mutate(
         _ context: _AccessContext, _ body: (ObjectHandle, Store, Int) throws(LiveObjectsError) -> Void
     ) {
-        let h = context.handle
-        let store = h.store
-        guard h.isValid else {
-            store.recordError(h.invalidated(property: context.schema.name))
-            return
-        }
-        let savepoint = store.makeSavepoint()
-        do {
-            try body(h, store, context.property)
-        } catch {
-            if store.isInWrite { store.rollback(to: savepoint) }
-            store.recordError(error)
-        }
+        context.mutateCollection { h, store, context throws(LiveObjectsError) in try body(h, store, context.property) }
     }
 
     public var description: String {

@@ -213,19 +213,7 @@ public final class MutableSet<Element: _Persistable>: RandomAccessCollection, Cu
         _ context: _AccessContext,
         _ body: (ObjectHandle, Store, _AccessContext) throws(LiveObjectsError) -> Void
     ) {
-        let h = context.handle
-        let store = h.store
-        guard h.isValid else {
-            store.recordError(h.invalidated(property: context.schema.name))
-            return
-        }
-        let savepoint = store.makeSavepoint()
-        do {
-            try body(h, store, context)
-        } catch {
-            if store.isInWrite { store.rollback(to: savepoint) }
-            store.recordError(error)
-        }
+        context.mutateCollection(body)
     }
 
     public var description: String {
