@@ -15,13 +15,29 @@ extension SyncEngine {
     /// removed deletions after it), the device pulls everything again from the beginning, then
     /// removes the objects it had from the server that this pull did not bring (deleted there
     /// meanwhile) and that have no local change waiting.
+    ///
+    /// With subscriptions, the round then fetches the targets of links the pull brought and the
+    /// objects linked to that left the subscriptions, and removes the objects that neither match
+    /// them nor are linked from one that does (``settleView(_:)``).
     func pullRound(_ report: inout SyncReport) async throws {
+        let before = report.pulled
         while try await pullPage(&report) {}
-        if let seen = resetSeen, report.pullFailure == nil {
+        guard report.pullFailure == nil else { return }
+        if subscriptionList != nil, viewWalkPending || report.pulled > before || !viewStale.isEmpty {
+            try await settleView(&report)
+            guard report.pullFailure == nil else { return }
+        }
+        if viewWalkPending {
+            viewWalkPending = false
+            noteSetsChanged()
+        }
+        if let seen = resetSeen {
             try await forgetObjects(notIn: seen)
             resetSeen = nil
             report.didReset = true
         }
+        if progress?.isComplete == false { finishProgress(report) }
+        try await saveState()
     }
 
     /// After a pull from the beginning: removes, in a remote write, the objects that were on the
@@ -37,19 +53,27 @@ extension SyncEngine {
                 }
             }
         }
+        forgetEngineState(of: gone)
+        try await saveState()
+    }
+
+    /// Forgets what the engine knew of objects removed here.
+    func forgetEngineState(of gone: some Sequence<SyncObjectID>) {
         for id in gone {
             serverIDs[id] = nil
             serverVersions[id] = nil
             pushedVersions[id] = nil
             listBases[id] = nil
             statuses[id] = nil
+            viewRoots.remove(id)
+            viewStale.remove(id)
             noteObjectChanged(id)
         }
-        for key in pendingLinks.keys where gone.contains(key.object) {
+        let goneSet = Set(gone)
+        for key in pendingLinks.keys where goneSet.contains(key.object) {
             pendingLinks[key] = nil
             noteLinkChanged(key)
         }
-        try await saveState()
     }
 
     /// The local changes not sent yet, by object: collected since the last sync, to send again
@@ -86,12 +110,19 @@ extension SyncEngine {
     /// - Returns: Whether the server has more changes after the new cursor.
     private func pullPage(_ report: inout SyncReport) async throws -> Bool {
         let cursor = cursor
+        let subscriptions = subscriptionList
         let pulled: SyncPull
         do {
-            pulled = try await withRetries { try await transport.pull(after: cursor) }
+            pulled = try await withRetries { try await transport.pull(after: cursor, subscriptions: subscriptions) }
         } catch let error as SyncHTTPError where error.code == .resetRequired && cursor != nil && resetSeen == nil {
-            // Everything again, from the beginning (see `pullRound`).
-            resetSeen = []
+            // Everything again, from the beginning (see `pullRound`); with subscriptions, as
+            // after a change of them.
+            if subscriptionList != nil {
+                startViewWalk()
+                report.didReset = true
+            } else {
+                resetSeen = []
+            }
             self.cursor = nil
             notePositionChanged()
             return true
@@ -100,16 +131,47 @@ extension SyncEngine {
             report.pullFailure = SyncPullFailure(error)
             return false
         }
-        if resetSeen != nil {
-            for change in pulled.changes where !change.isDeleted { resetSeen?.insert(change.object) }
+        var changes = pulled.changes
+        if subscriptions != nil {
+            // Out of this device's view: removed at the end of the round unless linked to.
+            for change in changes where change.isHidden && types[change.object.typeName] != nil {
+                if viewRoots.remove(change.object) != nil { noteObjectChanged(change.object) }
+                if viewStale.insert(change.object).inserted { noteObjectChanged(change.object) }
+            }
+            changes.removeAll(where: \.isHidden)
         }
+        if resetSeen != nil {
+            for change in changes where !change.isDeleted { resetSeen?.insert(change.object) }
+        }
+        try await apply(changes, &report, matching: subscriptions != nil)
+        noteProgress(pulled, report)
+        if pulled.cursor != self.cursor {
+            self.cursor = pulled.cursor
+            notePositionChanged()
+        }
+        try await saveState()
+        // A page that does not move the cursor ends the round, whatever it says.
+        return pulled.hasMore && pulled.cursor != cursor
+    }
+
+    /// Merges server states: keeps the newest per object, leaves out those not newer than what
+    /// the device has, reports a deletion of an object with a local change as a conflict.
+    ///
+    /// - Parameter matching: Whether the states came because they match the subscriptions (the
+    ///   objects become roots of what the device keeps), rather than as link targets.
+    func apply(_ changes: [ServerChange], _ report: inout SyncReport, matching: Bool) async throws {
         var newest: [SyncObjectID: ServerChange] = [:]
-        for change in pulled.changes where types[change.object.typeName] != nil {
+        for change in changes where types[change.object.typeName] != nil {
             // Newer than what was pulled, and not older than this device's own last write (a
             // state at that version includes the write, and the other devices' before it).
             guard change.serverVersion > (serverVersions[change.object] ?? 0),
                 change.serverVersion >= (pushedVersions[change.object] ?? 0)
-            else { continue }
+            else {
+                if matching, !change.isDeleted, viewRoots.insert(change.object).inserted {
+                    noteObjectChanged(change.object)
+                }
+                continue
+            }
             if let known = newest[change.object], known.serverVersion >= change.serverVersion { continue }
             newest[change.object] = change
         }
@@ -153,6 +215,12 @@ extension SyncEngine {
             if change.isDeleted, listBases.removeValue(forKey: change.object) != nil {
                 noteObjectChanged(change.object)
             }
+            if viewStale.remove(change.object) != nil { noteObjectChanged(change.object) }
+            if change.isDeleted {
+                if viewRoots.remove(change.object) != nil { noteObjectChanged(change.object) }
+            } else if matching, viewRoots.insert(change.object).inserted {
+                noteObjectChanged(change.object)
+            }
             serverVersions[change.object] = change.serverVersion
             if change.isDeleted {
                 serverIDs[change.object] = nil
@@ -172,13 +240,6 @@ extension SyncEngine {
         }
         report.pulled += applied.count
         report.conflicts += conflicts.count
-        if pulled.cursor != self.cursor {
-            self.cursor = pulled.cursor
-            notePositionChanged()
-        }
-        try await saveState()
-        // A page that does not move the cursor ends the round, whatever it says.
-        return pulled.hasMore && pulled.cursor != cursor
     }
 
     /// Applies server states inside a remote write: plain values first (creating objects), then

@@ -30,6 +30,8 @@ struct SyncStateRecord {
     var rejected: [RejectedState]?
     /// The whole set of changes with merged lists sent without an answer, when it changed.
     var unconfirmed: [WireChange]?
+    /// The subscriptions and whether their walk is under way, when they changed.
+    var view: ViewState?
 
     struct ObjectRef: Hashable {
         var type: String
@@ -50,6 +52,17 @@ struct SyncStateRecord {
         var pushedVersion: UInt64?
         /// The lists' bases (``SyncEngine/listBases``).
         var bases: [String: WireSyncValue]?
+        /// It matches a subscription (``SyncEngine/viewRoots``).
+        var root: Bool?
+        /// The server hid it (``SyncEngine/viewStale``).
+        var stale: Bool?
+    }
+
+    /// The device's subscriptions (nil: the whole space) and whether the walk that follows a
+    /// change of them is under way.
+    struct ViewState {
+        var subscriptions: [SyncSubscription]?
+        var walkPending: Bool
     }
 
     struct ConflictState {
@@ -83,8 +96,8 @@ struct SyncStateRecord {
     }
 
     static let formatName = "LiveObjects sync state"
-    /// 2: pending links and refused changes.
-    static let formatVersion = 2
+    /// 2: pending links and refused changes. 3: subscriptions.
+    static let formatVersion = 3
 }
 
 /// What the engine has changed in its state since it last wrote it.
@@ -159,6 +172,12 @@ extension SyncEngine {
             serverVersions[id] = state.serverVersion
             pushedVersions[id] = state.pushedVersion
             listBases[id] = state.bases?.mapValues(\.value)
+            if state.root == true { viewRoots.insert(id) } else { viewRoots.remove(id) }
+            if state.stale == true { viewStale.insert(id) } else { viewStale.remove(id) }
+        }
+        if let view = record.view {
+            subscriptionList = view.subscriptions
+            viewWalkPending = view.walkPending
         }
         if let list = record.recreate { recreate = Set(list.map(\.id)) }
         if let list = record.conflicts {
@@ -230,6 +249,7 @@ extension SyncEngine {
             record.conflicts = conflictStates()
             record.rejected = rejectedStates()
             record.unconfirmed = unconfirmedStates()
+            record.view = viewState()
         }
         if !stateChanges.links.isEmpty { record.links = stateChanges.links.map(linkState) }
         try log.append(try encode(record, log))
@@ -247,7 +267,9 @@ extension SyncEngine {
             syncedToken: syncedToken.rawValue, cursor: cursor)
         record.acknowledged = acknowledged.sorted()
         let ids = Set(serverIDs.keys).union(serverVersions.keys).union(pushedVersions.keys).union(listBases.keys)
+            .union(viewRoots).union(viewStale)
         record.objects = ids.map(objectState)
+        if subscriptionList != nil { record.view = viewState() }
         record.recreate = recreate.map(SyncStateRecord.ObjectRef.init)
         record.conflicts = conflictStates()
         record.rejected = rejectedStates()
@@ -265,7 +287,12 @@ extension SyncEngine {
     private func objectState(_ id: SyncObjectID) -> SyncStateRecord.ObjectState {
         SyncStateRecord.ObjectState(
             object: .init(id), serverID: serverIDs[id], serverVersion: serverVersions[id],
-            pushedVersion: pushedVersions[id], bases: listBases[id]?.mapValues(WireSyncValue.init))
+            pushedVersion: pushedVersions[id], bases: listBases[id]?.mapValues(WireSyncValue.init),
+            root: viewRoots.contains(id) ? true : nil, stale: viewStale.contains(id) ? true : nil)
+    }
+
+    private func viewState() -> SyncStateRecord.ViewState {
+        SyncStateRecord.ViewState(subscriptions: subscriptionList, walkPending: viewWalkPending)
     }
 
     private func linkState(_ key: PendingLink) -> SyncStateRecord.LinkState {

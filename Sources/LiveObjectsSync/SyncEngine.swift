@@ -142,6 +142,21 @@ public actor SyncEngine {
     /// Changes the server refused, until the app retries or discards them (and, for a discarded
     /// one, until the round that passes it ends).
     var rejected: [SyncObjectID: RejectedChange] = [:]
+    /// The queries this device syncs by (``SyncSubscription``); nil: the whole space.
+    var subscriptionList: [SyncSubscription]?
+    /// With subscriptions: the objects the server sent because they match one (the roots of
+    /// what the device keeps; the objects they link to are kept with them).
+    var viewRoots = Set<SyncObjectID>()
+    /// With subscriptions: objects the server no longer sends (hidden removals) that are still
+    /// here; kept with fresh values while an object the device keeps links to them, removed
+    /// otherwise (``settleView(_:)``).
+    var viewStale = Set<SyncObjectID>()
+    /// Whether a walk from the beginning for changed subscriptions has not finished yet: until
+    /// it has, no object is removed for leaving them.
+    var viewWalkPending = false
+    /// The download of the walk from the beginning under way, or the last one.
+    var progress: SyncProgress?
+    var progressSubscribers: [UInt64: AsyncStream<SyncProgress>.Continuation] = [:]
     /// Wakes ``syncContinuously(onReport:)`` when a local write commits.
     var localWake: AsyncStream<Void>.Continuation?
     /// The state log beside a file realm (nil for a realm in memory, or without
@@ -153,7 +168,7 @@ public actor SyncEngine {
     private var statusSubscribers:
         [UInt64: (filter: SyncObjectID?, continuation: AsyncStream<SyncStatusUpdate>.Continuation)] = [:]
     private var conflictSubscribers: [UInt64: AsyncStream<SyncConflict>.Continuation] = [:]
-    private var subscriberCounter: UInt64 = 0
+    var subscriberCounter: UInt64 = 0
     private var isBusy = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
@@ -451,7 +466,7 @@ public actor SyncEngine {
 
     // MARK: Internals
 
-    private func exclusively<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    func exclusively<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         while isBusy { await withCheckedContinuation { waiters.append($0) } }
         isBusy = true
         defer {

@@ -24,6 +24,7 @@ extension SyncStateRecord {
         links = try Self.list(object, "links", LinkState.init(json:))
         rejected = try Self.list(object, "rejected", RejectedState.init(json:))
         unconfirmed = try Self.list(object, "unconfirmed", WireChange.init(json:))
+        view = try object["view"].map { (json) throws(SyncWireFormatError) in try ViewState(json: json) }
     }
 
     func json() throws(SyncWireFormatError) -> JSONValue {
@@ -40,7 +41,7 @@ extension SyncStateRecord {
             ("rejected", try Self.json(rejected) { (state) throws(SyncWireFormatError) in try state.json() }),
             ("syncedToken", .number(JSONNumber(syncedToken))),
             ("unconfirmed", try Self.json(unconfirmed) { (change) throws(SyncWireFormatError) in try change.json() }),
-            ("version", version.map { .int(Int64($0)) }),
+            ("version", version.map { .int(Int64($0)) }), ("view", view?.json()),
         ])
     }
 
@@ -99,14 +100,49 @@ extension SyncStateRecord.ObjectState {
         serverVersion = try object.optionalUInt64("serverVersion")
         pushedVersion = try object.optionalUInt64("pushedVersion")
         bases = try WireSyncValue.values(object, "bases")
+        root = try object.optionalBool("root")
+        stale = try object.optionalBool("stale")
     }
 
     func json() throws(SyncWireFormatError) -> JSONValue {
         .members([
             ("bases", try bases.map { (bases) throws(SyncWireFormatError) in try WireSyncValue.json(bases) }),
             ("object", try object.json()), ("pushedVersion", pushedVersion.map { .number(JSONNumber($0)) }),
-            ("serverID", serverID.map(JSONValue.string)),
-            ("serverVersion", serverVersion.map { .number(JSONNumber($0)) }),
+            ("root", root.map(JSONValue.bool)), ("serverID", serverID.map(JSONValue.string)),
+            ("serverVersion", serverVersion.map { .number(JSONNumber($0)) }), ("stale", stale.map(JSONValue.bool)),
+        ])
+    }
+}
+
+extension SyncStateRecord.ViewState {
+    /// `{"subscriptions": [{"name": …, "type": …, "where": …}], "walkPending": true}`; no
+    /// `subscriptions`: the whole space.
+    init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "the subscriptions' state")
+        walkPending = try object.optionalBool("walkPending") ?? false
+        subscriptions = try SyncStateRecord.list(object, "subscriptions") { (entry) throws(SyncWireFormatError) in
+            let fields = try WireObject(entry, "a subscription")
+            return SyncSubscription(
+                name: try fields.string("name"), typeName: try fields.string("type"),
+                where: try fields.optionalString("where"))
+        }
+    }
+
+    func json() -> JSONValue {
+        .members([
+            (
+                "subscriptions",
+                subscriptions.map { list in
+                    .array(
+                        list.map {
+                            .members([
+                                ("name", .string($0.name)), ("type", .string($0.typeName)),
+                                ("where", $0.query.map(JSONValue.string)),
+                            ])
+                        })
+                }
+            ),
+            ("walkPending", walkPending ? .bool(true) : nil),
         ])
     }
 }

@@ -87,6 +87,10 @@ public struct SyncReport: Sendable, Hashable {
     /// old deletions), so that the device pulled everything again and removed the objects the
     /// server no longer has (unless a local change of them waits to be sent).
     public var didReset = false
+    /// Objects removed from the device because they left its subscriptions (no query matches
+    /// them and no object kept links to them) or because the user may no longer read them;
+    /// the server keeps them.
+    public var removedFromView = 0
 }
 
 /// Why a pull failed.

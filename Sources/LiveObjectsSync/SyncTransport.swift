@@ -19,6 +19,18 @@ public protocol SyncTransport: Sendable {
     /// beginning).
     func pull(after cursor: String?) async throws -> SyncPull
 
+    /// Fetches the state of the objects changed after a cursor that match the device's
+    /// subscriptions (docs/SYNC-PROTOCOL.md, "Subscriptions"); a changed object that matches
+    /// none comes as a hidden removal (``ServerChange/isHidden``). Nil subscriptions: the whole
+    /// space, as ``pull(after:)``. Default: ``pull(after:)`` for nil, `invalidOperation`
+    /// otherwise (a transport without subscriptions).
+    func pull(after cursor: String?, subscriptions: [SyncSubscription]?) async throws -> SyncPull
+
+    /// Fetches the current states of some objects, whatever the subscriptions: the targets of
+    /// links whose objects the subscriptions brought. An object the server does not have, or
+    /// that the user may not read, is left out. Default: `invalidOperation`.
+    func objects(_ ids: [SyncObjectID]) async throws -> [ServerChange]
+
     /// The server's limits: the engine refuses a change that exceeds them before sending it,
     /// and sizes its pushes to fit. Default: none.
     func limits() async throws -> SyncLimits
@@ -27,6 +39,19 @@ public protocol SyncTransport: Sendable {
 extension SyncTransport {
     /// No limits: every change is sent.
     public func limits() async throws -> SyncLimits { SyncLimits() }
+
+    /// The whole space only: a transport without subscriptions.
+    public func pull(after cursor: String?, subscriptions: [SyncSubscription]?) async throws -> SyncPull {
+        guard subscriptions == nil else {
+            throw LiveObjectsError(.invalidOperation, "this transport does not sync by subscriptions")
+        }
+        return try await pull(after: cursor)
+    }
+
+    /// None: a transport without subscriptions.
+    public func objects(_ ids: [SyncObjectID]) async throws -> [ServerChange] {
+        throw LiveObjectsError(.invalidOperation, "this transport does not fetch objects by id")
+    }
 }
 
 /// A value in a change: a plain value, or a link named by the target's id.
@@ -133,19 +158,25 @@ public struct ServerChange: Sendable, Hashable {
     public var serverID: String
     /// Its server version: the engine ignores a state not newer than one it has seen.
     public var serverVersion: UInt64
-    /// Whether the server deleted it.
+    /// Whether the server deleted it, or, ``isHidden``, no longer sends it to this device.
     public var isDeleted: Bool
+    /// A removal of an object the server still has: the user may no longer read it, or it no
+    /// longer matches the device's subscriptions. The device removes it (unless a local change
+    /// of it waits), and keeps it when an object it keeps links to it. Only with ``isDeleted``.
+    public var isHidden: Bool
     /// Its values (every sent property), empty when deleted.
     public var values: [String: SyncValue]
 
     /// Creates a server change.
     public init(
-        object: SyncObjectID, serverID: String, serverVersion: UInt64, isDeleted: Bool, values: [String: SyncValue]
+        object: SyncObjectID, serverID: String, serverVersion: UInt64, isDeleted: Bool, isHidden: Bool = false,
+        values: [String: SyncValue]
     ) {
         self.object = object
         self.serverID = serverID
         self.serverVersion = serverVersion
         self.isDeleted = isDeleted
+        self.isHidden = isDeleted && isHidden
         self.values = values
     }
 }
@@ -158,12 +189,22 @@ public struct SyncPull: Sendable, Hashable {
     public var cursor: String?
     /// Whether the server has more changes after ``cursor``: the engine pulls again at once.
     public var hasMore: Bool
+    /// The server's version the page reaches (the cursor's), when the server says: with
+    /// ``latestVersion``, how far a walk from the beginning has come (``SyncProgress``).
+    public var version: UInt64?
+    /// The server's newest version when the page was read, when the server says.
+    public var latestVersion: UInt64?
 
     /// Creates a pull answer.
-    public init(changes: [ServerChange], cursor: String?, hasMore: Bool = false) {
+    public init(
+        changes: [ServerChange], cursor: String?, hasMore: Bool = false, version: UInt64? = nil,
+        latestVersion: UInt64? = nil
+    ) {
         self.changes = changes
         self.cursor = cursor
         self.hasMore = hasMore
+        self.version = version
+        self.latestVersion = latestVersion
     }
 }
 

@@ -149,6 +149,39 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         try await pull(after: cursor, limit: configuration.pageSize, wait: nil).pull
     }
 
+    /// Fetches one page of the changes after a cursor that match subscriptions (the parameter
+    /// `subscriptions` of `GET /v1/spaces/{space}/pull`); nil: the whole space.
+    ///
+    /// - Throws: ``SyncHTTPError``.
+    public func pull(after cursor: String?, subscriptions: [SyncSubscription]?) async throws -> SyncPull {
+        try await pull(after: cursor, limit: configuration.pageSize, wait: nil, subscriptions: subscriptions).pull
+    }
+
+    /// Fetches the current states of objects (`POST /v1/spaces/{space}/objects`), at most a
+    /// page's worth per request.
+    ///
+    /// - Throws: ``SyncHTTPError``.
+    public func objects(_ ids: [SyncObjectID]) async throws -> [ServerChange] {
+        var found: [ServerChange] = []
+        var start = 0
+        while start < ids.count {
+            let part = ids[start..<min(ids.count, start + configuration.pageSize)]
+            start += part.count
+            let names: [JSONValue]
+            do {
+                names = try part.map { (id) throws(SyncWireFormatError) in
+                    .object([(key: "id", value: try WireValue(id.primaryKey).json()), (key: "type", value: .string(id.typeName))])
+                }
+            } catch {
+                throw SyncHTTPError(.badRequest, "an object id cannot be encoded: \(error)")
+            }
+            let body = Data(JSONValue.object([(key: "objects", value: .array(names))]).jsonBytes())
+            let answer: WireObjectsResponse = try await send("POST", "objects", query: [], body: body)
+            found += answer.changes.map(\.change)
+        }
+        return found
+    }
+
     /// Holds a long poll open until the server has changes after the cursor or the wait ends.
     ///
     /// - Returns: Whether the server has changes after the cursor.
@@ -157,10 +190,15 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         try await !pull(after: cursor, limit: 1, wait: configuration.longPollWait).changes.isEmpty
     }
 
-    private func pull(after cursor: String?, limit: Int, wait: Duration?) async throws -> WirePullResponse {
+    private func pull(
+        after cursor: String?, limit: Int, wait: Duration?, subscriptions: [SyncSubscription]? = nil
+    ) async throws -> WirePullResponse {
         var query = [URLQueryItem(name: "limit", value: String(limit))]
         if let cursor { query.append(URLQueryItem(name: "after", value: cursor)) }
         if let wait { query.append(URLQueryItem(name: "wait", value: String(wait.components.seconds))) }
+        if let subscriptions {
+            query.append(URLQueryItem(name: "subscriptions", value: SyncSubscription.wireText(subscriptions)))
+        }
         return try await send("GET", "pull", query: query, body: nil, extraTime: wait ?? .zero)
     }
 
@@ -177,7 +215,16 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         var base = components.percentEncodedPath
         while base.hasSuffix("/") { base.removeLast() }
         components.percentEncodedPath = base + "/v1/spaces/" + space + "/" + endpoint
-        components.queryItems = query.isEmpty ? nil : query
+        // Every character but the unreserved ones percent-encoded (a subscription's text holds
+        // `&`, `=`, `+` and quotes, which a query string would read otherwise).
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        components.percentEncodedQueryItems =
+            query.isEmpty
+            ? nil
+            : query.map {
+                URLQueryItem(
+                    name: $0.name, value: $0.value?.addingPercentEncoding(withAllowedCharacters: unreserved))
+            }
         return components.url ?? configuration.baseURL
     }
 
@@ -349,3 +396,4 @@ private protocol WireAnswer {
 extension SyncWirePushResponse: WireAnswer {}
 extension SyncWireLimits: WireAnswer {}
 extension WirePullResponse: WireAnswer {}
+extension WireObjectsResponse: WireAnswer {}

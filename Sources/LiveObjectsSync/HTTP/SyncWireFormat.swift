@@ -342,6 +342,8 @@ package struct WireServerChange: Hashable, Sendable, WireJSONConvertible {
     package var serverID: String
     package var serverVersion: UInt64
     package var deleted: Bool
+    /// A removal of an object the server still has (``ServerChange/isHidden``).
+    package var hidden: Bool
     package var values: [String: WireSyncValue]
 
     package init(_ change: ServerChange) {
@@ -349,13 +351,14 @@ package struct WireServerChange: Hashable, Sendable, WireJSONConvertible {
         serverID = change.serverID
         serverVersion = change.serverVersion
         deleted = change.isDeleted
+        hidden = change.isHidden
         values = change.values.mapValues(WireSyncValue.init)
     }
 
     package var change: ServerChange {
         ServerChange(
             object: object.object, serverID: serverID, serverVersion: serverVersion, isDeleted: deleted,
-            values: values.mapValues(\.value))
+            isHidden: deleted && hidden, values: values.mapValues(\.value))
     }
 
     package init(json: JSONValue) throws(SyncWireFormatError) {
@@ -364,6 +367,7 @@ package struct WireServerChange: Hashable, Sendable, WireJSONConvertible {
         serverID = try object.string("serverID")
         serverVersion = try object.uint64("serverVersion")
         deleted = try object.bool("deleted")
+        hidden = try object.optionalBool("hidden") ?? false
         guard let values = try WireSyncValue.values(object, "values") else {
             throw SyncWireFormatError("a pulled object has no member \"values\"")
         }
@@ -371,11 +375,10 @@ package struct WireServerChange: Hashable, Sendable, WireJSONConvertible {
     }
 
     package func json() throws(SyncWireFormatError) -> JSONValue {
-        .object([
-            (key: "deleted", value: .bool(deleted)), (key: "object", value: try object.json()),
-            (key: "serverID", value: .string(serverID)),
-            (key: "serverVersion", value: .number(JSONNumber(serverVersion))),
-            (key: "values", value: try WireSyncValue.json(values)),
+        .members([
+            ("deleted", .bool(deleted)), ("hidden", hidden ? .bool(true) : nil), ("object", try object.json()),
+            ("serverID", .string(serverID)), ("serverVersion", .number(JSONNumber(serverVersion))),
+            ("values", try WireSyncValue.json(values)),
         ])
     }
 }
@@ -385,15 +388,21 @@ package struct WirePullResponse: Hashable, Sendable, WireJSONConvertible {
     package var changes: [WireServerChange]
     package var cursor: String?
     package var hasMore: Bool
+    package var version: UInt64?
+    package var latestVersion: UInt64?
 
     package init(_ pull: SyncPull) {
         changes = pull.changes.map(WireServerChange.init)
         cursor = pull.cursor
         hasMore = pull.hasMore
+        version = pull.version
+        latestVersion = pull.latestVersion
     }
 
     package var pull: SyncPull {
-        SyncPull(changes: changes.map(\.change), cursor: cursor, hasMore: hasMore)
+        SyncPull(
+            changes: changes.map(\.change), cursor: cursor, hasMore: hasMore, version: version,
+            latestVersion: latestVersion)
     }
 
     package init(json: JSONValue) throws(SyncWireFormatError) {
@@ -403,6 +412,8 @@ package struct WirePullResponse: Hashable, Sendable, WireJSONConvertible {
         self.changes = changes
         cursor = try object.optionalString("cursor")
         hasMore = try object.bool("hasMore")
+        version = try object.optionalUInt64("version")
+        latestVersion = try object.optionalUInt64("latestVersion")
     }
 
     package func json() throws(SyncWireFormatError) -> JSONValue {
@@ -411,7 +422,29 @@ package struct WirePullResponse: Hashable, Sendable, WireJSONConvertible {
         for change in changes { elements.append(try change.json()) }
         return .members([
             ("changes", .array(elements)), ("cursor", cursor.map(JSONValue.string)), ("hasMore", .bool(hasMore)),
+            ("latestVersion", latestVersion.map { .number(JSONNumber($0)) }),
+            ("version", version.map { .number(JSONNumber($0)) }),
         ])
+    }
+}
+
+/// The body of an objects response (`POST /v1/spaces/{space}/objects`): the states found.
+package struct WireObjectsResponse: Hashable, Sendable, WireJSONConvertible {
+    package var changes: [WireServerChange]
+
+    package init(changes: [ServerChange]) { self.changes = changes.map(WireServerChange.init) }
+
+    package init(json: JSONValue) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "an objects response")
+        var changes: [WireServerChange] = []
+        for change in try object.array("changes") { changes.append(try WireServerChange(json: change)) }
+        self.changes = changes
+    }
+
+    package func json() throws(SyncWireFormatError) -> JSONValue {
+        var elements: [JSONValue] = []
+        for change in changes { elements.append(try change.json()) }
+        return .object([(key: "changes", value: .array(elements))])
     }
 }
 

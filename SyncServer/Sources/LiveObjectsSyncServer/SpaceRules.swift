@@ -131,7 +131,8 @@ public struct SpaceRules: Hashable, Sendable {
         }
     }
 
-    private static func problem(
+    /// What is wrong with a comparison of a predicate over a type, by the schema; nil: nothing.
+    static func problem(
         of comparison: RuleComparison, type: String, _ byName: [String: SpaceSchema.ObjectType]
     ) -> String? {
         var current = type

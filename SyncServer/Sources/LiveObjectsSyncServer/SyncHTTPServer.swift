@@ -150,6 +150,8 @@ public struct SyncHTTPServer: Sendable {
             return try await push(request, space: space, context: context)
         case (.get, "pull"):
             return try await pull(request, space: space)
+        case (.post, "objects"):
+            return try await objects(request, space: space, context: context)
         default:
             throw SyncServerError(.notFound, "no route \(request.method) \(request.uri.path)")
         }
@@ -242,6 +244,10 @@ public struct SyncHTTPServer: Sendable {
             }
             wait = min(.seconds(value), configuration.maximumWait)
         }
+        var subscriptions: PullSubscriptions?
+        if let text = query.get("subscriptions") {
+            subscriptions = try PullSubscriptions.parse(text, schema: try await store.schema(for: access))
+        }
         let clock = ContinuousClock()
         let deadline = clock.now + wait
         var page: SyncStore.Page
@@ -251,7 +257,8 @@ public struct SyncHTTPServer: Sendable {
             let subscription = wait > .zero ? notifier.subscribe(space: access.spaceID) : nil
             metrics.add(.pullReads)
             page = try await metrics.timingDatabase { [from] in
-                try await store.pull(access: access, after: from, limit: limit, walkStart: walkStart)
+                try await store.pull(
+                    access: access, after: from, limit: limit, walkStart: walkStart, subscriptions: subscriptions)
             }
             let remaining = deadline - clock.now
             if page.objects.isEmpty, page.cursor != from, subscription != nil, remaining > .zero {
@@ -284,8 +291,46 @@ public struct SyncHTTPServer: Sendable {
         if page.walkStart > page.cursor { cursorText += ".\(page.walkStart)" }
         let cursor = JSONValue.string(cursorText)
         var text = "{\"changes\":[" + page.objects.joined(separator: ",") + "],\"cursor\":"
-        text += cursor.description + ",\"hasMore\":\(page.hasMore)}"
+        text += cursor.description + ",\"hasMore\":\(page.hasMore),\"version\":\(page.cursor),"
+        text += "\"latestVersion\":\(max(page.latestVersion, page.cursor))}"
         return Self.json(Data(text.utf8))
+    }
+
+    /// `POST /v1/spaces/{space}/objects`: the current states of the objects named, those the
+    /// user may read (the targets of links a device's subscriptions did not bring).
+    private func objects(_ request: Request, space: String, context: SyncRequestContext) async throws -> Response {
+        let access = try await store.access(token: Self.bearerToken(request), space: space)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        } catch is NIOTooManyBytesError {
+            throw SyncServerError.tooLarge("the body is larger than \(context.maxUploadSize) bytes")
+        }
+        let names = try Self.objectNames(Array(buffer: buffer))
+        metrics.add(.pullReads)
+        let objects = try await metrics.timingDatabase { try await store.objects(named: names, access: access) }
+        return Self.json(Data(("{\"changes\":[" + objects.joined(separator: ",") + "]}").utf8))
+    }
+
+    /// The body of an objects request: `{"objects": [{"type": "Board", "id": {"string": "b1"}}]}`,
+    /// at most a page's objects.
+    static func objectNames(_ bytes: [UInt8]) throws(SyncServerError) -> [SpaceObjectName] {
+        func bad(_ reason: String) -> SyncServerError {
+            SyncServerError(.badRequest, "the body is not an objects request: \(reason)")
+        }
+        let json = try JSONValue.canonical(parsing: bytes, "an objects request")
+        guard case .array(let entries)? = json.fields?["objects"] else { throw bad("expected {\"objects\": [...]}") }
+        guard entries.count <= SyncStore.maximumPage else {
+            throw SyncServerError.tooLarge("an objects request names at most \(SyncStore.maximumPage) objects")
+        }
+        var names: [SpaceObjectName] = []
+        for entry in entries {
+            guard let name = SpaceObjectName(reference: entry) else {
+                throw bad("expected objects such as {\"type\": \"Board\", \"id\": {\"string\": \"b1\"}}")
+            }
+            names.append(name)
+        }
+        return names
     }
 
     /// The route of a path, with the space's name left out: `/v1/spaces/{space}/push`.

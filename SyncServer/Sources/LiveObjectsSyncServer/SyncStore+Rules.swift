@@ -113,29 +113,37 @@ extension SyncStore {
         return loaded
     }
 
-    /// The objects of a pull page the user may read, the others turned into removals: an object
-    /// of a type with rules whose read rule refuses it is sent as deleted (no values), so that a
-    /// device that has it removes it, but not when the device cannot have it: its version is
-    /// at or under the start of the device's walk from the beginning (it has not changed since
-    /// the walk began, so the walk meets it once, as it is now).
+    /// The objects of a pull page the user may read and that match the device's subscriptions,
+    /// the others turned into removals: an object of a type with rules whose read rule refuses
+    /// it, or one that matches none of the subscriptions, is sent as a hidden removal (deleted,
+    /// `hidden`, no values), so that a device that has it removes it, but not when the device
+    /// cannot have it: its version is at or under the start of the device's walk from the
+    /// beginning (it has not changed since the walk began, so the walk meets it once, as it is
+    /// now). A deleted object is sent as a removal (not hidden, no values), but left out at or under
+    /// the walk's start.
     ///
     /// - Parameters:
     ///   - rows: The page's rows: the object as JSON text, its type and values, whether it is
     ///     deleted, its version.
     ///   - walkStart: The space's version when the device's walk from the beginning started; 0
     ///     for a device that pulled before.
+    ///   - subscriptions: The device's queries; nil syncs the whole space.
     func readableObjects(
         _ rows: [(json: String, type: String, values: String, deleted: Bool, version: Int64)], access: Access,
-        walkStart: Int64
+        walkStart: Int64, subscriptions: PullSubscriptions? = nil
     ) async throws -> [String] {
-        guard let rules = access.rules else { return rows.map(\.json) }
+        let rules = access.rules
+        guard rules != nil || subscriptions != nil else { return rows.map(\.json) }
         var parsed: [Int: [String: JSONValue]] = [:]
         var checks: [(predicate: RulePredicate, values: [String: JSONValue])] = []
         for (index, row) in rows.enumerated() where !row.deleted {
-            guard let typeRules = rules.rules(for: row.type) else { continue }
+            let typeRules = rules?.rules(for: row.type)
+            let queries = subscriptions?.queries(of: row.type)
+            guard typeRules != nil || queries != nil else { continue }
             let values = try PushSegment.decodedValues(row.values)
             parsed[index] = values
-            if let predicate = typeRules.readPredicate { checks.append((predicate, values)) }
+            if let predicate = typeRules?.readPredicate { checks.append((predicate, values)) }
+            for case let predicate? in queries ?? [] { checks.append((predicate, values)) }
         }
         let logger = logger
         let client = client
@@ -144,13 +152,21 @@ extension SyncStore {
             { try await client.query($0, logger: logger) })
         var objects: [String] = []
         for (index, row) in rows.enumerated() {
-            guard rules.rules(for: row.type) != nil else {
+            let filtered = rules?.rules(for: row.type) != nil || subscriptions != nil
+            guard filtered else {
                 objects.append(row.json)
                 continue
             }
-            if let values = parsed[index],
-                rules.mayRead(row.type, values, user: access.userName, resolve: { linked[$0] })
-            {
+            if row.deleted {
+                if row.version > walkStart { objects.append(try Self.removal(of: row.json, hidden: false)) }
+                continue
+            }
+            let user = access.userName
+            let values = parsed[index] ?? [:]
+            let readable = rules?.mayRead(row.type, values, user: user, resolve: { linked[$0] }) ?? true
+            let matching =
+                readable && (subscriptions?.matches(row.type, values, user: user, resolve: { linked[$0] }) ?? true)
+            if matching {
                 objects.append(row.json)
             } else if row.version > walkStart {
                 objects.append(try Self.removal(of: row.json))
@@ -159,10 +175,12 @@ extension SyncStore {
         return objects
     }
 
-    /// An object of a pull as a removal: deleted, without values.
-    static func removal(of json: String) throws -> String {
+    /// An object of a pull as a removal: deleted, without values; `hidden` when the server still
+    /// has it (the user may not read it, or it matches no subscription).
+    static func removal(of json: String, hidden: Bool = true) throws -> String {
         var fields = try JSONValue.canonical(parsing: json, "a pulled object").fields ?? [:]
         fields["deleted"] = .bool(true)
+        if hidden { fields["hidden"] = .bool(true) }
         fields["values"] = .object([])
         return JSONValue.sortedObject(fields).text
     }

@@ -281,6 +281,9 @@ public struct SyncStore: Sendable {
         /// device that had a cursor before): what the rules refuse at or under it was never sent
         /// to the device, and needs no removal.
         var walkStart: Int64 = 0
+        /// The space's version when the page was read (the cursor's, for a page of nothing):
+        /// how far a device's walk has to go.
+        var latestVersion: Int64 = 0
     }
 
     /// The objects of a space changed after a version, in version order. With rules, the page
@@ -288,10 +291,14 @@ public struct SyncStore: Sendable {
     /// (``readableObjects(_:access:walkStart:)``): it may hold fewer objects than the limit, and none
     /// with a cursor that moved on.
     ///
-    /// - Parameter walkStart: The space's version when the device's walk from the beginning
-    ///   started, from its cursor; nil for a pull from the beginning (this pull's is read).
-    func pull(access: Access, after: Int64, limit: Int, walkStart: Int64? = nil) async throws -> Page {
-        let withRules = access.rules != nil
+    /// - Parameters:
+    ///   - walkStart: The space's version when the device's walk from the beginning started,
+    ///     from its cursor; nil for a pull from the beginning (this pull's is read).
+    ///   - subscriptions: The device's queries; nil syncs the whole space.
+    func pull(
+        access: Access, after: Int64, limit: Int, walkStart: Int64? = nil, subscriptions: PullSubscriptions? = nil
+    ) async throws -> Page {
+        let withRules = access.rules != nil || subscriptions != nil
         let rows = try await client.query(
             """
             SELECT version, json_build_object(
@@ -306,10 +313,12 @@ public struct SyncStore: Sendable {
         var cursor = after
         var hasMore = false
         var start = walkStart ?? 0
+        var latest = after
         for try await (version, json, type, values, deleted, spaceVersion) in rows.decode(
             (Int64, String, String, String, Bool, Int64).self)
         {
             if walkStart == nil { start = spaceVersion }
+            latest = max(latest, spaceVersion)
             if objects.count == limit {
                 // The one row over the limit: read to the end, so that the connection is free
                 // before the rules read linked objects.
@@ -319,7 +328,31 @@ public struct SyncStore: Sendable {
             objects.append((json, type, values, deleted, version))
             cursor = version
         }
-        let readable = try await readableObjects(objects, access: access, walkStart: start)
-        return Page(objects: readable, cursor: cursor, hasMore: hasMore, walkStart: start)
+        let readable = try await readableObjects(
+            objects, access: access, walkStart: start, subscriptions: subscriptions)
+        return Page(objects: readable, cursor: cursor, hasMore: hasMore, walkStart: start, latestVersion: latest)
+    }
+
+    /// The current states of some objects, in the pull's form, for a device that needs the
+    /// targets of its objects' links (docs/SYNC-PROTOCOL.md, "Subscriptions"): the live ones
+    /// the user may read, whatever the device's subscriptions; the others are left out.
+    func objects(named names: [SpaceObjectName], access: Access) async throws -> [String] {
+        guard !names.isEmpty else { return [] }
+        let rows = try await client.query(
+            """
+            SELECT json_build_object(
+                'object', json_build_object('type', o.type, 'id', o.local_id),
+                'serverID', o.id::text, 'serverVersion', o.version, 'deleted', o.deleted, 'values', o."values")::text,
+                o.type, o."values"::text, o.version
+            FROM unnest(\(names.map(\.type))::text[], \(names.map(\.id.text))::text[]) AS k(type, id)
+            JOIN objects o ON o.space_id = \(access.spaceID) AND o.type = k.type AND o.local_id = k.id::jsonb
+            WHERE NOT o.deleted ORDER BY o.version
+            """, logger: logger)
+        var found: [(json: String, type: String, values: String, deleted: Bool, version: Int64)] = []
+        for try await (json, type, values, version) in rows.decode((String, String, String, Int64).self) {
+            found.append((json, type, values, false, version))
+        }
+        // No removals: an object the rules refuse is left out (its version is under `Int64.max`).
+        return try await readableObjects(found, access: access, walkStart: .max)
     }
 }
