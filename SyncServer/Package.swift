@@ -67,6 +67,7 @@ let package = Package(
                 "sync-test-device",
                 .product(name: "LiveObjects", package: "LiveObjects"),
                 .product(name: "LiveObjectsSync", package: "LiveObjects"),
+                .product(name: "Persistence", package: "LiveObjects"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "LiveObjectsSyncProtocol", package: "LiveObjects"),
                 .product(name: "LiveObjectsSyncTestSupport", package: "LiveObjects"),

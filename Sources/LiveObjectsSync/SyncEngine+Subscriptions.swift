@@ -234,7 +234,8 @@ extension SyncEngine {
                 for property in type.sentProperties where property.type == .object {
                     let targets =
                         property.isList
-                        ? try object.linkedObjects(property.name) : try object.linkedObject(property.name).map { [$0] } ?? []
+                        ? try object.linkedObjects(property.name)
+                        : try object.linkedObject(property.name).map { [$0] } ?? []
                     for target in targets {
                         guard let targetType = types[target.typeName] else { continue }
                         queue.append(SyncObjectID(typeName: target.typeName, primaryKey: target[targetType.primaryKey]))

@@ -170,7 +170,10 @@ public struct HTTPSyncTransport: LiveSyncTransport {
             let names: [JSONValue]
             do {
                 names = try part.map { (id) throws(SyncWireFormatError) in
-                    .object([(key: "id", value: try WireValue(id.primaryKey).json()), (key: "type", value: .string(id.typeName))])
+                    .object([
+                        (key: "id", value: try WireValue(id.primaryKey).json()),
+                        (key: "type", value: .string(id.typeName)),
+                    ])
                 }
             } catch {
                 throw SyncHTTPError(.badRequest, "an object id cannot be encoded: \(error)")
@@ -217,7 +220,8 @@ public struct HTTPSyncTransport: LiveSyncTransport {
         components.percentEncodedPath = base + "/v1/spaces/" + space + "/" + endpoint
         // Every character but the unreserved ones percent-encoded (a subscription's text holds
         // `&`, `=`, `+` and quotes, which a query string would read otherwise).
-        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let unreserved = CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         components.percentEncodedQueryItems =
             query.isEmpty
             ? nil
