@@ -1,6 +1,7 @@
 import Foundation
 import LiveObjects
 import LiveObjectsSync
+import LiveObjectsSyncTestSupport
 import Persistence
 import Testing
 
@@ -169,17 +170,15 @@ struct SubscriptionTests {
         subscription: SyncSubscription(name: "member projects", Project.self, where: "$user IN members"),
         projects: { space, id, user in space.projects[id]!.members.contains(user) })
 
-    @Test func devicesHoldExactlyWhatTheirSubscriptionsAndRulesAllow() async throws {
-        let server = try await ServerHarness.start(types: ["Chore", "Project"])
-        defer { Task { await server.stop() } }
+    /// A space with the schema and rules, and the devices of ann, bob and cat (writers) and eve
+    /// (an admin), each with a realm in a file of `directory`.
+    static func team(_ server: ServerHarness, _ directory: URL) async throws -> [Device] {
         let space = server.space
         try await server.withStore { store in
             _ = try await store.setSchema(of: space, to: Self.schema)
             try await store.setRules(of: space, to: try SpaceRules.parse(Data(Self.rules.utf8)))
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subscriptions-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         var devices: [Device] = []
         for (name, role) in [("ann", Role.writer), ("bob", .writer), ("cat", .writer), ("eve", .admin)] {
             let token = try await server.user(name, role)
@@ -188,24 +187,37 @@ struct SubscriptionTests {
                     user: "\(name)-\(space)", url: directory.appendingPathComponent("\(name).json"),
                     transport: server.transport(token)))
         }
-        let (ann, bob, cat, eve) = (devices[0], devices[1], devices[2], devices[3])
-        func check(_ step: String) async throws {
-            for _ in 0..<2 {
-                for device in devices {
-                    let report = try await device.engine.sync()
-                    #expect(report.pullFailure == nil, "\(step): \(device.user): \(report)")
-                }
-            }
-            let whole = try await eve.space()
+        return devices
+    }
+
+    /// Syncs every device twice over, then checks that each holds exactly what it should (the
+    /// admin, the last device, everything).
+    static func check(_ devices: [Device], _ step: @autoclosure () -> String) async throws {
+        for _ in 0..<2 {
             for device in devices {
-                // The admin is bound by no rule and syncs the whole space.
-                let expected =
-                    device === eve
-                    ? Set(whole.projects.keys.map { "Project/\($0)" } + whole.chores.keys.map { "Chore/\($0)" })
-                    : Self.expected(whole, user: device.user, device.queries)
-                #expect(try await device.contents() == expected, "\(step): \(device.user)")
+                let report = try await device.engine.sync()
+                #expect(report.pullFailure == nil, "\(step()): \(device.user): \(report)")
             }
         }
+        let eve = devices.last!
+        let whole = try await eve.space()
+        for device in devices {
+            let expected =
+                device === eve
+                ? Set(whole.projects.keys.map { "Project/\($0)" } + whole.chores.keys.map { "Chore/\($0)" })
+                : Self.expected(whole, user: device.user, device.queries)
+            #expect(try await device.contents() == expected, "\(step()): \(device.user)")
+        }
+    }
+
+    @Test func devicesHoldExactlyWhatTheirSubscriptionsAndRulesAllow() async throws {
+        let server = try await ServerHarness.start(types: ["Chore", "Project"])
+        defer { Task { await server.stop() } }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subscriptions-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let devices = try await Self.team(server, directory)
+        let (ann, bob, cat, eve) = (devices[0], devices[1], devices[2], devices[3])
+        func check(_ step: String) async throws { try await Self.check(devices, step) }
         let (a, b, c) = (ann.user, bob.user, cat.user)
         try await ann.write { realm in
             let p1 = try realm.create(
@@ -306,5 +318,82 @@ struct SubscriptionTests {
                 SyncSubscription(name: "q", Chore.self, where: "title == 'a&b=c+d %20 \"e\"' OR done == true")
             ])
         #expect(page.changes.isEmpty)
+    }
+
+    /// Seeded random edits by three writers and random changes of their subscriptions, checked
+    /// after every step. `SYNC_SUBSCRIPTIONS_SEED` replays a run; a failure prints the seed and
+    /// the steps.
+    @Test func randomEditsAndSubscriptionChangesKeepEveryDeviceExact() async throws {
+        let seed =
+            ProcessInfo.processInfo.environment["SYNC_SUBSCRIPTIONS_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 1...999_999)
+        var random = SyncSeededGenerator(seed: seed)
+        let server = try await ServerHarness.start(types: ["Chore", "Project"])
+        defer { Task { await server.stop() } }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("subscriptions-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let devices = try await Self.team(server, directory)
+        let writers = Array(devices.prefix(3))
+        let names = writers.map(\.user)
+        let queries = [Self.openChores, Self.myChores, Self.myProjects, Self.memberProjects]
+        var log: [String] = []
+        for step in 0..<40 {
+            let writer = Int.random(in: 0..<3, using: &random)
+            let device = writers[writer]
+            let user = device.user
+            let who = String(user.prefix(3))
+            let roll = Int.random(in: 0..<10, using: &random)
+            // Ids of the writer's own (a project or chore of another's it cannot change), but a
+            // chore may go on anyone's project the device has.
+            let projectID = "p\(Int.random(in: 0..<3, using: &random))\(Int.random(in: 0..<2, using: &random))"
+            let ownProject = "p\(writer)\(Int.random(in: 0..<2, using: &random))"
+            let choreID = "c\(writer)\(Int.random(in: 0..<3, using: &random))"
+            let members = names.filter { _ in Bool.random(using: &random) }
+            let done = Bool.random(using: &random)
+            if roll < 2 {
+                let chosen = queries.filter { _ in Bool.random(using: &random) }
+                let whole = Int.random(in: 0..<5, using: &random) == 0
+                log.append(
+                    "\(step): \(who) subscribes to \(whole ? "the whole space" : "\(chosen.map(\.subscription.name))")")
+                try await device.subscribe(whole ? nil : chosen)
+            } else if roll < 4 {
+                // A project of its own: made, or its members changed.
+                log.append("\(step): \(who) sets \(ownProject)'s members to \(members.map { $0.prefix(3) })")
+                try await device.write { realm in
+                    if let project = realm.object(ofType: Project.self, forPrimaryKey: ownProject) {
+                        project.members.removeAll()
+                        project.members.append(objectsIn: members)
+                    } else {
+                        try realm.create(
+                            Project.self,
+                            value: ["id": ownProject, "name": ownProject, "owner": user, "members": members])
+                    }
+                }
+            } else if roll < 9 {
+                // A chore of its own: made, done or not, moved to a project the device has.
+                log.append("\(step): \(who) sets \(choreID) done \(done), on \(projectID)")
+                try await device.write { realm in
+                    let project = realm.object(ofType: Project.self, forPrimaryKey: projectID)
+                    if let chore = realm.object(ofType: Chore.self, forPrimaryKey: choreID) {
+                        chore.done = done
+                        chore.project = project
+                    } else {
+                        let chore = try realm.create(
+                            Chore.self, value: ["id": choreID, "title": choreID, "owner": user, "done": done])
+                        chore.project = project
+                    }
+                }
+            } else {
+                log.append("\(step): \(who) deletes \(choreID)")
+                try await device.write { realm in
+                    if let chore = realm.object(ofType: Chore.self, forPrimaryKey: choreID) {
+                        try realm.delete(chore)
+                    }
+                }
+            }
+            try await Self.check(
+                devices,
+                "seed \(seed) (replay: SYNC_SUBSCRIPTIONS_SEED=\(seed)); steps:\n" + log.joined(separator: "\n"))
+        }
     }
 }
