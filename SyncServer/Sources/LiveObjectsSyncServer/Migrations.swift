@@ -118,6 +118,15 @@ enum Migrations {
                 "ALTER TABLE spaces ADD COLUMN rules jsonb"
             ]
         ),
+        (
+            6,
+            [
+                // The key paths through links that devices' subscriptions have read, as
+                // "Type:link.property" (docs/SYNC-PROTOCOL.md, "Subscriptions"): a push gives a
+                // new version to the objects that reach a changed property that way.
+                "ALTER TABLE spaces ADD COLUMN subscription_paths text[] NOT NULL DEFAULT '{}'"
+            ]
+        ),
     ]
 
     /// The advisory lock key of the migrations (any constant).

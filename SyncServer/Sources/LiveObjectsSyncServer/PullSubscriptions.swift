@@ -18,6 +18,13 @@ struct PullSubscriptions: Sendable {
 
     /// The most queries in one pull.
     static let maximumCount = 64
+    /// The most key paths through links a space keeps for subscriptions.
+    static let maximumPaths = 256
+
+    /// The key paths through links the queries read, as `Type:link.property` (the key path
+    /// without a quantifier): the ways a change of another object can move one of the type's
+    /// objects in or out of a device's view.
+    private(set) var linkPaths = Set<String>()
 
     /// Reads the parameter's JSON and checks every query against the space's schema.
     ///
@@ -70,6 +77,9 @@ struct PullSubscriptions: Sendable {
                 }
             }
             subscriptions.byType[type, default: []].append(predicate)
+            for comparison in predicate?.comparisons ?? [] where comparison.path.count > 1 {
+                subscriptions.linkPaths.insert("\(type):" + comparison.path.joined(separator: "."))
+            }
         }
         return subscriptions
     }

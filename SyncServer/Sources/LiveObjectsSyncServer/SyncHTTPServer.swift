@@ -246,7 +246,9 @@ public struct SyncHTTPServer: Sendable {
         }
         var subscriptions: PullSubscriptions?
         if let text = query.get("subscriptions") {
-            subscriptions = try PullSubscriptions.parse(text, schema: try await store.schema(for: access))
+            let parsed = try PullSubscriptions.parse(text, schema: try await store.schema(for: access))
+            try await store.register(parsed.linkPaths, access: access)
+            subscriptions = parsed
         }
         let clock = ContinuousClock()
         let deadline = clock.now + wait

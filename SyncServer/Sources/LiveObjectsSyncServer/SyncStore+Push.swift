@@ -490,13 +490,16 @@ extension PushSegment {
 // MARK: Write rules
 
 extension PushSegment {
-    /// Gives a new version to the objects whose read rule reads an object the segment changed
+    /// Gives a new version to the objects whose read rule, or a key path devices' subscriptions
+    /// read, reaches an object the segment changed
     /// (``SyncStore/touchDependents(of:except:dependencies:spaceID:version:_:_:)``).
     private mutating func touchDependents(_ drawn: [Int64], _ connection: PostgresConnection, _ logger: Logger)
         async throws
     {
-        guard let rules = access.spaceRules, let schema else { return }
-        let dependencies = rules.readDependencies(schema)
+        guard access.spaceRules != nil || !access.subscriptionPaths.isEmpty, let schema else { return }
+        let dependencies = Array(
+            Set(access.spaceRules?.readDependencies(schema) ?? []).union(
+                RuleDependency.subscriptions(access.subscriptionPaths, schema)))
         let changed = objects.filter(\.value.changed)
         guard !dependencies.isEmpty, !changed.isEmpty else { return }
         let ids = Set(changed.values.map { Self.resolved($0.id, drawn) })

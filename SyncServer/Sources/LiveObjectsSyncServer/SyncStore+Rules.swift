@@ -215,23 +215,41 @@ struct RuleDependency: Hashable, Sendable {
 extension SpaceRules {
     /// Every way the read rules read other objects, by the schema's links.
     func readDependencies(_ schema: SpaceSchema) -> [RuleDependency] {
+        var paths: [(type: String, path: [String])] = []
+        for (type, rules) in types {
+            for comparison in rules.readPredicate?.comparisons ?? [] { paths.append((type, comparison.path)) }
+        }
+        return RuleDependency.all(paths, schema)
+    }
+}
+
+extension RuleDependency {
+    /// Every way key paths from objects of a type read other objects, by the schema's links.
+    static func all(_ paths: [(type: String, path: [String])], _ schema: SpaceSchema) -> [RuleDependency] {
         let byName = Dictionary(schema.types.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var found = Set<RuleDependency>()
-        for (type, rules) in types {
-            for comparison in rules.readPredicate?.comparisons ?? [] {
-                var hops: [(type: String, property: String)] = []
-                var current = type
-                for (index, name) in comparison.path.dropLast().enumerated() {
-                    guard let property = byName[current]?.properties.first(where: { $0.name == name }),
-                        let target = property.target
-                    else { break }
-                    hops.append((current, name))
-                    current = target
-                    found.insert(RuleDependency(hops: hops, target: current, reads: comparison.path[index + 1]))
-                }
+        for (type, path) in paths {
+            var hops: [(type: String, property: String)] = []
+            var current = type
+            for (index, name) in path.dropLast().enumerated() {
+                guard let property = byName[current]?.properties.first(where: { $0.name == name }),
+                    let target = property.target
+                else { break }
+                hops.append((current, name))
+                current = target
+                found.insert(RuleDependency(hops: hops, target: current, reads: path[index + 1]))
             }
         }
         return Array(found)
+    }
+
+    /// The ways the key paths that subscriptions read (`Type:link.property`) read other objects.
+    static func subscriptions(_ paths: Set<String>, _ schema: SpaceSchema) -> [RuleDependency] {
+        all(
+            paths.compactMap { text in
+                guard let colon = text.firstIndex(of: ":") else { return nil }
+                return (String(text[..<colon]), text[text.index(after: colon)...].split(separator: ".").map(String.init))
+            }, schema)
     }
 }
 

@@ -218,6 +218,8 @@ public struct SyncStore: Sendable {
         var compactedVersion: Int64 = 0
         /// The space's rules; nil, none.
         var spaceRules: SpaceRules?
+        /// The key paths through links that subscriptions read (``PullSubscriptions/linkPaths``).
+        var subscriptionPaths: Set<String> = []
 
         /// The rules that apply to this user: nil for an admin or in a space without rules.
         var rules: SpaceRules? { role == .admin ? nil : spaceRules }
@@ -235,21 +237,22 @@ public struct SyncStore: Sendable {
             """
             SELECT users.id, users.name, tokens.revoked_at IS NOT NULL, coalesce(tokens.expires_at <= now(), false),
                    spaces.id, grants.role, spaces.types, spaces.schema_version::bigint, spaces.compacted_version,
-                   spaces.rules::text
+                   spaces.rules::text, spaces.subscription_paths
             FROM tokens JOIN users ON users.id = tokens.user_id
             LEFT JOIN spaces ON spaces.name = \(space)
             LEFT JOIN grants ON grants.space_id = spaces.id AND grants.user_id = users.id
             WHERE tokens.hash = \(hash)
             """, logger: logger)
-        var found: (Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?, String?)?
+        var found: (Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?, String?, [String]?)?
         for try await row in rows.decode(
-            (Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?, String?).self)
+            (Int64, String, Bool, Bool, Int64?, String?, [String]?, Int64?, Int64?, String?, [String]?).self)
         {
             found = row
         }
         guard
-            let (userID, userName, revoked, expired, spaceID, roleName, types, schemaVersion, compacted, rulesText) =
-                found
+            let (
+                userID, userName, revoked, expired, spaceID, roleName, types, schemaVersion, compacted, rulesText, paths
+            ) = found
         else {
             throw SyncServerError(.unauthorized, "the token is unknown")
         }
@@ -264,7 +267,24 @@ public struct SyncStore: Sendable {
         }
         return Access(
             userID: userID, userName: userName, spaceID: spaceID, spaceName: space, role: role, types: Set(types),
-            schemaVersion: schemaVersion, compactedVersion: compacted ?? 0, spaceRules: rules)
+            schemaVersion: schemaVersion, compactedVersion: compacted ?? 0, spaceRules: rules,
+            subscriptionPaths: Set(paths ?? []))
+    }
+
+    /// Adds the key paths through links that a device's subscriptions read to those of its
+    /// space, so that pushes from now on give a new version to the objects that reach a changed
+    /// property that way. At most ``PullSubscriptions/maximumPaths`` per space: past it, a
+    /// path is not added (and its subscriptions follow linked changes late, as documented).
+    func register(_ paths: Set<String>, access: Access) async throws {
+        let new = paths.subtracting(access.subscriptionPaths)
+        guard !new.isEmpty else { return }
+        try await client.query(
+            """
+            UPDATE spaces SET subscription_paths = (
+                SELECT array_agg(DISTINCT p ORDER BY p) FROM unnest(subscription_paths || \(Array(new))::text[]) AS p)
+            WHERE id = \(access.spaceID)
+              AND cardinality(subscription_paths) + \(new.count) <= \(PullSubscriptions.maximumPaths)
+            """, logger: logger)
     }
 
     /// The answer to one change, as the protocol's module spells it.

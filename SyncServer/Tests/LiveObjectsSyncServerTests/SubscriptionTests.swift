@@ -166,6 +166,10 @@ struct SubscriptionTests {
     static let myProjects = Query(
         subscription: SyncSubscription(name: "my projects", Project.self, where: "owner == $user"),
         projects: { space, id, user in space.projects[id]!.owner == user })
+    /// Through a link no rule reads: a rename of a project moves its chores in or out.
+    static let choresOfA = Query(
+        subscription: SyncSubscription(name: "chores of a", Chore.self, where: "project.name == 'a'"),
+        chores: { space, id, _ in space.chores[id]!.project.flatMap { space.projects[$0] }?.name == "a" })
     static let memberProjects = Query(
         subscription: SyncSubscription(name: "member projects", Project.self, where: "$user IN members"),
         projects: { space, id, user in space.projects[id]!.members.contains(user) })
@@ -284,6 +288,25 @@ struct SubscriptionTests {
         try await check("after a restart, member projects too")
         #expect(try await ann.contents() == ["Project/p1", "Project/p2", "Project/p3"])
 
+        // A query through a link no rule reads: renaming the project moves its chores.
+        try await bob.subscribe([Self.myChores, Self.choresOfA])
+        try await check("bob's chores of a")
+        #expect(try await bob.contents() == ["Chore/c4", "Chore/c5", "Project/p3"])
+        try await bob.write { realm in realm.object(ofType: Project.self, forPrimaryKey: "p1")?.name = "a" }
+        try await eve.write { realm in realm.object(ofType: Project.self, forPrimaryKey: "p3")!.name = "a" }
+        try await check("p3 renamed a")
+        #expect(try await bob.contents() == ["Chore/c4", "Chore/c5", "Project/p3"])
+        try await eve.write { realm in realm.object(ofType: Project.self, forPrimaryKey: "p2")!.name = "a" }
+        try await eve.write { realm in
+            let chore = try realm.create(Chore.self, value: ["id": "c6", "title": "fix", "owner": a])
+            chore.project = realm.object(ofType: Project.self, forPrimaryKey: "p3")
+        }
+        try await check("c6 on p3")
+        #expect(try await bob.contents() == ["Chore/c4", "Chore/c5", "Chore/c6", "Project/p3"])
+        try await eve.write { realm in realm.object(ofType: Project.self, forPrimaryKey: "p3")!.name = "b" }
+        try await check("p3 renamed b")
+        #expect(try await bob.contents() == ["Chore/c4", "Chore/c5", "Project/p3"])
+
         // Back to the whole space.
         try await cat.subscribe(nil)
         try await check("cat syncs the whole space again")
@@ -335,7 +358,7 @@ struct SubscriptionTests {
         let devices = try await Self.team(server, directory)
         let writers = Array(devices.prefix(3))
         let names = writers.map(\.user)
-        let queries = [Self.openChores, Self.myChores, Self.myProjects, Self.memberProjects]
+        let queries = [Self.openChores, Self.myChores, Self.myProjects, Self.memberProjects, Self.choresOfA]
         var log: [String] = []
         for step in 0..<40 {
             let writer = Int.random(in: 0..<3, using: &random)
@@ -349,6 +372,7 @@ struct SubscriptionTests {
             let ownProject = "p\(writer)\(Int.random(in: 0..<2, using: &random))"
             let choreID = "c\(writer)\(Int.random(in: 0..<3, using: &random))"
             let members = names.filter { _ in Bool.random(using: &random) }
+            let projectName = Bool.random(using: &random) ? "a" : "b"
             let done = Bool.random(using: &random)
             if roll < 2 {
                 let chosen = queries.filter { _ in Bool.random(using: &random) }
@@ -358,15 +382,17 @@ struct SubscriptionTests {
                 try await device.subscribe(whole ? nil : chosen)
             } else if roll < 4 {
                 // A project of its own: made, or its members changed.
-                log.append("\(step): \(who) sets \(ownProject)'s members to \(members.map { $0.prefix(3) })")
+                log.append(
+                    "\(step): \(who) sets \(ownProject) to \(projectName), members \(members.map { $0.prefix(3) })")
                 try await device.write { realm in
                     if let project = realm.object(ofType: Project.self, forPrimaryKey: ownProject) {
+                        project.name = projectName
                         project.members.removeAll()
                         project.members.append(objectsIn: members)
                     } else {
                         try realm.create(
                             Project.self,
-                            value: ["id": ownProject, "name": ownProject, "owner": user, "members": members])
+                            value: ["id": ownProject, "name": projectName, "owner": user, "members": members])
                     }
                 }
             } else if roll < 9 {
