@@ -14,18 +14,36 @@ import Persistence
 extension OfflineWalkthrough {
     static var options: String? {
         "--server URL --token TOKEN [--space NAME]   (against a real sync server)\n"
-            + "  offline --write-schema FILE   (writes the cards' schema, for the server's --schema)"
+            + "  offline --write-schema FILE   (writes the cards' schema, for the server's --schema)\n"
+            + "  offline --server URL --user NAME:TOKEN --user NAME:TOKEN [--space NAME]   (a team under rules)\n"
+            + "  offline --write-team FOLDER   (writes the team's schema.json and rules.json)"
     }
 
     static func run(_ narrator: Narrator, options: [String]) async throws {
         var values: [String: String] = [:]
+        var users: [(name: String, token: String)] = []
         var rest = options[...]
         while let option = rest.popFirst() {
-            guard ["--server", "--token", "--space", "--write-schema"].contains(option) else {
+            guard ["--server", "--token", "--space", "--write-schema", "--user", "--write-team"].contains(option) else {
                 throw UsageError(message: "unknown option '\(option)' of offline; it takes \(Self.options!)")
             }
             guard let value = rest.popFirst() else { throw UsageError(message: "\(option) needs a value") }
-            values[option] = value
+            if option == "--user" {
+                guard let colon = value.firstIndex(of: ":") else {
+                    throw UsageError(message: "--user takes NAME:TOKEN")
+                }
+                users.append((String(value[..<colon]), String(value[value.index(after: colon)...])))
+            } else {
+                values[option] = value
+            }
+        }
+        if let folder = values["--write-team"] {
+            guard values.count == 1, users.isEmpty else {
+                throw UsageError(message: "--write-team takes no other option")
+            }
+            try await writeTeam(to: URL(fileURLWithPath: folder))
+            narrator.say("Wrote schema.json and rules.json of TeamBoard and TeamTask to \(folder).")
+            return
         }
         if let file = values["--write-schema"] {
             guard values.count == 1 else { throw UsageError(message: "--write-schema takes no other option") }
@@ -35,6 +53,10 @@ extension OfflineWalkthrough {
         }
         guard let server = values["--server"].flatMap(URL.init(string:)), server.scheme != nil else {
             throw UsageError(message: "offline needs --server URL (such as http://127.0.0.1:8080)")
+        }
+        if !users.isEmpty {
+            try await runTeam(narrator, server: server, space: values["--space"] ?? "team", users: users)
+            return
         }
         guard let token = values["--token"] else { throw UsageError(message: "offline needs --token TOKEN") }
         try await runAgainstServer(narrator, server: server, token: token, space: values["--space"] ?? "team")

@@ -20,11 +20,15 @@ extension SyncEngine {
     /// objects linked to that left the subscriptions, and removes the objects that neither match
     /// them nor are linked from one that does (``settleView(_:)``).
     func pullRound(_ report: inout SyncReport) async throws {
+        // A pull from the beginning under subscriptions (the first, or one the engine starts to
+        // get an object's current state again) leaves out what does not match: what the device
+        // holds counts only when the walk brings it again.
+        if subscriptionList != nil, cursor == nil, !viewWalkPending { startViewWalk() }
         let before = report.pulled
         while try await pullPage(&report) {}
         guard report.pullFailure == nil else { return }
         if subscriptionList != nil, viewWalkPending || report.pulled > before || !viewStale.isEmpty {
-            try await settleView(&report)
+            try await settleView(&report, afterWalk: viewWalkPending)
             guard report.pullFailure == nil else { return }
         }
         if viewWalkPending {
@@ -133,10 +137,13 @@ extension SyncEngine {
         }
         var changes = pulled.changes
         if subscriptions != nil {
-            // Out of this device's view: removed at the end of the round unless linked to.
+            // Out of this device's view: removed at the end of the round unless linked to (an
+            // object the device never had from the server is nothing to remove).
             for change in changes where change.isHidden && types[change.object.typeName] != nil {
-                if viewRoots.remove(change.object) != nil { noteObjectChanged(change.object) }
-                if viewStale.insert(change.object).inserted { noteObjectChanged(change.object) }
+                let wasRoot = viewRoots.remove(change.object) != nil
+                let known = wasRoot || serverIDs[change.object] != nil
+                let added = known && viewStale.insert(change.object).inserted
+                if wasRoot || added { noteObjectChanged(change.object) }
             }
             changes.removeAll(where: \.isHidden)
         }

@@ -158,14 +158,21 @@ extension SyncEngine {
     /// longer read them), round after round while new ones are wanted; then removes, as remote
     /// writes, the objects that are neither roots nor reached from one through links, unless a
     /// local change of them waits or a conflict holds them.
-    func settleView(_ report: inout SyncReport) async throws {
+    ///
+    /// - Parameter afterWalk: Whether the round ended a walk from the beginning, which sends no
+    ///   removal of what it leaves out: every object kept for a link is then asked for again.
+    func settleView(_ report: inout SyncReport, afterWalk: Bool) async throws {
         var asked = Set<SyncObjectID>()
         var refused = Set<SyncObjectID>()
         for _ in 0..<Self.maximumFetchRounds {
             let unsent = try await unsentChanges()
-            let reach = try await reachable(from: viewRoots.union(unsent.keys).union(openConflicts.keys))
-            var wanted = reach.missing.union(viewStale.intersection(reach.kept))
-            wanted.subtract(asked)
+            let held = Set(unsent.keys).union(openConflicts.keys)
+            let reach = try await reachable(from: viewRoots.union(held))
+            // Kept objects whose state here may be old: hidden ones, and after a walk every one
+            // kept for a link.
+            var doubtful = viewStale.intersection(reach.kept)
+            if afterWalk { doubtful.formUnion(reach.kept.subtracting(viewRoots).subtracting(held)) }
+            let wanted = reach.missing.union(doubtful).subtracting(asked)
             guard !wanted.isEmpty else { break }
             asked.formUnion(wanted)
             let ids = wanted.sorted { $0.description < $1.description }
@@ -177,8 +184,8 @@ extension SyncEngine {
                 return
             }
             let found = Set(states.map(\.object))
-            // A hidden object the server did not give back is not for this user any more.
-            refused.formUnion(viewStale.intersection(wanted).subtracting(found))
+            // A kept object the server did not give back is not for this user any more.
+            refused.formUnion(doubtful.intersection(wanted).subtracting(found))
             try await apply(states.filter { !$0.isDeleted }, &report, matching: false)
             for id in found where viewStale.remove(id) != nil { noteObjectChanged(id) }
         }
@@ -186,6 +193,11 @@ extension SyncEngine {
         let held = Set(unsent.keys).union(openConflicts.keys)
         let reach = try await reachable(from: viewRoots.union(held))
         let gone = reach.present.subtracting(reach.kept).union(refused).subtracting(held)
+        // A hidden object no longer here needs no removal.
+        for id in viewStale.subtracting(reach.present) {
+            viewStale.remove(id)
+            noteObjectChanged(id)
+        }
         guard !gone.isEmpty else { return }
         let types = types
         try await realm.writeRemote { realm in

@@ -18,7 +18,8 @@ usage: SyncServer/scripts/run-local-server.sh [OPTION...]
                       throwaway cluster, removed when the server stops
   --host HOST         address to serve on (default 127.0.0.1)
   --port PORT         port to serve on (default 8080)
-  --user NAME         add the user NAME (or give it another token) and print its token
+  --user NAME         add the user NAME (or give it another token) and print its token;
+                      give it again for more users (each with the role in the space)
   --expires-in TIME   the token expires after TIME: seconds, or 90s, 45m, 12h, 30d, 2w
   --space NAME        add the space NAME (needs --schema or --types)
   --schema FILE       the space's schema, as SyncSchema writes it (docs/SYNC-PROTOCOL.md)
@@ -36,11 +37,11 @@ one, else the debug build if there is one (each brought up to date by swift buil
 nothing changed), else it makes the release build (about 15 minutes the first time on 2 cores,
 for NIO, Hummingbird, PostgresNIO and BoringSSL). The build's output goes to
 SyncServer/.build/run-local-server-build.log, not to the terminal. Once the server listens,
-the script prints its address, the space and the user's token, each on a line of its own.
+the script prints its address, the space and each user's token, each on a line of its own.
 EOF
 }
 
-data="" host=127.0.0.1 port=8080 user="" expires="" space="" types="" schema="" rules="" role=writer configuration=debug
+data="" host=127.0.0.1 port=8080 users=() expires="" space="" types="" schema="" rules="" role=writer configuration=debug
 while [ "$#" -gt 0 ]; do
     case "$1" in
     --data | --host | --port | --user | --expires-in | --space | --types | --schema | --rules | --role)
@@ -52,7 +53,7 @@ while [ "$#" -gt 0 ]; do
         --data) data=$2 ;;
         --host) host=$2 ;;
         --port) port=$2 ;;
-        --user) user=$2 ;;
+        --user) users+=("$2") ;;
         --expires-in) expires=$2 ;;
         --space) space=$2 ;;
         --types) types=$2 ;;
@@ -85,7 +86,7 @@ if [ -n "$space" ] && [ -z "$types" ] && [ -z "$schema" ]; then
     echo "Error: a space declares its schema or its types: --space $space --schema schema.json (or --types Card,Holder)" >&2
     exit 64
 fi
-if [ -n "$expires" ] && [ -z "$user" ]; then
+if [ -n "$expires" ] && [ "${#users[@]}" -eq 0 ]; then
     echo "Error: --expires-in is for the token of --user" >&2
     exit 64
 fi
@@ -187,14 +188,14 @@ fi
 echo "run-local-server: built in $((SECONDS - started)) s" >&2
 server=$(swift build --package-path "$root/SyncServer" -c "$configuration" --show-bin-path)/liveobjects-sync-server
 
-token=""
-if [ -n "$user" ]; then
+tokens=()
+for user in "${users[@]}"; do
     if [ -n "$expires" ]; then
-        token=$("$server" user add "$user" --expires-in "$expires")
+        tokens+=("$("$server" user add "$user" --expires-in "$expires")")
     else
-        token=$("$server" user add "$user")
+        tokens+=("$("$server" user add "$user")")
     fi
-fi
+done
 if [ -n "$space" ]; then
     if [ -n "$schema" ]; then
         "$server" space add "$space" --schema "$schema" >&2
@@ -203,8 +204,8 @@ if [ -n "$space" ]; then
         "$server" space add "$space" --types "$types" >&2
     fi
 fi
-if [ -n "$user" ] && [ -n "$space" ]; then
-    "$server" grant "$user" "$space" "$role" >&2
+if [ -n "$space" ]; then
+    for user in "${users[@]}"; do "$server" grant "$user" "$space" "$role" >&2; done
 fi
 
 # In the background and waited for, so that a signal to this script stops the server too.
@@ -225,10 +226,10 @@ echo "Sync server: http://$host:$port" >&2
 if [ -n "$space" ] && [ -n "$schema" ]; then echo "Space:       $space (schema $schema)" >&2; fi
 if [ -n "$space" ] && [ -z "$schema" ]; then echo "Space:       $space (accepts $types, without a schema: values unchecked)" >&2; fi
 echo "Ctrl-C stops the server and the database." >&2
-if [ -n "$token" ]; then
+if [ "${#users[@]}" -gt 0 ]; then
     echo >&2
-    echo "(The token is shown once; the server keeps only its hash.)" >&2
-    echo "Token for $user: $token"
+    echo "(A token is shown once; the server keeps only its hash.)" >&2
+    for index in "${!users[@]}"; do echo "Token for ${users[$index]}: ${tokens[$index]}"; done
 fi
 echo >&2
 wait "$server_pid"

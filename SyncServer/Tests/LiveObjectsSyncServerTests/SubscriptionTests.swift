@@ -254,6 +254,22 @@ struct SubscriptionTests {
         let progress = await ann.engine.downloadProgress
         #expect(progress?.isComplete == true && progress?.fractionCompleted == 1)
 
+        // Bob may not rename Ann's project p1 (on his device for c5's link); he discards the
+        // refused change, and his engine pulls from the beginning for p1's current state (a walk,
+        // which sends no removals). Then he leaves p1: he keeps his chore c5, without p1.
+        try await bob.write { realm in realm.object(ofType: Project.self, forPrimaryKey: "p1")!.name = "mine" }
+        let refused = try await bob.engine.sync()
+        #expect(refused.rejections.values.map(\.code) == [.forbidden])
+        try await bob.engine.discard(SyncObjectID(typeName: "Project", primaryKey: .string("p1")))
+        try await eve.write { realm in
+            let members = realm.object(ofType: Project.self, forPrimaryKey: "p1")!.members
+            members.removeAll()
+            members.append(a)
+        }
+        _ = try await eve.engine.sync()
+        try await check("bob off p1")
+        #expect(try await bob.contents() == ["Chore/c4", "Chore/c5", "Project/p3"])
+
         // A chore done leaves the open chores; one moved to a project Ann is not in leaves too,
         // and with it the project no chore of hers links to any more.
         try await ann.write { realm in realm.object(ofType: Chore.self, forPrimaryKey: "c1")!.done = true }
