@@ -79,6 +79,48 @@ struct MapMergeTests {
         }
     }
 
+    @Test func twoDevicesEditingOneMapAndOneSetBothKeepTheirEdits() async throws {
+        let server = try await ServerHarness.start(types: ["Holder", "Bin", "Panel"])
+        defer { Task { await server.stop() } }
+        try await server.declareSchema([Holder.self, Bin.self, Panel.self])
+        var devices: [PanelDevice] = []
+        for name in ["ann", "bob"] {
+            devices.append(
+                try await PanelDevice(
+                    name, transport: server.transport(try await server.user(name, .admin)),
+                    types: [Holder.self, Bin.self, Panel.self], rootID: "p1",
+                    configuration: .init(maxAttempts: 2, initialBackoff: .milliseconds(10))))
+        }
+        try await devices[0].realm.write { r in
+            try r.create(Panel.self, value: ["id": "p1", "settings": ["theme": "dark"]])
+            try r.create(Bin.self, value: ["id": "b1", "labels": ["red"]])
+        }
+        for device in devices { try await device.checkedSync() }
+        for (device, name) in zip(devices, ["ann", "bob"]) {
+            try await device.realm.write { r in
+                let panel = r.object(ofType: Panel.self, forPrimaryKey: "p1")!
+                panel.settings[name] = "here"
+                panel.limits[name] = name.count
+                r.object(ofType: Bin.self, forPrimaryKey: "b1")!.labels.insert(name)
+            }
+        }
+        for _ in 0..<2 {
+            for device in devices { try await device.checkedSync() }
+        }
+        for device in devices {
+            let (settings, limits, labels) = try await device.realm.read { r in
+                let panel = r.object(ofType: Panel.self, forPrimaryKey: "p1")
+                return (
+                    panel?.settings.dictionary, panel?.limits.dictionary,
+                    r.object(ofType: Bin.self, forPrimaryKey: "b1").map { Set($0.labels) }
+                )
+            }
+            #expect(settings == ["theme": "dark", "ann": "here", "bob": "here"])
+            #expect(limits == ["ann": 3, "bob": 3])
+            #expect(labels == ["red", "ann", "bob"])
+        }
+    }
+
     @Test func whenTwoDevicesChangeOneKeyTheLaterPushWins() async throws {
         let (server, devices) = try await start(settings: ["theme": "dark"])
         defer { Task { await server.stop() } }
@@ -91,10 +133,10 @@ struct MapMergeTests {
     }
 
     @Test(arguments: [
-        (#"[["a", {"string": "x"}], ["a", {"string": "y"}]]"#, "the key \"a\" twice"),
+        (#"[["a", {"string": "x"}], ["a", {"string": "y"}]]"#, "a map holds the key"),
         (#"[["", {"string": "x"}]]"#, "empty"),
-        (#"[["a.b", {"string": "x"}]]"#, "\".\""),
-        (#"[["$a", {"string": "x"}]]"#, "\"$\""),
+        (#"[["a.b", {"string": "x"}]]"#, "of a map holds a"),
+        (#"[["$a", {"string": "x"}]]"#, "of a map starts with"),
         (#"[["a", {"int": 1}]]"#, "where the schema has string"),
         (#"[["a", {"null": true}]]"#, "nil"),
         (#"[["a"]]"#, "badRequest"),
@@ -115,6 +157,21 @@ struct MapMergeTests {
         }
         #expect(try await storedSettings(server) == #"{"map": [["k", {"string": "v"}]]}"#)
         #expect(try await devices[1].settings == ["k": "v"])
+    }
+
+    @Test func aRuleCannotReadAMap() async throws {
+        let (server, _) = try await start(settings: [:])
+        defer { Task { await server.stop() } }
+        let space = server.space
+        do {
+            try await server.withStore {
+                try await $0.setRules(
+                    of: space, to: try SpaceRules.parse(Data(#"{"Panel": {"read": "settings == $user"}}"#.utf8)))
+            }
+            Issue.record("a rule reading a map was accepted")
+        } catch let error as SyncServerError {
+            #expect(error.code == .badRequest && error.message.contains("Panel.settings is a map"), "\(error)")
+        }
     }
 
     @Test func aMapCannotBecomeAList() async throws {
