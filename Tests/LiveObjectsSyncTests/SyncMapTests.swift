@@ -105,6 +105,45 @@ struct SyncMapTests {
         for device in devices { #expect(try await device.entries.settings == ["theme": "sepia"]) }
     }
 
+    @Test func theBaseOfAMapOutlivesARestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-maps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = Realm.Configuration(
+            file: directory.appendingPathComponent("panels.json"), objectTypes: [Holder.self, Panel.self])
+        configuration.keepsHistory = true
+        let server = FakeServer()
+        func engine(_ realm: Realm) async throws -> SyncEngine {
+            try await SyncEngine(
+                realm: realm, transport: server, types: [Holder.self, Panel.self], configuration: .init(sleep: { _ in })
+            )
+        }
+        var realm = try await Realm.open(configuration)
+        try await realm.write { r in try r.create(Panel.self, value: ["id": "p1", "settings": ["a": "1"]]) }
+        let first = try await engine(realm)
+        _ = try await first.sync()
+        await server.edit(Self.panel, ["settings": .map(["a": .string("1"), "x": .string("2")])])
+        _ = try await first.sync()
+        try await realm.close()
+
+        // Restarted: another device sets y meanwhile, this one removes a: the base says a was
+        // there and x too, so x stays and y is kept.
+        realm = try await Realm.open(configuration)
+        let restarted = try await engine(realm)
+        await server.edit(
+            Self.panel, ["settings": .map(["a": .string("1"), "x": .string("2"), "y": .string("3")])])
+        try await realm.write { r in
+            r.object(ofType: Panel.self, forPrimaryKey: "p1")!.settings.removeObject(for: "a")
+        }
+        _ = try await restarted.push()
+        #expect(await server.applied.last?.bases["settings"] == .map(["a": .string("1"), "x": .string("2")]))
+        #expect(await server.mapValue(Self.panel, "settings") == ["x": .string("2"), "y": .string("3")])
+        _ = try await restarted.pull()
+        let settings = try await realm.read { $0.object(ofType: Panel.self, forPrimaryKey: "p1")!.settings.dictionary }
+        #expect(settings == ["x": "2", "y": "3"])
+        try await realm.close()
+    }
+
     @Test func theSchemaMarksAMap() async throws {
         let device = try await MapDevice("schema", FakeServer())
         let schema = try SyncSchema(device.realm.schema, types: [Holder.self, Panel.self])
