@@ -224,7 +224,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
 
     /// The schema with its types and properties sorted by name, once checked: names of 1 to 512
     /// bytes without control characters, each once; known property and key types; links to
-    /// types of the schema, a to-one link optional, a list of links not.
+    /// types of the schema, a to-one link optional, a list of links not; a map neither a list
+    /// nor of links (maps of objects are not synced).
     ///
     /// - Throws: ``SyncServerError`` `badRequest`, naming the type and property.
     public func checked() throws(SyncServerError) -> SpaceSchema {
