@@ -229,6 +229,8 @@ struct SyncMapTests {
         await server.setFaults(Faults(failBefore: 0.1, failAfter: 0.2, duplicate: 0.2))
         var given: [String: Set<String>] = ["k0": ["v0"]]
         var removed = Set<String>()
+        var givenLimits: [String: Set<Int?>] = [:]
+        var removedLimits = Set<String>()
         for _ in 0..<60 {
             let d = random.below(devices.count)
             let device = devices[d]
@@ -237,6 +239,19 @@ struct SyncMapTests {
             if random.chance(30) {
                 let report = try await device.engine.sync()
                 operations.append("device \(d) syncs: \(report.failed.isEmpty ? "done" : "failed")")
+            } else if random.chance(25) {
+                // The map of optionals: a key set to nil is kept, with nil.
+                let key = "n\(random.below(3))"
+                let value: Int? = random.chance(30) ? nil : random.below(5)
+                if try await device.entries.limits[key] != nil && random.chance(40) {
+                    removedLimits.insert(key)
+                    operations.append("device \(d) removes limit \(key)")
+                    try await device.edit { panel, _ in panel.limits.removeObject(for: key) }
+                } else {
+                    givenLimits[key, default: []].insert(value)
+                    operations.append("device \(d) sets limit \(key) to \(value.map(String.init) ?? "nil")")
+                    try await device.edit { panel, _ in panel.limits[key] = .some(value) }
+                }
             } else if held && random.chance(40) {
                 removed.insert(key)
                 operations.append("device \(d) removes \(key)")
@@ -251,7 +266,19 @@ struct SyncMapTests {
         await server.setFaults(.none)
         operations.append("every device syncs, twice, without faults")
         try await syncAll(devices)
-        let found = try await problems(server, devices, given: given, removed: removed)
+        var found = try await problems(server, devices, given: given, removed: removed)
+        let limits = try await devices[0].entries.limits
+        if await server.mapValue(Self.panel, "limits") != limits.mapValues({ $0.map { .int(Int64($0)) } ?? .null }) {
+            found.append("the server's limits are not device 0's \(limits)")
+        }
+        for (d, device) in devices.enumerated() where try await device.entries.limits != limits {
+            found.append("device \(d)'s limits are not device 0's \(limits)")
+        }
+        let lostLimits = Set(givenLimits.keys).subtracting(removedLimits).subtracting(limits.keys)
+        if !lostLimits.isEmpty { found.append("lost limits \(lostLimits.sorted())") }
+        for (key, value) in limits where givenLimits[key]?.contains(value) != true {
+            found.append("limit \(key) holds \(String(describing: value)), which no device gave it")
+        }
         #expect(
             found.isEmpty,
             Comment(
