@@ -144,6 +144,19 @@ struct SyncMapTests {
         try await realm.close()
     }
 
+    @Test func aMapWithNULInAKeyOrAValueIsRefusedOnTheDevice() async throws {
+        let (server, devices) = try await devices(settings: ["theme": "dark"])
+        for (text, isKey) in [("a\u{0}b", true), ("x\u{0}", false)] {
+            try await devices[0].edit { panel, _ in
+                panel.settings.removeAll()
+                if isKey { panel.settings[text] = "x" } else { panel.settings["k"] = text }
+            }
+            let report = try await devices[0].sync()
+            #expect(report.rejections[Self.panel]?.code == .invalidText, "\(text): \(report)")
+            #expect(await server.mapValue(Self.panel, "settings") == ["theme": .string("dark")])
+        }
+    }
+
     @Test func theSchemaMarksAMap() async throws {
         let device = try await MapDevice("schema", FakeServer())
         let schema = try SyncSchema(device.realm.schema, types: [Holder.self, Panel.self])
