@@ -230,16 +230,19 @@ struct SyncMapTests {
         return found
     }
 
-    /// Three devices set and remove keys of a small pool and sync at random, through a server
-    /// that loses answers and applies pushes twice; at the end ``problems`` finds nothing. Five
-    /// seeds from `SYNC_MAPS_SEED` (default 0x5EED_0041).
+    /// Three devices set and remove keys of a small pool (of a map and of a map of optionals)
+    /// and sync at random, through a server that loses answers, applies pushes twice, delivers
+    /// old pushes again and reorders; at the end ``problems`` finds nothing, and the maps of
+    /// optionals are checked the same way. Five seeds from `SYNC_MAPS_SEED` (default
+    /// 0x5EED_0041).
     @Test(arguments: 0..<5)
     func randomEditsConverge(run: Int) async throws {
         let seed = (TestEnvironment.seed("SYNC_MAPS_SEED") ?? 0x5EED_0041) &+ UInt64(run)
         var random = SeededRandomNumberGenerator(seed: seed)
         var operations: [String] = []
         let (server, devices) = try await devices(settings: ["k0": "v0"])
-        await server.setFaults(Faults(failBefore: 0.1, failAfter: 0.2, duplicate: 0.2))
+        await server.setFaults(
+            Faults(failBefore: 0.1, failAfter: 0.2, duplicate: 0.2, replayOld: 0.1, reorder: true, delay: true))
         var given: [String: Set<String>] = ["k0": ["v0"]]
         var removed = Set<String>()
         var givenLimits: [String: Set<Int?>] = [:]
