@@ -159,6 +159,9 @@ enum OfflineWalkthrough: Walkthrough {
                     case .value(let plain): row[name] = plain
                     case .reference(let target): row[name] = target?.object.primaryKey ?? .null
                     case .references(let targets): row[name] = .list(targets.map(\.object.primaryKey))
+                    case .map(let entries):
+                        row[name] = .list(
+                            entries.sorted { $0.key < $1.key }.map { .list([.string($0.key), $0.value]) })
                     }
                 }
                 result[id] = row
@@ -177,6 +180,9 @@ enum OfflineWalkthrough: Walkthrough {
                     return "\(name) \(target.object.primaryKey) (\(target.serverID ?? "no server id yet"))"
                 case .references(let targets):
                     return "\(name) [\(targets.map { "\($0.object.primaryKey)" }.joined(separator: ", "))]"
+                case .map(let entries):
+                    return
+                        "\(name) [\(entries.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))]"
                 }
             }
             let object = "\(change.object.typeName) \(change.object.primaryKey)"

@@ -322,7 +322,7 @@ extension SyncEngine {
         } else {
             var values: [String: PropertyValue] = [type.primaryKey: id.primaryKey]
             for (name, value) in change.values where type.sends(name) {
-                if case .value(let plain) = value { values[name] = plain }
+                if let plain = value.plainValue { values[name] = plain }
             }
             object = try realm.dynamicCreate(id.typeName, value: values)
         }
@@ -330,7 +330,7 @@ extension SyncEngine {
             try object.set(type.serverIDProperty, to: .string(change.serverID))
         }
         for (name, value) in change.values where type.sends(name) && !merge.isLocal(id, name) {
-            guard case .value(let plain) = value else { continue }
+            guard let plain = value.plainValue else { continue }
             if object[name] != plain { try object.set(name, to: plain) }
         }
         return object
@@ -374,7 +374,7 @@ extension SyncEngine {
             }
             let targets: [SyncReference]
             switch value {
-            case .value: targets = []
+            case .value, .map: targets = []
             case .reference(let target): targets = target.map { [$0] } ?? []
             case .references(let list): targets = list
             }
@@ -407,7 +407,7 @@ extension SyncEngine {
         in realm: isolated Realm
     ) throws -> Bool {
         switch value {
-        case .value:
+        case .value, .map:
             return true
         case .reference(let target):
             let current = try object.linkedObject(name).map { primaryKey(of: $0, types) }
@@ -475,10 +475,12 @@ struct PulledLink {
 }
 
 extension SyncValue {
-    /// Whether the value is a plain value or a list of them (not a link).
+    /// Whether the value is a plain value, a list of them or a map of them (not a link).
     var isPlain: Bool {
-        if case .value = self { return true }
-        return false
+        switch self {
+        case .value, .map: true
+        case .reference, .references: false
+        }
     }
 }
 
@@ -513,6 +515,11 @@ extension SyncedType {
             }
             guard property.type == .object else {
                 guard value.isPlain else { throw mismatch("a link where the model has a \(property.type.rawValue)") }
+                let isMap = if case .map = value { true } else { false }
+                guard isMap == property.isMap else {
+                    throw mismatch(
+                        property.isMap ? "\(value) where the model has a Map" : "a map where the model has no Map")
+                }
                 continue
             }
             let targets: [SyncReference]

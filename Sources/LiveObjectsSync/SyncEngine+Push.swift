@@ -252,6 +252,8 @@ extension SyncEngine {
                 } else {
                     values[property.name] = .reference(try object.linkedObject(property.name).flatMap(reference))
                 }
+            } else if property.isMap {
+                values[property.name] = .map(pairs: try object.value(property.name))
             } else {
                 values[property.name] = .value(try object.value(property.name))
             }
@@ -273,7 +275,7 @@ extension SyncEngine {
             for value in changes[i].values.values {
                 let targets: [SyncReference]
                 switch value {
-                case .value: targets = []
+                case .value, .map: targets = []
                 case .reference(let target): targets = target.map { [$0] } ?? []
                 case .references(let list): targets = list
                 }

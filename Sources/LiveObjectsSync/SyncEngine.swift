@@ -44,7 +44,9 @@ import Persistence
 /// wins over a server update. A list is not replaced whole: an update of a list carries its
 /// base (``SyncChange/bases``, the list as this device last had it from the server), and the
 /// server merges the difference into its list (docs/SYNC-PROTOCOL.md, "Lists"; a `MutableSet`
-/// travels as a list and is merged per member, "Sets"); the engine keeps each list's base, from the last pull that set it or the last push acknowledged. An
+/// travels as a list and is merged per member, "Sets"; a `Map` of plain values travels as
+/// ``SyncValue/map(_:)`` and is merged per key, "Maps"); the engine keeps each list's and map's
+/// base, from the last pull that set it or the last push acknowledged. An
 /// object deleted on the server while it has a local change not sent yet is a ``SyncConflict``,
 /// left for the app (``conflicts()``, ``resolve(_:with:)``).
 /// Server changes are applied as remote writes: the history marks them, and they are never sent
@@ -180,10 +182,9 @@ public actor SyncEngine {
     ///   - types: The model classes to sync. Links to other types are not sent.
     ///   - configuration: Retries and backoff.
     /// - Throws: `invalidOperation` when the realm keeps no history; `invalidSchema` when a type
-    ///   is not in the realm, has no primary key, lacks its optional `String` server id
-    ///   property, or has a `Map` property (not synced yet); `corruptFile` when the state log
-    ///   beside the realm's file is damaged (remove it to start over: the engine then pulls from
-    ///   the beginning); `io`.
+    ///   is not in the realm, has no primary key, or lacks its optional `String` server id
+    ///   property; `corruptFile` when the state log beside the realm's file is damaged (remove
+    ///   it to start over: the engine then pulls from the beginning); `io`.
     public init(
         realm: Realm, transport: any SyncTransport, types: [any SyncableObject.Type],
         configuration: Configuration = .init()
@@ -212,10 +213,6 @@ public actor SyncEngine {
                 guard p.isStored, !p.isPrimaryKey, p.name != serverID else { return false }
                 if p.type == .object { return names.contains(p.objectType ?? "") }
                 return true
-            }
-            if let map = sent.first(where: \.isMap) {
-                throw LiveObjectsError(
-                    .invalidSchema, "Map properties are not synced yet", objectType: name, property: map.name)
             }
             synced[name] = SyncedType(
                 name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,

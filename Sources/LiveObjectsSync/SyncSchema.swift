@@ -51,6 +51,10 @@ public struct SyncSchema: Codable, Hashable, Sendable {
         /// Whether the list is a `MutableSet`, merged per member (docs/SYNC-PROTOCOL.md,
         /// "Sets"); written only when true, beside `list`.
         public var set: Bool?
+        /// Whether the value is a `Map` with `String` keys and values of ``type`` (nil values
+        /// when ``optional``), merged per key (docs/SYNC-PROTOCOL.md, "Maps"); written only when
+        /// true, without `list`.
+        public var map: Bool?
     }
 
     /// A synced type.
@@ -97,8 +101,8 @@ public struct SyncSchema: Codable, Hashable, Sendable {
                         let isLink = p.type == .object
                         return Property(
                             name: p.name, type: isLink ? "link" : p.type.rawValue,
-                            optional: p.isOptional ? true : nil, list: p.isList ? true : nil,
-                            target: isLink ? p.objectType : nil, set: p.isSet ? true : nil)
+                            optional: p.isOptional ? true : nil, list: p.isList && !p.isMap ? true : nil,
+                            target: isLink ? p.objectType : nil, set: p.isSet ? true : nil, map: p.isMap ? true : nil)
                     }.sorted { $0.name < $1.name }))
         }
         self.types = result.sorted { $0.name < $1.name }
@@ -108,7 +112,7 @@ public struct SyncSchema: Codable, Hashable, Sendable {
     public func jsonData() -> Data {
         func property(_ p: Property) -> JSONValue {
             .members([
-                ("list", p.list.map(JSONValue.bool)), ("name", .string(p.name)),
+                ("list", p.list.map(JSONValue.bool)), ("map", p.map.map(JSONValue.bool)), ("name", .string(p.name)),
                 ("optional", p.optional.map(JSONValue.bool)), ("set", p.set.map(JSONValue.bool)),
                 ("target", p.target.map(JSONValue.string)), ("type", .string(p.type)),
             ])

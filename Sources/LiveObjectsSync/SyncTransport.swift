@@ -62,6 +62,37 @@ public enum SyncValue: Sendable, Hashable {
     case reference(SyncReference?)
     /// A list of links.
     case references([SyncReference])
+    /// A `Map` of plain values, by key (nil values as `.null`); merged per key on the server
+    /// (docs/SYNC-PROTOCOL.md, "Maps").
+    case map([String: PropertyValue])
+}
+
+extension SyncValue {
+    /// The value of a map as the store holds it: the `[.string(key), value]` pairs in
+    /// increasing order of their keys' Unicode scalars.
+    static func mapValue(_ entries: [String: PropertyValue]) -> PropertyValue {
+        .list(entries.sorted { ListMerge.mapKeyPrecedes($0.key, $1.key) }.map { .list([.string($0.key), $0.value]) })
+    }
+
+    /// A map from the store's value of one: its `[.string(key), value]` pairs.
+    static func map(pairs value: PropertyValue) -> SyncValue {
+        guard case .list(let pairs) = value else { return .map([:]) }
+        var entries: [String: PropertyValue] = [:]
+        for pair in pairs {
+            guard case .list(let entry) = pair, entry.count == 2, case .string(let key) = entry[0] else { continue }
+            entries[key] = entry[1]
+        }
+        return .map(entries)
+    }
+
+    /// The plain value to set a property to: the value, or a map's pairs; nil for a link.
+    var plainValue: PropertyValue? {
+        switch self {
+        case .value(let plain): plain
+        case .map(let entries): Self.mapValue(entries)
+        case .reference, .references: nil
+        }
+    }
 }
 
 /// A link target in a change: its id and, once known, its server id.
@@ -236,10 +267,10 @@ public protocol LiveSyncTransport: SyncTransport {
 }
 
 extension SyncValue {
-    /// Whether the value is a list (of plain values or of links).
+    /// Whether the value is a list (of plain values or of links) or a map: sent with a base.
     var isList: Bool {
         switch self {
-        case .value(.list), .references: true
+        case .value(.list), .references, .map: true
         case .value, .reference: false
         }
     }

@@ -215,3 +215,35 @@ extension ListMerge {
         return result
     }
 }
+
+extension ListMerge {
+    /// Applies the difference `base` → `edited` of a map to `current` (docs/SYNC-PROTOCOL.md,
+    /// "Maps"), key by key: a key the device set or changed (absent from `base`, or with another
+    /// value there) takes the device's value, a key it removed (in `base`, not in `edited`)
+    /// leaves, and every key it left as it was keeps the value `current` has, or stays absent.
+    /// Keys different devices set are all kept; when two devices change the same key, the later
+    /// merge wins, as for a property.
+    public static func mergeMap<Value: Equatable>(
+        base: [String: Value], edited: [String: Value], current: [String: Value]
+    ) -> [String: Value] {
+        var result = current
+        for (key, value) in edited where base[key] != value { result[key] = value }
+        for key in base.keys where edited[key] == nil { result[key] = nil }
+        return result
+    }
+
+    /// The order of a map's keys on the wire and in files: increasing order of their Unicode
+    /// scalars.
+    public static func mapKeyPrecedes(_ a: String, _ b: String) -> Bool {
+        a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars)
+    }
+
+    /// What is wrong with a key of a map, or nil: a key is not empty, holds no `.` and does not
+    /// start with `$` (the rules of a device's `Map`).
+    public static func mapKeyProblem(_ key: String) -> String? {
+        if key.isEmpty { return "a key of a map is empty" }
+        if key.contains(".") { return "the key \"\(key)\" of a map holds a \".\"" }
+        if key.hasPrefix("$") { return "the key \"\(key)\" of a map starts with \"$\"" }
+        return nil
+    }
+}

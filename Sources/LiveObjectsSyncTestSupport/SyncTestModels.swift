@@ -88,3 +88,15 @@ public final class Bin: Object, SyncableObject {
     /// Keepers, each once.
     @Persisted public var keepers: MutableSet<Holder>
 }
+
+/// A panel: maps of plain values, merged per key.
+public final class Panel: Object, SyncableObject {
+    /// The primary key.
+    @Persisted(primaryKey: true) public var id = ""
+    /// The server's id of the object, once it has one.
+    @Persisted public var serverID: String?
+    /// Settings by name.
+    @Persisted public var settings: Map<String, String>
+    /// Limits by name, nil for none.
+    @Persisted public var limits: Map<String, Int?>
+}

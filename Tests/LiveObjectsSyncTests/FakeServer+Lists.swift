@@ -7,10 +7,11 @@ import LiveObjectsSyncProtocol
 
 extension FakeServer {
     /// The values a create or an update stores: each list sent with a base merged into the
-    /// record's list (per member for the properties in `sets`), and references to deleted
+    /// record's list (per member for the properties in `sets`; a map per key), and references to deleted
     /// records left out of every list of links.
     static func valuesToStore(
-        _ change: SyncChange, record: Record?, records: [SyncObjectID: Record], sets: Set<String>
+        _ change: SyncChange, record: Record?, records: [SyncObjectID: Record], sets: Set<String>,
+        mapsWhole: Bool = false
     ) -> [String: SyncValue] {
         var values = change.values
         for (name, base) in change.bases {
@@ -30,6 +31,8 @@ extension FakeServer {
                         isSet
                             ? ListMerge.mergeSet(base: b, edited: e, current: c, key: { $0 })
                             : ListMerge.merge(base: b, edited: e, current: c, key: { $0 })))
+            case (.map(let b), .map(let e), .map(let c)) where !mapsWhole:
+                values[name] = .map(ListMerge.mergeMap(base: b, edited: e, current: c))
             default:
                 continue
             }

@@ -73,6 +73,9 @@ actor FakeServer: SyncTransport {
     /// The properties (by name, of any type) the server's schema declares as sets: merged per
     /// member (docs/SYNC-PROTOCOL.md, "Sets").
     var setProperties: Set<String> = []
+    /// A broken server for the tests that must catch one: a map sent with a base replaces the
+    /// stored map whole instead of being merged per key.
+    var replacesMapsWhole = false
     private var rng: SeededRandomNumberGenerator
 
     init(seed: UInt64 = 1, faults: Faults = .none) {
@@ -83,6 +86,7 @@ actor FakeServer: SyncTransport {
     func setFaults(_ faults: Faults) { self.faults = faults }
 
     func declareSets(_ names: Set<String>) { setProperties = names }
+    func replaceMapsWhole(_ flag: Bool) { replacesMapsWhole = flag }
     func failNextRequests(_ count: Int) { failNext = count }
     func refuse(_ typeName: String?) { refusedType = typeName }
 
@@ -150,7 +154,7 @@ actor FakeServer: SyncTransport {
         for value in change.values.values {
             let targets: [SyncReference]
             switch value {
-            case .value: targets = []
+            case .value, .map: targets = []
             case .reference(let target): targets = target.map { [$0] } ?? []
             case .references(let list): targets = list
             }
@@ -164,7 +168,9 @@ actor FakeServer: SyncTransport {
         switch change.kind {
         case .create:
             var record = records[id] ?? Record(serverID: newServerID(), version: version, values: [:])
-            let values = Self.valuesToStore(change, record: records[id], records: records, sets: setProperties)
+            let values = Self.valuesToStore(
+                change, record: records[id], records: records, sets: setProperties,
+                mapsWhole: replacesMapsWhole)
             record.isDeleted = false
             record.version = version
             record.values.merge(values) { _, new in new }
@@ -180,7 +186,11 @@ actor FakeServer: SyncTransport {
                 break
             }
             record.version = version
-            record.values.merge(Self.valuesToStore(change, record: record, records: records, sets: setProperties)) {
+            record.values.merge(
+                Self.valuesToStore(
+                    change, record: record, records: records, sets: setProperties,
+                    mapsWhole: replacesMapsWhole)
+            ) {
                 _, new in new
             }
             records[id] = record
@@ -276,6 +286,8 @@ func describe(_ value: SyncValue) -> String {
     case .value(let plain): return plain.description
     case .reference(let target): return target.map { "\($0.object.primaryKey)" } ?? "nil"
     case .references(let targets): return targets.map { "\($0.object.primaryKey)" }.joined(separator: ",")
+    case .map(let entries):
+        return entries.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
     }
 }
 

@@ -300,19 +300,25 @@ struct SyncEngineTests {
         #expect(schemaError?.property == "serverID")
     }
 
-    @Test func aTypeWithAMapIsRefusedUntilMapsAreSynced() async throws {
-        final class Configured: Object, SyncableObject {
-            @Persisted(primaryKey: true) var id = 0
-            @Persisted var serverID: String?
-            @Persisted var settings: Map<String, String>
+    @Test func aMapIsSentWholeOnCreateAndWithItsBaseOnUpdate() async throws {
+        let server = FakeServer()
+        let device = try await SyncTestDevice<Panel>(
+            "map", transport: server, types: [Holder.self, Panel.self], rootID: "p1",
+            configuration: .init(sleep: SleepRecorder().sleep))
+        try await device.realm.write { r in
+            try r.create(Panel.self, value: ["id": "p1", "settings": ["theme": "dark"], "limits": ["a": 1]])
         }
-        var configuration = Realm.Configuration(identifier: "map-\(UUID())", objectTypes: [Configured.self])
-        configuration.keepsHistory = true
-        let realm = try await Realm.open(configuration)
-        let error = await #expect(throws: LiveObjectsError.self) {
-            _ = try await SyncEngine(realm: realm, transport: FakeServer(), types: [Configured.self])
-        }
-        #expect(error?.code == .invalidSchema && error?.property == "settings")
+        try await device.sync()
+        let created = try #require(await server.applied.last)
+        #expect(created.kind == .create && created.bases.isEmpty)
+        #expect(created.values["settings"] == .map(["theme": .string("dark")]))
+        #expect(created.values["limits"] == .map(["a": .int(1)]))
+        try await device.edit { panel, _ in panel.settings["font"] = "serif" }
+        try await device.sync()
+        let updated = try #require(await server.applied.last)
+        #expect(updated.kind == .update && Set(updated.values.keys) == ["settings"])
+        #expect(updated.values["settings"] == .map(["theme": .string("dark"), "font": .string("serif")]))
+        #expect(updated.bases == ["settings": .map(["theme": .string("dark")])])
     }
 
     @Test func anObjectTheServerGotIsDeletedEvenWhenItsRoundDidNotFinish() async throws {

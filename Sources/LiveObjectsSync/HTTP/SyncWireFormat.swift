@@ -164,7 +164,8 @@ struct WireReference: Hashable, Sendable, WireJSONConvertible {
     }
 }
 
-/// A value of a change: a plain value, `{"ref": …}` or `{"refs": […]}`.
+/// A value of a change: a plain value, `{"ref": …}`, `{"refs": […]}` or `{"map": [[key, value], …]}`
+/// (the keys in increasing order of their Unicode scalars, as files write a map).
 package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
     package var value: SyncValue
 
@@ -181,6 +182,18 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
             var targets: [SyncReference] = []
             for target in try object.array("refs") { targets.append(try WireReference(json: target).reference) }
             value = .references(targets)
+        } else if object.contains("map") {
+            var entries: [String: PropertyValue] = [:]
+            for pair in try object.array("map") {
+                guard let elements = pair.arrayValue, elements.count == 2, let key = elements[0].stringValue else {
+                    throw SyncWireFormatError("an entry of a map is not a [key, value] pair: \(pair)")
+                }
+                // A key given twice (a server without a schema may hold one): the first, as for
+                // the members of an object.
+                let value = try WireValue(json: elements[1]).value
+                if entries[key] == nil { entries[key] = value }
+            }
+            value = .map(entries)
         } else {
             value = .value(try WireValue(json: json).value)
         }
@@ -197,6 +210,13 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
             elements.reserveCapacity(targets.count)
             for target in targets { elements.append(try WireReference(target).json()) }
             return .object([(key: "refs", value: .array(elements))])
+        case .map(let entries):
+            var pairs: [JSONValue] = []
+            pairs.reserveCapacity(entries.count)
+            for (key, value) in entries.sorted(by: { ListMerge.mapKeyPrecedes($0.key, $1.key) }) {
+                pairs.append(.array([.string(key), try WireValue(value).json()]))
+            }
+            return .object([(key: "map", value: .array(pairs))])
         }
     }
 

@@ -246,7 +246,9 @@ extension PushedChange {
         return significant.count <= 38
     }
 
-    /// A plain value, `{"ref": reference-or-null}` or `{"refs": [reference]}`.
+    /// A plain value, `{"ref": reference-or-null}`, `{"refs": [reference]}` or
+    /// `{"map": [[key, plain value], …]}` (a key given twice is refused by a space's schema; a
+    /// device reads the first).
     static func isSyncValue(_ value: JSONValue) -> Bool {
         guard case .object(let members) = value, members.count == 1, let (name, payload) = members.first else {
             return false
@@ -265,6 +267,12 @@ extension PushedChange {
         case ("ref", let target): return isReference(target)
         case ("refs", .array(let targets)): return targets.allSatisfy(isReference)
         case ("refs", _): return false
+        case ("map", .array(let pairs)):
+            return pairs.allSatisfy {
+                guard case .array(let entry) = $0, entry.count == 2, case .string = entry[0] else { return false }
+                return isPlainValue(entry[1])
+            }
+        case ("map", _): return false
         default: return isPlainValue(value)
         }
     }

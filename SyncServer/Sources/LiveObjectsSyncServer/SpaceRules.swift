@@ -141,6 +141,7 @@ public struct SpaceRules: Hashable, Sendable {
             guard let property = byName[current]?.properties.first(where: { $0.name == name }) else {
                 return "\(current) has no property \(name)"
             }
+            guard !property.isMap else { return "\(current).\(name) is a map: a rule does not read maps" }
             throughList = throughList || property.isList
             if index == comparison.path.count - 1 {
                 if let problem = operandProblem(comparison.operand, property) { return problem }

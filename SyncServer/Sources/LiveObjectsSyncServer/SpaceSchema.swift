@@ -39,11 +39,15 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
         /// Whether the list is a set: it never holds a member twice, and a push with a base
         /// merges it per member (docs/SYNC-PROTOCOL.md, "Sets").
         public var isSet: Bool
+        /// Whether the value is a map from `String` keys to values of ``type`` (nil values when
+        /// ``isOptional``): `{"map": [[key, value], …]}`, a push with a base merged per key
+        /// (docs/SYNC-PROTOCOL.md, "Maps"). Not a list.
+        public var isMap: Bool
 
         /// Creates a property.
         public init(
             name: String, type: String, isOptional: Bool = false, isList: Bool = false, target: String? = nil,
-            isSet: Bool = false
+            isSet: Bool = false, isMap: Bool = false
         ) {
             self.name = name
             self.type = type
@@ -51,10 +55,11 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
             self.isList = isList || isSet
             self.target = target
             self.isSet = isSet
+            self.isMap = isMap
         }
 
         private enum CodingKeys: String, CodingKey {
-            case name, type, optional, list, target, set
+            case name, type, optional, list, target, set, map
         }
 
         public init(from decoder: any Decoder) throws {
@@ -66,6 +71,7 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
             target = try container.decodeIfPresent(String.self, forKey: .target)
             isSet = try container.decodeIfPresent(Bool.self, forKey: .set) ?? false
             isList = isList || isSet
+            isMap = try container.decodeIfPresent(Bool.self, forKey: .map) ?? false
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -75,14 +81,17 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
             if isOptional { try container.encode(true, forKey: .optional) }
             if isList { try container.encode(true, forKey: .list) }
             if isSet { try container.encode(true, forKey: .set) }
+            if isMap { try container.encode(true, forKey: .map) }
             try container.encodeIfPresent(target, forKey: .target)
         }
 
         /// As people read it: `name: String?`, `tags: [String]`, `labels: {String}`,
-        /// `owner: -> Holder?`.
+        /// `settings: [String: string?]`, `owner: -> Holder?`.
         var summary: String {
             var text = type == "link" ? "-> \(target ?? "?")" : type
-            if isSet {
+            if isMap {
+                text = "[String: \(text)\(isOptional ? "?" : "")]"
+            } else if isSet {
                 text = "{\(text)\(isOptional ? "?" : "")}"
             } else if isList {
                 text = "[\(text)\(isOptional ? "?" : "")]"
@@ -128,8 +137,9 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
     public var json: String {
         func property(_ p: Property) -> JSONValue {
             let members: [(String, JSONValue?)] = [
-                ("list", p.isList ? .bool(true) : nil), ("name", .string(p.name)),
-                ("optional", p.isOptional ? .bool(true) : nil), ("set", p.isSet ? .bool(true) : nil),
+                ("list", p.isList ? .bool(true) : nil), ("map", p.isMap ? .bool(true) : nil),
+                ("name", .string(p.name)), ("optional", p.isOptional ? .bool(true) : nil),
+                ("set", p.isSet ? .bool(true) : nil),
                 ("target", p.target.map(JSONValue.string)), ("type", .string(p.type)),
             ]
             return .object(members.compactMap { key, value in value.map { (key: key, value: $0) } })
@@ -198,7 +208,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
                     Property(
                         name: try string(value, "name", in: what), type: try string(value, "type", in: what),
                         isOptional: try flag(value, "optional", in: what), isList: try flag(value, "list", in: what),
-                        target: target, isSet: try flag(value, "set", in: what)))
+                        target: target, isSet: try flag(value, "set", in: what),
+                        isMap: try flag(value, "map", in: what)))
             }
             types.append(
                 ObjectType(
@@ -213,7 +224,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
 
     /// The schema with its types and properties sorted by name, once checked: names of 1 to 512
     /// bytes without control characters, each once; known property and key types; links to
-    /// types of the schema, a to-one link optional, a list of links not.
+    /// types of the schema, a to-one link optional, a list of links not; a map neither a list
+    /// nor of links (maps of objects are not synced).
     ///
     /// - Throws: ``SyncServerError`` `badRequest`, naming the type and property.
     public func checked() throws(SyncServerError) -> SpaceSchema {
@@ -242,6 +254,10 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
                 guard isName(property.name) else { throw bad("type \(type.name): a property name has 1 to 512 bytes") }
                 guard seen.insert(property.name).inserted else {
                     throw bad("\(at): declared twice (or named as the primary key)")
+                }
+                if property.isMap {
+                    guard !property.isList else { throw bad("\(at): a property is a map or a list, not both") }
+                    guard property.type != "link" else { throw bad("\(at): a map of links is not synced") }
                 }
                 if property.type == "link" {
                     guard let target = property.target, names.contains(target) else {
@@ -293,7 +309,7 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
             let old = Set(type.properties.map(\.name))
             for property in changed.properties
             where !old.contains(property.name) && !property.isOptional
-                && !property.isList
+                && !property.isList && !property.isMap
             {
                 problems.append(
                     "property \(type.name).\(property.name) is added as required (\(property.summary)): add it optional"
@@ -367,6 +383,10 @@ extension SpaceSchema {
             if case .null = payload { return nil }
             return referenceProblem(payload)
         }
+        if property.isMap {
+            guard tag == "map", case .array(let pairs) = payload else { return "not {\"map\": [[key, value], …]}" }
+            return mapProblem(pairs, property)
+        }
         if property.isList {
             guard tag == "list", case .array(let items) = payload else { return "not {\"list\": […]}" }
             for item in items {
@@ -377,6 +397,24 @@ extension SpaceSchema {
             return property.isSet ? Self.repeatedMember(items) : nil
         }
         return scalarProblem(value, property.type, optional: property.isOptional)
+    }
+
+    /// What is wrong with a map's entries, or nil: each a `[key, value]` pair, the key not empty,
+    /// without `.` and not starting with `$` (as a device's `Map` keys), no key twice, the
+    /// values of the property's type.
+    private func mapProblem(_ pairs: [JSONValue], _ property: Property) -> String? {
+        var seen = Set<String>()
+        for pair in pairs {
+            guard case .array(let entry) = pair, entry.count == 2, case .string(let key) = entry[0] else {
+                return "an entry is not a [key, value] pair"
+            }
+            if let problem = ListMerge.mapKeyProblem(key) { return problem }
+            guard seen.insert(key).inserted else { return "a map holds the key \(JSONValue.string(key).text) twice" }
+            if let problem = scalarProblem(entry[1], property.type, optional: property.isOptional) {
+                return "the value of \(JSONValue.string(key).text): \(problem)"
+            }
+        }
+        return nil
     }
 
     /// The problem of a set's members (compared as ``ListMerge`` compares them) when one is

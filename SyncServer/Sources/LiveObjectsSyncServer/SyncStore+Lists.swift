@@ -12,6 +12,7 @@ extension SyncStore {
     /// when the three values are not lists of one kind (the pushed value then replaces the
     /// stored one).
     static func mergedList(base: JSONValue, edited: JSONValue, current: JSONValue, isSet: Bool = false) -> JSONValue? {
+        if let merged = mergedMap(base: base, edited: edited, current: current) { return merged }
         guard let b = base.fields, let e = edited.fields, let c = current.fields,
             b.count == 1, let tag = b.keys.first, tag == "list" || tag == "refs",
             case .array(let baseList)? = b[tag], case .array(let editedList)? = e[tag],
@@ -23,6 +24,29 @@ extension SyncStore {
             ? ListMerge.mergeSet(base: baseList, edited: editedList, current: currentList, key: key)
             : ListMerge.merge(base: baseList, edited: editedList, current: currentList, key: key)
         return .object([(key: tag, value: .array(merged))])
+    }
+
+    /// The merge of one map, per key (docs/SYNC-PROTOCOL.md, "Maps"), its keys in order; nil when
+    /// the three values are not all maps. A map needs no schema to be merged so: its tag says
+    /// what it is.
+    static func mergedMap(base: JSONValue, edited: JSONValue, current: JSONValue) -> JSONValue? {
+        func entries(_ value: JSONValue) -> [String: JSONValue]? {
+            guard case .array(let pairs)? = value.fields?["map"] else { return nil }
+            var entries: [String: JSONValue] = [:]
+            for pair in pairs {
+                guard case .array(let entry) = pair, entry.count == 2, case .string(let key) = entry[0] else {
+                    return nil
+                }
+                if entries[key] == nil { entries[key] = entry[1] }
+            }
+            return entries
+        }
+        guard let b = entries(base), let e = entries(edited), let c = entries(current) else { return nil }
+        let merged = ListMerge.mergeMap(base: b, edited: e, current: c)
+        let pairs = merged.sorted { ListMerge.mapKeyPrecedes($0.key, $1.key) }.map {
+            JSONValue.array([.string($0.key), $0.value])
+        }
+        return .object([(key: "map", value: .array(pairs))])
     }
 
     /// Which of some references name objects deleted in the space, by ``JSONValue/referenceKey``.
