@@ -66,26 +66,35 @@ extension SyncEngine {
         }
         try await exclusively {
             guard subscriptions != subscriptionList else { return }
-            let wasWhole = subscriptionList == nil
-            subscriptionList = subscriptions
-            if subscriptions == nil {
-                // The whole space again: everything from the beginning; nothing to remove.
-                for id in viewRoots.union(viewStale) { noteObjectChanged(id) }
-                viewRoots = []
-                viewStale = []
-                viewWalkPending = false
-                cursor = nil
-                notePositionChanged()
-                noteSetsChanged()
-                startProgress()
-            } else {
-                // What the device holds was pulled under other queries (or none, for the whole
-                // space): every object is a candidate for removal until the walk brings it.
-                if wasWhole { viewStale = [] }
-                startViewWalk()
+            // A state the disk refuses changes nothing: the engine keeps its queries.
+            let before = (subscriptionList, viewRoots, viewStale, viewWalkPending, cursor, progress)
+            do {
+                try await changeSubscriptions(to: subscriptions)
+            } catch {
+                (subscriptionList, viewRoots, viewStale, viewWalkPending, cursor, progress) = before
+                throw error
             }
-            try await saveState()
         }
+    }
+
+    private func changeSubscriptions(to subscriptions: [SyncSubscription]?) async throws {
+        subscriptionList = subscriptions
+        if subscriptions == nil {
+            // The whole space again: everything from the beginning; nothing to remove.
+            for id in viewRoots.union(viewStale) { noteObjectChanged(id) }
+            viewRoots = []
+            viewStale = []
+            viewWalkPending = false
+            cursor = nil
+            notePositionChanged()
+            noteSetsChanged()
+            startProgress()
+        } else {
+            // What the device holds was pulled under other queries (or none, for the whole
+            // space): every object is a candidate for removal until the walk brings it.
+            startViewWalk()
+        }
+        try await saveState()
     }
 
     /// How far the download that follows a change of the subscriptions (or a device's first

@@ -238,6 +238,54 @@ struct SyncStateTests {
         try await realm.close()
     }
 
+    /// Subscriptions are part of the state: kept across a restart; a line torn by a crash takes
+    /// the engine back to the ones before; a state the disk refuses leaves the old ones.
+    @Test func subscriptionsAreKeptInTheStateLog() async throws {
+        let server = FakeServer()
+        var realm = try await open()
+        var engine = try await engine(realm, RecordingTransport(server))
+        let cheap = SyncSubscription(name: "cheap", Card.self, where: "discount == 5")
+        let holders = SyncSubscription(name: "holders", typeName: "Holder")
+        try await engine.subscribe(cheap)
+        try await engine.subscribe(holders)
+        #expect(await engine.subscriptions == [cheap, holders])
+        try await realm.close()
+
+        realm = try await open()
+        engine = try await self.engine(realm, RecordingTransport(server))
+        #expect(await engine.subscriptions == [cheap, holders])
+        #expect(await engine.downloadProgress == nil, "a restart starts no download by itself")
+
+        // The last line cut in the middle (a crash during its append): the line before counts.
+        let before = try Data(contentsOf: URL(fileURLWithPath: statePath))
+        #expect(try await engine.unsubscribe(named: "holders"))
+        let after = try Data(contentsOf: URL(fileURLWithPath: statePath))
+        #expect(after.count > before.count)
+        try after.prefix(before.count + (after.count - before.count) / 2).write(to: URL(fileURLWithPath: statePath))
+        try await realm.close()
+        realm = try await open()
+        engine = try await self.engine(realm, RecordingTransport(server))
+        #expect(await engine.subscriptions == [cheap, holders])
+
+        // The disk refuses: the call throws, the engine keeps what it had, and the log its whole
+        // lines (the torn bytes after them go, as any append first cuts them off).
+        let plan = FileFaults.install(
+            FileFaults.Plan(directory: statePath, failing: (.write, 1, ENOSPC), times: .max))
+        let error = await #expect(throws: LiveObjectsError.self) { try await engine.setSubscriptions(nil) }
+        FileFaults.remove(plan)
+        #expect(error?.code == .io)
+        #expect(await engine.subscriptions == [cheap, holders])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: statePath)) == before)
+
+        // Refused before anything changes: a type the engine does not sync, a name twice.
+        await #expect(throws: LiveObjectsError.self) {
+            try await engine.subscribe(SyncSubscription(name: "x", typeName: "Nothing"))
+        }
+        await #expect(throws: LiveObjectsError.self) { try await engine.setSubscriptions([cheap, cheap]) }
+        #expect(await engine.subscriptions == [cheap, holders])
+        try await realm.close()
+    }
+
     @Test func aRewriteACrashStoppedIsRemovedAndTheLogKept() async throws {
         let server = FakeServer()
         var realm = try await open()
