@@ -302,6 +302,42 @@ private let mapTypes: [Object.Type] = [MapHolder.self]
         let change = try #require(MapChange(properties[0]))
         #expect(change == MapChange(insertions: ["d"], modifications: ["a"], deletions: ["b"]))
     }
+
+    @Test func aMapsOwnChangesNameTheKeys() async throws {
+        let realm = try await openFreshRealm(objectTypes: mapTypes)
+        try await realm.write { r in
+            _ = try r.create(MapHolder.self, value: ["id": 1, "settings": ["b": "2", "a": "1"]])
+        }
+        let changes = try await realm.read { r in
+            r.object(ofType: MapHolder.self, forPrimaryKey: 1)!.settings.changes()
+        }
+        var iterator = changes.makeAsyncIterator()
+        #expect(await iterator.next() == .initial(keys: ["a", "b"]))
+        func write(_ body: @escaping @Sendable (MapHolder) -> Void) async throws {
+            try await realm.write { r in body(r.object(ofType: MapHolder.self, forPrimaryKey: 1)!) }
+        }
+        // A write of another property, or of a key to the value it has, yields nothing; the
+        // next element is the next real change.
+        try await write { $0.name = "x" }
+        try await write { $0.settings["a"] = "1" }
+        try await write { $0.scores["s"] = 1 }
+        try await write {
+            $0.settings["a"] = "10"
+            $0.settings["b"] = nil
+            $0.settings["c"] = "3"
+        }
+        #expect(
+            await iterator.next()
+                == .changed(MapChange(insertions: ["c"], modifications: ["a"], deletions: ["b"])))
+        try await write { $0.settings.removeAll() }
+        #expect(await iterator.next() == .changed(MapChange(deletions: ["a", "c"])))
+        try await realm.write { r in try r.delete(r.object(ofType: MapHolder.self, forPrimaryKey: 1)!) }
+        #expect(await iterator.next() == .deleted)
+        #expect(await iterator.next() == nil)
+        // An unmanaged map yields nothing.
+        var unmanaged = Map<String, Int>().changes().makeAsyncIterator()
+        #expect(await unmanaged.next() == nil)
+    }
 }
 
 /// A managed `Map` against Swift's `Dictionary` over random operations, and each write's

@@ -39,6 +39,8 @@ extension String: _MapKey {
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStringConvertible {
     private var entries: [String: Value] = [:]
     private var context: _AccessContext?
+    /// The managed map's object and property (nil unmanaged): what ``changes()`` observes.
+    var accessContext: _AccessContext? { context }
 
     /// Creates an empty, unmanaged map.
     public init() {}
