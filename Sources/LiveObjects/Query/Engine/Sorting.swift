@@ -140,8 +140,20 @@ struct RowSorter {
         return order.map { rows[$0] }
     }
 
-    /// Orders two keys: nil first, then as ``compareValues(_:_:_:)``.
+    /// The place of a key's kind in a sort over mixed values (``AnyValue/sortRank(of:)``).
+    static func rank(_ key: Key) -> Int {
+        switch key {
+        case .null: AnyValue.sortRank(of: .null)
+        case .string, .ascii: AnyValue.sortRank(of: .string(""))
+        case .value(let v): AnyValue.sortRank(of: v)
+        }
+    }
+
+    /// Orders two keys: nil first, then values of different kinds by ``rank(_:)`` (only a mixed
+    /// property holds several), then as ``compareValues(_:_:_:)``.
     static func compare(_ a: Key, _ b: Key) -> Int {
+        let (ra, rb) = (rank(a), rank(b))
+        if ra != rb { return ra < rb ? -1 : 1 }
         switch (a, b) {
         case (.null, .null): return 0
         case (.null, _): return -1
