@@ -202,6 +202,10 @@ public actor SyncEngine {
                 throw LiveObjectsError(
                     .invalidSchema, "Map properties are not synced yet", objectType: name, property: map.name)
             }
+            if let mixed = sent.first(where: { $0.type == .mixed }) {
+                throw LiveObjectsError(
+                    .invalidSchema, "AnyValue properties are not synced yet", objectType: name, property: mixed.name)
+            }
             synced[name] = SyncedType(
                 name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,
                 largePayloadProperties: type.largePayloadProperties, sentProperties: sent)

@@ -136,4 +136,70 @@ let everyKind: [AnyValue] = [
             #expect(throws: (any Error).self, "\(bad)") { try JSONDecoder().decode(Payload.self, from: Data(bad.utf8)) }
         }
     }
+
+    @Test func queriesCompareByValueAndByKind() async throws {
+        let realm = try await openFreshRealm(objectTypes: payloadTypes)
+        try await realm.write { r in
+            for (id, value) in everyKind.enumerated() {
+                _ = try r.create(Payload.self, value: ["id": id, "value": value])
+            }
+        }
+        @Sendable func ids(_ keep: (AnyValue) -> Bool) -> [Int] { everyKind.indices.filter { keep(everyKind[$0]) } }
+        @Sendable func isNumber(_ v: AnyValue) -> Bool { ["int", "float", "double", "decimal"].contains(v.kindName) }
+        try await realm.read { r in
+            let results = r.objects(Payload.self)
+            let cases: [(String, [Int])] = [
+                // 3 as an int, a double and a decimal; never the string "3".
+                ("value == 3", [3, 6, 9]), ("value == 3.0", [3, 6, 9]), ("value == '3'", [11]),
+                ("value == 0.1", [7, 10]), ("value > 2", [3, 5, 6, 9]), ("value == nil", [0]),
+                ("value != nil", Array(1..<18)),
+                ("value == TRUE", [1]), ("value BEGINSWITH 'ab'", [12]),
+                ("value IN {3, 'abc', FALSE}", [2, 3, 6, 9, 12]),
+                ("value.@type == 'string'", ids { $0.kindName == "string" }),
+                ("value.@type == 'numeric'", ids(isNumber)), ("value.@type != 'numeric'", ids { !isNumber($0) }),
+                ("value.@type IN {'bool', 'NULL'}", [0, 1, 2]), ("value.@type == 'binary'", [15]),
+                ("value.@type == 'timestamp'", [14]), ("value.@type == 'objectid'", [17]),
+                ("value.@type == 'uuid'", [16]),
+                ("value.@type == 'decimal' AND value < 1", [10]),
+            ]
+            for (predicate, expected) in cases {
+                #expect(try results.filter(predicate).map(\.id) == expected, "\(predicate)")
+            }
+            #expect(results.where { $0.value == AnyValue.string("abc") }.map(\.id) == [12])
+            #expect(results.where { $0.value == 3 }.map(\.id) == [3, 6, 9])
+            #expect(results.where { $0.value.kind == "numeric" }.map(\.id) == ids(isNumber))
+            #expect(results.where { $0.value.kind.in(["date", "uuid"]) }.map(\.id) == [14, 16])
+            #expect(results.where { $0.value.starts(with: "A", options: .caseInsensitive) }.map(\.id) == [12])
+            for bad in ["value.@type == 'text'", "value.@type > 'int'", "note.@type == 'string'", "value.@type.x == 1"]
+            {
+                #expect(throws: LiveObjectsError.self, "\(bad)") { try results.filter(bad).count }
+            }
+            let parsed = try PredicateParser.parse("value.@type == 'string'")
+            #expect(try PredicateParser.parse(parsed.description) == parsed)
+        }
+    }
+
+    @Test func sortsOrderKindsThenValues() async throws {
+        let realm = try await openFreshRealm(objectTypes: payloadTypes)
+        try await realm.write { r in
+            for (id, value) in everyKind.enumerated() {
+                _ = try r.create(Payload.self, value: ["id": id, "value": value])
+            }
+        }
+        let sorted = try await realm.read { r in
+            try r.objects(Payload.self).sorted(byKeyPath: "value").map(\.value.kindName)
+        }
+        // null, bools, numbers (by value), strings, data, dates, object ids, UUIDs.
+        let kinds = ["null", "bool", "numbers", "string", "data", "date", "objectId", "uuid"]
+        let ranks = sorted.map {
+            kinds.firstIndex(of: ["int", "float", "double", "decimal"].contains($0) ? "numbers" : $0)!
+        }
+        #expect(ranks == ranks.sorted(), "\(sorted)")
+        let numbers = try await realm.read { r in
+            try r.objects(Payload.self).filter("value.@type == 'numeric' AND value != 3").sorted(byKeyPath: "value")
+                .map(\.id)
+        }
+        // NaN first, then -7, 0.1 (double and decimal, equal: kept in their order), 2.5.
+        #expect(numbers == [8, 4, 7, 10, 5])
+    }
 }

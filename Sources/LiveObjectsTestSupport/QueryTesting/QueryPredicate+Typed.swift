@@ -50,6 +50,8 @@ struct TypedOperand<V>: TypedOperandProtocol {
     func string(_ op: QueryOperator, _ pattern: String, _ options: StringOptions) -> Query<Bool>? { nil }
 
     func isIn(_ items: [PropertyValue]) -> Query<Bool>? {
+        // An AnyValue is compared with values of every kind at once.
+        if V.self == AnyValue.self { return query.in(items.compactMap { AnyValue($0) }) }
         guard let first = items.first(where: { !$0.isNull }) ?? items.first else { return query.in([Int]()) }
         switch first {
         case .int, .null: return query.in(items.map { $0.intValue.map(Int.init) })
@@ -194,6 +196,8 @@ struct TypedBuilder {
             case .price: return TypedOperand(query: q.price)
             case .optPrice: return TypedOperand(query: q.optPrice)
             case .ref: return TypedOperand(query: q.ref)
+            case .payload: return TypedStringOperand(q.payload)
+            case .payloadKind: return TypedOperand(query: q.payload.kind)
             case .ownerName: return TypedStringOperand(q.owner.name)
             case .ownerScore: return TypedOperand(query: q.owner.score)
             case .ownerID: return TypedOperand(query: q.owner.id)

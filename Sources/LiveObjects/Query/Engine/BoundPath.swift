@@ -139,7 +139,8 @@ struct BoundPath {
                 i < components.count - 1
                 && (KeyPathSyntax.mapKey(components[i + 1]) != nil
                     || KeyPathSyntax.mapSteps.contains(components[i + 1]))
-            if i < components.count - 1 && !(property.isMap && nextIsMapStep) {
+            let nextIsTypeStep = i < components.count - 1 && components[i + 1] == KeyPathSyntax.typeStep
+            if i < components.count - 1 && !(property.isMap && nextIsMapStep) && !nextIsTypeStep {
                 guard let next = target else {
                     throw QueryBindingFailure(
                         "\(table.name).\(name) is not a link, so '\(components[i + 1])' cannot follow it",
