@@ -12,7 +12,9 @@ extension Store {
     package func check(_ value: PropertyValue, for property: Property, in table: Table)
         throws(LiveObjectsError) -> PropertyValue
     {
-        let checked = try checkType(value, for: property, in: table)
+        let checked =
+            property.type == .mixed
+            ? try checkMixed(value, for: property, in: table) : try checkType(value, for: property, in: table)
         // An enum property of a model class holds only the raw values of its cases.
         if !table.enumCases.isEmpty, !property.isList, !checked.isNull, let cases = table.enumCases[property.name],
             !cases.values.contains(checked)
@@ -37,7 +39,6 @@ extension Store {
         func mismatch(_ why: String) -> LiveObjectsError {
             LiveObjectsError(.typeMismatch, why, objectType: table.name, property: property.name)
         }
-        if property.type == .mixed { return try checkMixed(value, for: property, in: table) }
         if property.isMap { return try checkMap(value, for: property, in: table) }
         if property.isList {
             guard case .list(let items) = value else {
