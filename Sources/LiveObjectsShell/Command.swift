@@ -620,9 +620,10 @@ package struct CommandParser {
     static let primitiveTypes: [String: PropertyType] = [
         "Bool": .bool, "Int": .int, "Int8": .int8, "Int16": .int16, "Int32": .int32, "Int64": .int64,
         "Float": .float, "Double": .double, "String": .string, "Date": .date, "Data": .data, "UUID": .uuid,
-        "Decimal": .decimal, "ObjectID": .objectID,
+        "Decimal": .decimal, "ObjectID": .objectID, "AnyValue": .mixed,
         // Spellings of the Realm world.
         "decimal": .decimal, "objectid": .objectID, "ObjectId": .objectID, "Decimal128": .decimal,
+        "Any": .mixed, "AnyRealmValue": .mixed, "mixed": .mixed,
     ]
 
     mutating func propertyType(_ name: String) throws(ShellError) -> Property {

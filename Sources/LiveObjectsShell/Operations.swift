@@ -160,6 +160,7 @@ enum Operations {
 
     static func json(_ value: PropertyValue, _ property: Property, _ realm: isolated Realm) -> JSONValue {
         if property.isMap { return mapJSON(value, property) { json($0, $1, realm) } }
+        if property.type == .mixed { return json(mixed: value) }
         if case .list(let items) = value {
             var element = property
             element.isList = false
@@ -248,6 +249,20 @@ enum Operations {
             element.isMap = false
             return .list(try items.map { try value($0, for: element, in: schema, realm) })
         }
+        if property.type == .mixed { return try mixedValue(json, for: property, in: schema) }
+        if case .null = json { return .null }
+        if property.type != .object && property.type != .linkingObjects {
+            return try plainValue(json, for: property, in: schema)
+        }
+        return try linkValue(json, for: property, in: schema, realm)
+    }
+
+    /// A JSON value as the value of a property of a plain type (not a link, a list nor a mixed
+    /// value).
+    static func plainValue(_ json: JSONValue, for property: Property, in schema: ObjectSchema) throws -> PropertyValue {
+        func mismatch(_ expected: String) -> ShellError {
+            ShellError("\(schema.name).\(property.name): expected \(expected), got \(json.spaced)")
+        }
         if case .null = json { return .null }
         switch property.type {
         case .bool:
@@ -297,6 +312,19 @@ enum Operations {
                 throw mismatch("an ObjectID (24 hex digits)")
             }
             return .objectID(id)
+        case .object, .linkingObjects, .mixed:
+            throw mismatch("a plain value")
+        }
+    }
+
+    /// A JSON value as a link: the target's primary key, or `#ROW` for a type without one.
+    static func linkValue(_ json: JSONValue, for property: Property, in schema: ObjectSchema, _ realm: isolated Realm)
+        throws -> PropertyValue
+    {
+        func mismatch(_ expected: String) -> ShellError {
+            ShellError("\(schema.name).\(property.name): expected \(expected), got \(json.spaced)")
+        }
+        switch property.type {
         case .object:
             let targetName = property.objectType ?? ""
             let target = try objectSchema(targetName, realm)
@@ -320,7 +348,7 @@ enum Operations {
                     "\(schema.name).\(property.name): there is no \(targetName) with primary key \(json.spaced)")
             }
             return .object(object.key)
-        case .linkingObjects:
+        default:
             throw ShellError("\(schema.name).\(property.name) lists the objects linking here; it cannot be set")
         }
     }

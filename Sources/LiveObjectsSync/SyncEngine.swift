@@ -214,6 +214,10 @@ public actor SyncEngine {
                 if p.type == .object { return names.contains(p.objectType ?? "") }
                 return true
             }
+            if let mixed = sent.first(where: { $0.type == .mixed }) {
+                throw LiveObjectsError(
+                    .invalidSchema, "AnyValue properties are not synced yet", objectType: name, property: mixed.name)
+            }
             synced[name] = SyncedType(
                 name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,
                 largePayloadProperties: type.largePayloadProperties, sentProperties: sent)

@@ -1,13 +1,15 @@
+import Foundation
 import LiveObjects
 
 /// The workload of the persistence crash test: a child process runs its steps in a loop and is
 /// killed; the test checks that the reopened file holds exactly the state after some step.
 ///
 /// Step `n` upserts `Item` `n % 20` (value `n`, score `n / 7`, a tag, a set of two labels given
-/// with a duplicate, a map of two entries given out of order), points the counter at it
+/// with a duplicate, a map of two entries given out of order, an `AnyValue` whose kind turns with
+/// `n`: a decimal, a string, a double, a date), points the counter at it
 /// and sets its value to `n`; every fifth step also deletes item `(n + 7) % 20`.
 package enum CrashWorkload {
-    /// The schema: a counter with a link, and items with a list, a set and a map.
+    /// The schema: a counter with a link, and items with a list, a set, a map and an `AnyValue`.
     package static let schema = Schema([
         ObjectSchema(
             name: "Counter",
@@ -25,6 +27,7 @@ package enum CrashWorkload {
                 Property(name: "tags", type: .string, isList: true),
                 Property(name: "labels", type: .string, isSet: true),
                 Property(name: "notes", type: .int, isOptional: true, isMap: true),
+                Property(name: "payload", type: .mixed),
             ]),
     ])
 
@@ -37,12 +40,23 @@ package enum CrashWorkload {
                 "tags": .list([.string("t\(n)")]),
                 "labels": .list([.string("l\(n)"), .string("even"), .string("l\(n)")]),
                 "notes": .list([.list([.string("z"), .null]), .list([.string("a\(n)"), .int(Int64(n))])]),
+                "payload": payload(n),
             ],
             update: .modified)
         try realm.dynamicCreate(
             "Counter", value: ["id": 0, "value": .int(n), "last": .object(item.key)], update: .modified)
         if n % 5 == 0, let doomed = try realm.dynamicObject(ofType: "Item", forPrimaryKey: .int((n + 7) % 20)) {
             try realm.delete(doomed)
+        }
+    }
+
+    /// The `AnyValue` of the item step `n` writes: its kind turns with `n`.
+    package static func payload(_ n: Int64) -> PropertyValue {
+        switch n % 4 {
+        case 0: .decimal(Decimal(n) / 100)
+        case 1: .string("p\(n)")
+        case 2: .double(Double(n) + 0.5)
+        default: .date(Date(timeIntervalSinceReferenceDate: Double(n)))
         }
     }
 
@@ -67,7 +81,8 @@ package enum CrashWorkload {
             guard let id = item["id"].intValue, let value = item["value"].intValue else { continue }
             guard item["score"] == .double(Double(value) / 7), item["tags"] == .list([.string("t\(value)")]),
                 item["labels"] == .list([.string("l\(value)"), .string("even")]),
-                item["notes"] == .list([.list([.string("a\(value)"), .int(value)]), .list([.string("z"), .null])])
+                item["notes"] == .list([.list([.string("a\(value)"), .int(value)]), .list([.string("z"), .null])]),
+                item["payload"] == payload(value)
             else {
                 items[id] = -1
                 continue

@@ -139,6 +139,7 @@ struct InputDecoding: Sendable {
             }
             return .decimal(try c.decode(Decimal.self))
         case .objectID: return .objectID(try c.decode(ObjectID.self))
+        case .mixed: return try c.decode(AnyValue.self).propertyValue
         case .object, .linkingObjects:
             throw DecodingError.typeMismatch(
                 PropertyValue.self, .init(codingPath: c.codingPath, debugDescription: "not a primitive"))

@@ -106,6 +106,10 @@ enum ObjectCoding {
                 try encode(
                     .value(entry[1]), element, to: container.superEncoder(forKey: PropertyCodingKey(key)), path: &path)
             }
+        case .value(let value) where property.type == .mixed:
+            // An AnyValue in its own Codable form, which names the kinds JSON has not.
+            var container = encoder.singleValueContainer()
+            try container.encode(AnyValue(value) ?? .null)
         case .value(let value):
             var container = encoder.singleValueContainer()
             try encodeValue(value, property.type, into: &container)
@@ -357,6 +361,10 @@ enum ObjectCoding {
             }
         }
         guard case .value(let value) = input else { throw mismatch("expected a \(property.type.rawValue)") }
+        if property.type == .mixed {
+            guard let mixed = AnyValue(value) else { throw mismatch("\(value) is not a kind of AnyValue") }
+            return mixed
+        }
         if value.isNull { return nil }
         guard let result = swiftValue(value, property.type) else {
             throw mismatch("\(value) is not a valid \(property.type.rawValue)")

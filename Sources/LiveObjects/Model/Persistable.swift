@@ -195,6 +195,16 @@ extension ObjectID: _PrimitivePersistable {
     public var _propertyValue: PropertyValue { .objectID(self) }
 }
 
+extension AnyValue: _PrimitivePersistable {
+    public static func _get(_ context: _AccessContext) -> AnyValue {
+        context.scalar(PropertyValue.self, .mixed).flatMap { AnyValue($0) } ?? _decode(context.storedValue, context)
+    }
+    public static var _type: PropertyType { .mixed }
+    public static var _defaultValue: AnyValue { .null }
+    public init?(_propertyValue value: PropertyValue) { self.init(value as PropertyValue) }
+    public var _propertyValue: PropertyValue { propertyValue }
+}
+
 extension Optional: _Persistable where Wrapped: _Persistable {
     public static var _propertyTemplate: _PropertyTemplate {
         var t = Wrapped._propertyTemplate
@@ -277,6 +287,7 @@ extension Data: _QueryValue {}
 extension UUID: _QueryValue {}
 extension Decimal: _QueryValue {}
 extension ObjectID: _QueryValue {}
+extension AnyValue: _QueryValue {}
 extension Optional: _QueryValue where Wrapped: _QueryValue {
     public var _queryValue: PropertyValue { self?._queryValue ?? .null }
 }

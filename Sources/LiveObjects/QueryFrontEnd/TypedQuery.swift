@@ -375,6 +375,22 @@ extension Query where Value: _QueryMap {
     }
 }
 
+extension Query where Value == AnyValue {
+    /// The name of the value's kind (`payload.@type`, one of ``AnyValue/kindNames``): compare
+    /// it with a kind name, or `"numeric"` for the four kinds of numbers
+    /// (`$0.payload.kind == "string"`, `$0.payload.kind.in(["int", "date"])`).
+    public var kind: Query<String> {
+        guard let table, core.form == nil else {
+            context.fail("kind can only follow an AnyValue property")
+            return Query<String>(context, .predicate(.constant(false)))
+        }
+        return Query<String>(
+            QueryCore(
+                context: context, variable: core.variable, components: core.components + [KeyPathSyntax.typeStep],
+                table: table))
+    }
+}
+
 extension Query where Value: _QueryCollection {
     /// Whether any element equals `value` (`ANY tags == 'x'`).
     public func contains<V: _QueryValue>(_ value: V) -> Query<Bool> {
@@ -458,6 +474,7 @@ public struct StringOptions: OptionSet, Sendable, Hashable {
 public protocol _QueryString {}
 extension String: _QueryString {}
 extension Optional: _QueryString where Wrapped == String {}
+extension AnyValue: _QueryString {}
 
 extension Query where Value: _QueryString {
     /// Whether the string contains `other`.

@@ -211,6 +211,7 @@ extension Input {
         case let v as UUID: self = .value(.uuid(v))
         case let v as Decimal: self = .value(.decimal(v))
         case let v as ObjectID: self = .value(.objectID(v))
+        case let v as AnyValue: self = .value(v.propertyValue)
         case is NSNull: self = .value(.null)
         case let v as any _Persistable: self = v._encode().input
         default:

@@ -5,6 +5,9 @@ public enum PropertyType: String, Hashable, Sendable, CaseIterable {
     case decimal
     /// An ``ObjectID``.
     case objectID
+    /// A mixed value (``AnyValue``): each object's value has a kind of its own (null, a bool,
+    /// a number, a string, a date, data, a UUID, a decimal or an object id).
+    case mixed
     /// A link to another object (to-one when not a list, to-many when a list).
     case object
     /// The computed inverse of a link property of another type (`LinkingObjects`).
@@ -144,6 +147,7 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
         case .object: text = objectType ?? "?"
         case .linkingObjects:
             return "\(name): <- \(objectType ?? "?").\(originProperty ?? "?")"
+        case .mixed: text = "AnyValue"
         default: text = type.rawValue.prefix(1).uppercased() + type.rawValue.dropFirst()
         }
         if text == "Uuid" { text = "UUID" }
@@ -225,6 +229,13 @@ public struct Schema: Hashable, Sendable {
         return nil
     }
 
+    /// Why a mixed (``AnyValue``) property breaks the rules, if it does.
+    private func mixedProblem(_ p: Property) -> String? {
+        if p.isList { return "a collection of AnyValue is not supported yet" }
+        if p.isOptional { return "an AnyValue property holds null itself: declare it non-optional" }
+        return nil
+    }
+
     /// Checks the rules every schema must keep.
     ///
     /// - Throws: ``LiveObjectsError`` with code `invalidSchema`, naming the type and property at
@@ -274,6 +285,7 @@ public struct Schema: Hashable, Sendable {
                     throw fail(
                         p.name, "only a String or String? property can have a full-text index, not \(p.description)")
                 }
+                if p.type == .mixed, let why = mixedProblem(p) { throw fail(p.name, why) }
                 if p.isSet, let why = setProblem(p) { throw fail(p.name, why) }
                 if p.isMap, let why = mapProblem(p) { throw fail(p.name, why) }
                 if p.deleteRule != .nullify && p.type != .object {

@@ -82,6 +82,14 @@ extension ObjectID: ColumnElement {
     @usableFromInline package static var storedZero: ObjectID { .zero }
 }
 
+/// A mixed column (``PropertyType/mixed``) holds each row's value as it is: every case but
+/// ``PropertyValue/object(_:)`` and ``PropertyValue/list(_:)``, which the store refuses.
+extension PropertyValue: ColumnElement {
+    @inlinable package init(unchecked value: PropertyValue) { self = value }
+    @inlinable package var propertyValue: PropertyValue { self }
+    @usableFromInline package static var storedZero: PropertyValue { .null }
+}
+
 extension Optional: ColumnElement where Wrapped: ColumnElement {
     @usableFromInline package init(unchecked value: PropertyValue) {
         self = value.isNull ? nil : Wrapped(unchecked: value)
@@ -237,6 +245,8 @@ package enum ScalarKind {
     case bool, int, float, double, string, date, data, uuid, decimal, objectID
     case optionalBool, optionalInt, optionalFloat, optionalDouble, optionalString, optionalDate
     case optionalData, optionalUUID, optionalDecimal, optionalObjectID
+    /// A mixed column: ``PropertyValue`` per row.
+    case mixed
 
     /// Runs an operation on a column of this kind, with the element type known statically.
     @inlinable @inline(__always)
@@ -266,6 +276,7 @@ package enum ScalarKind {
             operation.apply(unsafeDowncast(column, to: ScalarColumn<Decimal?>.self))
         case .optionalObjectID:
             operation.apply(unsafeDowncast(column, to: ScalarColumn<ObjectID?>.self))
+        case .mixed: operation.apply(unsafeDowncast(column, to: ScalarColumn<PropertyValue>.self))
         }
     }
 }
@@ -513,6 +524,7 @@ extension Column {
         case .uuid: return scalar(UUID.self, .uuid, .optionalUUID)
         case .decimal: return scalar(Decimal.self, .decimal, .optionalDecimal)
         case .objectID: return scalar(ObjectID.self, .objectID, .optionalObjectID)
+        case .mixed: return ScalarColumn<PropertyValue>(property: property, scalarKind: .mixed)
         case .object, .linkingObjects: fatalError("unreachable")
         }
     }
@@ -534,7 +546,7 @@ extension Property {
         case .uuid: return .uuid(UUID.zero)
         case .decimal: return .decimal(0)
         case .objectID: return .objectID(.zero)
-        case .object, .linkingObjects: return .null
+        case .mixed, .object, .linkingObjects: return .null
         }
     }
 }

@@ -12,7 +12,9 @@ extension Store {
     package func check(_ value: PropertyValue, for property: Property, in table: Table)
         throws(LiveObjectsError) -> PropertyValue
     {
-        let checked = try checkType(value, for: property, in: table)
+        let checked =
+            property.type == .mixed
+            ? try checkMixed(value, for: property, in: table) : try checkType(value, for: property, in: table)
         // An enum property of a model class holds only the raw values of its cases.
         if !table.enumCases.isEmpty, !property.isList, !checked.isNull, let cases = table.enumCases[property.name],
             !cases.values.contains(checked)
@@ -219,6 +221,31 @@ extension Store {
         guard from >= 0 && from < count else { throw outOfBounds(table, p, from, count) }
         guard to >= 0 && to < count else { throw outOfBounds(table, p, to, count) }
         if from != to { listMove(table, row, p, from: from, to: to) }
+    }
+
+    // MARK: Mixed values
+
+    /// Checks a mixed (``AnyValue``) value: any plain value as it is, a string or data within
+    /// the limits; a link or a list in a mixed value is refused (not supported yet).
+    private func checkMixed(_ value: PropertyValue, for property: Property, in table: Table)
+        throws(LiveObjectsError) -> PropertyValue
+    {
+        switch value {
+        case .null, .bool, .int, .float, .double, .date, .uuid, .decimal, .objectID:
+            return value
+        case .string, .data:
+            var plain = property
+            plain.type = value.tag == .string ? .string : .data
+            return try checkType(value, for: plain, in: table)
+        case .object:
+            throw LiveObjectsError(
+                .typeMismatch, "a link in an AnyValue property is not supported yet",
+                objectType: table.name, property: property.name)
+        case .list:
+            throw LiveObjectsError(
+                .typeMismatch, "a list or map in an AnyValue property is not supported yet",
+                objectType: table.name, property: property.name)
+        }
     }
 
     // MARK: Maps

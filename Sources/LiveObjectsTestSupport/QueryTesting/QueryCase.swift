@@ -11,7 +11,7 @@ struct SortSpec: Sendable, CustomStringConvertible {
 
     static let fields: [ItemField] = [
         .id, .int, .optInt, .double, .string, .optString, .flag, .date, .code, .ownerName, .ownerScore, .favoriteString,
-        .price, .optPrice, .ref,
+        .price, .optPrice, .ref, .payload,
     ]
 
     var description: String { "\(field.rawValue) \(ascending ? "asc" : "desc") \(comparison)" }
@@ -38,6 +38,7 @@ struct SortSpec: Sendable, CustomStringConvertible {
         case .favoriteInt: \.owner?.favorite?.int
         case .favoriteString: \.owner?.favorite?.string
         case .settingsTheme, .settingsFont: \.settings  // not a sort field (see `fields`)
+        case .payload, .payloadKind: \.payload
         }
     }
 

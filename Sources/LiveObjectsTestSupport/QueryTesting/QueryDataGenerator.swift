@@ -23,6 +23,24 @@ enum QueryWorld {
         "ffffffffffffffffffffffff",
     ].map { ObjectID(hex: $0)! }
 
+    /// A value of a random kind for an `AnyValue`: numbers equal across int, double and
+    /// decimal (3, 3.0, 3 as a decimal), strings that look like numbers ("3"), booleans, dates,
+    /// object ids and null. (No NaN: it is no number to compare; no data nor UUID, which have
+    /// no text literal.)
+    static func mixed(_ rng: inout SeededRandomNumberGenerator) -> PropertyValue {
+        switch rng.int(0...8) {
+        case 0: .null
+        case 1: .bool(rng.chance(0.5))
+        case 2: .int(Int64(rng.int(-3...12)))
+        case 3: .double(Double(rng.int(-12...40)) / 4)
+        case 4: .decimal(rng.element(of: decimals.dropLast().map { $0 }))
+        case 5: .string(rng.chance(0.3) ? String(rng.int(0...3)) : QueryText.string(&rng, maxFragments: 2))
+        case 6: .date(date(rng.int(0...6)))
+        case 7: .objectID(rng.element(of: objectIDs))
+        default: .int(3)
+        }
+    }
+
     static func decimal(_ rng: inout SeededRandomNumberGenerator) -> Decimal {
         rng.chance(0.05) ? Decimal.nan : rng.element(of: decimals.dropLast().map { $0 })
     }
@@ -40,6 +58,7 @@ enum QueryWorld {
         for key in ["theme", "font"] where rng.chance(0.6) {
             item.settings[key] = QueryText.string(&rng, maxFragments: 2)
         }
+        item.payload = mixed(&rng)
         return item
     }
 
@@ -59,7 +78,8 @@ enum QueryWorld {
         [
             "id": item.id, "int": item.int, "optInt": item.optInt as Any, "double": item.double,
             "string": item.string, "optString": item.optString as Any, "flag": item.flag, "date": item.date,
-            "code": item.code, "price": item.price, "optPrice": item.optPrice as Any, "ref": item.ref,
+            "code": item.code, "payload": AnyValue(item.payload)!, "price": item.price,
+            "optPrice": item.optPrice as Any, "ref": item.ref,
             "owner": item.owner as Any, "settings": item.settings,
         ]
     }
@@ -130,6 +150,7 @@ enum QueryWorld {
                     item.settings = fresh.settings
                 case 5: item.double = fresh.double; item.date = fresh.date
                 case 6 where rng.chance(0.5):
+                    item.payload = fresh.payload
                     item.price = fresh.price
                     item.optPrice = fresh.optPrice
                     item.ref = fresh.ref
@@ -196,6 +217,7 @@ enum QueryWorld {
                     object.price = item.price
                     object.optPrice = item.optPrice
                     object.ref = item.ref
+                    object.payload = AnyValue(item.payload)!
                     object.owner = item.owner.flatMap { r.object(ofType: QPOwner.self, forPrimaryKey: $0) }
                     object.tags.removeAll()
                     for tag in item.tags { object.tags.append(r.object(ofType: QPTag.self, forPrimaryKey: tag)!) }

@@ -17,6 +17,7 @@ package final class QPItem: Object {
     @Persisted package var price = Decimal(0)
     @Persisted package var optPrice: Decimal?
     @Persisted package var ref = QueryWorld.objectIDs[0]
+    @Persisted package var payload: AnyValue
     @Persisted package var owner: QPOwner?
     @Persisted package var tags: List<QPTag>
     @Persisted package var settings: Map<String, String>

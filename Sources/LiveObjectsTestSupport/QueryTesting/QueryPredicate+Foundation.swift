@@ -226,7 +226,7 @@ struct FoundationBuilder {
             guard options.isEmpty, case .constant(let constant) = rhs else { return nil }
             switch lhs {
             case .field(let field):
-                guard quantifier == .direct, !field.isMapValue else { return nil }
+                guard quantifier == .direct, !field.isOutsideFoundation else { return nil }
                 return leaf(operand(field), op, constant)
             case .many(let list, let field):
                 return quantified(list, field, quantifier, op, constant)
@@ -271,7 +271,8 @@ struct FoundationBuilder {
     func operand(_ field: ItemField) -> any FoundationOperand {
         let owner = PE.KeyPath(root: root, keyPath: \QPItem.owner)
         switch field {
-        case .settingsTheme, .settingsFont: preconditionFailure("a map's value by key has no Foundation predicate")
+        case .settingsTheme, .settingsFont, .payload, .payloadKind:
+            preconditionFailure("a map's value by key and an AnyValue have no Foundation predicate")
         case .id: return PlainOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.id))
         case .int: return PlainOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.int))
         case .optInt: return OptionalOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.optInt))

@@ -50,6 +50,8 @@ struct TypedOperand<V>: TypedOperandProtocol {
     func string(_ op: QueryOperator, _ pattern: String, _ options: StringOptions) -> Query<Bool>? { nil }
 
     func isIn(_ items: [PropertyValue]) -> Query<Bool>? {
+        // An AnyValue is compared with values of every kind at once.
+        if V.self == AnyValue.self { return query.in(items.compactMap { AnyValue($0) }) }
         guard let first = items.first(where: { !$0.isNull }) ?? items.first else { return query.in([Int]()) }
         switch first {
         case .int, .null: return query.in(items.map { $0.intValue.map(Int.init) })
@@ -180,28 +182,7 @@ struct TypedBuilder {
         let q = root
         switch operand {
         case .constant: return nil
-        case .field(let field):
-            switch field {
-            case .id: return TypedOperand(query: q.id)
-            case .int: return TypedOperand(query: q.int)
-            case .optInt: return TypedOperand(query: q.optInt)
-            case .double: return TypedOperand(query: q.double)
-            case .string: return TypedStringOperand(q.string)
-            case .optString: return TypedStringOperand(q.optString)
-            case .flag: return TypedOperand(query: q.flag)
-            case .date: return TypedOperand(query: q.date)
-            case .code: return TypedStringOperand(q.code)
-            case .price: return TypedOperand(query: q.price)
-            case .optPrice: return TypedOperand(query: q.optPrice)
-            case .ref: return TypedOperand(query: q.ref)
-            case .ownerName: return TypedStringOperand(q.owner.name)
-            case .ownerScore: return TypedOperand(query: q.owner.score)
-            case .ownerID: return TypedOperand(query: q.owner.id)
-            case .favoriteInt: return TypedOperand(query: q.owner.favorite.int)
-            case .favoriteString: return TypedStringOperand(q.owner.favorite.string)
-            case .settingsTheme: return TypedStringOperand(q.settings["theme"])
-            case .settingsFont: return TypedStringOperand(q.settings["font"])
-            }
+        case .field(let field): return fieldOperand(field)
         case .element(let field):
             switch (element, field) {
             case (.tag(let t)?, .tagID): return TypedOperand(query: t.id)
@@ -274,6 +255,34 @@ struct TypedBuilder {
                 return nil
             }
             return failed ? nil : TypedOperand(query: count)
+        }
+    }
+
+    /// The typed operand of a property of the tested item.
+    func fieldOperand(_ field: ItemField) -> any TypedOperandProtocol {
+        let q = root
+        switch field {
+        case .id: return TypedOperand(query: q.id)
+        case .int: return TypedOperand(query: q.int)
+        case .optInt: return TypedOperand(query: q.optInt)
+        case .double: return TypedOperand(query: q.double)
+        case .string: return TypedStringOperand(q.string)
+        case .optString: return TypedStringOperand(q.optString)
+        case .flag: return TypedOperand(query: q.flag)
+        case .date: return TypedOperand(query: q.date)
+        case .code: return TypedStringOperand(q.code)
+        case .price: return TypedOperand(query: q.price)
+        case .optPrice: return TypedOperand(query: q.optPrice)
+        case .ref: return TypedOperand(query: q.ref)
+        case .payload: return TypedStringOperand(q.payload)
+        case .payloadKind: return TypedOperand(query: q.payload.kind)
+        case .ownerName: return TypedStringOperand(q.owner.name)
+        case .ownerScore: return TypedOperand(query: q.owner.score)
+        case .ownerID: return TypedOperand(query: q.owner.id)
+        case .favoriteInt: return TypedOperand(query: q.owner.favorite.int)
+        case .favoriteString: return TypedStringOperand(q.owner.favorite.string)
+        case .settingsTheme: return TypedStringOperand(q.settings["theme"])
+        case .settingsFont: return TypedStringOperand(q.settings["font"])
         }
     }
 

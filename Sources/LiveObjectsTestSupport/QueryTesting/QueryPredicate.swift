@@ -4,7 +4,13 @@ import LiveObjects
 // The random predicates of the randomized query test, as a tree that the reference evaluates
 // and that renders as text, as a typed query and as a Foundation predicate.
 
-enum QueryValueKind: Sendable { case int, double, string, bool, date, decimal, objectID }
+enum QueryValueKind: Sendable {
+    case int, double, string, bool, date, decimal, objectID
+    /// Any kind (an `AnyValue`).
+    case mixed
+    /// The name of an `AnyValue`'s kind (`payload.@type`).
+    case kindName
+}
 
 /// The operator of a comparison, spelled as in the string query language.
 package enum QueryOperator: String, Sendable, CaseIterable {
@@ -23,9 +29,14 @@ enum ItemField: String, Sendable, CaseIterable {
     case favoriteInt = "owner.favorite.int", favoriteString = "owner.favorite.string"
     /// A map's value by key (nil when the map lacks the key).
     case settingsTheme = "settings['theme']", settingsFont = "settings['font']"
+    /// An `AnyValue`, and the name of its kind (not in Foundation predicates).
+    case payload, payloadKind = "payload.@type"
 
     /// Whether the field reads a map by key (not in Foundation predicates).
     var isMapValue: Bool { self == .settingsTheme || self == .settingsFont }
+
+    /// Whether Foundation predicates cannot read the field (a map's value, an `AnyValue`).
+    var isOutsideFoundation: Bool { isMapValue || self == .payload || self == .payloadKind }
 
     var kind: QueryValueKind {
         switch self {
@@ -36,6 +47,8 @@ enum ItemField: String, Sendable, CaseIterable {
         case .date: .date
         case .price, .optPrice: .decimal
         case .ref: .objectID
+        case .payload: .mixed
+        case .payloadKind: .kindName
         }
     }
 
@@ -62,6 +75,8 @@ enum ItemField: String, Sendable, CaseIterable {
         case .favoriteString: return favorite.map { .string($0.string) } ?? .null
         case .settingsTheme: return item.settings["theme"].map { .string($0) } ?? .null
         case .settingsFont: return item.settings["font"].map { .string($0) } ?? .null
+        case .payload: return item.payload
+        case .payloadKind: return .string(QueryReference.kindName(item.payload))
         }
     }
 }

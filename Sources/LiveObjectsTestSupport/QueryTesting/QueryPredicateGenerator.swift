@@ -182,19 +182,25 @@ struct PredicateGenerator {
         var ops: [QueryOperator]
         switch kind {
         case .bool: ops = [.equal, .notEqual]
+        case .kindName: ops = [.equal, .notEqual, .in]
+        case .mixed:
+            ops = [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .in, .beginsWith, .contains]
         case .string:
             ops = [.equal, .notEqual, .beginsWith, .endsWith, .contains, .like, .in, .less, .greaterOrEqual]
         default: ops = [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .in, .between]
         }
         let op = rng.element(of: ops)
         var options: QueryReference.Options = []
+        if kind == .mixed && (op.isStringOperation || op == .equal) && sample.stringValue != nil {
+            options = randomOptions()
+        }
         if kind == .string && op != .less && op != .greaterOrEqual { options = randomOptions() }
         if kind == .string && op.isOrdering && rng.chance(0.3) { options = .c }
         switch op {
         case .in:
             var items: [PropertyValue] = []
             for _ in 0..<rng.int(0...3) { items.append(constant(kind, near: sample)) }
-            if rng.chance(0.2) { items.append(.null) }
+            if rng.chance(0.2) && kind != .kindName { items.append(.null) }
             return .compare(quantifier, lhs, .in, options, .constant(.list(items)))
         case .between:
             var low = constant(kind, near: sample)
@@ -210,7 +216,10 @@ struct PredicateGenerator {
             return .compare(quantifier, lhs, op, options, .constant(.string(QueryText.piece(of: base, &rng))))
         default:
             var value = constant(kind, near: sample)
-            if (op == .equal || op == .notEqual) && rng.chance(0.15) { value = .null }
+            if (op == .equal || op == .notEqual) && kind != .kindName && rng.chance(0.15) { value = .null }
+            // Booleans do not order (the query is refused); a string option needs a string.
+            if op.isOrdering, value.boolValue != nil || value.isNull { value = .int(Int64(rng.int(-3...12))) }
+            if value.stringValue == nil { options = [] }
             return .compare(quantifier, lhs, op, options, .constant(value))
         }
     }
@@ -231,6 +240,8 @@ struct PredicateGenerator {
         case .date: return .date(QueryWorld.date(rng.int(0...6)))
         case .decimal: return .decimal(QueryWorld.decimal(&rng))
         case .objectID: return .objectID(rng.element(of: QueryWorld.objectIDs))
+        case .mixed: return QueryWorld.mixed(&rng)
+        case .kindName: return .string(rng.element(of: QueryReference.kindNames))
         }
     }
 

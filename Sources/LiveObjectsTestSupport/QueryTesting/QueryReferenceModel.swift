@@ -21,6 +21,8 @@ struct RefItem: Sendable {
     var owner: Int?
     var tags: [Int]
     var settings: [String: String] = [:]
+    /// An `AnyValue` of a random kind (its stored form).
+    var payload: PropertyValue = .null
 }
 
 struct RefOwner: Sendable {

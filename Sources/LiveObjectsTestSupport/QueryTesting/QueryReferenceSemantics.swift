@@ -59,6 +59,59 @@ package enum QueryReference {
         return x.lexicographicallyPrecedes(y) ? -1 : 1
     }
 
+    /// The names `@type` gives the kinds of an `AnyValue` (docs/QUERIES.md).
+    package static let kindNames = [
+        "null", "bool", "int", "float", "double", "decimal", "string", "data", "date", "objectId", "uuid",
+    ]
+
+    /// The kind name of a value, as `payload.@type` reads it.
+    static func kindName(_ v: PropertyValue) -> String {
+        switch v {
+        case .null: "null"
+        case .bool: "bool"
+        case .int: "int"
+        case .float: "float"
+        case .double: "double"
+        case .decimal: "decimal"
+        case .string: "string"
+        case .data: "data"
+        case .date: "date"
+        case .objectID: "objectId"
+        case .uuid: "uuid"
+        case .object, .list: "?"
+        }
+    }
+
+    /// The place of a value's kind when an `AnyValue` sorts: null, bools, numbers, strings,
+    /// data, dates, object ids, UUIDs (docs/QUERIES.md).
+    static func kindRank(_ v: PropertyValue) -> Int {
+        switch v {
+        case .null: 0
+        case .bool: 1
+        case .int, .float, .double, .decimal: 2
+        case .string: 3
+        case .data: 4
+        case .date: 5
+        case .objectID: 6
+        case .uuid: 7
+        case .object, .list: 8
+        }
+    }
+
+    /// A decimal and another number, by value (a double by its shortest text).
+    static func decimalOrder(_ a: PropertyValue, _ b: PropertyValue) -> Int? {
+        func exact(_ v: PropertyValue) -> Decimal? {
+            switch v {
+            case .decimal(let d): d.isNaN ? nil : d
+            case .int(let i): Decimal(i)
+            case .double(let d): d.isFinite ? Decimal(string: "\(d)", locale: Locale(identifier: "en_US_POSIX")) : nil
+            default: nil
+            }
+        }
+        guard let x = exact(a), let y = exact(b) else { return nil }
+        return x == y ? 0 : (x < y ? -1 : 1)
+    }
+
     static func number(_ v: PropertyValue) -> Double? {
         switch v {
         case .int(let i): Double(i)
@@ -83,6 +136,8 @@ package enum QueryReference {
         case (.objectID(let x), .objectID(let y)):
             // By bytes: the order of the lowercase hex text.
             return x.hexString == y.hexString ? 0 : (x.hexString < y.hexString ? -1 : 1)
+        case (.decimal, .int), (.decimal, .double), (.int, .decimal), (.double, .decimal):
+            return decimalOrder(a, b)
         default:
             guard let x = number(a), let y = number(b) else { return nil }
             return x == y ? 0 : (x < y ? -1 : 1)
@@ -237,6 +292,8 @@ enum ReferenceSort {
         case (.null, .null): return 0
         case (.null, _): return -1
         case (_, .null): return 1
+        case _ where QueryReference.kindRank(a) != QueryReference.kindRank(b):
+            return QueryReference.kindRank(a) < QueryReference.kindRank(b) ? -1 : 1
         case (.string(let x), .string(let y)): return compareStrings(x, y, comparison)
         default: return QueryReference.order(a, b) ?? 0
         }

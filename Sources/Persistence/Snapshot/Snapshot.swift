@@ -306,6 +306,8 @@ struct RecordEncoder {
                 }
             }
             writer.endArray()
+        case .other(let column) where column.property.type == .mixed:
+            ValueCoding.writeMixed(column.value(at: r), &writer)
         case .other(let column):
             ValueCoding.writePlain(column.value(at: r), &writer)
         }

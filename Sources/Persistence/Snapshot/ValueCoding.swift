@@ -166,6 +166,7 @@ enum ValueCoding {
         func bad(_ why: String, _ reader: JSONReader) -> LiveObjectsError {
             reader.loadError(why, objectType: table, property: property.name)
         }
+        if property.type == .mixed { return try readMixed(property, &reader, table: table) }
         if try reader.readNull() {
             guard property.isOptional else { throw bad("null for a property that is not optional", reader) }
             return .null
@@ -230,7 +231,7 @@ enum ValueCoding {
                 throw bad("'\(text.prefix(64))' is not an ObjectID (24 hex digits)", reader)
             }
             return .objectID(id)
-        case .object, .linkingObjects:
+        case .object, .linkingObjects, .mixed:
             throw bad("not a plain value", reader)
         }
     }

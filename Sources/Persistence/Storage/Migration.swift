@@ -184,6 +184,8 @@ enum MigrationRunner {
             let sources: [Int?] = properties.map { p in
                 guard p.isStored, let o = oldTable.propertyIndex[p.name] else { return nil }
                 let q = oldTable.schema.properties[o]
+                // A plain value becomes an AnyValue as it is (a String its string, nil null).
+                if p.type == .mixed && !q.isList && q.type != .object && q.type != .linkingObjects { return o }
                 guard q.type == p.type, q.isList == p.isList, q.isMap == p.isMap, q.objectType == p.objectType,
                     !q.isOptional || p.isOptional || p.type == .object
                 else { return nil }

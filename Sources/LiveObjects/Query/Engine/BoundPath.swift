@@ -11,6 +11,9 @@ struct BoundPath {
         let isToMany: Bool
         /// For a map: the value of one key (`settings['theme']`), or the keys (`settings.@keys`).
         var mapAccess: MapAccess? = nil
+        /// For a mixed property: whether the step reads the kind of its value (`payload.@type`,
+        /// ``AnyValue/kindName``) instead of the value.
+        var readsKind = false
     }
 
     /// What a step reads of a map besides its values.
@@ -61,6 +64,10 @@ struct BoundPath {
         case nil:
             break
         }
+        if last.readsKind {
+            property.type = .string
+            property.isOptional = false
+        }
         return property
     }
 
@@ -88,6 +95,18 @@ struct BoundPath {
         steps.reserveCapacity(components.count)
         var table = root
         for (i, name) in components.enumerated() {
+            if name == KeyPathSyntax.typeStep {
+                guard let last = steps.last, !last.readsKind, last.mapAccess == nil,
+                    last.table.schema.properties[last.property].type == .mixed, i == components.count - 1
+                else {
+                    throw QueryBindingFailure(
+                        "@type follows only an AnyValue property, at the end of a key path", code: .invalidQuery,
+                        objectType: table.name,
+                        property: steps.last.map { $0.table.schema.properties[$0.property].name })
+                }
+                steps[steps.count - 1].readsKind = true
+                continue
+            }
             if KeyPathSyntax.mapKey(name) != nil || KeyPathSyntax.mapSteps.contains(name) {
                 if let access = try mapAccess(name, after: steps.last) {
                     let last = steps.removeLast()
@@ -120,7 +139,8 @@ struct BoundPath {
                 i < components.count - 1
                 && (KeyPathSyntax.mapKey(components[i + 1]) != nil
                     || KeyPathSyntax.mapSteps.contains(components[i + 1]))
-            if i < components.count - 1 && !(property.isMap && nextIsMapStep) {
+            let nextIsTypeStep = i < components.count - 1 && components[i + 1] == KeyPathSyntax.typeStep
+            if i < components.count - 1 && !(property.isMap && nextIsMapStep) && !nextIsTypeStep {
                 guard let next = target else {
                     throw QueryBindingFailure(
                         "\(table.name).\(name) is not a link, so '\(components[i + 1])' cannot follow it",
@@ -266,6 +286,8 @@ struct BoundPath {
             } else if case .list(let items) = step.table.value(row, step.property) {
                 for item in items { visit(item) }
             }
+        } else if step.readsKind {
+            visit(.string(AnyValue.kindName(of: step.table.columns[step.property]!.value(at: Int(row)))))
         } else {
             visit(step.table.columns[step.property]!.value(at: Int(row)))
         }
@@ -301,6 +323,9 @@ struct BoundPath {
             var value = PropertyValue.null
             Self.mapValues(step, access, row) { value = $0 }
             return value
+        }
+        if step.readsKind {
+            return .string(AnyValue.kindName(of: step.table.columns[step.property]!.value(at: Int(row))))
         }
         return step.table.columns[step.property]!.value(at: Int(row))
     }

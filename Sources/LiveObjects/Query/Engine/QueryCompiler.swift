@@ -120,6 +120,9 @@ struct QueryCompiler {
             op = flipped
         }
         try check(lhs, op, rhs, c)
+        if case .path(let path, _) = lhs.expression, path.steps.last?.readsKind == true {
+            return try bindKindTest(lhs, op, rhs, c)
+        }
         var matcher: StringMatcher?
         if op == .text {
             matcher = try fullTextMatcher(rhs, c)
@@ -139,6 +142,36 @@ struct QueryCompiler {
             memoCount += path.steps.count
         }
         return .comparison(comparison)
+    }
+
+    /// `payload.@type == 'string'`, `!=`, `IN {…}`: the kind names (any case, with `numeric`
+    /// for the four kinds of numbers) checked and spelled as ``AnyValue/kindName`` reads them, the
+    /// comparison made an `IN` of them.
+    private func bindKindTest(_ lhs: Bound, _ op: ComparisonOperator, _ rhs: Bound, _ c: ComparisonSyntax)
+        throws(LiveObjectsError) -> BoundPredicate
+    {
+        var names: [PropertyValue] = []
+        switch rhs.expression {
+        case .constant(.string(let name)) where op == .equal || op == .notEqual:
+            names = [.string(name)]
+        case .constant(.list(let items)) where op == .in:
+            names = items
+        default:
+            throw fail("@type is compared with ==, != or IN and kind names such as 'string' or 'numeric'", at: c.offset)
+        }
+        var kinds: [PropertyValue] = []
+        for name in names {
+            guard case .string(let text) = name, let matching = AnyValue.kindNames(matching: text) else {
+                throw fail(
+                    "\(name) is not a kind of AnyValue (\(AnyValue.kindNames.joined(separator: ", ")), numeric)",
+                    at: c.offset)
+            }
+            kinds += matching.map { .string($0) }
+        }
+        let comparison = BoundComparison(
+            quantifier: c.quantifier, lhs: lhs.expression, op: .in, options: [], rhs: .constant(.list(kinds)),
+            matcher: nil)
+        return op == .notEqual ? .not(.comparison(comparison)) : .comparison(comparison)
     }
 
     /// The matcher of `TEXT`, whose right-hand side must be a string constant holding a valid
@@ -162,6 +195,8 @@ struct QueryCompiler {
         else { return nil }
         let p = path.steps[0].property
         let property = root.schema.properties[p]
+        // A mixed column holds values of every kind: compared value by value.
+        if property.type == .mixed { return nil }
         // Index lookups: equality or IN on the primary key or an indexed property.
         if c.options.isEmpty, property.isPrimaryKey || property.isIndexed {
             var keys: [PropertyValue]?
@@ -292,6 +327,7 @@ struct QueryCompiler {
             case .uuid: self = .uuid
             case .objectID: self = .objectID
             case .object, .linkingObjects: self = .object
+            case .mixed: self = .unknown
             }
         }
 

@@ -140,14 +140,41 @@ struct RowSorter {
         return order.map { rows[$0] }
     }
 
-    /// Orders two keys: nil first, then as ``compareValues(_:_:_:)``.
+    /// Two numbers that do not compare (one is NaN): NaN sorts before every other number and
+    /// with the other NaNs, so that the order stays total.
+    static func nanFirst(_ a: PropertyValue, _ b: PropertyValue) -> Int {
+        func isNaN(_ v: PropertyValue) -> Bool {
+            switch v {
+            case .double(let d): d.isNaN
+            case .float(let f): f.isNaN
+            case .decimal(let d): d.isNaN
+            default: false
+            }
+        }
+        let (x, y) = (isNaN(a), isNaN(b))
+        return x == y ? 0 : (x ? -1 : 1)
+    }
+
+    /// The place of a key's kind in a sort over mixed values (``AnyValue/sortRank(of:)``).
+    static func rank(_ key: Key) -> Int {
+        switch key {
+        case .null: AnyValue.sortRank(of: .null)
+        case .string, .ascii: AnyValue.sortRank(of: .string(""))
+        case .value(let v): AnyValue.sortRank(of: v)
+        }
+    }
+
+    /// Orders two keys: nil first, then values of different kinds by ``rank(_:)`` (only a mixed
+    /// property holds several), then as ``compareValues(_:_:_:)``.
     static func compare(_ a: Key, _ b: Key) -> Int {
+        let (ra, rb) = (rank(a), rank(b))
+        if ra != rb { return ra < rb ? -1 : 1 }
         switch (a, b) {
         case (.null, .null): return 0
         case (.null, _): return -1
         case (_, .null): return 1
         case (.string(let x), .string(let y)): return StringSortKey.compare(x, y)
-        case (.value(let x), .value(let y)): return compareValues(x, y) ?? 0
+        case (.value(let x), .value(let y)): return compareValues(x, y) ?? nanFirst(x, y)
         // Exact order: an ASCII string and another one's key.
         case (.ascii(let p, let m, let x), .ascii(let q, let n, let y)):
             if p != q { return p < q ? -1 : 1 }

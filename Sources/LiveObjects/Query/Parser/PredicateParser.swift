@@ -612,8 +612,11 @@ struct PredicateParserState {
                     "expected at most \(PredicateParser.maxKeyPathLength) property names in a key path but found more",
                     at: offset, code: .limitExceeded)
             }
-            if isOperator, op == nil, !isSubquery, KeyPathSyntax.mapSteps.contains("@" + part) {
-                // `settings.@keys`, `settings.@values`: steps of the path, not operators.
+            if isOperator, op == nil, !isSubquery,
+                KeyPathSyntax.mapSteps.contains("@" + part) || "@" + part == KeyPathSyntax.typeStep
+            {
+                // `settings.@keys`, `settings.@values`, `payload.@type`: steps of the path, not
+                // operators.
                 path.components.append("@" + part)
                 return
             }

@@ -261,7 +261,8 @@ extension KeyPathSyntax: CustomStringConvertible {
             } else {
                 text +=
                     (text.isEmpty ? "" : ".")
-                    + (Self.mapSteps.contains(component) ? component : Self.escaped(component))
+                    + (Self.mapSteps.contains(component) || component == Self.typeStep
+                        ? component : Self.escaped(component))
             }
         }
         return text.isEmpty ? "SELF" : text
@@ -278,6 +279,8 @@ extension KeyPathSyntax: CustomStringConvertible {
 
     /// The components of a map's keys and values (`settings.@keys`, `settings.@values`).
     package static let mapSteps: Set<String> = ["@keys", "@values"]
+    /// The component that reads the kind of a mixed value (`payload.@type`).
+    package static let typeStep = "@type"
 
     /// A property name as written in a predicate: with `#` in front if it is a keyword.
     static func escaped(_ name: String) -> String {

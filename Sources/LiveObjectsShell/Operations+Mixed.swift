@@ -1,0 +1,61 @@
+import Foundation
+import LiveObjects
+import LiveObjectsJSON
+
+/// How the shell prints and reads the value of an `AnyValue` property: null, a bool, an integer,
+/// a number with a fraction (a double) and a string as themselves; every other kind as an object
+/// of one member naming it, so that the kind shows: `{"decimal": "9.99"}`, `{"float": 1.5}`,
+/// `{"date": "2024-05-01T10:00:00Z"}` (ISO 8601, or seconds since 2001 as a number on input),
+/// `{"data": "base64"}`, `{"uuid": "…"}`, `{"objectID": "24 hex digits"}`.
+extension Operations {
+    /// A mixed value as the shell prints it.
+    static func json(mixed value: PropertyValue) -> JSONValue {
+        func tagged(_ name: String, _ payload: JSONValue) -> JSONValue { .object([(name, payload)]) }
+        switch value {
+        case .null, .bool, .int, .string, .double: return json(scalar: value)
+        case .float: return tagged("float", json(scalar: value))
+        case .date(let v): return tagged("date", .string(v.formatted(.iso8601)))
+        case .data(let v): return tagged("data", .string(v.base64EncodedString()))
+        case .uuid(let v): return tagged("uuid", .string(v.uuidString))
+        case .decimal(let v): return tagged("decimal", .string(v.exactText))
+        case .objectID(let v): return tagged("objectID", .string(v.hexString))
+        case .object, .list: return .null
+        }
+    }
+
+    /// A JSON value as a mixed value.
+    static func mixedValue(_ json: JSONValue, for property: Property, in schema: ObjectSchema) throws -> PropertyValue {
+        func mismatch() -> ShellError {
+            ShellError(
+                "\(schema.name).\(property.name): expected null, a bool, a number, a string or an object naming its kind"
+                    + " ({\"decimal\": \"9.99\"}, {\"date\": …}, {\"uuid\": …}, {\"objectID\": …}, {\"data\": …},"
+                    + " {\"float\": …}), got \(json.spaced)")
+        }
+        switch json {
+        case .null: return .null
+        case .bool(let v): return .bool(v)
+        case .string(let v): return .string(v)
+        case .number:
+            if let v = json.int64Value { return .int(v) }
+            return .double(json.numberAsDouble ?? .nan)
+        case .object(let members):
+            guard members.count == 1 else { throw mismatch() }
+            var plain = property
+            switch members[0].key {
+            case "float": plain.type = .float
+            case "double": plain.type = .double
+            case "date": plain.type = .date
+            case "data": plain.type = .data
+            case "uuid": plain.type = .uuid
+            case "decimal": plain.type = .decimal
+            case "objectID": plain.type = .objectID
+            default: throw mismatch()
+            }
+            if plain.type == .date, let seconds = members[0].value.numberAsDouble {
+                return .date(Date(timeIntervalSinceReferenceDate: seconds))
+            }
+            return try plainValue(members[0].value, for: plain, in: schema)
+        case .array: throw mismatch()
+        }
+    }
+}

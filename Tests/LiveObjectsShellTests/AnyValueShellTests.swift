@@ -1,0 +1,55 @@
+import Foundation
+import LiveObjects
+import LiveObjectsShell
+import Testing
+
+/// `AnyValue` properties in the shell: `define` reads `AnyValue` (and `Any`), input takes any
+/// JSON value or an object naming the kind, display shows the kind where JSON has none, and
+/// queries compare by value and by `@type`.
+@Suite struct AnyValueShellTests {
+    static let script = [
+        "define Note { id: Int primary, payload: AnyValue, extra: Any }",
+        #"create Note {"id": 1, "payload": 3}"#,
+        #"create Note {"id": 2, "payload": "3"}"#,
+        #"create Note {"id": 3, "payload": {"decimal": "3.00"}}"#,
+        #"create Note {"id": 4, "payload": {"date": "2024-05-01T10:00:00Z"}, "extra": 2.5}"#,
+        #"create Note {"id": 5, "payload": null, "extra": true}"#,
+    ]
+
+    @Test func defineCreateShowAndQuery() async {
+        let run = await liveobj(
+            [
+                "-c",
+                (Self.script + [
+                    "schema Note", "query Note where payload == 3", "query Note where payload.@type == 'string'",
+                    "query Note where payload.@type IN {'date', 'null'} sort by id",
+                ]).joined(separator: "; "),
+            ])
+        #expect(run.code == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("payload: AnyValue"), "\(run.stdout)")
+        #expect(run.stdout.contains("extra: AnyValue"), "\(run.stdout)")
+        #expect(run.stdout.contains("(2 objects)"), "3 and 3.00, not \"3\": \(run.stdout)")
+        #expect(run.stdout.contains(#"{"decimal": "3"}"#), "\(run.stdout)")
+        #expect(run.stdout.contains(#"{"date": "2024-05-01T10:00:00Z"}"#), "\(run.stdout)")
+        #expect(run.stdout.contains("(1 object)"), "\(run.stdout)")
+    }
+
+    @Test func jsonOutputNamesTheKind() async {
+        let run = await liveobj(["--json", "-c", (Self.script + ["query Note where id >= 3"]).joined(separator: "; ")])
+        #expect(run.code == 0, "\(run.stderr)")
+        #expect(run.stdout.contains(#""payload":{"decimal":"3"}"#), "\(run.stdout)")
+        #expect(run.stdout.contains(#""extra":2.5"#), "\(run.stdout)")
+        #expect(run.stdout.contains(#""payload":null"#), "\(run.stdout)")
+    }
+
+    @Test func badValuesAreRefusedWithAMessage() async {
+        for bad in [
+            #"{"id": 9, "payload": [1]}"#, #"{"id": 9, "payload": {"money": 1}}"#,
+            #"{"id": 9, "payload": {"uuid": "x"}}"#,
+        ] {
+            let run = await liveobj(["-c", (Self.script.prefix(1) + ["create Note \(bad)"]).joined(separator: "; ")])
+            #expect(run.code != 0, "\(bad)")
+            #expect(run.stderr.contains("Note.payload"), "\(bad): \(run.stderr)")
+        }
+    }
+}
