@@ -205,6 +205,48 @@ struct ColumnScan {
         return result
     }
 
+    /// ``scan(_:_:_:)`` for a packed integer column: a loop for each chunk's width.
+    @inline(__always)
+    private func scan(_ values: PackedIntArray, _ candidates: [Int32]?, _ test: (Int64) -> Bool) -> [Int32] {
+        var result: [Int32] = []
+        if let candidates {
+            for row in candidates where test(values.element(at: Int(row))) { result.append(row) }
+            return result
+        }
+        let allLive = table.liveCount == values.count
+        @inline(__always)
+        func collect<W: FixedWidthInteger & SignedInteger>(_ base: Int, _ buffer: UnsafeBufferPointer<W>) {
+            for i in 0..<buffer.count
+            where (allLive || table.isLive(Int32(truncatingIfNeeded: base + i))) && test(Int64(buffer[i])) {
+                result.append(Int32(truncatingIfNeeded: base + i))
+            }
+        }
+        values.forEachChunk { base, chunk in
+            switch chunk {
+            case .int8(let buffer): collect(base, buffer)
+            case .int16(let buffer): collect(base, buffer)
+            case .int32(let buffer): collect(base, buffer)
+            case .int64(let buffer): collect(base, buffer)
+            }
+        }
+        return result
+    }
+
+    /// ``compareScan(_:_:_:_:)`` for a packed integer column.
+    private func compareScan(
+        _ values: PackedIntArray, _ op: ComparisonOperator, _ c: Int64, _ candidates: [Int32]?
+    ) -> [Int32] {
+        switch op {
+        case .equal: scan(values, candidates) { $0 == c }
+        case .notEqual: scan(values, candidates) { $0 != c }
+        case .lessThan: scan(values, candidates) { $0 < c }
+        case .lessThanOrEqual: scan(values, candidates) { $0 <= c }
+        case .greaterThan: scan(values, candidates) { $0 > c }
+        case .greaterThanOrEqual: scan(values, candidates) { $0 >= c }
+        default: []
+        }
+    }
+
     @inline(__always)
     private func scanIndices(count: Int, _ candidates: [Int32]?, _ test: (Int) -> Bool) -> [Int32] {
         var result: [Int32] = []
