@@ -60,7 +60,7 @@ final class PackedNumber: Object {
     /// Random writes agree with a dictionary after every round, in the realm, in frozen copies
     /// taken along the way, in queries that scan the columns, and after reopening the file
     /// (seeded; the seed and the operations are in the message).
-    @Test(arguments: [1, 2, 3])
+    @Test(arguments: [1, 2])
     func integersAgreeWithAModel(seed: UInt64) async throws {
         let url = try makeTemporaryDirectory().appendingPathComponent("numbers.json")
         let options = FileStorage.Options(savePolicy: .manual, journal: true)
@@ -75,7 +75,7 @@ final class PackedNumber: Object {
             Issue.record("seed \(seed): \(what); operations: \(operations.suffix(60).joined(separator: "; "))")
         }
         // Narrow values first, past a chunk's end, so that later writes widen chunks.
-        let first = (0..<5_000).map { i in Row(value: i % 100, small: Int8(i % 50), maybe: i % 3 == 0 ? nil : i) }
+        let first = (0..<4_200).map { i in Row(value: i % 100, small: Int8(i % 50), maybe: i % 3 == 0 ? nil : i) }
         try await realm!.write { r in
             for (i, row) in first.enumerated() {
                 let object = PackedNumber()
@@ -86,8 +86,8 @@ final class PackedNumber: Object {
         }
         for (i, row) in first.enumerated() { model[i + 1] = row }
         nextID = first.count + 1
-        operations.append("add 5000 narrow")
-        for round in 0..<24 {
+        operations.append("add 4200 narrow")
+        for round in 0..<12 {
             // One write of random changes; every fourth is rolled back.
             var changes: [(id: Int, row: Row?)] = []
             var scratch = model
@@ -161,7 +161,7 @@ final class PackedNumber: Object {
             else { return fail("round \(round): a query against \(c) differs") }
             if rng.below(3) == 0 {
                 operations.append("freeze")
-                frozen.append((await realm!.freeze(), model))
+                frozen = frozen.suffix(2) + [(await realm!.freeze(), model)]
             }
             for (n, (copy, expected)) in frozen.enumerated() where Self.frozenRows(copy) != expected {
                 return fail("round \(round): frozen copy \(n) differs")
