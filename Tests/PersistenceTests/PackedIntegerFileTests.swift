@@ -46,7 +46,9 @@ final class PackedNumber: Object {
     static func rows(_ realm: Realm) async throws -> [Int: Row] {
         try await realm.read { realm in
             var rows: [Int: Row] = [:]
-            for n in realm.objects(PackedNumber.self) { rows[n.id] = Row(value: n.amount, small: n.small, maybe: n.maybe) }
+            for n in realm.objects(PackedNumber.self) {
+                rows[n.id] = Row(value: n.amount, small: n.small, maybe: n.maybe)
+            }
             return rows
         }
     }
@@ -171,16 +173,22 @@ final class PackedNumber: Object {
                 operations.append("save and reopen")
                 try await realm!.save()
                 realm = nil
-                for _ in 0..<1000 where FileStorage.isOpen(configuration) { try await Task.sleep(for: .milliseconds(5)) }
+                for _ in 0..<1000 where FileStorage.isOpen(configuration) {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
                 realm = try await openRealm(configuration)
             case 1:
                 operations.append("reopen from the journal")
                 realm = nil
-                for _ in 0..<1000 where FileStorage.isOpen(configuration) { try await Task.sleep(for: .milliseconds(5)) }
+                for _ in 0..<1000 where FileStorage.isOpen(configuration) {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
                 realm = try await openRealm(configuration)
             default: break
             }
-            guard try await Self.rows(realm!) == model else { return fail("round \(round): the reopened realm differs") }
+            guard try await Self.rows(realm!) == model else {
+                return fail("round \(round): the reopened realm differs")
+            }
         }
     }
 }

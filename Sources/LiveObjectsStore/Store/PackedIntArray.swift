@@ -106,10 +106,18 @@ package struct PackedIntArray: ColumnStorage {
             let n = Swift.min(Self.chunkSize, count - base)
             try chunk.bytes.withUnsafeBytes { raw in
                 switch chunk.widthShift {
-                case 0: try body(base, .int8(UnsafeBufferPointer(start: raw.bindMemory(to: Int8.self).baseAddress, count: n)))
-                case 1: try body(base, .int16(UnsafeBufferPointer(start: raw.bindMemory(to: Int16.self).baseAddress, count: n)))
-                case 2: try body(base, .int32(UnsafeBufferPointer(start: raw.bindMemory(to: Int32.self).baseAddress, count: n)))
-                default: try body(base, .int64(UnsafeBufferPointer(start: raw.bindMemory(to: Int64.self).baseAddress, count: n)))
+                case 0:
+                    try body(
+                        base, .int8(UnsafeBufferPointer(start: raw.bindMemory(to: Int8.self).baseAddress, count: n)))
+                case 1:
+                    try body(
+                        base, .int16(UnsafeBufferPointer(start: raw.bindMemory(to: Int16.self).baseAddress, count: n)))
+                case 2:
+                    try body(
+                        base, .int32(UnsafeBufferPointer(start: raw.bindMemory(to: Int32.self).baseAddress, count: n)))
+                default:
+                    try body(
+                        base, .int64(UnsafeBufferPointer(start: raw.bindMemory(to: Int64.self).baseAddress, count: n)))
                 }
             }
         }
