@@ -1,12 +1,32 @@
 import CPrefetch
 
+/// How a scalar column stores its values (``ColumnElement/Storage``): a ``ChunkedArray`` of
+/// the values, or for integers a ``PackedIntArray``. What the column's generic operations and
+/// the typed reads of the layers above use.
+@usableFromInline
+package protocol ColumnStorage<Element> {
+    associatedtype Element
+    init()
+    /// The number of values.
+    var count: Int { get }
+    subscript(position: Int) -> Element { get set }
+    /// The value at a position, checked against ``count`` only.
+    func element(at position: Int) -> Element
+    /// Starts loading the value at a position into the cache.
+    func prefetch(_ position: Int)
+    mutating func append(_ element: Element)
+    mutating func append(repeating element: Element, count: Int)
+    mutating func removeLast()
+    mutating func reserveCapacity(_ capacity: Int)
+}
+
 /// An array stored in fixed-size chunks, copy-on-write per chunk.
 ///
 /// Copying a chunked array (to freeze a store) copies only the list of chunk references; the
 /// next change to either copy duplicates that list and the one chunk it touches, not the whole
 /// array. So a write after a snapshot costs O(n / 4096 + 4096), not O(n).
 @usableFromInline
-package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
+package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection, ColumnStorage {
     @inlinable package static var shift: Int { 12 }
     @inlinable static var chunkSize: Int { 1 << shift }
     @inlinable package static var mask: Int { chunkSize - 1 }
@@ -82,7 +102,7 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
     @inlinable @inline(__always)
     static var arrayHeaderSize: Int { 4 * MemoryLayout<Int>.stride }
 
-    package mutating func append(_ element: Element) {
+    @usableFromInline package mutating func append(_ element: Element) {
         if count & Self.mask == 0 {
             var chunk: [Element] = []
             chunk.reserveCapacity(Self.chunkSize)
@@ -93,7 +113,7 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
     }
 
     /// Appends `count` copies of an element, a chunk at a time.
-    package mutating func append(repeating element: Element, count: Int) {
+    @usableFromInline package mutating func append(repeating element: Element, count: Int) {
         var left = count
         while left > 0 {
             if self.count & Self.mask == 0 {
@@ -112,13 +132,13 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection 
         for element in elements { append(element) }
     }
 
-    package mutating func removeLast() {
+    @usableFromInline package mutating func removeLast() {
         chunks[chunks.count - 1].removeLast()
         if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }
         count -= 1
     }
 
-    package mutating func reserveCapacity(_ capacity: Int) {
+    @usableFromInline package mutating func reserveCapacity(_ capacity: Int) {
         chunks.reserveCapacity((capacity + Self.mask) >> Self.shift)
     }
 

@@ -3,6 +3,9 @@ import Foundation
 /// A value type that a scalar column stores natively.
 @usableFromInline
 package protocol ColumnElement {
+    /// How a column stores values of this type: a ``ChunkedArray`` of them unless the type
+    /// says otherwise (integers are packed: ``PackedIntArray``).
+    associatedtype Storage: ColumnStorage = ChunkedArray<Self> where Storage.Element == Self
     init(unchecked value: PropertyValue)
     var propertyValue: PropertyValue { get }
     static var storedZero: Self { get }
@@ -15,6 +18,7 @@ extension Bool: ColumnElement {
 }
 
 extension Int64: ColumnElement {
+    @usableFromInline package typealias Storage = PackedIntArray
     @usableFromInline package init(unchecked value: PropertyValue) { self = value.intValue ?? 0 }
     @inlinable package var propertyValue: PropertyValue { .int(self) }
     @usableFromInline package static var storedZero: Int64 { 0 }
@@ -100,7 +104,7 @@ extension Optional: ColumnElement where Wrapped: ColumnElement {
 
 /// One stored property of a table: a typed array indexed by row.
 ///
-/// Subclasses hold the values natively (`[Int64]`, `[String]`, …); the base class gives the
+/// Subclasses hold the values natively (packed integers, `[String]`, …); the base class gives the
 /// dynamic view used by the dynamic API, persistence and the undo log. Scalar columns are
 /// reached through a switch on their kind, so that each access runs specialized code (a call
 /// through the class's vtable would run the unspecialized generic code); the link and list
@@ -231,12 +235,12 @@ package protocol ContainerColumn: Column {
 /// A column of natively stored scalar values.
 @usableFromInline
 package final class ScalarColumn<Element: ColumnElement>: Column {
-    @inlinable package var values: ChunkedArray<Element> {
+    @inlinable package var values: Element.Storage {
         get { _values }
         set { _values = newValue }
         _modify { yield &_values }
     }
-    @exclusivity(unchecked) @usableFromInline var _values: ChunkedArray<Element> = ChunkedArray()
+    @exclusivity(unchecked) @usableFromInline var _values = Element.Storage()
 }
 
 /// The element type of a scalar column.

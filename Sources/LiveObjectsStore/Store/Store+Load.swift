@@ -404,7 +404,9 @@ package enum ColumnStorageKind: Sendable {
 /// A column's values chunk by chunk, typed: chunk `c` holds the values of the rows whose slot
 /// states are chunk `c` of ``Table/withSlotStates(_:)`` (one value per slot, in the same order).
 package enum TypedColumnChunks {
-    case int([[Int64]])
+    /// An integer column's packed chunks (``PackedIntArray/withWideChunk(_:_:)`` reads one as
+    /// 8-byte values).
+    case int(PackedIntArray)
     case optionalInt([[Int64?]])
     case double([[Double]])
     case optionalDouble([[Double?]])
@@ -439,7 +441,7 @@ extension Column {
     /// The column's values chunk by chunk, typed by its ``storageKind``.
     package var typedChunks: TypedColumnChunks {
         switch self {
-        case let c as ScalarColumn<Int64>: .int(c.values.chunks)
+        case let c as ScalarColumn<Int64>: .int(c.values)
         case let c as ScalarColumn<Int64?>: .optionalInt(c.values.chunks)
         case let c as ScalarColumn<Double>: .double(c.values.chunks)
         case let c as ScalarColumn<Double?>: .optionalDouble(c.values.chunks)

@@ -336,7 +336,7 @@ package final class ValueIndex {
     /// The distinct values of a typed column at `rows` (in order of first appearance, as
     /// dynamic values) and each row's group: the position of its value among them.
     private static func group<T: Hashable>(
-        _ column: ChunkedArray<T>, _ rows: [Int32], _ dynamic: (T) -> PropertyValue
+        _ column: some ColumnStorage<T>, _ rows: [Int32], _ dynamic: (T) -> PropertyValue
     ) -> ([PropertyValue], [Int32]) {
         var groupOf: [T: Int32] = [:]
         var values: [PropertyValue] = []

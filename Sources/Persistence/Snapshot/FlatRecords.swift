@@ -136,7 +136,12 @@ struct FlatRecords {
             }
         }
         switch sources[k] {
-        case .int(let chunks): open(chunks) { .int($0) }
+        case .int(let values):
+            values.withWideChunk(c) { values in
+                precondition(values.count >= rows, "FlatRecords: a column is shorter than its table")
+                cursors[k] = .int(values.baseAddress!)
+                withCursors(chunk: c, rows: rows, from: k + 1, cursors, body)
+            }
         case .double(let chunks): open(chunks) { .double($0) }
         case .string(let chunks): open(chunks) { .string($0) }
         case .bool(let chunks): open(chunks) { .bool($0) }

@@ -150,7 +150,7 @@ struct RecordEncoder {
     /// arrays are copies taken when the encoder is made (shared with the store until it
     /// changes): an encoder is used for one snapshot or one journal line.
     enum TypedColumn {
-        case int([[Int64]])
+        case int(PackedIntArray)
         case double([[Double]])
         case string([[String]])
         case bool([[Bool]])
@@ -274,7 +274,7 @@ struct RecordEncoder {
     {
         let r = Int(row)
         switch column {
-        case .int(let values): writer.int(Self.element(values, r))
+        case .int(let values): writer.int(values.element(at: r))
         case .double(let values): ValueCoding.writeDouble(Self.element(values, r), &writer)
         case .string(let values): writer.string(Self.element(values, r))
         case .bool(let values): writer.bool(Self.element(values, r))

@@ -205,6 +205,83 @@ struct ColumnScan {
         return result
     }
 
+    /// ``scan(_:_:_:)`` for a packed integer column: a loop for each chunk's width.
+    @inline(__always)
+    private func scan(_ values: PackedIntArray, _ candidates: [Int32]?, _ test: (Int64) -> Bool) -> [Int32] {
+        var result: [Int32] = []
+        if let candidates {
+            for row in candidates where test(values.element(at: Int(row))) { result.append(row) }
+            return result
+        }
+        let allLive = table.liveCount == values.count
+        @inline(__always)
+        func collect<W: FixedWidthInteger & SignedInteger>(_ base: Int, _ buffer: UnsafeBufferPointer<W>) {
+            for i in 0..<buffer.count
+            where (allLive || table.isLive(Int32(truncatingIfNeeded: base + i))) && test(Int64(buffer[i])) {
+                result.append(Int32(truncatingIfNeeded: base + i))
+            }
+        }
+        values.forEachChunk { base, chunk in
+            switch chunk {
+            case .int8(let buffer): collect(base, buffer)
+            case .int16(let buffer): collect(base, buffer)
+            case .int32(let buffer): collect(base, buffer)
+            case .int64(let buffer): collect(base, buffer)
+            }
+        }
+        return result
+    }
+
+    /// ``compareScan(_:_:_:_:)`` for a packed integer column: each chunk compared at its own
+    /// width, the constant narrowed once per chunk (a constant outside the chunk's range gives
+    /// every value of the chunk the answer 0 gets: all of them are on the same side of it).
+    private func compareScan(
+        _ values: PackedIntArray, _ op: ComparisonOperator, _ c: Int64, _ candidates: [Int32]?
+    ) -> [Int32] {
+        if candidates != nil { return scan(values, candidates) { Self.apply(op, $0, c) } }
+        var result: [Int32] = []
+        let allLive = table.liveCount == values.count
+        values.forEachChunk { base, chunk in
+            switch chunk {
+            case .int8(let buffer): compareChunk(base, buffer, op, c, allLive, &result)
+            case .int16(let buffer): compareChunk(base, buffer, op, c, allLive, &result)
+            case .int32(let buffer): compareChunk(base, buffer, op, c, allLive, &result)
+            case .int64(let buffer): compareChunk(base, buffer, op, c, allLive, &result)
+            }
+        }
+        return result
+    }
+
+    /// Adds the rows of one chunk whose values pass `op c`.
+    private func compareChunk<W: FixedWidthInteger & SignedInteger>(
+        _ base: Int, _ buffer: UnsafeBufferPointer<W>, _ op: ComparisonOperator, _ c: Int64, _ allLive: Bool,
+        _ result: inout [Int32]
+    ) {
+        guard let narrow = W(exactly: c) else {
+            guard Self.apply(op, 0, c) else { return }
+            return collect(base, buffer, allLive, &result) { _ in true }
+        }
+        switch op {
+        case .equal: collect(base, buffer, allLive, &result) { $0 == narrow }
+        case .notEqual: collect(base, buffer, allLive, &result) { $0 != narrow }
+        case .lessThan: collect(base, buffer, allLive, &result) { $0 < narrow }
+        case .lessThanOrEqual: collect(base, buffer, allLive, &result) { $0 <= narrow }
+        case .greaterThan: collect(base, buffer, allLive, &result) { $0 > narrow }
+        case .greaterThanOrEqual: collect(base, buffer, allLive, &result) { $0 >= narrow }
+        default: break
+        }
+    }
+
+    @inline(__always)
+    private func collect<W>(
+        _ base: Int, _ buffer: UnsafeBufferPointer<W>, _ allLive: Bool, _ result: inout [Int32], _ test: (W) -> Bool
+    ) {
+        for i in 0..<buffer.count
+        where (allLive || table.isLive(Int32(truncatingIfNeeded: base + i))) && test(buffer[i]) {
+            result.append(Int32(truncatingIfNeeded: base + i))
+        }
+    }
+
     @inline(__always)
     private func scanIndices(count: Int, _ candidates: [Int32]?, _ test: (Int) -> Bool) -> [Int32] {
         var result: [Int32] = []

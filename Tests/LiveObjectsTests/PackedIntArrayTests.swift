@@ -1,0 +1,130 @@
+import LiveObjectsTestSupport
+import Testing
+
+@testable import LiveObjects
+
+/// The storage of integer columns (`PackedIntArray`) against a plain `[Int64]`.
+@Suite struct PackedIntArrayTests {
+    /// A value of a random width class: mostly 1-byte values, so that chunks start narrow and
+    /// widen later, and the extremes of every width.
+    static func draw(_ rng: inout SeededRandomNumberGenerator) -> Int64 {
+        switch rng.below(10) {
+        case 0...4: Int64(rng.int(in: -128...127))
+        case 5: Int64(rng.int(in: -40_000...40_000))
+        case 6: Int64(rng.int(in: -3_000_000_000...3_000_000_000))
+        case 7:
+            [Int64.min, .max, Int64(Int32.min), Int64(Int32.max), Int64(Int16.min) - 1, 128, -129, 32_768][
+                rng.below(8)]
+        default: Int64(bitPattern: rng.next())
+        }
+    }
+
+    /// Random appends, writes, removals and copies agree with an array, through every reader
+    /// (seeded; the seed and the operations are in the message).
+    @Test(arguments: [1, 2, 3, 4, 5, 6])
+    func agreesWithArray(seed: UInt64) {
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        var packed = PackedIntArray()
+        var model: [Int64] = []
+        var copies: [(PackedIntArray, [Int64])] = []
+        var operations: [String] = []
+        func fail(_ what: String) {
+            Issue.record("seed \(seed): \(what); operations: \(operations.suffix(40).joined(separator: ", "))")
+        }
+        for step in 0..<600 {
+            switch rng.below(20) {
+            case 0...8:
+                // A run of appends, sometimes past a chunk's end.
+                let n = rng.below(rng.below(8) == 0 ? 5_000 : 50)
+                let narrow = rng.below(2) == 0
+                operations.append("append \(n)\(narrow ? " narrow" : "")")
+                for _ in 0..<n {
+                    let v = narrow ? Int64(rng.int(in: -100...100)) : Self.draw(&rng)
+                    packed.append(v)
+                    model.append(v)
+                }
+            case 9...15 where !model.isEmpty:
+                let i = rng.below(model.count)
+                let v = Self.draw(&rng)
+                operations.append("set [\(i)] = \(v)")
+                packed[i] = v
+                model[i] = v
+            case 16...17 where !model.isEmpty:
+                let n = rng.below(min(model.count, 300)) + 1
+                operations.append("removeLast \(n)")
+                for _ in 0..<n {
+                    packed.removeLast()
+                    model.removeLast()
+                }
+            case 18:
+                operations.append("copy")
+                copies = copies.suffix(3) + [(packed, model)]
+            default:
+                operations.append("reserve")
+                packed.reserveCapacity(model.count + 10_000)
+            }
+            guard packed.count == model.count else { return fail("count \(packed.count), expected \(model.count)") }
+            if step % 100 == 0 || step == 599 {
+                if let problem = Self.disagreement(packed, model) { return fail("step \(step): \(problem)") }
+                for (n, (copy, expected)) in copies.enumerated() {
+                    if let problem = Self.disagreement(copy, expected) { return fail("copy \(n): \(problem)") }
+                }
+            }
+        }
+    }
+
+    /// The first difference between a packed array and an array, read every way a reader can.
+    static func disagreement(_ packed: PackedIntArray, _ model: [Int64]) -> String? {
+        guard packed.count == model.count else { return "count \(packed.count) != \(model.count)" }
+        for i in model.indices {
+            packed.prefetch(i)
+            guard packed.element(at: i) == model[i], packed[i] == model[i] else {
+                return "value [\(i)] is \(packed[i]), expected \(model[i])"
+            }
+        }
+        var scanned: [Int64] = []
+        packed.forEachChunk { base, chunk in
+            guard base == scanned.count else { return }
+            switch chunk {
+            case .int8(let b): scanned += b.map(Int64.init)
+            case .int16(let b): scanned += b.map(Int64.init)
+            case .int32(let b): scanned += b.map(Int64.init)
+            case .int64(let b): scanned += b
+            }
+        }
+        guard scanned == model else { return "forEachChunk gives \(scanned.count) values that differ" }
+        for c in packed.chunks.indices {
+            let wide = packed.withWideChunk(c) { Array($0) }
+            let start = c << PackedIntArray.shift
+            let expected = model[start..<min(model.count, start + 4_096)]
+            guard wide.count == 4_096, wide.prefix(expected.count).elementsEqual(expected) else {
+                return "withWideChunk(\(c)) differs"
+            }
+            let widest = expected.map(PackedIntChunk.widthShift(of:)).max() ?? 0
+            guard packed.chunks[c].widthShift >= widest else { return "chunk \(c) is too narrow" }
+        }
+        return nil
+    }
+
+    /// A chunk filled by appends takes the width its widest value needs, no more.
+    @Test func appendedChunksTakeTheWidthTheirValuesNeed() {
+        var packed = PackedIntArray()
+        let widest: [Int64] = [100, -30_000, 2_000_000_000, -5_000_000_000]
+        for (c, top) in widest.enumerated() {
+            for i in 0..<4_096 { packed.append(i == 2_000 ? top : Int64(i % 100)) }
+            #expect(packed.chunks[c].widthShift == c)
+            #expect(packed.chunks[c].bytes.count == 4_096 << c)
+        }
+        #expect(packed.element(at: 3 * 4_096 + 2_000) == -5_000_000_000)
+        // A write wider than the chunk widens it and keeps the other values.
+        packed[5] = .min
+        #expect(packed.chunks[0].widthShift == 3)
+        #expect(packed[5] == .min && packed[6] == 6 && packed[2_000] == 100)
+    }
+
+    /// `prefetch` reads a chunk's width beside its storage address: the layout it assumes.
+    @Test func chunkLayoutIsWhatPrefetchReads() {
+        #expect(MemoryLayout<PackedIntChunk>.offset(of: \PackedIntChunk.widthShift) == MemoryLayout<Int>.stride)
+        #expect(MemoryLayout<PackedIntChunk>.stride == 2 * MemoryLayout<Int>.stride)
+    }
+}
