@@ -248,7 +248,8 @@ extension RuleDependency {
         all(
             paths.compactMap { text in
                 guard let colon = text.firstIndex(of: ":") else { return nil }
-                return (String(text[..<colon]), text[text.index(after: colon)...].split(separator: ".").map(String.init))
+                let path = text[text.index(after: colon)...].split(separator: ".").map(String.init)
+                return (String(text[..<colon]), path)
             }, schema)
     }
 }
