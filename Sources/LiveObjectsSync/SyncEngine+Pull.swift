@@ -18,7 +18,7 @@ extension SyncEngine {
     ///
     /// With subscriptions, the round then fetches the targets of links the pull brought and the
     /// objects linked to that left the subscriptions, and removes the objects that neither match
-    /// them nor are linked from one that does (``settleView(_:)``).
+    /// them nor are linked from one that does (``settleView(_:afterWalk:)``).
     func pullRound(_ report: inout SyncReport) async throws {
         // A pull from the beginning under subscriptions (the first, or one the engine starts to
         // get an object's current state again) leaves out what does not match: what the device

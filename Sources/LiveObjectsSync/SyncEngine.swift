@@ -151,7 +151,7 @@ public actor SyncEngine {
     var viewRoots = Set<SyncObjectID>()
     /// With subscriptions: objects the server no longer sends (hidden removals) that are still
     /// here; kept with fresh values while an object the device keeps links to them, removed
-    /// otherwise (``settleView(_:)``).
+    /// otherwise (``settleView(_:afterWalk:)``).
     var viewStale = Set<SyncObjectID>()
     /// Whether a walk from the beginning for changed subscriptions has not finished yet: until
     /// it has, no object is removed for leaving them.
