@@ -1,6 +1,5 @@
 import LiveObjects
 import LiveObjectsJSON
-import Synchronization
 
 /// Watches: each `watch` is a query whose change sets (`Results.changes()`) are printed as they
 /// happen, the shell's own commands' and other processes' alike.
@@ -135,11 +134,11 @@ final class WatchFollower: Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let sink: @Sendable (String) -> Void
 
     init(renderer: WatchRenderer, sink: @escaping @Sendable (String) -> Void) {
-        self.state = Mutex(State(renderer: renderer))
+        self.state = Locked(State(renderer: renderer))
         self.sink = sink
     }
 
@@ -202,7 +201,7 @@ final class WatchFollower: Sendable {
 /// Where the change sets of other processes' commits go when the shell has no
 /// ``Shell/liveOutput``: kept until the next command, which prints them first.
 final class LiveQueue: Sendable {
-    let texts = Mutex<[String]>([])
+    let texts = Locked<[String]>([])
 
     func post(_ text: String) { texts.withLock { $0.append(text) } }
 

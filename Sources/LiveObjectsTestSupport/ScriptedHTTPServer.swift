@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LiveObjects
 
 #if canImport(Glibc)
     import Glibc
@@ -45,8 +45,8 @@ package final class ScriptedHTTPServer: Sendable {
     private let listener: Int32
     private let stopPipe: (read: Int32, write: Int32)
     private let handler: Handler
-    private let received = Mutex<[Request]>([])
-    private let stopped = Mutex(false)
+    private let received = Locked<[Request]>([])
+    private let stopped = Locked(false)
 
     /// The requests read so far.
     package var requests: [Request] { received.withLock { $0 } }

@@ -70,7 +70,7 @@ func liveobjProcess(_ arguments: [String]) throws -> ToolRun {
         #expect(try shell.run(#"create Shop {"id": 10, "name": "ten", "city": "Lyon"}"#).contains("Created Shop 10."))
         #expect(try shell.run("save").contains("Saved \(file)."))
         shell.send("quit" + Keys.enter)
-        #expect(try shell.waitForExit() == 0)
+        #expect(try shell.waitForExit() == 0, shell.shown)
 
         if !nineAcknowledged {
             // Now that the shell is gone the other process gets the file.
@@ -97,7 +97,7 @@ func liveobjProcess(_ arguments: [String]) throws -> ToolRun {
         try shell.run("define Note { id: Int primary }")
         try shell.run(#"create Note {"id": 1}"#)
         shell.send("quit" + Keys.enter)
-        #expect(try shell.waitForExit() == 0)
+        #expect(try shell.waitForExit() == 0, shell.shown)
         let types = try liveobjProcess([file, "--mode", "csv", "-c", "types"])
         #expect(types.stdout.contains("Note,1,"), "\(types)")
         #expect(types.stdout.contains("Other,0,") == otherAcknowledged, "\(types)")

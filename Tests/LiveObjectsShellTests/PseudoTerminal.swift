@@ -174,6 +174,10 @@ final class PseudoTerminal {
     }
 
     /// Waits for the program to exit (reading its last output); returns its exit status.
+    /// What the terminal shows, for the message of a failed expectation (a sanitizer's report
+    /// included: a program it stopped exits with its own status).
+    var shown: Comment { Comment(rawValue: "the terminal shows:\n" + screen.lines.joined(separator: "\n")) }
+
     func waitForExit(timeout: Double = 120) throws -> Int32 {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

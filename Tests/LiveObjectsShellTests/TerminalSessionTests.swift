@@ -40,7 +40,7 @@ import Testing
             #expect(terminal.screen.cursorLine == "liveobj> count Dog")
             #expect(try terminal.run("").contains("7\r\n"))
             terminal.send("quit" + Keys.enter)
-            #expect(try terminal.waitForExit() == 0)
+            #expect(try terminal.waitForExit() == 0, terminal.shown)
         }
         #expect(try String(contentsOfFile: history, encoding: .utf8) == "count Dog\nquit\n")
         let mode = try FileManager.default.attributesOfItem(atPath: history)[.posixPermissions] as? Int
@@ -213,7 +213,7 @@ import Testing
         #expect(try terminal.run("create Note {\"id\": 1}").contains("Created Note 1."))
         // Every command is in the file when it returns: nothing to ask about.
         terminal.send(Keys.control("d"))
-        #expect(try terminal.waitForExit() == 0)
+        #expect(try terminal.waitForExit() == 0, terminal.shown)
         #expect(!terminal.transcript.contains("[y/N]"))
         #expect(terminal.transcript.hasSuffix("\r\n"))
         let saved = try liveobjProcess([file, "-c", "count Note"])
@@ -239,7 +239,7 @@ import Testing
         terminal.send(Keys.control("d"))
         try terminal.waitFor("[y/N] ")
         terminal.send("y" + Keys.enter)
-        #expect(try terminal.waitForExit() == 0)
+        #expect(try terminal.waitForExit() == 0, terminal.shown)
         let saved = try liveobjProcess([file, "--mode", "csv", "-c", "query Note sort by id"])
         #expect(saved.stdout == "id\n1\n2\n", "\(saved)")
     }
@@ -301,7 +301,7 @@ import Testing
         terminal.send("quit" + Keys.enter)
         try terminal.waitFor("job$ ")
         terminal.send("exit" + Keys.enter)
-        #expect(try terminal.waitForExit() == 0)
+        #expect(try terminal.waitForExit() == 0, terminal.shown)
     }
 
     @Test func aTwoLineJSONPasteIsOneCommand() throws {

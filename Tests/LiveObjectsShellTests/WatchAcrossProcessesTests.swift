@@ -67,7 +67,7 @@ import Testing
 
         for shell in [a, b] {
             shell.send("quit\r")
-            #expect(try shell.waitForExit() == 0)
+            #expect(try shell.waitForExit() == 0, shell.shown)
         }
         let final = try liveobjProcess([file, "--mode", "csv", "-c", "query Shop sort by id"])
         #expect(final.stdout == "id,name\n1,uno\n3,three\n4,four\n", "\(final)")
@@ -95,7 +95,7 @@ import Testing
         try a.waitFor("watch shops: 501 modified")
         try a.waitFor("… and 481 more")
         a.send("quit\r")
-        #expect(try a.waitForExit() == 0)
+        #expect(try a.waitForExit() == 0, a.shown)
     }
 }
 

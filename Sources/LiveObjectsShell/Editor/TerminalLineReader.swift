@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LiveObjects
 import Synchronization
 
 #if canImport(Glibc)
@@ -73,7 +74,7 @@ private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
 /// queued by any task, printed by the reader above the line being edited, which it then draws
 /// again as it was.
 final class TerminalNotices: Sendable {
-    let queue = Mutex<[String]>([])
+    let queue = Locked<[String]>([])
     let wake: Int32
 
     init(wake: Int32) { self.wake = wake }

@@ -1,7 +1,7 @@
 import Foundation
+import LiveObjects
 import LiveObjectsJSON
 import LiveObjectsSyncProtocol
-import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -361,7 +361,7 @@ public struct HTTPSyncTransport: LiveSyncTransport {
 
 /// The limits a server advertised, shared by the copies of a transport.
 private final class LimitsBox: Sendable {
-    let value = Mutex<SyncLimits?>(nil)
+    let value = Locked<SyncLimits?>(nil)
 }
 
 /// The task of one request, so that a cancellation from another thread can reach it.
@@ -372,7 +372,7 @@ private final class RequestBox: Sendable {
         var isCancelled = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Keeps the task; false when the request was cancelled before it started (the task is
     /// then never resumed, so its handler never runs).

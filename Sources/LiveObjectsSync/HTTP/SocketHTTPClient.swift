@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LiveObjects
 
 #if canImport(Glibc)
     import Glibc
@@ -95,7 +95,7 @@ private final class Exchange: Sendable {
         var isClosed = false
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init() throws {
         var fds: [Int32] = [-1, -1]
@@ -106,7 +106,7 @@ private final class Exchange: Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         }
-        state = Mutex(State(wakeRead: fds[0], wakeWrite: fds[1]))
+        state = Locked(State(wakeRead: fds[0], wakeWrite: fds[1]))
     }
 
     var wakeDescriptor: Int32 { state.withLock { $0.wakeRead } }
