@@ -196,14 +196,20 @@ public struct SyncHTTPServer: Sendable {
         return String(header.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
     }
 
-    private func push(_ request: Request, space: String, context: SyncRequestContext) async throws -> Response {
-        let access = try await store.access(token: Self.bearerToken(request), space: space)
-        let buffer: ByteBuffer
+    /// A request's body, at most the upload limit.
+    ///
+    /// - Throws: ``SyncServerError`` `tooLarge` past the limit.
+    private static func body(of request: Request, _ context: SyncRequestContext) async throws -> ByteBuffer {
         do {
-            buffer = try await request.body.collect(upTo: context.maxUploadSize)
+            return try await request.body.collect(upTo: context.maxUploadSize)
         } catch is NIOTooManyBytesError {
             throw SyncServerError.tooLarge("the body is larger than \(context.maxUploadSize) bytes")
         }
+    }
+
+    private func push(_ request: Request, space: String, context: SyncRequestContext) async throws -> Response {
+        let access = try await store.access(token: Self.bearerToken(request), space: space)
+        let buffer = try await Self.body(of: request, context)
         let body: PushRequest
         do {
             body = try PushRequest(bytes: Array(buffer: buffer))
@@ -302,12 +308,7 @@ public struct SyncHTTPServer: Sendable {
     /// user may read (the targets of links a device's subscriptions did not bring).
     private func objects(_ request: Request, space: String, context: SyncRequestContext) async throws -> Response {
         let access = try await store.access(token: Self.bearerToken(request), space: space)
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: context.maxUploadSize)
-        } catch is NIOTooManyBytesError {
-            throw SyncServerError.tooLarge("the body is larger than \(context.maxUploadSize) bytes")
-        }
+        let buffer = try await Self.body(of: request, context)
         let names = try Self.objectNames(Array(buffer: buffer))
         metrics.add(.pullReads)
         let objects = try await metrics.timingDatabase { try await store.objects(named: names, access: access) }
