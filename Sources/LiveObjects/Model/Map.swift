@@ -60,12 +60,17 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     /// Whether the map's object was deleted.
     public var isInvalidated: Bool { context.map { !$0.handle.isValid } ?? false }
 
-    /// The stored column of a managed map whose object is valid.
-    private var column: (ValueListColumn, Int)? {
-        guard let context, context.handle.isValid,
-            let column = context.handle.table.columns[context.property] as? ValueListColumn
-        else { return nil }
-        return (column, Int(context.handle.row))
+    /// The stored keys of a managed map whose object is valid, sorted.
+    private var storedKeys: [String] {
+        guard let context, context.handle.isValid else { return [] }
+        let h = context.handle
+        return h.store.mapKeys(h.table, h.row, context.property) ?? []
+    }
+
+    /// The stored value of entry `index` of a managed map whose object is valid.
+    private func storedValue(at index: Int, _ context: _AccessContext) -> Value {
+        let h = context.handle
+        return Value._decode(h.store.mapValue(at: index, h.table, h.row, context.property), context)
     }
 
     /// The number of entries.
@@ -73,8 +78,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     /// - Complexity: O(1).
     public var count: Int {
         guard context != nil else { return entries.count }
-        guard let (column, row) = column else { return 0 }
-        return column.keys[row].count
+        return storedKeys.count
     }
 
     /// Whether the map has no entry.
@@ -83,15 +87,13 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     /// The keys, in order.
     public var keys: [Key] {
         guard context != nil else { return entries.keys.sorted().map { Key(_mapKey: $0) } }
-        guard let (column, row) = column else { return [] }
-        return column.keys[row].map { Key(_mapKey: $0) }
+        return storedKeys.map { Key(_mapKey: $0) }
     }
 
     /// The values, in the order of their keys.
     public var values: [Value] {
         guard let context else { return entries.keys.sorted().map { entries[$0]! } }
-        guard let (column, row) = column else { return [] }
-        return column.lists[row].map { Value._decode($0, context) }
+        return storedKeys.indices.map { storedValue(at: $0, context) }
     }
 
     /// The value of a key, nil when the map lacks the key. Setting nil removes the key.
@@ -100,10 +102,10 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     public subscript(key: Key) -> Value? {
         get {
             guard let context else { return entries[key._mapKey] }
-            guard let (column, row) = column else { return nil }
+            guard context.handle.isValid else { return nil }
             let (index, found) = context.handle.store.mapPosition(
                 of: key._mapKey, context.handle.table, context.handle.row, context.property)
-            return found ? Value._decode(column.lists[row][index], context) : nil
+            return found ? storedValue(at: index, context) : nil
         }
         set {
             guard let newValue else {
@@ -115,12 +117,9 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
                 return
             }
             mutate(context) { h, store, p throws(LiveObjectsError) in
-                guard case .value(let value) = newValue._encode().input else {
-                    throw LiveObjectsError(
-                        .typeMismatch, "a map holds plain values", objectType: h.table.name,
-                        property: h.table.schema.properties[p].name)
-                }
-                try store.mapSet(value, for: key._mapKey, h.table, h.row, p)
+                try store.mapSet(
+                    newValue._encode().input, for: key._mapKey, h.table, h.row, p,
+                    context: AddContext(update: .error))
             }
         }
     }
@@ -204,6 +203,12 @@ extension Map: _Persistable {
         Map(context: context)
     }
     public func _encode() -> _Input {
+        if Value._propertyTemplate.type == .object {
+            // A map of objects: each value an object (added when unmanaged) or null.
+            var items: [String: Input] = [:]
+            for (key, value) in self { items[key._mapKey] = value._encode().input }
+            return _Input(.dictionary(items))
+        }
         var pairs: [PropertyValue] = []
         for (key, value) in self {
             guard case .value(let v) = value._encode().input else { continue }
@@ -215,8 +220,14 @@ extension Map: _Persistable {
 
 extension Map: _DetachableCollection {
     public func _detachedCollection(_ copies: inout [Object: Object]) -> Any {
-        Map(dictionary)
+        var result: [Key: Value] = [:]
+        for (key, value) in self { result[key] = value._detached(&copies) }
+        return Map(result)
     }
+}
+
+extension Map: _LinkedTypeProviding where Value: _LinkedTypeProviding {
+    static var _linkedObjectType: Object.Type { Value._linkedObjectType }
 }
 
 extension Map: _UnmanagedMapFilling {

@@ -495,7 +495,11 @@ extension Column {
     package func appendLoadedNilLink() { unsafeDowncast(self, to: LinkColumn.self).targets.append(-1) }
     /// Appends an empty list to a `.linkList` column (set later with
     /// ``Store/loadList(_:_:_:to:)``).
-    package func appendLoadedEmptyList() { unsafeDowncast(self, to: LinkListColumn.self).lists.append([]) }
+    package func appendLoadedEmptyList() {
+        let column = unsafeDowncast(self, to: LinkListColumn.self)
+        column.lists.append([])
+        if column.isMap { column.keys.append([]) }
+    }
 }
 
 extension Store {
