@@ -179,3 +179,74 @@ let mapOfObjectsTypes: [Object.Type] = [MapOwner.self, MapDog.self]
         #expect(owner.friends["b"] == .some(nil))
     }
 }
+
+/// Queries over a map of objects against a plain-Swift evaluation of the same data.
+@Suite struct MapOfObjectsQueryTests {
+    /// A seeded data set: dogs with ages and names, owners whose maps name dogs (or nil).
+    static func data(seed: UInt64) -> (dogs: [(name: String, age: Int)], maps: [[String: Int?]]) {
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        let names = ["Rex", "Max", "Bo"]
+        let dogs = (0..<8).map { _ in (name: rng.element(of: names), age: rng.int(in: 0...6)) }
+        let maps: [[String: Int?]] = (0..<40).map { _ in
+            var map: [String: Int?] = [:]
+            for _ in 0..<rng.int(in: 0...3) {
+                map[rng.element(of: ["a", "b", "c"])] = rng.int(in: 0...4) == 0 ? .some(nil) : rng.int(in: 0...7)
+            }
+            return map
+        }
+        return (dogs, maps)
+    }
+
+    @Test func stringAndTypedQueriesMatchAPlainEvaluation() async throws {
+        let seed = TestEnvironment.seed("LIVEOBJECTS_MAP_QUERY_SEED") ?? 0x3a9_0b1
+        let (dogs, maps) = Self.data(seed: seed)
+        let realm = try await openFreshRealm(objectTypes: mapOfObjectsTypes)
+        try await realm.write { r in
+            for (id, dog) in dogs.enumerated() {
+                _ = try r.create(MapDog.self, value: ["id": id, "name": dog.name, "age": dog.age])
+            }
+            for (id, map) in maps.enumerated() {
+                let entries: [String: Any?] = map.mapValues { $0.map { $0 as Any } }
+                _ = try r.create(MapOwner.self, value: ["id": id, "friends": entries])
+            }
+        }
+        @Sendable func dog(_ map: [String: Int?], _ key: String) -> (name: String, age: Int)? {
+            map[key].flatMap { $0 }.map { dogs[$0] }
+        }
+        @Sendable func linked(_ map: [String: Int?]) -> [(name: String, age: Int)] {
+            map.values.compactMap { $0.map { dogs[$0] } }
+        }
+        @Sendable func expected(_ keep: ([String: Int?]) -> Bool) -> [Int] { maps.indices.filter { keep(maps[$0]) } }
+        try await realm.read { r in
+            let owners = r.objects(MapOwner.self)
+            let cases: [(String, ([String: Int?]) -> Bool)] = [
+                ("friends['a'].name == 'Rex'", { dog($0, "a")?.name == "Rex" }),
+                ("friends['b'].age > 3", { (dog($0, "b")?.age ?? -1) > 3 }),
+                ("friends['a'] == nil", { dog($0, "a") == nil }),
+                ("ANY friends.@values.age > 3", { linked($0).contains { $0.age > 3 } }),
+                ("ANY friends.name == 'Max'", { linked($0).contains { $0.name == "Max" } }),
+                ("ALL friends.age < 5", { linked($0).allSatisfy { $0.age < 5 } }),
+                ("friends.@count == 2", { $0.count == 2 }),
+                ("ANY friends.@keys == 'c'", { $0["c"] != nil }),
+                ("SUBQUERY(friends, $d, $d.age > 3).@count > 0", { linked($0).contains { $0.age > 3 } }),
+                (
+                    "SUBQUERY(friends, $d, $d.name == 'Bo').@count == 2",
+                    { linked($0).filter { $0.name == "Bo" }.count == 2 }
+                ),
+                ("friends.@sum.age > 6", { linked($0).map(\.age).reduce(0, +) > 6 }),
+            ]
+            for (predicate, keep) in cases {
+                let found = try owners.filter(predicate).map(\.id)
+                #expect(found == expected(keep), "\(predicate), seed \(seed) (LIVEOBJECTS_MAP_QUERY_SEED)")
+            }
+            #expect(
+                owners.where { $0.friends["a"].name == "Rex" }.map(\.id) == expected { dog($0, "a")?.name == "Rex" })
+            #expect(owners.where { $0.friends.age > 3 }.map(\.id) == expected { linked($0).contains { $0.age > 3 } })
+            #expect(owners.where { $0.friends.count == 2 }.map(\.id) == expected { $0.count == 2 })
+            #expect(owners.where { $0.friends.keys.contains("c") }.map(\.id) == expected { $0["c"] != nil })
+            #expect(
+                owners.where { $0.friends.where { $0.age > 3 }.count > 0 }.map(\.id)
+                    == expected { linked($0).contains { $0.age > 3 } })
+        }
+    }
+}
