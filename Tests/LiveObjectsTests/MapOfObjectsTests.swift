@@ -250,3 +250,82 @@ let mapOfObjectsTypes: [Object.Type] = [MapOwner.self, MapDog.self]
         }
     }
 }
+
+/// What a write to a map of objects tells subscribers: the owner's change names the keys, a
+/// key-path filter through the map follows the objects, and the targets' `LinkingObjects` change.
+@Suite struct MapOfObjectsNotificationTests {
+    static func seeded() async throws -> Realm {
+        let realm = try await openFreshRealm(objectTypes: mapOfObjectsTypes)
+        try await realm.write { r in
+            _ = try r.create(MapDog.self, value: ["id": 1, "name": "Rex"])
+            _ = try r.create(MapDog.self, value: ["id": 2, "name": "Max"])
+            _ = try r.create(MapDog.self, value: ["id": 3, "name": "Bo"])
+            _ = try r.create(MapOwner.self, value: ["id": 1, "friends": ["a": 1, "b": nil]])
+            _ = try r.create(MapOwner.self, value: ["id": 2, "friends": ["z": 3]])
+        }
+        return realm
+    }
+
+    @Test func anOwnersChangeNamesTheKeys() async throws {
+        let realm = try await Self.seeded()
+        let changes = try await realm.read { r in r.object(ofType: MapOwner.self, forPrimaryKey: 1)!.changes() }
+        var iterator = changes.makeAsyncIterator()
+        _ = try #require(await iterator.next())
+        try await realm.write { r in
+            let owner = r.object(ofType: MapOwner.self, forPrimaryKey: 1)!
+            owner.friends["a"] = r.object(ofType: MapDog.self, forPrimaryKey: 2)
+            owner.friends["b"] = nil
+            owner.friends["c"] = .some(nil)
+        }
+        guard case .changed(_, let properties) = try #require(await iterator.next()) else {
+            Issue.record("expected a change")
+            return
+        }
+        #expect(properties.map(\.name) == ["friends"])
+        let change = try #require(MapChange(properties[0]))
+        #expect(change == MapChange(insertions: ["c"], modifications: ["a"], deletions: ["b"]))
+        // A change of a target's own property is not a change of the map.
+        try await realm.write { r in r.object(ofType: MapDog.self, forPrimaryKey: 2)!.name = "Maxi" }
+        try await realm.write { r in r.object(ofType: MapOwner.self, forPrimaryKey: 1)!.name = "x" }
+        guard case .changed(_, let next) = try #require(await iterator.next()) else {
+            Issue.record("expected a change")
+            return
+        }
+        #expect(next.map(\.name) == ["name"])
+    }
+
+    @Test func aKeyPathThroughTheMapFollowsTheObjects() async throws {
+        let realm = try await Self.seeded()
+        let changes = try await realm.read { r in
+            try r.objects(MapOwner.self).sorted(byKeyPath: "id").changes(keyPaths: ["friends.name"])
+        }
+        var iterator = changes.makeAsyncIterator()
+        #expect(try #require(await iterator.next()).isInitial)
+        // The age of a dog is not observed; its name is, through owner 1's map only.
+        try await realm.write { r in r.object(ofType: MapDog.self, forPrimaryKey: 1)!.age = 5 }
+        try await realm.write { r in r.object(ofType: MapDog.self, forPrimaryKey: 2)!.name = "Unmapped" }
+        try await realm.write { r in r.object(ofType: MapDog.self, forPrimaryKey: 1)!.name = "Rexy" }
+        #expect(try #require(await iterator.next()).modifications == [0])
+        try await realm.write { r in r.object(ofType: MapDog.self, forPrimaryKey: 3)!.name = "Boo" }
+        #expect(try #require(await iterator.next()).modifications == [1])
+    }
+
+    @Test func theTargetsLinkingObjectsChange() async throws {
+        let realm = try await Self.seeded()
+        let changes = try await realm.read { r in r.object(ofType: MapDog.self, forPrimaryKey: 2)!.changes() }
+        var iterator = changes.makeAsyncIterator()
+        _ = try #require(await iterator.next())
+        try await realm.write { r in
+            r.object(ofType: MapOwner.self, forPrimaryKey: 2)!.friends["y"] = r.object(
+                ofType: MapDog.self, forPrimaryKey: 2)
+        }
+        guard case .changed(_, let properties) = try #require(await iterator.next()) else {
+            Issue.record("expected a change")
+            return
+        }
+        #expect(properties.map(\.name) == ["owners"])
+        try await realm.read { r in
+            #expect(r.object(ofType: MapDog.self, forPrimaryKey: 2)!.owners.map(\.id) == [2])
+        }
+    }
+}
