@@ -329,3 +329,46 @@ let mapOfObjectsTypes: [Object.Type] = [MapOwner.self, MapDog.self]
         }
     }
 }
+
+/// A map of objects from dictionaries, JSON and `Codable`.
+@Suite struct MapOfObjectsInputTests {
+    @Test func createFromADictionaryOfObjectsKeysAndNil() async throws {
+        let realm = try await openFreshRealm(objectTypes: mapOfObjectsTypes)
+        try await realm.write { r in
+            let owner = try r.create(
+                MapOwner.self,
+                value: ["id": 1, "friends": ["a": ["id": 5, "name": "Rex"], "b": nil, "c": 5] as [String: Any?]])
+            #expect(owner.friends.keys == ["a", "b", "c"] && owner.friends["b"] == .some(nil))
+            #expect(owner.friends["a"]??.name == "Rex" && owner.friends["c"]??.id == 5)
+            #expect(r.objects(MapDog.self).count == 1, "the primary key names the dog the first entry made")
+            let unmanaged = try MapOwner(value: ["id": 2, "friends": ["x": MapDog(value: ["id": 6])]])
+            #expect(!unmanaged.isManaged && unmanaged.friends["x"]??.id == 6)
+            try r.add(unmanaged)
+            #expect(r.object(ofType: MapDog.self, forPrimaryKey: 6)?.owners.map(\.id) == [2])
+            #expect(StoreInvariants.violations(in: r.store).isEmpty)
+        }
+        await #expect(throws: LiveObjectsError.self) {
+            try await realm.write { r in
+                _ = try r.create(MapOwner.self, value: ["id": 3, "friends": ["a": 99]])
+            }
+        }
+    }
+
+    @Test func jsonInputAndCodableRoundTrip() async throws {
+        let realm = try await openFreshRealm(objectTypes: mapOfObjectsTypes)
+        let json = #"{"id":1,"name":"","friends":{"a":{"id":5,"name":"Rex","age":3},"b":null}}"#
+        try await realm.write { r in
+            let owner = try r.create(MapOwner.self, json: Data(json.utf8))
+            #expect(owner.friends.keys == ["a", "b"] && owner.friends["a"]??.age == 3)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let managed = try await realm.read { r in
+            String(decoding: try encoder.encode(r.object(ofType: MapOwner.self, forPrimaryKey: 1)!), as: UTF8.self)
+        }
+        #expect(managed == #"{"friends":{"a":{"age":3,"id":5,"name":"Rex"},"b":null},"id":1,"name":""}"#)
+        let decoded = try JSONDecoder().decode(MapOwner.self, from: Data(managed.utf8))
+        #expect(!decoded.isManaged && decoded.friends["a"]??.name == "Rex" && decoded.friends["b"] == .some(nil))
+        #expect(String(decoding: try encoder.encode(decoded), as: UTF8.self) == managed)
+    }
+}
