@@ -130,4 +130,69 @@ import Testing
     @Test func everySingleByteChangeIsCaught() throws {
         try expectEverySingleByteChangeCaught(Self.snapshot(Self.good), truncationStride: 5)
     }
+
+    static func schema(mapName: String?, label: Bool = false) -> Schema {
+        var box = [Property(name: "id", type: .int, isPrimaryKey: true)]
+        if let mapName { box.append(.map(mapName, of: "Dog")) }
+        if label { box.append(Property(name: "label", type: .string)) }
+        return Schema([
+            ObjectSchema(name: "Box", properties: box),
+            ObjectSchema(
+                name: "Dog",
+                properties: [
+                    Property(name: "id", type: .int, isPrimaryKey: true), Property(name: "name", type: .string),
+                ]),
+        ])
+    }
+
+    /// A migration renames the map (deleting a target on the way: its key stays, with null),
+    /// another keeps it as it is, and a third removes it.
+    @Test func aMigrationRenamesAndRemovesAMapOfObjects() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("migrated.json")
+        try await withRealm(Realm.Configuration(file: url, schema: Self.schema(mapName: "friends"))) { realm in
+            try await realm.write { r in
+                _ = try r.dynamicCreate("Dog", value: ["id": 1, "name": "Rex"])
+                _ = try r.dynamicCreate("Dog", value: ["id": 2, "name": "Max"])
+                _ = try r.dynamicCreate("Box", value: ["id": 1, "friends": Self.pairs(["a": 1, "b": 2, "c": .null])])
+            }
+        }
+        let renamed = Realm.Configuration(
+            file: url, schema: Self.schema(mapName: "pals"), schemaVersion: 1,
+            options: .init(migration: { migration in
+                try migration.renameProperty(onType: "Box", from: "friends", to: "pals")
+                try migration.enumerateObjects(ofType: "Dog") { old, new in
+                    if old["id"] == 2, let new { try migration.delete(new) }
+                }
+            }))
+        @Sendable func boxes(_ realm: Realm) async throws -> [[PropertyValue]] {
+            try await realm.read { r in
+                #expect(StoreInvariants.violations(in: r.store).isEmpty)
+                return try r.dynamicObjects("Box").map { box in
+                    guard case .list(let pairs) = box["pals"] else { return [PropertyValue]() }
+                    return pairs.map { pair -> PropertyValue in
+                        guard case .list(let entry) = pair, let key = entry[1].objectKey,
+                            let dog = try? r.dynamicObject(ofType: "Dog", key: key)
+                        else { return pair }
+                        return .list([entry[0], dog["name"]])
+                    }
+                }
+            }
+        }
+        // Each entry with its dog's name: dog 2 was deleted, so "b" keeps null.
+        let expected: [[PropertyValue]] = [[.list(["a", "Rex"]), .list(["b", .null]), .list(["c", .null])]]
+        #expect(try await withRealm(renamed) { try await boxes($0) } == expected)
+        let kept = Realm.Configuration(
+            file: url, schema: Self.schema(mapName: "pals", label: true), schemaVersion: 2,
+            options: .init(migration: { _ in }))
+        #expect(try await withRealm(kept) { try await boxes($0) } == expected)
+        let removed = Realm.Configuration(
+            file: url, schema: Self.schema(mapName: nil), schemaVersion: 3, options: .init(migration: { _ in }))
+        let dogs = try await withRealm(removed) { realm in
+            try await realm.read { r in
+                #expect(StoreInvariants.violations(in: r.store).isEmpty)
+                return try r.dynamicObjects("Dog").map { $0["name"] }
+            }
+        }
+        #expect(dogs == ["Rex"])
+    }
 }
