@@ -11,12 +11,14 @@ extension String: _MapKey {
     public var _mapKey: String { self }
 }
 
-/// A dictionary from `String` keys to primitive values, held by a model property.
+/// A dictionary from `String` keys to primitive values or to optional model objects, held by a
+/// model property.
 ///
 /// ```swift
 /// final class Player: Object {
 ///     @Persisted var settings: Map<String, String>
 ///     @Persisted var scores: Map<String, Int?>
+///     @Persisted var friends: Map<String, Player?>
 /// }
 /// try await realm.write { realm in
 ///     player.settings["theme"] = "dark"
@@ -34,6 +36,12 @@ extension String: _MapKey {
 /// a mutation that fails (outside a write, a deleted object) changes nothing and makes the
 /// enclosing `Realm.write` throw. Queries read a map's values as they read a list
 /// (`ANY settings == 'dark'`, `settings.@count`).
+///
+/// A map of objects (`Map<String, Dog?>`, the value optional as in Realm) holds an object or nil
+/// per key. An unmanaged object set as a value is added with its owner; one of another realm or
+/// a deleted one makes the enclosing write throw (`wrongRealm`, `objectInvalidated`). Deleting
+/// an object keeps every key that held it, with nil as its value. Queries go on through its
+/// objects (`friends['a'].name == 'Rex'`, `ANY friends.@values.age > 3`).
 ///
 /// An object's change of a map property tells which keys changed: ``MapChange/init(_:)``.
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStringConvertible {

@@ -62,7 +62,8 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
     public var isSet: Bool
     /// Whether the property is a `Map` from `String` keys to values of ``type``: a collection
     /// (``isList`` is true) whose elements are the values, kept in the order of their keys. Its
-    /// whole value is a ``PropertyValue/list(_:)`` of `[.string(key), value]` pairs.
+    /// whole value is a ``PropertyValue/list(_:)`` of `[.string(key), value]` pairs. A map of
+    /// objects (``type`` `.object`) is optional, and its values are links or `.null`.
     public var isMap: Bool
     /// For links, lists of links and `LinkingObjects`: the name of the target (or origin) type.
     public var objectType: String?
