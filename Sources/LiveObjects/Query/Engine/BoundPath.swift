@@ -364,7 +364,8 @@ struct BoundPath {
         case let link as LinkColumn:
             let t = link.targets[Int(row)]
             return t < 0 ? [] : [t]
-        case let list as LinkListColumn where list.isMap:
+        case let list as LinkListColumn:
+            guard list.isMap else { return list.lists[Int(row)] }
             // A map of objects: the target of one key, or of every key that has one.
             if case .key(let key) = step.mapAccess {
                 guard let index = keyIndex(key, in: list.keys[Int(row)]) else { return [] }
@@ -372,8 +373,6 @@ struct BoundPath {
                 return t < 0 ? [] : [t]
             }
             return list.lists[Int(row)].filter { $0 >= 0 }
-        case let list as LinkListColumn:
-            return list.lists[Int(row)]
         default:
             return step.table.linkingObjectsSources[step.property]?.rows[Int(row)] ?? []
         }
