@@ -113,6 +113,58 @@ let mapOfObjectsTypes: [Object.Type] = [MapOwner.self, MapDog.self]
         }
     }
 
+    @Test func deleteRulesApplyToAMapsObjects() async throws {
+        func schema(_ rule: DeleteRule) -> Schema {
+            Schema([
+                ObjectSchema(
+                    name: "Kennel",
+                    properties: [
+                        Property(name: "id", type: .int, isPrimaryKey: true), .map("dogs", of: "Pup", deleteRule: rule),
+                    ]),
+                ObjectSchema(name: "Pup", properties: [Property(name: "id", type: .int, isPrimaryKey: true)]),
+            ])
+        }
+        let cascade = try await Realm.open(
+            Realm.Configuration(identifier: "cascade-\(UUID())", schema: schema(.cascade)))
+        try await cascade.write { r in
+            _ = try r.dynamicCreate("Pup", value: ["id": 1])
+            _ = try r.dynamicCreate(
+                "Kennel", value: ["id": 1, "dogs": .list([.list(["a", 1]), .list(["b", .null])])])
+            _ = try r.dynamicCreate("Pup", value: ["id": 2])
+        }
+        try await cascade.write { r in
+            // The whole map given again, naming its objects by primary key.
+            try #require(try r.dynamicObject(ofType: "Kennel", forPrimaryKey: 1))["dogs"] = .list([
+                .list(["a", 1]), .list(["b", .null]), .list(["c", 2]),
+            ])
+        }
+        await #expect(throws: LiveObjectsError.self) {
+            try await cascade.write { r in
+                _ = try r.dynamicCreate("Kennel", value: ["id": 2, "dogs": .list([.list(["a", 9])])])
+            }
+        }
+        try await cascade.write { r in
+            try r.delete(try #require(try r.dynamicObject(ofType: "Kennel", forPrimaryKey: 1)))
+        }
+        try await cascade.read { r in
+            let pups = try r.dynamicObjects("Pup")
+            #expect(pups.isEmpty, "cascade deletes the map's objects")
+            #expect(StoreInvariants.violations(in: r.store).isEmpty)
+        }
+        let deny = try await Realm.open(Realm.Configuration(identifier: "deny-\(UUID())", schema: schema(.deny)))
+        try await deny.write { r in
+            _ = try r.dynamicCreate("Pup", value: ["id": 1])
+            _ = try r.dynamicCreate("Kennel", value: ["id": 1, "dogs": .list([.list(["a", 1])])])
+        }
+        let error = await #expect(throws: LiveObjectsError.self) {
+            try await deny.write { r in try r.delete(try #require(try r.dynamicObject(ofType: "Pup", forPrimaryKey: 1)))
+            }
+        }
+        #expect(error?.code == .deleteDenied)
+        let left = try await deny.read { r in try r.dynamicObjects("Pup").count }
+        #expect(left == 1)
+    }
+
     @Test func aCancelledWriteRestoresEntriesAndBacklinks() async throws {
         let realm = try await openFreshRealm(objectTypes: mapOfObjectsTypes)
         try await realm.write { r in
