@@ -406,6 +406,24 @@ let mapOfObjectsTypes: [Object.Type] = [MapOwner.self, MapDog.self]
         }
     }
 
+    @Test func addingWithUpdateReplacesTheMap() async throws {
+        let realm = try await openFreshRealm(objectTypes: mapOfObjectsTypes)
+        try await realm.write { r in
+            _ = try r.create(MapOwner.self, value: ["id": 1, "friends": ["a": ["id": 1], "b": ["id": 2]]])
+            let empty = MapOwner()
+            empty.id = 1
+            try r.add(empty, update: .modified)
+            #expect(r.object(ofType: MapOwner.self, forPrimaryKey: 1)!.friends.isEmpty)
+            let other = MapOwner()
+            other.id = 1
+            other.friends["c"] = r.object(ofType: MapDog.self, forPrimaryKey: 2)
+            try r.add(other, update: .modified)
+            #expect(r.object(ofType: MapOwner.self, forPrimaryKey: 1)!.friends.keys == ["c"])
+            #expect(r.object(ofType: MapDog.self, forPrimaryKey: 1)!.owners.isEmpty)
+            #expect(StoreInvariants.violations(in: r.store).isEmpty)
+        }
+    }
+
     @Test func jsonInputAndCodableRoundTrip() async throws {
         let realm = try await openFreshRealm(objectTypes: mapOfObjectsTypes)
         let json = #"{"id":1,"name":"","friends":{"a":{"id":5,"name":"Rex","age":3},"b":null}}"#

@@ -119,6 +119,8 @@ extension Store {
                     switch input {
                     case .value(.null): emptyLinks.append((p, input))
                     case .array(let items) where items.isEmpty: emptyLinks.append((p, input))
+                    // An empty map of objects.
+                    case .dictionary(let entries) where entries.isEmpty: emptyLinks.append((p, input))
                     case .object(let target) where !table.schema.properties[p].isList:
                         // A link to an object already in this realm goes into the row directly.
                         if let key = managedKey(target, property: p, of: table) {
