@@ -4,8 +4,21 @@ import Testing
 @testable import LiveObjects
 
 /// The flat storage of a secondary index (`ValueIndex`: every value's rows in spans of one
-/// array) against a plain dictionary of sorted arrays.
+/// array, found through a hash table that keeps no values) against a plain dictionary of
+/// sorted arrays.
 @Suite struct ValueIndexTests {
+    /// The values of the rows, which a table's column holds for an index in a store.
+    final class Column {
+        var values: [Int32: PropertyValue] = [:]
+    }
+
+    /// An index reading its rows' values from a column of the test's.
+    static func index(_ column: Column) -> ValueIndex {
+        let index = ValueIndex()
+        index.rowValue = { column.values[$0]! }
+        return index
+    }
+
     /// The seeds the tests run; `LIVEOBJECTS_INDEX_SEED` replays one.
     static let seeds: [UInt64] = TestEnvironment.seed("LIVEOBJECTS_INDEX_SEED").map { [$0] } ?? [1, 2, 3, 4]
 
@@ -16,7 +29,8 @@ import Testing
     @Test(arguments: seeds)
     func agreesWithADictionary(seed: UInt64) {
         var rng = SeededRandomNumberGenerator(seed: seed)
-        let index = ValueIndex()
+        let column = Column()
+        let index = Self.index(column)
         var model: [PropertyValue: [Int32]] = [:]
         var used = Set<Int32>()
         var operations: [String] = []
@@ -34,6 +48,8 @@ import Testing
                 while used.contains(row) { row = Int32(rng.below(50_000)) }
                 used.insert(row)
                 operations.append("insert \(value) \(row)")
+                // As the store does: the column holds a new row's value before it is indexed.
+                column.values[row] = value
                 index.insert(value, row: row)
                 model[value, default: []].append(row)
                 model[value]!.sort()
@@ -42,6 +58,7 @@ import Testing
                 let row = rows[rng.below(rows.count)]
                 operations.append("remove \(value) \(row)")
                 index.remove(value, row: row)
+                column.values[row] = nil
                 model[value]!.removeAll { $0 == row }
                 used.remove(row)
                 if model[value]!.isEmpty { model[value] = nil }
@@ -62,7 +79,11 @@ import Testing
     /// Replacing the rows of the index (what the store's checks use to corrupt it) lays the
     /// store out anew; its faults are found.
     @Test func settingTheRowsLaysTheStoreOut() {
-        let index = ValueIndex()
+        let column = Column()
+        column.values = [
+            0: .string("b"), 1: .string("a"), 2: .string("b"), 3: .int(7), 4: .int(7), 5: .string("a"), 9: .string("a"),
+        ]
+        let index = Self.index(column)
         index.rows = [.string("a"): [1, 5, 9], .string("b"): [2], .int(7): [3, 4]]
         #expect(index.rows == [.string("a"): [1, 5, 9], .string("b"): [2], .int(7): [3, 4]])
         #expect(index.store.count == 6)

@@ -5,14 +5,24 @@
 ///
 /// The rows of every value lie in one flat array (``store``), each value's in a span of it
 /// (``Span``: where it starts, how many rows it holds, how many it has room for), instead of
-/// an array of its own per value: a value found about ten times then costs its rows and 12
-/// bytes, not an array's 32-byte header and the allocator's rounding as well. A value whose
-/// span is full moves to the end of the store with room to grow (half as much again); the
-/// room it leaves is garbage, given back when the store is written anew (more than half of it
-/// garbage). A write that inserts many rows in a row (a bulk insert) does not move spans one
-/// row at a time: the rows wait as a run (``pendingRun``) whose values are read from the column
-/// when the index is next read or changed, at the latest when the write commits, and a large
-/// run writes the store anew once, every span at its exact size.
+/// an array of its own per value. The values themselves are not kept: a value's span is found
+/// through a hash table of the values' hashes and span numbers (``slots``), and a value is
+/// compared with a span's by reading the column at the span's first row. A value found about
+/// ten times then costs its rows, its 12-byte span and an 8-byte slot or two, not an array
+/// with its 32-byte header, the allocator's rounding and a dictionary entry holding the value.
+///
+/// A value whose span is full moves to the end of the store with room to grow (half as much
+/// again); the room it leaves is garbage, given back when the store is written anew (more than
+/// half of it garbage). A write that inserts many rows in a row (a bulk insert) does not move
+/// spans one row at a time: the rows wait as a run (``pendingRun``) whose values are read from
+/// the column when the index is next read or changed, at the latest when the write commits, and
+/// a large run writes the store anew once, every span at its exact size.
+///
+/// Reading values from the column asks of the store what it already does: a live row's column
+/// holds its value whenever the index is searched. A change calls ``remove(_:row:)`` and
+/// ``insert(_:row:)`` before it writes the column, a new row is written before it is inserted,
+/// a deleted row is removed before it is cleared; the index compares a value only with the
+/// first row of another value's span, never with the row being changed.
 @usableFromInline
 package final class ValueIndex {
     /// Where one value's rows are in ``store``: `store[start..<start + count]`, ascending, with
@@ -32,18 +42,29 @@ package final class ValueIndex {
         @inlinable var range: Range<Int> { Int(start)..<Int(start) + Int(count) }
     }
 
-    /// Each value's span.
-    @exclusivity(unchecked) @usableFromInline var _spans: [PropertyValue: Span] = [:]
+    /// One span per value the index holds, in no order (a removed value's place is taken by
+    /// the last one).
+    @exclusivity(unchecked) @usableFromInline var _spans: [Span] = []
+    /// The hash table (open addressing, linear probing, at most three quarters full): 0 for an
+    /// empty slot, else the low 32 bits of the value's hash (high half) and its span's
+    /// position + 1 (low half).
+    @exclusivity(unchecked) @usableFromInline var slots: [UInt64] = []
     /// The rows of every value, span after span, with the room of the spans and garbage between.
     @exclusivity(unchecked) @usableFromInline var _store: [Int32] = []
     /// The slots of ``store`` that no span owns.
     @exclusivity(unchecked) private(set) var garbage = 0
     /// Rows inserted (as live rows whose column holds their value) but not yet in their spans.
     @exclusivity(unchecked) @usableFromInline var pendingRun: Range<Int32> = 0..<0
-    /// The table whose column the index reads the values of ``pendingRun`` from.
+    /// The table whose column holds the indexed values.
     @usableFromInline unowned(unsafe) var table: Table?
     /// The indexed property.
     @usableFromInline var property = 0
+    /// The value of a row, for an index without a table (tests).
+    package var rowValue: ((Int32) -> PropertyValue)?
+    /// While a run is added (``rewrite(adding:)``): the first row of each value that the run
+    /// brings, from span ``firstNewSpan`` on, whose spans are still empty.
+    private var newSpanRows: [Int32] = []
+    private var firstNewSpan = Int.max
 
     /// A run at least this long (and at least an eighth of the rows indexed) writes the store
     /// anew; a shorter one is inserted row by row.
@@ -54,14 +75,14 @@ package final class ValueIndex {
 
     package init() {}
 
-    /// Gives the index the column it reads pending rows from.
+    /// Gives the index the column it reads values from.
     func attach(to table: Table, property: Int) {
         self.table = table
         self.property = property
     }
 
     /// Each value's span, with the pending rows in their spans.
-    @inlinable package var spans: [PropertyValue: Span] {
+    @inlinable package var spans: [Span] {
         if !pendingRun.isEmpty { addPending() }
         return _spans
     }
@@ -76,68 +97,168 @@ package final class ValueIndex {
     /// The rows holding a value, ascending.
     @inlinable package func rows(of value: PropertyValue) -> [Int32]? {
         if !pendingRun.isEmpty { addPending() }
-        guard let span = _spans[value] else { return nil }
-        return Array(_store[span.range])
+        guard let s = find(value).span else { return nil }
+        return Array(_store[_spans[s].range])
     }
 
     /// The number of rows holding a value (read from its span, without copying its rows out).
     @inlinable package func count(of value: PropertyValue) -> Int {
         if !pendingRun.isEmpty { addPending() }
-        guard let i = _spans.index(forKey: value) else { return 0 }
-        return Int(_spans.values[i].count)
+        guard let s = find(value).span else { return 0 }
+        return Int(_spans[s].count)
     }
 
     /// The rows of each value (a copy, for checks and tests; setting it replaces the index).
     package var rows: [PropertyValue: [Int32]] {
-        get { spans.mapValues { Array(_store[$0.range]) } }
+        get {
+            var rows: [PropertyValue: [Int32]] = [:]
+            for s in spans.indices { rows[key(s)] = Array(_store[_spans[s].range]) }
+            return rows
+        }
         set {
             removeAll()
-            var store: [Int32] = []
-            store.reserveCapacity(newValue.values.reduce(0) { $0 + $1.count })
-            _spans.reserveCapacity(newValue.count)
             for (value, rows) in newValue where !rows.isEmpty {
                 let n = UInt32(rows.count)
-                _spans[value] = Span(start: UInt32(store.count), count: n, capacity: n)
-                store += rows
+                makeSpan(value, slot: find(value).slot, Span(start: UInt32(_store.count), count: n, capacity: n))
+                _store += rows
             }
-            _store = consume store
         }
     }
 
     /// Empties the index.
     package func removeAll() {
-        _spans = [:]
+        _spans = []
+        slots = []
         _store = []
         garbage = 0
         pendingRun = 0..<0
     }
 
     /// What is wrong with the layout of the store, if anything: spans out of bounds,
-    /// overlapping, empty or over their room, or garbage miscounted (for the store's
-    /// invariants; whether each span's rows ascend is read from ``rows``).
+    /// overlapping, empty or over their room, garbage miscounted, or a value that the hash
+    /// table does not lead to its span (for the store's invariants; whether each span's rows
+    /// ascend is read from ``rows``).
     package var layoutFaults: [String] {
         let spans = self.spans
         var faults: [String] = []
         var owned = 0
         var ranges: [Range<Int>] = []
-        for (value, span) in spans {
+        for (s, span) in spans.enumerated() {
             let end = Int(span.start) + Int(span.capacity)
-            if span.count == 0 { faults.append("an empty span for \(value)") }
+            if span.count == 0 { faults.append("an empty span (\(s))") }
             if span.count > span.capacity {
-                faults.append("\(span.count) rows in room for \(span.capacity) for \(value)")
+                faults.append("\(span.count) rows in room for \(span.capacity) (span \(s))")
             }
-            if end > _store.count { faults.append("the span of \(value) ends at \(end), past \(_store.count)") }
+            if end > _store.count { faults.append("span \(s) ending at \(end), past \(_store.count)") }
+            if span.count > 0 && end <= _store.count && find(key(s)).span != s {
+                faults.append("span \(s) (of \(key(s))) not found from its value")
+            }
             owned += Int(span.capacity)
             ranges.append(Int(span.start)..<end)
         }
+        if slots.count(where: { $0 != 0 }) != spans.count {
+            faults.append("\(slots.count(where: { $0 != 0 })) slots in use for \(spans.count) spans")
+        }
         ranges.sort { $0.lowerBound < $1.lowerBound }
         for (a, b) in zip(ranges, ranges.dropFirst()) where a.upperBound > b.lowerBound {
-            faults.append("spans \(a) and \(b) overlap")
+            faults.append("spans \(a) and \(b) overlapping")
         }
         if owned + garbage != _store.count {
             faults.append("\(owned) slots owned and \(garbage) garbage in a store of \(_store.count)")
         }
         return faults
+    }
+
+    // MARK: The hash table
+
+    /// The bits of a value's hash that the table keeps.
+    @inlinable static func tag(_ value: PropertyValue) -> UInt32 { UInt32(truncatingIfNeeded: value.hashValue) }
+
+    /// The value of a row, as its column holds it.
+    @usableFromInline func value(ofRow row: Int32) -> PropertyValue {
+        if let table { return table.column(property).value(at: Int(row)) }
+        return rowValue!(row)
+    }
+
+    /// The value of a span: its first row's (or, while a run is added, the first row of the
+    /// run that holds it).
+    @usableFromInline func key(_ s: Int) -> PropertyValue {
+        let span = _spans[s]
+        return value(ofRow: span.count > 0 ? _store[Int(span.start)] : newSpanRows[s - firstNewSpan])
+    }
+
+    /// The span of a value, if the index holds it, and the slot that leads to it (or where one
+    /// would go; -1 when the table is empty).
+    @usableFromInline func find(_ value: PropertyValue) -> (span: Int?, slot: Int) {
+        guard !slots.isEmpty else { return (nil, -1) }
+        let tag = Self.tag(value)
+        let mask = slots.count - 1
+        var i = Int(tag) & mask
+        while true {
+            let entry = slots[i]
+            if entry == 0 { return (nil, i) }
+            if UInt32(truncatingIfNeeded: entry >> 32) == tag {
+                let s = Int(UInt32(truncatingIfNeeded: entry)) - 1
+                if key(s) == value { return (s, i) }
+            }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Adds a span for a value that the index does not hold, at the slot ``find(_:)`` gave.
+    @discardableResult
+    private func makeSpan(_ value: PropertyValue, slot: Int, _ span: Span) -> Int {
+        var slot = slot
+        if (_spans.count + 1) * 4 > slots.count * 3 {
+            growSlots()
+            slot = find(value).slot
+        }
+        let s = _spans.count
+        _spans.append(span)
+        slots[slot] = UInt64(Self.tag(value)) << 32 | UInt64(s + 1)
+        return s
+    }
+
+    /// Doubles the hash table (the hashes are in it: no value is read).
+    private func growSlots() {
+        let n = max(16, slots.count * 2)
+        var grown = [UInt64](repeating: 0, count: n)
+        let mask = n - 1
+        for entry in slots where entry != 0 {
+            var i = Int(UInt32(truncatingIfNeeded: entry >> 32)) & mask
+            while grown[i] != 0 { i = (i + 1) & mask }
+            grown[i] = entry
+        }
+        slots = grown
+    }
+
+    /// Removes an empty span and its slot; the last span takes its place.
+    private func removeSpan(_ s: Int, slot: Int) {
+        // Linear probing's deletion: the entries after the hole that may move into it do.
+        let mask = slots.count - 1
+        var hole = slot
+        var i = (slot + 1) & mask
+        while slots[i] != 0 {
+            let home = Int(UInt32(truncatingIfNeeded: slots[i] >> 32)) & mask
+            if (i &- home) & mask >= (i &- hole) & mask {
+                slots[hole] = slots[i]
+                hole = i
+            }
+            i = (i + 1) & mask
+        }
+        slots[hole] = 0
+        let last = _spans.count - 1
+        if s != last {
+            let tag = Self.tag(key(last))
+            var j = Int(tag) & mask
+            while UInt32(truncatingIfNeeded: slots[j]) != UInt32(last + 1) {
+                precondition(slots[j] != 0, "a span missing from its index's hash table")
+                j = (j + 1) & mask
+            }
+            slots[j] = UInt64(tag) << 32 | UInt64(s + 1)
+            _spans[s] = _spans[last]
+        }
+        _spans.removeLast()
     }
 
     // MARK: Changes
@@ -171,8 +292,9 @@ package final class ValueIndex {
             return
         }
         if !pendingRun.isEmpty { addPending() }
-        guard let i = _spans.index(forKey: value) else { return }
-        var span = _spans.values[i]
+        let (found, slot) = find(value)
+        guard let s = found else { return }
+        var span = _spans[s]
         let rows = span.range
         guard let at = _store[rows].lastIndex(of: row) else { return }
         _store.withUnsafeMutableBufferPointer { store in
@@ -181,7 +303,7 @@ package final class ValueIndex {
         span.count -= 1
         if span.count == 0 {
             garbage += Int(span.capacity)
-            _spans.remove(at: i)
+            removeSpan(s, slot: slot)
             compactIfWasteful()
             return
         }
@@ -190,19 +312,20 @@ package final class ValueIndex {
             garbage += Int(span.capacity - span.count * 2)
             span.capacity = span.count * 2
         }
-        _spans.values[i] = span
+        _spans[s] = span
         compactIfWasteful()
     }
 
     /// Puts a row in its value's span, moving the span to the end of the store with room to
     /// grow when it is full.
     private func add(_ value: PropertyValue, row: Int32) {
-        guard let i = _spans.index(forKey: value) else {
-            _spans[value] = Span(start: UInt32(_store.count), count: 1, capacity: 1)
+        let (found, slot) = find(value)
+        guard let s = found else {
+            makeSpan(value, slot: slot, Span(start: UInt32(_store.count), count: 1, capacity: 1))
             _store.append(row)
             return
         }
-        var span = _spans.values[i]
+        var span = _spans[s]
         if span.count == span.capacity { grow(&span) }
         let end = Int(span.start) + Int(span.count)
         _store.withUnsafeMutableBufferPointer { store in
@@ -214,7 +337,7 @@ package final class ValueIndex {
             store[j] = row
         }
         span.count += 1
-        _spans.values[i] = span
+        _spans[s] = span
         if garbage > 0 { compactIfWasteful() }
     }
 
@@ -246,42 +369,37 @@ package final class ValueIndex {
     ///
     /// - Parameter run: rows whose values the column holds, to add (ascending).
     private func rewrite(adding run: Range<Int32>) {
-        if !run.isEmpty, let column = table?.column(property) {
+        if !run.isEmpty {
             // Every span at its exact size, counting the rows to add before they go in.
-            forEachSpan { $0.capacity = $0.count }
+            for s in _spans.indices { _spans[s].capacity = _spans[s].count }
+            firstNewSpan = _spans.count
             for row in run {
-                let value = column.value(at: Int(row))
-                if let i = _spans.index(forKey: value) {
-                    _spans.values[i].capacity += 1
+                let value = value(ofRow: row)
+                let (found, slot) = find(value)
+                if let s = found {
+                    _spans[s].capacity += 1
                 } else {
-                    _spans[value] = Span(start: 0, count: 0, capacity: 1)
+                    makeSpan(value, slot: slot, Span(start: 0, count: 0, capacity: 1))
+                    newSpanRows.append(row)
                 }
             }
         }
-        let total = _spans.values.reduce(0) { $0 + Int($1.capacity) }
+        let total = _spans.reduce(0) { $0 + Int($1.capacity) }
         var store = [Int32](repeating: 0, count: total)
         var next = 0
         store.withUnsafeMutableBufferPointer { store in
-            forEachSpan { span in
+            for s in _spans.indices {
+                let span = _spans[s]
                 for (k, j) in span.range.enumerated() { store[next + k] = _store[j] }
-                span.start = UInt32(next)
+                _spans[s].start = UInt32(next)
                 next += Int(span.capacity)
             }
         }
         _store = consume store
         garbage = 0
-        guard !run.isEmpty, let column = table?.column(property) else { return }
-        for row in run { add(column.value(at: Int(row)), row: row) }
-    }
-
-    /// Changes every span in place. (A loop over `_spans.indices` would hold the dictionary's
-    /// storage while changing it, so that the first change copies the whole dictionary.)
-    private func forEachSpan(_ body: (inout Span) -> Void) {
-        var i = _spans.startIndex
-        while i != _spans.endIndex {
-            body(&_spans.values[i])
-            _spans.formIndex(after: &i)
-        }
+        for row in run { add(value(ofRow: row), row: row) }
+        newSpanRows = []
+        firstNewSpan = Int.max
     }
 
     /// Puts the rows of ``pendingRun`` in their spans: a long run by writing the store anew,
@@ -289,11 +407,11 @@ package final class ValueIndex {
     @usableFromInline func addPending() {
         let run = pendingRun
         pendingRun = 0..<0
-        guard !run.isEmpty, let column = table?.column(property) else { return }
+        guard !run.isEmpty else { return }
         if run.count >= Self.bulkRun && run.count * 8 >= _store.count - garbage {
             rewrite(adding: run)
         } else {
-            for row in run { add(column.value(at: Int(row)), row: row) }
+            for row in run { add(value(ofRow: row), row: row) }
         }
     }
 
@@ -328,16 +446,17 @@ package final class ValueIndex {
             store[next[Int(g)]] = row
             next[Int(g)] += 1
         }
-        _spans.reserveCapacity(values.count)
-        for (g, value) in values.enumerated() {
-            let n = UInt32(starts[g + 1] - starts[g])
-            _spans[value] = Span(start: UInt32(starts[g]), count: n, capacity: n)
+        // The rows of a group are in the order given: ascending when the rows were.
+        if zip(sources, sources.dropFirst()).contains(where: { $0 >= $1 }) {
+            for g in values.indices { store[starts[g]..<starts[g + 1]].sort() }
         }
         _store = consume store
         garbage = 0
-        // The rows of a group are in the order given: ascending when the rows were.
-        if zip(sources, sources.dropFirst()).contains(where: { $0 >= $1 }) {
-            for span in _spans.values { _store[span.range].sort() }
+        slots = []
+        _spans.reserveCapacity(values.count)
+        for (g, value) in values.enumerated() {
+            let n = UInt32(starts[g + 1] - starts[g])
+            makeSpan(value, slot: find(value).slot, Span(start: UInt32(starts[g]), count: n, capacity: n))
         }
     }
 
