@@ -710,12 +710,14 @@ package final class Table {
 
     @usableFromInline func rebuildIndexes() {
         indexesAreStale = false
-        for row in liveRows {
-            if let pk = primaryKeyProperty {
+        let rows = liveRows
+        if let pk = primaryKeyProperty {
+            for row in rows {
                 primaryKeyIndex?.insert(column(pk).value(at: Int(row)), row: row, generation: generation(row))
             }
-            for (p, index) in valueIndexes { index.insert(column(p).value(at: Int(row)), row: row) }
         }
+        // Each value's span made once at its size, as a load makes them.
+        for (p, index) in valueIndexes { index.insertAll(column(p), rows: rows) }
     }
 
     /// The primary key of a row.

@@ -61,10 +61,6 @@ package final class ValueIndex {
     @usableFromInline var property = 0
     /// The value of a row, for an index without a table (tests).
     package var rowValue: ((Int32) -> PropertyValue)?
-    /// While a run is added (``rewrite(adding:)``): the first row of each value that the run
-    /// brings, from span ``firstNewSpan`` on, whose spans are still empty.
-    private var newSpanRows: [Int32] = []
-    private var firstNewSpan = Int.max
 
     /// A run at least this long (and at least an eighth of the rows indexed) writes the store
     /// anew; a shorter one is inserted row by row.
@@ -180,11 +176,11 @@ package final class ValueIndex {
         return rowValue!(row)
     }
 
-    /// The value of a span: its first row's (or, while a run is added, the first row of the
-    /// run that holds it).
+    /// The value of a span: its first row's (or, for a span that a run being added made and
+    /// that is still empty, the row of the run it was made for, kept in its `start`).
     @usableFromInline func key(_ s: Int) -> PropertyValue {
         let span = _spans[s]
-        return value(ofRow: span.count > 0 ? _store[Int(span.start)] : newSpanRows[s - firstNewSpan])
+        return value(ofRow: span.count > 0 ? _store[Int(span.start)] : Int32(bitPattern: span.start))
     }
 
     /// The span of a value, if the index holds it, and the slot that leads to it (or where one
@@ -325,6 +321,11 @@ package final class ValueIndex {
             _store.append(row)
             return
         }
+        place(row, in: s)
+    }
+
+    /// Puts a row in a span, in order, moving the span when it is full.
+    private func place(_ row: Int32, in s: Int) {
         var span = _spans[s]
         if span.count == span.capacity { grow(&span) }
         let end = Int(span.start) + Int(span.count)
@@ -372,15 +373,13 @@ package final class ValueIndex {
         if !run.isEmpty {
             // Every span at its exact size, counting the rows to add before they go in.
             for s in _spans.indices { _spans[s].capacity = _spans[s].count }
-            firstNewSpan = _spans.count
             for row in run {
                 let value = value(ofRow: row)
                 let (found, slot) = find(value)
                 if let s = found {
                     _spans[s].capacity += 1
                 } else {
-                    makeSpan(value, slot: slot, Span(start: 0, count: 0, capacity: 1))
-                    newSpanRows.append(row)
+                    makeSpan(value, slot: slot, Span(start: UInt32(bitPattern: row), count: 0, capacity: 1))
                 }
             }
         }
@@ -390,16 +389,25 @@ package final class ValueIndex {
         store.withUnsafeMutableBufferPointer { store in
             for s in _spans.indices {
                 let span = _spans[s]
-                for (k, j) in span.range.enumerated() { store[next + k] = _store[j] }
+                if span.count == 0 {
+                    // A new value's first row (the lowest of the run's rows holding it) goes in
+                    // now: the span then reads its value from the store, as every span does.
+                    store[next] = Int32(bitPattern: span.start)
+                    _spans[s].count = 1
+                } else {
+                    for (k, j) in span.range.enumerated() { store[next + k] = _store[j] }
+                }
                 _spans[s].start = UInt32(next)
                 next += Int(span.capacity)
             }
         }
         _store = consume store
         garbage = 0
-        for row in run { add(value(ofRow: row), row: row) }
-        newSpanRows = []
-        firstNewSpan = Int.max
+        for row in run {
+            // Every value of the run has its span now, its first row already in it.
+            let s = find(value(ofRow: row)).span!
+            if _store[Int(_spans[s].start)] != row { place(row, in: s) }
+        }
     }
 
     /// Puts the rows of ``pendingRun`` in their spans: a long run by writing the store anew,
