@@ -183,6 +183,24 @@ package final class ValueIndex {
         return value(ofRow: span.count > 0 ? _store[Int(span.start)] : Int32(bitPattern: span.start))
     }
 
+    /// Whether span `s` holds a value: whether its first row's value is the value (read typed
+    /// from a string or integer column, without making a dynamic value of it).
+    @usableFromInline func holds(_ s: Int, _ value: PropertyValue) -> Bool {
+        let span = _spans[s]
+        let row = Int(span.count > 0 ? _store[Int(span.start)] : Int32(bitPattern: span.start))
+        if let table {
+            let column = table.column(property)
+            switch (column.scalarKind, value) {
+            case (.string?, .string(let string)):
+                return unsafeDowncast(column, to: ScalarColumn<String>.self).values.element(at: row) == string
+            case (.int?, .int(let int)):
+                return unsafeDowncast(column, to: ScalarColumn<Int64>.self).values.element(at: row) == int
+            default: return column.value(at: row) == value
+            }
+        }
+        return rowValue!(Int32(row)) == value
+    }
+
     /// The span of a value, if the index holds it, and the slot that leads to it (or where one
     /// would go; -1 when the table is empty).
     @usableFromInline func find(_ value: PropertyValue) -> (span: Int?, slot: Int) {
@@ -195,7 +213,7 @@ package final class ValueIndex {
             if entry == 0 { return (nil, i) }
             if UInt32(truncatingIfNeeded: entry >> 32) == tag {
                 let s = Int(UInt32(truncatingIfNeeded: entry)) - 1
-                if key(s) == value { return (s, i) }
+                if holds(s, value) { return (s, i) }
             }
             i = (i + 1) & mask
         }
