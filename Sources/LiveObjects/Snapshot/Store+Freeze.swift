@@ -23,7 +23,7 @@ extension Store {
             // The undo wrote into the copy's hash indexes, which are rebuilt from the data on
             // first use: start them empty again.
             for table in copy.tables {
-                for index in table.valueIndexes.values { index.entries = [:] }
+                for index in table.valueIndexes.values { index.removeAll() }
                 table.markIndexesStale()
             }
         }

@@ -299,6 +299,7 @@ extension Store {
     package func commitWrite() throws(LiveObjectsError) -> ChangeSet {
         for table in tables {
             for backlinks in table.incoming { backlinks.addPending() }
+            for index in table.valueIndexes.values where !index.pendingRun.isEmpty { index.addPending() }
         }
         let changes = changeSet()
         // Slots freed before the commit is prepared, so that a snapshot saved for it lists

@@ -241,149 +241,6 @@ package final class PrimaryKeyIndex {
     }
 }
 
-/// A secondary index: value to rows, for `indexed: true` properties.
-///
-/// Each value's rows are in ascending order, so that a lookup hands them out as results in
-/// storage order without sorting them. New rows usually come last (an append); a reused slot
-/// is put in its place.
-@usableFromInline
-package final class ValueIndex {
-    /// Each value's rows, with their number beside them: counting a value's rows reads the
-    /// table's own storage, not the list, which lies elsewhere in memory.
-    @inlinable package var entries: [PropertyValue: Entry] {
-        get { _entries }
-        set { _entries = newValue }
-        _modify { yield &_entries }
-    }
-    @exclusivity(unchecked) @usableFromInline var _entries: [PropertyValue: Entry] = [:]
-
-    @usableFromInline
-    package struct Entry {
-        /// The rows, ascending.
-        @usableFromInline package var rows: [Int32] {
-            didSet { count = rows.count }
-        }
-        /// `rows.count`, kept in step by every change of `rows`.
-        @usableFromInline package private(set) var count: Int
-
-        package init(rows: [Int32] = []) {
-            self.rows = rows
-            count = rows.count
-        }
-    }
-
-    /// The rows of each value (a copy, for checks and tests; setting it replaces the index).
-    package var rows: [PropertyValue: [Int32]] {
-        get { entries.mapValues(\.rows) }
-        set { entries = newValue.mapValues { Entry(rows: $0) } }
-    }
-
-    /// The rows holding a value, ascending.
-    @inlinable package func rows(of value: PropertyValue) -> [Int32]? {
-        entries[value]?.rows
-    }
-
-    package func insert(_ value: PropertyValue, row: Int32) {
-        Self.insert(row, into: &entries[value, default: Entry()].rows)
-    }
-
-    /// The number of rows holding a value (read in place, without copying their list out).
-    @inlinable package func count(of value: PropertyValue) -> Int {
-        guard let i = entries.index(forKey: value) else { return 0 }
-        return entries.values[i].count
-    }
-
-    private static func insert(_ row: Int32, into list: inout [Int32]) {
-        guard let last = list.last, last > row else {
-            list.append(row)
-            return
-        }
-        list.insert(row, at: list.partitioningIndex { $0 >= row })
-    }
-
-    /// Adds the values of some rows of a column, as ``insert(_:row:)`` for each in the order
-    /// given would, but grouping the rows by value first (one probe per row into a table of
-    /// the distinct values, then a counting sort), so that each value's list is made once at
-    /// its size instead of growing by appends scattered over all the lists.
-    package func insertAll(_ column: Column, rows sources: [Int32]) {
-        // String and integer columns are grouped by their typed values (the same equality as
-        // their `PropertyValue`s'), without making a dynamic value per row.
-        let (values, groups): ([PropertyValue], [Int32]) =
-            switch column.scalarKind {
-            case .string:
-                Self.group(unsafeDowncast(column, to: ScalarColumn<String>.self).values, sources) { .string($0) }
-            case .int:
-                Self.group(unsafeDowncast(column, to: ScalarColumn<Int64>.self).values, sources) { .int($0) }
-            default:
-                Self.group(sources) { column.value(at: Int($0)) }
-            }
-        // starts[g]..<starts[g + 1]: where group g's rows go in `grouped`.
-        var starts = [Int](repeating: 0, count: values.count + 1)
-        for g in groups { starts[Int(g) + 1] += 1 }
-        for g in values.indices { starts[g + 1] += starts[g] }
-        var next = starts
-        var grouped = [Int32](repeating: 0, count: sources.count)
-        for (row, g) in zip(sources, groups) {
-            grouped[next[Int(g)]] = row
-            next[Int(g)] += 1
-        }
-        entries.reserveCapacity(entries.count + values.count)
-        for (g, value) in values.enumerated() {
-            entries[value, default: Entry()].rows.append(contentsOf: grouped[starts[g]..<starts[g + 1]])
-        }
-    }
-
-    /// The distinct values of a typed column at `rows` (in order of first appearance, as
-    /// dynamic values) and each row's group: the position of its value among them.
-    private static func group<T: Hashable>(
-        _ column: some ColumnStorage<T>, _ rows: [Int32], _ dynamic: (T) -> PropertyValue
-    ) -> ([PropertyValue], [Int32]) {
-        var groupOf: [T: Int32] = [:]
-        var values: [PropertyValue] = []
-        var groups: [Int32] = []
-        groups.reserveCapacity(rows.count)
-        for row in rows {
-            let value = column.element(at: Int(row))
-            if let group = groupOf[value] {
-                groups.append(group)
-            } else {
-                let group = Int32(values.count)
-                groupOf[value] = group
-                values.append(dynamic(value))
-                groups.append(group)
-            }
-        }
-        return (values, groups)
-    }
-
-    /// ``group(_:_:_:)`` for any column, by the rows' dynamic values.
-    private static func group(_ rows: [Int32], _ value: (Int32) -> PropertyValue) -> ([PropertyValue], [Int32]) {
-        var groupOf: [PropertyValue: Int32] = [:]
-        var values: [PropertyValue] = []
-        var groups: [Int32] = []
-        groups.reserveCapacity(rows.count)
-        for row in rows {
-            let value = value(row)
-            if let group = groupOf[value] {
-                groups.append(group)
-            } else {
-                let group = Int32(values.count)
-                groupOf[value] = group
-                values.append(value)
-                groups.append(group)
-            }
-        }
-        return (values, groups)
-    }
-
-    package func remove(_ value: PropertyValue, row: Int32) {
-        guard var entry = entries[value] else { return }
-        entries[value] = nil
-        if let i = entry.rows.lastIndex(of: row) { entry.rows.remove(at: i) }
-        if !entry.rows.isEmpty { entries[value] = entry }
-    }
-}
-
 /// How a property is stored.
 package enum PropertyStorage {
     case value, link, computed
@@ -611,6 +468,7 @@ package final class Table {
         }
         valueIndexes = indexes
         valueIndexByProperty = schema.properties.indices.map { indexes[$0] }
+        for (p, index) in indexes { index.attach(to: self, property: p) }
     }
 
     /// The property stored by the wrapper at this offset in the object, if known.
@@ -852,12 +710,14 @@ package final class Table {
 
     @usableFromInline func rebuildIndexes() {
         indexesAreStale = false
-        for row in liveRows {
-            if let pk = primaryKeyProperty {
+        let rows = liveRows
+        if let pk = primaryKeyProperty {
+            for row in rows {
                 primaryKeyIndex?.insert(column(pk).value(at: Int(row)), row: row, generation: generation(row))
             }
-            for (p, index) in valueIndexes { index.insert(column(p).value(at: Int(row)), row: row) }
         }
+        // Each value's span made once at its size, as a load makes them.
+        for (p, index) in valueIndexes { index.insertAll(column(p), rows: rows) }
     }
 
     /// The primary key of a row.
@@ -965,7 +825,8 @@ package final class Table {
 
     func indexInsert(_ row: Int32, values: [PropertyValue]) {
         if let pk = primaryKeyProperty { primaryKeyIndex?.insert(values[pk], row: row, generation: generation(row)) }
-        for (p, index) in valueIndexes { index.insert(values[p], row: row) }
+        // The column holds the row's values: a value index reads them when it next needs them.
+        for index in valueIndexes.values { index.insertLater(row) }
         for (p, index) in derivedIndexes { index.insert(values[p], row: row) }
     }
 

@@ -294,13 +294,8 @@ package enum StoreInvariants {
             var want: [PropertyValue: [Int32]] = [:]
             for row in table.liveRows { want[table.value(row, p), default: []].append(row) }
             var have: [PropertyValue: [Int32]] = [:]
-            for (value, entry) in index.entries {
-                let rows = entry.rows
-                if entry.count != rows.count {
-                    fail(
-                        "\(table.name).\(property.name): the index counts \(entry.count) slots for \(value) but lists \(rows.count)"
-                    )
-                }
+            for fault in index.layoutFaults { fail("\(table.name).\(property.name): the index's store has \(fault)") }
+            for (value, rows) in index.rows {
                 if rows.isEmpty { fail("\(table.name).\(property.name): the index keeps an empty entry for \(value)") }
                 if zip(rows, rows.dropFirst()).contains(where: { $0 >= $1 }) {
                     fail("\(table.name).\(property.name): the index's slots for \(value) are not ascending: \(rows)")
