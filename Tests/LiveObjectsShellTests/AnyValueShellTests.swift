@@ -44,8 +44,8 @@ import Testing
 
     @Test func badValuesAreRefusedWithAMessage() async {
         for bad in [
-            #"{"id": 9, "payload": [1]}"#, #"{"id": 9, "payload": {"money": 1}}"#,
-            #"{"id": 9, "payload": {"uuid": "x"}}"#,
+            #"{"id": 9, "payload": {"list": 1}}"#, #"{"id": 9, "payload": {"dictionary": [1]}}"#,
+            #"{"id": 9, "payload": {"uuid": "x"}}"#, #"{"id": 9, "payload": [{"uuid": "x"}]}"#,
         ] {
             let run = await liveobj(["-c", (Self.script.prefix(1) + ["create Note \(bad)"]).joined(separator: "; ")])
             #expect(run.code != 0, "\(bad)")

@@ -204,18 +204,20 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
 /// The stored form of a nested list or dictionary of an ``AnyValue``: a `PropertyValue.list`
 /// whose first element is the marker of the kind, then a list's elements, or a dictionary's
 /// keys (`.string`) and values in turn, by key in ascending order. Each element is itself in
-/// its stored form. A mixed column holds no other list, so the marker is never ambiguous.
-package enum MixedContainer: Int64, Sendable {
+/// its stored form. The marker is a link to no object (`.object` with row `UInt32.max`, the
+/// kind in its generation), which no other value of a mixed column holds: a list without it is
+/// refused, never taken for a nested value.
+package enum MixedContainer: UInt32, Sendable {
     case list = 0
     case dictionary = 1
 
     /// The first element of the stored form.
-    package var marker: PropertyValue { .int(rawValue) }
+    package var marker: PropertyValue { .object(ObjectKey(row: .max, generation: rawValue)) }
 
     /// The kind of a stored list; nil when it starts with no marker.
     package init?(_ stored: [PropertyValue]) {
-        guard case .int(let raw) = stored.first else { return nil }
-        self.init(rawValue: raw)
+        guard case .object(let key) = stored.first, key.row == .max else { return nil }
+        self.init(rawValue: key.generation)
     }
 
     /// The elements of a stored list's value (a list's elements, a dictionary's values): what

@@ -655,15 +655,21 @@ struct PredicateParserState {
         }
         while isSymbol(.dot) || isSymbol(.leftBracket) {
             if isSymbol(.leftBracket) {
-                // `settings['theme']`: a map's value by key.
+                // `settings['theme']`: a map's value by key; `payload[0]`, `payload[*]`: an
+                // AnyValue's element by position, or every element.
                 try advance()
-                guard case .string(let key) = token.kind else {
-                    throw failure(expected: "a string as a map key in '[…]'")
+                let component: String
+                switch token.kind {
+                case .string(let key): component = KeyPathSyntax.mapKeyComponent(key)
+                case .integer(let index) where index <= UInt64(Int.max):
+                    component = KeyPathSyntax.indexComponent(Int(index))
+                case .symbol(.star): component = KeyPathSyntax.everyElementComponent
+                default: throw failure(expected: "a string, an index or '*' in '[…]'")
                 }
                 let offset = token.offset
                 try advance()
-                try expect(.rightBracket, "']' after a map key")
-                try add(KeyPathSyntax.mapKeyComponent(key), isOperator: false, at: offset, found: "a map key")
+                try expect(.rightBracket, "']' after a key, an index or '*'")
+                try add(component, isOperator: false, at: offset, found: "'[…]'")
                 continue
             }
             try advance()
