@@ -106,7 +106,9 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
         case .dictionary(let values):
             .list(
                 [MixedContainer.dictionary.marker]
-                    + values.sorted { $0.key < $1.key }.flatMap { [PropertyValue.string($0.key), $0.value.propertyValue] })
+                    + values.sorted { $0.key < $1.key }.flatMap {
+                        [PropertyValue.string($0.key), $0.value.propertyValue]
+                    })
         }
     }
 

@@ -372,7 +372,8 @@ struct QueryCompiler {
                     }
                 }
                 let countsAnyValue =
-                    (op == .count || op == .size) && path.terminal?.type == .mixed && path.steps.last?.readsKind == false
+                    (op == .count || op == .size) && path.terminal?.type == .mixed
+                    && path.steps.last?.readsKind == false
                 if op != .size && !path.isToMany && !countsAnyValue {
                     throw fail("@\(op.rawValue) needs a list, and \(keyPath) is not one", at: keyPath.offset)
                 }
