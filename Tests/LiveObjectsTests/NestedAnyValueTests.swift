@@ -140,3 +140,87 @@ import Testing
         }
     }
 }
+
+/// Random writes of nested values (through the model, the dynamic API, cancelled writes and
+/// deletes) against a dictionary; after every step the stored values, their `Codable` round
+/// trip and a random query that reads into them must match the reference
+/// (``NestedAnyValueReference``). `LIVEOBJECTS_MIXED_NESTED_SEED` (a number, or `random`)
+/// replays one run; a failure prints the seed and the operations.
+@Suite struct NestedAnyValueRandomTests {
+    struct Stop: Error {}
+
+    @Test func randomNestedValuesAndQueriesMatchTheReference() async throws {
+        let seed = TestEnvironment.seed("LIVEOBJECTS_MIXED_NESTED_SEED") ?? 0x4E57
+        let steps = TestEnvironment.isLong ? 500 : 120
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        var log: [String] = []
+        let failure = try await Self.run(steps: steps, &rng, &log)
+        #expect(failure == nil, "\(failure ?? "")")
+        if failure != nil {
+            print(
+                "NestedAnyValueRandomTests: seed \(seed) (LIVEOBJECTS_MIXED_NESTED_SEED); operations:\n  "
+                    + log.joined(separator: "\n  "))
+        }
+    }
+
+    /// Runs the steps; returns what first differed, if anything.
+    static func run(steps: Int, _ rng: inout SeededRandomNumberGenerator, _ log: inout [String]) async throws
+        -> String?
+    {
+        let realm = try await openFreshRealm(objectTypes: [Payload.self])
+        var reference: [Int: AnyValue] = [:]
+        for step in 0..<steps {
+            let value = NestedAnyValueReference.value(&rng)
+            let ids = reference.keys.sorted()
+            let id = ids.isEmpty || rng.chance(0.3) ? step : rng.element(of: ids)
+            switch rng.int(0...4) {
+            case 0 where reference[id] != nil:
+                log.append("delete \(id)")
+                try await realm.write { r in try r.delete(r.object(ofType: Payload.self, forPrimaryKey: id)!) }
+                reference[id] = nil
+            case 1 where reference[id] != nil:
+                log.append("cancelled set \(id) = \(value)")
+                do {
+                    try await realm.write { r in
+                        r.object(ofType: Payload.self, forPrimaryKey: id)!.value = value
+                        throw Stop()
+                    }
+                } catch is Stop {}
+            case 2 where reference[id] != nil:
+                log.append("dynamic set \(id) = \(value)")
+                try await realm.write { r in
+                    try r.dynamicObject(ofType: "Payload", forPrimaryKey: .int(Int64(id)))!.set(
+                        "value", to: value.propertyValue)
+                }
+                reference[id] = value
+            default:
+                log.append("set \(id) = \(value)")
+                try await realm.write { r in
+                    _ = try r.create(Payload.self, value: ["id": id, "value": value], update: .modified)
+                }
+                reference[id] = value
+            }
+            let data = try JSONEncoder().encode(value)
+            if try JSONDecoder().decode(AnyValue.self, from: data) != value {
+                return "\(value) read back from \(String(decoding: data, as: UTF8.self)) differs"
+            }
+            if let failure = try await check(realm, reference, &rng, &log) { return failure }
+        }
+        return nil
+    }
+
+    static func check(
+        _ realm: Realm, _ reference: [Int: AnyValue], _ rng: inout SeededRandomNumberGenerator, _ log: inout [String]
+    ) async throws -> String? {
+        let stored = try await realm.read { r in
+            Dictionary(uniqueKeysWithValues: r.objects(Payload.self).map { ($0.id, $0.value) })
+        }
+        if stored != reference { return "stored \(stored) != reference \(reference)" }
+        let query = NestedAnyValueReference.query(&rng)
+        log.append("query \(query.text)")
+        let found = try await realm.read { r in try r.objects(Payload.self).filter(query.text).map(\.id).sorted() }
+        let expected = reference.filter { query.matches($0.value) }.keys.sorted()
+        if found != expected { return "\(query.text): \(found) != \(expected)" }
+        return nil
+    }
+}
