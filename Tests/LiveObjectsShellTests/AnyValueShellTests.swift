@@ -42,6 +42,29 @@ import Testing
         #expect(run.stdout.contains(#""payload":null"#), "\(run.stdout)")
     }
 
+    /// A JSON array is a list, an object that names no kind a dictionary; both print back
+    /// (a dictionary wrapped), and queries read into them.
+    @Test func nestedListsAndDictionariesInAndOut() async {
+        let run = await liveobj(
+            [
+                "--json", "-c",
+                (Self.script.prefix(1) + [
+                    #"create Note {"id": 1, "payload": [1, {"decimal": "2.5"}, ["x"]]}"#,
+                    #"create Note {"id": 2, "payload": {"name": "Rex", "tags": ["good"]}}"#,
+                    #"create Note {"id": 3, "payload": {"dictionary": {"date": 1}}}"#,
+                    "query Note where payload[2][0] == 'x' OR payload['tags'][*] == 'good' sort by id",
+                    "query Note where payload['date'] == 1",
+                ]).joined(separator: "; "),
+            ])
+        #expect(run.code == 0, "\(run.stderr)")
+        let first = #"[{"id":1,"payload":[1,{"decimal":"2.5"},["x"]]},"#
+        #expect(
+            run.stdout.contains(first + #"{"id":2,"payload":{"dictionary":{"name":"Rex","tags":["good"]}}}]"#),
+            "\(run.stdout)")
+        // The dictionary of one key named like a kind, not a date.
+        #expect(run.stdout.contains(#"[{"id":3,"payload":{"dictionary":{"date":1}}}]"#), "\(run.stdout)")
+    }
+
     @Test func badValuesAreRefusedWithAMessage() async {
         for bad in [
             #"{"id": 9, "payload": {"list": 1}}"#, #"{"id": 9, "payload": {"dictionary": [1]}}"#,
