@@ -57,12 +57,13 @@ import Testing
                 ]).joined(separator: "; "),
             ])
         #expect(run.code == 0, "\(run.stderr)")
-        let first = #"[{"id":1,"payload":[1,{"decimal":"2.5"},["x"]]},"#
+        let first = #"[{"id":1,"payload":[1,{"decimal":"2.5"},["x"]],"extra":null},"#
         #expect(
-            run.stdout.contains(first + #"{"id":2,"payload":{"dictionary":{"name":"Rex","tags":["good"]}}}]"#),
+            run.stdout.contains(
+                first + #"{"id":2,"payload":{"dictionary":{"name":"Rex","tags":["good"]}},"extra":null}]"#),
             "\(run.stdout)")
         // The dictionary of one key named like a kind, not a date.
-        #expect(run.stdout.contains(#"[{"id":3,"payload":{"dictionary":{"date":1}}}]"#), "\(run.stdout)")
+        #expect(run.stdout.contains(#"[{"id":3,"payload":{"dictionary":{"date":1}},"extra":null}]"#), "\(run.stdout)")
     }
 
     @Test func badValuesAreRefusedWithAMessage() async {
