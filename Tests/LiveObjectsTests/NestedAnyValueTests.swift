@@ -49,6 +49,12 @@ import Testing
         let kept = frozen.objects(Payload.self).sorted { $0.id < $1.id }.map { $0[dynamicMember: \Payload.value] }
         #expect(kept == Self.values)
         try await realm.read { r in #expect(StoreInvariants.violations(in: r.store).isEmpty) }
+        // JSON input: an array is a list, an object that names no kind a dictionary.
+        let fromJSON = try await realm.write { r in
+            try r.create(Payload.self, json: Data(#"{"id": 99, "value": {"a": [1, {"name": "x"}], "b": 2}}"#.utf8))
+                .value
+        }
+        #expect(fromJSON == ["a": [1, ["name": "x"]], "b": 2])
     }
 
     @Test func nestingDeeperThanTheLimitIsRefused() async throws {
