@@ -57,6 +57,51 @@ import Testing
         #expect(fromJSON == ["a": [1, ["name": "x"]], "b": 2])
     }
 
+    /// A change inside a nested value is a change of the property; setting an equal value is
+    /// none.
+    @Test func anObjectsChangeNamesThePropertyOfANestedValue() async throws {
+        let realm = try await openFreshRealm(objectTypes: [Payload.self])
+        try await realm.write { r in _ = try r.create(Payload.self, value: ["id": 1, "value": Self.pet]) }
+        let changes = try await realm.read { r in
+            r.object(ofType: Payload.self, forPrimaryKey: 1)!.changes(keyPaths: [\.value])
+        }
+        var iterator = changes.makeAsyncIterator()
+        _ = try #require(await iterator.next())
+        try await realm.write { r in
+            let object = r.object(ofType: Payload.self, forPrimaryKey: 1)!
+            object.value = Self.pet
+            object.note = "not watched"
+        }
+        try await realm.write { r in
+            let object = r.object(ofType: Payload.self, forPrimaryKey: 1)!
+            guard case .dictionary(var values) = object.value else { return }
+            values["tags"] = ["good", "dog", "sleepy"]
+            object.value = .dictionary(values)
+        }
+        guard case .changed(let object, let properties) = try #require(await iterator.next()) else {
+            Issue.record("expected a change")
+            return
+        }
+        #expect(properties.map(\.name) == ["value"])
+        #expect(object[dynamicMember: \Payload.value]["tags"]?[2] == "sleepy")
+    }
+
+    /// Scalars first, then lists, then dictionaries.
+    @Test func sortsPutListsThenDictionariesLast() async throws {
+        let realm = try await openFreshRealm(objectTypes: [Payload.self])
+        try await realm.write { r in
+            for (id, value) in Self.values.enumerated() {
+                _ = try r.create(Payload.self, value: ["id": id, "value": value])
+            }
+        }
+        let kinds = try await realm.read { r in
+            try r.objects(Payload.self).sorted(byKeyPath: "value").map(\.value.kindName)
+        }
+        let rank = kinds.map { $0 == "list" ? 1 : ($0 == "dictionary" ? 2 : 0) }
+        #expect(rank == rank.sorted(), "\(kinds)")
+        #expect(kinds.count == Self.values.count)
+    }
+
     @Test func nestingDeeperThanTheLimitIsRefused() async throws {
         let realm = try await openFreshRealm(objectTypes: [Payload.self])
         @Sendable func nested(_ depth: Int) -> AnyValue {
