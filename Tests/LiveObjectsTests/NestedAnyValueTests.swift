@@ -181,6 +181,20 @@ import Testing
             for (predicate, expected) in cases {
                 #expect(try r.objects(Payload.self).filter(predicate).map(\.id).sorted() == expected, "\(predicate)")
             }
+            // Typed queries write the same paths.
+            let results = r.objects(Payload.self)
+            let typed: [(Results<Payload>, String)] = [
+                (results.where { $0.value[0] == 1 }, "value[0] == 1"),
+                (results.where { $0.value["owner"]["name"] == "Ann" }, "value['owner']['name'] == 'Ann'"),
+                (results.where { $0.value["tags"].elements.contains("dog") }, "value['tags'][*] == 'dog'"),
+                (results.where { $0.value.count == 3 }, "value.@count == 3"),
+                (results.where { $0.value.elements.count == 2 }, "value[*].@count == 2"),
+                (results.where { $0.value[1].kind == "list" }, "value[1].@type == 'list'"),
+            ]
+            for (query, text) in typed {
+                let expected = try results.filter(text).map(\.id).sorted()
+                #expect(!expected.isEmpty && query.map(\.id).sorted() == expected, "\(text)")
+            }
             for bad in ["value[0].name == 1", "note[0] == 1", "value[-1] == 1", "value['a'].@type.x == 1"] {
                 #expect(throws: LiveObjectsError.self, "\(bad)") { try r.objects(Payload.self).filter(bad).count }
             }
