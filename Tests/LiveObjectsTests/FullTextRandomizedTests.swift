@@ -45,7 +45,19 @@ import Testing
             var text = rng.chance(0.5) ? word.written.uppercased() : word.written
             var folded = word.folded
             var prefix = false
-            if rng.chance(0.25), let last = folded.last, last.count > 2 {
+            if rng.chance(0.2) {
+                // A quoted phrase of two words, the second maybe a prefix.
+                let second = rng.pick(vocabulary)!
+                folded += second.folded
+                text = "\"" + text + " " + second.written
+                if rng.chance(0.3), let last = folded.last, last.count > 2 {
+                    let cut = rng.int(1...last.count - 1)
+                    folded[folded.count - 1] = String(last.prefix(cut))
+                    text = "\"" + word.written + " " + second.folded.dropLast().joined() + folded.last! + "*"
+                    prefix = true
+                }
+                text += "\""
+            } else if rng.chance(0.25), let last = folded.last, last.count > 2 {
                 let cut = rng.int(1...last.count - 1)
                 folded[folded.count - 1] = String(last.prefix(cut))
                 text = folded.joined() + "*"

@@ -41,6 +41,13 @@ final class FullTextIndexedNote: Object {
         #expect(FullTextTokenizer.words("Tシャツ") == ["t", "シャツ"])
     }
 
+    /// The differences from SQLite FTS5's `unicode61` that docs/QUERIES.md lists.
+    @Test func foldingDiffersFromUnicode61AsDocumented() {
+        #expect(FullTextTokenizer.words("всё мой") == FullTextTokenizer.words("все мои"))
+        #expect(FullTextTokenizer.words("ﬁne Straße") == ["fine", "strasse"])
+        #expect(FullTextTokenizer.words("いつも東京で") == ["い", "つ", "も", "東", "京", "て"])
+    }
+
     @Test func hangulRunsAreWords() {
         #expect(FullTextTokenizer.words("안녕하세요 세계") == ["안녕하세요", "세계"])
     }

@@ -193,6 +193,50 @@ import Testing
         #expect(failure?.findings.contains { $0.hasPrefix("node[1]: expected absent") } == true)
     }
 
+    @Test func comparisonSeesSetsMapsAndMixedValues() async throws {
+        // Both readers compare the sets, the map and the mixed value: a change the model did not
+        // make is found through the typed and the dynamic API alike.
+        let built: [PropertyOperation] = [
+            .write([
+                .createNode(id: 1, tag: "a", score: 0, next: nil, friends: [], note: nil, api: .typed),
+                .createNode(id: 2, tag: "b", score: 0, next: nil, friends: [], note: nil, api: .dynamic),
+                .insertLabel(node: 1, label: "red", api: .typed), .insertAlly(node: 2, ally: 1, api: .dynamic),
+                .setAttr(node: 1, key: "a", value: nil, api: .dynamic), .setPayload(node: 1, payload: 1, api: .typed),
+            ])
+        ]
+        let behindTheModel: [(Step, String)] = [
+            (.insertLabel(node: 1, label: "blue", api: .typed), "node[1]"),
+            (.removeAttr(node: 1, key: "a", api: .typed), "node[1]"),
+            (.setAttr(node: 1, key: "a", value: 0, api: .typed), "node[1]"),
+            (.setPayload(node: 1, payload: "1", api: .typed), "node[1]"),
+            (.setPayload(node: 1, payload: .decimal(2), api: .typed), "node[1]"),
+            (.insertAlly(node: 1, ally: 1, api: .typed), "PropNode.admirers[1]"),
+        ]
+        for (step, expected) in behindTheModel {
+            let realm = try await openFreshRealm("harness", objectTypes: propertyTestModelTypes)
+            var model = ReferenceModel()
+            for op in built { #expect(model.apply(op) == .committed) }
+            #expect(await PropertyHarness.run(built, on: realm) == nil)
+            #expect(await RealmDriver.perform(.write([step]), on: realm) == .committed)
+            for api in [API.typed, .dynamic] {
+                let differences = model.view.differences(from: await RealmDriver.observe(realm, through: api).view)
+                #expect(differences.contains { $0.hasPrefix(expected) }, "\(step) through \(api): \(differences)")
+            }
+        }
+    }
+
+    @Test func rolledBackCollectionEditsLeaveTheStoreAsItWas() async throws {
+        let realm = try await populatedRealm()
+        let edits: [Step] = [
+            .insertLabel(node: 1, label: "red", api: .typed), .insertAlly(node: 1, ally: 2, api: .dynamic),
+            .setAttr(node: 2, key: "k", value: 3, api: .typed), .setPayload(node: 1, payload: 2.5, api: .dynamic),
+        ]
+        #expect(await snapshotDifferences(realm, .throwingWrite(edits)).isEmpty)
+        let committed = await snapshotDifferences(realm, .write(edits))
+        #expect(committed.contains { $0.hasPrefix("PropNode: backlinks") })
+        #expect(committed.filter { $0.hasPrefix("PropNode column") }.count == 4)
+    }
+
     // MARK: Shrinking
 
     @Test func shrinkerKeepsOnlyWhatTheFailureNeeds() async {

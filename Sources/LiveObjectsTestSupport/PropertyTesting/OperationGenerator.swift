@@ -84,6 +84,8 @@ package struct OperationGenerator {
         case .setNote, .appendNote, .removeNote, .moveNote, .setNotes, .replaceNote, .editNote, .setNoteRef,
             .appendSubnote, .adoptNote, .deleteNote:
             return noteStep(kind, m, api: api)
+        case .insertLabel, .removeLabel, .insertAlly, .removeAlly, .setAttr, .removeAttr, .setPayload:
+            return collectionStep(kind, m, api: api)
         }
     }
 
@@ -105,6 +107,8 @@ package struct OperationGenerator {
             (4, .setNote), (4, .appendNote), (2, .removeNote), (1, .moveNote), (2, .replaceNote),
             (3, .editNote), (3, .setNoteRef), (2, .appendSubnote), (2, .adoptNote), (2, .deleteNote),
             (nodeCount > 6 ? 6 : 3, .deleteNodes), (3, .deletePart), (1, .deleteAll), (1, .touchDeleted),
+            (3, .insertLabel), (2, .removeLabel), (4, .insertAlly), (2, .removeAlly),
+            (4, .setAttr), (2, .removeAttr), (3, .setPayload),
         ]
         var pick = rng.below(kinds.reduce(0) { $0 + $1.0 })
         var kind = Kind.createNode
@@ -216,8 +220,7 @@ package struct OperationGenerator {
             let count = m.nodes[id]?.friends.count ?? 0
             return .swapFriends(node: id, i: position(count), j: position(count))
         case .clearList:
-            return .clearList(
-                node: anyNode(m), list: rng.element(of: [NodeList.friends, .numbers, .parts, .notes]), api: api)
+            return .clearList(node: anyNode(m), list: rng.element(of: NodeList.allCases), api: api)
         case .appendPart:
             return .appendPart(node: anyNode(m), part: anyPart(m), api: api)
         case .removePart:
@@ -274,6 +277,37 @@ package struct OperationGenerator {
         }
     }
 
+    /// Draws a step that edits a set or the map, or sets the mixed value.
+    private mutating func collectionStep(_ kind: Kind, _ m: ReferenceModel, api: API) -> Step {
+        let id = anyNode(m)
+        let node = m.nodes[id]
+        switch kind {
+        case .insertLabel:
+            return .insertLabel(node: id, label: setLabel(), api: api)
+        case .removeLabel:
+            let held = node?.labels ?? []
+            return .removeLabel(
+                node: id, label: !held.isEmpty && rng.chance(80) ? rng.element(of: held) : setLabel(), api: api)
+        case .insertAlly:
+            return .insertAlly(node: id, ally: rng.chance(15) ? id : anyNode(m), api: api)
+        case .removeAlly:
+            let held = node?.allies ?? []
+            return .removeAlly(
+                node: id, ally: !held.isEmpty && rng.chance(80) ? rng.element(of: held) : anyNode(m), api: api)
+        case .setAttr:
+            let key = rng.chance(5) ? rng.element(of: ["", "a.b", "$x"]) : attrKey()
+            return .setAttr(node: id, key: key, value: rng.chance(25) ? nil : rng.below(5) - 2, api: api)
+        case .removeAttr:
+            let held = node?.attrs.keys.sorted() ?? []
+            return .removeAttr(
+                node: id, key: !held.isEmpty && rng.chance(80) ? rng.element(of: held) : attrKey(), api: api)
+        case .setPayload:
+            return .setPayload(node: id, payload: payload(), api: api)
+        default:
+            preconditionFailure("collectionStep: not one of its cases: \(kind)")
+        }
+    }
+
     private enum Kind {
         case createNode, upsertNode, addNode, createPart, updateNode, setAmount, setLabel, changeID
         case setNext, setPinned, setSub
@@ -283,6 +317,7 @@ package struct OperationGenerator {
         case setNote, appendNote, removeNote, moveNote, replaceNote
         case editNote, setNoteRef, appendSubnote, adoptNote, deleteNote
         case deleteNodes, deletePart, deleteAll, touchDeleted
+        case insertLabel, removeLabel, insertAlly, removeAlly, setAttr, removeAttr, setPayload
     }
 
     // MARK: Values
@@ -319,6 +354,18 @@ package struct OperationGenerator {
     private mutating func tag() -> String { rng.element(of: ["a", "b", "c", "d"]) }
     private mutating func text() -> String { rng.element(of: ["x", "y", "z"]) }
     private mutating func label() -> String? { rng.element(of: [String?](["red", "green", "blue", nil])) }
+    private mutating func setLabel() -> String { rng.element(of: ["red", "green", "Green", "blå", ""]) }
+    private mutating func attrKey() -> String { rng.element(of: ["a", "b", "B", "ключ", "a b"]) }
+
+    /// A mixed value of any kind, some equal across kinds (`1`, `1.0`, the decimal 1, `"1"`).
+    private mutating func payload() -> AnyValue {
+        rng.element(of: [
+            .null, .bool(true), .bool(false), .int(1), .int(-7), .double(1.0), .double(-0.5), .string("1"),
+            .string(""), .decimal(Self.amounts[3]), .decimal(1), .objectID(Self.codes[0]),
+            .date(Date(timeIntervalSince1970: 1_700_000_000.25)),
+            .uuid(UUID(uuidString: "00000000-0000-0000-0000-00000000002A")!), .data(Data([0, 1, 255])),
+        ])
+    }
 
     /// A note, maybe nested, maybe linking to a node (an existing one, or one of `extra`).
     private mutating func note(_ m: ReferenceModel, depth: Int = 0, extra: [Int] = []) -> NoteValue {

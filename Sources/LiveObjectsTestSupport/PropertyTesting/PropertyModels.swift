@@ -29,9 +29,18 @@ package final class PropNode: Object {
     @Persisted package var note: PropNote?
     /// A list of embedded objects.
     @Persisted package var notes: List<PropNote>
+    /// A set of strings, kept in the order members were first inserted.
+    @Persisted package var labels: MutableSet<String>
+    /// A set of links: a deleted node leaves every set that holds it.
+    @Persisted package var allies: MutableSet<PropNode>
+    /// A map whose keys may hold nil.
+    @Persisted package var attrs: Map<String, Int?>
+    /// A value of any kind.
+    @Persisted package var payload: AnyValue
     @Persisted(originProperty: "next") var referrers: LinkingObjects<PropNode>
     @Persisted(originProperty: "friends") var followers: LinkingObjects<PropNode>
     @Persisted(originProperty: "ref") var mentions: LinkingObjects<PropNote>
+    @Persisted(originProperty: "allies") var admirers: LinkingObjects<PropNode>
 }
 
 /// A part held by nodes.

@@ -44,18 +44,11 @@ package enum ObjectKind: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A list property of `PropNode`.
-package enum NodeList: Sendable, Hashable, CustomStringConvertible {
-    case friends, numbers, parts, notes
+/// A collection property of `PropNode`: a list, a set or the map.
+package enum NodeList: Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case friends, numbers, parts, notes, labels, allies, attrs
 
-    package var description: String {
-        switch self {
-        case .friends: ".friends"
-        case .numbers: ".numbers"
-        case .parts: ".parts"
-        case .notes: ".notes"
-        }
-    }
+    package var description: String { "." + name }
 
     /// The property name.
     package var name: String {
@@ -64,6 +57,9 @@ package enum NodeList: Sendable, Hashable, CustomStringConvertible {
         case .numbers: "numbers"
         case .parts: "parts"
         case .notes: "notes"
+        case .labels: "labels"
+        case .allies: "allies"
+        case .attrs: "attrs"
         }
     }
 }
@@ -177,6 +173,20 @@ package enum Step: Sendable, Hashable, CustomStringConvertible {
     case clearList(node: Int, list: NodeList, api: API)
     case appendPart(node: Int, part: String, api: API)
     case removePart(node: Int, at: Int, api: API)
+    /// `labels.insert(_:)` (typed) or `append(_:to:)` (dynamic): nothing when the set holds it.
+    case insertLabel(node: Int, label: String, api: API)
+    /// `labels.remove(_:)` (typed) or `remove(from:at:)` at the member's position (dynamic).
+    case removeLabel(node: Int, label: String, api: API)
+    /// `allies.insert(_:)` of an existing node (typed) or `append(.int(id), to:)` (dynamic).
+    case insertAlly(node: Int, ally: Int, api: API)
+    case removeAlly(node: Int, ally: Int, api: API)
+    /// `attrs[key] = .some(value)` (typed: nil keeps the key with nil), or the whole map set with
+    /// the entry changed (dynamic). A key with `.` or starting with `$` is a `typeMismatch`.
+    case setAttr(node: Int, key: String, value: Int?, api: API)
+    /// `attrs.removeObject(for:)` (typed) or the whole map set without the key (dynamic).
+    case removeAttr(node: Int, key: String, api: API)
+    /// `payload = value` (typed) or `set("payload", to: value.propertyValue)` (dynamic).
+    case setPayload(node: Int, payload: AnyValue, api: API)
     /// Creates, replaces (deleting the old one) or clears the embedded `note`.
     case setNote(node: Int, note: NoteValue?, api: API)
     case appendNote(node: Int, note: NoteValue, api: API)
@@ -253,6 +263,20 @@ package enum Step: Sendable, Hashable, CustomStringConvertible {
             ".appendPart(node: \(node), part: \(q(part)), api: \(api))"
         case let .removePart(node, at, api):
             ".removePart(node: \(node), at: \(at), api: \(api))"
+        case let .insertLabel(node, label, api):
+            ".insertLabel(node: \(node), label: \(q(label)), api: \(api))"
+        case let .removeLabel(node, label, api):
+            ".removeLabel(node: \(node), label: \(q(label)), api: \(api))"
+        case let .insertAlly(node, ally, api):
+            ".insertAlly(node: \(node), ally: \(ally), api: \(api))"
+        case let .removeAlly(node, ally, api):
+            ".removeAlly(node: \(node), ally: \(ally), api: \(api))"
+        case let .setAttr(node, key, value, api):
+            ".setAttr(node: \(node), key: \(q(key)), value: \(o(value)), api: \(api))"
+        case let .removeAttr(node, key, api):
+            ".removeAttr(node: \(node), key: \(q(key)), api: \(api))"
+        case let .setPayload(node, payload, api):
+            ".setPayload(node: \(node), payload: \(swiftSource(payload)), api: \(api))"
         case let .setNote(node, note, api):
             ".setNote(node: \(node), note: \(o(note)), api: \(api))"
         case let .appendNote(node, note, api):
@@ -339,6 +363,23 @@ extension Array where Element == PropertyOperation {
 }
 
 private func q(_ s: String) -> String { String(reflecting: s) }
+
+/// A mixed value as Swift source, for the kinds the generator draws.
+func swiftSource(_ value: AnyValue) -> String {
+    switch value.propertyValue {
+    case .null: ".null"
+    case .bool(let v): ".bool(\(v))"
+    case .int(let v): ".int(\(v))"
+    case .double(let v): ".double(\(v))"
+    case .string(let v): ".string(\(q(v)))"
+    case .decimal(let v): ".decimal(Decimal(string: \"\(v)\")!)"
+    case .objectID(let v): ".objectID(ObjectID(hex: \"\(v.hexString)\")!)"
+    case .date(let v): ".date(Date(timeIntervalSince1970: \(v.timeIntervalSince1970)))"
+    case .uuid(let v): ".uuid(UUID(uuidString: \"\(v.uuidString)\")!)"
+    case .data(let v): ".data(Data(\(Array(v))))"
+    default: "AnyValue(\(value.propertyValue))!"
+    }
+}
 
 private func o<T: CustomStringConvertible>(_ value: T?) -> String {
     value.map { $0 is String ? q($0 as! String) : $0.description } ?? "nil"

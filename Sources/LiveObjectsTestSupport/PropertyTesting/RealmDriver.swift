@@ -86,6 +86,8 @@ package enum RealmDriver {
         case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
             .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
             try performListEdit(step, on: realm, log: log)
+        case .insertLabel, .removeLabel, .insertAlly, .removeAlly, .setAttr, .removeAttr, .setPayload:
+            try performCollectionEdit(step, on: realm)
         case .setNote, .appendNote, .removeNote, .moveNote, .setNotes, .replaceNote:
             try performNoteListEdit(step, on: realm, log: log)
         case .editNote, .setNoteRef, .appendSubnote, .adoptNote, .deleteNote:
@@ -312,6 +314,9 @@ package enum RealmDriver {
                 case .numbers: node.numbers.removeAll()
                 case .parts: node.parts.removeAll()
                 case .notes: node.notes.removeAll()
+                case .labels: node.labels.removeAll()
+                case .allies: node.allies.removeAll()
+                case .attrs: node.attrs.removeAll()
                 }
             } else {
                 try dynamicNode(id, realm)?.set(list.name, to: .list([]))
@@ -332,6 +337,81 @@ package enum RealmDriver {
         default:
             preconditionFailure("performListEdit: not one of its cases: \(step)")
         }
+    }
+
+    /// Performs a step that edits a set or the map, or sets the mixed value.
+    private static func performCollectionEdit(_ step: Step, on realm: isolated Realm) throws {
+        switch step {
+        case let .insertLabel(id, label, api):
+            if api == .typed {
+                node(id, realm)?.labels.insert(label)
+            } else {
+                try dynamicNode(id, realm)?.append(.string(label), to: "labels")
+            }
+        case let .removeLabel(id, label, api):
+            if api == .typed {
+                node(id, realm)?.labels.remove(label)
+            } else {
+                try removeMember(.string(label), from: "labels", of: dynamicNode(id, realm))
+            }
+        case let .insertAlly(id, ally, api):
+            if api == .typed {
+                guard let node = node(id, realm), let target = self.node(ally, realm) else { return }
+                node.allies.insert(target)
+            } else {
+                try dynamicNode(id, realm)?.append(.int(Int64(ally)), to: "allies")
+            }
+        case let .removeAlly(id, ally, api):
+            if api == .typed {
+                guard let node = node(id, realm), let target = self.node(ally, realm) else { return }
+                node.allies.remove(target)
+            } else {
+                guard let target = try dynamicNode(ally, realm) else { return }
+                try removeMember(.object(target.key), from: "allies", of: dynamicNode(id, realm))
+            }
+        case let .setAttr(id, key, value, api):
+            if api == .typed {
+                node(id, realm)?.attrs[key] = .some(value)
+            } else {
+                try editMap(of: dynamicNode(id, realm)) { $0[key] = value.map { .int(Int64($0)) } ?? .null }
+            }
+        case let .removeAttr(id, key, api):
+            if api == .typed {
+                node(id, realm)?.attrs.removeObject(for: key)
+            } else {
+                try editMap(of: dynamicNode(id, realm)) { $0[key] = nil }
+            }
+        case let .setPayload(id, payload, api):
+            if api == .typed {
+                node(id, realm)?.payload = payload
+            } else {
+                try dynamicNode(id, realm)?.set("payload", to: payload.propertyValue)
+            }
+        default:
+            preconditionFailure("performCollectionEdit: not one of its cases: \(step)")
+        }
+    }
+
+    /// Removes a member from a set through the dynamic API: at its position, if the set holds it.
+    private static func removeMember(_ member: PropertyValue, from property: String, of node: DynamicObject?) throws {
+        guard let node, case .list(let members) = node[property], let index = members.firstIndex(of: member)
+        else { return }
+        try node.remove(from: property, at: index)
+    }
+
+    /// Sets the `attrs` map through the dynamic API: its entries read, changed, and set whole.
+    private static func editMap(
+        of node: DynamicObject?, _ change: (inout [String: PropertyValue]) -> Void
+    ) throws {
+        guard let node else { return }
+        var entries: [String: PropertyValue] = [:]
+        if case .list(let pairs) = node["attrs"] {
+            for case .list(let pair) in pairs where pair.count == 2 {
+                if case .string(let key) = pair[0] { entries[key] = pair[1] }
+            }
+        }
+        change(&entries)
+        try node.set("attrs", to: .list(entries.keys.sorted().map { .list([.string($0), entries[$0]!]) }))
     }
 
     /// Performs a step that sets a node's notes or edits its list of them.
@@ -603,7 +683,7 @@ package enum RealmDriver {
     /// What the realm shows through one API: every object with its values, and every
     /// `LinkingObjects`. Problems found on the way (two objects with one primary key, a link that
     /// does not resolve, a `LinkingObjects` entry that is no reachable note) are returned too.
-    static func observe(_ realm: isolated Realm, through api: API) -> (view: GraphView, problems: [String]) {
+    package static func observe(_ realm: isolated Realm, through api: API) -> (view: GraphView, problems: [String]) {
         api == .typed ? observeTyped(realm) : observeDynamic(realm)
     }
 
@@ -636,6 +716,10 @@ package enum RealmDriver {
             node.notes = object.notes.enumerated().map { i, note in
                 value(of: note, at: "n\(node.id).notes[\(i)]")
             }
+            node.labels = Array(object.labels)
+            node.allies = object.allies.map(\.id)
+            node.attrs = object.attrs.dictionary
+            node.payload = object.payload
             if view.nodes[node.id] != nil { problems.append("two PropNode objects have id \(node.id)") }
             view.nodes[node.id] = node
         }
@@ -651,6 +735,7 @@ package enum RealmDriver {
         for object in nodes {
             view.referrers[object.id] = object.referrers.map(\.id)
             view.followers[object.id] = object.followers.map(\.id)
+            view.admirers[object.id] = object.admirers.map(\.id)
             view.mentions[object.id] = object.mentions.map { note in
                 note.objectKey.flatMap { notePaths[$0] } ?? "<unreachable note \(note)>"
             }
@@ -665,6 +750,45 @@ package enum RealmDriver {
             problems.append("reading the realm recorded an error: \(error)")
         }
         return (view, problems)
+    }
+
+    /// The items of a list value; none for any other value.
+    private static func list(_ value: PropertyValue) -> [PropertyValue] {
+        if case .list(let items) = value { return items }
+        return []
+    }
+
+    /// Reads a node's `labels`, `allies`, `attrs` and `payload` from its dynamic values; returns
+    /// what does not read as their types.
+    private static func readSetsMapAndMixedValue(
+        _ values: [String: PropertyValue], into node: inout ReferenceModel.Node, nodeIDs: [ObjectKey: Int]
+    ) -> [String] {
+        var problems: [String] = []
+        if case .list(let labels) = values["labels"] {
+            node.labels = labels.map { $0.stringValue ?? "?" }
+        }
+        if case .list(let allies) = values["allies"] {
+            node.allies = allies.map { ally in
+                if let key = ally.objectKey, let id = nodeIDs[key] { return id }
+                problems.append("PropNode[\(node.id)].allies holds \(ally), which is no PropNode")
+                return -1
+            }
+        }
+        if case .list(let entries) = values["attrs"] {
+            for entry in entries {
+                guard case .list(let pair) = entry, pair.count == 2, case .string(let key) = pair[0] else {
+                    problems.append("PropNode[\(node.id)].attrs holds an entry that is no key and value: \(entry)")
+                    continue
+                }
+                node.attrs[key] = .some(pair[1].intValue.map { Int($0) })
+            }
+        }
+        if let payload = AnyValue(values["payload"] ?? .null) {
+            node.payload = payload
+        } else {
+            problems.append("PropNode[\(node.id)].payload is no mixed value: \(values["payload"] ?? .null)")
+        }
+        return problems
     }
 
     private static func observeDynamic(_ realm: isolated Realm) -> (view: GraphView, problems: [String]) {
@@ -697,10 +821,6 @@ package enum RealmDriver {
             problems.append("\(what()) links to \(key), which is no PropPart")
             return "?"
         }
-        func list(_ value: PropertyValue) -> [PropertyValue] {
-            if case .list(let items) = value { return items }
-            return []
-        }
         func value(of note: DynamicObject, at path: String) -> NoteValue {
             notePaths[note.key] = path
             let values = note.values
@@ -732,6 +852,7 @@ package enum RealmDriver {
             node.notes = ((try? object.linkedObjects("notes")) ?? []).enumerated().map { i, note in
                 value(of: note, at: "n\(id).notes[\(i)]")
             }
+            problems += readSetsMapAndMixedValue(values, into: &node, nodeIDs: nodeIDs)
             if view.nodes[id] != nil { problems.append("two PropNode objects have id \(id)") }
             view.nodes[id] = node
         }
@@ -750,6 +871,9 @@ package enum RealmDriver {
             }
             view.followers[id] = list(values["followers"] ?? .null).map {
                 nodeID($0, "PropNode[\(id)].followers") ?? -1
+            }
+            view.admirers[id] = list(values["admirers"] ?? .null).map {
+                nodeID($0, "PropNode[\(id)].admirers") ?? -1
             }
             view.mentions[id] = list(values["mentions"] ?? .null).map { item in
                 item.objectKey.flatMap { notePaths[$0] } ?? "<unreachable note \(item)>"

@@ -70,6 +70,11 @@ package struct ReferenceModel: Sendable, Hashable {
         package var pinned: String?
         package var note: NoteValue?
         package var notes: [NoteValue] = []
+        /// Members in the order they were first inserted.
+        package var labels: [String] = []
+        package var allies: [Int] = []
+        package var attrs: [String: Int?] = [:]
+        package var payload: AnyValue = .null
 
         package init(id: Int) { self.id = id }
     }
@@ -125,6 +130,8 @@ package struct ReferenceModel: Sendable, Hashable {
         case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
             .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
             return applyListEdit(step)
+        case .insertLabel, .removeLabel, .insertAlly, .removeAlly, .setAttr, .removeAttr, .setPayload:
+            return applyCollectionEdit(step)
         case .setNote, .appendNote, .removeNote, .moveNote, .setNotes, .replaceNote:
             return applyNoteListEdit(step)
         case .editNote, .setNoteRef, .appendSubnote, .adoptNote, .deleteNote:
@@ -291,6 +298,9 @@ package struct ReferenceModel: Sendable, Hashable {
             case .numbers: nodes[id]!.numbers = []
             case .parts: nodes[id]!.parts = []
             case .notes: nodes[id]!.notes = []
+            case .labels: nodes[id]!.labels = []
+            case .allies: nodes[id]!.allies = []
+            case .attrs: nodes[id]!.attrs = [:]
             }
             return .ok
         case let .appendPart(id, part, api):
@@ -305,6 +315,40 @@ package struct ReferenceModel: Sendable, Hashable {
             return .ok
         default:
             preconditionFailure("applyListEdit: not one of its cases: \(step)")
+        }
+    }
+
+    /// Applies a step that edits a set or the map, or sets the mixed value.
+    private mutating func applyCollectionEdit(_ step: Step) -> StepResult {
+        switch step {
+        case let .insertLabel(id, label, _):
+            guard nodes[id] != nil else { return .ok }
+            if !nodes[id]!.labels.contains(label) { nodes[id]!.labels.append(label) }
+            return .ok
+        case let .removeLabel(id, label, _):
+            nodes[id]?.labels.removeAll { $0 == label }
+            return .ok
+        case let .insertAlly(id, ally, api):
+            guard nodes[id] != nil else { return .ok }
+            if nodes[ally] == nil { return missing(api) }
+            if !nodes[id]!.allies.contains(ally) { nodes[id]!.allies.append(ally) }
+            return .ok
+        case let .removeAlly(id, ally, _):
+            nodes[id]?.allies.removeAll { $0 == ally }
+            return .ok
+        case let .setAttr(id, key, value, api):
+            guard nodes[id] != nil else { return .ok }
+            if key.isEmpty || key.contains(".") || key.hasPrefix("$") { return fail(.typeMismatch, api) }
+            nodes[id]!.attrs[key] = .some(value)
+            return .ok
+        case let .removeAttr(id, key, _):
+            nodes[id]?.attrs[key] = nil
+            return .ok
+        case let .setPayload(id, payload, _):
+            nodes[id]?.payload = payload
+            return .ok
+        default:
+            preconditionFailure("applyCollectionEdit: not one of its cases: \(step)")
         }
     }
 
@@ -456,6 +500,7 @@ package struct ReferenceModel: Sendable, Hashable {
             var node = nodes[id]!
             node.next = node.next.flatMap(keepNode)
             node.friends.removeAll { doomedNodes.contains($0) }
+            node.allies.removeAll { doomedNodes.contains($0) }
             node.parts.removeAll { doomedParts.contains($0) }
             if let pinned = node.pinned, doomedParts.contains(pinned) { node.pinned = nil }
             node.note = node.note?.mappingRefs(keepNode)
@@ -480,6 +525,7 @@ package struct ReferenceModel: Sendable, Hashable {
             view.referrers[id] = []
             view.followers[id] = []
             view.mentions[id] = []
+            view.admirers[id] = []
         }
         for id in parts.keys {
             view.holders[id] = []
@@ -489,6 +535,7 @@ package struct ReferenceModel: Sendable, Hashable {
         for node in nodes.values {
             if let next = node.next { view.referrers[next, default: []].append(node.id) }
             for f in node.friends { view.followers[f, default: []].append(node.id) }
+            for a in node.allies { view.admirers[a, default: []].append(node.id) }
             for p in node.parts { view.holders[p, default: []].append(node.id) }
             if let p = node.pinned { view.pinners[p, default: []].append(node.id) }
             for (path, note) in node.allNotes {
@@ -592,6 +639,8 @@ package struct GraphView: Sendable, Hashable {
     var followers: [Int: [Int]] = [:]
     /// `PropNode.mentions` by node id, each note named by its path (`n3.notes[1]`).
     var mentions: [Int: [String]] = [:]
+    /// `PropNode.admirers` (the nodes whose `allies` hold it) by node id.
+    var admirers: [Int: [Int]] = [:]
     /// `PropPart.holders` by part id.
     package var holders: [String: [Int]] = [:]
     /// `PropPart.pinners` by part id.
@@ -605,6 +654,7 @@ package struct GraphView: Sendable, Hashable {
         referrers = referrers.mapValues { $0.sorted() }
         followers = followers.mapValues { $0.sorted() }
         mentions = mentions.mapValues { $0.sorted() }
+        admirers = admirers.mapValues { $0.sorted() }
         holders = holders.mapValues { $0.sorted() }
         pinners = pinners.mapValues { $0.sorted() }
         supers = supers.mapValues { $0.sorted() }
@@ -632,6 +682,7 @@ package struct GraphView: Sendable, Hashable {
         compare("PropNode.referrers", referrers, actual.referrers)
         compare("PropNode.followers", followers, actual.followers)
         compare("PropNode.mentions", mentions, actual.mentions)
+        compare("PropNode.admirers", admirers, actual.admirers)
         compare("PropPart.holders", holders, actual.holders)
         compare("PropPart.pinners", pinners, actual.pinners)
         compare("PropPart.supers", supers, actual.supers)

@@ -9,11 +9,20 @@ import LiveObjectsStore
 /// file and never rebuilt for a commit. A query reads the rows of its words, not the column:
 /// the rows that hold every word of every required term (all words beginning with the prefix,
 /// for `caf*`), less the rows holding an excluded word, are the answer; when the query has a
-/// phrase, each of them is then tested with the query itself, which decides adjacency (and
-/// excluded phrases) exactly as a scan does.
+/// phrase, each of them is then tested for adjacency (and excluded phrases) against the row's
+/// words in order, which the index keeps as word numbers from the first phrase query on
+/// (``sequences``), so that a phrase never splits a string into words again.
 final class FullTextIndex: DerivedIndex {
     /// The rows holding each word.
     private(set) var rows: [String: Set<Int32>] = [:]
+    /// Each row's words in order, as numbers into ``words``: nil until a phrase query needs
+    /// them (an index that answers only words and prefixes never holds them), then kept in step.
+    private(set) var sequences: [Int32: [UInt32]]?
+    /// The number of each word a sequence has held (never reused; a word no row holds any more
+    /// keeps its number).
+    private var numbers: [String: UInt32] = [:]
+    /// The words by number.
+    private var words: [String] = []
 
     init() {}
 
@@ -26,7 +35,9 @@ final class FullTextIndex: DerivedIndex {
 
     func insert(_ value: PropertyValue, row: Int32) {
         guard case .string(let text) = value else { return }
-        for word in Set(FullTextTokenizer.words(text)) { rows[word, default: []].insert(row) }
+        let found = FullTextTokenizer.words(text)
+        for word in Set(found) { rows[word, default: []].insert(row) }
+        if sequences != nil { sequences![row] = found.map(number) }
     }
 
     func remove(_ value: PropertyValue, row: Int32) {
@@ -36,6 +47,51 @@ final class FullTextIndex: DerivedIndex {
             set.remove(row)
             if !set.isEmpty { rows[word] = set }
         }
+        sequences?[row] = nil
+    }
+
+    /// The number of a word, given one if it has none.
+    private func number(_ word: String) -> UInt32 {
+        if let n = numbers[word] { return n }
+        let n = UInt32(words.count)
+        numbers[word] = n
+        words.append(word)
+        return n
+    }
+
+    /// Keeps each live row's words in order from now on (the first phrase query calls it).
+    func keepSequences(table: Table, property: Int) {
+        guard sequences == nil else { return }
+        let column = table.columns[property]!
+        var built: [Int32: [UInt32]] = [:]
+        built.reserveCapacity(table.liveCount)
+        for row in table.liveRows {
+            guard case .string(let text) = column.value(at: Int(row)) else { continue }
+            built[row] = FullTextTokenizer.words(text).map(number)
+        }
+        sequences = built
+    }
+
+    /// Whether a row's words match `query` (``keepSequences(table:property:)`` first): the same
+    /// answer as ``FullTextQuery/matches(_:)`` on the row's string, from its word numbers.
+    func matches(_ query: PhraseMatcher, row: Int32) -> Bool {
+        query.matches(sequences?[row] ?? [])
+    }
+
+    /// A query's terms as word numbers, to test rows' sequences against.
+    func phraseMatcher(_ query: FullTextQuery) -> PhraseMatcher {
+        PhraseMatcher(
+            terms: query.terms.map { term in
+                let last = term.words.count - 1
+                var ids: [UInt32?] = term.words.map { numbers[$0] }
+                var prefixed: Set<UInt32> = []
+                if term.lastIsPrefix {
+                    ids[last] = nil
+                    for (word, n) in numbers where word.hasPrefixBytes(term.words[last]) { prefixed.insert(n) }
+                }
+                return PhraseMatcher.Term(
+                    ids: ids, prefixed: term.lastIsPrefix ? prefixed : nil, excluded: term.excluded)
+            })
     }
 
     /// The rows that may match `query`: those holding every word of each term that must
@@ -61,6 +117,9 @@ final class FullTextIndex: DerivedIndex {
         return (result, isExact)
     }
 
+    /// The word of a number.
+    func word(_ number: UInt32) -> String { words[Int(number)] }
+
     /// The rows holding a word that starts with `prefix` (its UTF-8 bytes).
     private func rows(withPrefix prefix: String) -> Set<Int32> {
         var union = Set<Int32>()
@@ -77,6 +136,49 @@ final class FullTextIndex: DerivedIndex {
     }
 }
 
+/// A full-text query's terms as the word numbers of one index, testing rows' word sequences.
+struct PhraseMatcher {
+    struct Term {
+        /// The number of each word of the phrase; nil for a word the index has never seen (the
+        /// term appears nowhere), and for the last word when it is a prefix.
+        var ids: [UInt32?]
+        /// The numbers of the words the last word is a prefix of, when it is one.
+        var prefixed: Set<UInt32>?
+        var excluded: Bool
+    }
+
+    var terms: [Term]
+
+    /// Whether a row with these words matches: every term that must appear does, no excluded
+    /// one does.
+    func matches(_ sequence: [UInt32]) -> Bool {
+        for term in terms where Self.contains(sequence, term) == term.excluded { return false }
+        return true
+    }
+
+    /// Whether the sequence holds the term's words next to each other, in order.
+    static func contains(_ sequence: [UInt32], _ term: Term) -> Bool {
+        let n = term.ids.count
+        guard n <= sequence.count else { return false }
+        let last = n - 1
+        if term.prefixed == nil && term.ids.contains(nil) { return false }
+        for start in 0...(sequence.count - n) {
+            var k = 0
+            while k < n {
+                let word = sequence[start + k]
+                if k == last, let prefixed = term.prefixed {
+                    if !prefixed.contains(word) { break }
+                } else if term.ids[k] != word {
+                    break
+                }
+                k += 1
+            }
+            if k == n { return true }
+        }
+        return false
+    }
+}
+
 extension Table {
     /// The full-text index of a property, built from its column on first use.
     func fullTextIndex(_ property: Int) -> FullTextIndex {
@@ -89,13 +191,17 @@ extension Table {
     /// The rows among `candidates` (all live rows when nil), in their order, whose value of a
     /// full-text indexed property matches `query`, found through the index.
     func fullTextMatches(_ property: Int, _ query: FullTextQuery, candidates: [Int32]?) -> [Int32] {
-        let (found, isExact) = fullTextIndex(property).candidates(query)
-        let column = columns[property]!
+        let index = fullTextIndex(property)
+        let (found, isExact) = index.candidates(query)
+        var phrases: PhraseMatcher?
+        if !isExact {
+            index.keepSequences(table: self, property: property)
+            phrases = index.phraseMatcher(query)
+        }
         func matches(_ row: Int32) -> Bool {
             guard isLive(row) else { return false }
-            if isExact { return true }
-            guard case .string(let text) = column.value(at: Int(row)) else { return false }
-            return query.matches(text)
+            guard let phrases else { return true }
+            return index.matches(phrases, row: row)
         }
         if let candidates {
             return candidates.filter { found.contains($0) && matches($0) }
@@ -120,6 +226,21 @@ extension Table {
                 let have = (index.rows[word] ?? []).sorted()
                 let want = (rebuilt.rows[word] ?? []).sorted()
                 differences.append("\(name): the full-text index maps '\(word)' to slots \(have), the data to \(want)")
+            }
+            if let sequences = index.sequences {
+                let column = columns[p]!
+                for row in Set(sequences.keys).union(liveRows) {
+                    let want: [String]? =
+                        if isLive(row), case .string(let text) = column.value(at: Int(row)) {
+                            FullTextTokenizer.words(text)
+                        } else { nil }
+                    let have = sequences[row].map { $0.map(index.word) }
+                    if have != want {
+                        differences.append(
+                            "\(name): the full-text index keeps the words \(have.map { "\($0)" } ?? "none") for slot "
+                                + "\(row), the data has \(want.map { "\($0)" } ?? "none")")
+                    }
+                }
             }
         }
         return differences
