@@ -142,7 +142,10 @@ try await realm.write { r in
         let tags = (0..<(1 + rng.int(3))).map { _ in AnyValue.string(syllables[rng.int(10)]) }
         _ = try r.create(
             QBMixed.self,
-            value: ["id": i, "flat": AnyValue.int(age), "nested": ["age": .int(age), "tags": .list(tags)]])
+            value: [
+                "id": i, "flat": AnyValue.int(age),
+                "nested": AnyValue.dictionary(["age": .int(age), "tags": .list(tags)]),
+            ])
     }
 }
 try await measure("AnyValue flat == 7") { r in try r.objects(QBMixed.self).filter("flat == 7").count }

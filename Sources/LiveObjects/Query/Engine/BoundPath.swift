@@ -199,7 +199,21 @@ struct BoundPath {
     /// value each subscript leads to in turn (`.null` for a missing key or position; nothing
     /// for `[*]` into a value that is no list or dictionary), or its kind name.
     static func mixedValues(_ step: Step, _ row: Int32, _ visit: (PropertyValue) -> Void) {
-        var current = [step.table.columns[step.property]!.value(at: Int(row))]
+        let value = step.table.columns[step.property]!.value(at: Int(row))
+        if !step.isToMany {
+            // No [*]: one value all the way, without an array per row.
+            var one = value
+            for access in step.mixedAccess {
+                switch access {
+                case .index(let index): one = MixedContainer.element(of: one, at: index) ?? .null
+                case .key(let key): one = MixedContainer.value(of: one, forKey: key) ?? .null
+                case .every: return
+                }
+            }
+            visit(step.readsKind ? .string(AnyValue.kindName(of: one)) : one)
+            return
+        }
+        var current = [value]
         for access in step.mixedAccess {
             switch access {
             case .index(let index):
