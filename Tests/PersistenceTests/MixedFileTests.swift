@@ -197,6 +197,22 @@ import Testing
         }
     }
 
+    /// In a journal line too: keys out of order are refused, a nested value replays.
+    @Test func nestedValuesInAJournalLine() throws {
+        let good = #"{"Box": [{"$id": 0, "id": 1, "payload": 1}]}"#
+        let header = sealedLine(#"{"format":"LiveObjects journal","formatVersion":3,"schemaVersion":0,"base":0}"#)
+        let bad = sealedLine(
+            #"{"commit":1,"changes":{"Box":{"update":[{"$id":0,"payload":{"dictionary":{"b":1,"a":2}}}]}}}"#)
+        let fine = sealedLine(
+            #"{"commit":1,"changes":{"Box":{"update":[{"$id":0,"payload":[1,{"dictionary":{"a":[]}}]}]}}}"#)
+        let snapshot = Array(Self.snapshot(good).utf8)
+        #expect(throws: LiveObjectsError.self) {
+            _ = try FileStorage.decode(snapshot: snapshot, journal: Array((header + bad).utf8))
+        }
+        let replayed = try FileStorage.decode(snapshot: snapshot, journal: Array((header + fine).utf8))
+        #expect(AnyValue(try replayed.store.table(named: "Box").value(0, 1)) == [1, ["a": []]])
+    }
+
     /// Every single-byte change of a snapshot holding nested values is refused, or opens with
     /// exactly the same content; a snapshot cut short is refused.
     @Test func everySingleByteChangeOfANestedValueIsCaught() throws {
