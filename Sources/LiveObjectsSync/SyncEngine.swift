@@ -218,6 +218,10 @@ public actor SyncEngine {
                 throw LiveObjectsError(
                     .invalidSchema, "AnyValue properties are not synced yet", objectType: name, property: mixed.name)
             }
+            if let links = sent.first(where: { $0.type == .object && $0.isMap }) {
+                throw LiveObjectsError(
+                    .invalidSchema, "maps of objects are not synced yet", objectType: name, property: links.name)
+            }
             synced[name] = SyncedType(
                 name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,
                 largePayloadProperties: type.largePayloadProperties, sentProperties: sent)

@@ -461,4 +461,33 @@ import Testing
                 scores:    {"a": 1, "b": 3}
                 """))
     }
+
+    @Test func aMapOfObjectsTakesAndShowsPrimaryKeys() async {
+        expectRun(
+            await liveobj([
+                "-c",
+                #"define Dog { id: Int primary, name: String }; define Owner { id: Int primary, friends: [String: Dog?] }; schema Owner; create Dog {"id": 1, "name": "Rex"}; create Dog {"id": 2, "name": "Max"}; create Owner {"id": 1, "friends": {"b": 2, "a": 1, "c": null}}; update Owner 1 {"friends": {"a": 2}}; create Owner {"id": 2, "friends": {"x": 1}}; query Owner where friends['x'].name == 'Rex'; delete Dog 2; get Owner 1"#,
+            ]),
+            stdout: lines(
+                """
+                Defined Dog (schema version 1).
+                Defined Owner (schema version 2).
+                Owner {
+                  id: Int primary
+                  friends: [String: Dog?]
+                }
+                Created Dog 1.
+                Created Dog 2.
+                Created Owner 1.
+                Updated Owner 1.
+                Created Owner 2.
+                id  friends
+                --  --------
+                2   {"x": 1}
+                (1 object)
+                Deleted Dog 2.
+                id:       1
+                friends:  {"a": null}
+                """))
+    }
 }

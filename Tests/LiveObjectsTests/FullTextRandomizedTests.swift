@@ -167,3 +167,46 @@ import Testing
         return (scanned, indexed)
     }
 }
+
+/// The full-text index's word sequences (one array, a span per row) against a dictionary, over
+/// enough changes that the array is compacted many times. `LIVEOBJECTS_FULLTEXT_SEED` replays.
+@Suite struct WordSequencesTests {
+    @Test func spansFollowEveryChangeAndCompactionBoundsTheArray() {
+        let seed = TestEnvironment.seed("LIVEOBJECTS_FULLTEXT_SEED") ?? 0x5EED_5E05
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        var sequences = WordSequences()
+        var model: [Int32: [UInt32]] = [:]
+        var log: [String] = []
+        var compactions = 0
+        for step in 0..<6_000 {
+            let row = Int32(rng.int(0...199))
+            if rng.chance(0.3) {
+                log.append("remove \(row)")
+                sequences.remove(row: row)
+                model[row] = nil
+            } else {
+                let words = (0..<rng.int(0...60)).map { _ in UInt32(rng.int(0...999)) }
+                log.append("set \(row) \(words.count) words")
+                let before = sequences.arenaCount
+                sequences.set(words, row: row)
+                if sequences.arenaCount < before { compactions += 1 }
+                model[row] = words
+            }
+            let live = model.values.reduce(0) { $0 + $1.count }
+            var problem: String?
+            if let wrong = (0..<200).map(Int32.init).first(where: { sequences.words(of: $0) != model[$0] }) {
+                problem = "row \(wrong) holds the wrong words"
+            } else if Set(sequences.rows) != Set(model.keys) {
+                problem = "the rows with words are \(sequences.rows.sorted())"
+            } else if sequences.arenaCount > 2 * live + 4_096 + 60 {
+                problem = "the arena holds \(sequences.arenaCount) numbers for \(live) in use"
+            }
+            if let problem {
+                let header = "WordSequencesTests: seed \(seed) (LIVEOBJECTS_FULLTEXT_SEED), step \(step): "
+                Issue.record(Comment(rawValue: header + problem + "; operations:\n" + log.joined(separator: "\n")))
+                return
+            }
+        }
+        #expect(compactions > 5)
+    }
+}

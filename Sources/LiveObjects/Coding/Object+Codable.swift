@@ -87,6 +87,15 @@ enum ObjectCoding {
             object._handle = ObjectHandle(store: handle.store, table: target, row: row, generation: key.generation)
             return .object(object)
         }
+        if property.isMap, case .list(let pairs) = value {
+            // A map of objects: each key's object, or null.
+            var entries: [String: Input] = [:]
+            for pair in pairs {
+                guard case .list(let entry) = pair, entry.count == 2, case .string(let key) = entry[0] else { continue }
+                entries[key] = linked(entry[1])
+            }
+            return .dictionary(entries)
+        }
         if case .list(let items) = value { return .array(items.map(linked)) }
         return linked(value)
     }
@@ -138,6 +147,16 @@ enum ObjectCoding {
             }
             var container = encoder.singleValueContainer()
             try encodeValue(try target.value(forKey: pk.name), pk.type, into: &container)
+        case .dictionary(let entries) where property.isMap:
+            // A map of objects: a JSON object from keys to objects or null.
+            var container = encoder.container(keyedBy: PropertyCodingKey.self)
+            var element = property
+            element.isList = false
+            element.isMap = false
+            for key in entries.keys.sorted() {
+                try encode(
+                    entries[key]!, element, to: container.superEncoder(forKey: PropertyCodingKey(key)), path: &path)
+            }
         case .dictionary:
             throw EncodingError.invalidValue(
                 input, .init(codingPath: encoder.codingPath, debugDescription: "not a stored value"))

@@ -11,12 +11,14 @@ extension String: _MapKey {
     public var _mapKey: String { self }
 }
 
-/// A dictionary from `String` keys to primitive values, held by a model property.
+/// A dictionary from `String` keys to primitive values or to optional model objects, held by a
+/// model property.
 ///
 /// ```swift
 /// final class Player: Object {
 ///     @Persisted var settings: Map<String, String>
 ///     @Persisted var scores: Map<String, Int?>
+///     @Persisted var friends: Map<String, Player?>
 /// }
 /// try await realm.write { realm in
 ///     player.settings["theme"] = "dark"
@@ -34,6 +36,12 @@ extension String: _MapKey {
 /// a mutation that fails (outside a write, a deleted object) changes nothing and makes the
 /// enclosing `Realm.write` throw. Queries read a map's values as they read a list
 /// (`ANY settings == 'dark'`, `settings.@count`).
+///
+/// A map of objects (`Map<String, Dog?>`, the value optional as in Realm) holds an object or nil
+/// per key. An unmanaged object set as a value is added with its owner; one of another realm or
+/// a deleted one makes the enclosing write throw (`wrongRealm`, `objectInvalidated`). Deleting
+/// an object keeps every key that held it, with nil as its value. Queries go on through its
+/// objects (`friends['a'].name == 'Rex'`, `ANY friends.@values.age > 3`).
 ///
 /// An object's change of a map property tells which keys changed: ``MapChange/init(_:)``.
 public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStringConvertible {
@@ -60,12 +68,17 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     /// Whether the map's object was deleted.
     public var isInvalidated: Bool { context.map { !$0.handle.isValid } ?? false }
 
-    /// The stored column of a managed map whose object is valid.
-    private var column: (ValueListColumn, Int)? {
-        guard let context, context.handle.isValid,
-            let column = context.handle.table.columns[context.property] as? ValueListColumn
-        else { return nil }
-        return (column, Int(context.handle.row))
+    /// The stored keys of a managed map whose object is valid, sorted.
+    private var storedKeys: [String] {
+        guard let context, context.handle.isValid else { return [] }
+        let h = context.handle
+        return h.store.mapKeys(h.table, h.row, context.property) ?? []
+    }
+
+    /// The stored value of entry `index` of a managed map whose object is valid.
+    private func storedValue(at index: Int, _ context: _AccessContext) -> Value {
+        let h = context.handle
+        return Value._decode(h.store.mapValue(at: index, h.table, h.row, context.property), context)
     }
 
     /// The number of entries.
@@ -73,8 +86,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     /// - Complexity: O(1).
     public var count: Int {
         guard context != nil else { return entries.count }
-        guard let (column, row) = column else { return 0 }
-        return column.keys[row].count
+        return storedKeys.count
     }
 
     /// Whether the map has no entry.
@@ -83,15 +95,13 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     /// The keys, in order.
     public var keys: [Key] {
         guard context != nil else { return entries.keys.sorted().map { Key(_mapKey: $0) } }
-        guard let (column, row) = column else { return [] }
-        return column.keys[row].map { Key(_mapKey: $0) }
+        return storedKeys.map { Key(_mapKey: $0) }
     }
 
     /// The values, in the order of their keys.
     public var values: [Value] {
         guard let context else { return entries.keys.sorted().map { entries[$0]! } }
-        guard let (column, row) = column else { return [] }
-        return column.lists[row].map { Value._decode($0, context) }
+        return storedKeys.indices.map { storedValue(at: $0, context) }
     }
 
     /// The value of a key, nil when the map lacks the key. Setting nil removes the key.
@@ -100,10 +110,10 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
     public subscript(key: Key) -> Value? {
         get {
             guard let context else { return entries[key._mapKey] }
-            guard let (column, row) = column else { return nil }
+            guard context.handle.isValid else { return nil }
             let (index, found) = context.handle.store.mapPosition(
                 of: key._mapKey, context.handle.table, context.handle.row, context.property)
-            return found ? Value._decode(column.lists[row][index], context) : nil
+            return found ? storedValue(at: index, context) : nil
         }
         set {
             guard let newValue else {
@@ -115,12 +125,9 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Sequence, CustomStrin
                 return
             }
             mutate(context) { h, store, p throws(LiveObjectsError) in
-                guard case .value(let value) = newValue._encode().input else {
-                    throw LiveObjectsError(
-                        .typeMismatch, "a map holds plain values", objectType: h.table.name,
-                        property: h.table.schema.properties[p].name)
-                }
-                try store.mapSet(value, for: key._mapKey, h.table, h.row, p)
+                try store.mapSet(
+                    newValue._encode().input, for: key._mapKey, h.table, h.row, p,
+                    context: AddContext(update: .error))
             }
         }
     }
@@ -204,6 +211,12 @@ extension Map: _Persistable {
         Map(context: context)
     }
     public func _encode() -> _Input {
+        if Value._propertyTemplate.type == .object {
+            // A map of objects: each value an object (added when unmanaged) or null.
+            var items: [String: Input] = [:]
+            for (key, value) in self { items[key._mapKey] = value._encode().input }
+            return _Input(.dictionary(items))
+        }
         var pairs: [PropertyValue] = []
         for (key, value) in self {
             guard case .value(let v) = value._encode().input else { continue }
@@ -215,8 +228,14 @@ extension Map: _Persistable {
 
 extension Map: _DetachableCollection {
     public func _detachedCollection(_ copies: inout [Object: Object]) -> Any {
-        Map(dictionary)
+        var result: [Key: Value] = [:]
+        for (key, value) in self { result[key] = value._detached(&copies) }
+        return Map(result)
     }
+}
+
+extension Map: _LinkedTypeProviding where Value: _LinkedTypeProviding {
+    static var _linkedObjectType: Object.Type { Value._linkedObjectType }
 }
 
 extension Map: _UnmanagedMapFilling {

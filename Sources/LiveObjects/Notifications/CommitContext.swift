@@ -109,7 +109,13 @@ final class CommitContext {
             var items = current(slot, table)
             var added: Int32?
             var removed: Int32?
+            // A map's entry with no object is -1 in `items`: it links nothing, but keeps the
+            // positions of the entries after it.
+            let isMap = table.schema.properties[Int(p)].isMap
             switch entry {
+            case .set(_, _, _, .list(let old)):
+                // A whole list or map set to the value it had (`update: .all`): links nothing.
+                items = isMap ? LinkListColumn.mapEntries(.list(old)).1 : Store.linkRows(.list(old))
             case .set(_, _, _, let old):
                 added = items.first
                 removed = Store.linkRows(old).first
@@ -119,11 +125,11 @@ final class CommitContext {
                 added = items.remove(at: Int(index))
             case .listRemove(_, _, _, let index, let old):
                 removed = Store.linkRows(old).first
-                if let removed { items.insert(removed, at: Int(index)) }
+                if let row = removed ?? (isMap ? -1 : nil) { items.insert(row, at: Int(index)) }
             case .listReplace(_, _, _, let index, let old):
                 added = items[Int(index)]
                 removed = Store.linkRows(old).first
-                if let removed { items[Int(index)] = removed }
+                if let row = removed ?? (isMap ? -1 : nil) { items[Int(index)] = row }
             case .listMove(_, _, _, let from, let to):
                 // Links nothing, but later entries' indices depend on it.
                 let element = items.remove(at: Int(to))
@@ -133,7 +139,7 @@ final class CommitContext {
             }
             values[slot] = items
             for (targetRow, isAdded) in [(removed, false), (added, true)] {
-                guard let targetRow else { continue }
+                guard let targetRow, targetRow >= 0 else { continue }
                 let id = RowID(target, targetRow)
                 backlinkChanges[id, default: []].append(
                     BacklinkChange(table: Int(t), property: Int(p), row: row, added: isAdded))

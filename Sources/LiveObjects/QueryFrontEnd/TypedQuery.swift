@@ -364,7 +364,7 @@ extension Query where Value: _QueryMap {
     /// The values (`settings.@values`): a comparison on them holds when any value matches.
     public var values: Query<List<Value._MapValue>> { mapStep("@values") }
 
-    private func mapStep<V>(_ component: String) -> Query<V> {
+    func mapStep<V>(_ component: String) -> Query<V> {
         guard let table, core.form == nil else {
             context.fail("a map's key, keys or values can only follow a map property")
             return Query<V>(context, .predicate(.constant(false)))
@@ -373,6 +373,19 @@ extension Query where Value: _QueryMap {
             QueryCore(
                 context: context, variable: core.variable, components: core.components + [component], table: table))
     }
+}
+
+/// A map of objects (`Map<String, Dog?>`) in a query is also a collection of its objects: a
+/// property of them holds when any object matches (`$0.friends.age > 3`, `ANY friends.age > 3`),
+/// and `where(_:)` counts the objects that match.
+extension Map: _ObjectCollection where Value: _OptionalObject2 {
+    public typealias _Element = Value._Wrapped
+}
+
+extension Query where Value: _QueryMap, Value._MapValue: _OptionalObject2 {
+    /// The object of a key (`friends['a']`), nil when the map lacks the key or holds nil for it;
+    /// its properties follow (`$0.friends["a"].name == "Rex"`).
+    public subscript(key: String) -> Query<Value._MapValue> { mapStep(KeyPathSyntax.mapKeyComponent(key)) }
 }
 
 extension Query where Value == AnyValue {

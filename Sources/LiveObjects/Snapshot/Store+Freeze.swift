@@ -59,6 +59,7 @@ extension Table {
             case let list as LinkListColumn:
                 let c = LinkListColumn(property: list.property, target: store.tables[list.target.index])
                 c.lists = list.lists
+                c.keys = list.keys
                 copied.append(c)
             default:
                 copied.append(column.copy())

@@ -119,6 +119,8 @@ extension Store {
                     switch input {
                     case .value(.null): emptyLinks.append((p, input))
                     case .array(let items) where items.isEmpty: emptyLinks.append((p, input))
+                    // An empty map of objects.
+                    case .dictionary(let entries) where entries.isEmpty: emptyLinks.append((p, input))
                     case .object(let target) where !table.schema.properties[p].isList:
                         // A link to an object already in this realm goes into the row directly.
                         if let key = managedKey(target, property: p, of: table) {
@@ -337,7 +339,9 @@ extension Store {
             return
         }
         let target = tablesByName[property.objectType!]!
-        if property.isList {
+        if property.isMap {
+            try replaceLinkMap(input, table, row, p, target: target, context: context, force: force)
+        } else if property.isList {
             let items: [Input]
             switch input {
             case .array(let a): items = a
@@ -358,6 +362,80 @@ extension Store {
                 }
             try setLink(table, row, p, to: newRow, force: force)
         }
+    }
+
+    /// Replaces the whole content of a map of objects from input: a dictionary of link inputs
+    /// (null for a key with no object), or `[key, link]` pairs. With `force`, a map given as it
+    /// already is counts as modified (`update: .all`).
+    private func replaceLinkMap(
+        _ input: Input, _ table: Table, _ row: Int32, _ p: Int, target: Table, context: AddContext, force: Bool
+    ) throws(LiveObjectsError) {
+        let property = table.schema.properties[p]
+        var entries: [(String, Input)] = []
+        switch input {
+        case .dictionary(let items): entries = items.map { ($0.key, $0.value) }
+        case .value(.null): break
+        case .value(.list(let pairs)):
+            for pair in pairs {
+                guard case .list(let kv) = pair, kv.count == 2, case .string(let key) = kv[0] else {
+                    throw LiveObjectsError(
+                        .typeMismatch, "a map's entry is a string key and a value, not \(pair)",
+                        objectType: table.name, property: property.name)
+                }
+                entries.append((key, .value(kv[1])))
+            }
+        default:
+            throw LiveObjectsError(
+                .typeMismatch, "expected a map", objectType: table.name, property: property.name)
+        }
+        var pairs: [PropertyValue] = []
+        for (key, item) in entries.sorted(by: { $0.0 < $1.0 }) {
+            var value = PropertyValue.null
+            if case .value(.null) = item {
+            } else {
+                value = .object(target.key(try resolveLink(item, target, context: context)))
+            }
+            pairs.append(.list([.string(key), value]))
+        }
+        let checked = try check(.list(pairs), for: property, in: table)
+        let column = table.linkListColumn(p)
+        if column.containerValue(at: Int(row)) == checked {
+            if force { setValue(checked, table, row, p, force: true) }
+            return
+        }
+        for i in stride(from: column.lists[Int(row)].count - 1, through: 0, by: -1) {
+            listRemove(table, row, p, at: i)
+        }
+        guard case .list(let sorted) = checked else { return }
+        for (i, pair) in sorted.enumerated() { listInsert(pair, table, row, p, at: i) }
+    }
+
+    /// Sets the value of a key of a map property from input: a plain value, or for a map of
+    /// objects a link input (an object, added with its links when unmanaged; a primary key; the
+    /// values of a new object) or null for no object.
+    package func mapSet(
+        _ input: Input, for key: String, _ table: Table, _ row: Int32, _ p: Int, context: AddContext
+    ) throws(LiveObjectsError) {
+        try requireWrite(table)
+        let property = table.schema.properties[p]
+        guard property.type == .object else {
+            guard case .value(let value) = input else {
+                throw LiveObjectsError(
+                    .typeMismatch, "a map holds plain values", objectType: table.name, property: property.name)
+            }
+            try mapSet(value, for: key, table, row, p)
+            return
+        }
+        if let why = Property.mapKeyProblem(key) {
+            throw LiveObjectsError(.typeMismatch, why, objectType: table.name, property: property.name)
+        }
+        var value = PropertyValue.null
+        if case .value(.null) = input {
+        } else {
+            let target = tablesByName[property.objectType!]!
+            value = .object(target.key(try resolveLink(input, target, context: context)))
+        }
+        try mapSet(value, for: key, table, row, p)
     }
 
     /// The row a link input names, creating the target when the input describes a new object.

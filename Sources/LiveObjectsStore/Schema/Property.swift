@@ -62,7 +62,8 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
     public var isSet: Bool
     /// Whether the property is a `Map` from `String` keys to values of ``type``: a collection
     /// (``isList`` is true) whose elements are the values, kept in the order of their keys. Its
-    /// whole value is a ``PropertyValue/list(_:)`` of `[.string(key), value]` pairs.
+    /// whole value is a ``PropertyValue/list(_:)`` of `[.string(key), value]` pairs. A map of
+    /// objects (``type`` `.object`) is optional, and its values are links or `.null`.
     public var isMap: Bool
     /// For links, lists of links and `LinkingObjects`: the name of the target (or origin) type.
     public var objectType: String?
@@ -124,6 +125,15 @@ public struct Property: Hashable, Sendable, CustomStringConvertible {
     ) -> Property {
         Property(
             name: name, type: .object, objectType: objectType, deleteRule: deleteRule, isSet: true)
+    }
+
+    /// A `Map` from `String` keys to optional links to `objectType` (`Map<String, T?>`).
+    public static func map(
+        _ name: String, of objectType: String, deleteRule: DeleteRule = .nullify
+    ) -> Property {
+        Property(
+            name: name, type: .object, isOptional: true, objectType: objectType, deleteRule: deleteRule,
+            isMap: true)
     }
 
     /// The inverse of `property` on `objectType`.
@@ -225,7 +235,13 @@ public struct Schema: Hashable, Sendable {
     /// Why a map property breaks the rules, if it does.
     private func mapProblem(_ p: Property) -> String? {
         if p.isSet { return "a property is a set or a map, not both" }
-        if p.type == .object || p.type == .linkingObjects { return "a map of objects is not supported yet" }
+        if p.type == .linkingObjects { return "LinkingObjects cannot be a map" }
+        if p.type == .object {
+            guard p.isOptional else { return "a map of objects holds optional values: declare it Map<String, T?>" }
+            if let target = p.objectType.flatMap({ self[$0] }), target.isEmbedded {
+                return "a map of embedded objects is not supported yet"
+            }
+        }
         return nil
     }
 
@@ -301,7 +317,7 @@ public struct Schema: Hashable, Sendable {
                     if !p.isList && !p.isOptional {
                         throw fail(p.name, "a to-one link must be optional")
                     }
-                    if p.isList && p.isOptional {
+                    if p.isList && p.isOptional && !p.isMap {
                         throw fail(p.name, "a \(p.isSet ? "set" : "list") of links cannot hold nil")
                     }
                     if target.isEmbedded && p.deleteRule == .deny {

@@ -385,7 +385,10 @@ package final class LinkColumn: Column, ContainerColumn {
     }
 }
 
-/// A column of lists of links, each stored as target rows.
+/// A column of lists of links, each stored as target rows. For a map of objects
+/// (``Property/isMap``) the lists hold the targets in the order of their keys, `-1` for a key
+/// whose value is nil (no object), and ``keys`` holds each row's keys, sorted; the column's whole
+/// value of a row is then the list of `[.string(key), .object(key) or .null]` pairs.
 @usableFromInline
 package final class LinkListColumn: Column, ContainerColumn {
     @inlinable package var lists: ChunkedArray<[Int32]> {
@@ -394,31 +397,79 @@ package final class LinkListColumn: Column, ContainerColumn {
         _modify { yield &_lists }
     }
     @exclusivity(unchecked) @usableFromInline var _lists: ChunkedArray<[Int32]> = ChunkedArray()
+    /// For a map: the keys of each row, sorted, one per target of ``lists``. Empty otherwise.
+    @inlinable package var keys: ChunkedArray<[String]> {
+        get { _keys }
+        set { _keys = newValue }
+        _modify { yield &_keys }
+    }
+    @exclusivity(unchecked) @usableFromInline var _keys: ChunkedArray<[String]> = ChunkedArray()
     package unowned let target: Table
+    /// Whether the column holds a map of objects.
+    package let isMap: Bool
 
     package init(property: Property, target: Table) {
         self.target = target
+        isMap = property.isMap
         super.init(property: property, containerKind: .linkList)
     }
 
     @usableFromInline package var containerCount: Int { lists.count }
     @usableFromInline package func containerValue(at row: Int) -> PropertyValue {
-        .list(lists[row].map { .object(target.key($0)) })
+        guard isMap else { return .list(lists[row].map { .object(target.key($0)) }) }
+        return .list(zip(keys[row], lists[row]).map { .list([.string($0), element($1)]) })
     }
     @usableFromInline package func containerSet(_ value: PropertyValue, at row: Int) {
-        lists[row] = Self.rows(value)
+        guard isMap else {
+            lists[row] = Self.rows(value)
+            return
+        }
+        let (k, t) = Self.mapEntries(value)
+        keys[row] = k
+        lists[row] = t
     }
-    @usableFromInline package func containerAppend(_ value: PropertyValue) { lists.append(Self.rows(value)) }
-    @usableFromInline package func containerRemoveLast() { lists.removeLast() }
+    @usableFromInline package func containerAppend(_ value: PropertyValue) {
+        guard isMap else {
+            lists.append(Self.rows(value))
+            return
+        }
+        let (k, t) = Self.mapEntries(value)
+        keys.append(k)
+        lists.append(t)
+    }
+    @usableFromInline package func containerRemoveLast() {
+        lists.removeLast()
+        if isMap { keys.removeLast() }
+    }
     @usableFromInline package func containerCopy() -> Column {
         let c = LinkListColumn(property: property, target: target)
         c.lists = lists
+        c.keys = keys
         return c
     }
+
+    /// A stored target as a value: the target's key, or null for a map entry with no object.
+    package func element(_ t: Int32) -> PropertyValue { t < 0 ? .null : .object(target.key(t)) }
 
     package static func rows(_ value: PropertyValue) -> [Int32] {
         guard case .list(let items) = value else { return [] }
         return items.compactMap { $0.objectKey.map { Int32(bitPattern: $0.row) } }
+    }
+
+    /// A map's keys and targets (`-1` for nil) from its whole value (pairs already checked and
+    /// sorted).
+    package static func mapEntries(_ value: PropertyValue) -> ([String], [Int32]) {
+        guard case .list(let items) = value else { return ([], []) }
+        var keys: [String] = []
+        var targets: [Int32] = []
+        keys.reserveCapacity(items.count)
+        targets.reserveCapacity(items.count)
+        for item in items {
+            guard case .list(let pair) = item, pair.count == 2, case .string(let key) = pair[0] else { continue }
+            keys.append(key)
+            targets.append(pair[1].objectKey.map { Int32(bitPattern: $0.row) } ?? -1)
+        }
+        return (keys, targets)
     }
 }
 

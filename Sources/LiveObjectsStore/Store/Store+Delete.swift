@@ -41,7 +41,12 @@ extension Store {
                 let source = backlinks.source
                 let p = backlinks.property
                 for s in Set(backlinks.rows[Int(row)]) {
-                    if let list = source.columns[p] as? LinkListColumn {
+                    if let list = source.columns[p] as? LinkListColumn, list.isMap {
+                        // A map keeps the key of a deleted object, with nil as its value.
+                        for i in list.lists[Int(s)].indices where list.lists[Int(s)][i] == row {
+                            listReplace(.list([.string(list.keys[Int(s)][i]), .null]), source, s, p, at: i)
+                        }
+                    } else if let list = source.columns[p] as? LinkListColumn {
                         for i in list.lists[Int(s)].indices.reversed() where list.lists[Int(s)][i] == row {
                             listRemove(source, s, p, at: i)
                         }

@@ -207,6 +207,51 @@ extension Store {
         column.version &+= 1
     }
 
+    /// Sets a map of objects of a loaded object from its `[key, .object(id) or .null]` pairs
+    /// (keys already checked: valid, sorted, distinct), while loading.
+    ///
+    /// - Throws: `corruptFile` when the map is given twice or a target does not exist.
+    package func loadMap(_ table: Table, _ row: Int32, _ property: Int, to pairs: PropertyValue)
+        throws(LiveObjectsError)
+    {
+        let column = table.linkListColumn(property)
+        column.target.fillIncomingRows()
+        guard column.lists[Int(row)].isEmpty else {
+            throw LiveObjectsError(
+                .corruptFile, "the map is given twice", objectType: table.name, property: column.property.name)
+        }
+        let (keys, ids) = Self.mapIDs(pairs)
+        var rows: [Int32] = []
+        rows.reserveCapacity(ids.count)
+        let backlinks = table.outgoing[property]!
+        for id in ids {
+            guard let id else {
+                rows.append(-1)
+                continue
+            }
+            let t = try loadTarget(table, property, column.target, id)
+            rows.append(t)
+            backlinks.add(row, to: t)
+        }
+        column.keys[Int(row)] = keys
+        column.lists[Int(row)] = rows
+        column.version &+= 1
+    }
+
+    /// The keys and ids (nil for no object) of a map of objects' `[key, .object(id) or .null]`
+    /// pairs.
+    static func mapIDs(_ pairs: PropertyValue) -> ([String], [ObjectKey?]) {
+        guard case .list(let items) = pairs else { return ([], []) }
+        var keys: [String] = []
+        var ids: [ObjectKey?] = []
+        for item in items {
+            guard case .list(let pair) = item, pair.count == 2, case .string(let key) = pair[0] else { continue }
+            keys.append(key)
+            ids.append(pair[1].objectKey)
+        }
+        return (keys, ids)
+    }
+
     private func loadTarget(_ table: Table, _ property: Int, _ target: Table, _ key: ObjectKey)
         throws(LiveObjectsError) -> Int32
     {
@@ -323,6 +368,35 @@ extension Store {
         }
         for i in stride(from: old.count - 1, through: 0, by: -1) { listRemove(table, row, property, at: i) }
         for (i, r) in rows.enumerated() { listInsert(.object(column.target.key(r)), table, row, property, at: i) }
+    }
+
+    /// Replaces a map of objects inside the open write (logged), for replaying a journal, from
+    /// its `[key, .object(id) or .null]` pairs (keys already checked).
+    ///
+    /// - Throws: `corruptFile` when a target does not exist.
+    package func replaySetMap(_ table: Table, _ row: Int32, _ property: Int, to pairs: PropertyValue)
+        throws(LiveObjectsError)
+    {
+        let column = table.linkListColumn(property)
+        let (keys, ids) = Self.mapIDs(pairs)
+        var entries: [PropertyValue] = []
+        for (key, id) in zip(keys, ids) {
+            var value = PropertyValue.null
+            if let id {
+                guard let r = column.target.row(for: id) else {
+                    throw LiveObjectsError(
+                        .corruptFile, "links to \(column.target.name) \(id), which does not exist",
+                        objectType: table.name, property: column.property.name)
+                }
+                value = .object(column.target.key(r))
+            }
+            entries.append(.list([.string(key), value]))
+        }
+        if column.containerValue(at: Int(row)) == .list(entries) { return }
+        for i in stride(from: column.lists[Int(row)].count - 1, through: 0, by: -1) {
+            listRemove(table, row, property, at: i)
+        }
+        for (i, entry) in entries.enumerated() { listInsert(entry, table, row, property, at: i) }
     }
 
     /// Replaces a plain value inside the open write (logged), for replaying a journal. The value
@@ -495,7 +569,11 @@ extension Column {
     package func appendLoadedNilLink() { unsafeDowncast(self, to: LinkColumn.self).targets.append(-1) }
     /// Appends an empty list to a `.linkList` column (set later with
     /// ``Store/loadList(_:_:_:to:)``).
-    package func appendLoadedEmptyList() { unsafeDowncast(self, to: LinkListColumn.self).lists.append([]) }
+    package func appendLoadedEmptyList() {
+        let column = unsafeDowncast(self, to: LinkListColumn.self)
+        column.lists.append([])
+        if column.isMap { column.keys.append([]) }
+    }
 }
 
 extension Store {

@@ -135,9 +135,20 @@ extension Store {
     ) {
         switch table.columns[property] {
         case let column as LinkListColumn:
-            let target = Int32(bitPattern: value.objectKey!.row)
+            guard column.isMap else {
+                let target = Int32(bitPattern: value.objectKey!.row)
+                column.lists[Int(row)].insert(target, at: index)
+                table.outgoing[property]!.add(row, to: target)
+                return
+            }
+            // A map's element is a `[.string(key), .object(target) or .null]` pair.
+            guard case .list(let pair) = value, pair.count == 2, case .string(let key) = pair[0] else {
+                preconditionFailure("a map's element is a key and a value")
+            }
+            let target = pair[1].objectKey.map { Int32(bitPattern: $0.row) } ?? -1
+            column.keys[Int(row)].insert(key, at: index)
             column.lists[Int(row)].insert(target, at: index)
-            table.outgoing[property]!.add(row, to: target)
+            if target >= 0 { table.outgoing[property]!.add(row, to: target) }
         case let column as ValueListColumn:
             guard column.isMap else {
                 column.lists[Int(row)].insert(value, at: index)
@@ -160,8 +171,9 @@ extension Store {
         switch table.columns[property] {
         case let column as LinkListColumn:
             let target = column.lists[Int(row)].remove(at: index)
-            table.outgoing[property]!.remove(row, from: target)
-            return .object(column.target.key(target))
+            if target >= 0 { table.outgoing[property]!.remove(row, from: target) }
+            guard column.isMap else { return .object(column.target.key(target)) }
+            return .list([.string(column.keys[Int(row)].remove(at: index)), column.element(target)])
         case let column as ValueListColumn:
             let value = column.lists[Int(row)].remove(at: index)
             guard column.isMap else { return value }
@@ -176,6 +188,7 @@ extension Store {
         case let column as LinkListColumn:
             let e = column.lists[Int(row)].remove(at: from)
             column.lists[Int(row)].insert(e, at: to)
+            if column.isMap { column.keys[Int(row)].insert(column.keys[Int(row)].remove(at: from), at: to) }
         case let column as ValueListColumn:
             let e = column.lists[Int(row)].remove(at: from)
             column.lists[Int(row)].insert(e, at: to)
@@ -187,10 +200,18 @@ extension Store {
 
     // MARK: Backlinks
 
+    /// The target rows a link value names: a link, a list of links, a map of objects' whole value
+    /// (its `[key, link or null]` pairs) or one such pair.
     package static func linkRows(_ value: PropertyValue) -> [Int32] {
         switch value {
         case .object(let key): [Int32(bitPattern: key.row)]
-        case .list(let items): items.compactMap { $0.objectKey.map { Int32(bitPattern: $0.row) } }
+        case .list(let items):
+            items.compactMap { item in
+                if case .list(let pair) = item, pair.count == 2 {
+                    return pair[1].objectKey.map { Int32(bitPattern: $0.row) }
+                }
+                return item.objectKey.map { Int32(bitPattern: $0.row) }
+            }
         default: []
         }
     }
@@ -211,7 +232,7 @@ extension Store {
                 let t = link.targets[Int(row)]
                 if t >= 0 { body(backlinks, t) }
             case let list as LinkListColumn:
-                for t in list.lists[Int(row)] { body(backlinks, t) }
+                for t in list.lists[Int(row)] where t >= 0 { body(backlinks, t) }
             default:
                 break
             }

@@ -300,8 +300,7 @@ extension Store {
 
     /// The position of a key in a map property: where it is, or where it would go.
     package func mapPosition(of key: String, _ table: Table, _ row: Int32, _ p: Int) -> (index: Int, found: Bool) {
-        guard let column = table.columns[p] as? ValueListColumn, column.isMap else { return (0, false) }
-        let keys = column.keys[Int(row)]
+        guard let keys = mapKeys(table, row, p) else { return (0, false) }
         var low = 0
         var high = keys.count
         while low < high {
@@ -309,6 +308,25 @@ extension Store {
             if keys[mid] < key { low = mid + 1 } else { high = mid }
         }
         return (low, low < keys.count && keys[low] == key)
+    }
+
+    /// The keys of a map property, sorted; nil for a property that is not a map.
+    package func mapKeys(_ table: Table, _ row: Int32, _ p: Int) -> [String]? {
+        switch table.columns[p] {
+        case let column as ValueListColumn where column.isMap: column.keys[Int(row)]
+        case let column as LinkListColumn where column.isMap: column.keys[Int(row)]
+        default: nil
+        }
+    }
+
+    /// The value of entry `index` of a map property: a plain value, or for a map of objects the
+    /// target's key or null.
+    package func mapValue(at index: Int, _ table: Table, _ row: Int32, _ p: Int) -> PropertyValue {
+        switch table.columns[p] {
+        case let column as ValueListColumn: column.lists[Int(row)][index]
+        case let column as LinkListColumn: column.element(column.lists[Int(row)][index])
+        default: .null
+        }
     }
 
     /// Sets the value of a key of a map property (adding the key when the map lacks it).
@@ -324,7 +342,7 @@ extension Store {
         let (index, found) = mapPosition(of: try checkedMapKey(key, property, table), table, row, p)
         let pair = PropertyValue.list([.string(key), checked])
         if found {
-            if (table.columns[p] as? ValueListColumn)?.lists[Int(row)][index] != checked {
+            if mapValue(at: index, table, row, p) != checked {
                 listReplace(pair, table, row, p, at: index)
             }
         } else {

@@ -90,12 +90,17 @@ package enum StoreInvariants {
                         if !targets.isEmpty { fail("\(label) of deleted slot \(row) still lists \(targets)") }
                         continue
                     }
-                    for t in targets where !isLive(column.target, t) {
+                    // A map's entry with no object holds -1.
+                    for t in targets where !isLive(column.target, t) && !(property.isMap && t == -1) {
                         fail("\(label) of \(name(table, row)) lists deleted \(column.target.name)#\(t)")
                     }
                     if property.isSet && Set(targets).count != targets.count {
                         fail("\(label) of \(name(table, row)) is a set that holds an object twice: \(targets)")
                     }
+                }
+                if property.isMap {
+                    let counts = (0..<column.lists.count).map { column.lists[$0].count }
+                    checkMapKeys(label, table, column.keys, counts, fail)
                 }
             default:
                 fail("\(label) is a link property without a link column")
@@ -115,24 +120,26 @@ package enum StoreInvariants {
                 fail("\(table.name).\(property.name) of slot \(row) is a set that holds a value twice")
             }
             guard property.isMap else { continue }
-            if column.keys.count != column.lists.count {
-                fail(
-                    "\(table.name).\(property.name) has keys for \(column.keys.count) rows, values for \(column.lists.count)"
-                )
-                continue
+            let counts = (0..<column.lists.count).map { column.lists[$0].count }
+            checkMapKeys("\(table.name).\(property.name)", table, column.keys, counts, fail)
+        }
+    }
+
+    /// A map's keys: a list per row, as long as the row's values (`counts`), sorted and distinct.
+    private static func checkMapKeys(
+        _ label: String, _ table: Table, _ keys: ChunkedArray<[String]>, _ counts: [Int],
+        _ fail: (@autoclosure () -> String) -> Void
+    ) {
+        if keys.count != counts.count {
+            fail("\(label) has keys for \(keys.count) rows, values for \(counts.count)")
+            return
+        }
+        for row in 0..<table.rowCount {
+            if keys[row].count != counts[row] {
+                fail("\(label) of slot \(row) has \(keys[row].count) keys for \(counts[row]) values")
             }
-            for row in 0..<table.rowCount {
-                let keys = column.keys[row]
-                if keys.count != column.lists[row].count {
-                    fail(
-                        "\(table.name).\(property.name) of slot \(row) has \(keys.count) keys for \(column.lists[row].count) values"
-                    )
-                }
-                if zip(keys, keys.dropFirst()).contains(where: { $0 >= $1 }) {
-                    fail(
-                        "\(table.name).\(property.name) of slot \(row) is a map whose keys are not sorted and distinct: \(keys)"
-                    )
-                }
+            if zip(keys[row], keys[row].dropFirst()).contains(where: { $0 >= $1 }) {
+                fail("\(label) of slot \(row) is a map whose keys are not sorted and distinct: \(keys[row])")
             }
         }
     }

@@ -38,6 +38,7 @@ struct SortSpec: Sendable, CustomStringConvertible {
         case .favoriteInt: \.owner?.favorite?.int
         case .favoriteString: \.owner?.favorite?.string
         case .settingsTheme, .settingsFont: \.settings  // not a sort field (see `fields`)
+        case .palsLeadName, .palsLeadScore: \.pals  // not a sort field
         case .payload, .payloadKind: \.payload
         }
     }

@@ -58,6 +58,10 @@ enum QueryWorld {
         for key in ["theme", "font"] where rng.chance(0.6) {
             item.settings[key] = QueryText.string(&rng, maxFragments: 2)
         }
+        // A map of objects: `lead` and `back`, each an owner or nil when present.
+        for key in ["lead", "back"] where !world.owners.isEmpty && rng.chance(0.6) {
+            item.pals[key] = .some(rng.chance(0.2) ? nil : rng.element(of: world.owners.keys.sorted()))
+        }
         item.payload = mixed(&rng)
         return item
     }
@@ -81,6 +85,7 @@ enum QueryWorld {
             "code": item.code, "payload": AnyValue(item.payload)!, "price": item.price,
             "optPrice": item.optPrice as Any, "ref": item.ref,
             "owner": item.owner as Any, "settings": item.settings,
+            "pals": item.pals.mapValues { $0.map { $0 as Any } },
         ]
     }
 
@@ -148,6 +153,7 @@ enum QueryWorld {
                 case 4:
                     item.tags = fresh.tags
                     item.settings = fresh.settings
+                    item.pals = fresh.pals
                 case 5: item.double = fresh.double; item.date = fresh.date
                 case 6 where rng.chance(0.5):
                     item.payload = fresh.payload
@@ -181,6 +187,10 @@ enum QueryWorld {
                 let id = rng.element(of: world.owners.keys.sorted())
                 world.owners[id] = nil
                 for (i, item) in world.items where item.owner == id { world.items[i]!.owner = nil }
+                // A deleted owner leaves the keys of the maps that held it, with nil.
+                for (i, item) in world.items {
+                    for (key, value) in item.pals where value == id { world.items[i]!.pals[key] = .some(nil) }
+                }
                 changes.append(.deleteOwner(id))
             case 8 where !world.tags.isEmpty:
                 var tag = randomTag(rng.element(of: world.tags.keys.sorted()), &rng)
@@ -223,6 +233,10 @@ enum QueryWorld {
                     for tag in item.tags { object.tags.append(r.object(ofType: QPTag.self, forPrimaryKey: tag)!) }
                     for key in object.settings.keys where item.settings[key] == nil { object.settings[key] = nil }
                     object.settings.merge(item.settings)
+                    for key in object.pals.keys where item.pals[key] == nil { object.pals.removeObject(for: key) }
+                    for (key, id) in item.pals {
+                        object.pals[key] = .some(id.flatMap { r.object(ofType: QPOwner.self, forPrimaryKey: $0) })
+                    }
                 case .newItem(let item):
                     let object = try r.create(QPItem.self, value: values(item))
                     for tag in item.tags { object.tags.append(r.object(ofType: QPTag.self, forPrimaryKey: tag)!) }

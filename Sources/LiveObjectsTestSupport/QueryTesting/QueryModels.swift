@@ -21,6 +21,8 @@ package final class QPItem: Object {
     @Persisted package var owner: QPOwner?
     @Persisted package var tags: List<QPTag>
     @Persisted package var settings: Map<String, String>
+    /// A map of objects: owners (or nil) by key.
+    @Persisted package var pals: Map<String, QPOwner?>
     @Persisted(originProperty: "favorite") package var fans: LinkingObjects<QPOwner>
     /// Not persisted.
     package var scratch = 0

@@ -283,6 +283,8 @@ struct TypedBuilder {
         case .favoriteString: return TypedStringOperand(q.owner.favorite.string)
         case .settingsTheme: return TypedStringOperand(q.settings["theme"])
         case .settingsFont: return TypedStringOperand(q.settings["font"])
+        case .palsLeadName: return TypedStringOperand(q.pals["lead"].name)
+        case .palsLeadScore: return TypedOperand(query: q.pals["lead"].score)
         }
     }
 

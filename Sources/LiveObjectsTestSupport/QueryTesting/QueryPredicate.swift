@@ -29,20 +29,23 @@ enum ItemField: String, Sendable, CaseIterable {
     case favoriteInt = "owner.favorite.int", favoriteString = "owner.favorite.string"
     /// A map's value by key (nil when the map lacks the key).
     case settingsTheme = "settings['theme']", settingsFont = "settings['font']"
+    /// A property of a map of objects' object by key (nil when the map lacks the key or holds nil).
+    case palsLeadName = "pals['lead'].name", palsLeadScore = "pals['lead'].score"
     /// An `AnyValue`, and the name of its kind (not in Foundation predicates).
     case payload, payloadKind = "payload.@type"
 
     /// Whether the field reads a map by key (not in Foundation predicates).
-    var isMapValue: Bool { self == .settingsTheme || self == .settingsFont }
+    var isMapValue: Bool { [.settingsTheme, .settingsFont, .palsLeadName, .palsLeadScore].contains(self) }
 
     /// Whether Foundation predicates cannot read the field (a map's value, an `AnyValue`).
     var isOutsideFoundation: Bool { isMapValue || self == .payload || self == .payloadKind }
 
     var kind: QueryValueKind {
         switch self {
-        case .id, .int, .optInt, .ownerScore, .ownerID, .favoriteInt: .int
+        case .id, .int, .optInt, .ownerScore, .ownerID, .favoriteInt, .palsLeadScore: .int
         case .double: .double
-        case .string, .optString, .code, .ownerName, .favoriteString, .settingsTheme, .settingsFont: .string
+        case .string, .optString, .code, .ownerName, .favoriteString, .settingsTheme, .settingsFont, .palsLeadName:
+            .string
         case .flag: .bool
         case .date: .date
         case .price, .optPrice: .decimal
@@ -55,6 +58,7 @@ enum ItemField: String, Sendable, CaseIterable {
     func value(_ item: RefItem, _ world: RefWorld) -> PropertyValue {
         let owner = item.owner.flatMap { world.owners[$0] }
         let favorite = owner?.favorite.flatMap { world.items[$0] }
+        let lead = item.pals["lead"].flatMap { $0 }.flatMap { world.owners[$0] }
         switch self {
         case .id: return .int(Int64(item.id))
         case .int: return .int(Int64(item.int))
@@ -75,6 +79,8 @@ enum ItemField: String, Sendable, CaseIterable {
         case .favoriteString: return favorite.map { .string($0.string) } ?? .null
         case .settingsTheme: return item.settings["theme"].map { .string($0) } ?? .null
         case .settingsFont: return item.settings["font"].map { .string($0) } ?? .null
+        case .palsLeadName: return lead.map { .string($0.name) } ?? .null
+        case .palsLeadScore: return lead?.score.map { .int(Int64($0)) } ?? .null
         case .payload: return item.payload
         case .payloadKind: return .string(QueryReference.kindName(item.payload))
         }

@@ -155,6 +155,8 @@ struct PredicateGenerator {
         case .string: .optString
         case .optString: .ownerName
         case .settingsTheme: .settingsFont
+        case .palsLeadName: .ownerName
+        case .palsLeadScore: .ownerScore
         case .code: .string
         case .flag: nil
         case .ownerScore: .int

@@ -21,6 +21,8 @@ struct RefItem: Sendable {
     var owner: Int?
     var tags: [Int]
     var settings: [String: String] = [:]
+    /// `pals`: an owner's id, or nil for a key with no object.
+    var pals: [String: Int?] = [:]
     /// An `AnyValue` of a random kind (its stored form).
     var payload: PropertyValue = .null
 }

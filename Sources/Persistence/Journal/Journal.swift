@@ -114,6 +114,8 @@ enum JournalField {
     case link(ObjectKey?)
     /// The ids of a list of links, with where each ends in the file.
     case list([ObjectKey], ends: [Int])
+    /// A map of objects: `[key, .object(id) or .null]` pairs.
+    case map(PropertyValue)
 }
 
 /// An object in a journal line: its key, the properties given, and where the record and each
@@ -243,6 +245,7 @@ struct JournalEntry {
                             case .plain(let v): if !isInsert { try store.replaySetValue(v, change.table, row, p) }
                             case .link(let key): try store.replaySetLink(change.table, row, p, to: key)
                             case .list(let keys, _): try store.replaySetList(change.table, row, p, to: keys)
+                            case .map(let pairs): try store.replaySetMap(change.table, row, p, to: pairs)
                             }
                         } catch {
                             // A list entry naming a missing object: that entry.
@@ -449,7 +452,10 @@ extension SnapshotDecoder {
                 throw corrupt("the property is given twice", type: table.name, property: name)
             }
             let property = table.schema.properties[p]
-            if property.type == .object {
+            if property.type == .object && property.isMap {
+                let pairs = try ValueCoding.readMap(property, &reader, table: table.name)
+                fields.append((p, .map(pairs), reader.fileOffset))
+            } else if property.type == .object {
                 if property.isList {
                     var keys: [ObjectKey] = []
                     var ends: [Int] = []

@@ -295,6 +295,9 @@ struct RecordEncoder {
             } else {
                 writer.int(ValueCoding.id(slotState: Self.element(targetStates, Int(t)), row: Int(t)))
             }
+        case .list(let list, _) where list.isMap:
+            // A map of objects: `[key, id or null]` pairs, in the order of the keys.
+            ValueCoding.writePlain(list.containerValue(at: r), &writer)
         case .list(let list, let targetIsEmbedded):
             let embedded = inlineEmbedded && targetIsEmbedded
             writer.beginArray(singleLine: true)
@@ -353,6 +356,9 @@ struct SnapshotDecoder {
     private var linkStack: [(bucket: Int32, target: ObjectKey, offset: Int)] = []
     /// Lists of links to set once every object is placed, with where each list starts.
     var pendingLists: [(table: Int32, row: Int32, property: Int32, targets: [ObjectKey], offset: Int)] = []
+    /// The maps of objects read, as `[key, .object(id) or .null]` pairs: set once every object
+    /// is placed.
+    var pendingMaps: [(table: Int32, row: Int32, property: Int32, pairs: PropertyValue, offset: Int)] = []
     /// Objects appended straight to their columns whose primary keys are not indexed yet.
     var unindexed = UnindexedObjects()
 
@@ -574,8 +580,25 @@ struct SnapshotDecoder {
                 throw positioned(error, at: entry.map { endOfElement($0, ofArrayAt: list.offset) } ?? list.offset)
             }
         }
+        for map in pendingMaps {
+            let table = store.tables[Int(map.table)]
+            do throws(LiveObjectsError) {
+                try store.loadMap(table, map.row, Int(map.property), to: map.pairs)
+            } catch {
+                let target = store.tablesByName[table.schema.properties[Int(map.property)].objectType ?? ""]
+                var entry: Int?
+                if case .list(let pairs) = map.pairs {
+                    entry = pairs.firstIndex { pair in
+                        guard case .list(let kv) = pair, let key = kv.last?.objectKey else { return false }
+                        return target?.row(for: key) == nil
+                    }
+                }
+                throw positioned(error, at: entry.map { endOfElement($0, ofArrayAt: map.offset) } ?? map.offset)
+            }
+        }
         linkBuckets = []
         pendingLists = []
+        pendingMaps = []
     }
 
     /// Where element `index` of the array that starts at `start` ends (`start` if the bytes are
@@ -653,6 +676,7 @@ struct SnapshotDecoder {
         var id = firstID
         let firstStacked = linkStack.count
         let firstList = pendingLists.count
+        let firstMap = pendingMaps.count
         var pendingKey = firstKey
         while true {
             let k: Int
@@ -700,6 +724,8 @@ struct SnapshotDecoder {
             case .linkList, .embeddedList:
                 values[p] = .list([])
                 try readLinkList(table, plan, p, store: store, depth: depth)
+            case .linkMap:
+                values[p] = try readLinkMap(table, p)
             case .linkingObjects:
                 throw corrupt(
                     "LinkingObjects are not stored", type: table.name, property: table.schema.properties[p].name)
@@ -728,6 +754,10 @@ struct SnapshotDecoder {
         where pendingLists[i].row < 0 && pendingLists[i].table == Int32(table.index) {
             pendingLists[i].row = row
         }
+        for i in firstMap..<pendingMaps.count
+        where pendingMaps[i].row < 0 && pendingMaps[i].table == Int32(table.index) {
+            pendingMaps[i].row = row
+        }
         if reuse { plan.give(values, seen) }
         return id
     }
@@ -751,6 +781,16 @@ struct SnapshotDecoder {
                     : try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name))
         }
         pendingLists.append((Int32(table.index), -1, Int32(p), targets, start))
+    }
+
+    /// Reads a map of objects and queues it for the row of the object being read; returns the
+    /// row's value until then, an empty map.
+    private mutating func readLinkMap(_ table: Table, _ p: Int) throws(LiveObjectsError) -> PropertyValue {
+        _ = try reader.peekByte()
+        let start = reader.offset
+        let pairs = try ValueCoding.readMap(table.schema.properties[p], &reader, table: table.name, maxRow: maxRow)
+        pendingMaps.append((Int32(table.index), -1, Int32(p), pairs, start))
+        return .list([])
     }
 
     /// Reads a value of a property of kind `int`, `string`, `plain` or `plainList`.
@@ -843,6 +883,8 @@ final class RecordPlan {
         case plain
         case plainList
         case link, embeddedLink, linkList, embeddedList
+        /// A map of objects: `[key, id or null]` pairs, set once every object is placed.
+        case linkMap
         case linkingObjects
     }
 
@@ -883,6 +925,7 @@ final class RecordPlan {
                 target = targetTable.index
                 let embedded = targetTable.schema.isEmbedded
                 kind = property.isList ? (embedded ? .embeddedList : .linkList) : (embedded ? .embeddedLink : .link)
+                if property.isMap { kind = .linkMap }
             case .int, .int64: kind = property.isList ? .plainList : .int
             case .string: kind = property.isList ? .plainList : .string
             default: kind = property.isList ? .plainList : .plain

@@ -38,7 +38,8 @@ final class ColumnTargets {
             let column = table.columns[p]
             let kind: Target.Kind
             switch kinds[p] {
-            case .embeddedLink, .embeddedList: return nil
+            // A map of objects: read through a row of values (``SnapshotDecoder/pendingMaps``).
+            case .embeddedLink, .embeddedList, .linkMap: return nil
             case .linkingObjects: kind = .computed
             case .link: kind = .link
             case .linkList: kind = .linkList

@@ -122,7 +122,11 @@ enum ValueCoding {
 
     /// Reads a map's value: an array of `[key, value]` pairs, the keys valid and in increasing
     /// order (a key given twice or out of order is refused as corrupt).
-    static func readMap(_ property: Property, _ reader: inout JSONReader, table: String)
+    ///
+    /// For a map of objects each value is an object's id or null (no object), read as
+    /// `.object(id)`: the id as the file has it, for the caller to resolve once every object is
+    /// placed (`maxRow` bounds its slot).
+    static func readMap(_ property: Property, _ reader: inout JSONReader, table: String, maxRow: Int = Int(Int32.max))
         throws(LiveObjectsError) -> PropertyValue
     {
         var element = property
@@ -149,7 +153,12 @@ enum ValueCoding {
             guard try reader.nextElement() else {
                 throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
             }
-            let value = try readPlain(element, element: true, &reader, table: table)
+            let value: PropertyValue
+            if property.type == .object {
+                value = try reader.readNull() ? .null : .object(try readID(&reader, maxRow: maxRow, table: table))
+            } else {
+                value = try readPlain(element, element: true, &reader, table: table)
+            }
             guard try !reader.nextElement() else {
                 throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
             }

@@ -165,6 +165,7 @@ enum MigrationRunner {
     static func carry(_ value: PropertyValue, into store: Store, property: Property) -> PropertyValue {
         if property.type == .object {
             guard let target = store.tablesByName[property.objectType!] else { return property.zeroValue }
+            if property.isMap { return mapWithoutMissing(value, target) }
             switch value {
             case .object(let key): return target.row(for: key) != nil ? value : .null
             case .list(let items): return .list(items.filter { $0.objectKey.flatMap { target.row(for: $0) } != nil })
@@ -172,6 +173,19 @@ enum MigrationRunner {
             }
         }
         return value
+    }
+
+    /// A map of objects' `[key, link]` pairs, a link to an object `target` lacks made null (the
+    /// key stays, as when the object is deleted).
+    static func mapWithoutMissing(_ value: PropertyValue, _ target: Table) -> PropertyValue {
+        guard case .list(let pairs) = value else { return .list([]) }
+        return .list(
+            pairs.map { pair in
+                guard case .list(let entry) = pair, entry.count == 2, let key = entry[1].objectKey,
+                    target.row(for: key) == nil
+                else { return pair }
+                return .list([entry[0], .null])
+            })
     }
 
     /// Copies every object of the types in both schemas, with its key.
@@ -212,6 +226,10 @@ enum MigrationRunner {
         }
         for (table, row, p, value) in links {
             let target = new.tablesByName[table.schema.properties[p].objectType!]!
+            if table.schema.properties[p].isMap {
+                try new.loadMap(table, row, p, to: mapWithoutMissing(value, target))
+                continue
+            }
             switch value {
             case .object(let key):
                 if target.row(for: key) != nil { try new.loadLink(table, row, p, to: key) }

@@ -145,16 +145,25 @@ struct BoundPath {
                 if let access = try mapAccess(name, after: steps.last) {
                     let last = steps.removeLast()
                     var isToMany = true
-                    if case .key = access { isToMany = false }
+                    var target: Table?
+                    if case .key = access {
+                        isToMany = false
+                        // The value of one key of a map of objects is a link.
+                        target = last.target
+                    }
                     steps.append(
                         Step(
-                            table: last.table, property: last.property, target: nil, isToMany: isToMany,
+                            table: last.table, property: last.property, target: target, isToMany: isToMany,
                             mapAccess: access))
                 }
                 if i < components.count - 1 {
-                    throw QueryBindingFailure(
-                        "a map's values are not links, so '\(components[i + 1])' cannot follow them",
-                        code: .invalidQuery, objectType: table.name, property: name)
+                    // A map of objects' values (`friends.@values`, `friends['a']`) are links.
+                    guard let next = steps.last?.target else {
+                        throw QueryBindingFailure(
+                            "a map's values are not links, so '\(components[i + 1])' cannot follow them",
+                            code: .invalidQuery, objectType: table.name, property: name)
+                    }
+                    table = next
                 }
                 continue
             }
@@ -249,20 +258,36 @@ struct BoundPath {
     /// the map lacks it), or each key.
     @inline(__always)
     static func mapValues(_ step: Step, _ access: MapAccess, _ row: Int32, _ visit: (PropertyValue) -> Void) {
-        guard let column = step.table.columns[step.property] as? ValueListColumn else { return }
-        let keys = column.keys[Int(row)]
+        let keys: [String]
+        let links: LinkListColumn?
+        switch step.table.columns[step.property] {
+        case let column as ValueListColumn:
+            (keys, links) = (column.keys[Int(row)], nil)
+        case let column as LinkListColumn where column.isMap:
+            (keys, links) = (column.keys[Int(row)], column)
+        default:
+            return
+        }
         switch access {
         case .keys:
             for key in keys { visit(.string(key)) }
         case .key(let key):
-            var low = 0
-            var high = keys.count
-            while low < high {
-                let mid = (low + high) / 2
-                if keys[mid] < key { low = mid + 1 } else { high = mid }
-            }
-            visit(low < keys.count && keys[low] == key ? column.lists[Int(row)][low] : .null)
+            guard let index = keyIndex(key, in: keys) else { return visit(.null) }
+            if let links { return visit(links.element(links.lists[Int(row)][index])) }
+            visit(unsafeDowncast(step.table.columns[step.property]!, to: ValueListColumn.self).lists[Int(row)][index])
         }
+    }
+
+    /// The position of a key among a map's sorted keys, if the map has it.
+    @inline(__always)
+    static func keyIndex(_ key: String, in keys: [String]) -> Int? {
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let mid = (low + high) / 2
+            if keys[mid] < key { low = mid + 1 } else { high = mid }
+        }
+        return low < keys.count && keys[low] == key ? low : nil
     }
 
     // MARK: Evaluation
@@ -363,6 +388,9 @@ struct BoundPath {
             // A map's elements are its values (its whole value is a list of key and value pairs).
             if let column = step.table.columns[step.property] as? ValueListColumn {
                 for item in column.lists[Int(row)] { visit(item) }
+            } else if let column = step.table.columns[step.property] as? LinkListColumn, column.isMap {
+                // A map of objects' values: links, and null for a key with no object.
+                for t in column.lists[Int(row)] { visit(column.element(t)) }
             } else if case .list(let items) = step.table.value(row, step.property) {
                 for item in items { visit(item) }
             }
@@ -422,7 +450,14 @@ struct BoundPath {
             let t = link.targets[Int(row)]
             return t < 0 ? [] : [t]
         case let list as LinkListColumn:
-            return list.lists[Int(row)]
+            guard list.isMap else { return list.lists[Int(row)] }
+            // A map of objects: the target of one key, or of every key that has one.
+            if case .key(let key) = step.mapAccess {
+                guard let index = keyIndex(key, in: list.keys[Int(row)]) else { return [] }
+                let t = list.lists[Int(row)][index]
+                return t < 0 ? [] : [t]
+            }
+            return list.lists[Int(row)].filter { $0 >= 0 }
         default:
             return step.table.linkingObjectsSources[step.property]?.rows[Int(row)] ?? []
         }

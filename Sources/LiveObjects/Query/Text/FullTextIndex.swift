@@ -10,16 +10,16 @@ import LiveObjectsStore
 /// the rows that hold every word of every required term (all words beginning with the prefix,
 /// for `caf*`), less the rows holding an excluded word, are the answer; when the query has a
 /// phrase, each of them is then tested for adjacency (and excluded phrases) against the row's
-/// words in order, which the index keeps as word numbers from the first phrase query on
-/// (``sequences``), so that a phrase never splits a string into words again.
+/// words in order, which the index keeps as word numbers (``sequences``), so that a phrase never
+/// splits a string into words again.
 final class FullTextIndex: DerivedIndex {
     /// The rows holding each word.
     private(set) var rows: [String: Set<Int32>] = [:]
-    /// Each row's words in order, as numbers into ``words``: nil until a phrase query needs
-    /// them (an index that answers only words and prefixes never holds them), then kept in step.
-    private(set) var sequences: [Int32: [UInt32]]?
-    /// The number of each word a sequence has held (never reused; a word no row holds any more
-    /// keeps its number).
+    /// Each row's words in order, as numbers into ``words`` (the tokenizer finds them in order
+    /// for ``rows`` anyway).
+    private(set) var sequences = WordSequences()
+    /// The number of each word a row has held (never reused; a word no row holds any more keeps
+    /// its number).
     private var numbers: [String: UInt32] = [:]
     /// The words by number.
     private var words: [String] = []
@@ -31,13 +31,14 @@ final class FullTextIndex: DerivedIndex {
         self.init()
         let column = table.columns[property]!
         for row in table.liveRows { insert(column.value(at: Int(row)), row: row) }
+        sequences.shrink()
     }
 
     func insert(_ value: PropertyValue, row: Int32) {
         guard case .string(let text) = value else { return }
         let found = FullTextTokenizer.words(text)
         for word in Set(found) { rows[word, default: []].insert(row) }
-        if sequences != nil { sequences![row] = found.map(number) }
+        sequences.set(found.map(number), row: row)
     }
 
     func remove(_ value: PropertyValue, row: Int32) {
@@ -47,7 +48,7 @@ final class FullTextIndex: DerivedIndex {
             set.remove(row)
             if !set.isEmpty { rows[word] = set }
         }
-        sequences?[row] = nil
+        sequences.remove(row: row)
     }
 
     /// The number of a word, given one if it has none.
@@ -59,23 +60,10 @@ final class FullTextIndex: DerivedIndex {
         return n
     }
 
-    /// Keeps each live row's words in order from now on (the first phrase query calls it).
-    func keepSequences(table: Table, property: Int) {
-        guard sequences == nil else { return }
-        let column = table.columns[property]!
-        var built: [Int32: [UInt32]] = [:]
-        built.reserveCapacity(table.liveCount)
-        for row in table.liveRows {
-            guard case .string(let text) = column.value(at: Int(row)) else { continue }
-            built[row] = FullTextTokenizer.words(text).map(number)
-        }
-        sequences = built
-    }
-
-    /// Whether a row's words match `query` (``keepSequences(table:property:)`` first): the same
-    /// answer as ``FullTextQuery/matches(_:)`` on the row's string, from its word numbers.
+    /// Whether a row's words match `query`: the same answer as ``FullTextQuery/matches(_:)`` on
+    /// the row's string, from its word numbers.
     func matches(_ query: PhraseMatcher, row: Int32) -> Bool {
-        query.matches(sequences?[row] ?? [])
+        sequences.withWords(of: row) { query.matches($0) }
     }
 
     /// A query's terms as word numbers, to test rows' sequences against.
@@ -128,12 +116,92 @@ final class FullTextIndex: DerivedIndex {
     }
 
     /// About how many bytes the index holds: each word's text and, per row it is in, a
-    /// 4-byte row number with the set's slack (an estimate, for comparisons).
+    /// 4-byte row number with the set's slack; per row, its words' 4-byte numbers and the
+    /// array's header (an estimate, for comparisons).
     var estimatedBytes: Int {
         var bytes = 0
         for (word, set) in rows { bytes += word.utf8.count + 16 + set.capacity * 4 * 4 / 3 + 32 }
-        return bytes
+        bytes += sequences.estimatedBytes
+        return bytes + words.reduce(0) { $0 + 16 + $1.utf8.count }
     }
+}
+
+/// The word numbers of every row, in one array: each row's words are a span of it. A row whose
+/// words change gets a new span at the end; the old one is left as waste, and the array is
+/// compacted when the waste outgrows what rows use.
+package struct WordSequences {
+    private var arena: [UInt32] = []
+    /// Per row number: where its words start in `arena` and how many (`count == .max`: none).
+    private var spans: [(start: UInt32, count: UInt32)] = []
+    /// How many numbers in `arena` no row uses.
+    private var waste = 0
+
+    package init() {}
+
+    /// How many numbers the arena holds, used or not.
+    package var arenaCount: Int { arena.count }
+
+    /// Keeps a row's words.
+    package mutating func set(_ numbers: [UInt32], row: Int32) {
+        remove(row: row)
+        let index = Int(row)
+        if index >= spans.count { spans += repeatElement((0, .max), count: index + 1 - spans.count) }
+        precondition(arena.count + numbers.count < Int(UInt32.max), "a full-text index holds at most 4 billion words")
+        spans[index] = (UInt32(arena.count), UInt32(numbers.count))
+        arena += numbers
+    }
+
+    /// Forgets a row's words.
+    package mutating func remove(row: Int32) {
+        let index = Int(row)
+        guard index < spans.count, spans[index].count != .max else { return }
+        waste += Int(spans[index].count)
+        spans[index] = (0, .max)
+        if waste > 4_096 && waste > arena.count / 2 { compact() }
+    }
+
+    /// Gives the arena exactly the room its numbers need (after a build).
+    mutating func shrink() {
+        arena = Array(arena[...])
+    }
+
+    private mutating func compact() {
+        var compacted: [UInt32] = []
+        compacted.reserveCapacity(arena.count - waste)
+        for index in spans.indices where spans[index].count != .max {
+            let (start, count) = spans[index]
+            spans[index].start = UInt32(compacted.count)
+            compacted += arena[Int(start)..<Int(start) + Int(count)]
+        }
+        arena = compacted
+        waste = 0
+    }
+
+    /// Calls `body` with a row's words (none for a row without them).
+    func withWords<R>(of row: Int32, _ body: (UnsafeBufferPointer<UInt32>) -> R) -> R {
+        let index = Int(row)
+        guard index < spans.count, spans[index].count != .max else {
+            return body(UnsafeBufferPointer(start: nil, count: 0))
+        }
+        let (start, count) = spans[index]
+        return arena.withUnsafeBufferPointer { all in
+            body(UnsafeBufferPointer(rebasing: all[Int(start)..<Int(start) + Int(count)]))
+        }
+    }
+
+    /// A row's words, or nil when it has none kept.
+    package func words(of row: Int32) -> [UInt32]? {
+        let index = Int(row)
+        guard index < spans.count, spans[index].count != .max else { return nil }
+        let (start, count) = spans[index]
+        return Array(arena[Int(start)..<Int(start) + Int(count)])
+    }
+
+    /// The rows whose words are kept.
+    package var rows: [Int32] { spans.indices.filter { spans[$0].count != .max }.map { Int32($0) } }
+
+    /// About how many bytes the numbers and spans take.
+    var estimatedBytes: Int { arena.capacity * 4 + spans.capacity * 8 }
 }
 
 /// A full-text query's terms as the word numbers of one index, testing rows' word sequences.
@@ -151,13 +219,13 @@ struct PhraseMatcher {
 
     /// Whether a row with these words matches: every term that must appear does, no excluded
     /// one does.
-    func matches(_ sequence: [UInt32]) -> Bool {
+    func matches(_ sequence: UnsafeBufferPointer<UInt32>) -> Bool {
         for term in terms where Self.contains(sequence, term) == term.excluded { return false }
         return true
     }
 
     /// Whether the sequence holds the term's words next to each other, in order.
-    static func contains(_ sequence: [UInt32], _ term: Term) -> Bool {
+    static func contains(_ sequence: UnsafeBufferPointer<UInt32>, _ term: Term) -> Bool {
         let n = term.ids.count
         guard n <= sequence.count else { return false }
         let last = n - 1
@@ -193,11 +261,7 @@ extension Table {
     func fullTextMatches(_ property: Int, _ query: FullTextQuery, candidates: [Int32]?) -> [Int32] {
         let index = fullTextIndex(property)
         let (found, isExact) = index.candidates(query)
-        var phrases: PhraseMatcher?
-        if !isExact {
-            index.keepSequences(table: self, property: property)
-            phrases = index.phraseMatcher(query)
-        }
+        let phrases = isExact ? nil : index.phraseMatcher(query)
         func matches(_ row: Int32) -> Bool {
             guard isLive(row) else { return false }
             guard let phrases else { return true }
@@ -227,19 +291,17 @@ extension Table {
                 let want = (rebuilt.rows[word] ?? []).sorted()
                 differences.append("\(name): the full-text index maps '\(word)' to slots \(have), the data to \(want)")
             }
-            if let sequences = index.sequences {
-                let column = columns[p]!
-                for row in Set(sequences.keys).union(liveRows) {
-                    let want: [String]? =
-                        if isLive(row), case .string(let text) = column.value(at: Int(row)) {
-                            FullTextTokenizer.words(text)
-                        } else { nil }
-                    let have = sequences[row].map { $0.map(index.word) }
-                    if have != want {
-                        differences.append(
-                            "\(name): the full-text index keeps the words \(have.map { "\($0)" } ?? "none") for slot "
-                                + "\(row), the data has \(want.map { "\($0)" } ?? "none")")
-                    }
+            let column = columns[p]!
+            for row in Set(index.sequences.rows).union(liveRows) {
+                let want: [String]? =
+                    if isLive(row), case .string(let text) = column.value(at: Int(row)) {
+                        FullTextTokenizer.words(text)
+                    } else { nil }
+                let have = index.sequences.words(of: row).map { $0.map(index.word) }
+                if have != want {
+                    differences.append(
+                        "\(name): the full-text index keeps the words \(have.map { "\($0)" } ?? "none") for slot "
+                            + "\(row), the data has \(want.map { "\($0)" } ?? "none")")
                 }
             }
         }
