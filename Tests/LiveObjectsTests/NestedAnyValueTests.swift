@@ -55,6 +55,14 @@ import Testing
                 .value
         }
         #expect(fromJSON == ["a": [1, ["name": "x"]], "b": 2])
+        // Swift arrays and dictionaries as input.
+        let fromSwift = try await realm.write { r in
+            try r.create(
+                Payload.self, value: ["id": 98, "value": ["a": [1, "x"], "b": [] as [Any]] as [String: Any]]
+            )
+            .value
+        }
+        #expect(fromSwift == ["a": [1, "x"], "b": []])
     }
 
     /// A change inside a nested value is a change of the property; setting an equal value is
