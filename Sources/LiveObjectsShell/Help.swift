@@ -75,7 +75,8 @@ struct CommandDoc: Sendable {
                 Decimal, ObjectID, AnyValue, or an object type; 'Type?' is optional, '[Type]' a list, '{Type}' a set, '[String: Type]' a map (a JSON
                 object in create and update), '<- Type.property' the objects linking here. Existing objects get default values for new properties.
                 An AnyValue holds null, a bool, a number, a string, or a kind JSON lacks as an object of one member:
-                {"decimal": "9.99"}, {"date": "2024-05-01T10:00:00Z"}, {"uuid": …}, {"objectID": …}, {"data": …}, {"float": 1.5}.
+                {"decimal": "9.99"}, {"date": "2024-05-01T10:00:00Z"}, {"uuid": …}, {"objectID": …}, {"data": …}, {"float": 1.5};
+                or a list (a JSON array) or a dictionary (any other JSON object, or {"dictionary": {…}}, as it prints) of such values.
 
                 A realm's schema is fixed when it opens, so define raises the schema version and moves
                 every object to the extended schema: a file realm is closed and opened again with it

@@ -6,7 +6,9 @@ import LiveObjectsJSON
 /// a number with a fraction (a double) and a string as themselves; every other kind as an object
 /// of one member naming it, so that the kind shows: `{"decimal": "9.99"}`, `{"float": 1.5}`,
 /// `{"date": "2024-05-01T10:00:00Z"}` (ISO 8601, or seconds since 2001 as a number on input),
-/// `{"data": "base64"}`, `{"uuid": "…"}`, `{"objectID": "24 hex digits"}`.
+/// `{"data": "base64"}`, `{"uuid": "…"}`, `{"objectID": "24 hex digits"}`. A nested list is an
+/// array; a nested dictionary prints as `{"dictionary": {…}}`, and on input may also be a bare
+/// object that is not one member named as a kind (`{"name": "Rex", "age": 3}`).
 extension Operations {
     /// A mixed value as the shell prints it.
     static func json(mixed value: PropertyValue) -> JSONValue {
@@ -19,17 +21,39 @@ extension Operations {
         case .uuid(let v): return tagged("uuid", .string(v.uuidString))
         case .decimal(let v): return tagged("decimal", .string(v.exactText))
         case .objectID(let v): return tagged("objectID", .string(v.hexString))
-        case .object, .list: return .null
+        case .list(let stored) where MixedContainer(stored) == .dictionary:
+            var members: [(key: String, value: JSONValue)] = []
+            for i in stride(from: 1, to: stored.count - 1, by: 2) {
+                guard case .string(let key) = stored[i] else { continue }
+                members.append((key, json(mixed: stored[i + 1])))
+            }
+            return tagged("dictionary", .object(members))
+        case .list(let stored): return .array(MixedContainer.elements(of: stored).map { json(mixed: $0) })
+        case .object: return .null
         }
     }
+
+    /// The names of the kinds an object of one member may name.
+    private static let kindMembers: Set<String> = [
+        "float", "double", "date", "data", "uuid", "decimal", "objectID", "list", "dictionary",
+    ]
 
     /// A JSON value as a mixed value.
     static func mixedValue(_ json: JSONValue, for property: Property, in schema: ObjectSchema) throws -> PropertyValue {
         func mismatch() -> ShellError {
             ShellError(
-                "\(schema.name).\(property.name): expected null, a bool, a number, a string or an object naming its kind"
-                    + " ({\"decimal\": \"9.99\"}, {\"date\": …}, {\"uuid\": …}, {\"objectID\": …}, {\"data\": …},"
-                    + " {\"float\": …}), got \(json.spaced)")
+                "\(schema.name).\(property.name): expected null, a bool, a number, a string, an array, a dictionary"
+                    + " or an object naming its kind ({\"decimal\": \"9.99\"}, {\"date\": …}, {\"uuid\": …},"
+                    + " {\"objectID\": …}, {\"data\": …}, {\"float\": …}, {\"dictionary\": {…}}), got \(json.spaced)")
+        }
+        func nested(_ json: JSONValue) throws -> AnyValue {
+            guard let value = AnyValue(try mixedValue(json, for: property, in: schema)) else { throw mismatch() }
+            return value
+        }
+        func dictionary(_ members: [(key: String, value: JSONValue)]) throws -> PropertyValue {
+            var values: [String: AnyValue] = [:]
+            for (key, value) in members { values[key] = try nested(value) }
+            return AnyValue.dictionary(values).propertyValue
         }
         switch json {
         case .null: return .null
@@ -38,9 +62,17 @@ extension Operations {
         case .number:
             if let v = json.int64Value { return .int(v) }
             return .double(json.numberAsDouble ?? .nan)
+        case .array(let items): return AnyValue.list(try items.map(nested)).propertyValue
+        case .object(let members) where members.count != 1 || !kindMembers.contains(members[0].key):
+            return try dictionary(members)
         case .object(let members):
-            guard members.count == 1 else { throw mismatch() }
             var plain = property
+            switch (members[0].key, members[0].value) {
+            case ("list", .array): return try mixedValue(members[0].value, for: property, in: schema)
+            case ("dictionary", .object(let inner)): return try dictionary(inner)
+            case ("list", _), ("dictionary", _): throw mismatch()
+            default: break
+            }
             switch members[0].key {
             case "float": plain.type = .float
             case "double": plain.type = .double
@@ -55,7 +87,6 @@ extension Operations {
                 return .date(Date(timeIntervalSinceReferenceDate: seconds))
             }
             return try plainValue(members[0].value, for: plain, in: schema)
-        case .array: throw mismatch()
         }
     }
 }

@@ -42,10 +42,34 @@ import Testing
         #expect(run.stdout.contains(#""payload":null"#), "\(run.stdout)")
     }
 
+    /// A JSON array is a list, an object that names no kind a dictionary; both print back
+    /// (a dictionary wrapped), and queries read into them.
+    @Test func nestedListsAndDictionariesInAndOut() async {
+        let run = await liveobj(
+            [
+                "--json", "-c",
+                (Self.script.prefix(1) + [
+                    #"create Note {"id": 1, "payload": [1, {"decimal": "2.5"}, ["x"]]}"#,
+                    #"create Note {"id": 2, "payload": {"name": "Rex", "tags": ["good"]}}"#,
+                    #"create Note {"id": 3, "payload": {"dictionary": {"date": 1}}}"#,
+                    "query Note where payload[2][0] == 'x' OR payload['tags'][*] == 'good' sort by id",
+                    "query Note where payload['date'] == 1",
+                ]).joined(separator: "; "),
+            ])
+        #expect(run.code == 0, "\(run.stderr)")
+        let first = #"[{"id":1,"payload":[1,{"decimal":"2.5"},["x"]],"extra":null},"#
+        #expect(
+            run.stdout.contains(
+                first + #"{"id":2,"payload":{"dictionary":{"name":"Rex","tags":["good"]}},"extra":null}]"#),
+            "\(run.stdout)")
+        // The dictionary of one key named like a kind, not a date.
+        #expect(run.stdout.contains(#"[{"id":3,"payload":{"dictionary":{"date":1}},"extra":null}]"#), "\(run.stdout)")
+    }
+
     @Test func badValuesAreRefusedWithAMessage() async {
         for bad in [
-            #"{"id": 9, "payload": [1]}"#, #"{"id": 9, "payload": {"money": 1}}"#,
-            #"{"id": 9, "payload": {"uuid": "x"}}"#,
+            #"{"id": 9, "payload": {"list": 1}}"#, #"{"id": 9, "payload": {"dictionary": [1]}}"#,
+            #"{"id": 9, "payload": {"uuid": "x"}}"#, #"{"id": 9, "payload": [{"uuid": "x"}]}"#,
         ] {
             let run = await liveobj(["-c", (Self.script.prefix(1) + ["create Note \(bad)"]).joined(separator: "; ")])
             #expect(run.code != 0, "\(bad)")

@@ -1,7 +1,8 @@
 // Micro-benchmarks of the query engine's common paths, on LiveObjects alone: exact string
 // orderings and sorts (ASCII and not), range lookups on a sorted index, string matching, and
 // key paths through lists, nested SUBQUERY and chains of ANY through lists (on a graph of 2,000
-// objects with 100 links each, whatever N). `swift run -c release liveobjects-querybench [N]
+// objects with 100 links each, whatever N), and AnyValue properties read whole and read into
+// (a nested dictionary holding a list, per object). `swift run -c release liveobjects-querybench [N]
 // [repetitions]` prints the median time of each, in milliseconds.
 import Foundation
 import LiveObjects
@@ -26,6 +27,14 @@ final class QBDog: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted var age = 0
     @Persisted var friends: List<QBDog>
+}
+
+/// An AnyValue read whole (`flat`, an integer) and read into (`nested`, a dictionary of an
+/// integer and a list of strings).
+final class QBMixed: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var flat: AnyValue
+    @Persisted var nested: AnyValue
 }
 
 /// SplitMix64.
@@ -57,7 +66,7 @@ func asciiName(_ rng: inout Random) -> String {
 }
 
 let realm = try await Realm.open(
-    .init(identifier: "querybench", objectTypes: [QBOwner.self, QBPet.self, QBDog.self]))
+    .init(identifier: "querybench", objectTypes: [QBOwner.self, QBPet.self, QBDog.self, QBMixed.self]))
 try await realm.write { r in
     var rng = Random(state: 42)
     var owners: [QBOwner] = []
@@ -123,6 +132,31 @@ try await measure("pets owner.pets.owner.name BEGINSWITH 'Ba'") { r in
 }
 try await measure("typed age > 10 && name CONTAINS[c] 'a'") { r in
     r.objects(QBPet.self).where { $0.age > 10 && $0.name.contains("a", options: .caseInsensitive) }.count
+}
+
+// AnyValue: a value read whole, and a nested dictionary read into.
+try await realm.write { r in
+    var rng = Random(state: 11)
+    for i in 0..<count {
+        let age = rng.int(20)
+        let tags = (0..<(1 + rng.int(3))).map { _ in AnyValue.string(syllables[rng.int(10)]) }
+        _ = try r.create(
+            QBMixed.self,
+            value: [
+                "id": i, "flat": AnyValue.int(age),
+                "nested": AnyValue.dictionary(["age": .int(age), "tags": .list(tags)]),
+            ])
+    }
+}
+try await measure("AnyValue flat == 7") { r in try r.objects(QBMixed.self).filter("flat == 7").count }
+try await measure("AnyValue nested['age'] == 7") { r in
+    try r.objects(QBMixed.self).filter("nested['age'] == 7").count
+}
+try await measure("AnyValue ANY nested['tags'][*] == 'ba'") { r in
+    try r.objects(QBMixed.self).filter("ANY nested['tags'][*] == 'ba'").count
+}
+try await measure("AnyValue nested['tags'].@count == 3") { r in
+    try r.objects(QBMixed.self).filter("nested['tags'].@count == 3").count
 }
 
 // Nested queries on the graph: each level of SUBQUERY and each link of ANY through a list

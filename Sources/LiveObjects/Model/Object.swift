@@ -249,6 +249,8 @@ open class Object: CustomStringConvertible, Hashable {
         guard let info = try? ModelInfo.info(for: type(of: self)) else { return name }
         let body = info.fields.filter { $0.property.isStored }.map { field in
             let value = (try? self.value(forKey: field.property.name)) ?? .null
+            // An AnyValue as itself (a nested list or dictionary, not its stored form).
+            if field.property.type == .mixed, let mixed = AnyValue(value) { return "\(field.property.name) = \(mixed)" }
             return "\(field.property.name) = \(value)"
         }
         return "\(name) { " + body.joined(separator: "; ") + " }"

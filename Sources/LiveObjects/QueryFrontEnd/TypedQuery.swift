@@ -402,6 +402,41 @@ extension Query where Value == AnyValue {
                 context: context, variable: core.variable, components: core.components + [KeyPathSyntax.typeStep],
                 table: table))
     }
+
+    /// The element at a position of a nested list (`payload[0]`), null when the value is no
+    /// list or is shorter: `$0.payload[0] == 1`.
+    public subscript(index: Int) -> Query<AnyValue> {
+        guard index >= 0 else {
+            context.fail("a position in an AnyValue list is 0 or more, not \(index)")
+            return Query<AnyValue>(context, .predicate(.constant(false)))
+        }
+        return subscriptStep(KeyPathSyntax.indexComponent(index))
+    }
+
+    /// The value of a key of a nested dictionary (`payload['name']`), null when the value is
+    /// no dictionary or lacks the key: `$0.payload["name"] == "Rex"`.
+    public subscript(key: String) -> Query<AnyValue> { subscriptStep(KeyPathSyntax.mapKeyComponent(key)) }
+
+    /// Every element of a nested list, every value of a nested dictionary (`payload[*]`;
+    /// nothing for another value): `$0.payload.elements.contains("dog")`,
+    /// `$0.payload.elements.count == 2`.
+    public var elements: Query<List<AnyValue>> { subscriptStep(KeyPathSyntax.everyElementComponent) }
+
+    /// The number of elements of a nested list or dictionary (`payload.@count`); null for
+    /// another value, so that no comparison of it holds.
+    public var count: Query<Int> {
+        Query<Int>(context, .expression(.collectionOperation(.count, collection: expression, property: [])))
+    }
+
+    private func subscriptStep<V>(_ component: String) -> Query<V> {
+        guard let table, core.form == nil, core.components.last != KeyPathSyntax.typeStep else {
+            context.fail("a subscript can only follow an AnyValue property")
+            return Query<V>(context, .predicate(.constant(false)))
+        }
+        return Query<V>(
+            QueryCore(
+                context: context, variable: core.variable, components: core.components + [component], table: table))
+    }
 }
 
 extension Query where Value: _QueryCollection {

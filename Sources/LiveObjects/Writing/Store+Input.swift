@@ -282,6 +282,9 @@ extension Store {
         switch input {
         case .value(let v):
             return try check(v, for: property, in: table)
+        case .array where property.type == .mixed, .dictionary where property.type == .mixed:
+            // A Swift array or dictionary for an AnyValue: a nested list or dictionary.
+            return try check(try mixedValue(input, property, table).propertyValue, for: property, in: table)
         case .array(let items) where property.isList:
             var values: [PropertyValue] = []
             for item in items {
@@ -309,6 +312,30 @@ extension Store {
                 .typeMismatch, "expected a plain value", objectType: table.name,
                 property: property.name)
         }
+    }
+
+    /// The `AnyValue` of input for a mixed property: a plain value as it is, an array a nested
+    /// list, a dictionary a nested dictionary; an object is refused.
+    private func mixedValue(_ input: Input, _ property: Property, _ table: Table) throws(LiveObjectsError)
+        -> AnyValue
+    {
+        switch input {
+        case .value(let v):
+            if let value = AnyValue(v) { return value }
+        case .array(let items):
+            var values: [AnyValue] = []
+            for item in items { values.append(try mixedValue(item, property, table)) }
+            return .list(values)
+        case .dictionary(let entries):
+            var values: [String: AnyValue] = [:]
+            for (key, item) in entries { values[key] = try mixedValue(item, property, table) }
+            return .dictionary(values)
+        default:
+            break
+        }
+        throw LiveObjectsError(
+            .typeMismatch, "an AnyValue holds plain values, and lists and dictionaries of them, not an object",
+            objectType: table.name, property: property.name)
     }
 
     // MARK: Setting properties

@@ -226,10 +226,16 @@ extension Store {
     // MARK: Mixed values
 
     /// Checks a mixed (``AnyValue``) value: any plain value as it is, a string or data within
-    /// the limits; a link or a list in a mixed value is refused (not supported yet).
-    private func checkMixed(_ value: PropertyValue, for property: Property, in table: Table)
+    /// the limits, a nested list or dictionary in its stored form (``MixedContainer``, made
+    /// canonical: keys in order) with every element checked, at most
+    /// ``AnyValue/maximumNestingDepth`` deep; a link in a mixed value is refused (not supported
+    /// yet), as is a list in no stored form of a nested value.
+    private func checkMixed(_ value: PropertyValue, for property: Property, in table: Table, depth: Int = 0)
         throws(LiveObjectsError) -> PropertyValue
     {
+        func mismatch(_ why: String) -> LiveObjectsError {
+            LiveObjectsError(.typeMismatch, why, objectType: table.name, property: property.name)
+        }
         switch value {
         case .null, .bool, .int, .float, .double, .date, .uuid, .decimal, .objectID:
             return value
@@ -238,13 +244,23 @@ extension Store {
             plain.type = value.tag == .string ? .string : .data
             return try checkType(value, for: plain, in: table)
         case .object:
-            throw LiveObjectsError(
-                .typeMismatch, "a link in an AnyValue property is not supported yet",
-                objectType: table.name, property: property.name)
-        case .list:
-            throw LiveObjectsError(
-                .typeMismatch, "a list or map in an AnyValue property is not supported yet",
-                objectType: table.name, property: property.name)
+            throw mismatch("a link in an AnyValue property is not supported yet")
+        case .list(let stored):
+            guard depth < AnyValue.maximumNestingDepth else {
+                throw mismatch("an AnyValue nests lists and dictionaries at most \(AnyValue.maximumNestingDepth) deep")
+            }
+            guard MixedContainer(stored) != nil, let nested = AnyValue(.list(stored)) else {
+                throw mismatch(
+                    "a list in an AnyValue property is the stored form of an AnyValue.list or .dictionary;"
+                        + " set it from an AnyValue (AnyValue.propertyValue)")
+            }
+            guard case .list(let canonical) = nested.propertyValue else { return nested.propertyValue }
+            var checked = [canonical[0]]
+            checked.reserveCapacity(canonical.count)
+            for element in canonical.dropFirst() {
+                checked.append(try checkMixed(element, for: property, in: table, depth: depth + 1))
+            }
+            return .list(checked)
         }
     }
 

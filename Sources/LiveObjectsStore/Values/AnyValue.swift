@@ -15,7 +15,16 @@ import Foundation
 /// assert(value.kindName == "decimal")
 /// ```
 ///
-/// Links to objects and nested lists or maps are not kinds of `AnyValue` yet.
+/// A value can also be a list of values (``list(_:)``) or a dictionary of values by string key
+/// (``dictionary(_:)``), nested to ``maximumNestingDepth`` levels: a value of its own, stored
+/// whole, so that changing an element is setting the property to a new value.
+///
+/// ```swift
+/// let value: AnyValue = ["rex", 3, ["color": "brown", "tags": ["good", "dog"]]]
+/// assert(value.kindName == "list" && value[2]?["color"] == "brown")
+/// ```
+///
+/// Links to objects are not kinds of `AnyValue` yet.
 public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
     /// No value.
     case null
@@ -30,13 +39,34 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
     /// A Foundation `Decimal`, kept exact.
     case decimal(Decimal)
     case objectID(ObjectID)
+    /// A list of values, each of any kind (a list or a dictionary too).
+    indirect case list([AnyValue])
+    /// A dictionary of values by string key, each of any kind (a list or a dictionary too).
+    indirect case dictionary([String: AnyValue])
 
     /// The names of the kinds, as `@type` reads them in queries, in sort order: `"null"`,
     /// `"bool"`, `"int"`, `"float"`, `"double"`, `"decimal"`, `"string"`, `"data"`, `"date"`,
-    /// `"objectId"`, `"uuid"`.
+    /// `"objectId"`, `"uuid"`, `"list"`, `"dictionary"`.
     public static let kindNames = [
-        "null", "bool", "int", "float", "double", "decimal", "string", "data", "date", "objectId", "uuid",
+        "null", "bool", "int", "float", "double", "decimal", "string", "data", "date", "objectId", "uuid", "list",
+        "dictionary",
     ]
+
+    /// How deep lists and dictionaries nest in one value: a list in a list in a list is 3 deep.
+    /// A deeper value is refused with `typeMismatch` when it is written.
+    public static let maximumNestingDepth = 100
+
+    /// The element at a position of a list; nil for another kind or a position outside it.
+    public subscript(index: Int) -> AnyValue? {
+        guard case .list(let items) = self, items.indices.contains(index) else { return nil }
+        return items[index]
+    }
+
+    /// The value of a key of a dictionary; nil for another kind or a missing key.
+    public subscript(key: String) -> AnyValue? {
+        guard case .dictionary(let values) = self else { return nil }
+        return values[key]
+    }
 
     /// The name of the value's kind (one of ``kindNames``).
     public var kindName: String { AnyValue.kindName(of: propertyValue) }
@@ -47,6 +77,13 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .string(let v): "\"\(v)\""
+        case .list(let items): "[" + items.map(\.description).joined(separator: ", ") + "]"
+        case .dictionary(let values):
+            values.isEmpty
+                ? "[:]"
+                : "["
+                    + values.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ")
+                    + "]"
         default: propertyValue.description
         }
     }
@@ -65,10 +102,18 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
         case .uuid(let v): .uuid(v)
         case .decimal(let v): .decimal(v)
         case .objectID(let v): .objectID(v)
+        case .list(let items): .list([MixedContainer.list.marker] + items.map(\.propertyValue))
+        case .dictionary(let values):
+            .list(
+                [MixedContainer.dictionary.marker]
+                    + values.sorted { $0.key < $1.key }.flatMap {
+                        [PropertyValue.string($0.key), $0.value.propertyValue]
+                    })
         }
     }
 
-    /// The value of a stored value; nil for a link or a list, which are not kinds of `AnyValue`.
+    /// The value of a stored value; nil for a link, or a list that is not the stored form of a
+    /// nested list or dictionary (``propertyValue``).
     public init?(_ value: PropertyValue) {
         switch value {
         case .null: self = .null
@@ -82,7 +127,28 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
         case .uuid(let v): self = .uuid(v)
         case .decimal(let v): self = .decimal(v)
         case .objectID(let v): self = .objectID(v)
-        case .object, .list: return nil
+        case .object: return nil
+        case .list(let stored):
+            switch MixedContainer(stored) {
+            case .list:
+                var items: [AnyValue] = []
+                items.reserveCapacity(stored.count - 1)
+                for item in stored.dropFirst() {
+                    guard let v = AnyValue(item) else { return nil }
+                    items.append(v)
+                }
+                self = .list(items)
+            case .dictionary:
+                guard stored.count % 2 == 1 else { return nil }
+                var values: [String: AnyValue] = [:]
+                values.reserveCapacity(stored.count / 2)
+                for i in stride(from: 1, to: stored.count, by: 2) {
+                    guard case .string(let key) = stored[i], let v = AnyValue(stored[i + 1]) else { return nil }
+                    values[key] = v
+                }
+                self = .dictionary(values)
+            case nil: return nil
+            }
         }
     }
 
@@ -102,7 +168,7 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
         case .objectID: "objectId"
         case .uuid: "uuid"
         case .object: "object"
-        case .list: "list"
+        case .list(let stored): MixedContainer(stored) == .dictionary ? "dictionary" : "list"
         }
     }
 
@@ -119,7 +185,8 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The place of a stored value's kind in the order of a sort over mixed values: null,
-    /// bools, numbers (compared by value across kinds), strings, data, dates, object ids, UUIDs.
+    /// bools, numbers (compared by value across kinds), strings, data, dates, object ids, UUIDs,
+    /// lists, dictionaries (lists and dictionaries in no order among themselves).
     package static func sortRank(of value: PropertyValue) -> Int {
         switch value {
         case .null: 0
@@ -131,14 +198,79 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
         case .objectID: 6
         case .uuid: 7
         case .object: 8
-        case .list: 9
+        case .list(let stored): MixedContainer(stored) == .dictionary ? 10 : 9
         }
     }
 }
 
+/// The stored form of a nested list or dictionary of an ``AnyValue``: a `PropertyValue.list`
+/// whose first element is the marker of the kind, then a list's elements, or a dictionary's
+/// keys (`.string`) and values in turn, by key in ascending order. Each element is itself in
+/// its stored form. The marker is a link to no object (`.object` with row `UInt32.max`, the
+/// kind in its generation), which no other value of a mixed column holds: a list without it is
+/// refused, never taken for a nested value.
+package enum MixedContainer: UInt32, Sendable {
+    case list = 0
+    case dictionary = 1
+
+    /// The first element of the stored form.
+    package var marker: PropertyValue { .object(ObjectKey(row: .max, generation: rawValue)) }
+
+    /// The kind of a stored list; nil when it starts with no marker.
+    package init?(_ stored: [PropertyValue]) {
+        guard case .object(let key) = stored.first, key.row == .max else { return nil }
+        self.init(rawValue: key.generation)
+    }
+
+    /// The elements of a stored list's value (a list's elements, a dictionary's values): what
+    /// `[*]` reads.
+    package static func elements(of stored: [PropertyValue]) -> [PropertyValue] {
+        switch MixedContainer(stored) {
+        case .list: Array(stored.dropFirst())
+        case .dictionary: stride(from: 2, to: stored.count, by: 2).map { stored[$0] }
+        case nil: []
+        }
+    }
+
+    /// The number of elements of a stored value that is a nested list or dictionary; nil for
+    /// another value.
+    package static func count(of value: PropertyValue) -> Int? {
+        guard case .list(let stored) = value, let kind = MixedContainer(stored) else { return nil }
+        return kind == .list ? stored.count - 1 : (stored.count - 1) / 2
+    }
+
+    /// The element at a position of a stored nested list; nil for another value or a position
+    /// outside it.
+    package static func element(of value: PropertyValue, at index: Int) -> PropertyValue? {
+        guard case .list(let stored) = value, MixedContainer(stored) == .list, index >= 0, index < stored.count - 1
+        else { return nil }
+        return stored[index + 1]
+    }
+
+    /// The value of a key of a stored nested dictionary (keys in ascending order: a binary
+    /// search); nil for another value or a missing key.
+    package static func value(of value: PropertyValue, forKey key: String) -> PropertyValue? {
+        guard case .list(let stored) = value, MixedContainer(stored) == .dictionary else { return nil }
+        var low = 0
+        var high = (stored.count - 1) / 2
+        while low < high {
+            let mid = (low + high) / 2
+            guard case .string(let k) = stored[1 + 2 * mid] else { return nil }
+            if k < key { low = mid + 1 } else { high = mid }
+        }
+        guard low < (stored.count - 1) / 2, case .string(let k) = stored[1 + 2 * low], k == key else { return nil }
+        return stored[2 + 2 * low]
+    }
+}
+
 extension AnyValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByFloatLiteral, ExpressibleByStringLiteral
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
+    public init(arrayLiteral elements: AnyValue...) { self = .list(elements) }
+    /// A dictionary; a key given twice keeps its last value.
+    public init(dictionaryLiteral elements: (String, AnyValue)...) {
+        self = .dictionary(Dictionary(elements, uniquingKeysWith: { $1 }))
+    }
     public init(nilLiteral: ()) { self = .null }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(integerLiteral value: Int) { self = .int(value) }
@@ -151,12 +283,25 @@ extension AnyValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expres
 /// are an object of one member that names the kind: `{"float": 1.5}`, `{"double": 2}` (a double
 /// whose value is an integer, or `"NaN"`, `"Infinity"`, `"-Infinity"`), `{"date": seconds since
 /// 2001-01-01T00:00:00Z}`, `{"data": "base64"}`, `{"uuid": "…"}`, `{"decimal": "exact text"}`,
-/// `{"objectID": "24 hex digits"}`. Every value reads back as the kind and payload it was
-/// written with; a string that looks like a date stays a string.
+/// `{"objectID": "24 hex digits"}`. A list is an array; a dictionary is written
+/// `{"dictionary": {…}}`. Every value reads back as the kind and payload it was written with; a
+/// string that looks like a date stays a string.
+///
+/// Reading also takes a list as `{"list": […]}`, and a dictionary as a bare object when it is
+/// not an object of one member named as a kind (`{"a": 1, "b": 2}`, `{}`, `{"name": "Rex"}`):
+/// a dictionary of one key that is a kind name must be wrapped, as the writer does.
 extension AnyValue: Codable {
     /// The member names of the kinds written as an object of one member.
     enum TaggedKey: String, CodingKey, CaseIterable {
-        case float, double, date, data, uuid, decimal, objectID
+        case float, double, date, data, uuid, decimal, objectID, list, dictionary
+    }
+
+    /// Any member name, for a bare dictionary.
+    struct MemberKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     /// Whether a double is written bare: a finite value that is no integer (which reads back
@@ -212,12 +357,29 @@ extension AnyValue: Codable {
         case .uuid(let v): try tagged(.uuid, v.uuidString)
         case .decimal(let v): try tagged(.decimal, v.exactText)
         case .objectID(let v): try tagged(.objectID, v.hexString)
+        case .list(let items):
+            var c = encoder.unkeyedContainer()
+            for item in items { try c.encode(item) }
+        case .dictionary(let values):
+            var c = encoder.container(keyedBy: TaggedKey.self)
+            var members = c.nestedContainer(keyedBy: MemberKey.self, forKey: .dictionary)
+            for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+                try members.encode(value, forKey: MemberKey(stringValue: key))
+            }
         }
     }
 
     public init(from decoder: any Decoder) throws {
-        if let c = try? decoder.container(keyedBy: TaggedKey.self) {
-            self = try Self.decodeTagged(c)
+        if let members = try? decoder.container(keyedBy: MemberKey.self) {
+            if members.allKeys.count == 1, TaggedKey(rawValue: members.allKeys[0].stringValue) != nil {
+                self = try Self.decodeTagged(try decoder.container(keyedBy: TaggedKey.self))
+            } else {
+                self = .dictionary(try Self.decodeMembers(members))
+            }
+            return
+        }
+        if var items = try? decoder.unkeyedContainer() {
+            self = .list(try Self.decodeItems(&items))
             return
         }
         let c = try decoder.singleValueContainer()
@@ -235,9 +397,21 @@ extension AnyValue: Codable {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: c.codingPath,
-                    debugDescription: "an AnyValue is null, a bool, a number, a string or an object naming its kind"
-                        + " (lists and maps in an AnyValue are not supported yet)"))
+                    debugDescription:
+                        "an AnyValue is null, a bool, a number, a string, an array or an object"))
         }
+    }
+
+    private static func decodeMembers(_ c: KeyedDecodingContainer<MemberKey>) throws -> [String: AnyValue] {
+        var values: [String: AnyValue] = [:]
+        for key in c.allKeys { values[key.stringValue] = try c.decode(AnyValue.self, forKey: key) }
+        return values
+    }
+
+    private static func decodeItems(_ c: inout any UnkeyedDecodingContainer) throws -> [AnyValue] {
+        var items: [AnyValue] = []
+        while !c.isAtEnd { items.append(try c.decode(AnyValue.self)) }
+        return items
     }
 
     private static func decodeTagged(_ c: KeyedDecodingContainer<TaggedKey>) throws -> AnyValue {
@@ -276,6 +450,11 @@ extension AnyValue: Codable {
             let text = try c.decode(String.self, forKey: key)
             guard let id = ObjectID(hex: text) else { throw corrupt("'\(text)' is not an ObjectID (24 hex digits)") }
             return .objectID(id)
+        case .list:
+            var items = try c.nestedUnkeyedContainer(forKey: key)
+            return .list(try decodeItems(&items))
+        case .dictionary:
+            return .dictionary(try decodeMembers(try c.nestedContainer(keyedBy: MemberKey.self, forKey: key)))
         }
     }
 }

@@ -88,6 +88,9 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible {
         case .decimal(let v): v.exactText
         case .objectID(let v): v.hexString
         case .object(let key): key.description
+        case .list(let values) where MixedContainer(values) != nil:
+            // An AnyValue's nested list or dictionary, as itself.
+            AnyValue(self)?.description ?? "[" + values.map(\.description).joined(separator: ", ") + "]"
         case .list(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
         }
     }

@@ -357,13 +357,15 @@ package struct OperationGenerator {
     private mutating func setLabel() -> String { rng.element(of: ["red", "green", "Green", "blå", ""]) }
     private mutating func attrKey() -> String { rng.element(of: ["a", "b", "B", "ключ", "a b"]) }
 
-    /// A mixed value of any kind, some equal across kinds (`1`, `1.0`, the decimal 1, `"1"`).
+    /// A mixed value of any kind, some equal across kinds (`1`, `1.0`, the decimal 1, `"1"`), and
+    /// nested lists and dictionaries (empty ones, and ones that differ only inside).
     private mutating func payload() -> AnyValue {
         rng.element(of: [
             .null, .bool(true), .bool(false), .int(1), .int(-7), .double(1.0), .double(-0.5), .string("1"),
             .string(""), .decimal(Self.amounts[3]), .decimal(1), .objectID(Self.codes[0]),
             .date(Date(timeIntervalSince1970: 1_700_000_000.25)),
             .uuid(UUID(uuidString: "00000000-0000-0000-0000-00000000002A")!), .data(Data([0, 1, 255])),
+            [], [:], [1, "1", [.null]], [1, "1", [false]], ["a": 1, "b": [.decimal(1)]], ["a": 1, "b": [.int(1)]],
         ])
     }
 

@@ -366,7 +366,14 @@ private func q(_ s: String) -> String { String(reflecting: s) }
 
 /// A mixed value as Swift source, for the kinds the generator draws.
 func swiftSource(_ value: AnyValue) -> String {
-    switch value.propertyValue {
+    switch value {
+    case .list(let items): return ".list([" + items.map(swiftSource).joined(separator: ", ") + "])"
+    case .dictionary(let values):
+        let entries = values.sorted { $0.key < $1.key }.map { "\(q($0.key)): \(swiftSource($0.value))" }
+        return ".dictionary([" + (entries.isEmpty ? ":" : entries.joined(separator: ", ")) + "])"
+    default: break
+    }
+    return switch value.propertyValue {
     case .null: ".null"
     case .bool(let v): ".bool(\(v))"
     case .int(let v): ".int(\(v))"

@@ -6,7 +6,10 @@ import LiveObjectsJSON
 /// docs/FORMAT.md): null, a bool, an integer and a string as themselves, a double with a
 /// fraction or exponent as a number; every other kind as an object of one member naming it
 /// (`{"double": 2}`, `{"decimal": "9.99"}`, ...), as ``AnyValue``'s `Codable` form, so that each
-/// value reads back as the kind and payload it had.
+/// value reads back as the kind and payload it had. A nested list is an array of values, a
+/// nested dictionary `{"dictionary": {"key": value, …}}` with its keys in ascending order (a key
+/// out of order or given twice is refused as corrupt, as a map's are); both may also be read
+/// as `{"list": […]}`. Nesting deeper than ``AnyValue/maximumNestingDepth`` is refused.
 extension ValueCoding {
     /// Writes a mixed value.
     static func writeMixed(_ value: PropertyValue, _ writer: inout JSONWriter) {
@@ -26,20 +29,36 @@ extension ValueCoding {
         case .uuid(let v): tagged("uuid") { $0.string(v.uuidString) }
         case .decimal(let v): tagged("decimal") { $0.string(v.exactText) }
         case .objectID(let v): tagged("objectID") { $0.string(v.hexString) }
-        case .object, .list:
-            // The store keeps neither in a mixed column.
+        case .list(let stored) where MixedContainer(stored) == .dictionary:
+            writer.beginObject(singleLine: true)
+            writer.key("dictionary")
+            writer.beginObject(singleLine: true)
+            for i in stride(from: 1, to: stored.count - 1, by: 2) {
+                guard case .string(let key) = stored[i] else { continue }
+                writer.key(key)
+                writeMixed(stored[i + 1], &writer)
+            }
+            writer.endObject()
+            writer.endObject()
+        case .list(let stored):
+            writer.beginArray(singleLine: true)
+            for item in MixedContainer.elements(of: stored) { writeMixed(item, &writer) }
+            writer.endArray()
+        case .object:
+            // The store keeps no link in a mixed column.
             writer.null()
         }
     }
 
     /// Reads a mixed value; a malformed one is refused as corrupt, naming the property.
-    static func readMixed(_ property: Property, _ reader: inout JSONReader, table: String)
+    static func readMixed(_ property: Property, _ reader: inout JSONReader, table: String, depth: Int = 0)
         throws(LiveObjectsError) -> PropertyValue
     {
         func bad(_ why: String) -> LiveObjectsError {
             reader.loadError(why, objectType: table, property: property.name)
         }
         switch try reader.peekKind() {
+        case .array: return try readMixedList(property, &reader, table: table, depth: depth)
         case .null:
             _ = try reader.readNull()
             return .null
@@ -56,13 +75,59 @@ extension ValueCoding {
             }
             guard let v = number.doubleValue, v.isFinite else { throw bad("\(number) is out of range for a double") }
             return .double(v)
-        case .object: return try readTaggedMixed(property, &reader, table: table)
-        default: throw bad("an AnyValue is null, a bool, a number, a string or an object naming its kind")
+        case .object: return try readTaggedMixed(property, &reader, table: table, depth: depth)
         }
     }
 
+    /// Refuses a list or dictionary nested deeper than ``AnyValue/maximumNestingDepth``.
+    private static func checkNesting(_ depth: Int, _ property: Property, _ reader: JSONReader, table: String)
+        throws(LiveObjectsError)
+    {
+        guard depth < AnyValue.maximumNestingDepth else {
+            throw reader.loadError(
+                "an AnyValue nests lists and dictionaries at most \(AnyValue.maximumNestingDepth) deep",
+                objectType: table, property: property.name)
+        }
+    }
+
+    /// Reads a nested list: an array of mixed values.
+    private static func readMixedList(_ property: Property, _ reader: inout JSONReader, table: String, depth: Int)
+        throws(LiveObjectsError) -> PropertyValue
+    {
+        try checkNesting(depth, property, reader, table: table)
+        var stored = [MixedContainer.list.marker]
+        try reader.beginArray()
+        while try reader.nextElement() {
+            stored.append(try readMixed(property, &reader, table: table, depth: depth + 1))
+        }
+        return .list(stored)
+    }
+
+    /// Reads a nested dictionary's members, keys in ascending order.
+    private static func readMixedDictionary(
+        _ property: Property, _ reader: inout JSONReader, table: String, depth: Int
+    ) throws(LiveObjectsError) -> PropertyValue {
+        try checkNesting(depth, property, reader, table: table)
+        var stored = [MixedContainer.dictionary.marker]
+        var last: String?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            if let last, last >= key {
+                throw reader.loadError(
+                    last == key
+                        ? "an AnyValue dictionary holds the key '\(key.prefix(64))' twice"
+                        : "an AnyValue dictionary's keys are out of order at '\(key.prefix(64))'",
+                    objectType: table, property: property.name)
+            }
+            last = key
+            stored.append(.string(key))
+            stored.append(try readMixed(property, &reader, table: table, depth: depth + 1))
+        }
+        return .list(stored)
+    }
+
     /// Reads `{"kind": payload}`.
-    private static func readTaggedMixed(_ property: Property, _ reader: inout JSONReader, table: String)
+    private static func readTaggedMixed(_ property: Property, _ reader: inout JSONReader, table: String, depth: Int)
         throws(LiveObjectsError) -> PropertyValue
     {
         try reader.beginObject()
@@ -71,6 +136,7 @@ extension ValueCoding {
                 "an AnyValue object has one member, naming its kind", objectType: table, property: property.name)
         }
         var plain = property
+        let value: PropertyValue
         switch name {
         case "double": plain.type = .double
         case "float": plain.type = .float
@@ -79,11 +145,25 @@ extension ValueCoding {
         case "uuid": plain.type = .uuid
         case "decimal": plain.type = .decimal
         case "objectID": plain.type = .objectID
+        case "list", "dictionary": break
         default:
             throw reader.loadError(
                 "'\(name.prefix(64))' is not a kind of AnyValue", objectType: table, property: property.name)
         }
-        let value = try readPlain(plain, element: false, &reader, table: table)
+        switch name {
+        case "list":
+            guard try reader.peekKind() == .array else {
+                throw reader.loadError("an AnyValue list is an array", objectType: table, property: property.name)
+            }
+            value = try readMixedList(property, &reader, table: table, depth: depth)
+        case "dictionary":
+            guard try reader.peekKind() == .object else {
+                throw reader.loadError(
+                    "an AnyValue dictionary is an object", objectType: table, property: property.name)
+            }
+            value = try readMixedDictionary(property, &reader, table: table, depth: depth)
+        default: value = try readPlain(plain, element: false, &reader, table: table)
+        }
         guard try reader.nextKey() == nil else {
             throw reader.loadError(
                 "an AnyValue object has one member, naming its kind", objectType: table, property: property.name)

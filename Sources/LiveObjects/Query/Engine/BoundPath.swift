@@ -7,13 +7,27 @@ struct BoundPath {
         let property: Int
         /// For links, lists of links and `LinkingObjects`: the table the step leads to.
         let target: Table?
-        /// Whether the step yields several values (a list or `LinkingObjects`).
-        let isToMany: Bool
+        /// Whether the step yields several values (a list or `LinkingObjects`, or `[*]` into an
+        /// `AnyValue`).
+        var isToMany: Bool
         /// For a map: the value of one key (`settings['theme']`), or the keys (`settings.@keys`).
         var mapAccess: MapAccess? = nil
         /// For a mixed property: whether the step reads the kind of its value (`payload.@type`,
         /// ``AnyValue/kindName``) instead of the value.
         var readsKind = false
+        /// For a mixed property: the way into its value, one subscript after another
+        /// (`payload[0]['name']`, `payload[*]`); empty for the value itself.
+        var mixedAccess: [MixedAccess] = []
+    }
+
+    /// A subscript into an `AnyValue`'s nested list or dictionary.
+    enum MixedAccess {
+        /// A list's element by position (null when the value is no list or too short).
+        case index(Int)
+        /// A dictionary's value by key (null when the value is no dictionary or lacks the key).
+        case key(String)
+        /// Every element of a list, every value of a dictionary (nothing for another value).
+        case every
     }
 
     /// What a step reads of a map besides its values.
@@ -107,6 +121,26 @@ struct BoundPath {
                 steps[steps.count - 1].readsKind = true
                 continue
             }
+            if KeyPathSyntax.isSubscript(name), let last = steps.last, last.mapAccess == nil, !last.readsKind,
+                last.table.schema.properties[last.property].type == .mixed
+            {
+                steps[steps.count - 1].mixedAccess.append(mixedAccess(name))
+                if case .every = steps[steps.count - 1].mixedAccess.last { steps[steps.count - 1].isToMany = true }
+                if i < components.count - 1, !KeyPathSyntax.isSubscript(components[i + 1]),
+                    components[i + 1] != KeyPathSyntax.typeStep
+                {
+                    throw QueryBindingFailure(
+                        "an AnyValue holds no links, so '\(components[i + 1])' cannot follow its subscript",
+                        code: .invalidQuery, objectType: table.name,
+                        property: last.table.schema.properties[last.property].name)
+                }
+                continue
+            }
+            if KeyPathSyntax.index(name) != nil || name == KeyPathSyntax.everyElementComponent {
+                throw QueryBindingFailure(
+                    "an index or [*] follows only an AnyValue property", code: .invalidQuery, objectType: table.name,
+                    property: steps.last.map { $0.table.schema.properties[$0.property].name })
+            }
             if KeyPathSyntax.mapKey(name) != nil || KeyPathSyntax.mapSteps.contains(name) {
                 if let access = try mapAccess(name, after: steps.last) {
                     let last = steps.removeLast()
@@ -149,7 +183,9 @@ struct BoundPath {
                 && (KeyPathSyntax.mapKey(components[i + 1]) != nil
                     || KeyPathSyntax.mapSteps.contains(components[i + 1]))
             let nextIsTypeStep = i < components.count - 1 && components[i + 1] == KeyPathSyntax.typeStep
-            if i < components.count - 1 && !(property.isMap && nextIsMapStep) && !nextIsTypeStep {
+            let nextIsSubscript =
+                property.type == .mixed && i < components.count - 1 && KeyPathSyntax.isSubscript(components[i + 1])
+            if i < components.count - 1 && !(property.isMap && nextIsMapStep) && !nextIsTypeStep && !nextIsSubscript {
                 guard let next = target else {
                     throw QueryBindingFailure(
                         "\(table.name).\(name) is not a link, so '\(components[i + 1])' cannot follow it",
@@ -159,6 +195,48 @@ struct BoundPath {
             }
         }
         return BoundPath(steps: steps, root: root)
+    }
+
+    /// The subscript into an `AnyValue` a component names.
+    private static func mixedAccess(_ component: String) -> MixedAccess {
+        if let index = KeyPathSyntax.index(component) { return .index(index) }
+        if let key = KeyPathSyntax.mapKey(component) { return .key(key) }
+        return .every
+    }
+
+    /// Calls `visit` with what a step with subscripts into an `AnyValue` reads from a row: the
+    /// value each subscript leads to in turn (`.null` for a missing key or position; nothing
+    /// for `[*]` into a value that is no list or dictionary), or its kind name.
+    static func mixedValues(_ step: Step, _ row: Int32, _ visit: (PropertyValue) -> Void) {
+        let value = step.table.columns[step.property]!.value(at: Int(row))
+        if !step.isToMany {
+            // No [*]: one value all the way, without an array per row.
+            var one = value
+            for access in step.mixedAccess {
+                switch access {
+                case .index(let index): one = MixedContainer.element(of: one, at: index) ?? .null
+                case .key(let key): one = MixedContainer.value(of: one, forKey: key) ?? .null
+                case .every: return
+                }
+            }
+            visit(step.readsKind ? .string(AnyValue.kindName(of: one)) : one)
+            return
+        }
+        var current = [value]
+        for access in step.mixedAccess {
+            switch access {
+            case .index(let index):
+                current = current.map { MixedContainer.element(of: $0, at: index) ?? .null }
+            case .key(let key):
+                current = current.map { MixedContainer.value(of: $0, forKey: key) ?? .null }
+            case .every:
+                current = current.flatMap { value -> [PropertyValue] in
+                    guard case .list(let stored) = value else { return [] }
+                    return MixedContainer.elements(of: stored)
+                }
+            }
+        }
+        for value in current { visit(step.readsKind ? .string(AnyValue.kindName(of: value)) : value) }
     }
 
     /// The map access a component names (`[key`, `@keys`; nil for `@values`, the map itself,
@@ -302,7 +380,9 @@ struct BoundPath {
     /// The values of the last step from one row.
     @inline(__always)
     static func lastValues(_ step: Step, _ row: Int32, _ visit: (PropertyValue) -> Void) {
-        if let access = step.mapAccess {
+        if !step.mixedAccess.isEmpty {
+            mixedValues(step, row, visit)
+        } else if let access = step.mapAccess {
             mapValues(step, access, row, visit)
         } else if step.isToMany {
             // A map's elements are its values (its whole value is a list of key and value pairs).
@@ -347,6 +427,11 @@ struct BoundPath {
             row = next
         }
         let step = steps[steps.count - 1]
+        if !step.mixedAccess.isEmpty {
+            var value = PropertyValue.null
+            Self.mixedValues(step, row) { value = $0 }
+            return value
+        }
         if let access = step.mapAccess {
             var value = PropertyValue.null
             Self.mapValues(step, access, row) { value = $0 }

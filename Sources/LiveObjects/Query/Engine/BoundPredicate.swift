@@ -228,6 +228,12 @@ extension BoundExpression {
     ) -> PropertyValue {
         switch op {
         case .count, .size:
+            if !collection.isToMany, element == nil, collection.terminal?.type == .mixed {
+                // An AnyValue's list or dictionary counts its elements; another value has no count.
+                let value = collection.value(from: row)
+                if let count = MixedContainer.count(of: value) { return .int(Int64(count)) }
+                if op == .count { return .null }
+            }
             if op == .size, !collection.isToMany, element == nil {
                 switch collection.value(from: row) {
                 case .string(let s): return .int(Int64(s.count))

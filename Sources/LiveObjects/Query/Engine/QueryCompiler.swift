@@ -191,7 +191,8 @@ struct QueryCompiler {
     private func fastPath(_ c: BoundComparison) -> BoundPredicate? {
         guard c.quantifier == .direct || c.quantifier == .any,
             case .path(let path, nil) = c.lhs, path.steps.count == 1, !path.isToMany,
-            path.steps[0].target == nil, path.steps[0].mapAccess == nil, case .constant(let constant) = c.rhs
+            path.steps[0].target == nil, path.steps[0].mapAccess == nil, path.steps[0].mixedAccess.isEmpty,
+            case .constant(let constant) = c.rhs
         else { return nil }
         let p = path.steps[0].property
         let property = root.schema.properties[p]
@@ -370,7 +371,10 @@ struct QueryCompiler {
                         throw fail(error, at: keyPath.offset)
                     }
                 }
-                if op != .size && !path.isToMany {
+                let countsAnyValue =
+                    (op == .count || op == .size) && path.terminal?.type == .mixed
+                    && path.steps.last?.readsKind == false
+                if op != .size && !path.isToMany && !countsAnyValue {
                     throw fail("@\(op.rawValue) needs a list, and \(keyPath) is not one", at: keyPath.offset)
                 }
                 let kind: Kind =

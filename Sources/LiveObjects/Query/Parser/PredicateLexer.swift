@@ -36,7 +36,7 @@ enum PredicateKeyword: String, CaseIterable {
 /// `!=`, `=<` is `<=` and `=>` is `>=`.
 enum PredicateSymbol: String {
     case leftParen = "(", rightParen = ")", leftBrace = "{", rightBrace = "}"
-    case leftBracket = "[", rightBracket = "]", comma = ",", dot = ".", minus = "-"
+    case leftBracket = "[", rightBracket = "]", comma = ",", dot = ".", minus = "-", star = "*"
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">"
     case greaterOrEqual = ">=", and = "&&", or = "||", bang = "!"
 }
@@ -217,6 +217,7 @@ struct PredicateLexer {
         case UInt8(ascii: "}"): return symbol(.rightBrace, length: 1)
         case UInt8(ascii: "["): return symbol(.leftBracket, length: 1)
         case UInt8(ascii: "]"): return symbol(.rightBracket, length: 1)
+        case UInt8(ascii: "*"): return symbol(.star, length: 1)
         case UInt8(ascii: ","): return symbol(.comma, length: 1)
         case UInt8(ascii: "."): return symbol(.dot, length: 1)
         case UInt8(ascii: "-"): return symbol(.minus, length: 1)

@@ -655,15 +655,8 @@ struct PredicateParserState {
         }
         while isSymbol(.dot) || isSymbol(.leftBracket) {
             if isSymbol(.leftBracket) {
-                // `settings['theme']`: a map's value by key.
-                try advance()
-                guard case .string(let key) = token.kind else {
-                    throw failure(expected: "a string as a map key in '[…]'")
-                }
-                let offset = token.offset
-                try advance()
-                try expect(.rightBracket, "']' after a map key")
-                try add(KeyPathSyntax.mapKeyComponent(key), isOperator: false, at: offset, found: "a map key")
+                let (component, offset) = try parseSubscript()
+                try add(component, isOperator: false, at: offset, found: "'[…]'")
                 continue
             }
             try advance()
@@ -687,6 +680,25 @@ struct PredicateParserState {
             throw failure(expected: "'.@count' or another collection operator after SUBQUERY(…)")
         }
         return .keyPath(path)
+    }
+
+    /// A subscript after a key path, from its `[`: `settings['theme']`, a map's value by key;
+    /// `payload[0]` and `payload[*]`, an AnyValue's element by position or every element. The
+    /// key path component it is, and where its content starts.
+    private mutating func parseSubscript() throws(PredicateSyntaxFailure) -> (String, Int) {
+        try advance()
+        let component: String
+        switch token.kind {
+        case .string(let key): component = KeyPathSyntax.mapKeyComponent(key)
+        case .integer(let index) where index <= UInt64(Int.max):
+            component = KeyPathSyntax.indexComponent(Int(index))
+        case .symbol(.star): component = KeyPathSyntax.everyElementComponent
+        default: throw failure(expected: "a string, an index or '*' in '[…]'")
+        }
+        let offset = token.offset
+        try advance()
+        try expect(.rightBracket, "']' after a key, an index or '*'")
+        return (component, offset)
     }
 
     /// `SUBQUERY(collection, $variable, predicate)` and the collection operator after it.

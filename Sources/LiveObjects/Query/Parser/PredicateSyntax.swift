@@ -258,6 +258,10 @@ extension KeyPathSyntax: CustomStringConvertible {
         for component in components {
             if let key = Self.mapKey(component) {
                 text += "[" + ExpressionSyntax.literal(.string(key)) + "]"
+            } else if let index = Self.index(component) {
+                text += "[\(index)]"
+            } else if component == Self.everyElementComponent {
+                text += "[*]"
             } else {
                 text +=
                     (text.isEmpty ? "" : ".")
@@ -275,6 +279,24 @@ extension KeyPathSyntax: CustomStringConvertible {
     /// The key of a ``mapKeyComponent(_:)``, or nil for another component.
     package static func mapKey(_ component: String) -> String? {
         component.hasPrefix("[") ? String(component.dropFirst()) : nil
+    }
+
+    /// The component of an `AnyValue` list's element by position (`payload[0]`): the index
+    /// after a `]`, which no property name starts with.
+    package static func indexComponent(_ index: Int) -> String { "]" + String(index) }
+
+    /// The index of an ``indexComponent(_:)``, or nil for another component.
+    package static func index(_ component: String) -> Int? {
+        component.hasPrefix("]") ? Int(component.dropFirst()) : nil
+    }
+
+    /// The component of every element of an `AnyValue` list or dictionary (`payload[*]`).
+    package static let everyElementComponent = "]*"
+
+    /// Whether a component reads into a value (a key, an index or `[*]`) rather than naming a
+    /// property.
+    package static func isSubscript(_ component: String) -> Bool {
+        component.hasPrefix("[") || component.hasPrefix("]")
     }
 
     /// The components of a map's keys and values (`settings.@keys`, `settings.@values`).
