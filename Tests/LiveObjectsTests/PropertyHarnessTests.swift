@@ -211,6 +211,8 @@ import Testing
             (.setPayload(node: 1, payload: "1", api: .typed), "node[1]"),
             (.setPayload(node: 1, payload: .decimal(2), api: .typed), "node[1]"),
             (.insertAlly(node: 1, ally: 1, api: .typed), "PropNode.admirers[1]"),
+            (.setMate(node: 1, key: "m", to: 2, api: .typed), "PropNode.matedBy[2]"),
+            (.setMate(node: 1, key: "m", to: nil, api: .typed), "node[1]"),
         ]
         for (step, expected) in behindTheModel {
             let realm = try await openFreshRealm("harness", objectTypes: propertyTestModelTypes)

@@ -84,7 +84,8 @@ package struct OperationGenerator {
         case .setNote, .appendNote, .removeNote, .moveNote, .setNotes, .replaceNote, .editNote, .setNoteRef,
             .appendSubnote, .adoptNote, .deleteNote:
             return noteStep(kind, m, api: api)
-        case .insertLabel, .removeLabel, .insertAlly, .removeAlly, .setAttr, .removeAttr, .setPayload:
+        case .insertLabel, .removeLabel, .insertAlly, .removeAlly, .setAttr, .removeAttr, .setPayload, .setMate,
+            .removeMate:
             return collectionStep(kind, m, api: api)
         }
     }
@@ -108,7 +109,7 @@ package struct OperationGenerator {
             (3, .editNote), (3, .setNoteRef), (2, .appendSubnote), (2, .adoptNote), (2, .deleteNote),
             (nodeCount > 6 ? 6 : 3, .deleteNodes), (3, .deletePart), (1, .deleteAll), (1, .touchDeleted),
             (3, .insertLabel), (2, .removeLabel), (4, .insertAlly), (2, .removeAlly),
-            (4, .setAttr), (2, .removeAttr), (3, .setPayload),
+            (4, .setAttr), (2, .removeAttr), (3, .setPayload), (4, .setMate), (2, .removeMate),
         ]
         var pick = rng.below(kinds.reduce(0) { $0 + $1.0 })
         var kind = Kind.createNode
@@ -303,6 +304,13 @@ package struct OperationGenerator {
                 node: id, key: !held.isEmpty && rng.chance(80) ? rng.element(of: held) : attrKey(), api: api)
         case .setPayload:
             return .setPayload(node: id, payload: payload(), api: api)
+        case .setMate:
+            let key = rng.chance(5) ? rng.element(of: ["", "a.b", "$x"]) : attrKey()
+            return .setMate(node: id, key: key, to: rng.chance(80) ? anyNode(m) : nil, api: api)
+        case .removeMate:
+            let held = node?.mates.keys.sorted() ?? []
+            return .removeMate(
+                node: id, key: !held.isEmpty && rng.chance(80) ? rng.element(of: held) : attrKey(), api: api)
         default:
             preconditionFailure("collectionStep: not one of its cases: \(kind)")
         }
@@ -317,7 +325,7 @@ package struct OperationGenerator {
         case setNote, appendNote, removeNote, moveNote, replaceNote
         case editNote, setNoteRef, appendSubnote, adoptNote, deleteNote
         case deleteNodes, deletePart, deleteAll, touchDeleted
-        case insertLabel, removeLabel, insertAlly, removeAlly, setAttr, removeAttr, setPayload
+        case insertLabel, removeLabel, insertAlly, removeAlly, setAttr, removeAttr, setPayload, setMate, removeMate
     }
 
     // MARK: Values

@@ -35,12 +35,15 @@ package final class PropNode: Object {
     @Persisted package var allies: MutableSet<PropNode>
     /// A map whose keys may hold nil.
     @Persisted package var attrs: Map<String, Int?>
+    /// A map of links: a deleted node leaves its keys with nil.
+    @Persisted package var mates: Map<String, PropNode?>
     /// A value of any kind.
     @Persisted package var payload: AnyValue
     @Persisted(originProperty: "next") var referrers: LinkingObjects<PropNode>
     @Persisted(originProperty: "friends") var followers: LinkingObjects<PropNode>
     @Persisted(originProperty: "ref") var mentions: LinkingObjects<PropNote>
     @Persisted(originProperty: "allies") var admirers: LinkingObjects<PropNode>
+    @Persisted(originProperty: "mates") var matedBy: LinkingObjects<PropNode>
 }
 
 /// A part held by nodes.

@@ -46,7 +46,7 @@ package enum ObjectKind: Sendable, Hashable, CustomStringConvertible {
 
 /// A collection property of `PropNode`: a list, a set or the map.
 package enum NodeList: Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    case friends, numbers, parts, notes, labels, allies, attrs
+    case friends, numbers, parts, notes, labels, allies, attrs, mates
 
     package var description: String { "." + name }
 
@@ -60,6 +60,7 @@ package enum NodeList: Sendable, Hashable, CaseIterable, CustomStringConvertible
         case .labels: "labels"
         case .allies: "allies"
         case .attrs: "attrs"
+        case .mates: "mates"
         }
     }
 }
@@ -185,6 +186,10 @@ package enum Step: Sendable, Hashable, CustomStringConvertible {
     case setAttr(node: Int, key: String, value: Int?, api: API)
     /// `attrs.removeObject(for:)` (typed) or the whole map set without the key (dynamic).
     case removeAttr(node: Int, key: String, api: API)
+    /// `mates[key] = .some(node)` (typed: nil keeps the key with nil; a missing node does
+    /// nothing), or the whole map set with the entry's primary key (dynamic: `missingValue`).
+    case setMate(node: Int, key: String, to: Int?, api: API)
+    case removeMate(node: Int, key: String, api: API)
     /// `payload = value` (typed) or `set("payload", to: value.propertyValue)` (dynamic).
     case setPayload(node: Int, payload: AnyValue, api: API)
     /// Creates, replaces (deleting the old one) or clears the embedded `note`.
@@ -263,20 +268,9 @@ package enum Step: Sendable, Hashable, CustomStringConvertible {
             ".appendPart(node: \(node), part: \(q(part)), api: \(api))"
         case let .removePart(node, at, api):
             ".removePart(node: \(node), at: \(at), api: \(api))"
-        case let .insertLabel(node, label, api):
-            ".insertLabel(node: \(node), label: \(q(label)), api: \(api))"
-        case let .removeLabel(node, label, api):
-            ".removeLabel(node: \(node), label: \(q(label)), api: \(api))"
-        case let .insertAlly(node, ally, api):
-            ".insertAlly(node: \(node), ally: \(ally), api: \(api))"
-        case let .removeAlly(node, ally, api):
-            ".removeAlly(node: \(node), ally: \(ally), api: \(api))"
-        case let .setAttr(node, key, value, api):
-            ".setAttr(node: \(node), key: \(q(key)), value: \(o(value)), api: \(api))"
-        case let .removeAttr(node, key, api):
-            ".removeAttr(node: \(node), key: \(q(key)), api: \(api))"
-        case let .setPayload(node, payload, api):
-            ".setPayload(node: \(node), payload: \(swiftSource(payload)), api: \(api))"
+        case .insertLabel, .removeLabel, .insertAlly, .removeAlly, .setAttr, .removeAttr, .setMate, .removeMate,
+            .setPayload:
+            collectionDescription
         case let .setNote(node, note, api):
             ".setNote(node: \(node), note: \(o(note)), api: \(api))"
         case let .appendNote(node, note, api):
@@ -309,6 +303,31 @@ package enum Step: Sendable, Hashable, CustomStringConvertible {
             ".touchDeleted(node: \(node), api: \(api))"
         case .nestedWrite:
             ".nestedWrite"
+        }
+    }
+
+    /// The description of a step on a set, a map or the mixed value.
+    private var collectionDescription: String {
+        switch self {
+        case let .insertLabel(node, label, api):
+            ".insertLabel(node: \(node), label: \(q(label)), api: \(api))"
+        case let .removeLabel(node, label, api):
+            ".removeLabel(node: \(node), label: \(q(label)), api: \(api))"
+        case let .insertAlly(node, ally, api):
+            ".insertAlly(node: \(node), ally: \(ally), api: \(api))"
+        case let .removeAlly(node, ally, api):
+            ".removeAlly(node: \(node), ally: \(ally), api: \(api))"
+        case let .setAttr(node, key, value, api):
+            ".setAttr(node: \(node), key: \(q(key)), value: \(o(value)), api: \(api))"
+        case let .removeAttr(node, key, api):
+            ".removeAttr(node: \(node), key: \(q(key)), api: \(api))"
+        case let .setMate(node, key, to, api):
+            ".setMate(node: \(node), key: \(q(key)), to: \(o(to)), api: \(api))"
+        case let .removeMate(node, key, api):
+            ".removeMate(node: \(node), key: \(q(key)), api: \(api))"
+        case let .setPayload(node, payload, api):
+            ".setPayload(node: \(node), payload: \(swiftSource(payload)), api: \(api))"
+        default: preconditionFailure("collectionDescription: not one of its cases")
         }
     }
 }

@@ -86,7 +86,8 @@ package enum RealmDriver {
         case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
             .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
             try performListEdit(step, on: realm, log: log)
-        case .insertLabel, .removeLabel, .insertAlly, .removeAlly, .setAttr, .removeAttr, .setPayload:
+        case .insertLabel, .removeLabel, .insertAlly, .removeAlly, .setAttr, .removeAttr, .setPayload, .setMate,
+            .removeMate:
             try performCollectionEdit(step, on: realm)
         case .setNote, .appendNote, .removeNote, .moveNote, .setNotes, .replaceNote:
             try performNoteListEdit(step, on: realm, log: log)
@@ -317,6 +318,7 @@ package enum RealmDriver {
                 case .labels: node.labels.removeAll()
                 case .allies: node.allies.removeAll()
                 case .attrs: node.attrs.removeAll()
+                case .mates: node.mates.removeAll()
                 }
             } else {
                 try dynamicNode(id, realm)?.set(list.name, to: .list([]))
@@ -381,6 +383,24 @@ package enum RealmDriver {
             } else {
                 try editMap(of: dynamicNode(id, realm)) { $0[key] = nil }
             }
+        case let .setMate(id, key, to, api):
+            if api == .typed {
+                guard let node = node(id, realm) else { return }
+                if let to {
+                    guard let target = self.node(to, realm) else { return }
+                    node.mates[key] = .some(target)
+                } else {
+                    node.mates[key] = .some(nil)
+                }
+            } else {
+                try editMap("mates", of: dynamicNode(id, realm)) { $0[key] = to.map { .int(Int64($0)) } ?? .null }
+            }
+        case let .removeMate(id, key, api):
+            if api == .typed {
+                node(id, realm)?.mates.removeObject(for: key)
+            } else {
+                try editMap("mates", of: dynamicNode(id, realm)) { $0[key] = nil }
+            }
         case let .setPayload(id, payload, api):
             if api == .typed {
                 node(id, realm)?.payload = payload
@@ -399,19 +419,19 @@ package enum RealmDriver {
         try node.remove(from: property, at: index)
     }
 
-    /// Sets the `attrs` map through the dynamic API: its entries read, changed, and set whole.
+    /// Sets a map through the dynamic API: its entries read, changed, and set whole.
     private static func editMap(
-        of node: DynamicObject?, _ change: (inout [String: PropertyValue]) -> Void
+        _ property: String = "attrs", of node: DynamicObject?, _ change: (inout [String: PropertyValue]) -> Void
     ) throws {
         guard let node else { return }
         var entries: [String: PropertyValue] = [:]
-        if case .list(let pairs) = node["attrs"] {
+        if case .list(let pairs) = node[property] {
             for case .list(let pair) in pairs where pair.count == 2 {
                 if case .string(let key) = pair[0] { entries[key] = pair[1] }
             }
         }
         change(&entries)
-        try node.set("attrs", to: .list(entries.keys.sorted().map { .list([.string($0), entries[$0]!]) }))
+        try node.set(property, to: .list(entries.keys.sorted().map { .list([.string($0), entries[$0]!]) }))
     }
 
     /// Performs a step that sets a node's notes or edits its list of them.
@@ -719,6 +739,7 @@ package enum RealmDriver {
             node.labels = Array(object.labels)
             node.allies = object.allies.map(\.id)
             node.attrs = object.attrs.dictionary
+            node.mates = object.mates.dictionary.mapValues { $0?.id }
             node.payload = object.payload
             if view.nodes[node.id] != nil { problems.append("two PropNode objects have id \(node.id)") }
             view.nodes[node.id] = node
@@ -736,6 +757,7 @@ package enum RealmDriver {
             view.referrers[object.id] = object.referrers.map(\.id)
             view.followers[object.id] = object.followers.map(\.id)
             view.admirers[object.id] = object.admirers.map(\.id)
+            view.matedBy[object.id] = object.matedBy.map(\.id)
             view.mentions[object.id] = object.mentions.map { note in
                 note.objectKey.flatMap { notePaths[$0] } ?? "<unreachable note \(note)>"
             }
@@ -758,8 +780,8 @@ package enum RealmDriver {
         return []
     }
 
-    /// Reads a node's `labels`, `allies`, `attrs` and `payload` from its dynamic values; returns
-    /// what does not read as their types.
+    /// Reads a node's `labels`, `allies`, `attrs`, `mates` and `payload` from its dynamic values;
+    /// returns what does not read as their types.
     private static func readSetsMapAndMixedValue(
         _ values: [String: PropertyValue], into node: inout ReferenceModel.Node, nodeIDs: [ObjectKey: Int]
     ) -> [String] {
@@ -781,6 +803,21 @@ package enum RealmDriver {
                     continue
                 }
                 node.attrs[key] = .some(pair[1].intValue.map { Int($0) })
+            }
+        }
+        if case .list(let entries) = values["mates"] {
+            for entry in entries {
+                guard case .list(let pair) = entry, pair.count == 2, case .string(let key) = pair[0] else {
+                    problems.append("PropNode[\(node.id)].mates holds an entry that is no key and value: \(entry)")
+                    continue
+                }
+                if pair[1].isNull {
+                    node.mates[key] = .some(nil)
+                } else if let target = pair[1].objectKey, let id = nodeIDs[target] {
+                    node.mates[key] = id
+                } else {
+                    problems.append("PropNode[\(node.id)].mates[\(key)] holds \(pair[1]), which is no PropNode")
+                }
             }
         }
         if let payload = AnyValue(values["payload"] ?? .null) {
@@ -874,6 +911,9 @@ package enum RealmDriver {
             }
             view.admirers[id] = list(values["admirers"] ?? .null).map {
                 nodeID($0, "PropNode[\(id)].admirers") ?? -1
+            }
+            view.matedBy[id] = list(values["matedBy"] ?? .null).map {
+                nodeID($0, "PropNode[\(id)].matedBy") ?? -1
             }
             view.mentions[id] = list(values["mentions"] ?? .null).map { item in
                 item.objectKey.flatMap { notePaths[$0] } ?? "<unreachable note \(item)>"

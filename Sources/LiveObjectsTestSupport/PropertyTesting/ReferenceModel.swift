@@ -74,6 +74,7 @@ package struct ReferenceModel: Sendable, Hashable {
         package var labels: [String] = []
         package var allies: [Int] = []
         package var attrs: [String: Int?] = [:]
+        package var mates: [String: Int?] = [:]
         package var payload: AnyValue = .null
 
         package init(id: Int) { self.id = id }
@@ -130,7 +131,8 @@ package struct ReferenceModel: Sendable, Hashable {
         case .insertFriend, .removeFriend, .moveFriend, .replaceFriend, .insertNumber, .removeNumber, .moveNumber,
             .setFriends, .swapFriends, .clearList, .appendPart, .removePart:
             return applyListEdit(step)
-        case .insertLabel, .removeLabel, .insertAlly, .removeAlly, .setAttr, .removeAttr, .setPayload:
+        case .insertLabel, .removeLabel, .insertAlly, .removeAlly, .setAttr, .removeAttr, .setPayload, .setMate,
+            .removeMate:
             return applyCollectionEdit(step)
         case .setNote, .appendNote, .removeNote, .moveNote, .setNotes, .replaceNote:
             return applyNoteListEdit(step)
@@ -301,6 +303,7 @@ package struct ReferenceModel: Sendable, Hashable {
             case .labels: nodes[id]!.labels = []
             case .allies: nodes[id]!.allies = []
             case .attrs: nodes[id]!.attrs = [:]
+            case .mates: nodes[id]!.mates = [:]
             }
             return .ok
         case let .appendPart(id, part, api):
@@ -343,6 +346,16 @@ package struct ReferenceModel: Sendable, Hashable {
             return .ok
         case let .removeAttr(id, key, _):
             nodes[id]?.attrs[key] = nil
+            return .ok
+        case let .setMate(id, key, to, api):
+            guard nodes[id] != nil else { return .ok }
+            // A missing node is found before a bad key, through either API.
+            if let to, nodes[to] == nil { return missing(api) }
+            if key.isEmpty || key.contains(".") || key.hasPrefix("$") { return fail(.typeMismatch, api) }
+            nodes[id]!.mates[key] = .some(to)
+            return .ok
+        case let .removeMate(id, key, _):
+            nodes[id]?.mates[key] = nil
             return .ok
         case let .setPayload(id, payload, _):
             nodes[id]?.payload = payload
@@ -501,6 +514,7 @@ package struct ReferenceModel: Sendable, Hashable {
             node.next = node.next.flatMap(keepNode)
             node.friends.removeAll { doomedNodes.contains($0) }
             node.allies.removeAll { doomedNodes.contains($0) }
+            node.mates = node.mates.mapValues { $0.flatMap(keepNode) }
             node.parts.removeAll { doomedParts.contains($0) }
             if let pinned = node.pinned, doomedParts.contains(pinned) { node.pinned = nil }
             node.note = node.note?.mappingRefs(keepNode)
@@ -526,6 +540,7 @@ package struct ReferenceModel: Sendable, Hashable {
             view.followers[id] = []
             view.mentions[id] = []
             view.admirers[id] = []
+            view.matedBy[id] = []
         }
         for id in parts.keys {
             view.holders[id] = []
@@ -536,6 +551,7 @@ package struct ReferenceModel: Sendable, Hashable {
             if let next = node.next { view.referrers[next, default: []].append(node.id) }
             for f in node.friends { view.followers[f, default: []].append(node.id) }
             for a in node.allies { view.admirers[a, default: []].append(node.id) }
+            for case let m? in node.mates.values { view.matedBy[m, default: []].append(node.id) }
             for p in node.parts { view.holders[p, default: []].append(node.id) }
             if let p = node.pinned { view.pinners[p, default: []].append(node.id) }
             for (path, note) in node.allNotes {
@@ -641,6 +657,8 @@ package struct GraphView: Sendable, Hashable {
     var mentions: [Int: [String]] = [:]
     /// `PropNode.admirers` (the nodes whose `allies` hold it) by node id.
     var admirers: [Int: [Int]] = [:]
+    /// `PropNode.matedBy` (a node for each key of a `mates` map that holds it) by node id.
+    var matedBy: [Int: [Int]] = [:]
     /// `PropPart.holders` by part id.
     package var holders: [String: [Int]] = [:]
     /// `PropPart.pinners` by part id.
@@ -655,6 +673,7 @@ package struct GraphView: Sendable, Hashable {
         followers = followers.mapValues { $0.sorted() }
         mentions = mentions.mapValues { $0.sorted() }
         admirers = admirers.mapValues { $0.sorted() }
+        matedBy = matedBy.mapValues { $0.sorted() }
         holders = holders.mapValues { $0.sorted() }
         pinners = pinners.mapValues { $0.sorted() }
         supers = supers.mapValues { $0.sorted() }
@@ -683,6 +702,7 @@ package struct GraphView: Sendable, Hashable {
         compare("PropNode.followers", followers, actual.followers)
         compare("PropNode.mentions", mentions, actual.mentions)
         compare("PropNode.admirers", admirers, actual.admirers)
+        compare("PropNode.matedBy", matedBy, actual.matedBy)
         compare("PropPart.holders", holders, actual.holders)
         compare("PropPart.pinners", pinners, actual.pinners)
         compare("PropPart.supers", supers, actual.supers)
