@@ -76,6 +76,11 @@ struct SyncServerTests {
         try await ann.write { r in r.object(ofType: Card.self, forPrimaryKey: "c1")!.name = "Bakery & Co" }
         _ = try await annEngine.sync()
         #expect(try await eventually { try await cards(bob) == ["c1 Bakery & Co 0 - true"] })
+        // The live loop ends before the server stops: a request it would open while the server
+        // shuts down can crash swift-nio (an NIOAsyncWriter dropped unfinished when a connection
+        // becomes active after the server stopped taking them).
+        live.cancel()
+        await live.value
     }
 
     @Test func aRepeatedPushIsAppliedOnce() async throws {
