@@ -43,7 +43,9 @@ final class FullTextIndex: DerivedIndex {
 
     func remove(_ value: PropertyValue, row: Int32) {
         guard case .string(let text) = value else { return }
-        for word in Set(FullTextTokenizer.words(text)) {
+        // The row's words are kept: no need to split the old string again.
+        let held = sequences.words(of: row).map { Set($0.map(word)) } ?? Set(FullTextTokenizer.words(text))
+        for word in held {
             guard var set = rows.removeValue(forKey: word) else { continue }
             set.remove(row)
             if !set.isEmpty { rows[word] = set }
