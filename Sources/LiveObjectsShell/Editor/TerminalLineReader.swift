@@ -126,7 +126,13 @@ package final class TerminalLineReader {
     /// The commands typed, kept in a file.
     package var history: LineHistory
     /// Whether the terminal went away (end of file or an error reading it).
-    package private(set) var isClosed = false
+    package var isClosed: Bool {
+        reading.lock()
+        defer { reading.unlock() }
+        return terminalWentAway
+    }
+    /// ``isClosed``, written while a line is read (under ``reading``).
+    private var terminalWentAway = false
     /// Raised by Ctrl-C while no line is being read (a command is running).
     let interruption = InterruptFlag()
     /// Completes the word before the cursor.
@@ -141,6 +147,11 @@ package final class TerminalLineReader {
     /// being read.
     let notices: TerminalNotices
     var sources: [any DispatchSourceSignal] = []
+    /// Held while a line is read. One thread reads at a time (the shell waits for each line), but
+    /// successive lines are read on different threads (a thread of its own for a command, the
+    /// task's thread for a yes/no question); the lock makes each read see the previous one's
+    /// writes, which a continuation's resumption alone does not show the thread sanitizer.
+    let reading = NSLock()
 
     /// A reader on standard input and output, or nil when either is not a terminal.
     package init?(history: LineHistory.Configuration) {
@@ -189,6 +200,8 @@ package final class TerminalLineReader {
     /// Reads one line, showing `prompt`. With `usesHistory` false (a yes/no question), Up and
     /// Down do not go through the history.
     package func readLine(prompt: String, usesHistory: Bool = true) -> TerminalRead {
+        reading.lock()
+        defer { reading.unlock() }
         enterRawMode()
         defer { leaveRawMode() }
         // In raw mode Ctrl-C is a key, not a signal: a Ctrl-C from now on is for this line, one
@@ -212,7 +225,7 @@ package final class TerminalLineReader {
             let ready = poll(&fds, 2, decoder.isWaitingAfterEscape ? 100 : -1)
             if ready < 0 {
                 if errno == EINTR { continue }
-                isClosed = true
+                terminalWentAway = true
                 return finish(.ended)
             }
             if ready == 0 {
@@ -234,7 +247,7 @@ package final class TerminalLineReader {
                 let n = read(input, &bytes, bytes.count)
                 if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
                 if n <= 0 {
-                    isClosed = true
+                    terminalWentAway = true
                     return finish(.ended)
                 }
                 decoder.feed(bytes[..<n])
