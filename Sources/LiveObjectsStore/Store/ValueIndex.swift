@@ -204,8 +204,13 @@ package final class ValueIndex {
     /// The span of a value, if the index holds it, and the slot that leads to it (or where one
     /// would go; -1 when the table is empty).
     @usableFromInline func find(_ value: PropertyValue) -> (span: Int?, slot: Int) {
+        find(tag: Self.tag(value)) { holds($0, value) }
+    }
+
+    /// The span whose value has hash bits `tag` and for which `isValue` holds, and the slot that
+    /// leads to it (or where one would go; -1 when the table is empty).
+    @inlinable func find(tag: UInt32, _ isValue: (Int) -> Bool) -> (span: Int?, slot: Int) {
         guard !slots.isEmpty else { return (nil, -1) }
-        let tag = Self.tag(value)
         let mask = slots.count - 1
         var i = Int(tag) & mask
         while true {
@@ -213,23 +218,40 @@ package final class ValueIndex {
             if entry == 0 { return (nil, i) }
             if UInt32(truncatingIfNeeded: entry >> 32) == tag {
                 let s = Int(UInt32(truncatingIfNeeded: entry)) - 1
-                if holds(s, value) { return (s, i) }
+                if isValue(s) { return (s, i) }
             }
             i = (i + 1) & mask
         }
     }
 
+    /// The first row of span `s` (for a span that a run being added made and that is still
+    /// empty, the row of the run it was made for, kept in its `start`).
+    @inlinable func firstRow(ofSpan s: Int) -> Int32 {
+        let span = _spans[s]
+        return span.count > 0 ? _store[Int(span.start)] : Int32(bitPattern: span.start)
+    }
+
     /// Adds a span for a value that the index does not hold, at the slot ``find(_:)`` gave.
     @discardableResult
     private func makeSpan(_ value: PropertyValue, slot: Int, _ span: Span) -> Int {
+        makeSpan(tag: Self.tag(value), slot: slot, span)
+    }
+
+    /// Adds a span for a value with hash bits `tag` that the index does not hold, at the slot
+    /// ``find(tag:_:)`` gave.
+    @discardableResult
+    private func makeSpan(tag: UInt32, slot: Int, _ span: Span) -> Int {
         var slot = slot
         if (_spans.count + 1) * 4 > slots.count * 3 {
             growSlots()
-            slot = find(value).slot
+            // The value is not in the table: its slot is the first empty one from its home.
+            let mask = slots.count - 1
+            slot = Int(tag) & mask
+            while slots[slot] != 0 { slot = (slot + 1) & mask }
         }
         let s = _spans.count
         _spans.append(span)
-        slots[slot] = UInt64(Self.tag(value)) << 32 | UInt64(s + 1)
+        slots[slot] = UInt64(tag) << 32 | UInt64(s + 1)
         return s
     }
 
@@ -388,25 +410,61 @@ package final class ValueIndex {
     ///
     /// - Parameter run: rows whose values the column holds, to add (ascending).
     private func rewrite(adding run: Range<Int32>) {
-        // The run's rows grouped by value (one hash of each row's value, typed where the column
-        // is), then one search of the hash table per distinct value, not per row.
-        let sources = Array(run)
-        let (values, groups) = groupRows(sources)
-        var spanOf = [Int](repeating: 0, count: values.count)
-        if !run.isEmpty {
-            // Every span at its exact size, counting the rows to add before they go in.
-            for s in _spans.indices { _spans[s].capacity = _spans[s].count }
-            var firstRow = [Int32](repeating: -1, count: values.count)
-            for (row, g) in zip(sources, groups) where firstRow[Int(g)] < 0 { firstRow[Int(g)] = row }
-            for (g, value) in values.enumerated() {
-                let (found, slot) = find(value)
-                spanOf[g] =
-                    found
-                    ?? makeSpan(
-                        value, slot: slot, Span(start: UInt32(bitPattern: firstRow[g]), count: 0, capacity: 0))
-            }
-            for g in groups { _spans[spanOf[Int(g)]].capacity += 1 }
+        guard !run.isEmpty else { return writeStoreAnew() }
+        // The rows' values read typed from the column (fetched once), not as dynamic values.
+        guard let table else { return rewrite(adding: run, { self.rowValue!($0) }, { $0 }) }
+        let column = table.column(property)
+        switch column.scalarKind {
+        case .string:
+            let values = unsafeDowncast(column, to: ScalarColumn<String>.self).values
+            rewrite(adding: run, { values.element(at: Int($0)) }, { .string($0) })
+        case .int:
+            let values = unsafeDowncast(column, to: ScalarColumn<Int64>.self).values
+            rewrite(adding: run, { values.element(at: Int($0)) }, { .int($0) })
+        default:
+            rewrite(adding: run, { column.value(at: Int($0)) }, { $0 })
         }
+    }
+
+    /// ``rewrite(adding:)`` with the values read by `read` (equal exactly when their dynamic
+    /// forms, `dynamic`, are). Each row's value is searched twice, to count its span's rows and
+    /// to place it, and compared with the spans' values, read once per span into an array for
+    /// the rewrite (reading a span's first row in the column for every search is a cache miss
+    /// per row). That array is all the memory the rewrite takes besides the new store: no
+    /// memory per row, since a bulk write's commit is often the process's peak.
+    private func rewrite<Value: Equatable>(
+        adding run: Range<Int32>, _ read: (Int32) -> Value, _ dynamic: (Value) -> PropertyValue
+    ) {
+        var spanValues: [Value] = []
+        spanValues.reserveCapacity(_spans.count)
+        for s in _spans.indices {
+            spanValues.append(read(firstRow(ofSpan: s)))
+            // Every span at its exact size, counting the rows to add before they go in.
+            _spans[s].capacity = _spans[s].count
+        }
+        for row in run {
+            let value = read(row)
+            let tag = Self.tag(dynamic(value))
+            let (found, slot) = find(tag: tag) { spanValues[$0] == value }
+            if let s = found {
+                _spans[s].capacity += 1
+            } else {
+                makeSpan(tag: tag, slot: slot, Span(start: UInt32(bitPattern: row), count: 0, capacity: 1))
+                spanValues.append(value)
+            }
+        }
+        writeStoreAnew()
+        for row in run {
+            // Every value of the run has its span now, its first row already in it.
+            let value = read(row)
+            let s = find(tag: Self.tag(dynamic(value))) { spanValues[$0] == value }.span!
+            if _store[Int(_spans[s].start)] != row { place(row, in: s) }
+        }
+    }
+
+    /// Writes the store anew, every span with its room and no garbage; a span that a run made
+    /// and that is still empty gets its first row (kept in its `start`).
+    private func writeStoreAnew() {
         let total = _spans.reduce(0) { $0 + Int($1.capacity) }
         var store = [Int32](repeating: 0, count: total)
         var next = 0
@@ -427,11 +485,6 @@ package final class ValueIndex {
         }
         _store = consume store
         garbage = 0
-        for (row, g) in zip(sources, groups) {
-            // Every value of the run has its span now, its first row already in it.
-            let s = spanOf[Int(g)]
-            if _store[Int(_spans[s].start)] != row { place(row, in: s) }
-        }
     }
 
     /// Puts the rows of ``pendingRun`` in their spans: a long run by writing the store anew,
@@ -480,13 +533,6 @@ package final class ValueIndex {
             let n = UInt32(starts[g + 1] - starts[g])
             makeSpan(value, slot: find(value).slot, Span(start: UInt32(starts[g]), count: n, capacity: n))
         }
-    }
-
-    /// The distinct values of the indexed column at `rows` (in order of first appearance) and
-    /// each row's group: the position of its value among them.
-    private func groupRows(_ rows: [Int32]) -> ([PropertyValue], [Int32]) {
-        if let table { return Self.group(table.column(property), rows) }
-        return Self.group(rows) { rowValue!($0) }
     }
 
     /// ``group(_:_:_:)`` for a column: string and integer columns are grouped by their typed
