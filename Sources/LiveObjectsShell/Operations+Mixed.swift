@@ -21,6 +21,10 @@ extension Operations {
         case .uuid(let v): return tagged("uuid", .string(v.uuidString))
         case .decimal(let v): return tagged("decimal", .string(v.exactText))
         case .objectID(let v): return tagged("objectID", .string(v.hexString))
+        case .list(let stored) where MixedContainer(stored) == .link:
+            guard let link = MixedContainer.link(of: stored) else { return .null }
+            return tagged(
+                "link", .object([("type", .string(link.objectType)), ("key", .string(link.key.description))]))
         case .list(let stored) where MixedContainer(stored) == .dictionary:
             var members: [(key: String, value: JSONValue)] = []
             for i in stride(from: 1, to: stored.count - 1, by: 2) {
