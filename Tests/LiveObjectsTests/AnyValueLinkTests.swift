@@ -16,6 +16,7 @@ final class LinkedTag: EmbeddedObject {
 final class LinkedNote: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted var payload: AnyValue
+    @Persisted var text = ""
 }
 
 private let linkTypes: [Object.Type] = [LinkedDog.self, LinkedTag.self, LinkedNote.self]
@@ -77,11 +78,13 @@ private let linkTypes: [Object.Type] = [LinkedDog.self, LinkedTag.self, LinkedNo
         }
         #expect(rolledBack == before)
         let changes = try await realm.read { r in
-            r.object(ofType: LinkedNote.self, forPrimaryKey: 2)!.changes(keyPaths: [\.payload])
+            r.object(ofType: LinkedNote.self, forPrimaryKey: 2)!.changes(keyPaths: [\.payload, \.text])
         }
         var iterator = changes.makeAsyncIterator()
         _ = try #require(await iterator.next())
         try await realm.write { r in try r.delete(r.object(ofType: LinkedDog.self, forPrimaryKey: 1)!) }
+        // A change of another property after it: what comes first if the delete reported none.
+        try await realm.write { r in r.object(ofType: LinkedNote.self, forPrimaryKey: 2)!.text = "after" }
         guard case .changed(_, let properties) = try #require(await iterator.next()) else {
             Issue.record("expected a change of the holder")
             return

@@ -61,7 +61,7 @@ import Testing
         let expected: [Int: AnyValue] = [
             1: "→Dog 1", 2: ["pet": "→Dog 2", "list": [1, "→Dog 1"]], 3: .null, 4: "→Dog 4",
         ]
-        try await withRealm(configuration) { realm in
+        let files = try await withRealm(configuration) { realm in
             try await realm.write { r in
                 let rex = try r.dynamicCreate("Dog", value: ["id": 1, "name": "Rex"])
                 _ = try r.dynamicCreate("Box", value: ["id": 1, "payload": AnyValue.link(rex.link).propertyValue])
@@ -88,8 +88,15 @@ import Testing
             let journal = String(
                 decoding: try Data(contentsOf: URL(fileURLWithPath: url.path + ".journal")), as: UTF8.self)
             #expect(journal.contains(#"{"link":{"type":"Dog","id":"#), "\(journal)")
+            return (try Data(contentsOf: url), Data(journal.utf8))
         }
-        // Replayed from the journal, then from the snapshot the first open saved.
+        // The journal replays onto the snapshot saved before it (closing the realm folds it).
+        let replayed = try FileStorage.decode(snapshot: Array(files.0), journal: Array(files.1))
+        #expect(StoreInvariants.violations(in: replayed.store).isEmpty)
+        let boxes = try replayed.store.table(named: "Box")
+        #expect(
+            boxes.liveRows.map { AnyValue(boxes.value($0, 1))?.kindName } == ["object", "dictionary", "null", "object"])
+        // From the snapshot the realm saved as it closed, twice.
         for _ in 0..<2 {
             let read = try await withRealm(configuration) { realm in
                 try await realm.read { r in
