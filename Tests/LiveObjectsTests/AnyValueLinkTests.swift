@@ -49,6 +49,7 @@ private let linkTypes: [Object.Type] = [LinkedDog.self, LinkedTag.self, LinkedNo
             #expect(AnyValue(dynamic["payload"]) == .link(link))
             let target = try r.dynamicObject(ofType: link.objectType, key: link.key)
             #expect(target?["name"] == .string("Rex"))
+            #expect(r.freeze().object(ofType: LinkedDog.self, for: link)?.name == "Rex")
             #expect(StoreInvariants.violations(in: r.store).isEmpty)
         }
     }
