@@ -76,4 +76,34 @@ import Testing
             #expect(run.stderr.contains("Note.payload"), "\(bad): \(run.stderr)")
         }
     }
+
+    /// A link prints as `{"link": {"type": …, "key": "#…"}}`, is read back in that form, is
+    /// null once its object is deleted, and a link to no object is refused.
+    @Test func linksInAndOut() async {
+        let run = await liveobj(
+            [
+                "--json", "-c",
+                (Self.script.prefix(1) + [
+                    "define Dog { name: String primary }", #"create Dog {"name": "Rex"}"#,
+                    ##"create Note {"id": 1, "payload": {"link": {"type": "Dog", "key": "#0"}}}"##,
+                    ##"create Note {"id": 2, "payload": [{"link": {"type": "Dog", "key": "#0.0"}}]}"##,
+                    "query Note where payload.@type == 'object'", "delete Dog where name == 'Rex'",
+                    "query Note sort by id",
+                ]).joined(separator: "; "),
+            ])
+        #expect(run.code == 0, "\(run.stderr)")
+        #expect(
+            run.stdout.contains(##"[{"id":1,"payload":{"link":{"type":"Dog","key":"#0"}},"extra":null}]"##),
+            "\(run.stdout)")
+        #expect(run.stdout.contains(#"{"id":1,"payload":null,"extra":null},{"id":2,"payload":[null]"#), "\(run.stdout)")
+        let bad = await liveobj(
+            [
+                "-c",
+                (Self.script.prefix(1) + [
+                    "define Dog { name: String primary }",
+                    ##"create Note {"id": 1, "payload": {"link": {"type": "Dog", "key": "#0"}}}"##,
+                ]).joined(separator: "; "),
+            ])
+        #expect(bad.code != 0 && bad.stderr.contains("does not exist"), "\(bad.stderr)")
+    }
 }

@@ -48,6 +48,17 @@ public struct FrozenRealm: Sendable {
             return FrozenObject(frozen: frozen, tableIndex: table.index, key: table.key(row))
         }
     }
+
+    /// The object an ``AnyValue`` links to (``AnyValue/link(_:)``), or nil when it is not of
+    /// type `T` or did not exist in this snapshot.
+    public func object<T: Object>(ofType type: T.Type, for link: AnyValue.Link) -> FrozenObject<T>? {
+        frozen.withStore { store in
+            guard let table = try? store.table(for: type), table.name == link.objectType,
+                let row = table.row(for: link.key)
+            else { return nil }
+            return FrozenObject(frozen: frozen, tableIndex: table.index, key: table.key(row))
+        }
+    }
 }
 
 extension Realm {

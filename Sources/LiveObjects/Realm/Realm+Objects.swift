@@ -154,6 +154,24 @@ extension Realm {
         return object
     }
 
+    /// The object an ``AnyValue`` links to (``AnyValue/link(_:)``), or nil when it is not of
+    /// type `T` or no longer exists.
+    ///
+    /// ```swift
+    /// if let link = note.payload.link, let dog = realm.object(ofType: Dog.self, for: link) { print(dog.name) }
+    /// ```
+    ///
+    /// - Complexity: O(1).
+    public func object<T: Object>(ofType type: T.Type, for link: AnyValue.Link) -> T? {
+        guard let table = try? store.table(for: type), table.name == link.objectType,
+            let row = table.row(for: link.key)
+        else { return nil }
+        let object = T()
+        object._handle = ObjectHandle(
+            store: store, table: table, row: row, generation: table.generation(row), validAt: store.mutationCount)
+        return object
+    }
+
     // MARK: Helpers
 
     /// Runs `body`; if it throws, undoes what it changed (the rest of the write stays).

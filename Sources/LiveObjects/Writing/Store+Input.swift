@@ -282,7 +282,8 @@ extension Store {
         switch input {
         case .value(let v):
             return try check(v, for: property, in: table)
-        case .array where property.type == .mixed, .dictionary where property.type == .mixed:
+        case .array where property.type == .mixed, .dictionary where property.type == .mixed,
+            .object where property.type == .mixed:
             // A Swift array or dictionary for an AnyValue: a nested list or dictionary.
             return try check(try mixedValue(input, property, table).propertyValue, for: property, in: table)
         case .array(let items) where property.isList:
@@ -315,11 +316,19 @@ extension Store {
     }
 
     /// The `AnyValue` of input for a mixed property: a plain value as it is, an array a nested
-    /// list, a dictionary a nested dictionary; an object is refused.
+    /// list, a dictionary a nested dictionary, a managed object of this realm a link to it; an
+    /// unmanaged object, or one of another realm, is refused.
     private func mixedValue(_ input: Input, _ property: Property, _ table: Table) throws(LiveObjectsError)
         -> AnyValue
     {
         switch input {
+        case .object(let object):
+            guard let handle = object._handle, handle.store === self else {
+                throw LiveObjectsError(
+                    .typeMismatch, "an AnyValue links to an object of this realm: add the object first",
+                    objectType: table.name, property: property.name)
+            }
+            return try .object(object)
         case .value(let v):
             if let value = AnyValue(v) { return value }
         case .array(let items):
@@ -330,11 +339,9 @@ extension Store {
             var values: [String: AnyValue] = [:]
             for (key, item) in entries { values[key] = try mixedValue(item, property, table) }
             return .dictionary(values)
-        default:
-            break
         }
         throw LiveObjectsError(
-            .typeMismatch, "an AnyValue holds plain values, and lists and dictionaries of them, not an object",
+            .typeMismatch, "an AnyValue holds plain values, links to objects, and lists and dictionaries of them",
             objectType: table.name, property: property.name)
     }
 

@@ -63,6 +63,7 @@ extension Store {
                 }
             }
         }
+        clearMixedLinks(to: doomed)
         for (table, row) in order { removeRow(table, row) }
     }
 

@@ -228,8 +228,9 @@ extension Store {
     /// Checks a mixed (``AnyValue``) value: any plain value as it is, a string or data within
     /// the limits, a nested list or dictionary in its stored form (``MixedContainer``, made
     /// canonical: keys in order) with every element checked, at most
-    /// ``AnyValue/maximumNestingDepth`` deep; a link in a mixed value is refused (not supported
-    /// yet), as is a list in no stored form of a nested value.
+    /// ``AnyValue/maximumNestingDepth`` deep, a link (``MixedContainer/link``) to an existing
+    /// object of a type that is not embedded; a bare `.object` is refused, as is a list in no
+    /// stored form of a nested value.
     private func checkMixed(_ value: PropertyValue, for property: Property, in table: Table, depth: Int = 0)
         throws(LiveObjectsError) -> PropertyValue
     {
@@ -244,7 +245,10 @@ extension Store {
             plain.type = value.tag == .string ? .string : .data
             return try checkType(value, for: plain, in: table)
         case .object:
-            throw mismatch("a link in an AnyValue property is not supported yet")
+            throw mismatch(
+                "a link in an AnyValue property is an AnyValue.link (its type's name and key), not a bare key")
+        case .list(let stored) where MixedContainer(stored) == .link:
+            return try checkMixedLink(stored, for: property, in: table)
         case .list(let stored):
             guard depth < AnyValue.maximumNestingDepth else {
                 throw mismatch("an AnyValue nests lists and dictionaries at most \(AnyValue.maximumNestingDepth) deep")

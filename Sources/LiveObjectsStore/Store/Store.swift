@@ -161,6 +161,9 @@ package final class Store {
     @exclusivity(unchecked) @usableFromInline var _replayedEmbedded: [(table: Table, row: Int32)] = []
     /// The commit pipeline, ordered by stage (see ``CommitListener``).
     var listeners: [any CommitListener] = []
+    /// The mixed properties that ever held a link, by the index of the link's target table;
+    /// nil until a delete first needs it (`Store+MixedLinks.swift`).
+    var mixedLinkSources: [Int: Set<MixedLinkSource>]?
 
     /// Creates an empty store for a validated schema.
     package init(schema: Schema) throws(LiveObjectsError) {

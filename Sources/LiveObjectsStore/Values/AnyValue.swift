@@ -24,7 +24,10 @@ import Foundation
 /// assert(value.kindName == "list" && value[2]?["color"] == "brown")
 /// ```
 ///
-/// Links to objects are not kinds of `AnyValue` yet.
+/// A value can also be a link to an object of any type (``link(_:)``, kind name `"object"`),
+/// at the top or inside a nested list or dictionary; `LiveObjects` makes one from a managed
+/// object with `AnyValue.object(_:)` and reads its object back with `Realm.object(ofType:for:)`.
+/// Deleting the object makes the link ``null``.
 public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
     /// No value.
     case null
@@ -43,13 +46,33 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
     indirect case list([AnyValue])
     /// A dictionary of values by string key, each of any kind (a list or a dictionary too).
     indirect case dictionary([String: AnyValue])
+    /// A link to an object: its type's name and its key. A mixed property holds it only while
+    /// the object exists; deleting the object makes the value ``null``.
+    case link(Link)
+
+    /// A link to an object of any type, held in an ``AnyValue``: the name of the object's type
+    /// and its key in that type's table.
+    public struct Link: Hashable, Sendable, CustomStringConvertible {
+        /// The name of the object's type (its schema's name).
+        public var objectType: String
+        /// The object's key in its type's table.
+        public var key: ObjectKey
+
+        /// Makes a link to the object of a type with a key.
+        public init(objectType: String, key: ObjectKey) {
+            self.objectType = objectType
+            self.key = key
+        }
+
+        public var description: String { "\(objectType)\(key)" }
+    }
 
     /// The names of the kinds, as `@type` reads them in queries, in sort order: `"null"`,
     /// `"bool"`, `"int"`, `"float"`, `"double"`, `"decimal"`, `"string"`, `"data"`, `"date"`,
-    /// `"objectId"`, `"uuid"`, `"list"`, `"dictionary"`.
+    /// `"objectId"`, `"uuid"`, `"list"`, `"dictionary"`, `"object"` (a ``link(_:)``).
     public static let kindNames = [
         "null", "bool", "int", "float", "double", "decimal", "string", "data", "date", "objectId", "uuid", "list",
-        "dictionary",
+        "dictionary", "object",
     ]
 
     /// How deep lists and dictionaries nest in one value: a list in a list in a list is 3 deep.
@@ -74,9 +97,16 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
     /// Whether the value is ``null``.
     public var isNull: Bool { self == .null }
 
+    /// The link, if the value is a ``link(_:)``.
+    public var link: Link? {
+        if case .link(let link) = self { return link }
+        return nil
+    }
+
     public var description: String {
         switch self {
         case .string(let v): "\"\(v)\""
+        case .link(let link): link.description
         case .list(let items): "[" + items.map(\.description).joined(separator: ", ") + "]"
         case .dictionary(let values):
             values.isEmpty
@@ -102,6 +132,7 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
         case .uuid(let v): .uuid(v)
         case .decimal(let v): .decimal(v)
         case .objectID(let v): .objectID(v)
+        case .link(let link): MixedContainer.storedLink(link)
         case .list(let items): .list([MixedContainer.list.marker] + items.map(\.propertyValue))
         case .dictionary(let values):
             .list(
@@ -147,13 +178,16 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
                     values[key] = v
                 }
                 self = .dictionary(values)
+            case .link:
+                guard let link = MixedContainer.link(of: stored) else { return nil }
+                self = .link(link)
             case nil: return nil
             }
         }
     }
 
-    /// The kind name of a stored value (``kindNames``); `"object"` and `"list"` for the kinds
-    /// a mixed property does not hold.
+    /// The kind name of a stored value (``kindNames``); `"object"` for a link (a mixed
+    /// property's, or a plain link), `"list"` for a list in no stored form of a nested value.
     package static func kindName(of value: PropertyValue) -> String {
         switch value {
         case .null: "null"
@@ -168,25 +202,32 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
         case .objectID: "objectId"
         case .uuid: "uuid"
         case .object: "object"
-        case .list(let stored): MixedContainer(stored) == .dictionary ? "dictionary" : "list"
+        case .list(let stored):
+            switch MixedContainer(stored) {
+            case .dictionary: "dictionary"
+            case .link: "object"
+            default: "list"
+            }
         }
     }
 
     /// The kind names a query's `@type` test accepts for a name (any case): a kind name, the
-    /// aliases `binary` (data) and `timestamp` (date), and `numeric` (int, float, double and
-    /// decimal); nil for an unknown name.
+    /// aliases `binary` (data), `timestamp` (date) and `link` (object), and `numeric` (int,
+    /// float, double and decimal); nil for an unknown name.
     package static func kindNames(matching name: String) -> [String]? {
         switch name.lowercased() {
         case "numeric": ["int", "float", "double", "decimal"]
         case "binary": ["data"]
         case "timestamp": ["date"]
+        case "link": ["object"]
         case let lower: kindNames.first { $0.lowercased() == lower }.map { [$0] }
         }
     }
 
     /// The place of a stored value's kind in the order of a sort over mixed values: null,
     /// bools, numbers (compared by value across kinds), strings, data, dates, object ids, UUIDs,
-    /// lists, dictionaries (lists and dictionaries in no order among themselves).
+    /// links, lists, dictionaries (links by type name and key; lists and dictionaries in no order
+    /// among themselves).
     package static func sortRank(of value: PropertyValue) -> Int {
         switch value {
         case .null: 0
@@ -198,7 +239,12 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
         case .objectID: 6
         case .uuid: 7
         case .object: 8
-        case .list(let stored): MixedContainer(stored) == .dictionary ? 10 : 9
+        case .list(let stored):
+            switch MixedContainer(stored) {
+            case .dictionary: 10
+            case .link: 8
+            default: 9
+            }
         }
     }
 }
@@ -209,9 +255,14 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
 /// its stored form. The marker is a link to no object (`.object` with row `UInt32.max`, the
 /// kind in its generation), which no other value of a mixed column holds: a list without it is
 /// refused, never taken for a nested value.
+///
+/// A link (``AnyValue/link(_:)``) is stored the same way, as three elements: the marker of
+/// ``link``, the target type's name (`.string`) and the target's key (`.object`). A mixed value
+/// holds no bare `.object`, so every link in it, at any depth, is found by its marker.
 package enum MixedContainer: UInt32, Sendable {
     case list = 0
     case dictionary = 1
+    case link = 2
 
     /// The first element of the stored form.
     package var marker: PropertyValue { .object(ObjectKey(row: .max, generation: rawValue)) }
@@ -222,20 +273,74 @@ package enum MixedContainer: UInt32, Sendable {
         self.init(rawValue: key.generation)
     }
 
+    /// The stored form of a link.
+    package static func storedLink(_ link: AnyValue.Link) -> PropertyValue {
+        .list([MixedContainer.link.marker, .string(link.objectType), .object(link.key)])
+    }
+
+    /// The link a stored list is the form of; nil for another list.
+    package static func link(of stored: [PropertyValue]) -> AnyValue.Link? {
+        guard stored.count == 3, MixedContainer(stored) == .link, case .string(let type) = stored[1],
+            case .object(let key) = stored[2]
+        else { return nil }
+        return AnyValue.Link(objectType: type, key: key)
+    }
+
+    /// The link a stored mixed value is; nil for another value.
+    package static func link(ofValue value: PropertyValue) -> AnyValue.Link? {
+        guard case .list(let stored) = value else { return nil }
+        return link(of: stored)
+    }
+
+    /// Calls `body` with every link of a stored mixed value, at any depth.
+    package static func forEachLink(in value: PropertyValue, _ body: (AnyValue.Link) -> Void) {
+        guard case .list(let stored) = value else { return }
+        switch MixedContainer(stored) {
+        case .link: if let link = link(of: stored) { body(link) }
+        case .list, .dictionary: for element in elements(of: stored) { forEachLink(in: element, body) }
+        case nil: return
+        }
+    }
+
+    /// The stored mixed value with every link for which `isGone` holds replaced by `.null`, at
+    /// any depth; nil when no link was replaced.
+    package static func clearingLinks(in value: PropertyValue, where isGone: (AnyValue.Link) -> Bool)
+        -> PropertyValue?
+    {
+        guard case .list(let stored) = value else { return nil }
+        switch MixedContainer(stored) {
+        case .link:
+            guard let link = link(of: stored), isGone(link) else { return nil }
+            return .null
+        case .list, .dictionary:
+            var result = stored
+            var changed = false
+            let first = MixedContainer(stored) == .list ? 1 : 2
+            for i in stride(from: first, to: stored.count, by: first) {
+                if let cleared = clearingLinks(in: stored[i], where: isGone) {
+                    result[i] = cleared
+                    changed = true
+                }
+            }
+            return changed ? .list(result) : nil
+        case nil: return nil
+        }
+    }
+
     /// The elements of a stored list's value (a list's elements, a dictionary's values): what
     /// `[*]` reads.
     package static func elements(of stored: [PropertyValue]) -> [PropertyValue] {
         switch MixedContainer(stored) {
         case .list: Array(stored.dropFirst())
         case .dictionary: stride(from: 2, to: stored.count, by: 2).map { stored[$0] }
-        case nil: []
+        case .link, nil: []
         }
     }
 
     /// The number of elements of a stored value that is a nested list or dictionary; nil for
     /// another value.
     package static func count(of value: PropertyValue) -> Int? {
-        guard case .list(let stored) = value, let kind = MixedContainer(stored) else { return nil }
+        guard case .list(let stored) = value, let kind = MixedContainer(stored), kind != .link else { return nil }
         return kind == .list ? stored.count - 1 : (stored.count - 1) / 2
     }
 
@@ -283,8 +388,8 @@ extension AnyValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expres
 /// are an object of one member that names the kind: `{"float": 1.5}`, `{"double": 2}` (a double
 /// whose value is an integer, or `"NaN"`, `"Infinity"`, `"-Infinity"`), `{"date": seconds since
 /// 2001-01-01T00:00:00Z}`, `{"data": "base64"}`, `{"uuid": "…"}`, `{"decimal": "exact text"}`,
-/// `{"objectID": "24 hex digits"}`. A list is an array; a dictionary is written
-/// `{"dictionary": {…}}`. Every value reads back as the kind and payload it was written with; a
+/// `{"objectID": "24 hex digits"}`, `{"link": {"type": "Dog", "row": 3, "generation": 0}}`. A
+/// list is an array; a dictionary is written `{"dictionary": {…}}`. Every value reads back as the kind and payload it was written with; a
 /// string that looks like a date stays a string.
 ///
 /// Reading also takes a list as `{"list": […]}`, and a dictionary as a bare object when it is
@@ -293,7 +398,12 @@ extension AnyValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expres
 extension AnyValue: Codable {
     /// The member names of the kinds written as an object of one member.
     enum TaggedKey: String, CodingKey, CaseIterable {
-        case float, double, date, data, uuid, decimal, objectID, list, dictionary
+        case float, double, date, data, uuid, decimal, objectID, list, dictionary, link
+    }
+
+    /// The members of a link's object.
+    enum LinkKey: String, CodingKey {
+        case type, row, generation
     }
 
     /// Any member name, for a bare dictionary.
@@ -357,6 +467,12 @@ extension AnyValue: Codable {
         case .uuid(let v): try tagged(.uuid, v.uuidString)
         case .decimal(let v): try tagged(.decimal, v.exactText)
         case .objectID(let v): try tagged(.objectID, v.hexString)
+        case .link(let link):
+            var c = encoder.container(keyedBy: TaggedKey.self)
+            var members = c.nestedContainer(keyedBy: LinkKey.self, forKey: .link)
+            try members.encode(link.objectType, forKey: .type)
+            try members.encode(link.key.row, forKey: .row)
+            try members.encode(link.key.generation, forKey: .generation)
         case .list(let items):
             var c = encoder.unkeyedContainer()
             for item in items { try c.encode(item) }
@@ -455,6 +571,15 @@ extension AnyValue: Codable {
             return .list(try decodeItems(&items))
         case .dictionary:
             return .dictionary(try decodeMembers(try c.nestedContainer(keyedBy: MemberKey.self, forKey: key)))
+        case .link:
+            let members = try c.nestedContainer(keyedBy: LinkKey.self, forKey: key)
+            let row = try members.decode(UInt32.self, forKey: .row)
+            let generation = try members.decode(UInt32.self, forKey: .generation)
+            guard row != .max else { throw corrupt("\(row) is not the row of an object") }
+            return .link(
+                Link(
+                    objectType: try members.decode(String.self, forKey: .type),
+                    key: ObjectKey(row: row, generation: generation)))
         }
     }
 }

@@ -16,11 +16,28 @@ package enum StoreInvariants {
             table.finishValueIndexBuild()
             checkSlots(table, store, fail)
             checkLinks(table, fail)
+            checkMixedLinks(table, store, fail)
             checkPrimaryKey(table, fail)
             checkValueIndexes(table, fail)
         }
         checkBacklinks(store, fail)
         return lines
+    }
+
+    /// Every link in a live object's `AnyValue` names a live object of a type that is not
+    /// embedded (a deleted object's links were made null).
+    private static func checkMixedLinks(_ table: Table, _ store: Store, _ fail: (@autoclosure () -> String) -> Void) {
+        for (p, property) in table.schema.properties.enumerated() where property.type == .mixed {
+            for row in table.liveRows {
+                MixedContainer.forEachLink(in: table.column(p).value(at: Int(row))) { link in
+                    guard let target = store.tablesByName[link.objectType], !target.schema.isEmbedded,
+                        target.row(for: link.key) != nil
+                    else {
+                        return fail("\(name(table, row)).\(property.name) links to \(link), which does not exist")
+                    }
+                }
+            }
+        }
     }
 
     /// Names a row for messages: its primary key if it has one, else its slot.

@@ -203,6 +203,14 @@ struct JournalEntry {
         return changesEnd
     }
 
+    /// Whether a value read for a property is a mixed value holding a link, at any depth.
+    static func holdsMixedLink(_ value: PropertyValue) -> Bool {
+        guard case .list = value else { return false }
+        var found = false
+        MixedContainer.forEachLink(in: value) { _ in found = true }
+        return found
+    }
+
     /// Applies the entry to a store as one write.
     func apply(to store: Store) throws(LiveObjectsError) {
         try store.beginWrite()
@@ -216,7 +224,9 @@ struct JournalEntry {
                             values[p] = property.zeroValue
                         }
                         for (p, field, offset) in record.fields {
-                            guard case .plain(let v) = field else { continue }
+                            // A link in a mixed value may name an object inserted after this one:
+                            // set once every object is inserted.
+                            guard case .plain(let v) = field, !Self.holdsMixedLink(v) else { continue }
                             do throws(LiveObjectsError) {
                                 values[p] = try store.check(
                                     v, for: change.table.schema.properties[p], in: change.table)
@@ -242,7 +252,10 @@ struct JournalEntry {
                     for (p, field, offset) in record.fields {
                         do throws(LiveObjectsError) {
                             switch field {
-                            case .plain(let v): if !isInsert { try store.replaySetValue(v, change.table, row, p) }
+                            case .plain(let v):
+                                if !isInsert || Self.holdsMixedLink(v) {
+                                    try store.replaySetValue(v, change.table, row, p)
+                                }
                             case .link(let key): try store.replaySetLink(change.table, row, p, to: key)
                             case .list(let keys, _): try store.replaySetList(change.table, row, p, to: keys)
                             case .map(let pairs): try store.replaySetMap(change.table, row, p, to: pairs)

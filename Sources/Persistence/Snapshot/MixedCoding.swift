@@ -9,7 +9,12 @@ import LiveObjectsJSON
 /// value reads back as the kind and payload it had. A nested list is an array of values, a
 /// nested dictionary `{"dictionary": {"key": value, …}}` with its keys in ascending order (a key
 /// out of order or given twice is refused as corrupt, as a map's are); both may also be read
-/// as `{"list": […]}`. Nesting deeper than ``AnyValue/maximumNestingDepth`` is refused.
+/// as `{"list": […]}`. Nesting deeper than ``AnyValue/maximumNestingDepth`` is refused. A link
+/// is `{"link": {"type": "Dog", "id": 3}}`, the type's name and the object's id as a link
+/// property writes it; once the file is read, a link to an unknown or embedded type or to an
+/// object that does not exist is refused as corrupt (`Store.checkLoadedMixedLinks`). A reader
+/// from before links refuses the form as corrupt ("'link' is not a kind of AnyValue"), never
+/// taking it for something else.
 extension ValueCoding {
     /// Writes a mixed value.
     static func writeMixed(_ value: PropertyValue, _ writer: inout JSONWriter) {
@@ -29,6 +34,17 @@ extension ValueCoding {
         case .uuid(let v): tagged("uuid") { $0.string(v.uuidString) }
         case .decimal(let v): tagged("decimal") { $0.string(v.exactText) }
         case .objectID(let v): tagged("objectID") { $0.string(v.hexString) }
+        case .list(let stored) where MixedContainer(stored) == .link:
+            let link = MixedContainer.link(of: stored)
+            writer.beginObject(singleLine: true)
+            writer.key("link")
+            writer.beginObject(singleLine: true)
+            writer.key("type")
+            writer.string(link?.objectType ?? "")
+            writer.key("id")
+            writer.int(link.map { id($0.key) } ?? -1)
+            writer.endObject()
+            writer.endObject()
         case .list(let stored) where MixedContainer(stored) == .dictionary:
             writer.beginObject(singleLine: true)
             writer.key("dictionary")
@@ -145,7 +161,7 @@ extension ValueCoding {
         case "uuid": plain.type = .uuid
         case "decimal": plain.type = .decimal
         case "objectID": plain.type = .objectID
-        case "list", "dictionary": break
+        case "list", "dictionary", "link": break
         default:
             throw reader.loadError(
                 "'\(name.prefix(64))' is not a kind of AnyValue", objectType: table, property: property.name)
@@ -162,6 +178,7 @@ extension ValueCoding {
                     "an AnyValue dictionary is an object", objectType: table, property: property.name)
             }
             value = try readMixedDictionary(property, &reader, table: table, depth: depth)
+        case "link": value = try readMixedLink(property, &reader, table: table)
         default: value = try readPlain(plain, element: false, &reader, table: table)
         }
         guard try reader.nextKey() == nil else {
@@ -169,5 +186,28 @@ extension ValueCoding {
                 "an AnyValue object has one member, naming its kind", objectType: table, property: property.name)
         }
         return value
+    }
+
+    /// Reads a link's object, `{"type": "Dog", "id": 3}` (members in that order, each once),
+    /// after its `link` key. Whether the type and object exist is checked once the file is read.
+    private static func readMixedLink(_ property: Property, _ reader: inout JSONReader, table: String)
+        throws(LiveObjectsError) -> PropertyValue
+    {
+        func bad() -> LiveObjectsError {
+            reader.loadError(
+                "an AnyValue link is {\"type\": \"Type\", \"id\": object id}", objectType: table,
+                property: property.name)
+        }
+        guard try reader.peekKind() == .object else { throw bad() }
+        try reader.beginObject()
+        guard try reader.nextKey() == "type", try reader.peekKind() == .string else { throw bad() }
+        let type = try reader.readString()
+        guard try reader.nextKey() == "id", try reader.peekKind() == .number else { throw bad() }
+        let id = try reader.readInt64()
+        guard let key = key(id), key.row <= UInt32(Int32.max) else {
+            throw reader.loadError("object id \(id) is out of range", objectType: table, property: property.name)
+        }
+        guard try reader.nextKey() == nil else { throw bad() }
+        return MixedContainer.storedLink(AnyValue.Link(objectType: type, key: key))
     }
 }

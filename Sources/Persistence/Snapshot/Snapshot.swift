@@ -534,6 +534,8 @@ struct SnapshotDecoder {
         } catch {
             throw locateLinkError(error, schema: store.schema)
         }
+        // Every link in a mixed value names an object that exists.
+        try store.checkLoadedMixedLinks()
         // Every embedded object has its one parent (it is written inside it).
         store.finishLoading()
     }

@@ -436,6 +436,10 @@ func compareValues(_ a: PropertyValue, _ b: PropertyValue, _ options: Comparison
     case (.data(let x), .data(let y)):
         return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
     case (.object(let x), .object(let y)): return x == y ? 0 : order(x, y)
+    case (.list(let x), .list(let y)) where MixedContainer(x) == .link:
+        // Links in mixed values: by type name, then key.
+        guard let l = MixedContainer.link(of: x), let r = MixedContainer.link(of: y) else { return nil }
+        return l.objectType != r.objectType ? order(l.objectType, r.objectType) : order(l.key, r.key)
     default:
         if let x = a.doubleValue, let y = b.doubleValue {
             if case .int(let i) = a, case .double(let d) = b, let exact = Int64(exactly: d) { return order(i, exact) }

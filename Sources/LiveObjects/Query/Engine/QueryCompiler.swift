@@ -120,6 +120,14 @@ struct QueryCompiler {
             op = flipped
         }
         try check(lhs, op, rhs, c)
+        if case .path(let path, _) = lhs.expression, path.terminal?.type == .mixed,
+            case .constant(.object) = rhs.expression
+        {
+            // An object argument is a key without its type, which a mixed value's link has.
+            throw fail(
+                "compare an AnyValue with AnyValue.object(object) as the argument, which names the object's type",
+                at: c.offset)
+        }
         if case .path(let path, _) = lhs.expression, path.steps.last?.readsKind == true {
             return try bindKindTest(lhs, op, rhs, c)
         }

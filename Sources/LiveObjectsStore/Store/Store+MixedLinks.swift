@@ -1,0 +1,131 @@
+/// A mixed property of a table, that held a link to an object at some time.
+struct MixedLinkSource: Hashable {
+    /// The index of the table.
+    let table: Int
+    /// The index of the property.
+    let property: Int
+}
+
+/// Links inside mixed (``AnyValue``) values: checking one when it is written, and making the
+/// links to deleted objects null.
+///
+/// The store keeps no index from an object to the mixed values that link to it. A delete scans
+/// instead, once per delete whatever the number of objects it deletes, the mixed properties that
+/// ever held a link to a type of a deleted object (`mixedLinkSources`): a store whose mixed
+/// values never held a link to that type scans nothing. The set is built from the data the first
+/// time a delete needs it, then grows as links are written, and never shrinks (a property whose
+/// links were all cleared is scanned for nothing).
+extension Store {
+    /// Checks the stored form of a link in a mixed property: the type exists and is not embedded,
+    /// and the object exists.
+    ///
+    /// - Throws: `typeMismatch` naming what is wrong.
+    func checkMixedLink(_ stored: [PropertyValue], for property: Property, in table: Table)
+        throws(LiveObjectsError) -> PropertyValue
+    {
+        func mismatch(_ why: String) -> LiveObjectsError {
+            LiveObjectsError(.typeMismatch, why, objectType: table.name, property: property.name)
+        }
+        guard let link = MixedContainer.link(of: stored) else {
+            throw mismatch("a link in an AnyValue is its marker, its type's name and its key")
+        }
+        guard let target = tablesByName[link.objectType] else {
+            throw mismatch("an AnyValue links to an object of an unknown type '\(link.objectType)'")
+        }
+        guard !target.schema.isEmbedded else {
+            throw mismatch("an AnyValue cannot link to an embedded object (\(link.objectType))")
+        }
+        guard target.row(for: link.key) != nil else {
+            throw mismatch("an AnyValue links to \(link.objectType) \(link.key), which does not exist")
+        }
+        if mixedLinkSources != nil {
+            mixedLinkSources![target.index, default: []].insert(
+                MixedLinkSource(table: table.index, property: table.propertyIndex[property.name] ?? -1))
+        }
+        return .list(stored)
+    }
+
+    /// The mixed properties that ever held a link, by target table: found from the data the
+    /// first time.
+    private func linkSources() -> [Int: Set<MixedLinkSource>] {
+        if let known = mixedLinkSources { return known }
+        var sources: [Int: Set<MixedLinkSource>] = [:]
+        for table in tables {
+            for (p, property) in table.schema.properties.enumerated() where property.type == .mixed {
+                let column = table.column(p)
+                for row in table.liveRows {
+                    MixedContainer.forEachLink(in: column.value(at: Int(row))) { link in
+                        if let target = tablesByName[link.objectType] {
+                            sources[target.index, default: []].insert(MixedLinkSource(table: table.index, property: p))
+                        }
+                    }
+                }
+            }
+        }
+        mixedLinkSources = sources
+        return sources
+    }
+
+    /// Sets every link in a mixed value to one of the `doomed` objects to null (logged: a
+    /// rollback restores it; reported as a change of the holder's property). Deleted objects
+    /// that hold such a link are left alone.
+    ///
+    /// - Complexity: O(*n*) in the objects of the tables whose mixed properties ever held a
+    ///   link to a doomed object's type, and none when no mixed property did.
+    func clearMixedLinks(to doomed: Set<RowID>) {
+        guard tables.contains(where: { $0.hasMixedProperty }) else { return }
+        let sources = linkSources()
+        let doomedTables = Set(doomed.map(\.table))
+        var scanned: Set<MixedLinkSource> = []
+        for t in doomedTables {
+            for source in sources[t] ?? [] where source.property >= 0 && scanned.insert(source).inserted {
+                let table = tables[source.table]
+                let column = table.column(source.property)
+                for row in table.liveRows where !doomed.contains(RowID(table, row)) {
+                    let cleared = MixedContainer.clearingLinks(in: column.value(at: Int(row))) { link in
+                        guard let target = tablesByName[link.objectType], let r = target.row(for: link.key) else {
+                            return false
+                        }
+                        return doomed.contains(RowID(target, r))
+                    }
+                    if let cleared { setValue(cleared, table, row, source.property) }
+                }
+            }
+        }
+    }
+
+    /// Checks every link of the mixed values loaded from a file: its type exists and is not
+    /// embedded, and its object exists.
+    ///
+    /// - Throws: `corruptFile` for the first link that fails, naming the holder.
+    package func checkLoadedMixedLinks() throws(LiveObjectsError) {
+        for table in tables where table.hasMixedProperty {
+            for (p, property) in table.schema.properties.enumerated() where property.type == .mixed {
+                let column = table.column(p)
+                for row in table.liveRows {
+                    var failure: String?
+                    MixedContainer.forEachLink(in: column.value(at: Int(row))) { link in
+                        guard failure == nil else { return }
+                        guard let target = tablesByName[link.objectType], !target.schema.isEmbedded else {
+                            failure = "links to an object of an unknown type '\(link.objectType)'"
+                            return
+                        }
+                        if target.row(for: link.key) == nil {
+                            failure = "links to \(link.objectType) \(link.key), which does not exist"
+                        }
+                    }
+                    if let failure {
+                        throw LiveObjectsError(
+                            .corruptFile, "the AnyValue of \(table.key(row)) \(failure)", objectType: table.name,
+                            property: property.name, primaryKey: table.primaryKey(of: row))
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension Table {
+    /// Whether the table has a mixed (``AnyValue``) property.
+    var hasMixedProperty: Bool { schema.properties.contains { $0.type == .mixed } }
+}
