@@ -103,7 +103,7 @@ extension SyncValue {
     /// The stored value of an ``AnyValue`` property that this value sets: a mixed value as it
     /// is, a plain one read as the mixed value of its kind (a list as a nested list); nil for a
     /// link, a map, or a plain value no ``AnyValue`` holds.
-    var mixedValue: PropertyValue? {
+    package var mixedValue: PropertyValue? {
         switch self {
         case .mixed(let value): value.propertyValue
         case .value(let plain): AnyValue(wirePlain: plain)?.propertyValue
