@@ -196,7 +196,8 @@ extension SyncEngine {
         if kind == .create || !normal.isEmpty {
             let sent = try values(of: object, type, normal, byName, serverIDs)
             // The server merges the difference between a list's base and the list sent.
-            let listBases = kind == .update ? base.filter { sent[$0.key] != nil } : [:]
+            let listBases =
+                kind == .update ? base.filter { sent[$0.key] != nil && !type.mixedNames.contains($0.key) } : [:]
             changes.append(
                 (
                     SyncChange(
@@ -541,7 +542,10 @@ extension SyncEngine {
                 if change.kind == .delete {
                     listBases[change.object] = nil
                 } else {
-                    for (name, value) in change.values where value.isList {
+                    // An AnyValue has no base, even when a change read back from the state log
+                    // holds its flat list as a plain one.
+                    let mixed = types[change.object.typeName]?.mixedNames ?? []
+                    for (name, value) in change.values where value.isList && !mixed.contains(name) {
                         listBases[change.object, default: [:]][name] = value
                     }
                 }

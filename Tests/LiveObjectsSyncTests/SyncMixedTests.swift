@@ -117,6 +117,44 @@ struct SyncMixedTests {
         #expect(change.bases.isEmpty, "\(change.bases)")
     }
 
+    @Test func aStyleSentWithAMapWhoseAnswerWasLostHasNoBaseAfterARestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-mixed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = Realm.Configuration(
+            file: directory.appendingPathComponent("panels.json"), objectTypes: [Holder.self, Panel.self])
+        configuration.keepsHistory = true
+        let server = FakeServer()
+        func engine(_ realm: Realm) async throws -> SyncEngine {
+            try await SyncEngine(
+                realm: realm, transport: server, types: [Holder.self, Panel.self],
+                configuration: .init(maxAttempts: 2, sleep: { _ in }))
+        }
+        var realm = try await Realm.open(configuration)
+        try await realm.write { r in try r.create(Panel.self, value: ["id": "p1", "settings": ["a": "1"]]) }
+        _ = try await engine(realm).sync()
+        // One change with a map (so a base) and a flat list in the style; its answers are lost,
+        // so the engine keeps it, unconfirmed, in its state log.
+        try await realm.write { r in
+            let panel = r.object(ofType: Panel.self, forPrimaryKey: "p1")!
+            panel.settings["b"] = "2"
+            panel.style = [1, "a"]
+        }
+        await server.setFaults(Faults(failAfter: 1))
+        _ = try await engine(realm).push()
+        try await realm.close()
+        await server.setFaults(.none)
+        realm = try await Realm.open(configuration)
+        let restarted = try await engine(realm)
+        _ = try await restarted.push()
+        try await realm.write { r in r.object(ofType: Panel.self, forPrimaryKey: "p1")!.style = [1, "a", "b"] }
+        _ = try await restarted.push()
+        let change = try #require(await server.applied.last)
+        #expect(change.values["style"] == .mixed([1, "a", "b"]))
+        #expect(change.bases["style"] == nil, "\(change.bases)")
+        try await realm.close()
+    }
+
     @Test func aPulledStyleTheModelCannotHoldIsUnreadable() async throws {
         let (server, devices) = try await devices()
         try await devices[0].edit { panel, _ in panel.style = "kept" }
