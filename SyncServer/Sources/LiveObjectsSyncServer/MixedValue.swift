@@ -42,7 +42,12 @@ extension PushedChange {
             }
             guard case .array(let items) = payload else { return "the \(tag) of an AnyValue is not an array" }
             if tag == "list" {
-                return items.lazy.compactMap { mixedProblem($0, depth: depth + 1) }.first
+                // A loop, not `lazy.compactMap(…).first`, which evaluates an element twice: a
+                // recursion through it would take 2^depth steps.
+                for item in items {
+                    if let problem = mixedProblem(item, depth: depth + 1) { return problem }
+                }
+                return nil
             }
             var seen = Set<String>()
             for item in items {
