@@ -218,9 +218,10 @@ struct PushSegment {
         if let schema {
             return schema.refusal(of: change).map { rejected($0.code, $0.message) }
         }
-        // Without a schema, a value that is not plain must be a well-formed mixed one.
+        // Without a schema, a list or dictionary must be a well-formed mixed one (a plain list
+        // is one too): a device could not read one nested too deep.
         for (name, value) in (change.values ?? [:]).sorted(by: { $0.key < $1.key })
-        where PushedChange.isMixedShape(value) && !PushedChange.isPlainValue(value) {
+        where PushedChange.isMixedShape(value) {
             if let problem = PushedChange.mixedProblem(value) {
                 return rejected(.invalidValue, "\(change.object.type).\(name): \(problem)")
             }

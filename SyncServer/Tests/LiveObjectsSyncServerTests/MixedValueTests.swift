@@ -95,6 +95,9 @@ struct MixedValueTests {
         (#"{"list": [{"ref": null}]}"#, "a link inside an AnyValue is not synced yet"),
         (#"{"ref": null}"#, "a link inside an AnyValue is not synced yet"),
         (#"{"map": []}"#, "\"map\" is not a kind of AnyValue"),
+        // Past the depth: checked in linear time (a check that doubled its work per level
+        // never answered this push).
+        (String(repeating: #"{"list": ["#, count: 101) + String(repeating: "]}", count: 101), "at most 100 deep"),
     ])
     func aMalformedMixedValueIsRefusedPerChange(value: String, reason: String) async throws {
         for schema in [true, false] {
