@@ -626,6 +626,16 @@ package struct CommandParser {
         "Any": .mixed, "AnyRealmValue": .mixed, "mixed": .mixed,
     ]
 
+    /// The collection and element of a Swift spelling of a list or set (`List<Dog>`,
+    /// `MutableSet<String?>`), or nil.
+    static func swiftCollection(_ word: String) -> (collection: String, element: String)? {
+        for collection in ["List", "MutableSet", "Set", "Array"] where word.hasPrefix(collection + "<") {
+            guard word.hasSuffix(">"), word.count > collection.count + 2 else { return nil }
+            return (collection, String(word.dropFirst(collection.count + 1).dropLast()))
+        }
+        return nil
+    }
+
     mutating func propertyType(_ name: String) throws(ShellError) -> Property {
         skipSpace()
         let start = position
@@ -639,12 +649,22 @@ package struct CommandParser {
         }
         var isList = false
         var isSet = false
+        var isSwiftSpelling = false
         if position < bytes.count, bytes[position] == UInt8(ascii: "[") || bytes[position] == UInt8(ascii: "{") {
             isSet = bytes[position] == UInt8(ascii: "{")
             position += 1
             isList = true
         }
         guard var typeWord = word() else { throw error("expected a type", at: start) }
+        if !isList, let (collection, element) = Self.swiftCollection(typeWord) {
+            // Swift's spellings: `List<T>`, `MutableSet<T>`, `Set<T>`, `Array<T>`.
+            isList = true
+            isSwiftSpelling = true
+            isSet = collection == "MutableSet" || collection == "Set"
+            typeWord = element
+        } else if !isList, typeWord.hasPrefix("Map<") || typeWord.hasPrefix("Dictionary<") {
+            throw error("write a map as '[String: Type]' (a Map<String, Type> in Swift)", at: start)
+        }
         // `[String: T]`: a map from strings to T.
         var isMap = false
         skipSpace()
@@ -666,7 +686,7 @@ package struct CommandParser {
             typeName.removeLast()
             isOptional = true
         }
-        if isList {
+        if isList && !isSwiftSpelling {
             skipSpace()
             let close = isSet ? UInt8(ascii: "}") : UInt8(ascii: "]")
             guard position < bytes.count, bytes[position] == close else {

@@ -72,8 +72,9 @@ struct CommandDoc: Sendable {
             abstract: "Add an object type, or add properties to one.",
             discussion: """
                 Types: Bool, Int, Int8, Int16, Int32, Int64, Float, Double, String, Date, Data, UUID,
-                Decimal, ObjectID, AnyValue, or an object type; 'Type?' is optional, '[Type]' a list, '{Type}' a set, '[String: Type]' a map (a JSON
-                object in create and update), '<- Type.property' the objects linking here. Existing objects get default values for new properties.
+                Decimal, ObjectID, AnyValue, or an object type; 'Type?' is optional, '[Type]' (or List<Type>) a list,
+                '{Type}' (or MutableSet<Type>) a set, '[String: Type]' a map (a JSON object in create and update),
+                '<- Type.property' the objects linking here. Existing objects get default values for new properties.
                 An AnyValue holds null, a bool, a number, a string, or a kind JSON lacks as an object of one member:
                 {"decimal": "9.99"}, {"date": "2024-05-01T10:00:00Z"}, {"uuid": …}, {"objectID": …}, {"data": …}, {"float": 1.5};
                 or a list (a JSON array) or a dictionary (any other JSON object, or {"dictionary": {…}}, as it prints) of such values.

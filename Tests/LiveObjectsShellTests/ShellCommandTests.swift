@@ -431,6 +431,30 @@ import Testing
     }
 }
 
+extension ShellSetTests {
+    @Test func swiftSpellingsOfListsAndSets() async {
+        expectRun(
+            await liveobj([
+                "-c",
+                "define Post { id: Int primary, tags: MutableSet<String>, likes: List<Post>, scores: Set<Int?>, names: Array<String> }; schema Post",
+            ]),
+            stdout: lines(
+                """
+                Defined Post (schema version 1).
+                Post {
+                  id: Int primary
+                  tags: {String}
+                  likes: [Post]
+                  scores: {Int?}
+                  names: [String]
+                }
+                """))
+        let map = await liveobj(["-c", "define Q { id: Int primary, m: Map<String, String> }"])
+        #expect(map.code != 0)
+        #expect(map.stderr.contains("write a map as '[String: Type]'"), "\(map.stderr)")
+    }
+}
+
 /// `Map` properties in the shell: `[String: Type]` in `define` and `schema`, JSON objects in
 /// create and update, queries by key.
 @Suite struct ShellMapTests {

@@ -146,6 +146,42 @@ import Testing
         #expect(try await ids(realm, #Predicate { $0.fans.contains { $0.score == nil } }) == [3])
     }
 
+    @Test func mapsMixedValuesAndDecimals() async throws {
+        let realm = try await openFoundationRealm()
+        try await realm.write { r in
+            let items = try r.objects(QPItem.self).sorted(byKeyPath: "id").map { $0 }
+            items[0].settings["theme"] = "dark"
+            items[0].settings["font"] = "serif"
+            items[2].settings["theme"] = "light"
+            items[1].pals["a"] = r.object(ofType: QPOwner.self, forPrimaryKey: 1)
+            items[1].pals["b"] = nil
+            items[0].payload = 3
+            items[1].payload = "3"
+            items[2].payload = 3.0
+            items[3].payload = [3]
+            items[0].price = Decimal(string: "2.50")!
+            items[1].price = Decimal(string: "2.5000000000000000000000000001")!
+            items[4].price = Decimal(string: "-7")!
+        }
+        #expect(try await ids(realm, #Predicate { $0.settings.count == 2 }) == [1])
+        #expect(try await ids(realm, #Predicate { !$0.settings.isEmpty }) == [1, 3])
+        #expect(try await ids(realm, #Predicate { $0.pals.count > 0 }) == [2])
+        let three = AnyValue.int(3)
+        #expect(try await ids(realm, #Predicate { $0.payload == three }) == [1])
+        #expect(try await ids(realm, #Predicate { $0.payload != three }) == [2, 3, 4, 5])
+        let double = AnyValue.double(3)
+        #expect(try await ids(realm, #Predicate { $0.payload == double }) == [3])
+        let null = AnyValue.null
+        #expect(try await ids(realm, #Predicate { $0.payload == null }) == [5])
+        let list = AnyValue.list([3])
+        await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { r in try r.objects(QPItem.self).filter(#Predicate { $0.payload == list }).count }
+        }
+        let price = Decimal(string: "2.5")!
+        #expect(try await ids(realm, #Predicate { $0.price > price }) == [2])
+        #expect(try await ids(realm, #Predicate { $0.price <= price && $0.price != 0 }) == [1, 5])
+    }
+
     @Test func unsupportedNodesAreRefusedByName() async throws {
         let realm = try await openFoundationRealm()
         func message(_ predicate: Predicate<QPItem>) async -> String {

@@ -12,15 +12,17 @@ import LiveObjectsStore
 /// It always holds exactly the objects (with repetition, if a list links twice) whose origin
 /// property links here, served from a backlink index: reading it costs the number of links, not
 /// the size of the origin table. The origins are in storage order, which does not depend on the
-/// order in which the links were made. On an unmanaged object it is empty.
+/// order in which the links were made. On an unmanaged object it is empty (and one instance
+/// is shared by every unmanaged object's property of the same type and origin).
 public final class LinkingObjects<Element: Object>: RandomAccessCollection, CustomStringConvertible {
     /// The name of the link property on `Element` that this inverts.
     public let propertyName: String
-    private var context: _AccessContext?
+    private let context: _AccessContext?
 
     /// Declares the inverse of `property` on `type`.
     public init(fromType type: Element.Type, property: String) {
         self.propertyName = property
+        self.context = nil
     }
 
     init(property: String, context: _AccessContext) {
@@ -79,6 +81,8 @@ public final class LinkingObjects<Element: Object>: RandomAccessCollection, Cust
 public protocol _LinkingObjectsProtocol {
     var _originProperty: String { get }
     init(_originProperty: String)
+    /// The value an unmanaged object's property holds: shared, since it is empty and immutable.
+    static func _unmanaged(originProperty: String) -> Self
 }
 
 extension LinkingObjects: _LinkingObjectsProtocol {
@@ -86,14 +90,45 @@ extension LinkingObjects: _LinkingObjectsProtocol {
     public convenience init(_originProperty: String) {
         self.init(fromType: Element.self, property: _originProperty)
     }
+    /// The shared, empty `LinkingObjects` that unmanaged objects hold for `originProperty`.
+    public static func _unmanaged(originProperty: String) -> LinkingObjects<Element> {
+        unmanaged(property: originProperty)
+    }
+
+    /// The empty `LinkingObjects` of unmanaged objects, one per element type and origin
+    /// property, made on first use. An unmanaged one never changes (it has no context, and
+    /// neither of its stored properties can be set), so sharing it is not observable except by
+    /// identity, and it spares every unmanaged model object a heap allocation of its own per
+    /// `LinkingObjects` property, which it keeps for as long as it lives (as managed: adding an
+    /// object leaves its unmanaged values in place).
+    static func unmanaged(property: String) -> LinkingObjects<Element> {
+        let key = UnmanagedLinkingObjectsKey(type: ObjectIdentifier(Element.self), property: property)
+        let shared = unmanagedLinkingObjects.withLock { made in
+            if let found = made[key] { return found }
+            let new = LinkingObjects(fromType: Element.self, property: property)
+            made[key] = new
+            return new
+        }
+        return unsafeDowncast(shared, to: LinkingObjects<Element>.self)
+    }
 }
+
+/// What tells the shared unmanaged `LinkingObjects` apart (``LinkingObjects/unmanaged(property:)``).
+private struct UnmanagedLinkingObjectsKey: Hashable {
+    var type: ObjectIdentifier
+    var property: String
+}
+
+// Holds `LinkingObjects` of every element type, each under its own element type's key; they
+// are immutable, so handing one to any thread is safe.
+private let unmanagedLinkingObjects = Locked<[UnmanagedLinkingObjectsKey: AnyObject]>([:])
 
 extension LinkingObjects: _Persistable {
     public static var _propertyTemplate: _PropertyTemplate {
         _PropertyTemplate(type: .linkingObjects, isList: true, objectType: Element.className)
     }
     public static var _defaultValue: LinkingObjects<Element> {
-        LinkingObjects(fromType: Element.self, property: "")
+        unmanaged(property: "")
     }
     public static func _decode(_ value: PropertyValue, _ context: _AccessContext)
         -> LinkingObjects<Element>
@@ -116,6 +151,6 @@ extension LinkingObjects: _Persistable {
 extension Persisted where Value: _LinkingObjectsProtocol {
     /// Declares the inverse of the link property `originProperty` of `Value`'s element type.
     public init(originProperty: String) {
-        self.init(wrappedValue: Value(_originProperty: originProperty))
+        self.init(wrappedValue: Value._unmanaged(originProperty: originProperty))
     }
 }

@@ -245,7 +245,8 @@ extension Array: _Persistable {
 
 @available(
     *, unavailable,
-    message: "sets are not a property type: use a List (and keep its elements distinct), or a separate object type"
+    message:
+        "a @Persisted set property is a MutableSet: write '@Persisted var tags: MutableSet<String>' (it starts empty)"
 )
 extension Set: _Persistable {
     public static var _propertyTemplate: _PropertyTemplate { fatalError("unavailable") }
@@ -256,7 +257,8 @@ extension Set: _Persistable {
 
 @available(
     *, unavailable,
-    message: "dictionaries are not a property type: use a List of embedded objects with key and value properties"
+    message:
+        "a @Persisted dictionary property is a Map: write '@Persisted var settings: Map<String, String>' (it starts empty)"
 )
 extension Dictionary: _Persistable {
     public static var _propertyTemplate: _PropertyTemplate { fatalError("unavailable") }

@@ -377,7 +377,35 @@ final class FoundationPredicateTranslator {
                 Self.and(try truth(a, is: false), try truth(b, is: false)))
             return op == .equal ? same : Self.not(same)
         }
+        if let exact = try mixedComparison(a, op, b, options) { return exact }
         return .comparison(ComparisonSyntax(.direct, try expression(a), op, options, try expression(b)))
+    }
+
+    /// A property compared with a constant `AnyValue`, by Swift's `==`: the kinds must be the
+    /// same (`.int(3) != .double(3)`), where the query language compares numbers across kinds,
+    /// so the comparison also compares `@type`. Nil for any other comparison.
+    func mixedComparison(
+        _ a: PredicateOperand, _ op: ComparisonOperator, _ b: PredicateOperand, _ options: ComparisonOptions
+    ) throws(LiveObjectsError) -> PredicateSyntax? {
+        let path: PathOperand
+        let constant: Any
+        switch (a, b) {
+        case (.path(let p), .constant(let c)), (.constant(let c), .path(let p)): (path, constant) = (p, c)
+        default: return nil
+        }
+        guard op == .equal || op == .notEqual, let value = constant as? AnyValue else { return nil }
+        switch value {
+        case .list, .dictionary:
+            throw failure(
+                "\(path.keyPath) cannot be compared with a whole nested list or dictionary; compare its kind or count")
+        default: break
+        }
+        let kind = KeyPathSyntax(variable: path.keyPath.variable, path.keyPath.components + [KeyPathSyntax.typeStep])
+        let same = Self.and(
+            .comparison(
+                ComparisonSyntax(.direct, .keyPath(path.keyPath), .equal, options, .value(value.propertyValue))),
+            .comparison(ComparisonSyntax(.direct, .keyPath(kind), .equal, [], .value(.string(value.kindName)))))
+        return op == .equal ? same : Self.not(same)
     }
 
     func checkAlternatives(_ count: Int) throws(LiveObjectsError) {
@@ -523,6 +551,11 @@ extension MutableSet: PredicateCountable {
     static var isEmptyKeyPath: AnyKeyPath { \MutableSet<Element>.isEmpty }
 }
 
+extension Map: PredicateCountable {
+    static var countKeyPath: AnyKeyPath { \Map<Key, Value>.count }
+    static var isEmptyKeyPath: AnyKeyPath { \Map<Key, Value>.isEmpty }
+}
+
 extension LinkingObjects: PredicateCountable {
     static var countKeyPath: AnyKeyPath { \LinkingObjects<Element>.count }
     static var isEmptyKeyPath: AnyKeyPath { \LinkingObjects<Element>.isEmpty }
@@ -586,9 +619,10 @@ extension Results {
     /// `>`, `>=`, `&&`, `||`, `!`, `?:`, `??`, `?.`, `!`, key paths through persisted properties
     /// and links, `contains(_:)` and `starts(with:)` on strings, `contains(_:)` on captured
     /// sequences (`IN`) and on lists, ranges' `contains(_:)`, `contains(where:)`,
-    /// `allSatisfy(_:)`, `filter(_:)`, `count` and `isEmpty` on lists, `count` on strings,
-    /// `max()` and `min()` on lists of values, and any expression that does not depend on the
-    /// object being tested (computed once).
+    /// `allSatisfy(_:)`, `filter(_:)`, `count` and `isEmpty` on lists, sets and maps, `count` on
+    /// strings, `==` and `!=` with a constant `AnyValue` (the kinds must be the same, as Swift's
+    /// `==` says), `max()` and `min()` on lists of values, and any expression that does not
+    /// depend on the object being tested (computed once).
     ///
     /// Objects for which Foundation's own evaluation would throw (a forced unwrap that meets nil)
     /// are left out.

@@ -388,18 +388,24 @@ package final class ValueIndex {
     ///
     /// - Parameter run: rows whose values the column holds, to add (ascending).
     private func rewrite(adding run: Range<Int32>) {
+        // The run's rows grouped by value (one hash of each row's value, typed where the column
+        // is), then one search of the hash table per distinct value, not per row.
+        let sources = Array(run)
+        let (values, groups) = groupRows(sources)
+        var spanOf = [Int](repeating: 0, count: values.count)
         if !run.isEmpty {
             // Every span at its exact size, counting the rows to add before they go in.
             for s in _spans.indices { _spans[s].capacity = _spans[s].count }
-            for row in run {
-                let value = value(ofRow: row)
+            var firstRow = [Int32](repeating: -1, count: values.count)
+            for (row, g) in zip(sources, groups) where firstRow[Int(g)] < 0 { firstRow[Int(g)] = row }
+            for (g, value) in values.enumerated() {
                 let (found, slot) = find(value)
-                if let s = found {
-                    _spans[s].capacity += 1
-                } else {
-                    makeSpan(value, slot: slot, Span(start: UInt32(bitPattern: row), count: 0, capacity: 1))
-                }
+                spanOf[g] =
+                    found
+                    ?? makeSpan(
+                        value, slot: slot, Span(start: UInt32(bitPattern: firstRow[g]), count: 0, capacity: 0))
             }
+            for g in groups { _spans[spanOf[Int(g)]].capacity += 1 }
         }
         let total = _spans.reduce(0) { $0 + Int($1.capacity) }
         var store = [Int32](repeating: 0, count: total)
@@ -421,9 +427,9 @@ package final class ValueIndex {
         }
         _store = consume store
         garbage = 0
-        for row in run {
+        for (row, g) in zip(sources, groups) {
             // Every value of the run has its span now, its first row already in it.
-            let s = find(value(ofRow: row)).span!
+            let s = spanOf[Int(g)]
             if _store[Int(_spans[s].start)] != row { place(row, in: s) }
         }
     }
@@ -447,17 +453,7 @@ package final class ValueIndex {
     /// its size.
     package func insertAll(_ column: Column, rows sources: [Int32]) {
         if !pendingRun.isEmpty { addPending() }
-        // String and integer columns are grouped by their typed values (the same equality as
-        // their `PropertyValue`s'), without making a dynamic value per row.
-        let (values, groups): ([PropertyValue], [Int32]) =
-            switch column.scalarKind {
-            case .string:
-                Self.group(unsafeDowncast(column, to: ScalarColumn<String>.self).values, sources) { .string($0) }
-            case .int:
-                Self.group(unsafeDowncast(column, to: ScalarColumn<Int64>.self).values, sources) { .int($0) }
-            default:
-                Self.group(sources) { column.value(at: Int($0)) }
-            }
+        let (values, groups) = Self.group(column, sources)
         guard _spans.isEmpty else {
             for (row, g) in zip(sources, groups) { add(values[Int(g)], row: row) }
             return
@@ -483,6 +479,24 @@ package final class ValueIndex {
         for (g, value) in values.enumerated() {
             let n = UInt32(starts[g + 1] - starts[g])
             makeSpan(value, slot: find(value).slot, Span(start: UInt32(starts[g]), count: n, capacity: n))
+        }
+    }
+
+    /// The distinct values of the indexed column at `rows` (in order of first appearance) and
+    /// each row's group: the position of its value among them.
+    private func groupRows(_ rows: [Int32]) -> ([PropertyValue], [Int32]) {
+        if let table { return Self.group(table.column(property), rows) }
+        return Self.group(rows) { rowValue!($0) }
+    }
+
+    /// ``group(_:_:_:)`` for a column: string and integer columns are grouped by their typed
+    /// values (the same equality as their `PropertyValue`s'), without making a dynamic value
+    /// per row.
+    private static func group(_ column: Column, _ rows: [Int32]) -> ([PropertyValue], [Int32]) {
+        switch column.scalarKind {
+        case .string: group(unsafeDowncast(column, to: ScalarColumn<String>.self).values, rows) { .string($0) }
+        case .int: group(unsafeDowncast(column, to: ScalarColumn<Int64>.self).values, rows) { .int($0) }
+        default: group(rows) { column.value(at: Int($0)) }
         }
     }
 
