@@ -162,6 +162,7 @@ enum OfflineWalkthrough: Walkthrough {
                     case .map(let entries):
                         row[name] = .list(
                             entries.sorted { $0.key < $1.key }.map { .list([.string($0.key), $0.value]) })
+                    case .mixed(let mixed): row[name] = mixed.propertyValue
                     }
                 }
                 result[id] = row
@@ -183,6 +184,8 @@ enum OfflineWalkthrough: Walkthrough {
                 case .map(let entries):
                     return
                         "\(name) [\(entries.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))]"
+                case .mixed(let mixed):
+                    return "\(name) \(mixed)"
                 }
             }
             let object = "\(change.object.typeName) \(change.object.primaryKey)"

@@ -322,7 +322,7 @@ extension SyncEngine {
         } else {
             var values: [String: PropertyValue] = [type.primaryKey: id.primaryKey]
             for (name, value) in change.values where type.sends(name) {
-                if let plain = value.plainValue { values[name] = plain }
+                if let plain = type.storedValue(value, for: name) { values[name] = plain }
             }
             object = try realm.dynamicCreate(id.typeName, value: values)
         }
@@ -330,7 +330,7 @@ extension SyncEngine {
             try object.set(type.serverIDProperty, to: .string(change.serverID))
         }
         for (name, value) in change.values where type.sends(name) && !merge.isLocal(id, name) {
-            guard let plain = value.plainValue else { continue }
+            guard let plain = type.storedValue(value, for: name) else { continue }
             if object[name] != plain { try object.set(name, to: plain) }
         }
         return object
@@ -353,7 +353,10 @@ extension SyncEngine {
                 continue
             }
             if value.isPlain {
-                if value.isList { found[key] = PulledLink(base: value, waiting: nil) }
+                // An AnyValue is replaced whole: a nested list has no base.
+                if value.isList && !type.mixedNames.contains(name) {
+                    found[key] = PulledLink(base: value, waiting: nil)
+                }
                 continue
             }
             let settled = try setLink(object, name, value, merge.types, in: realm)
@@ -374,7 +377,7 @@ extension SyncEngine {
             }
             let targets: [SyncReference]
             switch value {
-            case .value, .map: targets = []
+            case .value, .map, .mixed: targets = []
             case .reference(let target): targets = target.map { [$0] } ?? []
             case .references(let list): targets = list
             }
@@ -407,7 +410,7 @@ extension SyncEngine {
         in realm: isolated Realm
     ) throws -> Bool {
         switch value {
-        case .value, .map:
+        case .value, .map, .mixed:
             return true
         case .reference(let target):
             let current = try object.linkedObject(name).map { primaryKey(of: $0, types) }
@@ -478,7 +481,7 @@ extension SyncValue {
     /// Whether the value is a plain value, a list of them or a map of them (not a link).
     var isPlain: Bool {
         switch self {
-        case .value, .map: true
+        case .value, .map, .mixed: true
         case .reference, .references: false
         }
     }
@@ -495,6 +498,13 @@ extension LiveObjectsError {
 extension SyncedType {
     /// Whether the engine sends and pulls a property of the type.
     func sends(_ name: String) -> Bool { sentNames.contains(name) }
+
+    /// The value to set a pulled property to: an ``AnyValue`` property's by its kind
+    /// (``SyncValue/mixedValue``), any other's plain value; nil for a link.
+    func storedValue(_ value: SyncValue, for name: String) -> PropertyValue? {
+        guard mixedNames.contains(name) else { return value.plainValue }
+        return value.mixedValue
+    }
 
     /// Checks what the realm cannot check by itself in a pulled state: the kind of the object's
     /// id, and that a link is sent as a link, of the property's type, with an id of its kind.
@@ -513,7 +523,12 @@ extension SyncedType {
                 LiveObjectsError(
                     .typeMismatch, why, objectType: name, property: property.name, primaryKey: id.primaryKey)
             }
+            if property.type == .mixed {
+                guard value.mixedValue != nil else { throw mismatch("\(value) where the model has an AnyValue") }
+                continue
+            }
             guard property.type == .object else {
+                if case .mixed = value { throw mismatch("\(value) where the model has a \(property.type.rawValue)") }
                 guard value.isPlain else { throw mismatch("a link where the model has a \(property.type.rawValue)") }
                 let isMap = if case .map = value { true } else { false }
                 guard isMap == property.isMap else {

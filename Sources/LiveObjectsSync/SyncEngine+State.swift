@@ -303,7 +303,7 @@ extension SyncEngine {
         case .references(let targets):
             state.list = true
             state.targets = targets.map { .init($0.object) }
-        case .value, .map, nil:
+        case .value, .map, .mixed, nil:
             break
         }
         return state

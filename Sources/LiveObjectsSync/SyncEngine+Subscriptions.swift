@@ -236,7 +236,7 @@ extension SyncEngine {
             switch value {
             case .reference(let target?): waiting[key.object, default: []].append(target.object)
             case .references(let targets): waiting[key.object, default: []] += targets.map(\.object)
-            case .reference(nil), .value, .map: break
+            case .reference(nil), .value, .map, .mixed: break
             }
         }
         let links = waiting

@@ -131,6 +131,7 @@ extension SyncEngine {
             case .references(let targets): estimate += targets.reduce(16) { $0 + 1 + bound($1) }
             case .map(let entries):
                 estimate += entries.reduce(16) { $0 + 8 + 6 * $1.key.utf8.count + bound($1.value) }
+            case .mixed(let mixed): estimate += bound(mixed.propertyValue)
             }
         }
         guard estimate > 64 << 10 else { return estimate }
@@ -159,6 +160,7 @@ extension SyncEngine {
             case .references(let targets): if targets.contains(where: has) { return "the links \(name)" }
             case .map(let entries):
                 if entries.contains(where: { has($0.key) || has($0.value) }) { return "the value of \(name)" }
+            case .mixed(let mixed): if has(mixed.propertyValue) { return "the value of \(name)" }
             }
         }
         return nil

@@ -39,7 +39,7 @@ public struct SyncSchema: Codable, Hashable, Sendable {
         /// The property's name.
         public var name: String
         /// `bool`, an int type, `float`, `double`, `string`, `date`, `data`, `uuid`, `decimal`,
-        /// `objectID` or `link`.
+        /// `objectID`, `mixed` (an `AnyValue`) or `link`.
         public var type: String
         /// Whether nil is accepted (of the value, or of a list's elements); written only when
         /// true.

@@ -65,6 +65,11 @@ public enum SyncValue: Sendable, Hashable {
     /// A `Map` of plain values, by key (nil values as `.null`); merged per key on the server
     /// (docs/SYNC-PROTOCOL.md, "Maps").
     case map([String: PropertyValue])
+    /// The value of an ``AnyValue`` property: any kind, nested lists and dictionaries included,
+    /// replaced whole (the later push wins, as for a plain property). Pulled from a server over
+    /// HTTP, a scalar or a flat list may come as ``value(_:)`` instead: the engine reads it by
+    /// the property's type (docs/SYNC-PROTOCOL.md, "Mixed values").
+    case mixed(AnyValue)
 }
 
 extension SyncValue {
@@ -90,8 +95,40 @@ extension SyncValue {
         switch self {
         case .value(let plain): plain
         case .map(let entries): Self.mapValue(entries)
+        case .mixed(let value): value.propertyValue
         case .reference, .references: nil
         }
+    }
+
+    /// The stored value of an ``AnyValue`` property that this value sets: a mixed value as it
+    /// is, a plain one read as the mixed value of its kind (a list as a nested list); nil for a
+    /// link, a map, or a plain value no ``AnyValue`` holds.
+    package var mixedValue: PropertyValue? {
+        switch self {
+        case .mixed(let value): value.propertyValue
+        case .value(let plain): AnyValue(wirePlain: plain)?.propertyValue
+        case .map, .reference, .references: nil
+        }
+    }
+}
+
+extension AnyValue {
+    /// The mixed value of a plain value as the wire reads one: a scalar as its kind, a list
+    /// (without the stored form's marker) as a nested list; nil for a link or a marked list.
+    init?(wirePlain value: PropertyValue) {
+        guard case .list(let items) = value else {
+            guard let scalar = AnyValue(value) else { return nil }
+            self = scalar
+            return
+        }
+        guard MixedContainer(items) == nil else { return nil }
+        var elements: [AnyValue] = []
+        elements.reserveCapacity(items.count)
+        for item in items {
+            guard let element = AnyValue(wirePlain: item) else { return nil }
+            elements.append(element)
+        }
+        self = .list(elements)
     }
 }
 
@@ -271,7 +308,7 @@ extension SyncValue {
     var isList: Bool {
         switch self {
         case .value(.list), .references, .map: true
-        case .value, .reference: false
+        case .value, .reference, .mixed: false
         }
     }
 }

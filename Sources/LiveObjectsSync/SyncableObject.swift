@@ -66,6 +66,8 @@ struct SyncedType: Sendable {
     let sentProperties: [Property]
     /// The names of ``sentProperties``: a pull looks up every property of every state it reads.
     let sentNames: Set<String>
+    /// The names of the ``AnyValue`` properties sent: a pulled value is read by its kind.
+    let mixedNames: Set<String>
 
     init(
         name: String, primaryKey: String, primaryKeyType: PropertyType, serverIDProperty: String,
@@ -78,5 +80,6 @@ struct SyncedType: Sendable {
         self.largePayloadProperties = largePayloadProperties
         self.sentProperties = sentProperties
         self.sentNames = Set(sentProperties.map(\.name))
+        self.mixedNames = Set(sentProperties.filter { $0.type == .mixed }.map(\.name))
     }
 }

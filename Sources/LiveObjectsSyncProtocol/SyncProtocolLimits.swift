@@ -15,6 +15,9 @@ public enum SyncProtocolLimits {
     public static let maximumPageObjects = 1_000
     /// The objects in one pull page when the request gives no `limit`.
     public static let defaultPageObjects = 500
+    /// The deepest nesting of lists and dictionaries in the value of an `AnyValue` property
+    /// (`AnyValue.maximumNestingDepth`): a top-level list is at depth 0, so 100 levels in all.
+    public static let maximumMixedNestingDepth = 100
     /// The longest long poll, in seconds (a larger `wait` is capped).
     public static let maximumWaitSeconds = 60
 }

@@ -89,7 +89,7 @@ public final class Bin: Object, SyncableObject {
     @Persisted public var keepers: MutableSet<Holder>
 }
 
-/// A panel: maps of plain values, merged per key.
+/// A panel: maps of plain values, merged per key, and a style of any kind, replaced whole.
 public final class Panel: Object, SyncableObject {
     /// The primary key.
     @Persisted(primaryKey: true) public var id = ""
@@ -99,4 +99,7 @@ public final class Panel: Object, SyncableObject {
     @Persisted public var settings: Map<String, String>
     /// Limits by name, nil for none.
     @Persisted public var limits: Map<String, Int?>
+    /// A style of any kind (nested lists and dictionaries included): an `AnyValue`, replaced
+    /// whole, the later push winning.
+    @Persisted public var style: AnyValue
 }

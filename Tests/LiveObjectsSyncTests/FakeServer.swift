@@ -154,7 +154,7 @@ actor FakeServer: SyncTransport {
         for value in change.values.values {
             let targets: [SyncReference]
             switch value {
-            case .value, .map: targets = []
+            case .value, .map, .mixed: targets = []
             case .reference(let target): targets = target.map { [$0] } ?? []
             case .references(let list): targets = list
             }
@@ -288,6 +288,7 @@ func describe(_ value: SyncValue) -> String {
     case .references(let targets): return targets.map { "\($0.object.primaryKey)" }.joined(separator: ",")
     case .map(let entries):
         return entries.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+    case .mixed(let value): return value.description
     }
 }
 

@@ -321,21 +321,6 @@ struct SyncEngineTests {
         #expect(updated.bases == ["settings": .map(["theme": .string("dark")])])
     }
 
-    @Test func aTypeWithAnAnyValueIsRefusedUntilMixedValuesAreSynced() async throws {
-        final class Configured: Object, SyncableObject {
-            @Persisted(primaryKey: true) var id = 0
-            @Persisted var serverID: String?
-            @Persisted var payload: AnyValue
-        }
-        var configuration = Realm.Configuration(identifier: "mixed-\(UUID())", objectTypes: [Configured.self])
-        configuration.keepsHistory = true
-        let realm = try await Realm.open(configuration)
-        let error = await #expect(throws: LiveObjectsError.self) {
-            _ = try await SyncEngine(realm: realm, transport: FakeServer(), types: [Configured.self])
-        }
-        #expect(error?.code == .invalidSchema && error?.property == "payload")
-    }
-
     @Test func aTypeWithAMapOfSyncedObjectsIsRefusedUntilSuchMapsAreSynced() async throws {
         final class Keeper: Object, SyncableObject {
             @Persisted(primaryKey: true) var id = 0

@@ -161,10 +161,12 @@ struct SyncMapTests {
         let device = try await MapDevice("schema", FakeServer())
         let schema = try SyncSchema(device.realm.schema, types: [Holder.self, Panel.self])
         let panel = try #require(schema.types.first { $0.name == "Panel" })
-        #expect(panel.properties.map(\.name) == ["limits", "settings"])
-        #expect(panel.properties.allSatisfy { $0.map == true && $0.list == nil && $0.set == nil })
-        #expect(panel.properties.map(\.type) == ["int", "string"])
-        #expect(panel.properties.map(\.optional) == [true, nil])
+        #expect(panel.properties.map(\.name) == ["limits", "settings", "style"])
+        let maps = panel.properties.filter { $0.map == true }
+        #expect(maps.map(\.name) == ["limits", "settings"])
+        #expect(maps.allSatisfy { $0.list == nil && $0.set == nil })
+        #expect(maps.map(\.type) == ["int", "string"])
+        #expect(maps.map(\.optional) == [true, nil])
         let json = String(decoding: schema.jsonData(), as: UTF8.self)
         #expect(json.contains("\"map\" : true") || json.contains("\"map\": true"), "\(json)")
     }
@@ -233,8 +235,9 @@ struct SyncMapTests {
     /// Three devices set and remove keys of a small pool (of a map and of a map of optionals)
     /// and sync at random, through a server that loses answers, applies pushes twice, delivers
     /// old pushes again and reorders; at the end ``problems`` finds nothing, and the maps of
-    /// optionals are checked the same way. Five seeds from `SYNC_MAPS_SEED` (default
-    /// 0x5EED_0041).
+    /// optionals are checked the same way, and the style (an `AnyValue`, replaced whole) ends
+    /// the same on every device and the server, as one some device gave it. Five seeds from
+    /// `SYNC_MAPS_SEED` (default 0x5EED_0041).
     @Test(arguments: 0..<5)
     func randomEditsConverge(run: Int) async throws {
         let seed = (TestEnvironment.seed("SYNC_MAPS_SEED") ?? 0x5EED_0041) &+ UInt64(run)
@@ -247,12 +250,22 @@ struct SyncMapTests {
         var removed = Set<String>()
         var givenLimits: [String: Set<Int?>] = [:]
         var removedLimits = Set<String>()
+        // The style, an AnyValue replaced whole: it ends as one some device gave it.
+        let styles: [AnyValue] = [
+            "plain", 3, [1, "a"], .dictionary(["font": "serif", "sizes": [10, 12]]), .list([.dictionary([:])]),
+        ]
+        var givenStyles: [AnyValue] = [.null]
         for _ in 0..<60 {
             let d = random.below(devices.count)
             let device = devices[d]
             let key = "k\(random.below(5))"
             let held = try await device.entries.settings[key] != nil
-            if random.chance(30) {
+            if random.chance(10) {
+                let style = styles[random.below(styles.count)]
+                givenStyles.append(style)
+                operations.append("device \(d) sets the style to \(style)")
+                try await device.edit { panel, _ in panel.style = style }
+            } else if random.chance(30) {
                 let report = try await device.engine.sync()
                 operations.append("device \(d) syncs: \(report.failed.isEmpty ? "done" : "failed")")
             } else if random.chance(25) {
@@ -290,6 +303,14 @@ struct SyncMapTests {
         for (d, device) in devices.enumerated() where try await device.entries.limits != limits {
             found.append("device \(d)'s limits are not device 0's \(limits)")
         }
+        let style = try await devices[0].read { $0?.style }
+        if await server.records[Self.panel]?.values["style"]?.mixedValue != style?.propertyValue {
+            found.append("the server's style is not device 0's \(String(describing: style))")
+        }
+        for (d, device) in devices.enumerated() where try await device.read({ $0?.style }) != style {
+            found.append("device \(d)'s style is not device 0's \(String(describing: style))")
+        }
+        if let style, !givenStyles.contains(style) { found.append("the style is \(style), which no device gave") }
         let lostLimits = Set(givenLimits.keys).subtracting(removedLimits).subtracting(limits.keys)
         if !lostLimits.isEmpty { found.append("lost limits \(lostLimits.sorted())") }
         for (key, value) in limits where givenLimits[key]?.contains(value) != true {

@@ -113,6 +113,87 @@ package struct WireValue: Hashable, Sendable, WireJSONConvertible {
     }
 }
 
+/// The value of an ``AnyValue`` property: a scalar as the plain value of its kind, a nested
+/// list as `{"list": […]}` of such values, a nested dictionary as
+/// `{"dictionary": [[key, value], …]}` (the keys in increasing order of their Unicode scalars).
+package struct WireMixedValue: Hashable, Sendable, WireJSONConvertible {
+    package var value: AnyValue
+
+    package init(_ value: AnyValue) { self.value = value }
+
+    package init(json: JSONValue) throws(SyncWireFormatError) {
+        try self.init(json: json, depth: 0)
+    }
+
+    private init(json: JSONValue, depth: Int) throws(SyncWireFormatError) {
+        let object = try WireObject(json, "an AnyValue")
+        let isList = object.contains("list")
+        guard isList || object.contains("dictionary") else {
+            let plain = try WireValue(json: json).value
+            guard let scalar = AnyValue(plain) else { throw SyncWireFormatError("\(json) is not an AnyValue") }
+            value = scalar
+            return
+        }
+        guard depth < SyncProtocolLimits.maximumMixedNestingDepth else {
+            throw SyncWireFormatError(
+                "an AnyValue nests lists and dictionaries at most \(SyncProtocolLimits.maximumMixedNestingDepth) deep")
+        }
+        if isList {
+            var elements: [AnyValue] = []
+            for element in try object.array("list") {
+                elements.append(try WireMixedValue(json: element, depth: depth + 1).value)
+            }
+            value = .list(elements)
+            return
+        }
+        var entries: [String: AnyValue] = [:]
+        for pair in try object.array("dictionary") {
+            guard let items = pair.arrayValue, items.count == 2, let key = items[0].stringValue else {
+                throw SyncWireFormatError("an entry of an AnyValue dictionary is not a [key, value] pair: \(pair)")
+            }
+            guard entries[key] == nil else {
+                throw SyncWireFormatError("an AnyValue dictionary holds the key \(JSONValue.string(key)) twice")
+            }
+            entries[key] = try WireMixedValue(json: items[1], depth: depth + 1).value
+        }
+        value = .dictionary(entries)
+    }
+
+    package func json() throws(SyncWireFormatError) -> JSONValue {
+        switch value {
+        case .list(let elements):
+            var items: [JSONValue] = []
+            items.reserveCapacity(elements.count)
+            for element in elements { items.append(try WireMixedValue(element).json()) }
+            return .object([(key: "list", value: .array(items))])
+        case .dictionary(let entries):
+            var pairs: [JSONValue] = []
+            pairs.reserveCapacity(entries.count)
+            for (key, element) in entries.sorted(by: { ListMerge.mapKeyPrecedes($0.key, $1.key) }) {
+                pairs.append(.array([.string(key), try WireMixedValue(element).json()]))
+            }
+            return .object([(key: "dictionary", value: .array(pairs))])
+        default:
+            return try WireValue(value.propertyValue).json()
+        }
+    }
+
+    /// Whether a value of the wire can only be an ``AnyValue``'s: a dictionary, or a list
+    /// holding a list or a dictionary.
+    static func isMixedOnly(_ json: JSONValue) -> Bool {
+        guard case .object(let members) = json else { return false }
+        for member in members {
+            if member.key == "dictionary" { return true }
+            if member.key == "list", let items = member.value.arrayValue {
+                return items.contains { item in
+                    item.objectValue?.contains { $0.key == "list" || $0.key == "dictionary" } == true
+                }
+            }
+        }
+        return false
+    }
+}
+
 /// An object's type and local id.
 package struct WireObjectID: Hashable, Sendable, WireJSONConvertible {
     package var type: String
@@ -164,8 +245,9 @@ struct WireReference: Hashable, Sendable, WireJSONConvertible {
     }
 }
 
-/// A value of a change: a plain value, `{"ref": …}`, `{"refs": […]}` or `{"map": [[key, value], …]}`
-/// (the keys in increasing order of their Unicode scalars, as files write a map).
+/// A value of a change: a plain value, `{"ref": …}`, `{"refs": […]}`, `{"map": [[key, value], …]}`
+/// (the keys in increasing order of their Unicode scalars, as files write a map) or an
+/// ``AnyValue`` (``WireMixedValue``; read as a plain value unless only an AnyValue has its shape).
 package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
     package var value: SyncValue
 
@@ -194,6 +276,8 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
                 if entries[key] == nil { entries[key] = value }
             }
             value = .map(entries)
+        } else if WireMixedValue.isMixedOnly(json) {
+            value = .mixed(try WireMixedValue(json: json).value)
         } else {
             value = .value(try WireValue(json: json).value)
         }
@@ -217,6 +301,8 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
                 pairs.append(.array([.string(key), try WireValue(value).json()]))
             }
             return .object([(key: "map", value: .array(pairs))])
+        case .mixed(let mixed):
+            return try WireMixedValue(mixed).json()
         }
     }
 

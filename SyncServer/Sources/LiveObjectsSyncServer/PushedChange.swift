@@ -246,9 +246,10 @@ extension PushedChange {
         return significant.count <= 38
     }
 
-    /// A plain value, `{"ref": reference-or-null}`, `{"refs": [reference]}` or
+    /// A plain value, `{"ref": reference-or-null}`, `{"refs": [reference]}`,
     /// `{"map": [[key, plain value], …]}` (a key given twice is refused by a space's schema; a
-    /// device reads the first).
+    /// device reads the first), or the outer shape of a mixed list or dictionary
+    /// (``isMixedShape(_:)``: what it holds is checked per change).
     static func isSyncValue(_ value: JSONValue) -> Bool {
         guard case .object(let members) = value, members.count == 1, let (name, payload) = members.first else {
             return false
@@ -273,7 +274,7 @@ extension PushedChange {
                 return isPlainValue(entry[1])
             }
         case ("map", _): return false
-        default: return isPlainValue(value)
+        default: return isPlainValue(value) || isMixedShape(value)
         }
     }
 }

@@ -88,7 +88,9 @@ struct RuleComparison: Hashable, Sendable {
     func holds(_ values: [String: JSONValue], user: String, resolve: (SpaceObjectName) -> [String: JSONValue]?)
         -> Bool
     {
-        var leaves = Self.leaves(path[...], values, resolve: resolve)
+        // Without a quantifier the path ends at one value: a mixed property's nested list is
+        // that value, not its elements (a list property always takes a quantifier).
+        var leaves = Self.leaves(path[...], values, listElements: quantifier != .direct, resolve: resolve)
         // Through a list, a nil link or a missing property adds no element.
         if quantifier != .direct { leaves.removeAll { $0 == nil } }
         let test = { (leaf: JSONValue?) in matches(leaf, user: user) == equal }
@@ -101,15 +103,16 @@ struct RuleComparison: Hashable, Sendable {
     }
 
     /// The values at the end of a key path: one for a path of to-one links (nil where a link or
-    /// the property is nil), each element for a path through lists.
+    /// the property is nil), each element for a path through lists (and, with `listElements`,
+    /// of a list at its end).
     static func leaves(
-        _ path: ArraySlice<String>, _ values: [String: JSONValue],
+        _ path: ArraySlice<String>, _ values: [String: JSONValue], listElements: Bool = true,
         resolve: (SpaceObjectName) -> [String: JSONValue]?
     ) -> [JSONValue?] {
         guard let name = path.first else { return [] }
         let value = values[name]
         if path.count == 1 {
-            if case .array(let items)? = value?["list"] { return items }
+            if listElements, case .array(let items)? = value?["list"] { return items }
             if case .array(let items)? = value?["refs"] { return items.map { .object([(key: "ref", value: $0)]) } }
             // A link to an object deleted or not on the server reads as nil.
             if let reference = value?["ref"], let target = SpaceObjectName(reference: reference), resolve(target) == nil
@@ -124,13 +127,13 @@ struct RuleComparison: Hashable, Sendable {
                 guard let target = SpaceObjectName(reference: reference), let linked = resolve(target) else {
                     return []
                 }
-                return leaves(rest, linked, resolve: resolve)
+                return leaves(rest, linked, listElements: listElements, resolve: resolve)
             }
         }
         guard let reference = value?["ref"], let target = SpaceObjectName(reference: reference),
             let linked = resolve(target)
         else { return [nil] }
-        return leaves(rest, linked, resolve: resolve)
+        return leaves(rest, linked, listElements: listElements, resolve: resolve)
     }
 
     /// Whether a stored value (`{"string": "ann"}`; nil for none) equals the operand.

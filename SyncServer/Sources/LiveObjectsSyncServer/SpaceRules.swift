@@ -167,13 +167,15 @@ public struct SpaceRules: Hashable, Sendable {
         let fits: Bool
         switch operand {
         case .null: fits = true
+        case _ where property.type == "mixed": fits = true
         case .user, .string: fits = property.type == "string"
         case .int: fits = ["int", "int8", "int16", "int32", "int64"].contains(property.type)
         case .bool: fits = property.type == "bool"
         }
         if fits { return nil }
         return "\(property.name) is \(property.type): a rule compares a string property with $user or a string, "
-            + "an integer with an integer, a bool with true or false, and any property (a link too) with nil"
+            + "an integer with an integer, a bool with true or false, an AnyValue (mixed) with any of them, "
+            + "and any property (a link too) with nil"
     }
 
     /// The rules of a type; nil when the type has none (the roles alone decide).

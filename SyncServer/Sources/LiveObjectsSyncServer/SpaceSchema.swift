@@ -27,7 +27,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
         /// The property's name.
         public var name: String
         /// `bool`, `int`, `int8`, `int16`, `int32`, `int64`, `float`, `double`, `string`,
-        /// `date`, `data`, `uuid` or `link`.
+        /// `date`, `data`, `uuid`, `decimal`, `objectID`, `mixed` (an `AnyValue`: any kind, nil
+        /// included, nested lists and dictionaries; never a list or a map itself) or `link`.
         public var type: String
         /// Whether nil is accepted (of the value, or of the list's elements). A to-one link is
         /// always optional.
@@ -225,7 +226,7 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
     /// The schema with its types and properties sorted by name, once checked: names of 1 to 512
     /// bytes without control characters, each once; known property and key types; links to
     /// types of the schema, a to-one link optional, a list of links not; a map neither a list
-    /// nor of links (maps of objects are not synced).
+    /// nor of links (maps of objects are not synced); a `mixed` property neither a list nor a map.
     ///
     /// - Throws: ``SyncServerError`` `badRequest`, naming the type and property.
     public func checked() throws(SyncServerError) -> SpaceSchema {
@@ -259,7 +260,12 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
                     guard !property.isList else { throw bad("\(at): a property is a map or a list, not both") }
                     guard property.type != "link" else { throw bad("\(at): a map of links is not synced") }
                 }
-                if property.type == "link" {
+                if property.type == "mixed" {
+                    guard !property.isList, !property.isMap else {
+                        throw bad("\(at): an AnyValue is neither a list nor a map (it holds lists and dictionaries)")
+                    }
+                    guard property.target == nil else { throw bad("\(at): only a link has a target") }
+                } else if property.type == "link" {
                     guard let target = property.target, names.contains(target) else {
                         throw bad("\(at): links to \(property.target ?? "nothing"), not a type of the schema")
                     }
@@ -342,6 +348,11 @@ extension SpaceSchema {
             return Refusal(code: .invalidValue, message: "the id of \(type.name): \(problem)")
         }
         guard change.changeKind != .delete else { return nil }
+        if let mixed = type.properties.first(where: { $0.type == "mixed" && change.bases?[$0.name] != nil }) {
+            return Refusal(
+                code: .invalidValue,
+                message: "\(type.name).\(mixed.summary): an AnyValue is replaced whole, it has no base")
+        }
         return refusal(of: change.values ?? [:], type: type)
     }
 
@@ -365,6 +376,7 @@ extension SpaceSchema {
     /// What is wrong with a value for a property, or nil.
     private func problem(of value: JSONValue, _ property: Property) -> String? {
         guard case .object(let members) = value, let (tag, payload) = members.first else { return "not a value" }
+        if property.type == "mixed" { return PushedChange.mixedProblem(value) }
         if property.type == "link" {
             guard let target = property.target, let targetType = self[target] else { return "no target type" }
             func referenceProblem(_ reference: JSONValue) -> String? {
@@ -389,6 +401,8 @@ extension SpaceSchema {
         }
         if property.isList {
             guard tag == "list", case .array(let items) = payload else { return "not {\"list\": […]}" }
+            // The shape check lets a list of any objects through, for a mixed property.
+            guard PushedChange.isPlainValue(value) else { return "an element is not a plain value" }
             for item in items {
                 if let problem = scalarProblem(item, property.type, optional: property.isOptional) {
                     return "an element: \(problem)"

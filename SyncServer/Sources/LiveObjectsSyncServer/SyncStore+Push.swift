@@ -218,6 +218,14 @@ struct PushSegment {
         if let schema {
             return schema.refusal(of: change).map { rejected($0.code, $0.message) }
         }
+        // Without a schema, a list or dictionary must be a well-formed mixed one (a plain list
+        // is one too): a device could not read one nested too deep.
+        for (name, value) in (change.values ?? [:]).sorted(by: { $0.key < $1.key })
+        where PushedChange.isMixedShape(value) {
+            if let problem = PushedChange.mixedProblem(value) {
+                return rejected(.invalidValue, "\(change.object.type).\(name): \(problem)")
+            }
+        }
         guard let unknown = ([change.object.type] + change.linkedTypes).first(where: { !access.types.contains($0) })
         else { return nil }
         let declared = access.types.isEmpty ? "no types" : "the types " + access.types.sorted().joined(separator: ", ")
