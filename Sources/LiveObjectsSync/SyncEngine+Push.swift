@@ -256,10 +256,10 @@ extension SyncEngine {
             } else if property.isMap {
                 values[property.name] = .map(pairs: try object.value(property.name))
             } else if property.type == .mixed {
-                // The store holds no link in an AnyValue yet; when it does, such a value is
-                // refused here until the protocol carries it (docs/SYNC-PROTOCOL.md, "Mixed values").
+                // A link in an AnyValue is refused until the protocol carries one
+                // (docs/SYNC-PROTOCOL.md, "Mixed values").
                 let stored = try object.value(property.name)
-                guard let mixed = AnyValue(stored) else {
+                guard let mixed = AnyValue(stored), !mixed.holdsLink else {
                     throw LiveObjectsError(
                         .typeMismatch, "a link inside an AnyValue is not synced yet", objectType: type.name,
                         property: property.name)
@@ -585,6 +585,18 @@ extension SyncEngine {
                 else { continue }
                 try local.set(type.serverIDProperty, to: .string(serverID))
             }
+        }
+    }
+}
+
+extension AnyValue {
+    /// Whether the value is a link or holds one at any depth.
+    var holdsLink: Bool {
+        switch self {
+        case .link: true
+        case .list(let elements): elements.contains { $0.holdsLink }
+        case .dictionary(let entries): entries.values.contains { $0.holdsLink }
+        default: false
         }
     }
 }

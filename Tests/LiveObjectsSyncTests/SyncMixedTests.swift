@@ -103,6 +103,24 @@ struct SyncMixedTests {
         #expect(await server.records[Self.panel]?.values["style"] == .mixed(expected))
     }
 
+    @Test func aStyleHoldingALinkIsNotPushed() async throws {
+        let (server, devices) = try await devices()
+        let before = await server.records[Self.panel]?.values["style"]
+        let pushes = await server.applied.count
+        try await devices[0].edit { panel, _ in panel.style = .list(["x", try .object(panel)]) }
+        do {
+            try await devices[0].sync()
+            Issue.record("a style holding a link was pushed")
+        } catch let error as LiveObjectsError {
+            #expect(error.code == .typeMismatch && error.property == "style", "\(error)")
+        }
+        #expect(await server.records[Self.panel]?.values["style"] == before)
+        #expect(await server.applied.count == pushes)
+        #expect(throws: SyncWireFormatError.self) {
+            try WireMixedValue(.link(.init(objectType: "Panel", key: ObjectKey(row: 0, generation: 0)))).json()
+        }
+    }
+
     @Test func aStylePulledAsAPlainListIsANestedListAndHasNoBase() async throws {
         let (server, devices) = try await devices()
         // As the HTTP transport reads a flat list: a plain value, not marked as an AnyValue.

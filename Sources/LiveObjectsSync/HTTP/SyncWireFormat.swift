@@ -173,6 +173,8 @@ package struct WireMixedValue: Hashable, Sendable, WireJSONConvertible {
                 pairs.append(.array([.string(key), try WireMixedValue(element).json()]))
             }
             return .object([(key: "dictionary", value: .array(pairs))])
+        case .link:
+            throw SyncWireFormatError("a link inside an AnyValue is not synced yet")
         default:
             return try WireValue(value.propertyValue).json()
         }
