@@ -499,7 +499,7 @@ extension SyncedType {
     /// Whether the engine sends and pulls a property of the type.
     func sends(_ name: String) -> Bool { sentNames.contains(name) }
 
-    /// The value to set a pulled property to: an ``AnyValue`` property's by its kind
+    /// The value to set a pulled property to: an `AnyValue` property's by its kind
     /// (``SyncValue/mixedValue``), any other's plain value; nil for a link.
     func storedValue(_ value: SyncValue, for name: String) -> PropertyValue? {
         guard mixedNames.contains(name) else { return value.plainValue }

@@ -65,7 +65,7 @@ public enum SyncValue: Sendable, Hashable {
     /// A `Map` of plain values, by key (nil values as `.null`); merged per key on the server
     /// (docs/SYNC-PROTOCOL.md, "Maps").
     case map([String: PropertyValue])
-    /// The value of an ``AnyValue`` property: any kind, nested lists and dictionaries included,
+    /// The value of an `AnyValue` property: any kind, nested lists and dictionaries included,
     /// replaced whole (the later push wins, as for a plain property). Pulled from a server over
     /// HTTP, a scalar or a flat list may come as ``value(_:)`` instead: the engine reads it by
     /// the property's type (docs/SYNC-PROTOCOL.md, "Mixed values").
@@ -100,9 +100,9 @@ extension SyncValue {
         }
     }
 
-    /// The stored value of an ``AnyValue`` property that this value sets: a mixed value as it
+    /// The stored value of an `AnyValue` property that this value sets: a mixed value as it
     /// is, a plain one read as the mixed value of its kind (a list as a nested list); nil for a
-    /// link, a map, or a plain value no ``AnyValue`` holds.
+    /// link, a map, or a plain value no `AnyValue` holds.
     package var mixedValue: PropertyValue? {
         switch self {
         case .mixed(let value): value.propertyValue

@@ -66,7 +66,7 @@ struct SyncedType: Sendable {
     let sentProperties: [Property]
     /// The names of ``sentProperties``: a pull looks up every property of every state it reads.
     let sentNames: Set<String>
-    /// The names of the ``AnyValue`` properties sent: a pulled value is read by its kind.
+    /// The names of the `AnyValue` properties sent: a pulled value is read by its kind.
     let mixedNames: Set<String>
 
     init(

@@ -113,7 +113,7 @@ package struct WireValue: Hashable, Sendable, WireJSONConvertible {
     }
 }
 
-/// The value of an ``AnyValue`` property: a scalar as the plain value of its kind, a nested
+/// The value of an `AnyValue` property: a scalar as the plain value of its kind, a nested
 /// list as `{"list": […]}` of such values, a nested dictionary as
 /// `{"dictionary": [[key, value], …]}` (the keys in increasing order of their Unicode scalars).
 package struct WireMixedValue: Hashable, Sendable, WireJSONConvertible {
@@ -180,7 +180,7 @@ package struct WireMixedValue: Hashable, Sendable, WireJSONConvertible {
         }
     }
 
-    /// Whether a value of the wire can only be an ``AnyValue``'s: a dictionary, or a list
+    /// Whether a value of the wire can only be an `AnyValue`'s: a dictionary, or a list
     /// holding a list or a dictionary.
     static func isMixedOnly(_ json: JSONValue) -> Bool {
         guard case .object(let members) = json else { return false }
@@ -249,7 +249,7 @@ struct WireReference: Hashable, Sendable, WireJSONConvertible {
 
 /// A value of a change: a plain value, `{"ref": …}`, `{"refs": […]}`, `{"map": [[key, value], …]}`
 /// (the keys in increasing order of their Unicode scalars, as files write a map) or an
-/// ``AnyValue`` (``WireMixedValue``; read as a plain value unless only an AnyValue has its shape).
+/// `AnyValue` (``WireMixedValue``; read as a plain value unless only an AnyValue has its shape).
 package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
     package var value: SyncValue
 
