@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// A secondary index: value to rows, for `indexed: true` properties.
 ///
 /// Each value's rows are in ascending order, so that a lookup hands them out as results in
@@ -442,9 +444,13 @@ package final class ValueIndex {
             // Every span at its exact size, counting the rows to add before they go in.
             _spans[s].capacity = _spans[s].count
         }
+        // Each search waits for a random slot of the hash table: the slots of the rows a few
+        // places ahead are asked for while a row is searched (their hashes kept in a ring).
+        let hash = { (row: Int32) in Self.tag(dynamic(read(row))) }
+        var ahead = SlotPrefetcher(run: run, hash)
         for row in run {
+            let tag = ahead.next(slots, hash)
             let value = read(row)
-            let tag = Self.tag(dynamic(value))
             let (found, slot) = find(tag: tag) { spanValues[$0] == value }
             if let s = found {
                 _spans[s].capacity += 1
@@ -454,10 +460,12 @@ package final class ValueIndex {
             }
         }
         writeStoreAnew()
+        ahead = SlotPrefetcher(run: run, hash)
         for row in run {
             // Every value of the run has its span now, its first row already in it.
+            let tag = ahead.next(slots, hash)
             let value = read(row)
-            let s = find(tag: Self.tag(dynamic(value))) { spanValues[$0] == value }.span!
+            let s = find(tag: tag) { spanValues[$0] == value }.span!
             if _store[Int(_spans[s].start)] != row { place(row, in: s) }
         }
     }
@@ -587,5 +595,37 @@ package final class ValueIndex {
             }
         }
         return (values, groups)
+    }
+}
+
+/// The hashes of a run's rows, each computed a few rows ahead of its search, when its slot of
+/// the hash table is asked for (a prefetch), so that the search finds the slot in the cache.
+private struct SlotPrefetcher {
+    static let distance = 8
+    let run: Range<Int32>
+    /// The hashes of the rows from `position` to `position + distance`, by row modulo distance.
+    var ring = [UInt32](repeating: 0, count: distance)
+    var position: Int32
+
+    init(run: Range<Int32>, _ tag: (Int32) -> UInt32) {
+        self.run = run
+        position = run.lowerBound
+        for row in run.prefix(Self.distance) { ring[Int(row - run.lowerBound) % Self.distance] = tag(row) }
+    }
+
+    /// The hash of the next row, after asking for the slot of the row `distance` further on.
+    mutating func next(_ slots: [UInt64], _ tag: (Int32) -> UInt32) -> UInt32 {
+        let i = Int(position - run.lowerBound) % Self.distance
+        let current = ring[i]
+        let ahead = position + Int32(Self.distance)
+        if ahead < run.upperBound {
+            let t = tag(ahead)
+            ring[i] = t
+            slots.withUnsafeBufferPointer { slots in
+                if let base = slots.baseAddress { liveobjects_prefetch(base + (Int(t) & (slots.count - 1))) }
+            }
+        }
+        position += 1
+        return current
     }
 }
