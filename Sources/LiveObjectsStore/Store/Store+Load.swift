@@ -185,24 +185,7 @@ extension Store {
     package func loadList(_ table: Table, _ row: Int32, _ property: Int, to targets: [ObjectKey])
         throws(LiveObjectsError)
     {
-        let column = table.linkListColumn(property)
-        column.target.fillIncomingRows()
-        guard column.lists[Int(row)].isEmpty else {
-            throw LiveObjectsError(
-                .corruptFile, "the list is given twice", objectType: table.name, property: column.property.name)
-        }
-        if column.property.isSet && Set(targets).count != targets.count {
-            throw LiveObjectsError(
-                .corruptFile, "a set names an object twice", objectType: table.name, property: column.property.name)
-        }
-        var rows: [Int32] = []
-        rows.reserveCapacity(targets.count)
-        let backlinks = table.outgoing[property]!
-        for key in targets {
-            let t = try loadTarget(table, property, column.target, key)
-            rows.append(t)
-            backlinks.add(row, to: t)
-        }
+        let (column, rows) = try loadedLinks(table, row, property, targets, given: "list")
         column.lists[Int(row)] = rows
         column.version &+= 1
     }
@@ -214,28 +197,44 @@ extension Store {
     package func loadMap(_ table: Table, _ row: Int32, _ property: Int, to pairs: PropertyValue)
         throws(LiveObjectsError)
     {
+        let (keys, ids) = Self.mapIDs(pairs)
+        let (column, rows) = try loadedLinks(table, row, property, ids, given: "map")
+        column.keys[Int(row)] = keys
+        column.lists[Int(row)] = rows
+        column.version &+= 1
+    }
+
+    /// The rows of the targets of a loaded object's list, set or map of objects (-1 for nil),
+    /// each checked and given its backlink, and the column to store them in.
+    ///
+    /// - Throws: `corruptFile` when the object's `given` (list or map) is given twice, a set
+    ///   names an object twice, or a target does not exist.
+    private func loadedLinks(
+        _ table: Table, _ row: Int32, _ property: Int, _ targets: [ObjectKey?], given: String
+    ) throws(LiveObjectsError) -> (LinkListColumn, [Int32]) {
         let column = table.linkListColumn(property)
         column.target.fillIncomingRows()
         guard column.lists[Int(row)].isEmpty else {
             throw LiveObjectsError(
-                .corruptFile, "the map is given twice", objectType: table.name, property: column.property.name)
+                .corruptFile, "the \(given) is given twice", objectType: table.name, property: column.property.name)
         }
-        let (keys, ids) = Self.mapIDs(pairs)
+        if column.property.isSet && Set(targets).count != targets.count {
+            throw LiveObjectsError(
+                .corruptFile, "a set names an object twice", objectType: table.name, property: column.property.name)
+        }
         var rows: [Int32] = []
-        rows.reserveCapacity(ids.count)
+        rows.reserveCapacity(targets.count)
         let backlinks = table.outgoing[property]!
-        for id in ids {
-            guard let id else {
+        for key in targets {
+            guard let key else {
                 rows.append(-1)
                 continue
             }
-            let t = try loadTarget(table, property, column.target, id)
+            let t = try loadTarget(table, property, column.target, key)
             rows.append(t)
             backlinks.add(row, to: t)
         }
-        column.keys[Int(row)] = keys
-        column.lists[Int(row)] = rows
-        column.version &+= 1
+        return (column, rows)
     }
 
     /// The keys and ids (nil for no object) of a map of objects' `[key, .object(id) or .null]`
