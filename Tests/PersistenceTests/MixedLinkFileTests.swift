@@ -143,9 +143,12 @@ import Testing
         let fine = sealedLine(
             #"{"commit":1,"changes":{"Box":{"update":[{"$id":0,"payload":[{"link":{"type":"Dog","id":0}}]}]}}}"#)
         let snapshot = Array(Self.snapshot(good.replacingOccurrences(of: payload, with: #""payload": 1"#)).utf8)
-        #expect(throws: LiveObjectsError.self) {
+        // A damaged journal is a damaged file, whatever check finds it.
+        let refusal = #expect(throws: LiveObjectsError.self) {
             _ = try FileStorage.decode(snapshot: snapshot, journal: Array((header + bad).utf8))
         }
+        #expect(refusal?.code == .corruptFile, "\(String(describing: refusal))")
+        #expect(refusal?.inputLocation != nil, "\(String(describing: refusal))")
         let replayed = try FileStorage.decode(snapshot: snapshot, journal: Array((header + fine).utf8))
         #expect(AnyValue(try replayed.store.table(named: "Box").value(0, 1)) == [value!])
     }

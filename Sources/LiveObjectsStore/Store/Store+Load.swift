@@ -402,10 +402,26 @@ extension Store {
     /// is checked against the property.
     ///
     /// - Throws: `typeMismatch` for a value that does not fit.
+    /// `value` checked for `property` as ``check(_:for:in:)`` does, for a value read from a file:
+    /// a value the property cannot hold (a link to a missing object in a mixed value, a string
+    /// for an integer) means the file is damaged, so the error is `corruptFile` with the check's
+    /// message.
+    package func checkLoaded(_ value: PropertyValue, for property: Property, in table: Table)
+        throws(LiveObjectsError) -> PropertyValue
+    {
+        do throws(LiveObjectsError) {
+            return try check(value, for: property, in: table)
+        } catch  where error.code != .corruptFile {
+            var damaged = error
+            damaged.code = .corruptFile
+            throw damaged
+        }
+    }
+
     package func replaySetValue(_ value: PropertyValue, _ table: Table, _ row: Int32, _ property: Int)
         throws(LiveObjectsError)
     {
-        let checked = try check(value, for: table.schema.properties[property], in: table)
+        let checked = try checkLoaded(value, for: table.schema.properties[property], in: table)
         if property == table.primaryKeyProperty, checked != table.column(property).value(at: Int(row)) {
             throw LiveObjectsError(
                 .corruptFile, "the primary key of an existing object cannot change",

@@ -228,7 +228,7 @@ struct JournalEntry {
                             // set once every object is inserted.
                             guard case .plain(let v) = field, !Self.holdsMixedLink(v) else { continue }
                             do throws(LiveObjectsError) {
-                                values[p] = try store.check(
+                                values[p] = try store.checkLoaded(
                                     v, for: change.table.schema.properties[p], in: change.table)
                             } catch {
                                 throw positioned(error, offset)
