@@ -411,7 +411,8 @@ extension Store {
     {
         do throws(LiveObjectsError) {
             return try check(value, for: property, in: table)
-        } catch  where error.code != .corruptFile {
+        } catch {
+            guard error.code != .corruptFile else { throw error }
             var damaged = error
             damaged.code = .corruptFile
             throw damaged
