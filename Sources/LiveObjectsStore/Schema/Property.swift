@@ -247,7 +247,6 @@ public struct Schema: Hashable, Sendable {
 
     /// Why a mixed (``AnyValue``) property breaks the rules, if it does.
     private func mixedProblem(_ p: Property) -> String? {
-        if p.isList { return "a collection of AnyValue is not supported yet" }
         if p.isOptional { return "an AnyValue property holds null itself: declare it non-optional" }
         return nil
     }

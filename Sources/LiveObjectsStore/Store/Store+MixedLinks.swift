@@ -54,7 +54,7 @@ extension Store {
             for (p, property) in table.schema.properties.enumerated() where property.type == .mixed {
                 let column = table.column(p)
                 for row in table.liveRows {
-                    MixedContainer.forEachLink(in: column.value(at: Int(row))) { link in
+                    Self.forEachMixedLink(in: column.value(at: Int(row)), of: property) { link in
                         if let target = tablesByName[link.objectType] {
                             sources[target.index, default: []].insert(MixedLinkSource(table: table.index, property: p))
                         }
@@ -81,8 +81,9 @@ extension Store {
             for source in sources[t] ?? [] where source.property >= 0 && scanned.insert(source).inserted {
                 let table = tables[source.table]
                 let column = table.column(source.property)
+                let property = table.schema.properties[source.property]
                 for row in table.liveRows where !doomed.contains(RowID(table, row)) {
-                    let cleared = MixedContainer.clearingLinks(in: column.value(at: Int(row))) { link in
+                    let cleared = Self.clearingMixedLinks(in: column.value(at: Int(row)), of: property) { link in
                         guard let target = tablesByName[link.objectType], let r = target.row(for: link.key) else {
                             return false
                         }
@@ -104,7 +105,7 @@ extension Store {
                 let column = table.column(p)
                 for row in table.liveRows {
                     var failure: String?
-                    MixedContainer.forEachLink(in: column.value(at: Int(row))) { link in
+                    Self.forEachMixedLink(in: column.value(at: Int(row)), of: property) { link in
                         guard failure == nil else { return }
                         guard let target = tablesByName[link.objectType], !target.schema.isEmbedded else {
                             failure = "links to an object of an unknown type '\(link.objectType)'"
@@ -122,6 +123,54 @@ extension Store {
                 }
             }
         }
+    }
+}
+
+extension Store {
+    /// Calls `body` with every link of the stored value of a mixed property: of its value, or of
+    /// each element of a list or set, or of each value of a map.
+    static func forEachMixedLink(
+        in value: PropertyValue, of property: Property, _ body: (AnyValue.Link) -> Void
+    ) {
+        guard property.isList else { return MixedContainer.forEachLink(in: value, body) }
+        guard case .list(let elements) = value else { return }
+        for element in elements {
+            if property.isMap {
+                if case .list(let pair) = element, pair.count == 2 { MixedContainer.forEachLink(in: pair[1], body) }
+            } else {
+                MixedContainer.forEachLink(in: element, body)
+            }
+        }
+    }
+
+    /// The stored value of a mixed property with every link for which `isGone` holds made null
+    /// (for a list's element or a map's value, and at any depth inside one); a set loses a member
+    /// that is such a link, and keeps one member of those that become equal. Nil when no link
+    /// was gone.
+    static func clearingMixedLinks(
+        in value: PropertyValue, of property: Property, where isGone: (AnyValue.Link) -> Bool
+    ) -> PropertyValue? {
+        guard property.isList else { return MixedContainer.clearingLinks(in: value, where: isGone) }
+        guard case .list(let elements) = value else { return nil }
+        var result: [PropertyValue] = []
+        result.reserveCapacity(elements.count)
+        var changed = false
+        for element in elements {
+            if property.isMap, case .list(let pair) = element, pair.count == 2,
+                let cleared = MixedContainer.clearingLinks(in: pair[1], where: isGone)
+            {
+                result.append(.list([pair[0], cleared]))
+                changed = true
+            } else if !property.isMap, let cleared = MixedContainer.clearingLinks(in: element, where: isGone) {
+                // A set loses a member that was a link to a gone object; a list keeps null.
+                if !(property.isSet && MixedContainer.link(ofValue: element) != nil) { result.append(cleared) }
+                changed = true
+            } else {
+                result.append(element)
+            }
+        }
+        guard changed else { return nil }
+        return .list(property.isSet ? Store.distinctMembers(result) : result)
     }
 }
 

@@ -13,7 +13,7 @@ extension Store {
         throws(LiveObjectsError) -> PropertyValue
     {
         let checked =
-            property.type == .mixed
+            property.type == .mixed && !property.isList
             ? try checkMixed(value, for: property, in: table) : try checkType(value, for: property, in: table)
         // An enum property of a model class holds only the raw values of its cases.
         if !table.enumCases.isEmpty, !property.isList, !checked.isNull, let cases = table.enumCases[property.name],
