@@ -41,7 +41,11 @@ private let bagTypes: [Object.Type] = [MixedBag.self, MixedBagPet.self]
             let bag = try #require(found)
             #expect(bag.items.count == everyKind.count + 1)
             for (a, b) in zip(bag.items, everyKind) {
-                if case .double(let x) = a, case .double(let y) = b, x.isNaN { #expect(y.isNaN) } else { #expect(a == b) }
+                if case .double(let x) = a, case .double(let y) = b, x.isNaN {
+                    #expect(y.isNaN)
+                } else {
+                    #expect(a == b)
+                }
             }
             #expect(bag.items.last == nested)
             #expect(bag.fields["n"] == 3 && bag.fields["s"] == "text" && bag.fields["nested"] == nested)

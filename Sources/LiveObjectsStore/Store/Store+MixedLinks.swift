@@ -129,7 +129,7 @@ extension Store {
 extension Store {
     /// Calls `body` with every link of the stored value of a mixed property: of its value, or of
     /// each element of a list or set, or of each value of a map.
-    static func forEachMixedLink(
+    package static func forEachMixedLink(
         in value: PropertyValue, of property: Property, _ body: (AnyValue.Link) -> Void
     ) {
         guard property.isList else { return MixedContainer.forEachLink(in: value, body) }

@@ -204,10 +204,10 @@ struct JournalEntry {
     }
 
     /// Whether a value read for a property is a mixed value holding a link, at any depth.
-    static func holdsMixedLink(_ value: PropertyValue) -> Bool {
-        guard case .list = value else { return false }
+    static func holdsMixedLink(_ value: PropertyValue, _ property: Property) -> Bool {
+        guard property.type == .mixed, case .list = value else { return false }
         var found = false
-        MixedContainer.forEachLink(in: value) { _ in found = true }
+        Store.forEachMixedLink(in: value, of: property) { _ in found = true }
         return found
     }
 
@@ -226,7 +226,10 @@ struct JournalEntry {
                         for (p, field, offset) in record.fields {
                             // A link in a mixed value may name an object inserted after this one:
                             // set once every object is inserted.
-                            guard case .plain(let v) = field, !Self.holdsMixedLink(v) else { continue }
+                            guard case .plain(let v) = field, !Self.holdsMixedLink(v, change.table.schema.properties[p])
+                            else {
+                                continue
+                            }
                             do throws(LiveObjectsError) {
                                 values[p] = try store.checkLoaded(
                                     v, for: change.table.schema.properties[p], in: change.table)
@@ -253,7 +256,7 @@ struct JournalEntry {
                         do throws(LiveObjectsError) {
                             switch field {
                             case .plain(let v):
-                                if !isInsert || Self.holdsMixedLink(v) {
+                                if !isInsert || Self.holdsMixedLink(v, change.table.schema.properties[p]) {
                                     try store.replaySetValue(v, change.table, row, p)
                                 }
                             case .link(let key): try store.replaySetLink(change.table, row, p, to: key)

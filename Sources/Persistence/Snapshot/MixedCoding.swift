@@ -66,6 +66,25 @@ extension ValueCoding {
         }
     }
 
+    /// Writes the value of a list, set or map of mixed values: an array of the elements, or of
+    /// `[key, value]` pairs, each element or value in the form ``writeMixed(_:_:)`` gives it.
+    static func writeMixedCollection(_ value: PropertyValue, isMap: Bool, _ writer: inout JSONWriter) {
+        writer.beginArray(singleLine: true)
+        if case .list(let elements) = value {
+            for element in elements {
+                if isMap, case .list(let pair) = element, pair.count == 2 {
+                    writer.beginArray(singleLine: true)
+                    writePlain(pair[0], &writer)
+                    writeMixed(pair[1], &writer)
+                    writer.endArray()
+                } else {
+                    writeMixed(element, &writer)
+                }
+            }
+        }
+        writer.endArray()
+    }
+
     /// Reads a mixed value; a malformed one is refused as corrupt, naming the property.
     static func readMixed(_ property: Property, _ reader: inout JSONReader, table: String, depth: Int = 0)
         throws(LiveObjectsError) -> PropertyValue

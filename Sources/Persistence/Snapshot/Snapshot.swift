@@ -310,7 +310,11 @@ struct RecordEncoder {
             }
             writer.endArray()
         case .other(let column) where column.property.type == .mixed:
-            ValueCoding.writeMixed(column.value(at: r), &writer)
+            if column.property.isList {
+                ValueCoding.writeMixedCollection(column.value(at: r), isMap: column.property.isMap, &writer)
+            } else {
+                ValueCoding.writeMixed(column.value(at: r), &writer)
+            }
         case .other(let column):
             ValueCoding.writePlain(column.value(at: r), &writer)
         }

@@ -1,0 +1,155 @@
+import Foundation
+import LiveObjects
+import LiveObjectsTestSupport
+import Testing
+
+@testable import Persistence
+
+/// Lists, sets and maps of `AnyValue` in snapshots and journals: each element written in the
+/// form of a mixed value (`{"list": …}`, `{"dictionary": …}`, `{"link": …}` for containers and
+/// links), read back the same, bad elements refused as corrupt.
+@Suite struct AnyValueCollectionFileTests {
+    static let schema = Schema([
+        ObjectSchema(
+            name: "Bag",
+            properties: [
+                Property(name: "id", type: .int, isPrimaryKey: true),
+                Property(name: "items", type: .mixed, isList: true),
+                Property(name: "fields", type: .mixed, isMap: true),
+                Property(name: "members", type: .mixed, isList: true, isSet: true),
+            ]),
+        ObjectSchema(name: "Dog", properties: [Property(name: "id", type: .int, isPrimaryKey: true)]),
+    ])
+
+    static func values(_ realm: Realm) async throws -> [[PropertyValue]] {
+        try await realm.read { realm in
+            try realm.dynamicObjects("Bag").map { [$0["id"], $0["items"], $0["fields"], $0["members"]] }
+                .sorted { $0[0].description < $1[0].description }
+        }
+    }
+
+    static func pairs(_ entries: KeyValuePairs<String, AnyValue>) -> PropertyValue {
+        .list(entries.map { .list([.string($0.key), $0.value.propertyValue]) })
+    }
+
+    static func list(_ elements: [AnyValue]) -> PropertyValue { .list(elements.map(\.propertyValue)) }
+
+    @Test func collectionsSurviveSnapshotAndJournal() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("bags.json")
+        let options = FileStorage.Options(savePolicy: .manual, journal: true, journalFoldThreshold: 1 << 30)
+        let configuration = Realm.Configuration(file: url, schema: Self.schema, options: options)
+        let nested: AnyValue = ["a": [1, "two", nil, 2.5], "b": .dictionary([:]), "c": .list([])]
+        let expected = try await withRealm(configuration) { realm in
+            try await realm.write { r in
+                let dog = try r.dynamicCreate("Dog", value: ["id": 7])
+                let link = AnyValue.link(.init(objectType: "Dog", key: dog.key))
+                _ = try r.dynamicCreate(
+                    "Bag",
+                    value: [
+                        "id": 1, "items": Self.list([1, "1", nil, nested, link, .decimal(Decimal(string: "0.1")!)]),
+                        "fields": Self.pairs(["n": 3, "nested": nested, "dog": link]),
+                        "members": Self.list([true, 1, link, [link]]),
+                    ])
+            }
+            try await realm.save()
+            // In the journal only: a new bag, and the first bag's collections changed.
+            try await realm.write { r in
+                let dog = try #require(try r.dynamicObject(ofType: "Dog", forPrimaryKey: 7))
+                let link = AnyValue.link(.init(objectType: "Dog", key: dog.key))
+                _ = try r.dynamicCreate(
+                    "Bag",
+                    value: [
+                        "id": 2, "items": Self.list([link, [link], .data(Data([1, 2]))]),
+                        "fields": Self.pairs(["x": link]), "members": Self.list([.uuid(UUID()), "s"]),
+                    ])
+                // A bag linking to a dog made in the same write (the journal lists bags first).
+                let pup = try r.dynamicCreate("Dog", value: ["id": 8])
+                let pupLink = AnyValue.link(.init(objectType: "Dog", key: pup.key))
+                _ = try r.dynamicCreate(
+                    "Bag",
+                    value: [
+                        "id": 3, "items": Self.list([pupLink]), "fields": Self.pairs(["pup": ["p": pupLink]]),
+                        "members": Self.list([pupLink]),
+                    ])
+                let first = try #require(try r.dynamicObject(ofType: "Bag", forPrimaryKey: 1))
+                first["items"] = Self.list([nested, .date(Date(timeIntervalSince1970: 5))])
+                first["fields"] = Self.pairs(["only": [link]])
+            }
+            let journal = String(
+                decoding: try Data(contentsOf: URL(fileURLWithPath: url.path + ".journal")), as: UTF8.self)
+            #expect(journal.contains(#"["only",[{"link":{"type":"Dog","id":0}}]]"#), "\(journal)")
+            return try await Self.values(realm)
+        }
+        #expect(expected.count == 3)
+        let afterJournal = try await withRealm(configuration) { try await Self.values($0) }
+        #expect(afterJournal == expected)
+        let snapshot = String(decoding: try Data(contentsOf: url), as: UTF8.self)
+        #expect(snapshot.contains(#""name": "items", "type": "mixed", "list": true"#), "\(snapshot)")
+        #expect(snapshot.contains(#"{"link": {"type": "Dog", "id": 0}}"#), "\(snapshot)")
+        #expect(try await withRealm(configuration) { try await Self.values($0) } == expected)
+    }
+
+    static func snapshot(_ objects: String) -> String {
+        let schema =
+            #"[{"name": "Bag", "properties": [{"name": "id", "type": "int", "primaryKey": true}, {"name": "items", "type": "mixed", "list": true}, {"name": "fields", "type": "mixed", "map": true}, {"name": "members", "type": "mixed", "set": true}]}, {"name": "Dog", "properties": [{"name": "id", "type": "int", "primaryKey": true}]}]"#
+        return BadFileTests.file(version: 1, schema: schema, objects: objects)
+    }
+
+    static let good =
+        #"{"Bag": [{"$id": 0, "id": 1, "items": [1, [2, {"link": {"type": "Dog", "id": 0}}], {"decimal": "0.1"}], "fields": [["a", {"dictionary": {"k": null}}], ["b", {"link": {"type": "Dog", "id": 0}}]], "members": [true, {"link": {"type": "Dog", "id": 0}}]}], "Dog": [{"$id": 0, "id": 7}]}"#
+
+    @Test func badElementsAreRefusedAsCorrupt() throws {
+        let loaded = try FileStorage.decode(snapshot: Array(Self.snapshot(Self.good).utf8), journal: nil)
+        let bag = try loaded.store.table(named: "Bag")
+        #expect(AnyValue(bag.value(0, 2)) == nil, "a map's value is not an AnyValue itself")
+        #expect(AnyValue(bag.value(0, 3).elementsForTest[1])?.link?.objectType == "Dog")
+        #expect(AnyValue(bag.value(0, 1).elementsForTest[1]) == [2, AnyValue(bag.value(0, 3).elementsForTest[1])!])
+        for (good, bad) in [
+            (#"[2, {"link": {"type": "Dog", "id": 0}}]"#, #"[2, {"link": {"type": "Dog", "id": 1}}]"#),
+            (#"[2, {"link""#, #"[2, {"lnk""#),
+            (#"["b", {"link""#, #"["a", {"link""#),
+            (#"["b", {"link""#, #"["$b", {"link""#),
+            (#""members": [true, {"link""#, #""members": [true, true, {"link""#),
+            (
+                #""members": [true, {"link": {"type": "Dog", "id": 0}}]"#,
+                #""members": [true, {"link": {"type": "Cat", "id": 0}}]"#
+            ),
+            (#"{"decimal": "0.1"}"#, #"{"decimal": "x"}"#),
+            (#""items": [1, "#, #""items": {"list": [1]}, "x": [1, "#),
+        ] {
+            #expect(Self.good.contains(good), "\(good)")
+            let text = Self.snapshot(Self.good.replacingOccurrences(of: good, with: bad))
+            #expect("\(bad)") {
+                _ = try FileStorage.decode(snapshot: Array(text.utf8), journal: nil)
+            } throws: { error in
+                (error as? LiveObjectsError)?.code == .corruptFile
+            }
+        }
+        // A journal line linking to a missing dog from a list's element is refused as corrupt.
+        let header = sealedLine(#"{"format":"LiveObjects journal","formatVersion":3,"schemaVersion":0,"base":0}"#)
+        let bad = sealedLine(
+            #"{"commit":1,"changes":{"Bag":{"update":[{"$id":0,"items":[{"link":{"type":"Dog","id":4}}]}]}}}"#)
+        let fine = sealedLine(
+            #"{"commit":1,"changes":{"Bag":{"update":[{"$id":0,"items":[{"link":{"type":"Dog","id":0}}]}]}}}"#)
+        let snapshot = Array(Self.snapshot(Self.good).utf8)
+        let refusal = #expect(throws: LiveObjectsError.self) {
+            _ = try FileStorage.decode(snapshot: snapshot, journal: Array((header + bad).utf8))
+        }
+        #expect(refusal?.code == .corruptFile, "\(String(describing: refusal))")
+        let replayed = try FileStorage.decode(snapshot: snapshot, journal: Array((header + fine).utf8))
+        #expect(AnyValue(try replayed.store.table(named: "Bag").value(0, 1).elementsForTest[0])?.link != nil)
+    }
+
+    /// Every single-byte change of a snapshot holding collections of mixed values is refused or
+    /// opens with exactly the same content; a snapshot cut short is refused.
+    @Test func everySingleByteChangeIsCaught() throws {
+        try expectEverySingleByteChangeCaught(Self.snapshot(Self.good), truncationStride: 3)
+    }
+}
+
+extension PropertyValue {
+    fileprivate var elementsForTest: [PropertyValue] {
+        if case .list(let items) = self { return items }
+        return []
+    }
+}
