@@ -99,4 +99,58 @@ private let bagTypes: [Object.Type] = [MixedBag.self, MixedBagPet.self]
             #expect(StoreInvariants.violations(in: r.store).isEmpty)
         }
     }
+
+    @Test func queriesReadElementsByValueAndKind() async throws {
+        let realm = try await openFreshRealm(objectTypes: bagTypes)
+        try await realm.write { r in
+            let rex = try r.create(MixedBagPet.self, value: ["id": 1, "name": "Rex"])
+            let bags: [(items: [AnyValue], fields: [String: AnyValue], members: [AnyValue])] = [
+                ([1, "a"], ["theme": "dark", "n": 3], [true]),
+                ([2.5, nil, ["x": 1]], ["theme": "light"], ["a", 3]),
+                ([], [:], []),
+                ([try .object(rex), 3], ["pet": try .object(rex), "n": 3.0], [try .object(rex)]),
+            ]
+            for (id, bag) in bags.enumerated() {
+                let b = try r.create(MixedBag.self, value: ["id": id])
+                b.items.append(objectsIn: bag.items)
+                for (k, v) in bag.fields { b.fields[k] = v }
+                b.members.insert(objectsIn: bag.members)
+            }
+        }
+        let cases: [(String, [Int])] = [
+            ("ANY items == 1", [0]),
+            ("ANY items == 3", [3]),
+            ("ANY items == 'a'", [0]),
+            ("items.@count == 0", [2]),
+            ("items.@count >= 2", [0, 1, 3]),
+            ("ANY items.@type == 'string'", [0]),
+            ("ANY items.@type == 'null'", [1]),
+            ("ANY items.@type == 'object'", [3]),
+            ("fields['theme'] == 'dark'", [0]),
+            ("fields['n'] == 3", [0, 3]),
+            ("fields.@count == 2", [0, 3]),
+            ("ANY fields.@keys == 'pet'", [3]),
+            ("ANY fields.@values == 'light'", [1]),
+            ("ANY members == 'a'", [1]),
+            ("ANY members == true", [0]),
+            ("members.@count == 2", [1]),
+            ("ANY members.@type == 'bool'", [0]),
+            ("ANY fields.@values.@type == 'object'", [3]),
+            ("fields['theme'].@type == 'string'", [0, 1]),
+            ("fields['n'].@type == 'double'", [3]),
+            ("fields['missing'].@type == 'null'", [0, 1, 2, 3]),
+            ("ALL items.@type == 'int'", [2]),
+            ("NONE items == nil", [0, 2, 3]),
+        ]
+        let refused = ["items[0] == 1", "items[*] == 1", "fields.@keys.@type == 'string'", "fields['n'][0] == 1"]
+        try await realm.read { r in
+            for (query, expected) in cases {
+                let found = try r.objects(MixedBag.self).filter(query).map(\.id).sorted()
+                #expect(found == expected, "\(query)")
+            }
+            for query in refused {
+                #expect(throws: LiveObjectsError.self, "\(query)") { try r.objects(MixedBag.self).filter(query) }
+            }
+        }
+    }
 }

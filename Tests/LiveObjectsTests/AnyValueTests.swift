@@ -26,9 +26,11 @@ let everyKind: [AnyValue] = [
         let property = try #require(realm.schema["Payload"]?["value"])
         #expect(property.type == .mixed && !property.isOptional && property.description == "value: AnyValue")
         for bad in [
-            Property(name: "v", type: .mixed, isOptional: true), Property(name: "v", type: .mixed, isList: true),
+            Property(name: "v", type: .mixed, isOptional: true),
+            Property(name: "v", type: .mixed, isOptional: true, isList: true),
             Property(name: "v", type: .mixed, isIndexed: true), Property(name: "v", type: .mixed, isPrimaryKey: true),
-            Property(name: "v", type: .mixed, isMap: true),
+            Property(name: "v", type: .mixed, isOptional: true, isMap: true),
+            Property(name: "v", type: .mixed, isList: true, isIndexed: true),
         ] {
             #expect(throws: LiveObjectsError.self, "\(bad)") {
                 try Schema([ObjectSchema(name: "T", properties: [bad])]).validate()

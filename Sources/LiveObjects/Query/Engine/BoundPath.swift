@@ -31,7 +31,7 @@ struct BoundPath {
     }
 
     /// What a step reads of a map besides its values.
-    enum MapAccess {
+    enum MapAccess: Equatable {
         /// The value of a key (null when the map lacks the key).
         case key(String)
         /// The keys.
@@ -110,7 +110,9 @@ struct BoundPath {
         var table = root
         for (i, name) in components.enumerated() {
             if name == KeyPathSyntax.typeStep {
-                guard let last = steps.last, !last.readsKind, last.mapAccess == nil,
+                // After an AnyValue, its subscripts, or the elements or a key's value of a
+                // collection of AnyValues (not after a map's keys).
+                guard let last = steps.last, !last.readsKind, last.mapAccess != .keys,
                     last.table.schema.properties[last.property].type == .mixed, i == components.count - 1
                 else {
                     throw QueryBindingFailure(
@@ -122,7 +124,8 @@ struct BoundPath {
                 continue
             }
             if KeyPathSyntax.isSubscript(name), let last = steps.last, last.mapAccess == nil, !last.readsKind,
-                last.table.schema.properties[last.property].type == .mixed
+                last.table.schema.properties[last.property].type == .mixed,
+                !last.table.schema.properties[last.property].isList
             {
                 steps[steps.count - 1].mixedAccess.append(mixedAccess(name))
                 if case .every = steps[steps.count - 1].mixedAccess.last { steps[steps.count - 1].isToMany = true }
@@ -137,6 +140,12 @@ struct BoundPath {
                 continue
             }
             if KeyPathSyntax.index(name) != nil || name == KeyPathSyntax.everyElementComponent {
+                if let last = steps.last, last.table.schema.properties[last.property].type == .mixed {
+                    throw QueryBindingFailure(
+                        "a collection of AnyValues is read with ANY, ALL or NONE, not by position or [*], and"
+                            + " a map's value is compared whole", code: .invalidQuery, objectType: table.name,
+                        property: last.table.schema.properties[last.property].name)
+                }
                 throw QueryBindingFailure(
                     "an index or [*] follows only an AnyValue property", code: .invalidQuery, objectType: table.name,
                     property: steps.last.map { $0.table.schema.properties[$0.property].name })
@@ -156,7 +165,7 @@ struct BoundPath {
                             table: last.table, property: last.property, target: target, isToMany: isToMany,
                             mapAccess: access))
                 }
-                if i < components.count - 1 {
+                if i < components.count - 1, components[i + 1] != KeyPathSyntax.typeStep {
                     // A map of objects' values (`friends.@values`, `friends['a']`) are links.
                     guard let next = steps.last?.target else {
                         throw QueryBindingFailure(
@@ -380,6 +389,12 @@ struct BoundPath {
     /// The values of the last step from one row.
     @inline(__always)
     static func lastValues(_ step: Step, _ row: Int32, _ visit: (PropertyValue) -> Void) {
+        if step.readsKind && step.mixedAccess.isEmpty && (step.isToMany || step.mapAccess != nil) {
+            // The kinds of a collection of AnyValues' elements, or of a map's value for a key.
+            var elements = step
+            elements.readsKind = false
+            return lastValues(elements, row) { visit(.string(AnyValue.kindName(of: $0))) }
+        }
         if !step.mixedAccess.isEmpty {
             mixedValues(step, row, visit)
         } else if let access = step.mapAccess {
@@ -435,7 +450,7 @@ struct BoundPath {
         if let access = step.mapAccess {
             var value = PropertyValue.null
             Self.mapValues(step, access, row) { value = $0 }
-            return value
+            return step.readsKind ? .string(AnyValue.kindName(of: value)) : value
         }
         if step.readsKind {
             return .string(AnyValue.kindName(of: step.table.columns[step.property]!.value(at: Int(row))))
