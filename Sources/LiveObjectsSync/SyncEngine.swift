@@ -214,6 +214,11 @@ public actor SyncEngine {
                 if p.type == .object { return names.contains(p.objectType ?? "") }
                 return true
             }
+            if let mixed = sent.first(where: { $0.type == .mixed && $0.isList }) {
+                throw LiveObjectsError(
+                    .invalidSchema, "lists, sets and maps of AnyValue are not synced yet", objectType: name,
+                    property: mixed.name)
+            }
             if let links = sent.first(where: { $0.type == .object && $0.isMap }) {
                 throw LiveObjectsError(
                     .invalidSchema, "maps of objects are not synced yet", objectType: name, property: links.name)

@@ -187,4 +187,29 @@ struct SyncMixedTests {
         #expect(report.unreadable.values.allSatisfy { $0.code == .typeMismatch && $0.property == "style" })
         #expect(try await devices[1].style == "kept")
     }
+
+    @Test func aTypeWithACollectionOfAnyValuesIsRefusedUntilTheyAreSynced() async throws {
+        final class Scrapbook: Object, SyncableObject {
+            @Persisted(primaryKey: true) var id = 0
+            @Persisted var serverID: String?
+            @Persisted var entries: List<AnyValue>
+        }
+        final class Notebook: Object, SyncableObject {
+            @Persisted(primaryKey: true) var id = 0
+            @Persisted var serverID: String?
+            @Persisted var fields: Map<String, AnyValue>
+        }
+        let cases: [(any SyncableObject.Type, [Object.Type], String)] = [
+            (Scrapbook.self, [Scrapbook.self], "entries"), (Notebook.self, [Notebook.self], "fields"),
+        ]
+        for (type, objectTypes, property) in cases {
+            var configuration = Realm.Configuration(identifier: "mixed-collections-\(UUID())", objectTypes: objectTypes)
+            configuration.keepsHistory = true
+            let realm = try await Realm.open(configuration)
+            let error = await #expect(throws: LiveObjectsError.self) {
+                _ = try await SyncEngine(realm: realm, transport: FakeServer(), types: [type])
+            }
+            #expect(error?.code == .invalidSchema && error?.property == property, "\(String(describing: error))")
+        }
+    }
 }

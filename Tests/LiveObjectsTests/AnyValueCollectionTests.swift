@@ -153,4 +153,35 @@ private let bagTypes: [Object.Type] = [MixedBag.self, MixedBagPet.self]
             }
         }
     }
+
+    @Test func createCopyAndCodableTakeCollectionsOfAnyValues() async throws {
+        let realm = try await openFreshRealm(objectTypes: bagTypes)
+        let items: [AnyValue] = [1, "a", ["x": 1], [nil, 2.5], .decimal(Decimal(string: "9.99")!)]
+        try await realm.write { r in
+            let bag = try r.create(
+                MixedBag.self,
+                value: [
+                    "id": 1, "items": items, "fields": ["k": AnyValue.int(2), "d": ["z": true]],
+                    "members": [AnyValue.int(1), 1, "1"],
+                ] as [String: Any])
+            #expect(Array(bag.items) == items)
+            #expect(bag.fields["k"] == 2 && bag.fields["d"] == ["z": true] && bag.fields.count == 2)
+            #expect(Array(bag.members) == [1, "1"])
+            let copy = try MixedBag(value: ["id": 2, "items": [AnyValue.string("s")], "fields": ["a": AnyValue.null]])
+            #expect(Array(copy.items) == ["s"] && copy.fields["a"] == .null)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let bag = MixedBag()
+        bag.id = 3
+        bag.items.append(objectsIn: items)
+        bag.fields["n"] = [1, "x"]
+        bag.members.insert(objectsIn: [true, .date(Date(timeIntervalSince1970: 0))])
+        let data = try encoder.encode(bag)
+        let back = try JSONDecoder().decode(MixedBag.self, from: data)
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(Array(back.items) == items, "\(text)")
+        #expect(back.fields["n"] == [1, "x"] && back.fields.count == 1, "\(text)")
+        #expect(Array(back.members) == Array(bag.members), "\(text)")
+    }
 }

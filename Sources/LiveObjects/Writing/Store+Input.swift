@@ -282,8 +282,20 @@ extension Store {
         switch input {
         case .value(let v):
             return try check(v, for: property, in: table)
-        case .array where property.type == .mixed, .dictionary where property.type == .mixed,
-            .object where property.type == .mixed:
+        case .array(let items) where property.type == .mixed && property.isList && !property.isMap:
+            // A list or set of AnyValues: each element as an AnyValue.
+            var values: [PropertyValue] = []
+            for item in items { values.append(try mixedValue(item, property, table).propertyValue) }
+            return try check(.list(values), for: property, in: table)
+        case .dictionary(let entries) where property.type == .mixed && property.isMap:
+            var pairs: [PropertyValue] = []
+            for (key, item) in entries {
+                pairs.append(.list([.string(key), try mixedValue(item, property, table).propertyValue]))
+            }
+            return try check(.list(pairs), for: property, in: table)
+        case .array where property.type == .mixed && !property.isList,
+            .dictionary where property.type == .mixed && !property.isList,
+            .object where property.type == .mixed && !property.isList:
             // A Swift array or dictionary for an AnyValue: a nested list or dictionary.
             return try check(try mixedValue(input, property, table).propertyValue, for: property, in: table)
         case .array(let items) where property.isList:
