@@ -160,7 +160,7 @@ enum Operations {
 
     static func json(_ value: PropertyValue, _ property: Property, _ realm: isolated Realm) -> JSONValue {
         if property.isMap { return mapJSON(value, property) { json($0, $1, realm) } }
-        if property.type == .mixed { return json(mixed: value) }
+        if property.type == .mixed && !property.isList { return json(mixed: value) }
         if case .list(let items) = value {
             var element = property
             element.isList = false

@@ -106,4 +106,36 @@ import Testing
             ])
         #expect(bad.code != 0 && bad.stderr.contains("does not exist"), "\(bad.stderr)")
     }
+
+    /// Lists, sets and maps of AnyValue: defined in Swift's spellings, each element read and
+    /// printed as an AnyValue, queried by element and kind, a link in one null after its delete.
+    @Test func collectionsOfAnyValues() async {
+        let run = await liveobj(
+            [
+                "--json", "-c",
+                [
+                    "define Pet { id: Int primary }",
+                    "define Bag { id: Int primary, items: [AnyValue], fields: [String: AnyValue], tags: Set<AnyValue> }",
+                    #"create Pet {"id": 1}"#,
+                    ##"create Bag {"id": 1, "items": [1, "a", {"x": [1]}, {"link": {"type": "Pet", "key": "#0"}}], "##
+                        + #""fields": {"k": {"decimal": "2.5"}}, "tags": [1, 1, "1"]}"#,
+                    #"create Bag {"id": 2, "items": [], "fields": {"k": "2.5"}}"#,
+                    "query Bag where ANY items.@type == 'object'",
+                    "query Bag where fields['k'] == 2.5",
+                    "query Bag where fields['k'].@type == 'string'",
+                    "delete Pet 1",
+                    "query Bag where id == 1",
+                ].joined(separator: "; "),
+            ])
+        #expect(run.code == 0, "\(run.stderr)")
+        let bag =
+            ##"{"id":1,"items":[1,"a",{"dictionary":{"x":[1]}},{"link":{"type":"Pet","key":"#0"}}],"fields":{"k":{"decimal":"2.5"}},"##
+            + #""tags":[1,"1"]}"#
+        #expect(run.stdout.contains("[\(bag)]\n[\(bag)]\n"), "\(run.stdout)")
+        #expect(run.stdout.contains(#"[{"id":2,"items":[],"fields":{"k":"2.5"},"tags":[]}]"#), "\(run.stdout)")
+        #expect(
+            run.stdout.contains(
+                #"[{"id":1,"items":[1,"a",{"dictionary":{"x":[1]}},null],"fields":{"k":{"decimal":"2.5"}},"#),
+            "\(run.stdout)")
+    }
 }
