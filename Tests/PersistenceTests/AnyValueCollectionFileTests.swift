@@ -145,6 +145,42 @@ import Testing
     @Test func everySingleByteChangeIsCaught() throws {
         try expectEverySingleByteChangeCaught(Self.snapshot(Self.good), truncationStride: 3)
     }
+
+    /// A migration turns lists, sets and maps of plain values into ones of AnyValues, each
+    /// element as it was; a plain value never becomes a collection.
+    @Test func aMigrationTurnsPlainCollectionsIntoCollectionsOfAnyValues() async throws {
+        let url = try makeTemporaryDirectory().appendingPathComponent("migrated.json")
+        func schema(_ type: PropertyType, tags: PropertyType = .string) -> Schema {
+            Schema([
+                ObjectSchema(
+                    name: "Bag",
+                    properties: [
+                        Property(name: "id", type: .int, isPrimaryKey: true),
+                        Property(name: "items", type: type, isOptional: type != .mixed, isList: true),
+                        Property(name: "fields", type: type, isMap: true),
+                        Property(name: "members", type: type, isList: true, isSet: true),
+                        Property(name: "note", type: tags == .mixed ? .mixed : .string, isList: tags == .mixed),
+                    ])
+            ])
+        }
+        try await withRealm(Realm.Configuration(file: url, schema: schema(.int), schemaVersion: 1)) { realm in
+            try await realm.write { realm in
+                _ = try realm.dynamicCreate(
+                    "Bag",
+                    value: [
+                        "id": 1, "items": [1, .null, 3], "fields": .list([.list(["a", 2])]), "members": [5, 6],
+                        "note": "n",
+                    ])
+            }
+        }
+        let migrated = Realm.Configuration(file: url, schema: schema(.mixed, tags: .mixed), schemaVersion: 2)
+        let values = try await withRealm(migrated) { realm in
+            try await realm.read { realm in
+                try realm.dynamicObjects("Bag").map { [$0["items"], $0["fields"], $0["members"], $0["note"]] }
+            }
+        }
+        #expect(values == [[[1, .null, 3], .list([.list(["a", 2])]), [5, 6], .list([])]])
+    }
 }
 
 extension PropertyValue {

@@ -199,7 +199,15 @@ enum MigrationRunner {
                 guard p.isStored, let o = oldTable.propertyIndex[p.name] else { return nil }
                 let q = oldTable.schema.properties[o]
                 // A plain value becomes an AnyValue as it is (a String its string, nil null).
-                if p.type == .mixed && !q.isList && q.type != .object && q.type != .linkingObjects { return o }
+                if p.type == .mixed && !p.isList && !q.isList && q.type != .object && q.type != .linkingObjects {
+                    return o
+                }
+                // A list, set or map of plain values becomes one of AnyValues, each element as it is.
+                if p.type == .mixed && p.isList && q.isList && p.isSet == q.isSet && p.isMap == q.isMap
+                    && q.type != .object && q.type != .linkingObjects
+                {
+                    return o
+                }
                 guard q.type == p.type, q.isList == p.isList, q.isMap == p.isMap, q.objectType == p.objectType,
                     !q.isOptional || p.isOptional || p.type == .object
                 else { return nil }
