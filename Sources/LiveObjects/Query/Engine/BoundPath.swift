@@ -140,15 +140,7 @@ struct BoundPath {
                 continue
             }
             if KeyPathSyntax.index(name) != nil || name == KeyPathSyntax.everyElementComponent {
-                if let last = steps.last, last.table.schema.properties[last.property].type == .mixed {
-                    throw QueryBindingFailure(
-                        "a collection of AnyValues is read with ANY, ALL or NONE, not by position or [*], and"
-                            + " a map's value is compared whole", code: .invalidQuery, objectType: table.name,
-                        property: last.table.schema.properties[last.property].name)
-                }
-                throw QueryBindingFailure(
-                    "an index or [*] follows only an AnyValue property", code: .invalidQuery, objectType: table.name,
-                    property: steps.last.map { $0.table.schema.properties[$0.property].name })
+                throw misplacedSubscript(after: steps.last, in: table)
             }
             if KeyPathSyntax.mapKey(name) != nil || KeyPathSyntax.mapSteps.contains(name) {
                 if let access = try mapAccess(name, after: steps.last) {
@@ -204,6 +196,20 @@ struct BoundPath {
             }
         }
         return BoundPath(steps: steps, root: root)
+    }
+
+    /// The error for an index or `[*]` that follows no `AnyValue` (or follows a collection of
+    /// them, or a map's value).
+    private static func misplacedSubscript(after last: Step?, in table: Table) -> QueryBindingFailure {
+        let property = last.map { $0.table.schema.properties[$0.property] }
+        guard let property, property.type == .mixed else {
+            return QueryBindingFailure(
+                "an index or [*] follows only an AnyValue property", code: .invalidQuery, objectType: table.name,
+                property: property?.name)
+        }
+        return QueryBindingFailure(
+            "a collection of AnyValues is read with ANY, ALL or NONE, not by position or [*], and a map's value"
+                + " is compared whole", code: .invalidQuery, objectType: table.name, property: property.name)
     }
 
     /// The subscript into an `AnyValue` a component names.
