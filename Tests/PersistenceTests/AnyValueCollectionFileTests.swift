@@ -189,3 +189,205 @@ extension PropertyValue {
         return []
     }
 }
+
+/// Random links appended to lists, set in maps and inserted in sets of `AnyValue`s (at the top
+/// of an element and nested in one), plain elements, deletes of the linked objects, writes that
+/// fail, saves and reopenings, against a reference that writes every link as the dog's id and
+/// clears those of a deleted dog (a set drops a member that was the link and keeps the first of
+/// equal members). `LIVEOBJECTS_MIXED_COLLECTION_SEED` (a number, or `random`) replays one run;
+/// a failure prints the seed and the operations.
+@Suite struct AnyValueCollectionRandomTests {
+    struct Bag: Equatable, CustomStringConvertible {
+        var items: [AnyValue] = []
+        var fields: [String: AnyValue] = [:]
+        var members: [AnyValue] = []
+
+        var description: String { "items \(items), fields \(fields), members \(members)" }
+
+        /// The bag with every link to `dog` cleared.
+        func clearing(_ dog: Int) -> Bag {
+            var bag = Bag()
+            bag.items = items.map { MixedLinkRandomTests.Reference.clearing(dog, in: $0) }
+            bag.fields = fields.mapValues { MixedLinkRandomTests.Reference.clearing(dog, in: $0) }
+            for member in members where member != .string("→Dog \(dog)") {
+                let cleared = MixedLinkRandomTests.Reference.clearing(dog, in: member)
+                if !bag.members.contains(cleared) { bag.members.append(cleared) }
+            }
+            return bag
+        }
+    }
+
+    static let schema = Schema([
+        ObjectSchema(
+            name: "Bag",
+            properties: [
+                Property(name: "id", type: .int, isPrimaryKey: true),
+                Property(name: "items", type: .mixed, isList: true),
+                Property(name: "fields", type: .mixed, isMap: true),
+                Property(name: "members", type: .mixed, isList: true, isSet: true),
+            ]),
+        ObjectSchema(name: "Dog", properties: [Property(name: "id", type: .int, isPrimaryKey: true)]),
+    ])
+
+    static func bags(_ realm: isolated Realm) throws -> [Int: Bag] {
+        func named(_ value: PropertyValue) throws -> AnyValue {
+            try MixedLinkFileTests.named(try #require(AnyValue(value)), realm)
+        }
+        var result: [Int: Bag] = [:]
+        for object in try realm.dynamicObjects("Bag") {
+            var bag = Bag()
+            guard case .list(let items) = object["items"], case .list(let pairs) = object["fields"],
+                case .list(let members) = object["members"]
+            else { throw MixedLinkRandomTests.Failure() }
+            bag.items = try items.map(named)
+            for pair in pairs {
+                guard case .list(let kv) = pair, case .string(let key) = kv[0] else {
+                    throw MixedLinkRandomTests.Failure()
+                }
+                bag.fields[key] = try named(kv[1])
+            }
+            bag.members = try members.map(named)
+            result[Int(object["id"].intValue!)] = bag
+        }
+        return result
+    }
+
+    @Test func randomElementLinksDeletesRollbacksAndReopensMatchTheReference() async throws {
+        let seed = TestEnvironment.seed("LIVEOBJECTS_MIXED_COLLECTION_SEED") ?? 0xC0_11EC
+        let steps = TestEnvironment.isLong ? 300 : 60
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        var log: [String] = []
+        let failed = try await Self.run(steps: steps, &rng, &log)
+        #expect(!failed)
+        if failed {
+            print(
+                "AnyValueCollectionRandomTests: seed \(seed) (LIVEOBJECTS_MIXED_COLLECTION_SEED); operations:\n  "
+                    + log.joined(separator: "\n  "))
+        }
+    }
+
+    /// Puts `value` (named `named` in the reference) into one of a bag's collections.
+    static func put(
+        _ value: AnyValue, named: AnyValue, into target: Int, key: String, _ object: DynamicObject, _ bag: inout Bag
+    ) throws {
+        switch target {
+        case 0:
+            guard case .list(var items) = object["items"] else { return }
+            items.append(value.propertyValue)
+            try object.set("items", to: .list(items))
+            bag.items.append(named)
+        case 1:
+            guard case .list(var pairs) = object["fields"] else { return }
+            pairs.removeAll { if case .list(let kv) = $0 { kv[0] == .string(key) } else { false } }
+            pairs.append(.list([.string(key), value.propertyValue]))
+            try object.set("fields", to: .list(pairs))
+            bag.fields[key] = named
+        default:
+            guard case .list(var members) = object["members"] else { return }
+            members.append(value.propertyValue)
+            try object.set("members", to: .list(members))
+            if !bag.members.contains(named) { bag.members.append(named) }
+        }
+    }
+
+    static func run(steps: Int, _ rng: inout SeededRandomNumberGenerator, _ log: inout [String]) async throws -> Bool {
+        let url = try makeTemporaryDirectory().appendingPathComponent("random-collections.json")
+        let options = FileStorage.Options(savePolicy: .manual, journal: true, journalFoldThreshold: 1 << 30)
+        let configuration = Realm.Configuration(file: url, schema: Self.schema, options: options)
+        var realm: Realm? = try await openRealm(configuration)
+        var reference: [Int: Bag] = [:]
+        var dogs: Set<Int> = []
+        var nextDog = 0
+        try await realm!.write { r in
+            for id in 0..<3 { _ = try r.dynamicCreate("Bag", value: ["id": .int(Int64(id))]) }
+        }
+        for id in 0..<3 { reference[id] = Bag() }
+        for _ in 0..<steps {
+            let id = rng.int(0...2)
+            let target = rng.int(0...2)
+            let key = ["a", "b", "c"][rng.int(0...2)]
+            let dog = rng.pick(dogs.sorted())
+            var bag = reference[id]!
+            switch rng.int(0...9) {
+            case 0, 1:
+                let made = nextDog
+                nextDog += 1
+                let nested = rng.int(0...2)
+                log.append("create dog \(made), put a link to it (\(nested)) in bag \(id)'s \(target) at \(key)")
+                let before = bag
+                bag = try await realm!.write { r in
+                    var bag = before
+                    let created = try r.dynamicCreate("Dog", value: ["id": .int(Int64(made))])
+                    let (stored, named) = MixedLinkRandomTests.value(linking: made, created.link, nested: nested)
+                    let object = try r.dynamicObject(ofType: "Bag", forPrimaryKey: .int(Int64(id)))!
+                    try Self.put(stored, named: named, into: target, key: key, object, &bag)
+                    return bag
+                }
+                dogs.insert(made)
+            case 2, 3:
+                guard let dog else { continue }
+                let nested = rng.int(0...2)
+                log.append("put a link to dog \(dog) (\(nested)) in bag \(id)'s \(target) at \(key)")
+                let before = bag
+                bag = try await realm!.write { r in
+                    var bag = before
+                    let linked = try r.dynamicObject(ofType: "Dog", forPrimaryKey: .int(Int64(dog)))!
+                    let (stored, named) = MixedLinkRandomTests.value(linking: dog, linked.link, nested: nested)
+                    let object = try r.dynamicObject(ofType: "Bag", forPrimaryKey: .int(Int64(id)))!
+                    try Self.put(stored, named: named, into: target, key: key, object, &bag)
+                    return bag
+                }
+            case 4:
+                let n = rng.int(0...5)
+                log.append("put \(n) in bag \(id)'s \(target) at \(key)")
+                let before = bag
+                bag = try await realm!.write { r in
+                    var bag = before
+                    let object = try r.dynamicObject(ofType: "Bag", forPrimaryKey: .int(Int64(id)))!
+                    try Self.put(.int(n), named: .int(n), into: target, key: key, object, &bag)
+                    return bag
+                }
+            case 5, 6:
+                guard let dog else { continue }
+                log.append("delete dog \(dog)")
+                try await realm!.write { r in
+                    try r.delete(r.dynamicObject(ofType: "Dog", forPrimaryKey: .int(Int64(dog)))!)
+                }
+                dogs.remove(dog)
+                reference = reference.mapValues { $0.clearing(dog) }
+                bag = reference[id]!
+            case 7:
+                guard let dog else { continue }
+                log.append("delete dog \(dog) and put 9 in bag \(id)'s \(target), then fail")
+                let before = bag
+                do {
+                    try await realm!.write { r in
+                        var scratch = before
+                        try r.delete(r.dynamicObject(ofType: "Dog", forPrimaryKey: .int(Int64(dog)))!)
+                        let object = try r.dynamicObject(ofType: "Bag", forPrimaryKey: .int(Int64(id)))!
+                        try Self.put(9, named: 9, into: target, key: key, object, &scratch)
+                        throw MixedLinkRandomTests.Failure()
+                    }
+                } catch is MixedLinkRandomTests.Failure {}
+            default:
+                let saves = rng.chance(0.5)
+                log.append(saves ? "save and reopen" : "reopen")
+                if saves { try await realm!.save() }
+                realm = nil
+                for _ in 0..<1000 where FileStorage.isOpen(configuration) {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                realm = try await openRealm(configuration)
+            }
+            reference[id] = bag
+            let (read, violations) = try await realm!.read { r in
+                (try Self.bags(r), StoreInvariants.violations(in: r.store))
+            }
+            if read != reference || !violations.isEmpty {
+                Issue.record("after \(log.last ?? ""): read \(read), expected \(reference); \(violations)")
+                return true
+            }
+        }
+        return false
+    }
+}
