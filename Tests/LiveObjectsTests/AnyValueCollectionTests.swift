@@ -184,4 +184,27 @@ private let bagTypes: [Object.Type] = [MixedBag.self, MixedBagPet.self]
         #expect(back.fields["n"] == [1, "x"] && back.fields.count == 1, "\(text)")
         #expect(Array(back.members) == Array(bag.members), "\(text)")
     }
+
+    @Test func aDeleteNullingAMapValueIsReportedAsThatKeysChange() async throws {
+        let realm = try await openFreshRealm(objectTypes: bagTypes)
+        try await realm.write { r in
+            let rex = try r.create(MixedBagPet.self, value: ["id": 1, "name": "Rex"])
+            let bag = try r.create(MixedBag.self, value: ["id": 1])
+            bag.fields["pet"] = try .object(rex)
+            bag.fields["n"] = 1
+            bag.items.append(try .object(rex))
+        }
+        let (fieldChanges, objectChanges) = try await realm.read { r in
+            let bag = r.object(ofType: MixedBag.self, forPrimaryKey: 1)!
+            return (bag.fields.changes(), bag.changes())
+        }
+        var fields = fieldChanges.makeAsyncIterator()
+        var object = objectChanges.makeAsyncIterator()
+        #expect(await fields.next() == .initial(keys: ["n", "pet"]))
+        _ = await object.next()
+        try await realm.write { r in try r.delete(r.objects(MixedBagPet.self)) }
+        #expect(await fields.next() == .changed(MapChange(modifications: ["pet"])))
+        let change = await object.next()
+        #expect("\(String(describing: change))".contains("items") && "\(String(describing: change))".contains("fields"))
+    }
 }
