@@ -74,14 +74,17 @@ public final class MutableSet<Element: _Persistable>: RandomAccessCollection, Cu
 
     /// Whether the set holds a member equal to `member`.
     ///
-    /// - Complexity: O(n).
+    /// - Complexity: O(1) on average for a managed set of 16 members or more that nothing else
+    ///   changed since its last lookup (the realm keeps the members of the set last looked up
+    ///   in by value); O(n) for another set, an unmanaged or a frozen one.
     public func contains(_ member: Element) -> Bool {
         position(of: member) != nil
     }
 
     /// Adds a member, unless the set already holds it.
     ///
-    /// - Complexity: O(n).
+    /// - Complexity: as ``contains(_:)``: a run of inserts into one managed set costs O(1) on
+    ///   average each.
     public func insert(_ member: Element) {
         guard let context else {
             if position(of: member) == nil { elements.append(member) }

@@ -63,6 +63,55 @@ public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible, 
         list(keyPath)
     }
 
+    /// A set of values, as an array of its members in the set's order.
+    public subscript<Value: _PrimitivePersistable & Sendable>(
+        dynamicMember keyPath: KeyPath<Element, MutableSet<Value>>
+    ) -> [Value] {
+        read { Array($0[keyPath: keyPath]) }
+    }
+
+    /// A set of objects: its members, frozen at the same version.
+    public subscript<Target: Object>(dynamicMember keyPath: KeyPath<Element, MutableSet<Target>>) -> FrozenResults<
+        Target
+    > {
+        read { object in
+            let set = object[keyPath: keyPath]
+            let keys = set.compactMap { $0.objectKey }
+            let table = set.first?._handle?.table.index ?? 0
+            return FrozenResults(frozen: frozen, tableIndex: table, keys: keys)
+        }
+    }
+
+    /// A map of values, as a dictionary.
+    public subscript<Value: _PrimitivePersistable & Sendable>(
+        dynamicMember keyPath: KeyPath<Element, Map<String, Value>>
+    ) -> [String: Value] {
+        read { object in
+            var values: [String: Value] = [:]
+            for (key, value) in object[keyPath: keyPath] { values[key] = value }
+            return values
+        }
+    }
+
+    /// A map of objects, as a dictionary of its targets frozen at the same version (nil for a
+    /// key with no object).
+    public subscript<Target: Object>(
+        dynamicMember keyPath: KeyPath<Element, Map<String, Target?>>
+    ) -> [String: FrozenObject<Target>?] {
+        read { object in
+            var values: [String: FrozenObject<Target>?] = [:]
+            for (key, target) in object[keyPath: keyPath] {
+                // `updateValue`, so that a key with no object stays (with nil).
+                values.updateValue(
+                    target?._handle.map {
+                        FrozenObject<Target>(frozen: frozen, tableIndex: $0.table.index, key: $0.key)
+                    },
+                    forKey: key)
+            }
+            return values
+        }
+    }
+
     /// The objects linking here through a `LinkingObjects` property, frozen at the same version.
     public subscript<Origin: Object>(
         dynamicMember keyPath: KeyPath<Element, LinkingObjects<Origin>>

@@ -536,11 +536,14 @@ extension Store {
         let property = table.schema.properties[p]
         if let column = table.columns[p] as? LinkListColumn {
             let r = try resolveLink(input, column.target, context: context)
-            if property.isSet && column.lists[Int(row)].contains(r) { return }
+            let member = PropertyValue.object(column.target.key(r))
+            if property.isSet && indexOfMember(member, table, row, p) != nil { return }
             if column.target.schema.isEmbedded && column.target.linkCount(to: r) > 0 {
                 throw alreadyOwned(table, property.name)
             }
-            listInsert(.object(column.target.key(r)), table, row, p, at: index)
+            let stamp = mutationCount
+            listInsert(member, table, row, p, at: index)
+            if property.isSet { noteMemberAppended(member, table, row, p, at: index, stampBefore: stamp) }
         } else {
             var element = property
             element.isList = false
@@ -548,7 +551,9 @@ extension Store {
             element.isMap = false
             let value = try checkedValue(input, element, table)
             if property.isSet && indexOfMember(value, table, row, p) != nil { return }
+            let stamp = mutationCount
             listInsert(value, table, row, p, at: index)
+            if property.isSet { noteMemberAppended(value, table, row, p, at: index, stampBefore: stamp) }
         }
     }
 

@@ -372,16 +372,67 @@ extension Store {
     }
 
     /// The position of a member in a set property (or of an element in a list), if it holds it.
+    ///
+    /// - Complexity: O(1) on average for a set looked up in again with no other change between
+    ///   (its members are kept by value, ``SetMembers``), O(*n*) otherwise. A frozen copy,
+    ///   read from any thread, keeps nothing and scans.
     package func indexOfMember(_ value: PropertyValue, _ table: Table, _ row: Int32, _ p: Int) -> Int? {
         switch table.columns[p] {
         case let c as LinkListColumn:
             guard case .object(let key) = value, let r = c.target.row(for: key) else { return nil }
-            return c.lists[Int(row)].firstIndex(of: r)
+            let list = c.lists[Int(row)]
+            guard isLive, c.property.isSet, list.count >= SetMembers.smallest else { return list.firstIndex(of: r) }
+            return memberPosition(.int(Int64(r)), table, row, p, count: list.count) { i in
+                list[i] == r
+            } members: {
+                list.map { .int(Int64($0)) }
+            }
         case let c as ValueListColumn:
-            return c.lists[Int(row)].firstIndex(of: value)
+            let list = c.lists[Int(row)]
+            guard isLive, c.property.isSet, list.count >= SetMembers.smallest else {
+                return list.firstIndex(of: value)
+            }
+            return memberPosition(value, table, row, p, count: list.count) { i in
+                list[i] == value
+            } members: {
+                list
+            }
         default:
             return nil
         }
+    }
+
+    /// The position of a member of a large set, through the members kept for it when nothing
+    /// changed since (rebuilt otherwise). `holds` confirms a position found.
+    private func memberPosition(
+        _ member: PropertyValue, _ table: Table, _ row: Int32, _ p: Int, count: Int, holds: (Int) -> Bool,
+        members: () -> [PropertyValue]
+    ) -> Int? {
+        if let kept = setMembers, kept.isCurrent(table.index, row, p, stamp: mutationCount, count: count) {
+            guard let i = kept.positions[member] else { return nil }
+            if i < count && holds(i) { return i }
+        }
+        var positions: [PropertyValue: Int] = [:]
+        positions.reserveCapacity(count)
+        for (i, m) in members().enumerated() where positions[m] == nil { positions[m] = i }
+        setMembers = SetMembers(table: table.index, row: row, property: p, stamp: mutationCount, positions: positions)
+        return positions[member]
+    }
+
+    /// Keeps the members of a set current after `value` was appended at `index` to it, when
+    /// they were current before (`stamp`: the mutation count before the append); a member
+    /// placed anywhere else drops them.
+    package func noteMemberAppended(
+        _ value: PropertyValue, _ table: Table, _ row: Int32, _ p: Int, at index: Int, stampBefore stamp: UInt64
+    ) {
+        guard var kept = setMembers, kept.isCurrent(table.index, row, p, stamp: stamp, count: index) else { return }
+        var member = value
+        if case .object(let key) = value, let c = table.columns[p] as? LinkListColumn, let r = c.target.row(for: key) {
+            member = .int(Int64(r))
+        }
+        kept.positions[member] = index
+        kept.stamp = mutationCount
+        setMembers = kept
     }
 
     /// The number of elements of a list property.
@@ -406,5 +457,25 @@ extension Store {
         LiveObjectsError(
             .embeddedObjectAlreadyOwned, "the embedded object already has a parent", objectType: table.name,
             property: property)
+    }
+}
+
+/// The members of one large set by value (a link's by its target's row, as `.int`), with their
+/// positions: what makes `MutableSet.contains` and `insert` O(1) on average when one set is used
+/// again and again. Valid while the store's mutation count is the one it was built at (every
+/// change, a rollback's too, counts) and the set has as many members.
+struct SetMembers {
+    /// Below this many members, a set is scanned.
+    static let smallest = 16
+
+    let table: Int
+    let row: Int32
+    let property: Int
+    var stamp: UInt64
+    var positions: [PropertyValue: Int]
+
+    func isCurrent(_ table: Int, _ row: Int32, _ property: Int, stamp: UInt64, count: Int) -> Bool {
+        self.table == table && self.row == row && self.property == property && self.stamp == stamp
+            && positions.count == count
     }
 }

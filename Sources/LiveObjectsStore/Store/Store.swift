@@ -164,6 +164,8 @@ package final class Store {
     /// The mixed properties that ever held a link, by the index of the link's target table;
     /// nil until a delete first needs it (`Store+MixedLinks.swift`).
     var mixedLinkSources: [Int: Set<MixedLinkSource>]?
+    /// The members of the set last looked up in, by position (`Store+Write.swift`).
+    var setMembers: SetMembers?
 
     /// Creates an empty store for a validated schema.
     package init(schema: Schema) throws(LiveObjectsError) {
