@@ -21,6 +21,7 @@ case "$workload" in
   pk_lookup) method=pkLookup ;;
   filter_unindexed) method=filterUnindexed ;;
   filter_indexed_eq) method=filterIndexedEq ;;
+  indexed_eq_count) method=indexedEqCount ;;
   to_many) method=toMany ;;
   inverse) method=C7inverse ;;
   freeze) method=C6freeze ;;

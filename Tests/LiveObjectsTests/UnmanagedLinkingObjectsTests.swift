@@ -72,3 +72,42 @@ final class ShareCat: Object {
         }
     }
 }
+
+final class RaceOwner: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(originProperty: "owner") var dogs: LinkingObjects<RaceDog>
+    @Persisted(originProperty: "sitter") var sat: LinkingObjects<RaceDog>
+}
+
+final class RaceDog: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var owner: RaceOwner?
+    @Persisted var sitter: RaceOwner?
+}
+
+extension UnmanagedLinkingObjectsTests {
+    /// Objects of a type that no other test makes, made on several threads at once, the first
+    /// ones among them racing to make the shared instances: every object gets the same one per
+    /// origin property (the shared instances are found without a lock once made).
+    @Test func objectsMadeOnManyThreadsAtOnceShareOnePerOrigin() async {
+        let seen = await withTaskGroup(of: [ObjectIdentifier].self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    (0..<500).flatMap { _ in
+                        let owner = RaceOwner()
+                        return [ObjectIdentifier(owner.dogs), ObjectIdentifier(owner.sat)]
+                    }
+                }
+            }
+            var all: [ObjectIdentifier] = []
+            for await ids in group { all += ids }
+            return all
+        }
+        let dogs = Set(stride(from: 0, to: seen.count, by: 2).map { seen[$0] })
+        let sat = Set(stride(from: 1, to: seen.count, by: 2).map { seen[$0] })
+        #expect(dogs.count == 1 && sat.count == 1 && dogs != sat)
+        let owner = RaceOwner()
+        #expect(dogs == [ObjectIdentifier(owner.dogs)] && owner.dogs.propertyName == "owner")
+        #expect(sat == [ObjectIdentifier(owner.sat)] && owner.sat.propertyName == "sitter")
+    }
+}

@@ -1,4 +1,5 @@
 import LiveObjectsStore
+import Synchronization
 
 /// The objects whose link property points at this object: the automatically kept inverse of a
 /// to-one link or a `List`.
@@ -101,27 +102,72 @@ extension LinkingObjects: _LinkingObjectsProtocol {
     /// identity, and it spares every unmanaged model object a heap allocation of its own per
     /// `LinkingObjects` property, which it keeps for as long as it lives (as managed: adding an
     /// object leaves its unmanaged values in place).
+    ///
+    /// Every model object made runs this (a managed object made from a row too, before its
+    /// handle is set), so finding one made before takes no lock (``UnmanagedLinkingObjects``).
     static func unmanaged(property: String) -> LinkingObjects<Element> {
-        let key = UnmanagedLinkingObjectsKey(type: ObjectIdentifier(Element.self), property: property)
-        let shared = unmanagedLinkingObjects.withLock { made in
-            if let found = made[key] { return found }
-            let new = LinkingObjects(fromType: Element.self, property: property)
-            made[key] = new
-            return new
-        }
+        let type = ObjectIdentifier(Element.self)
+        let shared =
+            UnmanagedLinkingObjects.shared.find(type, property)
+            ?? UnmanagedLinkingObjects.shared.add(type, property) {
+                LinkingObjects(fromType: Element.self, property: property)
+            }
         return unsafeDowncast(shared, to: LinkingObjects<Element>.self)
     }
 }
 
-/// What tells the shared unmanaged `LinkingObjects` apart (``LinkingObjects/unmanaged(property:)``).
-private struct UnmanagedLinkingObjectsKey: Hashable {
-    var type: ObjectIdentifier
-    var property: String
-}
+/// The shared unmanaged `LinkingObjects` of every element type and origin property
+/// (``LinkingObjects/unmanaged(property:)``), found without a lock: the ones made so far are in
+/// a list that is never changed once published; adding one (under a lock) publishes a longer
+/// copy. Every published list is kept, so that a reader that loaded an older one may still
+/// read it: with k shared instances that is k lists of at most k entries, and k is the number
+/// of `LinkingObjects` declarations of the program's model types.
+private final class UnmanagedLinkingObjects: Sendable {
+    /// One shared instance: its element type, origin property and the instance (immutable).
+    struct Entry: @unchecked Sendable {
+        // @unchecked: `object` is a `LinkingObjects` without a context, whose stored properties
+        // are constants; nothing about it can change, so any thread may read it.
+        let type: ObjectIdentifier
+        let property: String
+        let object: AnyObject
+    }
 
-// Holds `LinkingObjects` of every element type, each under its own element type's key; they
-// are immutable, so handing one to any thread is safe.
-private let unmanagedLinkingObjects = Locked<[UnmanagedLinkingObjectsKey: AnyObject]>([:])
+    /// The instances made up to a point, never changed once published.
+    final class List: Sendable {
+        let entries: [Entry]
+        init(_ entries: [Entry]) { self.entries = entries }
+    }
+
+    static let shared = UnmanagedLinkingObjects()
+
+    /// The address of the latest list, unretained (``published`` keeps it), or 0 before the
+    /// first is made.
+    private let latest = Atomic<UInt>(0)
+    /// Every list published, oldest first: it keeps them alive for readers of ``latest``.
+    private let published = Locked<[List]>([])
+
+    /// The instance for an element type and origin property, if one was made.
+    func find(_ type: ObjectIdentifier, _ property: String) -> AnyObject? {
+        guard let pointer = UnsafeRawPointer(bitPattern: latest.load(ordering: .acquiring)) else { return nil }
+        return Unmanaged<List>.fromOpaque(pointer)._withUnsafeGuaranteedRef { list in
+            for entry in list.entries where entry.type == type && entry.property == property { return entry.object }
+            return nil
+        }
+    }
+
+    /// The instance for an element type and origin property: the one another thread made
+    /// meanwhile, or a new one made by `make` and published.
+    func add(_ type: ObjectIdentifier, _ property: String, _ make: () -> AnyObject) -> AnyObject {
+        published.withLock { lists in
+            if let found = find(type, property) { return found }
+            let object = make()
+            let list = List((lists.last?.entries ?? []) + [Entry(type: type, property: property, object: object)])
+            lists.append(list)
+            latest.store(UInt(bitPattern: Unmanaged.passUnretained(list).toOpaque()), ordering: .releasing)
+            return object
+        }
+    }
+}
 
 extension LinkingObjects: _Persistable {
     public static var _propertyTemplate: _PropertyTemplate {
