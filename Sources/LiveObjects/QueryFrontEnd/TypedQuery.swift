@@ -388,6 +388,12 @@ extension Query where Value: _QueryMap, Value._MapValue: _OptionalObject2 {
     public subscript(key: String) -> Query<Value._MapValue> { mapStep(KeyPathSyntax.mapKeyComponent(key)) }
 }
 
+extension Query where Value: _QueryMap, Value._MapValue == AnyValue {
+    /// The value of a key of a map of `AnyValue`s (`extras['level']`), `.null` when the map
+    /// lacks the key; its kind follows (`$0.extras["level"].kind == "int"`).
+    public subscript(key: String) -> Query<AnyValue> { mapStep(KeyPathSyntax.mapKeyComponent(key)) }
+}
+
 extension Query where Value == AnyValue {
     /// The name of the value's kind (`payload.@type`, one of ``AnyValue/kindNames``): compare
     /// it with a kind name, or `"numeric"` for the four kinds of numbers

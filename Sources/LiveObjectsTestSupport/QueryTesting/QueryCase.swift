@@ -40,6 +40,7 @@ struct SortSpec: Sendable, CustomStringConvertible {
         case .settingsTheme, .settingsFont: \.settings  // not a sort field (see `fields`)
         case .palsLeadName, .palsLeadScore: \.pals  // not a sort field
         case .payload, .payloadKind: \.payload
+        case .extrasLevel, .extrasLevelKind: \.extras  // not a sort field
         }
     }
 

@@ -63,6 +63,8 @@ enum QueryWorld {
             item.pals[key] = .some(rng.chance(0.2) ? nil : rng.element(of: world.owners.keys.sorted()))
         }
         item.payload = mixed(&rng)
+        // A map of AnyValues: up to two of `level` and `note`, each of a random kind.
+        for key in ["level", "note"] where rng.chance(0.6) { item.extras[key] = mixed(&rng) }
         return item
     }
 
@@ -86,6 +88,7 @@ enum QueryWorld {
             "optPrice": item.optPrice as Any, "ref": item.ref,
             "owner": item.owner as Any, "settings": item.settings,
             "pals": item.pals.mapValues { $0.map { $0 as Any } },
+            "extras": item.extras.mapValues { AnyValue($0)! },
         ]
     }
 
@@ -157,6 +160,7 @@ enum QueryWorld {
                 case 5: item.double = fresh.double; item.date = fresh.date
                 case 6 where rng.chance(0.5):
                     item.payload = fresh.payload
+                    item.extras = fresh.extras
                     item.price = fresh.price
                     item.optPrice = fresh.optPrice
                     item.ref = fresh.ref
@@ -237,6 +241,8 @@ enum QueryWorld {
                     for (key, id) in item.pals {
                         object.pals[key] = .some(id.flatMap { r.object(ofType: QPOwner.self, forPrimaryKey: $0) })
                     }
+                    for key in object.extras.keys where item.extras[key] == nil { object.extras[key] = nil }
+                    for (key, value) in item.extras { object.extras[key] = AnyValue(value)! }
                 case .newItem(let item):
                     let object = try r.create(QPItem.self, value: values(item))
                     for tag in item.tags { object.tags.append(r.object(ofType: QPTag.self, forPrimaryKey: tag)!) }

@@ -23,6 +23,8 @@ package final class QPItem: Object {
     @Persisted package var settings: Map<String, String>
     /// A map of objects: owners (or nil) by key.
     @Persisted package var pals: Map<String, QPOwner?>
+    /// A map of `AnyValue`s: values of any kind by key.
+    @Persisted package var extras: Map<String, AnyValue>
     @Persisted(originProperty: "favorite") package var fans: LinkingObjects<QPOwner>
     /// Not persisted.
     package var scratch = 0

@@ -271,7 +271,8 @@ struct FoundationBuilder {
     func operand(_ field: ItemField) -> any FoundationOperand {
         let owner = PE.KeyPath(root: root, keyPath: \QPItem.owner)
         switch field {
-        case .settingsTheme, .settingsFont, .palsLeadName, .palsLeadScore, .payload, .payloadKind:
+        case .settingsTheme, .settingsFont, .palsLeadName, .palsLeadScore, .payload, .payloadKind, .extrasLevel,
+            .extrasLevelKind:
             preconditionFailure("a map's value by key and an AnyValue have no Foundation predicate")
         case .id: return PlainOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.id))
         case .int: return PlainOperand(expression: PE.KeyPath(root: root, keyPath: \QPItem.int))

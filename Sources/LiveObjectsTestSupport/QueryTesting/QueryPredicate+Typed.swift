@@ -285,6 +285,8 @@ struct TypedBuilder {
         case .settingsFont: return TypedStringOperand(q.settings["font"])
         case .palsLeadName: return TypedStringOperand(q.pals["lead"].name)
         case .palsLeadScore: return TypedOperand(query: q.pals["lead"].score)
+        case .extrasLevel: return TypedStringOperand(q.extras["level"])
+        case .extrasLevelKind: return TypedOperand(query: q.extras["level"].kind)
         }
     }
 

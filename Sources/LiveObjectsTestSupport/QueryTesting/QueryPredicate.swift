@@ -33,9 +33,13 @@ enum ItemField: String, Sendable, CaseIterable {
     case palsLeadName = "pals['lead'].name", palsLeadScore = "pals['lead'].score"
     /// An `AnyValue`, and the name of its kind (not in Foundation predicates).
     case payload, payloadKind = "payload.@type"
+    /// A map of `AnyValue`s' value by key (null when the map lacks the key), and its kind.
+    case extrasLevel = "extras['level']", extrasLevelKind = "extras['level'].@type"
 
     /// Whether the field reads a map by key (not in Foundation predicates).
-    var isMapValue: Bool { [.settingsTheme, .settingsFont, .palsLeadName, .palsLeadScore].contains(self) }
+    var isMapValue: Bool {
+        [.settingsTheme, .settingsFont, .palsLeadName, .palsLeadScore, .extrasLevel, .extrasLevelKind].contains(self)
+    }
 
     /// Whether Foundation predicates cannot read the field (a map's value, an `AnyValue`).
     var isOutsideFoundation: Bool { isMapValue || self == .payload || self == .payloadKind }
@@ -50,8 +54,8 @@ enum ItemField: String, Sendable, CaseIterable {
         case .date: .date
         case .price, .optPrice: .decimal
         case .ref: .objectID
-        case .payload: .mixed
-        case .payloadKind: .kindName
+        case .payload, .extrasLevel: .mixed
+        case .payloadKind, .extrasLevelKind: .kindName
         }
     }
 
@@ -83,6 +87,8 @@ enum ItemField: String, Sendable, CaseIterable {
         case .palsLeadScore: return lead?.score.map { .int(Int64($0)) } ?? .null
         case .payload: return item.payload
         case .payloadKind: return .string(QueryReference.kindName(item.payload))
+        case .extrasLevel: return item.extras["level"] ?? .null
+        case .extrasLevelKind: return .string(QueryReference.kindName(item.extras["level"] ?? .null))
         }
     }
 }

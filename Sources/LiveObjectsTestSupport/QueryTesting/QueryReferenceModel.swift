@@ -25,6 +25,8 @@ struct RefItem: Sendable {
     var pals: [String: Int?] = [:]
     /// An `AnyValue` of a random kind (its stored form).
     var payload: PropertyValue = .null
+    /// `extras`: `AnyValue`s (their stored forms) by key.
+    var extras: [String: PropertyValue] = [:]
 }
 
 struct RefOwner: Sendable {
