@@ -161,12 +161,13 @@ struct SyncMapTests {
         let device = try await MapDevice("schema", FakeServer())
         let schema = try SyncSchema(device.realm.schema, types: [Holder.self, Panel.self])
         let panel = try #require(schema.types.first { $0.name == "Panel" })
-        #expect(panel.properties.map(\.name) == ["limits", "settings", "style"])
+        #expect(panel.properties.map(\.name) == ["keepers", "limits", "settings", "style"])
         let maps = panel.properties.filter { $0.map == true }
-        #expect(maps.map(\.name) == ["limits", "settings"])
+        #expect(maps.map(\.name) == ["keepers", "limits", "settings"])
         #expect(maps.allSatisfy { $0.list == nil && $0.set == nil })
-        #expect(maps.map(\.type) == ["int", "string"])
-        #expect(maps.map(\.optional) == [true, nil])
+        #expect(maps.map(\.type) == ["link", "int", "string"])
+        #expect(maps.map(\.target) == ["Holder", nil, nil])
+        #expect(maps.map(\.optional) == [true, true, nil])
         let json = String(decoding: schema.jsonData(), as: UTF8.self)
         #expect(json.contains("\"map\" : true") || json.contains("\"map\": true"), "\(json)")
     }
