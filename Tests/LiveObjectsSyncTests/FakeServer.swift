@@ -288,8 +288,10 @@ func describe(_ value: SyncValue) -> String {
     case .map(let entries):
         return entries.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
     case .referenceMap(let entries):
-        return entries.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value.map { "\($0.object.primaryKey)" } ?? "nil")" }
-            .joined(separator: ",")
+        return entries.sorted { $0.key < $1.key }.map {
+            "\($0.key):\($0.value.map { "\($0.object.primaryKey)" } ?? "nil")"
+        }
+        .joined(separator: ",")
     case .mixed(let value): return value.description
     }
 }

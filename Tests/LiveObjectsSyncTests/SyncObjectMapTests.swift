@@ -115,7 +115,8 @@ struct SyncObjectMapTests {
 
     @Test func aKeyWhoseTargetComesLaterWaitsForIt() async throws {
         let server = FakeServer()
-        await server.edit(Self.panel, ["keepers": .referenceMap(["lead": Self.reference("h9"), "none": Self.noReference])])
+        await server.edit(
+            Self.panel, ["keepers": .referenceMap(["lead": Self.reference("h9"), "none": Self.noReference])])
         let device = try await MapDevice("late", server)
         var report = try await device.sync()
         #expect(report.unreadable.isEmpty, "\(report)")
@@ -128,7 +129,9 @@ struct SyncObjectMapTests {
         // leaves lead to the server.
         try await device.edit { panel, _ in panel.keepers["none"] = nil }
         try await device.sync()
-        #expect(await server.applied.last?.bases["keepers"] == .referenceMap(["lead": Self.reference("h9"), "none": Self.noReference]))
+        #expect(
+            await server.applied.last?.bases["keepers"]
+                == .referenceMap(["lead": Self.reference("h9"), "none": Self.noReference]))
         #expect(await server.keepers(Self.panel) == ["lead": "h9"])
     }
 
@@ -139,7 +142,8 @@ struct SyncObjectMapTests {
         let json = try WireSyncValue(value).json()
         #expect(
             String(decoding: json.jsonBytes(), as: UTF8.self)
-                == #"{"map":[["a",{"null":true}],["b",{"ref":{"id":{"string":"h1"},"serverID":"7","type":"Holder"}}]]}"#)
+                == #"{"map":[["a",{"null":true}],["b",{"ref":{"id":{"string":"h1"},"serverID":"7","type":"Holder"}}]]}"#
+        )
         #expect(try WireSyncValue(json: json).value == value)
         // A map whose keys are all nil reads as a map of plain values; the engine reads it by the
         // model.
@@ -157,7 +161,8 @@ struct SyncObjectMapTests {
         let intoSettings = SyncObjectID(Panel.self, .string("into-settings"))
         await server.edit(plain, ["keepers": .map(["a": .string("x")])])
         await server.edit(
-            otherType, ["keepers": .referenceMap(["a": SyncReference(object: SyncObjectID(Panel.self, .string("p1")))])])
+            otherType, ["keepers": .referenceMap(["a": SyncReference(object: SyncObjectID(Panel.self, .string("p1")))])]
+        )
         await server.edit(intoSettings, ["settings": .referenceMap(["a": Self.reference("h0")])])
         await server.edit(Self.panel, ["keepers": .referenceMap(["a": Self.noReference])])
         let device = try await MapDevice("unreadable", server)
@@ -192,7 +197,8 @@ struct SyncObjectMapTests {
                 r.object(ofType: Panel.self, forPrimaryKey: "p1")?.keepers.dictionary.mapValues { $0?.id } ?? [:]
             }
         }
-        await server.edit(Self.panel, ["keepers": .referenceMap(["lead": Self.reference("h9"), "none": Self.noReference])])
+        await server.edit(
+            Self.panel, ["keepers": .referenceMap(["lead": Self.reference("h9"), "none": Self.noReference])])
         var realm = try await Realm.open(configuration)
         var first = try await engine(realm)
         if damage == "refused" {

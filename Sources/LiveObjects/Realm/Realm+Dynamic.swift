@@ -89,7 +89,8 @@ public struct DynamicObject: CustomStringConvertible {
 
     /// The entries of a map of objects in the order of their keys, each with its object (nil for
     /// a key with no object); none for another property.
-    package func linkedObjectMap(_ property: String) throws(LiveObjectsError) -> [(key: String, object: DynamicObject?)] {
+    package func linkedObjectMap(_ property: String) throws(LiveObjectsError) -> [(key: String, object: DynamicObject?)]
+    {
         let p = try index(property)
         guard case .list(let pairs) = try value(property), let t = target(p) else { return [] }
         return pairs.compactMap { pair in

@@ -304,7 +304,8 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
             } else if member.contains("null") {
                 targets[key] = .some(nil)
             } else {
-                throw SyncWireFormatError("a value of a map of objects is not {\"ref\": …} or {\"null\": true}: \(value)")
+                throw SyncWireFormatError(
+                    "a value of a map of objects is not {\"ref\": …} or {\"null\": true}: \(value)")
             }
         }
         return .referenceMap(targets)
