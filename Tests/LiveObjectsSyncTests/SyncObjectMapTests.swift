@@ -113,6 +113,18 @@ struct SyncObjectMapTests {
         for device in devices { #expect(try await device.keepers == ["lead": Self.none, "spare": "h1"]) }
     }
 
+    @Test func aTargetDeletedByAPushThatDoesNotTouchTheMapReachesEveryDeviceAsNil() async throws {
+        let (server, devices) = try await devices()
+        try await devices[0].edit { panel, holder in panel.keepers["lead"] = holder("h0") }
+        try await syncAll(devices)
+        let deletion = SyncChange(
+            idempotencyKey: "elsewhere/h0", object: Self.holder("h0"), serverID: nil, kind: .delete, values: [:])
+        _ = try await server.push([deletion])
+        #expect(await server.keepers(Self.panel) == ["lead": Self.none])
+        try await syncAll(devices)
+        for device in devices { #expect(try await device.keepers == ["lead": Self.none]) }
+    }
+
     @Test func aKeyWhoseTargetComesLaterWaitsForIt() async throws {
         let server = FakeServer()
         await server.edit(
