@@ -184,7 +184,10 @@ struct ObjectMapTests {
                 Self.panelUpdate("other-type", #"[["a", \#(Self.ref("p1", type: "Panel"))]]"#), "invalidValue",
                 "links to Panel, not Holder"
             ),
-            (Self.panelUpdate("unknown-type", #"[["a", \#(Self.ref("g1", type: "Ghost"))]]"#), "unknownType", "Ghost"),
+            (
+                Self.panelUpdate("unknown-type", #"[["a", \#(Self.ref("g1", type: "Ghost"))]]"#), "invalidValue",
+                "links to Ghost, not Holder"
+            ),
             (
                 Self.panelUpdate("twice", #"[["a", \#(Self.ref("h0"))], ["a", \#(Self.ref("h1"))]]"#), "invalidValue",
                 "twice"
