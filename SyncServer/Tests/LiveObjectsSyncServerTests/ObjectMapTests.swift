@@ -247,4 +247,20 @@ struct ObjectMapTests {
         #expect(holders == ["h0"])
         #expect(try await reader.keepers == ["lead": "h0"])
     }
+
+    @Test func aStringIDInAMapOfObjectsIsStoredInNFC() async throws {
+        let (server, devices, token) = try await start()
+        defer { Task { await server.stop() } }
+        try await devices[0].realm.write { r in
+            _ = try r.create(Holder.self, value: ["id": "caf\u{e9}", "name": "NFC"])
+        }
+        try await devices[0].checkedSync()
+        let decomposed = #"[["a", {"ref": {"type": "Holder", "id": {"string": "cafe\u0301"}}}]]"#
+        let (status, answer) = try await push(server, token, [Self.panelUpdate("nfd", decomposed)])
+        #expect(status == 200 && answer.contains("applied"), "\(answer)")
+        let stored = try await storedKeepers(server)
+        #expect(!stored.unicodeScalars.contains("\u{301}") && stored.contains("caf\u{e9}"), "\(stored)")
+        try await devices[1].checkedSync()
+        #expect(try await devices[1].keepers == ["a": "caf\u{e9}"])
+    }
 }
