@@ -162,6 +162,11 @@ enum OfflineWalkthrough: Walkthrough {
                     case .map(let entries):
                         row[name] = .list(
                             entries.sorted { $0.key < $1.key }.map { .list([.string($0.key), $0.value]) })
+                    case .referenceMap(let entries):
+                        row[name] = .list(
+                            entries.sorted { $0.key < $1.key }.map {
+                                .list([.string($0.key), $0.value?.object.primaryKey ?? .null])
+                            })
                     case .mixed(let mixed): row[name] = mixed.propertyValue
                     }
                 }
@@ -184,6 +189,11 @@ enum OfflineWalkthrough: Walkthrough {
                 case .map(let entries):
                     return
                         "\(name) [\(entries.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))]"
+                case .referenceMap(let entries):
+                    let pairs = entries.sorted { $0.key < $1.key }.map {
+                        "\($0.key): \($0.value.map { "\($0.object.primaryKey)" } ?? "nil")"
+                    }
+                    return "\(name) [\(pairs.joined(separator: ", "))]"
                 case .mixed(let mixed):
                     return "\(name) \(mixed)"
                 }

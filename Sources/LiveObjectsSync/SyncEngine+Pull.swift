@@ -270,6 +270,7 @@ extension SyncEngine {
         var linked: [(ServerChange, DynamicObject)] = []
         for change in changes {
             do {
+                let change = types[change.object.typeName]!.readingMapsOfObjects(change)
                 try types[change.object.typeName]!.checkShape(of: change, types)
                 let object = try realm.atomically { () throws -> DynamicObject? in
                     try plainValues(of: change, &merge, in: realm)
@@ -375,13 +376,7 @@ extension SyncEngine {
                 merge.updates[key] = .some(nil)
                 continue
             }
-            let targets: [SyncReference]
-            switch value {
-            case .value, .map, .mixed: targets = []
-            case .reference(let target): targets = target.map { [$0] } ?? []
-            case .references(let list): targets = list
-            }
-            guard targets.contains(where: { merge.arrived.contains($0.object) }) else { continue }
+            guard value.linkTargets.contains(where: { merge.arrived.contains($0.object) }) else { continue }
             guard !merge.isLocal(key.object, key.property),
                 let object = try realm.dynamicObject(ofType: key.object.typeName, forPrimaryKey: key.object.primaryKey)
             else {
@@ -393,10 +388,21 @@ extension SyncEngine {
         }
     }
 
-    /// A list of links as set: the targets present.
+    /// A list of links as set: the targets present; a map of objects as set: nil for a key
+    /// whose target is not here.
     private static func present(_ value: SyncValue, in realm: isolated Realm) throws -> SyncValue {
-        guard case .references(let targets) = value else { return value }
-        return .references(try targets.filter { try exists($0, in: realm) })
+        switch value {
+        case .references(let targets):
+            return .references(try targets.filter { try exists($0, in: realm) })
+        case .referenceMap(let entries):
+            var present: [String: SyncReference?] = [:]
+            for (key, target) in entries {
+                present[key] = .some(try target.flatMap { try exists($0, in: realm) ? $0 : nil })
+            }
+            return .referenceMap(present)
+        default:
+            return value
+        }
     }
 
     /// Whether the object a reference names is on the device.
@@ -432,6 +438,22 @@ extension SyncEngine {
             let current = try object.linkedObjects(name).map { primaryKey(of: $0, types) }
             if current != keys { try object.set(name, to: .list(keys)) }
             return keys.count == targets.count
+        case .referenceMap(let entries):
+            // A key whose target is not here yet is kept with nil until the target arrives.
+            var pairs: [PropertyValue] = []
+            var isComplete = true
+            for (key, target) in entries.sorted(by: { ListMerge.mapKeyPrecedes($0.key, $1.key) }) {
+                var value = PropertyValue.null
+                if let target {
+                    if try exists(target, in: realm) { value = target.object.primaryKey } else { isComplete = false }
+                }
+                pairs.append(.list([.string(key), value]))
+            }
+            let current = try object.linkedObjectMap(name).map { entry -> PropertyValue in
+                .list([.string(entry.key), entry.object.map { primaryKey(of: $0, types) } ?? .null])
+            }
+            if current != pairs { try object.set(name, to: .list(pairs)) }
+            return isComplete
         }
     }
 
@@ -482,7 +504,7 @@ extension SyncValue {
     var isPlain: Bool {
         switch self {
         case .value, .map, .mixed: true
-        case .reference, .references: false
+        case .reference, .references, .referenceMap: false
         }
     }
 }
@@ -504,6 +526,16 @@ extension SyncedType {
     func storedValue(_ value: SyncValue, for name: String) -> PropertyValue? {
         guard mixedNames.contains(name) else { return value.plainValue }
         return value.mixedValue
+    }
+
+    /// A pulled state with each map of objects whose values are all nil (the wire cannot tell
+    /// it from a map of plain values) read as a map of objects.
+    func readingMapsOfObjects(_ change: ServerChange) -> ServerChange {
+        var change = change
+        for property in sentProperties where property.type == .object && property.isMap {
+            change.values[property.name] = change.values[property.name]?.readAsMapOfObjects
+        }
+        return change
     }
 
     /// Checks what the realm cannot check by itself in a pulled state: the kind of the object's
@@ -539,10 +571,12 @@ extension SyncedType {
             }
             let targets: [SyncReference]
             switch value {
+            case .referenceMap where property.isMap: targets = value.linkTargets
             case .reference(let target) where !property.isList: targets = target.map { [$0] } ?? []
-            case .references(let list) where property.isList: targets = list
+            case .references(let list) where property.isList && !property.isMap: targets = list
             default:
-                throw mismatch("\(value) where the model has \(property.isList ? "a list of links" : "a link")")
+                let model = property.isMap ? "a map of objects" : property.isList ? "a list of links" : "a link"
+                throw mismatch("\(value) where the model has \(model)")
             }
             for target in targets {
                 guard target.object.typeName == property.objectType, let type = types[target.object.typeName],

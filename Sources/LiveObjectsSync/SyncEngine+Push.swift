@@ -248,7 +248,14 @@ extension SyncEngine {
         var values: [String: SyncValue] = [:]
         for property in type.sentProperties where names.contains(property.name) {
             if property.type == .object {
-                if property.isList {
+                if property.isMap {
+                    var entries: [String: SyncReference?] = [:]
+                    for (key, target) in try object.linkedObjectMap(property.name) {
+                        // A target of a type not synced is sent as nil, as a to-one link's.
+                        entries[key] = .some(target.flatMap(reference))
+                    }
+                    values[property.name] = .referenceMap(entries)
+                } else if property.isList {
                     values[property.name] = .references(try object.linkedObjects(property.name).compactMap(reference))
                 } else {
                     values[property.name] = .reference(try object.linkedObject(property.name).flatMap(reference))
@@ -284,13 +291,7 @@ extension SyncEngine {
             visiting.insert(i)
             var result = 0
             for value in changes[i].values.values {
-                let targets: [SyncReference]
-                switch value {
-                case .value, .map, .mixed: targets = []
-                case .reference(let target): targets = target.map { [$0] } ?? []
-                case .references(let list): targets = list
-                }
-                for target in targets {
+                for target in value.linkTargets {
                     guard let j = creates[target.object], j != i, !visiting.contains(j) else { continue }
                     result = max(result, depth(j) + 1)
                 }
@@ -471,6 +472,13 @@ extension SyncEngine {
                 change.values[name] = .references(
                     list.map { target in
                         var target = target
+                        if target.serverID == nil { target.serverID = serverIDs[target.object] }
+                        return target
+                    })
+            case .referenceMap(let entries):
+                change.values[name] = .referenceMap(
+                    entries.mapValues { target in
+                        guard var target else { return nil }
                         if target.serverID == nil { target.serverID = serverIDs[target.object] }
                         return target
                     })

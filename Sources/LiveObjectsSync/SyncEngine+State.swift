@@ -78,6 +78,9 @@ struct SyncStateRecord {
         var property: String
         var list: Bool?
         var targets: [ObjectRef]?
+        /// A map of objects waiting for targets: the server's map, `{"map": [[key, {"ref": …}
+        /// or {"null": true}], …]}` (format 4; `targets` is then nil).
+        var map: WireSyncValue?
     }
 
     struct RejectedState {
@@ -96,8 +99,8 @@ struct SyncStateRecord {
     }
 
     static let formatName = "LiveObjects sync state"
-    /// 2: pending links and refused changes. 3: subscriptions.
-    static let formatVersion = 3
+    /// 2: pending links and refused changes. 3: subscriptions. 4: pending maps of objects.
+    static let formatVersion = 4
 }
 
 /// What the engine has changed in its state since it last wrote it.
@@ -193,7 +196,9 @@ extension SyncEngine {
         }
         for state in record.links ?? [] {
             let key = PendingLink(object: state.object.id, property: state.property)
-            if let targets = state.targets {
+            if let map = state.map?.value {
+                pendingLinks[key] = map.readAsMapOfObjects
+            } else if let targets = state.targets {
                 let ids = targets.map(\.id)
                 pendingLinks[key] =
                     state.list == true
@@ -303,6 +308,8 @@ extension SyncEngine {
         case .references(let targets):
             state.list = true
             state.targets = targets.map { .init($0.object) }
+        case .referenceMap:
+            state.map = pendingLinks[key].map(WireSyncValue.init)
         case .value, .map, .mixed, nil:
             break
         }

@@ -232,12 +232,8 @@ extension SyncEngine {
     ) {
         let types = types
         var waiting: [SyncObjectID: [SyncObjectID]] = [:]
-        for (key, value) in pendingLinks {
-            switch value {
-            case .reference(let target?): waiting[key.object, default: []].append(target.object)
-            case .references(let targets): waiting[key.object, default: []] += targets.map(\.object)
-            case .reference(nil), .value, .map, .mixed: break
-            }
+        for (key, value) in pendingLinks where !value.linkTargets.isEmpty {
+            waiting[key.object, default: []] += value.linkTargets.map(\.object)
         }
         let links = waiting
         return try await realm.read { realm in
@@ -254,9 +250,11 @@ extension SyncEngine {
                 kept.insert(id)
                 for property in type.sentProperties where property.type == .object {
                     let targets =
-                        property.isList
-                        ? try object.linkedObjects(property.name)
-                        : try object.linkedObject(property.name).map { [$0] } ?? []
+                        property.isMap
+                        ? try object.linkedObjectMap(property.name).compactMap(\.object)
+                        : property.isList
+                            ? try object.linkedObjects(property.name)
+                            : try object.linkedObject(property.name).map { [$0] } ?? []
                     for target in targets {
                         guard let targetType = types[target.typeName] else { continue }
                         queue.append(SyncObjectID(typeName: target.typeName, primaryKey: target[targetType.primaryKey]))

@@ -44,13 +44,13 @@ import Persistence
 /// wins over a server update. A list is not replaced whole: an update of a list carries its
 /// base (``SyncChange/bases``, the list as this device last had it from the server), and the
 /// server merges the difference into its list (docs/SYNC-PROTOCOL.md, "Lists"; a `MutableSet`
-/// travels as a list and is merged per member, "Sets"; a `Map` of plain values travels as
-/// ``SyncValue/map(_:)`` and is merged per key, "Maps"); the engine keeps each list's and map's
+/// travels as a list and is merged per member, "Sets"; a `Map` travels as ``SyncValue/map(_:)``,
+/// of objects as ``SyncValue/referenceMap(_:)``, and is merged per key, "Maps"); the engine keeps each list's and map's
 /// base, from the last pull that set it or the last push acknowledged. An
 /// object deleted on the server while it has a local change not sent yet is a ``SyncConflict``,
 /// left for the app (``conflicts()``, ``resolve(_:with:)``).
 /// Server changes are applied as remote writes: the history marks them, and they are never sent
-/// back. Pages come in version order, not link order: a link (or a list element) naming an object
+/// back. Pages come in version order, not link order: a link (or a list element, or a map's value) naming an object
 /// not here yet is set when that object arrives, on a later page or in a later pull; the engine
 /// keeps it in its state meanwhile.
 ///
@@ -218,10 +218,6 @@ public actor SyncEngine {
                 throw LiveObjectsError(
                     .invalidSchema, "lists, sets and maps of AnyValue are not synced yet", objectType: name,
                     property: mixed.name)
-            }
-            if let links = sent.first(where: { $0.type == .object && $0.isMap }) {
-                throw LiveObjectsError(
-                    .invalidSchema, "maps of objects are not synced yet", objectType: name, property: links.name)
             }
             synced[name] = SyncedType(
                 name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,

@@ -129,6 +129,8 @@ extension SyncEngine {
             case .value(let plain): estimate += bound(plain)
             case .reference(let target): estimate += target.map(bound) ?? 16
             case .references(let targets): estimate += targets.reduce(16) { $0 + 1 + bound($1) }
+            case .referenceMap(let entries):
+                estimate += entries.reduce(16) { $0 + 8 + 6 * $1.key.utf8.count + ($1.value.map(bound) ?? 16) }
             case .map(let entries):
                 estimate += entries.reduce(16) { $0 + 8 + 6 * $1.key.utf8.count + bound($1.value) }
             case .mixed(let mixed): estimate += bound(mixed.propertyValue)
@@ -158,6 +160,8 @@ extension SyncEngine {
             case .value(let plain): if has(plain) { return "the value of \(name)" }
             case .reference(let target): if target.map(has) == true { return "the link \(name)" }
             case .references(let targets): if targets.contains(where: has) { return "the links \(name)" }
+            case .referenceMap(let entries):
+                if entries.contains(where: { has($0.key) || $0.value.map(has) == true }) { return "the links \(name)" }
             case .map(let entries):
                 if entries.contains(where: { has($0.key) || has($0.value) }) { return "the value of \(name)" }
             case .mixed(let mixed): if has(mixed.propertyValue) { return "the value of \(name)" }

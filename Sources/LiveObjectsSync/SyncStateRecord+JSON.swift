@@ -173,11 +173,13 @@ extension SyncStateRecord.LinkState {
         property = try object.string("property")
         list = try object.optionalBool("list")
         targets = try SyncStateRecord.list(object, "targets", SyncStateRecord.ObjectRef.init(json:))
+        map = try object["map"].map { (value) throws(SyncWireFormatError) in try WireSyncValue(json: value) }
     }
 
     func json() throws(SyncWireFormatError) -> JSONValue {
         .members([
-            ("list", list.map(JSONValue.bool)), ("object", try object.json()), ("property", .string(property)),
+            ("list", list.map(JSONValue.bool)), ("map", try map?.json()), ("object", try object.json()),
+            ("property", .string(property)),
             ("targets", try SyncStateRecord.json(targets) { (ref) throws(SyncWireFormatError) in try ref.json() }),
         ])
     }

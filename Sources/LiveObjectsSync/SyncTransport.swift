@@ -65,6 +65,10 @@ public enum SyncValue: Sendable, Hashable {
     /// A `Map` of plain values, by key (nil values as `.null`); merged per key on the server
     /// (docs/SYNC-PROTOCOL.md, "Maps").
     case map([String: PropertyValue])
+    /// A `Map` of objects (`Map<String, Dog?>`), by key: each key's target, or nil for a key
+    /// with no object; merged per key on the server, as ``map(_:)`` (docs/SYNC-PROTOCOL.md,
+    /// "Maps"). A key whose target is not on the device yet is nil there until it arrives.
+    case referenceMap([String: SyncReference?])
     /// The value of an `AnyValue` property: any kind, nested lists and dictionaries included,
     /// replaced whole (the later push wins, as for a plain property). Pulled from a server over
     /// HTTP, a scalar or a flat list may come as ``value(_:)`` instead: the engine reads it by
@@ -96,7 +100,26 @@ extension SyncValue {
         case .value(let plain): plain
         case .map(let entries): Self.mapValue(entries)
         case .mixed(let value): value.propertyValue
-        case .reference, .references: nil
+        case .reference, .references, .referenceMap: nil
+        }
+    }
+
+    /// A map whose values are all nil (the wire cannot tell it from a map of plain values) as a
+    /// map of objects; any other value as it is.
+    package var readAsMapOfObjects: SyncValue {
+        guard case .map(let entries) = self, entries.values.allSatisfy({ $0 == .null }) else { return self }
+        return .referenceMap(entries.mapValues { _ in nil })
+    }
+
+    /// The targets a link, a list of links or a map of objects names (a map's in the order of
+    /// its keys); none for a plain value.
+    package var linkTargets: [SyncReference] {
+        switch self {
+        case .value, .map, .mixed: []
+        case .reference(let target): target.map { [$0] } ?? []
+        case .references(let list): list
+        case .referenceMap(let entries):
+            entries.sorted { ListMerge.mapKeyPrecedes($0.key, $1.key) }.compactMap(\.value)
         }
     }
 
@@ -107,7 +130,7 @@ extension SyncValue {
         switch self {
         case .mixed(let value): value.propertyValue
         case .value(let plain): AnyValue(wirePlain: plain)?.propertyValue
-        case .map, .reference, .references: nil
+        case .map, .reference, .references, .referenceMap: nil
         }
     }
 }
@@ -307,7 +330,7 @@ extension SyncValue {
     /// Whether the value is a list (of plain values or of links) or a map: sent with a base.
     var isList: Bool {
         switch self {
-        case .value(.list), .references, .map: true
+        case .value(.list), .references, .map, .referenceMap: true
         case .value, .reference, .mixed: false
         }
     }

@@ -226,9 +226,17 @@ extension ListMerge {
     public static func mergeMap<Value: Equatable>(
         base: [String: Value], edited: [String: Value], current: [String: Value]
     ) -> [String: Value] {
+        mergeMap(base: base, edited: edited, current: current, key: { $0 })
+    }
+
+    /// ``mergeMap(base:edited:current:)`` with the values compared by a key: a map of objects'
+    /// values by their targets' type and id, not the server ids the references may carry.
+    public static func mergeMap<Value, Key: Equatable>(
+        base: [String: Value], edited: [String: Value], current: [String: Value], key: (Value) -> Key
+    ) -> [String: Value] {
         var result = current
-        for (key, value) in edited where base[key] != value { result[key] = value }
-        for key in base.keys where edited[key] == nil { result[key] = nil }
+        for (name, value) in edited where base[name].map(key) != key(value) { result[name] = value }
+        for name in base.keys where edited[name] == nil { result[name] = nil }
         return result
     }
 

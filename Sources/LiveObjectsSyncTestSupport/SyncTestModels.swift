@@ -89,7 +89,8 @@ public final class Bin: Object, SyncableObject {
     @Persisted public var keepers: MutableSet<Holder>
 }
 
-/// A panel: maps of plain values, merged per key, and a style of any kind, replaced whole.
+/// A panel: maps of plain values and a map of objects, merged per key, and a style of any kind,
+/// replaced whole.
 public final class Panel: Object, SyncableObject {
     /// The primary key.
     @Persisted(primaryKey: true) public var id = ""
@@ -99,6 +100,8 @@ public final class Panel: Object, SyncableObject {
     @Persisted public var settings: Map<String, String>
     /// Limits by name, nil for none.
     @Persisted public var limits: Map<String, Int?>
+    /// Holders by role, nil for a role with no holder (or whose holder was deleted).
+    @Persisted public var keepers: Map<String, Holder?>
     /// A style of any kind (nested lists and dictionaries included): an `AnyValue`, replaced
     /// whole, the later push winning.
     @Persisted public var style: AnyValue

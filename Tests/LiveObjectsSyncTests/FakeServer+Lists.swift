@@ -7,8 +7,8 @@ import LiveObjectsSyncProtocol
 
 extension FakeServer {
     /// The values a create or an update stores: each list sent with a base merged into the
-    /// record's list (per member for the properties in `sets`; a map per key), and references to deleted
-    /// records left out of every list of links.
+    /// record's list (per member for the properties in `sets`; a map per key), references to deleted
+    /// records left out of every list of links, and nil for a key of a map of objects whose target is deleted.
     static func valuesToStore(
         _ change: SyncChange, record: Record?, records: [SyncObjectID: Record], sets: Set<String>,
         mapsWhole: Bool = false
@@ -33,13 +33,23 @@ extension FakeServer {
                             : ListMerge.merge(base: b, edited: e, current: c, key: { $0 })))
             case (.map(let b), .map(let e), .map(let c)) where !mapsWhole:
                 values[name] = .map(ListMerge.mergeMap(base: b, edited: e, current: c))
+            case (.referenceMap(let b), .referenceMap(let e), .referenceMap(let c)) where !mapsWhole:
+                values[name] = .referenceMap(ListMerge.mergeMap(base: b, edited: e, current: c, key: { $0?.object }))
             default:
                 continue
             }
         }
         for (name, value) in values {
-            guard case .references(let list) = value else { continue }
-            values[name] = .references(list.filter { records[$0.object]?.isDeleted != true })
+            switch value {
+            case .references(let list):
+                values[name] = .references(list.filter { records[$0.object]?.isDeleted != true })
+            case .referenceMap(let entries):
+                // A key whose target was deleted on the server is kept with nil.
+                values[name] = .referenceMap(
+                    entries.mapValues { target in target.flatMap { records[$0.object]?.isDeleted == true ? nil : $0 } })
+            default:
+                continue
+            }
         }
         return values
     }

@@ -152,13 +152,7 @@ actor FakeServer: SyncTransport {
         applications[change.idempotencyKey, default: 0] += 1
         applied.append(change)
         for value in change.values.values {
-            let targets: [SyncReference]
-            switch value {
-            case .value, .map, .mixed: targets = []
-            case .reference(let target): targets = target.map { [$0] } ?? []
-            case .references(let list): targets = list
-            }
-            for target in targets where records[target.object] == nil {
+            for target in value.linkTargets where records[target.object] == nil {
                 orderViolations.append("\(change.object) links to \(target.object) before it exists")
             }
         }
@@ -210,15 +204,20 @@ actor FakeServer: SyncTransport {
         return receipt
     }
 
-    /// Takes a deleted object out of every list of links, each record changed at a new version.
+    /// Takes a deleted object out of every list of links, and sets every key of a map of objects
+    /// naming it to nil, each record changed at a new version.
     private func dropReferences(to deleted: SyncObjectID) {
         for (id, record) in records.sorted(by: { $0.value.version < $1.value.version }) where !record.isDeleted {
             var changed = record
             for (name, value) in record.values {
-                guard case .references(let list) = value, list.contains(where: { $0.object == deleted }) else {
+                switch value {
+                case .references(let list) where list.contains(where: { $0.object == deleted }):
+                    changed.values[name] = .references(list.filter { $0.object != deleted })
+                case .referenceMap(let entries) where entries.values.contains(where: { $0?.object == deleted }):
+                    changed.values[name] = .referenceMap(entries.mapValues { $0?.object == deleted ? nil : $0 })
+                default:
                     continue
                 }
-                changed.values[name] = .references(list.filter { $0.object != deleted })
             }
             guard changed.values != record.values else { continue }
             version += 1
@@ -288,6 +287,11 @@ func describe(_ value: SyncValue) -> String {
     case .references(let targets): return targets.map { "\($0.object.primaryKey)" }.joined(separator: ",")
     case .map(let entries):
         return entries.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+    case .referenceMap(let entries):
+        return entries.sorted { $0.key < $1.key }.map {
+            "\($0.key):\($0.value.map { "\($0.object.primaryKey)" } ?? "nil")"
+        }
+        .joined(separator: ",")
     case .mixed(let value): return value.description
     }
 }

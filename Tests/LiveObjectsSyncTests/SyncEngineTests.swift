@@ -321,21 +321,6 @@ struct SyncEngineTests {
         #expect(updated.bases == ["settings": .map(["theme": .string("dark")])])
     }
 
-    @Test func aTypeWithAMapOfSyncedObjectsIsRefusedUntilSuchMapsAreSynced() async throws {
-        final class Keeper: Object, SyncableObject {
-            @Persisted(primaryKey: true) var id = 0
-            @Persisted var serverID: String?
-            @Persisted var friends: Map<String, Keeper?>
-        }
-        var configuration = Realm.Configuration(identifier: "map-links-\(UUID())", objectTypes: [Keeper.self])
-        configuration.keepsHistory = true
-        let realm = try await Realm.open(configuration)
-        let error = await #expect(throws: LiveObjectsError.self) {
-            _ = try await SyncEngine(realm: realm, transport: FakeServer(), types: [Keeper.self])
-        }
-        #expect(error?.code == .invalidSchema && error?.property == "friends")
-    }
-
     @Test func anObjectTheServerGotIsDeletedEvenWhenItsRoundDidNotFinish() async throws {
         let realm = try await openSyncRealm("unfinished")
         let server = FakeServer()

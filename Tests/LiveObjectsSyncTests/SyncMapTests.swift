@@ -37,12 +37,14 @@ extension FakeServer {
 struct SyncMapTests {
     static let panel = SyncObjectID(Panel.self, .string("p1"))
 
-    /// Three devices with the panel p1 (its settings given) synced on each.
+    /// Three devices with the panel p1 (its settings given) and the holders h0, h1 and h2
+    /// synced on each.
     func devices(settings: [String: String], server: FakeServer = FakeServer()) async throws -> (
         FakeServer, [MapDevice]
     ) {
         let a = try await MapDevice("a", server)
         try await a.realm.write { r in
+            for i in 0..<3 { _ = try r.create(Holder.self, value: ["id": "h\(i)", "name": "Holder \(i)"]) }
             let panel = try r.create(Panel.self, value: ["id": "p1"])
             panel.settings.merge(settings)
         }
@@ -161,12 +163,13 @@ struct SyncMapTests {
         let device = try await MapDevice("schema", FakeServer())
         let schema = try SyncSchema(device.realm.schema, types: [Holder.self, Panel.self])
         let panel = try #require(schema.types.first { $0.name == "Panel" })
-        #expect(panel.properties.map(\.name) == ["limits", "settings", "style"])
+        #expect(panel.properties.map(\.name) == ["keepers", "limits", "settings", "style"])
         let maps = panel.properties.filter { $0.map == true }
-        #expect(maps.map(\.name) == ["limits", "settings"])
+        #expect(maps.map(\.name) == ["keepers", "limits", "settings"])
         #expect(maps.allSatisfy { $0.list == nil && $0.set == nil })
-        #expect(maps.map(\.type) == ["int", "string"])
-        #expect(maps.map(\.optional) == [true, nil])
+        #expect(maps.map(\.type) == ["link", "int", "string"])
+        #expect(maps.map(\.target) == ["Holder", nil, nil])
+        #expect(maps.map(\.optional) == [true, true, nil])
         let json = String(decoding: schema.jsonData(), as: UTF8.self)
         #expect(json.contains("\"map\" : true") || json.contains("\"map\": true"), "\(json)")
     }
@@ -235,7 +238,8 @@ struct SyncMapTests {
     /// Three devices set and remove keys of a small pool (of a map and of a map of optionals)
     /// and sync at random, through a server that loses answers, applies pushes twice, delivers
     /// old pushes again and reorders; at the end ``problems`` finds nothing, and the maps of
-    /// optionals are checked the same way, and the style (an `AnyValue`, replaced whole) ends
+    /// optionals and the map of objects (keys set to holders or nil) are checked the same way,
+    /// and the style (an `AnyValue`, replaced whole) ends
     /// the same on every device and the server, as one some device gave it. Five seeds from
     /// `SYNC_MAPS_SEED` (default 0x5EED_0041).
     @Test(arguments: 0..<5)
@@ -250,6 +254,8 @@ struct SyncMapTests {
         var removed = Set<String>()
         var givenLimits: [String: Set<Int?>] = [:]
         var removedLimits = Set<String>()
+        var givenKeepers: [String: Set<String?>] = [:]
+        var removedKeepers = Set<String>()
         // The style, an AnyValue replaced whole: it ends as one some device gave it.
         let styles: [AnyValue] = [
             "plain", 3, [1, "a"], .dictionary(["font": "serif", "sizes": [10, 12]]), .list([.dictionary([:])]),
@@ -268,6 +274,19 @@ struct SyncMapTests {
             } else if random.chance(30) {
                 let report = try await device.engine.sync()
                 operations.append("device \(d) syncs: \(report.failed.isEmpty ? "done" : "failed")")
+            } else if random.chance(20) {
+                // The map of objects: a key set to a holder or to nil.
+                let key = "r\(random.below(3))"
+                if try await device.keepers[key] != nil && random.chance(40) {
+                    removedKeepers.insert(key)
+                    operations.append("device \(d) removes keeper \(key)")
+                    try await device.edit { panel, _ in panel.keepers.removeObject(for: key) }
+                } else {
+                    let holder: String? = random.chance(30) ? nil : "h\(random.below(3))"
+                    givenKeepers[key, default: []].insert(holder)
+                    operations.append("device \(d) sets keeper \(key) to \(holder ?? "nil")")
+                    try await device.edit { panel, find in panel.keepers[key] = .some(holder.map(find)) }
+                }
             } else if random.chance(25) {
                 // The map of optionals: a key set to nil is kept, with nil.
                 let key = "n\(random.below(3))"
@@ -311,6 +330,18 @@ struct SyncMapTests {
             found.append("device \(d)'s style is not device 0's \(String(describing: style))")
         }
         if let style, !givenStyles.contains(style) { found.append("the style is \(style), which no device gave") }
+        let keepers = try await devices[0].keepers
+        if await server.keepers(Self.panel) != keepers {
+            found.append("the server's keepers are not device 0's \(keepers)")
+        }
+        for (d, device) in devices.enumerated() where try await device.keepers != keepers {
+            found.append("device \(d)'s keepers are not device 0's \(keepers)")
+        }
+        let lostKeepers = Set(givenKeepers.keys).subtracting(removedKeepers).subtracting(keepers.keys)
+        if !lostKeepers.isEmpty { found.append("lost keepers \(lostKeepers.sorted())") }
+        for (key, holder) in keepers where givenKeepers[key]?.contains(holder) != true {
+            found.append("keeper \(key) is \(holder ?? "nil"), which no device gave it")
+        }
         let lostLimits = Set(givenLimits.keys).subtracting(removedLimits).subtracting(limits.keys)
         if !lostLimits.isEmpty { found.append("lost limits \(lostLimits.sorted())") }
         for (key, value) in limits where givenLimits[key]?.contains(value) != true {

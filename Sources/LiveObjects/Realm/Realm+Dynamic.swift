@@ -87,6 +87,21 @@ public struct DynamicObject: CustomStringConvertible {
         }
     }
 
+    /// The entries of a map of objects in the order of their keys, each with its object (nil for
+    /// a key with no object); none for another property.
+    package func linkedObjectMap(_ property: String) throws(LiveObjectsError) -> [(key: String, object: DynamicObject?)]
+    {
+        let p = try index(property)
+        guard case .list(let pairs) = try value(property), let t = target(p) else { return [] }
+        return pairs.compactMap { pair in
+            guard case .list(let entry) = pair, entry.count == 2, case .string(let key) = entry[0] else { return nil }
+            let object = entry[1].objectKey.flatMap { t.row(for: $0) }.map {
+                DynamicObject(row: $0, table: t, handle: handle)
+            }
+            return (key, object)
+        }
+    }
+
     /// Sets a stored property, inside a write. A link can be given as `.object(key)` or as the
     /// target's primary key; a list as `.list(...)`.
     ///

@@ -248,7 +248,8 @@ struct WireReference: Hashable, Sendable, WireJSONConvertible {
 }
 
 /// A value of a change: a plain value, `{"ref": …}`, `{"refs": […]}`, `{"map": [[key, value], …]}`
-/// (the keys in increasing order of their Unicode scalars, as files write a map) or an
+/// (the keys in increasing order of their Unicode scalars, as files write a map; a map of
+/// objects' values `{"ref": …}` or `{"null": true}`) or an
 /// `AnyValue` (``WireMixedValue``; read as a plain value unless only an AnyValue has its shape).
 package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
     package var value: SyncValue
@@ -267,22 +268,47 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
             for target in try object.array("refs") { targets.append(try WireReference(json: target).reference) }
             value = .references(targets)
         } else if object.contains("map") {
-            var entries: [String: PropertyValue] = [:]
-            for pair in try object.array("map") {
-                guard let elements = pair.arrayValue, elements.count == 2, let key = elements[0].stringValue else {
-                    throw SyncWireFormatError("an entry of a map is not a [key, value] pair: \(pair)")
-                }
-                // A key given twice (a server without a schema may hold one): the first, as for
-                // the members of an object.
-                let value = try WireValue(json: elements[1]).value
-                if entries[key] == nil { entries[key] = value }
-            }
-            value = .map(entries)
+            value = try Self.map(try object.array("map"))
         } else if WireMixedValue.isMixedOnly(json) {
             value = .mixed(try WireMixedValue(json: json).value)
         } else {
             value = .value(try WireValue(json: json).value)
         }
+    }
+
+    /// A map from its pairs: of plain values, or of objects when a value is `{"ref": …}` (each
+    /// value then `{"ref": …}` or `{"null": true}`).
+    private static func map(_ pairs: [JSONValue]) throws(SyncWireFormatError) -> SyncValue {
+        var entries: [(key: String, value: JSONValue)] = []
+        var seen = Set<String>()
+        for pair in pairs {
+            guard let elements = pair.arrayValue, elements.count == 2, let key = elements[0].stringValue else {
+                throw SyncWireFormatError("an entry of a map is not a [key, value] pair: \(pair)")
+            }
+            // A key given twice (a server without a schema may hold one): the first, as for
+            // the members of an object.
+            if seen.insert(key).inserted { entries.append((key, elements[1])) }
+        }
+        let isOfObjects = entries.contains { $0.value.objectValue?.contains { $0.key == "ref" } == true }
+        guard isOfObjects else {
+            var values: [String: PropertyValue] = [:]
+            for (key, value) in entries { values[key] = try WireValue(json: value).value }
+            return .map(values)
+        }
+        var targets: [String: SyncReference?] = [:]
+        for (key, value) in entries {
+            let member = try WireObject(value, "a value of a map of objects")
+            if member.contains("ref") {
+                let target = member["ref"] ?? .null
+                targets[key] = .some(target == .null ? nil : try WireReference(json: target).reference)
+            } else if member.contains("null") {
+                targets[key] = .some(nil)
+            } else {
+                throw SyncWireFormatError(
+                    "a value of a map of objects is not {\"ref\": …} or {\"null\": true}: \(value)")
+            }
+        }
+        return .referenceMap(targets)
     }
 
     package func json() throws(SyncWireFormatError) -> JSONValue {
@@ -301,6 +327,17 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
             pairs.reserveCapacity(entries.count)
             for (key, value) in entries.sorted(by: { ListMerge.mapKeyPrecedes($0.key, $1.key) }) {
                 pairs.append(.array([.string(key), try WireValue(value).json()]))
+            }
+            return .object([(key: "map", value: .array(pairs))])
+        case .referenceMap(let entries):
+            var pairs: [JSONValue] = []
+            pairs.reserveCapacity(entries.count)
+            for (key, target) in entries.sorted(by: { ListMerge.mapKeyPrecedes($0.key, $1.key) }) {
+                let value: JSONValue =
+                    if let target { .object([(key: "ref", value: try WireReference(target).json())]) } else {
+                        .object([(key: "null", value: .bool(true))])
+                    }
+                pairs.append(.array([.string(key), value]))
             }
             return .object([(key: "map", value: .array(pairs))])
         case .mixed(let mixed):

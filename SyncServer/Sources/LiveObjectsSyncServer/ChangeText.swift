@@ -40,6 +40,13 @@ extension JSONValue {
         switch (tag, payload) {
         case ("ref", .object): return .object([(key: "ref", value: reference(payload))])
         case ("refs", .array(let targets)): return .object([(key: "refs", value: .array(targets.map(reference)))])
+        case ("map", .array(let pairs)):
+            // A map of objects: each `[key, {"ref": …}]` entry's reference.
+            let normalized = pairs.map { pair -> JSONValue in
+                guard case .array(let entry) = pair, entry.count == 2 else { return pair }
+                return .array([entry[0], entry[1].withNormalizedReferences])
+            }
+            return .object([(key: "map", value: .array(normalized))])
         default: return self
         }
     }

@@ -247,8 +247,8 @@ extension PushedChange {
     }
 
     /// A plain value, `{"ref": reference-or-null}`, `{"refs": [reference]}`,
-    /// `{"map": [[key, plain value], …]}` (a key given twice is refused by a space's schema; a
-    /// device reads the first), or the outer shape of a mixed list or dictionary
+    /// `{"map": [[key, plain value or {"ref": reference}], …]}` (a key given twice is refused by
+    /// a space's schema; a device reads the first), or the outer shape of a mixed list or dictionary
     /// (``isMixedShape(_:)``: what it holds is checked per change).
     static func isSyncValue(_ value: JSONValue) -> Bool {
         guard case .object(let members) = value, members.count == 1, let (name, payload) = members.first else {
@@ -269,8 +269,12 @@ extension PushedChange {
         case ("refs", .array(let targets)): return targets.allSatisfy(isReference)
         case ("refs", _): return false
         case ("map", .array(let pairs)):
+            // A map of objects' values are `{"ref": …}` (nil as `{"null": true}`).
             return pairs.allSatisfy {
                 guard case .array(let entry) = $0, entry.count == 2, case .string = entry[0] else { return false }
+                if case .object(let members) = entry[1], members.count == 1, members[0].key == "ref" {
+                    return members[0].value == .null || isReference(members[0].value)
+                }
                 return isPlainValue(entry[1])
             }
         case ("map", _): return false
@@ -288,7 +292,7 @@ extension PushedChange {
         }
         for value in (values ?? [:]).values {
             if let target = value["ref"] { add(target) }
-            if case .array(let targets)? = value["refs"] { targets.forEach(add) }
+            value.containedReferences.forEach(add)
         }
         return types
     }

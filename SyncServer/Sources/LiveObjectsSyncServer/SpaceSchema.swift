@@ -42,7 +42,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
         public var isSet: Bool
         /// Whether the value is a map from `String` keys to values of ``type`` (nil values when
         /// ``isOptional``): `{"map": [[key, value], …]}`, a push with a base merged per key
-        /// (docs/SYNC-PROTOCOL.md, "Maps"). Not a list.
+        /// (docs/SYNC-PROTOCOL.md, "Maps"). Not a list. A map of links (`link`, always optional)
+        /// holds `{"ref": …}` or `{"null": true}` values.
         public var isMap: Bool
 
         /// Creates a property.
@@ -225,8 +226,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
 
     /// The schema with its types and properties sorted by name, once checked: names of 1 to 512
     /// bytes without control characters, each once; known property and key types; links to
-    /// types of the schema, a to-one link optional, a list of links not; a map neither a list
-    /// nor of links (maps of objects are not synced); a `mixed` property neither a list nor a map.
+    /// types of the schema, a to-one link optional, a list of links not; a map not a list, a map
+    /// of links optional; a `mixed` property neither a list nor a map.
     ///
     /// - Throws: ``SyncServerError`` `badRequest`, naming the type and property.
     public func checked() throws(SyncServerError) -> SpaceSchema {
@@ -258,7 +259,9 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
                 }
                 if property.isMap {
                     guard !property.isList else { throw bad("\(at): a property is a map or a list, not both") }
-                    guard property.type != "link" else { throw bad("\(at): a map of links is not synced") }
+                    guard property.type != "link" || property.isOptional else {
+                        throw bad("\(at): a map of links is optional (a key may have no object)")
+                    }
                 }
                 if property.type == "mixed" {
                     guard !property.isList, !property.isMap else {
@@ -269,7 +272,7 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
                     guard let target = property.target, names.contains(target) else {
                         throw bad("\(at): links to \(property.target ?? "nothing"), not a type of the schema")
                     }
-                    guard property.isList != property.isOptional else {
+                    guard property.isMap || property.isList != property.isOptional else {
                         throw bad("\(at): a to-one link is optional, a list of links is not")
                     }
                 } else {
@@ -386,6 +389,16 @@ extension SpaceSchema {
                 guard type == target else { return "links to \(type), not \(target)" }
                 return Self.idProblem(id, targetType.primaryKey.type).map { "the id linked to: \($0)" }
             }
+            if property.isMap {
+                guard tag == "map", case .array(let pairs) = payload else { return "not {\"map\": [[key, value], …]}" }
+                return mapProblem(pairs, property) { value in
+                    if value == .object([(key: "null", value: .bool(true))]) { return nil }
+                    guard case .object(let members) = value, members.count == 1, members[0].key == "ref",
+                        members[0].value != .null
+                    else { return "not {\"ref\": …} or {\"null\": true}" }
+                    return referenceProblem(members[0].value)
+                }
+            }
             if property.isList {
                 guard tag == "refs", case .array(let references) = payload else { return "not {\"refs\": […]}" }
                 if let problem = references.lazy.compactMap(referenceProblem).first { return problem }
@@ -397,7 +410,7 @@ extension SpaceSchema {
         }
         if property.isMap {
             guard tag == "map", case .array(let pairs) = payload else { return "not {\"map\": [[key, value], …]}" }
-            return mapProblem(pairs, property)
+            return mapProblem(pairs, property) { scalarProblem($0, property.type, optional: property.isOptional) }
         }
         if property.isList {
             guard tag == "list", case .array(let items) = payload else { return "not {\"list\": […]}" }
@@ -415,8 +428,10 @@ extension SpaceSchema {
 
     /// What is wrong with a map's entries, or nil: each a `[key, value]` pair, the key not empty,
     /// without `.` and not starting with `$` (as a device's `Map` keys), no key twice, the
-    /// values of the property's type.
-    private func mapProblem(_ pairs: [JSONValue], _ property: Property) -> String? {
+    /// values of the property's type (`valueProblem`).
+    private func mapProblem(
+        _ pairs: [JSONValue], _ property: Property, valueProblem: (JSONValue) -> String?
+    ) -> String? {
         var seen = Set<String>()
         for pair in pairs {
             guard case .array(let entry) = pair, entry.count == 2, case .string(let key) = entry[0] else {
@@ -424,9 +439,7 @@ extension SpaceSchema {
             }
             if let problem = ListMerge.mapKeyProblem(key) { return problem }
             guard seen.insert(key).inserted else { return "a map holds the key \(JSONValue.string(key).text) twice" }
-            if let problem = scalarProblem(entry[1], property.type, optional: property.isOptional) {
-                return "the value of \(JSONValue.string(key).text): \(problem)"
-            }
+            if let problem = valueProblem(entry[1]) { return "the value of \(JSONValue.string(key).text): \(problem)" }
         }
         return nil
     }

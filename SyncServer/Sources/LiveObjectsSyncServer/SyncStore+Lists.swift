@@ -42,7 +42,8 @@ extension SyncStore {
             return entries
         }
         guard let b = entries(base), let e = entries(edited), let c = entries(current) else { return nil }
-        let merged = ListMerge.mergeMap(base: b, edited: e, current: c)
+        // A map of objects' values compare by their targets (not the server ids they carry).
+        let merged = ListMerge.mergeMap(base: b, edited: e, current: c) { $0["ref"]?.referenceKey ?? $0 }
         let pairs = merged.sorted { ListMerge.mapKeyPrecedes($0.key, $1.key) }.map {
             JSONValue.array([.string($0.key), $0.value])
         }
@@ -76,8 +77,9 @@ extension SyncStore {
         return deleted
     }
 
-    /// Takes a deleted object out of every list of links of the space: each object changed gets
-    /// the next version, so that devices pull it.
+    /// Takes a deleted object out of every list of links of the space, and sets every key of a
+    /// map of objects naming it to nil: each object changed gets the next version, so that
+    /// devices pull it.
     static func dropReferences(
         toType type: String, id: JSONValue, spaceID: Int64, version: inout Int64, _ connection: PostgresConnection,
         _ logger: Logger
@@ -87,7 +89,8 @@ extension SyncStore {
             """
             SELECT id, "values"::text FROM objects
             WHERE space_id = \(spaceID) AND NOT deleted
-              AND jsonb_path_exists("values", '$.*.refs[*] ? (@.type == $type)', jsonb_build_object('type', \(type)::text))
+              AND (jsonb_path_exists("values", '$.*.refs[*] ? (@.type == $type)', jsonb_build_object('type', \(type)::text))
+                OR jsonb_path_exists("values", '$.*.map[*][1].ref ? (@.type == $type)', jsonb_build_object('type', \(type)::text)))
             ORDER BY id
             """, logger: logger)
         var changed: [(Int64, String)] = []
@@ -95,10 +98,9 @@ extension SyncStore {
             guard var values = try JSONValue.canonical(parsing: text, "a stored object").fields else { continue }
             var dropped = false
             for (name, value) in values {
-                guard case .array(let list)? = value["refs"] else { continue }
-                let kept = list.filter { $0.referenceKey != key }
-                if kept.count != list.count {
-                    values[name] = .object([(key: "refs", value: .array(kept))])
+                let kept = value.droppingReferences { $0.referenceKey == key }
+                if kept != value {
+                    values[name] = kept
                     dropped = true
                 }
             }
@@ -128,5 +130,35 @@ extension JSONValue {
     var listReferences: [JSONValue] {
         guard case .array(let list)? = self["refs"] else { return [] }
         return list
+    }
+
+    /// The references of a list of links or of a map of objects (its `[key, {"ref": …}]`
+    /// entries); none for any other value.
+    var containedReferences: [JSONValue] {
+        guard case .array(let pairs)? = self["map"] else { return listReferences }
+        return pairs.compactMap { pair in
+            guard case .array(let entry) = pair, entry.count == 2, let target = entry[1]["ref"], target != .null
+            else { return nil }
+            return target
+        }
+    }
+
+    /// The value without the references `isGone` picks: a list of links without them, a map of
+    /// objects with nil (`{"null": true}`) for their keys; any other value as it is.
+    func droppingReferences(_ isGone: (JSONValue) -> Bool) -> JSONValue {
+        if case .array(let list)? = self["refs"] {
+            let kept = list.filter { !isGone($0) }
+            return kept.count == list.count ? self : .object([(key: "refs", value: .array(kept))])
+        }
+        guard case .array(let pairs)? = self["map"] else { return self }
+        var changed = false
+        let entries = pairs.map { pair -> JSONValue in
+            guard case .array(let entry) = pair, entry.count == 2, let target = entry[1]["ref"], target != .null,
+                isGone(target)
+            else { return pair }
+            changed = true
+            return .array([entry[0], .object([(key: "null", value: .bool(true))])])
+        }
+        return changed ? .object([(key: "map", value: .array(entries))]) : self
     }
 }

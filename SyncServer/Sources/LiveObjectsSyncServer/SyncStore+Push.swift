@@ -342,7 +342,7 @@ extension PushSegment {
 
     /// The values a create or an update stores: each list sent with a base merged into the
     /// object's list (when it has one), and, in every list of links, the references to objects
-    /// deleted on the server left out.
+    /// deleted on the server left out (in a map of objects, their keys set to nil).
     private func valuesToStore(_ change: PushedChange, _ object: Object?) -> [String: JSONValue] {
         var values = change.values ?? [:]
         let bases = (change.bases ?? [:]).filter { values[$0.key] != nil }
@@ -357,11 +357,8 @@ extension PushSegment {
                 values[name] = merged
             }
         }
-        for (name, value) in values {
-            let list = value.listReferences
-            guard !list.isEmpty else { continue }
-            let kept = list.filter { !isDeleted($0) }
-            if kept.count != list.count { values[name] = .object([(key: "refs", value: .array(kept))]) }
+        for (name, value) in values where !value.containedReferences.isEmpty {
+            values[name] = value.droppingReferences(isDeleted)
         }
         return values
     }
@@ -407,7 +404,7 @@ extension PushSegment {
                 // A merge, and a write rule, read the stored values.
                 merging.insert(name)
             }
-            for value in values.values { targets.formUnion(value.listReferences.map(\.referenceKey)) }
+            for value in values.values { targets.formUnion(value.containedReferences.map(\.referenceKey)) }
         }
         guard !indices.isEmpty else { return [:] }
         let wants = names.map(merging.contains)

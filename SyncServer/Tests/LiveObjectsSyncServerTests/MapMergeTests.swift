@@ -187,7 +187,7 @@ struct MapMergeTests {
         #expect(
             map.breakingChanges(to: schema)
                 == ["property Panel.settings changes from settings: [String: string] to settings: [string]"])
-        // A map of links, or a map that is a list too, is not a schema.
+        // A map of links whose values are not optional, or a map that is a list too, is not a schema.
         var links = map
         links.types[panel].properties[settings].type = "link"
         links.types[panel].properties[settings].target = "Holder"
