@@ -345,6 +345,9 @@ package final class Shell {
                             ("type", .string("\(p.type)")),
                             ("optional", .bool(p.isOptional)), ("list", .bool(p.isList)),
                         ]
+                        // A set and a map are lists that say which.
+                        if p.isSet { fields.append(("set", true)) }
+                        if p.isMap { fields.append(("map", true)) }
                         if let objectType = p.objectType { fields.append(("objectType", .string(objectType))) }
                         if let origin = p.originProperty { fields.append(("originProperty", .string(origin))) }
                         if p.isPrimaryKey { fields.append(("primaryKey", true)) }

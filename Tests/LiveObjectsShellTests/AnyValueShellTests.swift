@@ -125,6 +125,7 @@ import Testing
                     "query Bag where fields['k'].@type == 'string'",
                     "delete Pet 1",
                     "query Bag where id == 1",
+                    "schema Bag",
                 ].joined(separator: "; "),
             ])
         #expect(run.code == 0, "\(run.stderr)")
@@ -136,6 +137,14 @@ import Testing
         #expect(
             run.stdout.contains(
                 #"[{"id":1,"items":[1,"a",{"dictionary":{"x":[1]}},null],"fields":{"k":{"decimal":"2.5"}},"#),
+            "\(run.stdout)")
+        // The schema in JSON says which lists are a set and a map.
+        #expect(run.stdout.contains(#"{"name":"items","type":"mixed","optional":false,"list":true}"#), "\(run.stdout)")
+        #expect(
+            run.stdout.contains(#"{"name":"fields","type":"mixed","optional":false,"list":true,"map":true}"#),
+            "\(run.stdout)")
+        #expect(
+            run.stdout.contains(#"{"name":"tags","type":"mixed","optional":false,"list":true,"set":true}"#),
             "\(run.stdout)")
     }
 }
