@@ -307,7 +307,7 @@ package final class ValueIndex {
     ///
     /// The column must keep holding the row's value until then, unless the row is changed or
     /// removed through ``remove(_:row:)`` (which adds the pending rows first).
-    func insertLater(_ row: Int32) {
+    package func insertLater(_ row: Int32) {
         if pendingRun.isEmpty {
             pendingRun = row..<row + 1
         } else if pendingRun.upperBound == row {
@@ -444,12 +444,16 @@ package final class ValueIndex {
             // Every span at its exact size, counting the rows to add before they go in.
             _spans[s].capacity = _spans[s].count
         }
-        // Each search waits for a random slot of the hash table: the slots of the rows a few
-        // places ahead are asked for while a row is searched (their hashes kept in a ring).
+        // Each search waits for a random slot of the hash table, then for the value of the span
+        // it leads to: the slots of the rows some places ahead are asked for while a row is
+        // searched (their hashes kept in a ring), and the span values of rows half as far
+        // ahead, whose slots are in by then.
         let hash = { (row: Int32) in Self.tag(dynamic(read(row))) }
         var ahead = SlotPrefetcher(run: run, hash)
         for row in run {
-            let tag = ahead.next(slots, hash)
+            let tag = ahead.next(slots, hash) { s in
+                spanValues.withUnsafeBufferPointer { if s < $0.count { liveobjects_prefetch($0.baseAddress! + s) } }
+            }
             let value = read(row)
             let (found, slot) = find(tag: tag) { spanValues[$0] == value }
             if let s = found {
@@ -462,8 +466,12 @@ package final class ValueIndex {
         writeStoreAnew()
         ahead = SlotPrefetcher(run: run, hash)
         for row in run {
-            // Every value of the run has its span now, its first row already in it.
-            let tag = ahead.next(slots, hash)
+            // Every value of the run has its span now, its first row already in it; the
+            // second search reads the span too.
+            let tag = ahead.next(slots, hash) { s in
+                spanValues.withUnsafeBufferPointer { if s < $0.count { liveobjects_prefetch($0.baseAddress! + s) } }
+                _spans.withUnsafeBufferPointer { if s < $0.count { liveobjects_prefetch($0.baseAddress! + s) } }
+            }
             let value = read(row)
             let s = find(tag: tag) { spanValues[$0] == value }.span!
             if _store[Int(_spans[s].start)] != row { place(row, in: s) }
@@ -598,10 +606,15 @@ package final class ValueIndex {
     }
 }
 
-/// The hashes of a run's rows, each computed a few rows ahead of its search, when its slot of
-/// the hash table is asked for (a prefetch), so that the search finds the slot in the cache.
+/// The hashes of a run's rows, each computed some rows ahead of its search, when its slot of
+/// the hash table is asked for (a prefetch); half as many rows ahead, the slot (in the cache by
+/// then) is read and the span it leads to handed to the caller, to ask for what the search
+/// will read of it. So a search finds its slot, and its span's value, in the cache.
 private struct SlotPrefetcher {
-    static let distance = 8
+    /// How many rows ahead a row's hash is computed and its slot asked for (a power of two).
+    static let distance = 16
+    /// How many rows ahead a row's slot is read and its span handed on.
+    static let spanDistance = distance / 2
     let run: Range<Int32>
     /// The hashes of the rows from `position` to `position + distance`, by row modulo distance.
     var ring = [UInt32](repeating: 0, count: distance)
@@ -613,18 +626,37 @@ private struct SlotPrefetcher {
         for row in run.prefix(Self.distance) { ring[Int(row - run.lowerBound) % Self.distance] = tag(row) }
     }
 
-    /// The hash of the next row, after asking for the slot of the row `distance` further on.
-    mutating func next(_ slots: [UInt64], _ tag: (Int32) -> UInt32) -> UInt32 {
+    /// The hash of the next row, after asking for the slot of the row `distance` further on
+    /// and handing `span` the span of the row `spanDistance` further on, if its slot has one
+    /// with its hash (the span a search would try first; a row whose value has no span yet
+    /// may lead to another value's, which costs a useless prefetch, no more).
+    mutating func next(_ slots: [UInt64], _ tag: (Int32) -> UInt32, span: (Int) -> Void) -> UInt32 {
         let i = Int(position - run.lowerBound) % Self.distance
         let current = ring[i]
         let ahead = position + Int32(Self.distance)
-        if ahead < run.upperBound {
-            let t = tag(ahead)
-            ring[i] = t
-            slots.withUnsafeBufferPointer { slots in
-                if let base = slots.baseAddress { liveobjects_prefetch(base + (Int(t) & (slots.count - 1))) }
+        let near = position + Int32(Self.spanDistance)
+        slots.withUnsafeBufferPointer { slots in
+            // An empty array's buffer may have an address: its count says there is no slot.
+            guard let base = slots.baseAddress, !slots.isEmpty else { return }
+            let mask = slots.count - 1
+            if ahead < run.upperBound {
+                let t = tag(ahead)
+                ring[i] = t
+                liveobjects_prefetch(base + (Int(t) & mask))
+            }
+            if near < run.upperBound {
+                let t = ring[Int(near - run.lowerBound) % Self.distance]
+                var j = Int(t) & mask
+                while base[j] != 0 {
+                    if UInt32(truncatingIfNeeded: base[j] >> 32) == t {
+                        span(Int(UInt32(truncatingIfNeeded: base[j])) - 1)
+                        break
+                    }
+                    j = (j + 1) & mask
+                }
             }
         }
+        if slots.isEmpty && ahead < run.upperBound { ring[i] = tag(ahead) }
         position += 1
         return current
     }
