@@ -210,8 +210,9 @@ package struct JSONReader<Failure: JSONReadingError> {
     /// strings, trying first the key that followed the previous match. Keys match exactly
     /// (code point by code point, as JSON compares them), escaped or not.
     ///
-    /// The part that reads records as ``JSONWriter`` writes them is inlined into the caller (and
-    /// so made for its error type: a call of the generic method costs more than the match).
+    /// The part that reads records as ``JSONWriter`` writes them is `@inlinable`: compiled in
+    /// the caller's module, for the caller's error type (a call of the unspecialized generic
+    /// method costs more than the match).
     @inlinable
     package mutating func nextKey(in keys: JSONKeySet) throws(Failure) -> Int? {
         // Records list their keys in the same order: the expected key (after the last one, the
