@@ -56,7 +56,7 @@ func valueOfEightDigits(_ v: UInt64) -> UInt64 {
 }
 
 /// Loads 8 bytes at `p` as a little-endian integer.
-@inline(__always)
+@inlinable @inline(__always)
 func loadEightBytes(_ p: UnsafePointer<UInt8>) -> UInt64 {
     UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self))
 }

@@ -11,18 +11,19 @@
 ///     }
 /// }
 /// ```
+@usableFromInline
 package struct JSONKeySet: Sendable, Hashable {
     /// What ``JSONReader/nextKey(in:)`` returns for a key that is not in the set.
     static let unknownKey = -1
 
     /// The keys, in the order given.
-    package let keys: [String]
+    @usableFromInline package let keys: [String]
     /// The UTF-8 bytes of all keys, one after the other.
     private let bytes: [UInt8]
     /// Where each key's bytes start in `bytes`, and where the last one ends.
     private let starts: [Int]
     /// For each index, the first index holding the same key.
-    private let firstIndex: [Int]
+    @usableFromInline let firstIndex: [Int]
     /// For each index, whether JSON text holds the key as its bytes, unescaped: no `"`, `\` or
     /// control character in it.
     private let isPlain: [Bool]
@@ -32,24 +33,26 @@ package struct JSONKeySet: Sendable, Hashable {
 
     /// For each plain key short enough: its member as ``JSONWriter`` writes it, `"key": ` after
     /// the `{` and `, "key": ` after a member, as 16 bytes and masks (zero masks for other keys).
-    private let members: [Member]
+    @usableFromInline let members: [Member]
 
-    private struct Word: Sendable, Hashable {
-        var bytes: UInt64
-        var mask: UInt64
+    @usableFromInline
+    struct Word: Sendable, Hashable {
+        @usableFromInline var bytes: UInt64
+        @usableFromInline var mask: UInt64
     }
 
-    private struct Member: Sendable, Hashable {
-        var first: (Word, Word)
-        var next: (Word, Word)
-        var firstLength: Int
-        var nextLength: Int
+    @usableFromInline
+    struct Member: Sendable, Hashable {
+        @usableFromInline var first: (Word, Word)
+        @usableFromInline var next: (Word, Word)
+        @usableFromInline var firstLength: Int
+        @usableFromInline var nextLength: Int
 
-        static func == (a: Member, b: Member) -> Bool {
+        @usableFromInline static func == (a: Member, b: Member) -> Bool {
             a.first == b.first && a.next == b.next && a.firstLength == b.firstLength && a.nextLength == b.nextLength
         }
 
-        func hash(into hasher: inout Hasher) {
+        @usableFromInline func hash(into hasher: inout Hasher) {
             hasher.combine(first.0)
             hasher.combine(first.1)
             hasher.combine(next.0)
@@ -103,7 +106,7 @@ package struct JSONKeySet: Sendable, Hashable {
     }
 
     /// The number of keys.
-    package var count: Int { keys.count }
+    @inlinable package var count: Int { keys.count }
 
     /// The index of the key whose UTF-8 bytes are `utf8`, trying `hint` first; or
     /// ``unknownKey``.
@@ -157,7 +160,7 @@ package struct JSONKeySet: Sendable, Hashable {
     /// If the bytes at `text` (`available` of them readable) are member `i`'s start as
     /// ``JSONWriter`` writes it (`"key": `, or `, "key": ` when not `first`), the index matched
     /// (as ``index(of:hint:)`` gives it) and the length of those bytes; nil otherwise.
-    @inline(__always)
+    @inlinable @inline(__always)
     func matchMember(_ i: Int, at text: UnsafePointer<UInt8>, available: Int, first: Bool)
         -> (index: Int, length: Int)?
     {

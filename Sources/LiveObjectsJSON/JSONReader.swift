@@ -80,16 +80,16 @@ package struct JSONReader<Failure: JSONReadingError> {
     package var remainingCount: Int { end - offset }
     @usableFromInline var state: State = .value
     /// The number of open containers.
-    package private(set) var depth: Int = 0
+    @usableFromInline package internal(set) var depth: Int = 0
     /// Bit `d` is set when the container at depth `d + 1` is an object.
-    private var objectBits: [UInt64]
+    @usableFromInline var objectBits: [UInt64]
     /// For strings with escapes.
     private var scratch: [UInt8] = []
     /// The index in a ``JSONKeySet`` to try first: the one after the last match.
-    private var keyHint = 0
+    @usableFromInline var keyHint = 0
     private let parseTable: [UInt64]
     /// The options.
-    package let options: Options
+    @usableFromInline package let options: JSONReaderOptions
 
     /// Creates a reader of `bytes`, which must stay valid and unchanged while the reader is used.
     package init(_ bytes: UnsafeRawBufferPointer, options: Options = .init()) {
@@ -185,6 +185,7 @@ package struct JSONReader<Failure: JSONReadingError> {
     }
 
     /// Consumes the `{` of an object.
+    @inlinable
     package mutating func beginObject() throws(Failure) {
         let b = try valueStart()
         guard b == 0x7B else { throw typeMismatch("an object") }
@@ -208,20 +209,39 @@ package struct JSONReader<Failure: JSONReadingError> {
     /// Faster than ``nextKey()`` for records: keys are matched on their bytes without making
     /// strings, trying first the key that followed the previous match. Keys match exactly
     /// (code point by code point, as JSON compares them), escaped or not.
+    ///
+    /// The part that reads records as ``JSONWriter`` writes them is `@inlinable`: compiled in
+    /// the caller's module, for the caller's error type (a call of the unspecialized generic
+    /// method costs more than the match).
+    @inlinable
     package mutating func nextKey(in keys: JSONKeySet) throws(Failure) -> Int? {
         // Records list their keys in the same order: the expected key (after the last one, the
         // first), compared byte for byte; first with what precedes and follows it as
         // ``JSONWriter`` writes it (`, "key": `), all of which the checks below would skip.
-        let hint = keyHint < keys.count ? keyHint : 0
-        if state == .objectNext || state == .objectFirst,
-            let (index, length) = keys.matchMember(
+        if state == .objectNext || state == .objectFirst {
+            let hint = keyHint < keys.count ? keyHint : 0
+            if let (index, length) = keys.matchMember(
                 hint, at: base + offset, available: end - offset, first: state == .objectFirst)
-        {
-            offset += length
-            keyHint = index + 1
-            state = .value
-            return index
+            {
+                offset += length
+                keyHint = index + 1
+                state = .value
+                return index
+            }
+            // The record's `}` right after its last value.
+            if state == .objectNext && offset < end && base[offset] == 0x7D {
+                closeContainer()
+                return nil
+            }
         }
+        return try searchKey(in: keys)
+    }
+
+    /// ``nextKey(in:)`` for a key that is not where a record as written has it: after
+    /// whitespace, escaped, out of order or unknown.
+    @usableFromInline
+    mutating func searchKey(in keys: JSONKeySet) throws(Failure) -> Int? {
+        let hint = keyHint < keys.count ? keyHint : 0
         guard try moveToKey() else { return nil }
         let start = offset + 1
         if let (index, length) = keys.match(hint, at: base + start, available: end - start) {
@@ -266,6 +286,7 @@ package struct JSONReader<Failure: JSONReadingError> {
 
     /// Whether the current array has another element (which must then be read or skipped);
     /// consumes the `]` when not.
+    @inlinable
     package mutating func nextElement() throws(Failure) -> Bool {
         switch state {
         case .arrayFirst:
@@ -317,6 +338,7 @@ package struct JSONReader<Failure: JSONReadingError> {
 
     /// If the next value is `null`, consumes it and returns `true`; otherwise returns `false`
     /// and leaves the value to be read.
+    @inlinable
     package mutating func readNull() throws(Failure) -> Bool {
         guard try valueStart() == 0x6E else { return false }
         try expectLiteral(0x6E75_6C6C, length: 4, "null")
@@ -342,6 +364,7 @@ package struct JSONReader<Failure: JSONReadingError> {
 
     /// Reads an integer number exactly. Fractions and exponents (`1.0`, `1e3`) and values
     /// outside `Int64` are errors.
+    @inlinable
     package mutating func readInt64() throws(Failure) -> Int64 {
         let b = try valueStart()
         // Fast path: up to 18 digits (always in range), no leading zero, nothing number-like after.
@@ -368,7 +391,8 @@ package struct JSONReader<Failure: JSONReadingError> {
     }
 
     /// ``readInt64()`` for the cases its fast path leaves: long numbers and errors.
-    private mutating func readInt64Checked() throws(Failure) -> Int64 {
+    @usableFromInline
+    mutating func readInt64Checked() throws(Failure) -> Int64 {
         let b = base[offset]
         guard b == 0x2D || isDigit(b) else { throw typeMismatch("an integer") }
         let scan = try scanNumberToken()
@@ -427,9 +451,15 @@ package struct JSONReader<Failure: JSONReadingError> {
     }
 
     /// Reads a string.
+    @inlinable
     package mutating func readString() throws(Failure) -> String {
         guard try valueStart() == 0x22 else { throw typeMismatch("a string") }
-        let value = try readStringToken()
+        let value: String
+        if let plain = plainStringToken() {
+            value = plain
+        } else {
+            value = try readStringToken()
+        }
         valueDone()
         return value
     }
@@ -544,8 +574,8 @@ package struct JSONReader<Failure: JSONReadingError> {
     }
 
     /// The state after a complete value.
-    @inline(__always)
-    private mutating func valueDone() {
+    @inlinable @inline(__always)
+    mutating func valueDone() {
         if depth == 0 {
             state = .afterDocument
         } else {
@@ -554,8 +584,8 @@ package struct JSONReader<Failure: JSONReadingError> {
         }
     }
 
-    @inline(__always)
-    private mutating func push(isObject: Bool) throws(Failure) {
+    @inlinable @inline(__always)
+    mutating func push(isObject: Bool) throws(Failure) {
         guard depth < options.maxDepth else { throw nestingError() }
         let bit: UInt64 = 1 << UInt64(depth & 63)
         if isObject {
@@ -567,8 +597,8 @@ package struct JSONReader<Failure: JSONReadingError> {
     }
 
     /// Consumes the closing byte at `offset`.
-    @inline(__always)
-    private mutating func closeContainer() {
+    @inlinable @inline(__always)
+    mutating func closeContainer() {
         offset += 1
         depth -= 1
         valueDone()
@@ -619,8 +649,8 @@ package struct JSONReader<Failure: JSONReadingError> {
     }
 
     /// Consumes the literal whose bytes, big-endian, are `bytes`.
-    @inline(__always)
-    private mutating func expectLiteral(_ bytes: UInt64, length: Int, _ name: String) throws(Failure) {
+    @inlinable @inline(__always)
+    mutating func expectLiteral(_ bytes: UInt64, length: Int, _ name: String) throws(Failure) {
         guard offset + length <= end else { throw literalError(name) }
         var actual: UInt64 = 0
         for i in 0..<length {
@@ -630,8 +660,8 @@ package struct JSONReader<Failure: JSONReadingError> {
         offset += length
     }
 
-    @inline(never)
-    private func literalError(_ name: String) -> Failure {
+    @usableFromInline @inline(never)
+    func literalError(_ name: String) -> Failure {
         // Point at the first byte that differs.
         let expected = Array(name.utf8)
         var at = offset
@@ -671,9 +701,31 @@ package struct JSONReader<Failure: JSONReadingError> {
 
     // MARK: Strings
 
+    /// The string token at `offset` (its `"`) when it is ASCII with no escape and no control
+    /// character, moving past it; otherwise nil, nothing moved (``readStringToken()`` reads it).
+    @inlinable @inline(__always)
+    mutating func plainStringToken() -> String? {
+        let start = offset + 1
+        var i = start
+        while i &+ 8 <= end {
+            if needsAttention(loadEightBytes(base + i)) { break }
+            i &+= 8
+        }
+        while i < end {
+            let b = base[i]
+            if b == 0x22 {
+                offset = i + 1
+                return String(decoding: UnsafeBufferPointer(start: base + start, count: i - start), as: UTF8.self)
+            }
+            guard b >= 0x20 && b < 0x80 && b != 0x5C else { return nil }
+            i += 1
+        }
+        return nil
+    }
+
     /// Reads the string token at `offset` (its `"`), leaving the state alone.
-    @inline(__always)
-    private mutating func readStringToken() throws(Failure) -> String {
+    @usableFromInline
+    mutating func readStringToken() throws(Failure) -> String {
         let start = offset + 1
         var i = start
         while true {
@@ -872,8 +924,8 @@ package struct JSONReader<Failure: JSONReadingError> {
     }
 
     /// An error about the value at `offset`, whose first byte does not fit what was asked.
-    @inline(never)
-    private func typeMismatch(_ expected: String) -> Failure {
+    @usableFromInline @inline(never)
+    func typeMismatch(_ expected: String) -> Failure {
         let found: String
         switch base[offset] {
         case 0x7B: found = "an object"
@@ -897,8 +949,8 @@ package struct JSONReader<Failure: JSONReadingError> {
         Failure(jsonError(.syntax, message, at: offset))
     }
 
-    @inline(never)
-    private func nestingError() -> Failure {
+    @usableFromInline @inline(never)
+    func nestingError() -> Failure {
         Failure(jsonError(.nesting, "JSON nesting deeper than \(options.maxDepth) levels", at: offset))
     }
 
@@ -978,8 +1030,8 @@ private struct PartialValue {
 }
 
 /// Whether any of the 8 bytes is `"`, `\`, a control character or not ASCII.
-@inline(__always)
-private func needsAttention(_ v: UInt64) -> Bool {
+@inlinable @inline(__always)
+func needsAttention(_ v: UInt64) -> Bool {
     let ones: UInt64 = 0x0101_0101_0101_0101
     let highs: UInt64 = 0x8080_8080_8080_8080
     let quote = v ^ (ones &* 0x22)

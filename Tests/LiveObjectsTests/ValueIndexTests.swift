@@ -76,6 +76,51 @@ import Testing
         #expect(compactions > 0, "seed \(seed): the store was never written anew")
     }
 
+    /// Bulk runs (consecutive new rows added later, as a bulk insert adds them, which a long
+    /// run places by writing the store anew with its rows' hashes and spans asked for ahead of
+    /// their searches) between single insertions and removals agree with the dictionary
+    /// (seeded; the seed and the operations are in the message).
+    @Test(arguments: seeds)
+    func bulkRunsAgreeWithADictionary(seed: UInt64) {
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        let column = Column()
+        let index = Self.index(column)
+        var model: [PropertyValue: [Int32]] = [:]
+        var next: Int32 = 0
+        var operations: [String] = []
+        func fail(_ what: String) {
+            Issue.record("seed \(seed): \(what); operations: \(operations.suffix(40).joined(separator: ", "))")
+        }
+        for step in 0..<60 {
+            // Values old and new, a few with many rows; some values only once.
+            let distinct = 1 + rng.below(rng.below(2) == 0 ? 20 : 3000)
+            let length = Int32(rng.below(3) == 0 ? rng.below(64) : 64 + rng.below(4000))
+            operations.append("run of \(length) from \(next) over \(distinct) values")
+            for row in next..<next + length {
+                let draw = rng.below(distinct)
+                let value: PropertyValue = draw % 5 == 0 ? .int(Int64(draw)) : .string("v\(draw)")
+                column.values[row] = value
+                index.insertLater(row)
+                model[value, default: []].append(row)
+            }
+            next += length + Int32(rng.below(3))
+            for _ in 0..<rng.below(30) where !model.isEmpty {
+                let (value, rows) = model.randomElement(using: &rng)!
+                let row = rows[rng.below(rows.count)]
+                operations.append("remove \(value) \(row)")
+                index.remove(value, row: row)
+                column.values[row] = nil
+                model[value]!.removeAll { $0 == row }
+                if model[value]!.isEmpty { model[value] = nil }
+            }
+            if let fault = index.layoutFaults.first { return fail("step \(step): \(fault)") }
+            if index.rows != model { return fail("step \(step): the index differs") }
+            for value in model.keys.prefix(50) where index.count(of: value) != model[value]!.count {
+                return fail("step \(step): counts \(index.count(of: value)) rows of \(value)")
+            }
+        }
+    }
+
     /// Replacing the rows of the index (what the store's checks use to corrupt it) lays the
     /// store out anew; its faults are found.
     @Test func settingTheRowsLaysTheStoreOut() {

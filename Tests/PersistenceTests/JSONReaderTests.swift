@@ -459,6 +459,139 @@ import Testing
         }
     }
 
+    /// The seeds of the randomized record test; `LIVEOBJECTS_JSON_SEED` replays one.
+    static let seeds: [UInt64] = TestEnvironment.seed("LIVEOBJECTS_JSON_SEED").map { [$0] } ?? [1, 2, 3, 4, 5, 6]
+
+    /// Records as the snapshot writer writes them, then with spaces, members out of order,
+    /// unknown and escaped keys, strings with escapes, control characters or non-ASCII bytes,
+    /// a byte changed or the text cut short: read member by member with `nextKey(in:)`,
+    /// `readString()`, `readInt64()` and `readNull()` (the paths the loader inlines), they give
+    /// what the tree reader gives, or both readers refuse the text (seeded; the seed and the
+    /// text are in the message).
+    @Test(arguments: seeds)
+    func recordsReadMemberByMemberAsTheTreeReadsThem(seed: UInt64) {
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        let names = ["$id", "id", "name", "age", "owner"]
+        let keys = JSONKeySet(names)
+        // String values as JSON text and what they read as (nil: refused, a raw control
+        // character): plain, escaped, non-ASCII.
+        let strings: [(text: String, value: String?)] = [
+            ("Bamoku", "Bamoku"), ("", ""), (#"a\"b"#, "a\"b"), (#"tab\there"#, "tab\there"), ("é", "é"),
+            (#"\u0041"#, "A"), ("long name past eight", "long name past eight"), (#"back\\"#, "back\\"),
+            ("bell\u{7}", nil),
+        ]
+        // Keys as JSON text and their index in the set.
+        let otherKeys: [(text: String, index: Int)] = [(#"i\u0064"#, 1), ("nam", -1), ("other", -1), ("ownerX", -1)]
+        var (read, refused) = (0, 0)
+        for round in 0..<300 {
+            var text = "["
+            // What the unchanged text holds, as ``keyed(_:_:)`` gives it; nil if refused.
+            var model: [JSONValue]? = []
+            for r in 0..<(1 + rng.below(4)) {
+                text += r == 0 ? "" : (rng.below(4) == 0 ? " , " : ", ")
+                var members: [(text: String, member: (key: String, value: JSONValue)?)] = []
+                for i in names.indices {
+                    let key = rng.below(12) == 0 ? otherKeys[rng.below(otherKeys.count)] : (text: names[i], index: i)
+                    let (valueText, value): (String, JSONValue?)
+                    switch rng.below(4) {
+                    case 0: (valueText, value) = ("null", .null)
+                    case 1:
+                        let string = strings[rng.below(strings.count)]
+                        (valueText, value) = ("\"\(string.text)\"", string.value.map { .string($0) })
+                    default:
+                        let int = Int64(rng.below(2_000_000)) - 1_000_000
+                        (valueText, value) = (String(int), .int(int))
+                    }
+                    members.append(("\"\(key.text)\": \(valueText)", value.map { (String(key.index), $0) }))
+                }
+                if rng.below(6) == 0 { members.shuffle(using: &rng) }
+                if rng.below(6) == 0 { members.removeLast(rng.below(members.count)) }
+                let separator = rng.below(8) == 0 ? " ,\n " : ", "
+                text += "{" + members.map { $0.text }.joined(separator: separator) + (rng.below(8) == 0 ? " }" : "}")
+                let record = members.compactMap { $0.member }
+                model = record.count == members.count ? model.map { $0 + [.object(record)] } : nil
+            }
+            text += "]"
+            var bytes = Array(text.utf8)
+            switch rng.below(4) {
+            case 0: bytes[rng.below(bytes.count)] = [0x22, 0x5C, 0x01, 0xFF, 0x7D, 0x2C, 0x20, 0x41][rng.below(8)]
+            case 1: bytes.removeLast(1 + rng.below(bytes.count - 1))
+            default: break
+            }
+            let tree = liveObjectsErrorOrValue { () throws(LiveObjectsError) in try parse(bytes) }
+            let cursor = liveObjectsErrorOrValue { () throws(LiveObjectsError) in
+                try JSONReader.withReader(bytes) { (reader) throws(LiveObjectsError) -> JSONValue in
+                    let value = try Self.readRecords(&reader, keys)
+                    try reader.finish()
+                    return value
+                }
+            }
+            // An unchanged text is read as it was made; a changed one as the tree reader reads it.
+            let expected =
+                bytes == Array(text.utf8) ? model.map { JSONValue.array($0) } : tree.value.map { Self.keyed($0, names) }
+            guard expected == cursor.value, (expected == nil) == (cursor.error != nil) else {
+                let treeRead: String = expected.map { "\($0)" } ?? tree.error.map { "\($0)" } ?? "refused"
+                let cursorRead: String = cursor.value.map { "\($0)" } ?? cursor.error.map { "\($0)" } ?? "?"
+                let text = String(decoding: bytes, as: UTF8.self)
+                Issue.record(
+                    "seed \(seed), round \(round): \(text)\ntree: \(treeRead)\nmember by member: \(cursorRead)")
+                return
+            }
+            if tree.error == nil { read += 1 } else { refused += 1 }
+        }
+        #expect(read > 50 && refused > 50, "seed \(seed): \(read) texts read, \(refused) refused")
+    }
+
+    /// An array of records read with the key set; each key as its index in the set (an unknown
+    /// one as -1), each value by its kind.
+    static func readRecords(_ reader: inout JSONReader, _ keys: JSONKeySet) throws(LiveObjectsError)
+        -> JSONValue
+    {
+        var records: [JSONValue] = []
+        try reader.beginArray()
+        while try reader.nextElement() {
+            var members: [(key: String, value: JSONValue)] = []
+            try reader.beginObject()
+            while let index = try reader.nextKey(in: keys) {
+                let value: JSONValue
+                switch try reader.peekKind() {
+                case .string: value = .string(try reader.readString())
+                case .null:
+                    _ = try reader.readNull()
+                    value = .null
+                case .number: value = .number(JSONNumber(try reader.readInt64()))
+                default: value = try reader.readValue()
+                }
+                members.append((key: String(index), value: value))
+            }
+            records.append(.object(members))
+        }
+        return .array(records)
+    }
+
+    /// A tree of records with each key replaced by its index in `names` (-1 when not there),
+    /// as ``readRecords(_:_:)`` gives it.
+    static func keyed(_ value: JSONValue, _ names: [String]) -> JSONValue {
+        .array(
+            (value.arrayValue ?? []).map { record in
+                .object(
+                    (record.objectValue ?? []).map { member in
+                        (key: String(names.firstIndex(of: member.key) ?? -1), value: member.value)
+                    })
+            })
+    }
+
+    /// What `body` returns, or the error it throws.
+    func liveObjectsErrorOrValue(_ body: () throws(LiveObjectsError) -> JSONValue) -> (
+        value: JSONValue?, error: LiveObjectsError?
+    ) {
+        do {
+            return (try body(), nil)
+        } catch {
+            return (nil, error)
+        }
+    }
+
     @Test func integerFastPathAgreesWithTheFullScanner() throws {
         let good = [
             "0", "-0", "7", "-7", "123456789012345678", "-123456789012345678", "1234567890123456789",

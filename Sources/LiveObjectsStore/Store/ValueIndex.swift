@@ -318,7 +318,7 @@ package final class ValueIndex {
     ///
     /// The column must keep holding the row's value until then, unless the row is changed or
     /// removed through ``remove(_:row:)`` (which adds the pending rows first).
-    func insertLater(_ row: Int32) {
+    package func insertLater(_ row: Int32) {
         if pendingRun.isEmpty {
             pendingRun = row..<row + 1
         } else if pendingRun.upperBound == row {
@@ -457,13 +457,14 @@ package final class ValueIndex {
             // Every span at its exact size, counting the rows to add before they go in.
             _spans[s].capacity = _spans[s].count
         }
-        // Each search waits for a random slot of the hash table: the slots of the rows a few
-        // places ahead are asked for while a row is searched (their hashes kept in a ring).
-        let hash = { (row: Int32) in Self.tag(dynamic(read(row))) }
-        var ahead = SlotPrefetcher(run: run, hash)
+        // Each search waits for a random slot of the hash table, then for the value of the span
+        // it leads to: the slots of the rows some places ahead are asked for while a row is
+        // searched (their values and hashes kept in a ring), and the span values of rows half
+        // as far ahead, whose slots are in by then.
+        let hash = { (value: Value) in Self.tag(dynamic(value)) }
+        var ahead = SlotPrefetcher(run: run, read, hash)
         for row in run {
-            let tag = ahead.next(slots, hash)
-            let value = read(row)
+            let (tag, value) = ahead.next(slots, read, hash, span: { s in prefetch(spanValues, s) }, placed: { _ in })
             let (found, slot) = find(tag: tag) { spanValues[$0] == value }
             if let s = found {
                 _spans[s].capacity += 1
@@ -473,11 +474,21 @@ package final class ValueIndex {
             }
         }
         writeStoreAnew()
-        ahead = SlotPrefetcher(run: run, hash)
+        ahead = SlotPrefetcher(run: run, read, hash)
         for row in run {
-            // Every value of the run has its span now, its first row already in it.
-            let tag = ahead.next(slots, hash)
-            let value = read(row)
+            // Every value of the run has its span now, its first row already in it; the
+            // second search reads the span too, and placing the row reads and writes the store
+            // where the span ends: asked for a quarter as far ahead, once the span is in.
+            let (tag, value) = ahead.next(
+                slots, read, hash,
+                span: { s in
+                    prefetch(spanValues, s)
+                    prefetch(_spans, s)
+                },
+                placed: { s in
+                    // The span is in by now: the place where the row goes.
+                    if s < _spans.count { prefetch(_store, Int(_spans[s].start) + Int(_spans[s].count)) }
+                })
             let s = find(tag: tag) { spanValues[$0] == value }.span!
             if _store[Int(_spans[s].start)] != row { place(row, in: s) }
         }
@@ -613,32 +624,90 @@ package final class ValueIndex {
     }
 }
 
-/// The hashes of a run's rows, each computed a few rows ahead of its search, when its slot of
-/// the hash table is asked for (a prefetch), so that the search finds the slot in the cache.
-private struct SlotPrefetcher {
-    static let distance = 8
+/// Starts loading element `i` of an array into the cache, if it has one, without waiting for
+/// it: the address is computed from the array's storage read as a plain word, as
+/// ``ChunkedArray/prefetch(_:)`` does, since going through the array would retain and release
+/// its storage.
+@inline(__always)
+private func prefetch<T>(_ array: [T], _ i: Int) {
+    guard UInt(bitPattern: i) < UInt(bitPattern: array.count) else { return }
+    let storage = unsafeBitCast(array, to: UnsafeRawPointer.self)
+    liveobjects_prefetch(storage + ChunkedArray<T>.arrayHeaderSize + i * MemoryLayout<T>.stride)
+}
+
+/// The values and hashes of a run's rows, each read and hashed some rows ahead of its search,
+/// when its slot of the hash table is asked for (a prefetch); half as many rows ahead, the slot
+/// (in the cache by then) is read and the span it leads to handed to the caller, to ask for
+/// what the search will read of it; a quarter as many rows ahead, that span is handed on
+/// again (`placed`), to ask for what placing the row reads of the store. So a search finds its
+/// slot, its span's value and its span in the cache, and each row's value is read from the
+/// column once per pass.
+private struct SlotPrefetcher<Value> {
+    /// How many rows ahead a row's hash is computed and its slot asked for (a power of two).
+    static var distance: Int { 16 }
+    /// How many rows ahead a row's slot is read and its span handed on.
+    static var spanDistance: Int { distance / 2 }
+    /// How many rows ahead the span handed on is handed again to `placed`, to ask for what the
+    /// row's placing reads of it.
+    static var placeDistance: Int { distance / 4 }
     let run: Range<Int32>
-    /// The hashes of the rows from `position` to `position + distance`, by row modulo distance.
-    var ring = [UInt32](repeating: 0, count: distance)
+    /// The hashes and values of the rows from `position` to `position + distance`, by row
+    /// modulo distance.
+    var tags: [UInt32]
+    var values: [Value]
+    /// The spans handed on for the rows from `position` to `position + spanDistance`, by row
+    /// modulo distance (-1: none).
+    var spans = [Int](repeating: -1, count: distance)
     var position: Int32
 
-    init(run: Range<Int32>, _ tag: (Int32) -> UInt32) {
+    init(run: Range<Int32>, _ read: (Int32) -> Value, _ tag: (Value) -> UInt32) {
         self.run = run
         position = run.lowerBound
-        for row in run.prefix(Self.distance) { ring[Int(row - run.lowerBound) % Self.distance] = tag(row) }
+        values = run.prefix(Self.distance).map(read)
+        tags = values.map(tag)
     }
 
-    /// The hash of the next row, after asking for the slot of the row `distance` further on.
-    mutating func next(_ slots: [UInt64], _ tag: (Int32) -> UInt32) -> UInt32 {
-        let i = Int(position - run.lowerBound) % Self.distance
-        let current = ring[i]
+    /// The hash and value of the next row, after reading the row `distance` further on and
+    /// asking for its slot, and handing `span` the span of the row `spanDistance` further on,
+    /// if its slot has one with its hash (the span a search would try first; a row whose value
+    /// has no span yet may lead to another value's, which costs a useless prefetch, no more).
+    @inline(__always)
+    mutating func next(
+        _ slots: [UInt64], _ read: (Int32) -> Value, _ tag: (Value) -> UInt32, span: (Int) -> Void,
+        placed: (Int) -> Void
+    ) -> (UInt32, Value) {
+        let i = Int(position - run.lowerBound) & (Self.distance - 1)
+        let current = (tags[i], values[i])
         let ahead = position + Int32(Self.distance)
         if ahead < run.upperBound {
-            let t = tag(ahead)
-            ring[i] = t
+            let value = read(ahead)
+            let t = tag(value)
+            values[i] = value
+            tags[i] = t
+            if !slots.isEmpty { prefetch(slots, Int(t) & (slots.count - 1)) }
+        }
+        let near = position + Int32(Self.spanDistance)
+        if near < run.upperBound && !slots.isEmpty {
+            let t = tags[Int(near - run.lowerBound) & (Self.distance - 1)]
             slots.withUnsafeBufferPointer { slots in
-                if let base = slots.baseAddress { liveobjects_prefetch(base + (Int(t) & (slots.count - 1))) }
+                let mask = slots.count - 1
+                var j = Int(t) & mask
+                while slots[j] != 0 {
+                    if UInt32(truncatingIfNeeded: slots[j] >> 32) == t {
+                        let s = Int(UInt32(truncatingIfNeeded: slots[j])) - 1
+                        spans[Int(near - run.lowerBound) & (Self.distance - 1)] = s
+                        span(s)
+                        break
+                    }
+                    j = (j + 1) & mask
+                }
             }
+        }
+        let nearer = position + Int32(Self.placeDistance)
+        if nearer < run.upperBound {
+            let k = Int(nearer - run.lowerBound) & (Self.distance - 1)
+            if spans[k] >= 0 { placed(spans[k]) }
+            spans[k] = -1
         }
         position += 1
         return current
