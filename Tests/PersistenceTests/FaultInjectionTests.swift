@@ -238,8 +238,17 @@ import Testing
     /// Reads the snapshot and journal as they are on disk now (what a crash would leave) and
     /// checks that they hold the model.
     func checkDisk(_ url: URL, _ model: Model, _ label: String) throws {
-        let snapshot = try [UInt8](Data(contentsOf: url))
-        let journal = (try? Data(contentsOf: URL(fileURLWithPath: url.path + ".journal"))).map { [UInt8]($0) }
+        // A background save may replace the snapshot and restart the journal between the two
+        // reads: the files are read until the snapshot is the same after the journal as
+        // before it (what a crash leaves is the two files at one instant).
+        var snapshot = try [UInt8](Data(contentsOf: url))
+        var journal: [UInt8]?
+        while true {
+            journal = (try? Data(contentsOf: URL(fileURLWithPath: url.path + ".journal"))).map { [UInt8]($0) }
+            let again = try [UInt8](Data(contentsOf: url))
+            if again == snapshot { break }
+            snapshot = again
+        }
         let loaded: (store: Store, schemaVersion: UInt64, commit: UInt64)
         do {
             loaded = try FileStorage.decode(snapshot: snapshot, journal: journal)
