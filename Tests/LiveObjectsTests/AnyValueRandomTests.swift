@@ -10,17 +10,10 @@ import Testing
 /// and the operations.
 @Suite struct AnyValueRandomTests {
     @Test func randomWritesQueriesAndNotificationsMatchTheReference() async throws {
-        let seed = TestEnvironment.seed("LIVEOBJECTS_MIXED_SEED") ?? 0x4D1C_ED
-        let steps = TestEnvironment.isLong ? 400 : 80
-        var rng = SeededRandomNumberGenerator(seed: seed)
-        var log: [String] = []
-        let failed = try await Self.run(steps: steps, &rng, &log)
-        #expect(!failed)
-        if failed {
-            print(
-                "AnyValueRandomTests: seed \(seed) (LIVEOBJECTS_MIXED_SEED); operations:\n  "
-                    + log.joined(separator: "\n  "))
-        }
+        let failure = try await SeededRun.run(
+            "AnyValueRandomTests", variable: "LIVEOBJECTS_MIXED_SEED", seed: 0x4D1C_ED, steps: (80, 400)
+        ) { steps, rng, log in try await Self.run(steps: steps, &rng, &log) ? "the values differ" : nil }
+        #expect(failure == nil)
     }
 
     static func randomValue(_ rng: inout SeededRandomNumberGenerator) -> AnyValue {

@@ -12,17 +12,10 @@ import Testing
     struct Failure: Error {}
 
     @Test func randomSetOperationsMatchAPlainModel() async throws {
-        let seed = TestEnvironment.seed("LIVEOBJECTS_LARGE_SET_SEED") ?? 0x5E7
-        let steps = TestEnvironment.isLong ? 600 : 150
-        var rng = SeededRandomNumberGenerator(seed: seed)
-        var log: [String] = []
-        let failure = try await Self.run(steps: steps, &rng, &log)
+        let failure = try await SeededRun.run(
+            "LargeSetTests", variable: "LIVEOBJECTS_LARGE_SET_SEED", seed: 0x5E7, steps: (150, 600)
+        ) { steps, rng, log in try await Self.run(steps: steps, &rng, &log) }
         #expect(failure == nil, "\(failure ?? "")")
-        if failure != nil {
-            print(
-                "LargeSetTests: seed \(seed) (LIVEOBJECTS_LARGE_SET_SEED); operations:\n  "
-                    + log.joined(separator: "\n  "))
-        }
     }
 
     /// A set given whole (the dynamic API) with as many members as it had answers for its new

@@ -223,17 +223,10 @@ import Testing
     struct Stop: Error {}
 
     @Test func randomNestedValuesAndQueriesMatchTheReference() async throws {
-        let seed = TestEnvironment.seed("LIVEOBJECTS_MIXED_NESTED_SEED") ?? 0x4E57
-        let steps = TestEnvironment.isLong ? 500 : 120
-        var rng = SeededRandomNumberGenerator(seed: seed)
-        var log: [String] = []
-        let failure = try await Self.run(steps: steps, &rng, &log)
+        let failure = try await SeededRun.run(
+            "NestedAnyValueRandomTests", variable: "LIVEOBJECTS_MIXED_NESTED_SEED", seed: 0x4E57, steps: (120, 500)
+        ) { steps, rng, log in try await Self.run(steps: steps, &rng, &log) }
         #expect(failure == nil, "\(failure ?? "")")
-        if failure != nil {
-            print(
-                "NestedAnyValueRandomTests: seed \(seed) (LIVEOBJECTS_MIXED_NESTED_SEED); operations:\n  "
-                    + log.joined(separator: "\n  "))
-        }
     }
 
     /// Runs the steps; returns what first differed, if anything.

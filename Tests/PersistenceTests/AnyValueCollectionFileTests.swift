@@ -217,18 +217,6 @@ extension PropertyValue {
         }
     }
 
-    static let schema = Schema([
-        ObjectSchema(
-            name: "Bag",
-            properties: [
-                Property(name: "id", type: .int, isPrimaryKey: true),
-                Property(name: "items", type: .mixed, isList: true),
-                Property(name: "fields", type: .mixed, isMap: true),
-                Property(name: "members", type: .mixed, isList: true, isSet: true),
-            ]),
-        ObjectSchema(name: "Dog", properties: [Property(name: "id", type: .int, isPrimaryKey: true)]),
-    ])
-
     static func bags(_ realm: isolated Realm) throws -> [Int: Bag] {
         func named(_ value: PropertyValue) throws -> AnyValue {
             try MixedLinkFileTests.named(try #require(AnyValue(value)), realm)
@@ -253,17 +241,11 @@ extension PropertyValue {
     }
 
     @Test func randomElementLinksDeletesRollbacksAndReopensMatchTheReference() async throws {
-        let seed = TestEnvironment.seed("LIVEOBJECTS_MIXED_COLLECTION_SEED") ?? 0xC0_11EC
-        let steps = TestEnvironment.isLong ? 300 : 60
-        var rng = SeededRandomNumberGenerator(seed: seed)
-        var log: [String] = []
-        let failed = try await Self.run(steps: steps, &rng, &log)
-        #expect(!failed)
-        if failed {
-            print(
-                "AnyValueCollectionRandomTests: seed \(seed) (LIVEOBJECTS_MIXED_COLLECTION_SEED); operations:\n  "
-                    + log.joined(separator: "\n  "))
-        }
+        let failure = try await SeededRun.run(
+            "AnyValueCollectionRandomTests", variable: "LIVEOBJECTS_MIXED_COLLECTION_SEED", seed: 0xC0_11EC,
+            steps: (60, 300)
+        ) { steps, rng, log in try await Self.run(steps: steps, &rng, &log) ? "the bags differ" : nil }
+        #expect(failure == nil)
     }
 
     /// Puts `value` (named `named` in the reference) into one of a bag's collections.
@@ -293,7 +275,7 @@ extension PropertyValue {
     static func run(steps: Int, _ rng: inout SeededRandomNumberGenerator, _ log: inout [String]) async throws -> Bool {
         let url = try makeTemporaryDirectory().appendingPathComponent("random-collections.json")
         let options = FileStorage.Options(savePolicy: .manual, journal: true, journalFoldThreshold: 1 << 30)
-        let configuration = Realm.Configuration(file: url, schema: Self.schema, options: options)
+        let configuration = Realm.Configuration(file: url, schema: AnyValueCollectionFileTests.schema, options: options)
         var realm: Realm? = try await openRealm(configuration)
         var reference: [Int: Bag] = [:]
         var dogs: Set<Int> = []

@@ -187,17 +187,10 @@ import Testing
     struct Failure: Error {}
 
     @Test func randomLinksDeletesRollbacksAndReopensMatchTheReference() async throws {
-        let seed = TestEnvironment.seed("LIVEOBJECTS_MIXED_LINK_SEED") ?? 0x11AC_ED
-        let steps = TestEnvironment.isLong ? 300 : 60
-        var rng = SeededRandomNumberGenerator(seed: seed)
-        var log: [String] = []
-        let failed = try await Self.run(steps: steps, &rng, &log)
-        #expect(!failed)
-        if failed {
-            print(
-                "MixedLinkRandomTests: seed \(seed) (LIVEOBJECTS_MIXED_LINK_SEED); operations:\n  "
-                    + log.joined(separator: "\n  "))
-        }
+        let failure = try await SeededRun.run(
+            "MixedLinkRandomTests", variable: "LIVEOBJECTS_MIXED_LINK_SEED", seed: 0x11AC_ED, steps: (60, 300)
+        ) { steps, rng, log in try await Self.run(steps: steps, &rng, &log) ? "the boxes differ" : nil }
+        #expect(failure == nil)
     }
 
     /// A value for a box linking to `dog`: at the top, or nested in a list and a dictionary.
