@@ -536,14 +536,13 @@ extension Store {
         let property = table.schema.properties[p]
         if let column = table.columns[p] as? LinkListColumn {
             let r = try resolveLink(input, column.target, context: context)
-            let member = PropertyValue.object(column.target.key(r))
-            if property.isSet && indexOfMember(member, table, row, p) != nil { return }
+            if property.isSet && indexOfLinkMember(targetRow: r, column, table, row, p) != nil { return }
             if column.target.schema.isEmbedded && column.target.linkCount(to: r) > 0 {
                 throw alreadyOwned(table, property.name)
             }
             let stamp = mutationCount
-            listInsert(member, table, row, p, at: index)
-            if property.isSet { noteMemberAppended(member, table, row, p, at: index, stampBefore: stamp) }
+            listInsert(.object(column.target.key(r)), table, row, p, at: index)
+            if property.isSet { noteLinkMemberAppended(targetRow: r, table, row, p, at: index, stampBefore: stamp) }
         } else {
             var element = property
             element.isList = false

@@ -380,13 +380,7 @@ extension Store {
         switch table.columns[p] {
         case let c as LinkListColumn:
             guard case .object(let key) = value, let r = c.target.row(for: key) else { return nil }
-            let list = c.lists[Int(row)]
-            guard isLive, c.property.isSet, list.count >= SetMembers.smallest else { return list.firstIndex(of: r) }
-            return memberPosition(.int(Int64(r)), table, row, p, count: list.count) { i in
-                list[i] == r
-            } members: {
-                list.map { .int(Int64($0)) }
-            }
+            return indexOfLinkMember(targetRow: r, c, table, row, p)
         case let c as ValueListColumn:
             let list = c.lists[Int(row)]
             guard isLive, c.property.isSet, list.count >= SetMembers.smallest else {
@@ -399,6 +393,19 @@ extension Store {
             }
         default:
             return nil
+        }
+    }
+
+    /// The position of a link in a set (or list) of links, by its target's row.
+    package func indexOfLinkMember(targetRow r: Int32, _ c: LinkListColumn, _ table: Table, _ row: Int32, _ p: Int)
+        -> Int?
+    {
+        let list = c.lists[Int(row)]
+        guard isLive, c.property.isSet, list.count >= SetMembers.smallest else { return list.firstIndex(of: r) }
+        return memberPosition(.int(Int64(r)), table, row, p, count: list.count) { i in
+            list[i] == r
+        } members: {
+            list.map { .int(Int64($0)) }
         }
     }
 
@@ -425,11 +432,20 @@ extension Store {
     package func noteMemberAppended(
         _ value: PropertyValue, _ table: Table, _ row: Int32, _ p: Int, at index: Int, stampBefore stamp: UInt64
     ) {
+        noteKept(value, table, row, p, at: index, stampBefore: stamp)
+    }
+
+    /// ``noteMemberAppended(_:_:_:_:at:stampBefore:)`` for a link, by its target's row.
+    package func noteLinkMemberAppended(
+        targetRow r: Int32, _ table: Table, _ row: Int32, _ p: Int, at index: Int, stampBefore stamp: UInt64
+    ) {
+        noteKept(.int(Int64(r)), table, row, p, at: index, stampBefore: stamp)
+    }
+
+    private func noteKept(
+        _ member: PropertyValue, _ table: Table, _ row: Int32, _ p: Int, at index: Int, stampBefore stamp: UInt64
+    ) {
         guard var kept = setMembers, kept.isCurrent(table.index, row, p, stamp: stamp, count: index) else { return }
-        var member = value
-        if case .object(let key) = value, let c = table.columns[p] as? LinkListColumn, let r = c.target.row(for: key) {
-            member = .int(Int64(r))
-        }
         kept.positions[member] = index
         kept.stamp = mutationCount
         setMembers = kept
