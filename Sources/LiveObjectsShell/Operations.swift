@@ -392,6 +392,10 @@ enum Operations {
         _ json: JSONValue, _ property: Property, _ target: ObjectSchema, to object: DynamicObject,
         _ realm: isolated Realm
     ) throws {
+        if property.isMap {
+            try applyEmbeddedMap(json, property, target, to: object, realm)
+            return
+        }
         let items: [JSONValue]
         if property.isList {
             if case .null = json {
@@ -411,17 +415,54 @@ enum Operations {
             items = [json]
         }
         for item in items {
-            let itemPairs = try pairs(item, target.name)
-            // Plain values first, then nested embedded objects and links through `apply`.
-            var plain: [String: PropertyValue] = [:]
-            for (name, value) in itemPairs {
-                guard let p = target[name] else { throw noProperty(name, in: target) }
-                if p.type == .object || p.type == .linkingObjects { continue }
-                plain[name] = try self.value(value, for: p, in: target, realm)
-            }
-            let child = try object.setEmbedded(property.name, values: plain)
-            try apply(itemPairs.filter { target[$0.0]?.type == .object }, to: child, realm)
+            _ = try embedded(item, target, realm) { plain in try object.setEmbedded(property.name, values: plain) }
         }
+    }
+
+    /// Makes an embedded object from a JSON object: its plain values through `make`, then its
+    /// nested embedded objects and links through ``apply(_:to:_:)``.
+    static func embedded(
+        _ item: JSONValue, _ target: ObjectSchema, _ realm: isolated Realm,
+        make: ([String: PropertyValue]) throws -> DynamicObject
+    ) throws -> DynamicObject {
+        let itemPairs = try pairs(item, target.name)
+        var plain: [String: PropertyValue] = [:]
+        for (name, value) in itemPairs {
+            guard let p = target[name] else { throw noProperty(name, in: target) }
+            if p.type == .object || p.type == .linkingObjects { continue }
+            plain[name] = try self.value(value, for: p, in: target, realm)
+        }
+        let child = try make(plain)
+        try apply(itemPairs.filter { target[$0.0]?.type == .object }, to: child, realm)
+        return child
+    }
+
+    /// Replaces a map of embedded objects from a JSON object of nested objects (or nulls).
+    static func applyEmbeddedMap(
+        _ json: JSONValue, _ property: Property, _ target: ObjectSchema, to object: DynamicObject,
+        _ realm: isolated Realm
+    ) throws {
+        var members: JSONMembers = []
+        if case .object(let given) = json {
+            members = given
+        } else if json != .null {
+            throw ShellError("\(object.typeName).\(property.name): expected a JSON object of objects")
+        }
+        try object.set(property.name, to: .list([]))
+        var entries: [String: PropertyValue] = [:]
+        for (key, item) in members {
+            guard item != .null else {
+                entries[key] = .null
+                continue
+            }
+            let child = try embedded(item, target, realm) { plain in
+                try object.setEmbedded(property.name, key: key, values: plain)
+            }
+            entries[key] = .object(child.key)
+        }
+        // The keys with no object join the objects made above (kept: each under its own key).
+        try object.set(
+            property.name, to: .list(entries.keys.sorted().map { .list([.string($0), entries[$0]!]) }))
     }
 
     /// Creates an object from a JSON object.

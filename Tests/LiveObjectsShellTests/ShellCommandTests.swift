@@ -486,6 +486,28 @@ extension ShellSetTests {
                 """))
     }
 
+    @Test func aMapOfEmbeddedObjectsTakesAndShowsNestedObjects() async {
+        expectRun(
+            await liveobj([
+                "-c",
+                #"define embedded Place { city: String }; define Trip { id: Int primary, stops: [String: Place?] }; create Trip {"id": 1, "stops": {"b": {"city": "Rome"}, "a": {"city": "Oslo"}, "c": null}}; get Trip 1; update Trip 1 {"stops": {"a": {"city": "Nice"}}}; query Trip where stops['a'].city == 'Nice'; count Place"#,
+            ]),
+            stdout: lines(
+                """
+                Defined embedded Place (schema version 1).
+                Defined Trip (schema version 2).
+                Created Trip 1.
+                id:     1
+                stops:  {"a": {"city": "Oslo"}, "b": {"city": "Rome"}, "c": null}
+                Updated Trip 1.
+                id  stops
+                --  -----------------------
+                1   {"a": {"city": "Nice"}}
+                (1 object)
+                1
+                """))
+    }
+
     @Test func aMapOfObjectsTakesAndShowsPrimaryKeys() async {
         expectRun(
             await liveobj([

@@ -143,6 +143,32 @@ public struct DynamicObject: CustomStringConvertible {
         return created!
     }
 
+    /// Creates an embedded object from property values and sets it as the value of `key` in a
+    /// map of embedded objects (deleting the object the key held).
+    ///
+    /// - Throws: `invalidOperation` for a property that is not a map of embedded objects, and as
+    ///   ``set(_:to:)``.
+    public func setEmbedded(_ property: String, key: String, values: [String: PropertyValue])
+        throws(LiveObjectsError) -> DynamicObject
+    {
+        var created: DynamicObject?
+        try mutate(property) { (p) throws(LiveObjectsError) in
+            guard let target = target(p), target.schema.isEmbedded, handle.table.schema.properties[p].isMap else {
+                throw LiveObjectsError(
+                    .invalidOperation, "the property is not a map of embedded objects", objectType: typeName,
+                    property: property)
+            }
+            let store = handle.store
+            try store.mapSet(
+                .dictionary(values.mapValues { .value($0) }), for: key, handle.table, handle.row, p,
+                context: AddContext(update: .error))
+            let (index, _) = store.mapPosition(of: key, handle.table, handle.row, p)
+            created = DynamicObject(
+                row: handle.table.linkListColumn(p).lists[Int(handle.row)][index], table: target, handle: handle)
+        }
+        return created!
+    }
+
     /// Inserts an element into a list property.
     public func insert(_ value: PropertyValue, into property: String, at index: Int) throws(LiveObjectsError) {
         try mutate(property) { (p) throws(LiveObjectsError) in

@@ -449,11 +449,25 @@ extension Store {
             if force { setValue(checked, table, row, p, force: true) }
             return
         }
+        let old = column.lists[Int(row)].filter { $0 >= 0 }
+        let rows = Store.linkRows(checked)
+        if target.schema.isEmbedded {
+            // Each embedded object has one parent: new to the map, or kept under one key.
+            let kept = Set(old)
+            var seen = Set<Int32>()
+            for r in rows where !seen.insert(r).inserted || !(kept.contains(r) || target.linkCount(to: r) == 0) {
+                throw alreadyOwned(table, property.name)
+            }
+        }
         for i in stride(from: column.lists[Int(row)].count - 1, through: 0, by: -1) {
             listRemove(table, row, p, at: i)
         }
         guard case .list(let sorted) = checked else { return }
         for (i, pair) in sorted.enumerated() { listInsert(pair, table, row, p, at: i) }
+        if target.schema.isEmbedded {
+            let dropped = Set(old).subtracting(rows)
+            if !dropped.isEmpty { try delete(dropped.sorted().map { (target, $0) }) }
+        }
     }
 
     /// Sets the value of a key of a map property from input: a plain value, or for a map of

@@ -238,9 +238,6 @@ public struct Schema: Hashable, Sendable {
         if p.type == .linkingObjects { return "LinkingObjects cannot be a map" }
         if p.type == .object {
             guard p.isOptional else { return "a map of objects holds optional values: declare it Map<String, T?>" }
-            if let target = p.objectType.flatMap({ self[$0] }), target.isEmbedded {
-                return "a map of embedded objects is not supported yet"
-            }
         }
         return nil
     }

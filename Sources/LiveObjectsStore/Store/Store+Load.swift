@@ -392,6 +392,11 @@ extension Store {
             entries.append(.list([.string(key), value]))
         }
         if column.containerValue(at: Int(row)) == .list(entries) { return }
+        if column.target.schema.isEmbedded {
+            for r in column.lists[Int(row)] + Self.linkRows(.list(entries)) where r >= 0 {
+                replayedEmbedded.append((column.target, r))
+            }
+        }
         for i in stride(from: column.lists[Int(row)].count - 1, through: 0, by: -1) {
             listRemove(table, row, property, at: i)
         }
@@ -442,7 +447,7 @@ extension Store {
                     let t = link.targets[Int(row)]
                     if t >= 0 { replayedEmbedded.append((link.target, t)) }
                 case let list as LinkListColumn where list.target.schema.isEmbedded:
-                    for t in list.lists[Int(row)] { replayedEmbedded.append((list.target, t)) }
+                    for t in list.lists[Int(row)] where t >= 0 { replayedEmbedded.append((list.target, t)) }
                 default:
                     break
                 }

@@ -201,7 +201,8 @@ extension Store {
         if let column = table.columns[p] as? LinkListColumn, column.target.schema.isEmbedded {
             let r = column.lists[Int(row)][index]
             listRemove(table, row, p, at: index)
-            try delete([(column.target, r)])
+            // A map's key with no object (-1) has nothing to delete.
+            if r >= 0 { try delete([(column.target, r)]) }
         } else {
             listRemove(table, row, p, at: index)
         }
@@ -344,22 +345,34 @@ extension Store {
         element.isMap = false
         let checked = try check(value, for: element, in: table)
         let (index, found) = mapPosition(of: try checkedMapKey(key, property, table), table, row, p)
+        let old = found ? mapValue(at: index, table, row, p) : .null
+        if found && old == checked { return }
+        // An embedded object has one parent: the value must be new to it, and the one it
+        // replaces goes.
+        let embedded = (table.columns[p] as? LinkListColumn).flatMap { $0.target.schema.isEmbedded ? $0.target : nil }
+        if let target = embedded, let newKey = checked.objectKey, let r = target.row(for: newKey),
+            target.linkCount(to: r) > 0
+        {
+            throw alreadyOwned(table, property.name)
+        }
         let pair = PropertyValue.list([.string(key), checked])
         if found {
-            if mapValue(at: index, table, row, p) != checked {
-                listReplace(pair, table, row, p, at: index)
-            }
+            listReplace(pair, table, row, p, at: index)
         } else {
             listInsert(pair, table, row, p, at: index)
         }
+        if let target = embedded, let oldKey = old.objectKey, let r = target.row(for: oldKey) {
+            try delete([(target, r)])
+        }
     }
 
-    /// Removes a key of a map property. Returns whether the map held it.
+    /// Removes a key of a map property (deleting its object if it is embedded). Returns whether
+    /// the map held it.
     @discardableResult
     package func mapRemove(_ key: String, _ table: Table, _ row: Int32, _ p: Int) throws(LiveObjectsError) -> Bool {
         try requireWrite(table)
         let (index, found) = mapPosition(of: key, table, row, p)
-        if found { listRemove(table, row, p, at: index) }
+        if found { try removeElement(table, row, p, at: index) }
         return found
     }
 

@@ -295,9 +295,21 @@ struct RecordEncoder {
             } else {
                 writer.int(ValueCoding.id(slotState: Self.element(targetStates, Int(t)), row: Int(t)))
             }
-        case .list(let list, _) where list.isMap:
-            // A map of objects: `[key, id or null]` pairs, in the order of the keys.
-            ValueCoding.writePlain(list.containerValue(at: r), &writer)
+        case .list(let list, let targetIsEmbedded) where list.isMap:
+            guard inlineEmbedded && targetIsEmbedded else {
+                // A map of objects: `[key, id or null]` pairs, in the order of the keys.
+                ValueCoding.writePlain(list.containerValue(at: r), &writer)
+                return
+            }
+            // A map of embedded objects: `[key, object or null]` pairs, each object inline.
+            writer.beginArray(singleLine: true)
+            for (key, t) in zip(list.keys[r], list.lists[r]) {
+                writer.beginArray(singleLine: true)
+                writer.string(key)
+                if t < 0 { writer.null() } else { try writeEmbedded(list.target, t, into: &writer, depth: depth) }
+                writer.endArray()
+            }
+            writer.endArray()
         case .list(let list, let targetIsEmbedded):
             let embedded = inlineEmbedded && targetIsEmbedded
             writer.beginArray(singleLine: true)
@@ -730,8 +742,8 @@ struct SnapshotDecoder {
             case .linkList, .embeddedList:
                 values[p] = .list([])
                 try readLinkList(table, plan, p, store: store, depth: depth)
-            case .linkMap:
-                values[p] = try readLinkMap(table, p)
+            case .linkMap, .embeddedMap:
+                values[p] = try readLinkMap(table, plan, p, store: store, depth: depth)
             case .linkingObjects:
                 throw corrupt(
                     "LinkingObjects are not stored", type: table.name, property: table.schema.properties[p].name)
@@ -789,13 +801,42 @@ struct SnapshotDecoder {
         pendingLists.append((Int32(table.index), -1, Int32(p), targets, start))
     }
 
-    /// Reads a map of objects and queues it for the row of the object being read; returns the
-    /// row's value until then, an empty map.
-    private mutating func readLinkMap(_ table: Table, _ p: Int) throws(LiveObjectsError) -> PropertyValue {
+    /// Reads a map of objects (of embedded objects, placing each) and queues it for the row of
+    /// the object being read; returns the row's value until then, an empty map.
+    private mutating func readLinkMap(_ table: Table, _ plan: RecordPlan, _ p: Int, store: Store, depth: Int)
+        throws(LiveObjectsError) -> PropertyValue
+    {
+        if plan.kinds[p] == .embeddedMap { return try readEmbeddedMap(table, plan, p, store: store, depth: depth) }
         _ = try reader.peekByte()
         let start = reader.offset
         let pairs = try ValueCoding.readMap(table.schema.properties[p], &reader, table: table.name, maxRow: maxRow)
         pendingMaps.append((Int32(table.index), -1, Int32(p), pairs, start))
+        return .list([])
+    }
+
+    /// Reads a map of embedded objects, `[key, object or null]` pairs with each object inline
+    /// (placing each), and queues it for the row of the object being read; returns the row's
+    /// value until then, an empty map.
+    private mutating func readEmbeddedMap(
+        _ table: Table, _ plan: RecordPlan, _ p: Int, store: Store, depth: Int
+    ) throws(LiveObjectsError) -> PropertyValue {
+        let property = table.schema.properties[p]
+        _ = try reader.peekByte()
+        let start = reader.offset
+        var pairs: [PropertyValue] = []
+        var last: String?
+        try reader.beginArray()
+        while try reader.nextElement() {
+            let key = try ValueCoding.readMapKey(property, &reader, after: last, table: table.name)
+            last = key
+            var value = PropertyValue.null
+            if !(try reader.readNull()) {
+                value = .object(try readRecord(store.tables[plan.targets[p]], store: store, depth: depth + 1))
+            }
+            try ValueCoding.endMapEntry(property, &reader, table: table.name)
+            pairs.append(.list([.string(key), value]))
+        }
+        pendingMaps.append((Int32(table.index), -1, Int32(p), .list(pairs), start))
         return .list([])
     }
 
@@ -891,6 +932,8 @@ final class RecordPlan {
         case link, embeddedLink, linkList, embeddedList
         /// A map of objects: `[key, id or null]` pairs, set once every object is placed.
         case linkMap
+        /// A map of embedded objects: `[key, object or null]` pairs, each object inline.
+        case embeddedMap
         case linkingObjects
     }
 
@@ -931,7 +974,7 @@ final class RecordPlan {
                 target = targetTable.index
                 let embedded = targetTable.schema.isEmbedded
                 kind = property.isList ? (embedded ? .embeddedList : .linkList) : (embedded ? .embeddedLink : .link)
-                if property.isMap { kind = .linkMap }
+                if property.isMap { kind = embedded ? .embeddedMap : .linkMap }
             case .int, .int64: kind = property.isList ? .plainList : .int
             case .string: kind = property.isList ? .plainList : .string
             default: kind = property.isList ? .plainList : .plain

@@ -39,7 +39,7 @@ final class ColumnTargets {
             let kind: Target.Kind
             switch kinds[p] {
             // A map of objects: read through a row of values (``SnapshotDecoder/pendingMaps``).
-            case .embeddedLink, .embeddedList, .linkMap: return nil
+            case .embeddedLink, .embeddedList, .linkMap, .embeddedMap: return nil
             case .linkingObjects: kind = .computed
             case .link: kind = .link
             case .linkList: kind = .linkList

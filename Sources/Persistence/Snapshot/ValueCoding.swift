@@ -136,35 +136,51 @@ enum ValueCoding {
         var last: String?
         try reader.beginArray()
         while try reader.nextElement() {
-            try reader.beginArray()
-            guard try reader.nextElement() else {
-                throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
-            }
-            let key = try reader.readString()
-            if let why = Property.mapKeyProblem(key) {
-                throw reader.loadError(why, objectType: table, property: property.name)
-            }
-            if let last, last >= key {
-                throw reader.loadError(
-                    last == key ? "a map holds the key '\(key)' twice" : "a map's keys are out of order at '\(key)'",
-                    objectType: table, property: property.name)
-            }
+            let key = try readMapKey(property, &reader, after: last, table: table)
             last = key
-            guard try reader.nextElement() else {
-                throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
-            }
             let value: PropertyValue
             if property.type == .object {
                 value = try reader.readNull() ? .null : .object(try readID(&reader, maxRow: maxRow, table: table))
             } else {
                 value = try readPlain(element, element: true, &reader, table: table)
             }
-            guard try !reader.nextElement() else {
-                throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
-            }
+            try endMapEntry(property, &reader, table: table)
             pairs.append(.list([.string(key), value]))
         }
         return .list(pairs)
+    }
+
+    /// Reads the start of a map's `[key, value]` entry up to its value: the `[`, and the key,
+    /// which must be a valid key greater than the entry's before (`last`).
+    static func readMapKey(_ property: Property, _ reader: inout JSONReader, after last: String?, table: String)
+        throws(LiveObjectsError) -> String
+    {
+        try reader.beginArray()
+        guard try reader.nextElement() else {
+            throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
+        }
+        let key = try reader.readString()
+        if let why = Property.mapKeyProblem(key) {
+            throw reader.loadError(why, objectType: table, property: property.name)
+        }
+        if let last, last >= key {
+            throw reader.loadError(
+                last == key ? "a map holds the key '\(key)' twice" : "a map's keys are out of order at '\(key)'",
+                objectType: table, property: property.name)
+        }
+        guard try reader.nextElement() else {
+            throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
+        }
+        return key
+    }
+
+    /// Reads the end of a map's `[key, value]` entry, after its value.
+    static func endMapEntry(_ property: Property, _ reader: inout JSONReader, table: String)
+        throws(LiveObjectsError)
+    {
+        guard try !reader.nextElement() else {
+            throw reader.loadError("a map's entry is a key and a value", objectType: table, property: property.name)
+        }
     }
 
     /// Reads a plain value of `property`'s type (one element of it, for a list), checking range
