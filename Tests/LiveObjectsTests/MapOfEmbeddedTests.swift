@@ -162,6 +162,21 @@ let mapOfEmbeddedTypes: [Object.Type] = [Traveller.self, Place.self]
         #expect(detached.places["home"]??.city == "Oslo" && detached.places["home"]??.isManaged == false)
     }
 
+    @Test func aChangeOfAnObjectInTheMapModifiesItsOwner() async throws {
+        let realm = try await openFreshRealm(objectTypes: mapOfEmbeddedTypes)
+        try await realm.write { r in
+            _ = try r.create(Traveller.self, value: ["id": 1, "places": ["home": ["city": "Oslo"]]])
+            _ = try r.create(Traveller.self, value: ["id": 2])
+        }
+        let changes = try await realm.read { r in r.objects(Traveller.self).changes() }
+        var iterator = changes.makeAsyncIterator()
+        #expect(try #require(await iterator.next()).isInitial)
+        try await realm.write { r in try Self.traveller(r, 1).places["home"]??.city = "Bergen" }
+        #expect(try #require(await iterator.next()).modifications == [0])
+        try await realm.write { r in try Self.traveller(r, 2).places["work"] = Self.place("Rome") }
+        #expect(try #require(await iterator.next()).modifications == [1])
+    }
+
     @Test func codableRoundTripsTheObjectsInline() async throws {
         let realm = try await openFreshRealm(objectTypes: mapOfEmbeddedTypes)
         let json = try await realm.write { r in
