@@ -55,6 +55,43 @@ private let bagTypes: [Object.Type] = [MixedBag.self, MixedBagPet.self]
         }
     }
 
+    /// A set of AnyValues holds one member per number, whatever its kind (as queries compare
+    /// numbers, and as Realm's sets of mixed values do): small and large sets, unmanaged and
+    /// managed, whole-set values and the set operations.
+    @Test func aSetHoldsANumberOnceWhateverItsKind() async throws {
+        let realm = try await openFreshRealm(objectTypes: bagTypes)
+        let ones: [AnyValue] = [1, 1.0, .float(1), .decimal(1), .decimal(Decimal(string: "1.00")!)]
+        let tenths: [AnyValue] = [0.1, .float(0.1), .decimal(Decimal(string: "0.1")!)]
+        let unmanaged = MutableSet<AnyValue>(ones + tenths + ["1", true, .data(Data([1]))])
+        #expect(Array(unmanaged) == [1, 0.1, "1", true, .data(Data([1]))])
+        for filler in [0, 40] {
+            try await realm.write { r in
+                let bag = try r.create(MixedBag.self, value: ["id": filler + 1])
+                bag.members.insert(objectsIn: (0..<filler).map { AnyValue.string("s\($0)") })
+                bag.members.insert(objectsIn: ones + tenths + ["1", true])
+                #expect(bag.members.count == filler + 4, "filler \(filler)")
+                #expect(Array(bag.members.suffix(4)) == [1, 0.1, "1", true], "the first of equal members stays")
+                #expect(bag.members.contains(.decimal(1)) && bag.members.contains(.float(0.1)))
+                #expect(!bag.members.contains(2) && !bag.members.contains(.double(0.1 + 1e-12)))
+                bag.members.remove(1.0)
+                #expect(!bag.members.contains(1), "removing 1.0 removes the member 1")
+                #expect(
+                    bag.members.isSubset(
+                        of: (0..<filler).map { AnyValue.string("s\($0)") } + [
+                            .decimal(Decimal(string: "0.1")!), "1", true,
+                        ]))
+                bag.members.subtract([.float(0.1)])
+                #expect(!bag.members.contains(0.1))
+            }
+        }
+        try await realm.write { r in
+            let bag = try r.create(
+                MixedBag.self, value: ["id": 100, "members": [2, 2.0, "2", .decimal(2)] as [AnyValue]])
+            #expect(Array(bag.members) == [2, "2"], "a whole set keeps the first of equal members")
+            #expect(StoreInvariants.violations(in: r.store).isEmpty)
+        }
+    }
+
     static func contents(_ r: isolated Realm) -> (items: [AnyValue], fields: [String: AnyValue], members: [AnyValue]) {
         let bag = r.objects(MixedBag.self).first!
         var fields: [String: AnyValue] = [:]

@@ -98,6 +98,18 @@ import Testing
     static let good =
         #"{"Bag": [{"$id": 0, "id": 1, "items": [1, [2, {"link": {"type": "Dog", "id": 0}}], {"decimal": "0.1"}], "fields": [["a", {"dictionary": {"k": null}}], ["b", {"link": {"type": "Dog", "id": 0}}]], "members": [true, {"link": {"type": "Dog", "id": 0}}]}], "Dog": [{"$id": 0, "id": 7}]}"#
 
+    /// A file written when a set of AnyValues kept `1` and `1.0` as two members loads with both
+    /// (nothing is dropped); a later insert of the number finds the first.
+    @Test func aSetWrittenWithEqualNumbersOfTwoKindsLoadsWithBoth() throws {
+        let text = Self.snapshot(
+            Self.good.replacingOccurrences(
+                of: #""members": [true, "#, with: #""members": [1, {"double": 1.0}, {"decimal": "1"}, true, "#))
+        let loaded = try FileStorage.decode(snapshot: Array(text.utf8), journal: nil)
+        let bag = try loaded.store.table(named: "Bag")
+        #expect(bag.value(0, 3).elementsForTest.prefix(3) == [.int(1), .double(1), .decimal(1)])
+        #expect(loaded.store.indexOfMember(.double(1), bag, 0, 3) == 0)
+    }
+
     @Test func badElementsAreRefusedAsCorrupt() throws {
         let loaded = try FileStorage.decode(snapshot: Array(Self.snapshot(Self.good).utf8), journal: nil)
         let bag = try loaded.store.table(named: "Bag")

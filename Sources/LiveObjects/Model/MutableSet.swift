@@ -193,7 +193,9 @@ public final class MutableSet<Element: _Persistable>: RandomAccessCollection, Cu
 
     private func identity(_ member: Element) -> Identity {
         switch member._encode().input {
-        case .value(let value): return .value(value)
+        case .value(let value):
+            // Numbers in a set of AnyValues are one member by value, as the store keeps them.
+            return .value(Element._propertyTemplate.type == .mixed ? value.mixedMemberKey : value)
         case .object(let object):
             if let handle = object._handle, handle.isValid { return .storedObject(handle.key) }
             return .unmanagedObject(ObjectIdentifier(object))

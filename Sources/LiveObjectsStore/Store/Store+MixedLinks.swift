@@ -170,7 +170,7 @@ extension Store {
             }
         }
         guard changed else { return nil }
-        return .list(property.isSet ? Store.distinctMembers(result) : result)
+        return .list(property.isSet ? Store.distinctMembers(result, mixed: true) : result)
     }
 }
 

@@ -53,7 +53,8 @@ extension Store {
             var checked: [PropertyValue] = []
             checked.reserveCapacity(items.count)
             for item in items { checked.append(try check(item, for: element, in: table)) }
-            return .list(property.isSet ? Store.distinctMembers(checked) : checked)
+            guard property.isSet else { return .list(checked) }
+            return .list(Store.distinctMembers(checked, mixed: property.type == .mixed))
         }
         if case .null = value {
             guard property.isOptional || property.type == .object else {
@@ -384,7 +385,17 @@ extension Store {
         return items.filter { seen.insert($0).inserted }
     }
 
+    /// The members of a set of values given as a list: each once, where it first appears; for a
+    /// set of ``AnyValue``s (`mixed`), numbers compared by value (``PropertyValue/mixedMemberKey``).
+    package static func distinctMembers(_ items: [PropertyValue], mixed: Bool) -> [PropertyValue] {
+        guard mixed, items.count > 1 else { return distinctMembers(items) }
+        var seen = Set<PropertyValue>()
+        seen.reserveCapacity(items.count)
+        return items.filter { seen.insert($0.mixedMemberKey).inserted }
+    }
+
     /// The position of a member in a set property (or of an element in a list), if it holds it.
+    /// A set of ``AnyValue``s holds a number when it holds one of the same value, of any kind.
     ///
     /// - Complexity: O(1) on average for a set looked up in again with no other change between
     ///   (its members are kept by value, ``SetMembers``), O(*n*) otherwise. A frozen copy,
@@ -394,6 +405,17 @@ extension Store {
         case let c as LinkListColumn:
             guard case .object(let key) = value, let r = c.target.row(for: key) else { return nil }
             return indexOfLinkMember(targetRow: r, c, table, row, p)
+        case let c as ValueListColumn where c.property.isSet && c.property.type == .mixed:
+            let list = c.lists[Int(row)]
+            let member = value.mixedMemberKey
+            guard isLive, list.count >= SetMembers.smallest else {
+                return list.firstIndex { $0.mixedMemberKey == member }
+            }
+            return memberPosition(member, table, row, p, count: list.count) { i in
+                list[i].mixedMemberKey == member
+            } members: {
+                list.map(\.mixedMemberKey)
+            }
         case let c as ValueListColumn:
             let list = c.lists[Int(row)]
             guard isLive, c.property.isSet, list.count >= SetMembers.smallest else {
@@ -445,7 +467,8 @@ extension Store {
     package func noteMemberAppended(
         _ value: PropertyValue, _ table: Table, _ row: Int32, _ p: Int, at index: Int, stampBefore stamp: UInt64
     ) {
-        noteKept(value, table, row, p, at: index, stampBefore: stamp)
+        let mixed = table.schema.properties[p].type == .mixed
+        noteKept(mixed ? value.mixedMemberKey : value, table, row, p, at: index, stampBefore: stamp)
     }
 
     /// ``noteMemberAppended(_:_:_:_:at:stampBefore:)`` for a link, by its target's row.

@@ -249,6 +249,27 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension PropertyValue {
+    /// What a set of ``AnyValue``s compares its members by: a number by its value, whatever its
+    /// kind (`1`, `1.0`, `Float(1)` and the decimal `1` are one member; a double or a float by its
+    /// shortest text, so `0.1` is the decimal `0.1`), as queries compare them and as Realm's sets
+    /// of mixed values do; every other value as it is.
+    package var mixedMemberKey: PropertyValue {
+        switch self {
+        case .int(let i): .decimal(Decimal(i))
+        case .double(let d): Self.numberKey(d, text: "\(d)")
+        case .float(let f): Self.numberKey(Double(f), text: "\(f)")
+        default: self
+        }
+    }
+
+    private static func numberKey(_ d: Double, text: String) -> PropertyValue {
+        guard d.isFinite else { return .double(d) }
+        if let i = Int64(exactly: d) { return .decimal(Decimal(i)) }
+        return Decimal(exactText: text).map { .decimal($0) } ?? .double(d)
+    }
+}
+
 /// The stored form of a nested list or dictionary of an ``AnyValue``: a `PropertyValue.list`
 /// whose first element is the marker of the kind, then a list's elements, or a dictionary's
 /// keys (`.string`) and values in turn, by key in ascending order. Each element is itself in
