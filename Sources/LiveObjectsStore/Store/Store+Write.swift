@@ -53,8 +53,7 @@ extension Store {
             var checked: [PropertyValue] = []
             checked.reserveCapacity(items.count)
             for item in items { checked.append(try check(item, for: element, in: table)) }
-            guard property.isSet else { return .list(checked) }
-            return .list(Store.distinctMembers(checked, mixed: property.type == .mixed))
+            return .list(property.isSet ? Store.distinctMembers(checked, mixed: property.type == .mixed) : checked)
         }
         if case .null = value {
             guard property.isOptional || property.type == .object else {
