@@ -92,6 +92,66 @@ private let bagTypes: [Object.Type] = [MixedBag.self, MixedBagPet.self]
         }
     }
 
+    static func pet(_ r: isolated Realm, _ id: Int) throws -> AnyValue {
+        try .object(r.object(ofType: MixedBagPet.self, forPrimaryKey: id)!)
+    }
+
+    /// A run of deletes finds the links to each deleted object through the rows the first
+    /// delete found, kept while nothing else changes the property: each change between the
+    /// deletes (a new link set, an element appended, moved or removed, a rollback) is seen.
+    @Test func aRunOfDeletesSeesEveryChangeBetweenThem() async throws {
+        let realm = try await openFreshRealm(objectTypes: bagTypes)
+        struct Stop: Error {}
+        try await realm.write { r in
+            var pets: [AnyValue] = []
+            for id in 1...12 { pets.append(try .object(r.create(MixedBagPet.self, value: ["id": id]))) }
+            _ = try r.create(MixedBag.self, value: ["id": 1, "items": [pets[0], pets[1]], "fields": ["a": pets[2]]])
+            _ = try r.create(MixedBag.self, value: ["id": 2, "members": [pets[3], 7]])
+        }
+        func delete(_ id: Int) async throws {
+            try await realm.write { r in try r.delete(r.object(ofType: MixedBagPet.self, forPrimaryKey: id)!) }
+        }
+        func bags() async throws -> [[AnyValue]] {
+            try await realm.read { r in
+                r.objects(MixedBag.self).sorted(by: \.id).map {
+                    Array($0.items) + $0.fields.map(\.value) + Array($0.members)
+                }
+            }
+        }
+        try await delete(1)  // finds the holders by a scan
+        try await delete(4)  // through the holders kept
+        let (two, three) = try await realm.read { r in (try Self.pet(r, 2), try Self.pet(r, 3)) }
+        #expect(try await bags() == [[nil, two, three], [7]])
+        try await realm.write { r in
+            let bag = r.objects(MixedBag.self).sorted(by: \.id).first!
+            bag.items.append(try Self.pet(r, 5))  // an element appended
+            bag.fields["b"] = try Self.pet(r, 6)  // a map's key added
+            r.objects(MixedBag.self).sorted(by: \.id).last!.members.insert(try Self.pet(r, 7))
+        }
+        try await delete(5)
+        try await delete(6)
+        try await delete(7)
+        try await realm.write { r in
+            let bag = r.objects(MixedBag.self).sorted(by: \.id).first!
+            bag.items.append(try Self.pet(r, 8))
+            bag.items.move(from: 3, to: 0)  // an element moved
+        }
+        try await delete(8)
+        await #expect(throws: Stop.self) {
+            try await realm.write { r in
+                r.objects(MixedBag.self).sorted(by: \.id).first!.items.append(try Self.pet(r, 9))
+                throw Stop()
+            }
+        }
+        try await realm.write { r in
+            r.objects(MixedBag.self).sorted(by: \.id).first!.items.append(try Self.pet(r, 10))
+        }
+        try await delete(10)
+        try await delete(2)
+        #expect(try await bags() == [[nil, nil, nil, nil, nil, three, nil], [7]])
+        try await realm.read { r in #expect(StoreInvariants.violations(in: r.store).isEmpty) }
+    }
+
     static func contents(_ r: isolated Realm) -> (items: [AnyValue], fields: [String: AnyValue], members: [AnyValue]) {
         let bag = r.objects(MixedBag.self).first!
         var fields: [String: AnyValue] = [:]

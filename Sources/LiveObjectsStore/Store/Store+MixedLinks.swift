@@ -6,15 +6,26 @@ struct MixedLinkSource: Hashable {
     let property: Int
 }
 
+/// The rows of a mixed property whose values link to each object, as of a version of the
+/// property's column: valid while the column is unchanged since, which a delete that clears
+/// links keeps so by removing the objects it deletes.
+struct MixedLinkHolders {
+    /// The column's ``Column/version`` the rows are of.
+    var version: UInt64
+    /// For each linked object, the rows linking to it (a row once per link).
+    var rowsByTarget: [RowID: [Int32]]
+}
+
 /// Links inside mixed (``AnyValue``) values: checking one when it is written, and making the
 /// links to deleted objects null.
 ///
-/// The store keeps no index from an object to the mixed values that link to it. A delete scans
-/// instead, once per delete whatever the number of objects it deletes, the mixed properties that
-/// ever held a link to a type of a deleted object (`mixedLinkSources`): a store whose mixed
-/// values never held a link to that type scans nothing. The set is built from the data the first
-/// time a delete needs it, then grows as links are written, and never shrinks (a property whose
-/// links were all cleared is scanned for nothing).
+/// A delete looks at the mixed properties that ever held a link to a type of a deleted object
+/// (`mixedLinkSources`, built from the data the first time a delete needs it, then grown as links
+/// are written; it never shrinks): a store whose mixed values never held a link to that type looks
+/// at nothing. For each such property it finds the rows that link to a deleted object through
+/// ``MixedLinkHolders``, built by one scan of the property and kept while nothing else changes
+/// the property's column, so that a run of deletes of linked objects costs one scan, then the
+/// links each delete clears.
 extension Store {
     /// Checks the stored form of a link in a mixed property: the type exists and is not embedded,
     /// and the object exists.
@@ -71,7 +82,9 @@ extension Store {
     /// that hold such a link are left alone.
     ///
     /// - Complexity: O(*n*) in the objects of the tables whose mixed properties ever held a
-    ///   link to a doomed object's type, and none when no mixed property did.
+    ///   link to a doomed object's type the first time, and again after another change of such
+    ///   a property; then O(*k*) in the links to the doomed objects. None when no mixed property
+    ///   ever held a link to their types.
     func clearMixedLinks(to doomed: Set<RowID>) {
         guard tables.contains(where: { $0.hasMixedProperty }) else { return }
         let sources = linkSources()
@@ -82,7 +95,12 @@ extension Store {
                 let table = tables[source.table]
                 let column = table.column(source.property)
                 let property = table.schema.properties[source.property]
-                for row in table.liveRows where !doomed.contains(RowID(table, row)) {
+                var holders = linkHolders(source)
+                var rows = Set<Int32>()
+                for target in doomed {
+                    for row in holders.rowsByTarget.removeValue(forKey: target) ?? [] { rows.insert(row) }
+                }
+                for row in rows.sorted() where !doomed.contains(RowID(table, row)) {
                     let cleared = Self.clearingMixedLinks(in: column.value(at: Int(row)), of: property) { link in
                         guard let target = tablesByName[link.objectType], let r = target.row(for: link.key) else {
                             return false
@@ -91,8 +109,29 @@ extension Store {
                     }
                     if let cleared { setValue(cleared, table, row, source.property) }
                 }
+                // The column changed only by the links just cleared, which the holders no longer list.
+                holders.version = column.version
+                mixedLinkHolders[source] = holders
             }
         }
+    }
+
+    /// The rows of a mixed property that link to each object: kept from the last delete while
+    /// the column is unchanged, else found by a scan of its live rows.
+    private func linkHolders(_ source: MixedLinkSource) -> MixedLinkHolders {
+        let table = tables[source.table]
+        let column = table.column(source.property)
+        if let kept = mixedLinkHolders[source], kept.version == column.version { return kept }
+        let property = table.schema.properties[source.property]
+        var rowsByTarget: [RowID: [Int32]] = [:]
+        for row in table.liveRows {
+            Self.forEachMixedLink(in: column.value(at: Int(row)), of: property) { link in
+                if let target = tablesByName[link.objectType], let r = target.row(for: link.key) {
+                    rowsByTarget[RowID(target, r), default: []].append(row)
+                }
+            }
+        }
+        return MixedLinkHolders(version: column.version, rowsByTarget: rowsByTarget)
     }
 
     /// Checks every link of the mixed values loaded from a file: its type exists and is not

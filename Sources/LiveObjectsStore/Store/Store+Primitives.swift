@@ -150,6 +150,7 @@ extension Store {
             column.lists[Int(row)].insert(target, at: index)
             if target >= 0 { table.outgoing[property]!.add(row, to: target) }
         case let column as ValueListColumn:
+            column.version &+= 1
             guard column.isMap else {
                 column.lists[Int(row)].insert(value, at: index)
                 return
@@ -175,6 +176,7 @@ extension Store {
             guard column.isMap else { return .object(column.target.key(target)) }
             return .list([.string(column.keys[Int(row)].remove(at: index)), column.element(target)])
         case let column as ValueListColumn:
+            column.version &+= 1
             let value = column.lists[Int(row)].remove(at: index)
             guard column.isMap else { return value }
             return .list([.string(column.keys[Int(row)].remove(at: index)), value])
@@ -190,6 +192,7 @@ extension Store {
             column.lists[Int(row)].insert(e, at: to)
             if column.isMap { column.keys[Int(row)].insert(column.keys[Int(row)].remove(at: from), at: to) }
         case let column as ValueListColumn:
+            column.version &+= 1
             let e = column.lists[Int(row)].remove(at: from)
             column.lists[Int(row)].insert(e, at: to)
             if column.isMap { column.keys[Int(row)].insert(column.keys[Int(row)].remove(at: from), at: to) }

@@ -164,6 +164,9 @@ package final class Store {
     /// The mixed properties that ever held a link, by the index of the link's target table;
     /// nil until a delete first needs it (`Store+MixedLinks.swift`).
     var mixedLinkSources: [Int: Set<MixedLinkSource>]?
+    /// For each mixed property a delete scanned, the rows whose values link to each object, as
+    /// of a version of the property's column (`Store+MixedLinks.swift`).
+    var mixedLinkHolders: [MixedLinkSource: MixedLinkHolders] = [:]
     /// The members of the set last looked up in, by position (`Store+Write.swift`).
     var setMembers: SetMembers?
 
