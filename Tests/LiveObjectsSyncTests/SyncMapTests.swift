@@ -271,7 +271,7 @@ struct SyncMapTests {
             let device = devices[d]
             let key = "k\(random.below(5))"
             let held = try await device.entries.settings[key] != nil
-            if random.chance(20) {
+            if random.chance(30) {
                 operations.append(try await mixed.edit(device, d, &random))
             } else if random.chance(10) {
                 let style = styles[random.below(styles.count)]
