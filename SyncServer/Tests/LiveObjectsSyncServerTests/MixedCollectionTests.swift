@@ -237,4 +237,31 @@ struct MixedCollectionTests {
         }
         #expect(schema.breakingChanges(to: single).count == 2, "\(schema.breakingChanges(to: single))")
     }
+
+    @Test func rulesReadAListOfAnyValuesThroughAQuantifierAndNoMap() async throws {
+        let schema = try await ServerHarness.appSchema([Holder.self, Panel.self])
+        let rules = try SpaceRules.parse(Data(#"{"Panel": {"read": "ANY items == $user OR ANY marks == 3"}}"#.utf8))
+        try rules.checked(against: schema)
+        func values(_ items: String, _ marks: String = #"{"list": []}"#) throws -> [String: JSONValue] {
+            [
+                "items": try JSONValue.canonical(parsing: items, "items"),
+                "marks": try JSONValue.canonical(parsing: marks, "marks"),
+            ]
+        }
+        for (items, marks, readable) in [
+            (#"{"list": [{"int": 1}, {"string": "ann"}]}"#, #"{"list": []}"#, true),
+            (#"{"list": [{"string": "bob"}, {"list": [{"string": "ann"}]}]}"#, #"{"list": []}"#, false),
+            (#"{"list": []}"#, #"{"list": [{"double": 3.5}, {"int": 3}]}"#, true),
+            (#"{"list": []}"#, #"{"list": [{"double": 3.5}]}"#, false),
+        ] {
+            #expect(
+                try rules.mayRead("Panel", values(items, marks), user: "ann", resolve: { _ in nil }) == readable,
+                "\(items) \(marks)")
+        }
+        for refused in [#"{"Panel": {"read": "items == $user"}}"#, #"{"Panel": {"read": "extras == $user"}}"#] {
+            #expect(throws: SyncServerError.self, "\(refused)") {
+                try SpaceRules.parse(Data(refused.utf8)).checked(against: schema)
+            }
+        }
+    }
 }
