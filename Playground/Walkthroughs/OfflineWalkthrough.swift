@@ -168,6 +168,10 @@ enum OfflineWalkthrough: Walkthrough {
                                 .list([.string($0.key), $0.value?.object.primaryKey ?? .null])
                             })
                     case .mixed(let mixed): row[name] = mixed.propertyValue
+                    case .mixedList(let elements): row[name] = .list(elements.map(\.propertyValue))
+                    case .mixedMap(let entries):
+                        row[name] = .list(
+                            entries.sorted { $0.key < $1.key }.map { .list([.string($0.key), $0.value.propertyValue]) })
                     }
                 }
                 result[id] = row
@@ -196,6 +200,11 @@ enum OfflineWalkthrough: Walkthrough {
                     return "\(name) [\(pairs.joined(separator: ", "))]"
                 case .mixed(let mixed):
                     return "\(name) \(mixed)"
+                case .mixedList(let elements):
+                    return "\(name) \(elements)"
+                case .mixedMap(let entries):
+                    return
+                        "\(name) [\(entries.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))]"
                 }
             }
             let object = "\(change.object.typeName) \(change.object.primaryKey)"

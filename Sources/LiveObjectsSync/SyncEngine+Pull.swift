@@ -416,7 +416,7 @@ extension SyncEngine {
         in realm: isolated Realm
     ) throws -> Bool {
         switch value {
-        case .value, .map, .mixed:
+        case .value, .map, .mixed, .mixedList, .mixedMap:
             return true
         case .reference(let target):
             let current = try object.linkedObject(name).map { primaryKey(of: $0, types) }
@@ -503,7 +503,7 @@ extension SyncValue {
     /// Whether the value is a plain value, a list of them or a map of them (not a link).
     var isPlain: Bool {
         switch self {
-        case .value, .map, .mixed: true
+        case .value, .map, .mixed, .mixedList, .mixedMap: true
         case .reference, .references, .referenceMap: false
         }
     }
@@ -529,13 +529,31 @@ extension SyncedType {
     }
 
     /// A pulled state with each map of objects whose values are all nil (the wire cannot tell
-    /// it from a map of plain values) read as a map of objects.
+    /// it from a map of plain values) read as a map of objects, and each list, set or map of
+    /// `AnyValue`s as one (``readingMixedCollections(_:)``).
     func readingMapsOfObjects(_ change: ServerChange) -> ServerChange {
         var change = change
         for property in sentProperties where property.type == .object && property.isMap {
             change.values[property.name] = change.values[property.name]?.readAsMapOfObjects
         }
+        change.values = readingMixedCollections(change.values)
         return change
+    }
+
+    /// Values with each list, set or map of `AnyValue`s read as ``SyncValue/mixedList(_:)`` or
+    /// ``SyncValue/mixedMap(_:)`` from the forms the wire gives it (a list of plain values, a
+    /// nested list, a map of plain values); a value of another shape is left as it is, for
+    /// ``checkShape(of:_:)`` to refuse.
+    func readingMixedCollections(_ values: [String: SyncValue]) -> [String: SyncValue] {
+        guard !mixedListNames.isEmpty || !mixedMapNames.isEmpty else { return values }
+        var values = values
+        for name in mixedListNames {
+            if let elements = values[name]?.mixedListElements { values[name] = .mixedList(elements) }
+        }
+        for name in mixedMapNames {
+            if let entries = values[name]?.mixedMapEntries { values[name] = .mixedMap(entries) }
+        }
+        return values
     }
 
     /// Checks what the realm cannot check by itself in a pulled state: the kind of the object's
@@ -556,11 +574,22 @@ extension SyncedType {
                     .typeMismatch, why, objectType: name, property: property.name, primaryKey: id.primaryKey)
             }
             if property.type == .mixed {
-                guard value.mixedValue != nil else { throw mismatch("\(value) where the model has an AnyValue") }
-                continue
+                switch value {
+                case .mixedList where property.isList && !property.isMap, .mixedMap where property.isMap: continue
+                case _ where property.isList:
+                    let model = property.isMap ? "a Map of AnyValues" : "a list of AnyValues"
+                    throw mismatch("\(value) where the model has \(model)")
+                default:
+                    guard value.mixedValue != nil else { throw mismatch("\(value) where the model has an AnyValue") }
+                    continue
+                }
             }
             guard property.type == .object else {
-                if case .mixed = value { throw mismatch("\(value) where the model has a \(property.type.rawValue)") }
+                switch value {
+                case .mixed, .mixedList, .mixedMap:
+                    throw mismatch("\(value) where the model has a \(property.type.rawValue)")
+                default: break
+                }
                 guard value.isPlain else { throw mismatch("a link where the model has a \(property.type.rawValue)") }
                 let isMap = if case .map = value { true } else { false }
                 guard isMap == property.isMap else {

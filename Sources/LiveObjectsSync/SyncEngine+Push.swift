@@ -260,6 +260,8 @@ extension SyncEngine {
                 } else {
                     values[property.name] = .reference(try object.linkedObject(property.name).flatMap(reference))
                 }
+            } else if property.type == .mixed && property.isList {
+                values[property.name] = try mixedCollection(try object.value(property.name), property, type)
             } else if property.isMap {
                 values[property.name] = .map(pairs: try object.value(property.name))
             } else if property.type == .mixed {
@@ -277,6 +279,30 @@ extension SyncEngine {
             }
         }
         return values
+    }
+
+    /// The value of a `List<AnyValue>`, `MutableSet<AnyValue>` or `Map<String, AnyValue>` from
+    /// the store's: its elements (a map's by key), each refused when it holds a link, as an
+    /// `AnyValue` property's value is.
+    private static func mixedCollection(
+        _ stored: PropertyValue, _ property: Property, _ type: SyncedType
+    ) throws -> SyncValue {
+        func element(_ stored: PropertyValue) throws -> AnyValue {
+            guard let mixed = AnyValue(stored), !mixed.holdsLink else {
+                throw LiveObjectsError(
+                    .typeMismatch, "a link inside an AnyValue is not synced yet", objectType: type.name,
+                    property: property.name)
+            }
+            return mixed
+        }
+        guard case .list(let items) = stored else { return property.isMap ? .mixedMap([:]) : .mixedList([]) }
+        guard property.isMap else { return .mixedList(try items.map(element)) }
+        var entries: [String: AnyValue] = [:]
+        for pair in items {
+            guard case .list(let entry) = pair, entry.count == 2, case .string(let key) = entry[0] else { continue }
+            entries[key] = try element(entry[1])
+        }
+        return .mixedMap(entries)
     }
 
     /// Groups changes so that an object created in the round comes in a level before every

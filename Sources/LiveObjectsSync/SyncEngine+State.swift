@@ -174,7 +174,10 @@ extension SyncEngine {
             serverIDs[id] = state.serverID
             serverVersions[id] = state.serverVersion
             pushedVersions[id] = state.pushedVersion
-            listBases[id] = state.bases?.mapValues(\.value)
+            listBases[id] = state.bases.map { bases in
+                let values = bases.mapValues(\.value)
+                return types[id.typeName]?.readingMixedCollections(values) ?? values
+            }
             if state.root == true { viewRoots.insert(id) } else { viewRoots.remove(id) }
             if state.stale == true { viewStale.insert(id) } else { viewStale.remove(id) }
         }
@@ -210,7 +213,14 @@ extension SyncEngine {
         }
         if let list = record.unconfirmed {
             unconfirmed = Dictionary(
-                list.compactMap { try? $0.change() }.map { ($0.object, $0) }, uniquingKeysWith: { first, _ in first })
+                list.compactMap { try? $0.change() }.map { change in
+                    var change = change
+                    if let type = types[change.object.typeName] {
+                        change.values = type.readingMixedCollections(change.values)
+                        change.bases = type.readingMixedCollections(change.bases)
+                    }
+                    return (change.object, change)
+                }, uniquingKeysWith: { first, _ in first })
         }
         if let list = record.rejected {
             rejected = [:]
@@ -310,7 +320,7 @@ extension SyncEngine {
             state.targets = targets.map { .init($0.object) }
         case .referenceMap:
             state.map = pendingLinks[key].map(WireSyncValue.init)
-        case .value, .map, .mixed, nil:
+        case .value, .map, .mixed, .mixedList, .mixedMap, nil:
             break
         }
         return state

@@ -214,11 +214,6 @@ public actor SyncEngine {
                 if p.type == .object { return names.contains(p.objectType ?? "") }
                 return true
             }
-            if let mixed = sent.first(where: { $0.type == .mixed && $0.isList }) {
-                throw LiveObjectsError(
-                    .invalidSchema, "lists, sets and maps of AnyValue are not synced yet", objectType: name,
-                    property: mixed.name)
-            }
             synced[name] = SyncedType(
                 name: name, primaryKey: pk.name, primaryKeyType: pk.type, serverIDProperty: serverID,
                 largePayloadProperties: type.largePayloadProperties, sentProperties: sent)

@@ -134,6 +134,9 @@ extension SyncEngine {
             case .map(let entries):
                 estimate += entries.reduce(16) { $0 + 8 + 6 * $1.key.utf8.count + bound($1.value) }
             case .mixed(let mixed): estimate += bound(mixed.propertyValue)
+            case .mixedList(let elements): estimate += elements.reduce(16) { $0 + 1 + bound($1.propertyValue) }
+            case .mixedMap(let entries):
+                estimate += entries.reduce(16) { $0 + 8 + 6 * $1.key.utf8.count + bound($1.value.propertyValue) }
             }
         }
         guard estimate > 64 << 10 else { return estimate }
@@ -165,6 +168,12 @@ extension SyncEngine {
             case .map(let entries):
                 if entries.contains(where: { has($0.key) || has($0.value) }) { return "the value of \(name)" }
             case .mixed(let mixed): if has(mixed.propertyValue) { return "the value of \(name)" }
+            case .mixedList(let elements):
+                if elements.contains(where: { has($0.propertyValue) }) { return "the value of \(name)" }
+            case .mixedMap(let entries):
+                if entries.contains(where: { has($0.key) || has($0.value.propertyValue) }) {
+                    return "the value of \(name)"
+                }
             }
         }
         return nil

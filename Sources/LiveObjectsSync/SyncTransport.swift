@@ -74,6 +74,17 @@ public enum SyncValue: Sendable, Hashable {
     /// HTTP, a scalar or a flat list may come as ``value(_:)`` instead: the engine reads it by
     /// the property's type (docs/SYNC-PROTOCOL.md, "Mixed values").
     case mixed(AnyValue)
+    /// The elements of a `List<AnyValue>` or a `MutableSet<AnyValue>`, each of any kind (nested
+    /// lists and dictionaries included); merged on the server as a list of values, per
+    /// operation, and a set per member (docs/SYNC-PROTOCOL.md, "Collections of mixed values").
+    /// Pulled from a server over HTTP, it may come as ``value(_:)`` or ``mixed(_:)`` (a list):
+    /// the engine reads it by the property's type.
+    case mixedList([AnyValue])
+    /// The entries of a `Map<String, AnyValue>`, by key; merged on the server per key, as
+    /// ``map(_:)`` (docs/SYNC-PROTOCOL.md, "Collections of mixed values"). Pulled from a server
+    /// over HTTP, a map of scalars and flat lists may come as ``map(_:)``: the engine reads it
+    /// by the property's type.
+    case mixedMap([String: AnyValue])
 }
 
 extension SyncValue {
@@ -100,6 +111,8 @@ extension SyncValue {
         case .value(let plain): plain
         case .map(let entries): Self.mapValue(entries)
         case .mixed(let value): value.propertyValue
+        case .mixedList(let elements): .list(elements.map(\.propertyValue))
+        case .mixedMap(let entries): Self.mapValue(entries.mapValues(\.propertyValue))
         case .reference, .references, .referenceMap: nil
         }
     }
@@ -115,7 +128,7 @@ extension SyncValue {
     /// its keys); none for a plain value.
     package var linkTargets: [SyncReference] {
         switch self {
-        case .value, .map, .mixed: []
+        case .value, .map, .mixed, .mixedList, .mixedMap: []
         case .reference(let target): target.map { [$0] } ?? []
         case .references(let list): list
         case .referenceMap(let entries):
@@ -130,7 +143,45 @@ extension SyncValue {
         switch self {
         case .mixed(let value): value.propertyValue
         case .value(let plain): AnyValue(wirePlain: plain)?.propertyValue
-        case .map, .reference, .references, .referenceMap: nil
+        case .map, .reference, .references, .referenceMap, .mixedList, .mixedMap: nil
+        }
+    }
+
+    /// The elements of a `List<AnyValue>` or `MutableSet<AnyValue>` that this value sets, as
+    /// the wire may carry them (``mixedList(_:)``, a nested list, or a list of plain values
+    /// read as mixed values); nil for any other value.
+    package var mixedListElements: [AnyValue]? {
+        switch self {
+        case .mixedList(let elements): return elements
+        case .mixed(.list(let elements)): return elements
+        case .value(.list(let items)):
+            var elements: [AnyValue] = []
+            elements.reserveCapacity(items.count)
+            for item in items {
+                guard let element = AnyValue(wirePlain: item) else { return nil }
+                elements.append(element)
+            }
+            return elements
+        default: return nil
+        }
+    }
+
+    /// The entries of a `Map<String, AnyValue>` that this value sets, as the wire may carry
+    /// them (``mixedMap(_:)``, or a map of plain values read as mixed values; a map whose
+    /// values are all nil read as a map of objects); nil for any other value.
+    package var mixedMapEntries: [String: AnyValue]? {
+        switch self {
+        case .mixedMap(let entries): return entries
+        case .map(let entries):
+            var mixed: [String: AnyValue] = [:]
+            for (key, value) in entries {
+                guard let element = AnyValue(wirePlain: value) else { return nil }
+                mixed[key] = element
+            }
+            return mixed
+        case .referenceMap(let entries) where entries.values.allSatisfy({ $0 == nil }):
+            return entries.mapValues { _ in .null }
+        default: return nil
         }
     }
 }
@@ -330,7 +381,7 @@ extension SyncValue {
     /// Whether the value is a list (of plain values or of links) or a map: sent with a base.
     var isList: Bool {
         switch self {
-        case .value(.list), .references, .map, .referenceMap: true
+        case .value(.list), .references, .map, .referenceMap, .mixedList, .mixedMap: true
         case .value, .reference, .mixed: false
         }
     }

@@ -66,8 +66,15 @@ struct SyncedType: Sendable {
     let sentProperties: [Property]
     /// The names of ``sentProperties``: a pull looks up every property of every state it reads.
     let sentNames: Set<String>
-    /// The names of the `AnyValue` properties sent: a pulled value is read by its kind.
+    /// The names of the `AnyValue` properties sent (not the lists, sets and maps of them): a
+    /// pulled value is read by its kind, and replaced whole (it has no base).
     let mixedNames: Set<String>
+    /// The names of the `List<AnyValue>` and `MutableSet<AnyValue>` properties sent: a pulled
+    /// value is read as their elements (``SyncValue/mixedListElements``).
+    let mixedListNames: Set<String>
+    /// The names of the `Map<String, AnyValue>` properties sent: a pulled value is read as
+    /// their entries (``SyncValue/mixedMapEntries``).
+    let mixedMapNames: Set<String>
 
     init(
         name: String, primaryKey: String, primaryKeyType: PropertyType, serverIDProperty: String,
@@ -80,6 +87,9 @@ struct SyncedType: Sendable {
         self.largePayloadProperties = largePayloadProperties
         self.sentProperties = sentProperties
         self.sentNames = Set(sentProperties.map(\.name))
-        self.mixedNames = Set(sentProperties.filter { $0.type == .mixed }.map(\.name))
+        let mixed = sentProperties.filter { $0.type == .mixed }
+        self.mixedNames = Set(mixed.filter { !$0.isList }.map(\.name))
+        self.mixedListNames = Set(mixed.filter { $0.isList && !$0.isMap }.map(\.name))
+        self.mixedMapNames = Set(mixed.filter(\.isMap).map(\.name))
     }
 }

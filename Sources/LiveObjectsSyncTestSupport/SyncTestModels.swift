@@ -89,8 +89,8 @@ public final class Bin: Object, SyncableObject {
     @Persisted public var keepers: MutableSet<Holder>
 }
 
-/// A panel: maps of plain values and a map of objects, merged per key, and a style of any kind,
-/// replaced whole.
+/// A panel: maps of plain values and a map of objects, merged per key, a style of any kind,
+/// replaced whole, and a list, a set and a map of values of any kind.
 public final class Panel: Object, SyncableObject {
     /// The primary key.
     @Persisted(primaryKey: true) public var id = ""
@@ -105,4 +105,10 @@ public final class Panel: Object, SyncableObject {
     /// A style of any kind (nested lists and dictionaries included): an `AnyValue`, replaced
     /// whole, the later push winning.
     @Persisted public var style: AnyValue
+    /// Items of any kind, in order: a `List<AnyValue>`, merged per operation.
+    @Persisted public var items: List<AnyValue>
+    /// Marks of any kind, each once: a `MutableSet<AnyValue>`, merged per member.
+    @Persisted public var marks: MutableSet<AnyValue>
+    /// Extras of any kind by name: a `Map<String, AnyValue>`, merged per key.
+    @Persisted public var extras: Map<String, AnyValue>
 }

@@ -31,6 +31,13 @@ extension FakeServer {
                         isSet
                             ? ListMerge.mergeSet(base: b, edited: e, current: c, key: { $0 })
                             : ListMerge.merge(base: b, edited: e, current: c, key: { $0 })))
+            case (.mixedList(let b), .mixedList(let e), .mixedList(let c)):
+                values[name] = .mixedList(
+                    isSet
+                        ? ListMerge.mergeSet(base: b, edited: e, current: c, key: { $0 })
+                        : ListMerge.merge(base: b, edited: e, current: c, key: { $0 }))
+            case (.mixedMap(let b), .mixedMap(let e), .mixedMap(let c)) where !mapsWhole:
+                values[name] = .mixedMap(ListMerge.mergeMap(base: b, edited: e, current: c))
             case (.map(let b), .map(let e), .map(let c)) where !mapsWhole:
                 values[name] = .map(ListMerge.mergeMap(base: b, edited: e, current: c))
             case (.referenceMap(let b), .referenceMap(let e), .referenceMap(let c)) where !mapsWhole:

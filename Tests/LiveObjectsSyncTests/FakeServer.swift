@@ -293,6 +293,9 @@ func describe(_ value: SyncValue) -> String {
         }
         .joined(separator: ",")
     case .mixed(let value): return value.description
+    case .mixedList(let elements): return elements.map(\.description).joined(separator: ",")
+    case .mixedMap(let entries):
+        return entries.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
     }
 }
 

@@ -163,13 +163,14 @@ struct SyncMapTests {
         let device = try await MapDevice("schema", FakeServer())
         let schema = try SyncSchema(device.realm.schema, types: [Holder.self, Panel.self])
         let panel = try #require(schema.types.first { $0.name == "Panel" })
-        #expect(panel.properties.map(\.name) == ["keepers", "limits", "settings", "style"])
+        #expect(
+            panel.properties.map(\.name) == ["extras", "items", "keepers", "limits", "marks", "settings", "style"])
         let maps = panel.properties.filter { $0.map == true }
-        #expect(maps.map(\.name) == ["keepers", "limits", "settings"])
+        #expect(maps.map(\.name) == ["extras", "keepers", "limits", "settings"])
         #expect(maps.allSatisfy { $0.list == nil && $0.set == nil })
-        #expect(maps.map(\.type) == ["link", "int", "string"])
-        #expect(maps.map(\.target) == ["Holder", nil, nil])
-        #expect(maps.map(\.optional) == [true, true, nil])
+        #expect(maps.map(\.type) == ["mixed", "link", "int", "string"])
+        #expect(maps.map(\.target) == [nil, "Holder", nil, nil])
+        #expect(maps.map(\.optional) == [nil, true, true, nil])
         let json = String(decoding: schema.jsonData(), as: UTF8.self)
         #expect(json.contains("\"map\" : true") || json.contains("\"map\": true"), "\(json)")
     }
@@ -240,7 +241,8 @@ struct SyncMapTests {
     /// old pushes again and reorders; at the end ``problems`` finds nothing, and the maps of
     /// optionals and the map of objects (keys set to holders or nil) are checked the same way,
     /// and the style (an `AnyValue`, replaced whole) ends
-    /// the same on every device and the server, as one some device gave it. Five seeds from
+    /// the same on every device and the server, as one some device gave it; the list, set and
+    /// map of `AnyValue`s are checked by ``MixedCollectionModel``. Five seeds from
     /// `SYNC_MAPS_SEED` (default 0x5EED_0041).
     @Test(arguments: 0..<5)
     func randomEditsConverge(run: Int) async throws {
@@ -261,12 +263,17 @@ struct SyncMapTests {
             "plain", 3, [1, "a"], .dictionary(["font": "serif", "sizes": [10, 12]]), .list([.dictionary([:])]),
         ]
         var givenStyles: [AnyValue] = [.null]
+        // The list, set and map of AnyValues: merged per operation, member and key.
+        var mixed = MixedCollectionModel()
+        await server.declareSets(["marks"])
         for _ in 0..<60 {
             let d = random.below(devices.count)
             let device = devices[d]
             let key = "k\(random.below(5))"
             let held = try await device.entries.settings[key] != nil
-            if random.chance(10) {
+            if random.chance(30) {
+                operations.append(try await mixed.edit(device, d, &random))
+            } else if random.chance(10) {
                 let style = styles[random.below(styles.count)]
                 givenStyles.append(style)
                 operations.append("device \(d) sets the style to \(style)")
@@ -330,6 +337,7 @@ struct SyncMapTests {
             found.append("device \(d)'s style is not device 0's \(String(describing: style))")
         }
         if let style, !givenStyles.contains(style) { found.append("the style is \(style), which no device gave") }
+        found += try await mixed.problems(server, devices)
         let keepers = try await devices[0].keepers
         if await server.keepers(Self.panel) != keepers {
             found.append("the server's keepers are not device 0's \(keepers)")

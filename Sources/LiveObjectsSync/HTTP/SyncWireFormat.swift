@@ -249,8 +249,9 @@ struct WireReference: Hashable, Sendable, WireJSONConvertible {
 
 /// A value of a change: a plain value, `{"ref": …}`, `{"refs": […]}`, `{"map": [[key, value], …]}`
 /// (the keys in increasing order of their Unicode scalars, as files write a map; a map of
-/// objects' values `{"ref": …}` or `{"null": true}`) or an
-/// `AnyValue` (``WireMixedValue``; read as a plain value unless only an AnyValue has its shape).
+/// objects' values `{"ref": …}` or `{"null": true}`; a `Map<String, AnyValue>`'s, AnyValues) or an
+/// `AnyValue` (``WireMixedValue``; read as a plain value unless only an AnyValue has its shape; a
+/// `List<AnyValue>` is `{"list": […]}` of AnyValues, read the same way).
 package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
     package var value: SyncValue
 
@@ -269,6 +270,12 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
             value = .references(targets)
         } else if object.contains("map") {
             value = try Self.map(try object.array("map"))
+        } else if WireMixedValue.isMixedOnly(json), object.contains("list") {
+            // The list of an AnyValue property, or of a List<AnyValue>: each element nests as
+            // deep as an AnyValue of its own may (the property's model says which it is).
+            var elements: [AnyValue] = []
+            for element in try object.array("list") { elements.append(try WireMixedValue(json: element).value) }
+            value = .mixed(.list(elements))
         } else if WireMixedValue.isMixedOnly(json) {
             value = .mixed(try WireMixedValue(json: json).value)
         } else {
@@ -290,6 +297,12 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
             if seen.insert(key).inserted { entries.append((key, elements[1])) }
         }
         let isOfObjects = entries.contains { $0.value.objectValue?.contains { $0.key == "ref" } == true }
+        if !isOfObjects, entries.contains(where: { WireMixedValue.isMixedOnly($0.value) }) {
+            // A Map<String, AnyValue> holding a dictionary or a nested list in a list.
+            var values: [String: AnyValue] = [:]
+            for (key, value) in entries { values[key] = try WireMixedValue(json: value).value }
+            return .mixedMap(values)
+        }
         guard isOfObjects else {
             var values: [String: PropertyValue] = [:]
             for (key, value) in entries { values[key] = try WireValue(json: value).value }
@@ -342,6 +355,18 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
             return .object([(key: "map", value: .array(pairs))])
         case .mixed(let mixed):
             return try WireMixedValue(mixed).json()
+        case .mixedList(let elements):
+            var items: [JSONValue] = []
+            items.reserveCapacity(elements.count)
+            for element in elements { items.append(try WireMixedValue(element).json()) }
+            return .object([(key: "list", value: .array(items))])
+        case .mixedMap(let entries):
+            var pairs: [JSONValue] = []
+            pairs.reserveCapacity(entries.count)
+            for (key, value) in entries.sorted(by: { ListMerge.mapKeyPrecedes($0.key, $1.key) }) {
+                pairs.append(.array([.string(key), try WireMixedValue(value).json()]))
+            }
+            return .object([(key: "map", value: .array(pairs))])
         }
     }
 

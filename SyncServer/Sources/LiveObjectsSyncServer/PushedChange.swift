@@ -247,9 +247,10 @@ extension PushedChange {
     }
 
     /// A plain value, `{"ref": reference-or-null}`, `{"refs": [reference]}`,
-    /// `{"map": [[key, plain value or {"ref": reference}], …]}` (a key given twice is refused by
-    /// a space's schema; a device reads the first), or the outer shape of a mixed list or dictionary
-    /// (``isMixedShape(_:)``: what it holds is checked per change).
+    /// `{"map": [[key, plain value, {"ref": reference} or the outer shape of a mixed list or
+    /// dictionary], …]}` (a key given twice is refused by a space's schema; a device reads the
+    /// first), or the outer shape of a mixed list or dictionary (``isMixedShape(_:)``: what it
+    /// holds is checked per change).
     static func isSyncValue(_ value: JSONValue) -> Bool {
         guard case .object(let members) = value, members.count == 1, let (name, payload) = members.first else {
             return false
@@ -275,7 +276,7 @@ extension PushedChange {
                 if case .object(let members) = entry[1], members.count == 1, members[0].key == "ref" {
                     return members[0].value == .null || isReference(members[0].value)
                 }
-                return isPlainValue(entry[1])
+                return isPlainValue(entry[1]) || isMixedShape(entry[1])
             }
         case ("map", _): return false
         default: return isPlainValue(value) || isMixedShape(value)

@@ -28,7 +28,8 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
         public var name: String
         /// `bool`, `int`, `int8`, `int16`, `int32`, `int64`, `float`, `double`, `string`,
         /// `date`, `data`, `uuid`, `decimal`, `objectID`, `mixed` (an `AnyValue`: any kind, nil
-        /// included, nested lists and dictionaries; never a list or a map itself) or `link`.
+        /// included, nested lists and dictionaries; with ``isList``, ``isSet`` or ``isMap`` a
+        /// list, set or map of them) or `link`.
         public var type: String
         /// Whether nil is accepted (of the value, or of the list's elements). A to-one link is
         /// always optional.
@@ -227,7 +228,7 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
     /// The schema with its types and properties sorted by name, once checked: names of 1 to 512
     /// bytes without control characters, each once; known property and key types; links to
     /// types of the schema, a to-one link optional, a list of links not; a map not a list, a map
-    /// of links optional; a `mixed` property neither a list nor a map.
+    /// of links optional; a `mixed` property without a target.
     ///
     /// - Throws: ``SyncServerError`` `badRequest`, naming the type and property.
     public func checked() throws(SyncServerError) -> SpaceSchema {
@@ -264,9 +265,6 @@ public struct SpaceSchema: Codable, Hashable, Sendable {
                     }
                 }
                 if property.type == "mixed" {
-                    guard !property.isList, !property.isMap else {
-                        throw bad("\(at): an AnyValue is neither a list nor a map (it holds lists and dictionaries)")
-                    }
                     guard property.target == nil else { throw bad("\(at): only a link has a target") }
                 } else if property.type == "link" {
                     guard let target = property.target, names.contains(target) else {
@@ -351,7 +349,9 @@ extension SpaceSchema {
             return Refusal(code: .invalidValue, message: "the id of \(type.name): \(problem)")
         }
         guard change.changeKind != .delete else { return nil }
-        if let mixed = type.properties.first(where: { $0.type == "mixed" && change.bases?[$0.name] != nil }) {
+        if let mixed = type.properties.first(where: {
+            $0.type == "mixed" && !$0.isList && !$0.isMap && change.bases?[$0.name] != nil
+        }) {
             return Refusal(
                 code: .invalidValue,
                 message: "\(type.name).\(mixed.summary): an AnyValue is replaced whole, it has no base")
@@ -379,7 +379,7 @@ extension SpaceSchema {
     /// What is wrong with a value for a property, or nil.
     private func problem(of value: JSONValue, _ property: Property) -> String? {
         guard case .object(let members) = value, let (tag, payload) = members.first else { return "not a value" }
-        if property.type == "mixed" { return PushedChange.mixedProblem(value) }
+        if property.type == "mixed" { return mixedProblem(of: value, property) }
         if property.type == "link" {
             guard let target = property.target, let targetType = self[target] else { return "no target type" }
             func referenceProblem(_ reference: JSONValue) -> String? {
@@ -424,6 +424,27 @@ extension SpaceSchema {
             return property.isSet ? Self.repeatedMember(items) : nil
         }
         return scalarProblem(value, property.type, optional: property.isOptional)
+    }
+
+    /// What is wrong with the value of a `mixed` property, or nil: a single AnyValue's as
+    /// ``PushedChange/mixedProblem(_:depth:)`` says; each element of a list, set or map of
+    /// them checked as one (from depth 0: an element nests as deep as an AnyValue property may),
+    /// a set's members once each (compared as ``ListMerge`` compares them: by their JSON), a
+    /// map's keys as a map's.
+    private func mixedProblem(of value: JSONValue, _ property: Property) -> String? {
+        guard property.isList || property.isMap else { return PushedChange.mixedProblem(value) }
+        guard case .object(let members) = value, members.count == 1, let (tag, payload) = members.first else {
+            return "not a value"
+        }
+        if property.isMap {
+            guard tag == "map", case .array(let pairs) = payload else { return "not {\"map\": [[key, value], …]}" }
+            return mapProblem(pairs, property) { PushedChange.mixedProblem($0) }
+        }
+        guard tag == "list", case .array(let items) = payload else { return "not {\"list\": […]}" }
+        for item in items {
+            if let problem = PushedChange.mixedProblem(item) { return "an element: \(problem)" }
+        }
+        return property.isSet ? Self.repeatedMember(items) : nil
     }
 
     /// What is wrong with a map's entries, or nil: each a `[key, value]` pair, the key not empty,

@@ -219,10 +219,16 @@ struct PushSegment {
             return schema.refusal(of: change).map { rejected($0.code, $0.message) }
         }
         // Without a schema, a list or dictionary must be a well-formed mixed one (a plain list
-        // is one too): a device could not read one nested too deep.
-        for (name, value) in (change.values ?? [:]).sorted(by: { $0.key < $1.key })
-        where PushedChange.isMixedShape(value) {
-            if let problem = PushedChange.mixedProblem(value) {
+        // is one too), and so must a map's value of that shape: a device could not read one
+        // nested too deep.
+        for (name, value) in (change.values ?? [:]).sorted(by: { $0.key < $1.key }) {
+            if PushedChange.isMixedShape(value), let problem = PushedChange.mixedProblem(value) {
+                return rejected(.invalidValue, "\(change.object.type).\(name): \(problem)")
+            }
+            for entry in value["map"]?.arrayValue ?? [] {
+                guard let pair = entry.arrayValue, pair.count == 2, PushedChange.isMixedShape(pair[1]),
+                    let problem = PushedChange.mixedProblem(pair[1])
+                else { continue }
                 return rejected(.invalidValue, "\(change.object.type).\(name): \(problem)")
             }
         }

@@ -146,7 +146,7 @@ func listElements(_ value: SyncValue) -> [String]? {
         references.map {
             if case .string(let id) = $0.object.primaryKey { id } else { "\($0.object.primaryKey)" }
         }
-    case .value, .reference, .map, .referenceMap, .mixed: nil
+    case .value, .reference, .map, .referenceMap, .mixed, .mixedList, .mixedMap: nil
     }
 }
 
