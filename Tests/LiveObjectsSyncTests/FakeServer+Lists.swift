@@ -34,7 +34,7 @@ extension FakeServer {
             case (.mixedList(let b), .mixedList(let e), .mixedList(let c)):
                 values[name] = .mixedList(
                     isSet
-                        ? ListMerge.mergeSet(base: b, edited: e, current: c, key: { $0 })
+                        ? ListMerge.mergeSet(base: b, edited: e, current: c, key: { $0.propertyValue.mixedMemberKey })
                         : ListMerge.merge(base: b, edited: e, current: c, key: { $0 }))
             case (.mixedMap(let b), .mixedMap(let e), .mixedMap(let c)) where !mapsWhole:
                 values[name] = .mixedMap(ListMerge.mergeMap(base: b, edited: e, current: c))

@@ -18,7 +18,7 @@ extension SyncStore {
             case .array(let baseList)? = b[tag], case .array(let editedList)? = e[tag],
             case .array(let currentList)? = c[tag]
         else { return nil }
-        let key: (JSONValue) -> JSONValue = { tag == "refs" ? $0.referenceKey : $0 }
+        let key: (JSONValue) -> JSONValue = { tag == "refs" ? $0.referenceKey : isSet ? $0.setMemberKey : $0 }
         let merged =
             isSet
             ? ListMerge.mergeSet(base: baseList, edited: editedList, current: currentList, key: key)
@@ -160,5 +160,26 @@ extension JSONValue {
             return .array([entry[0], .object([(key: "null", value: .bool(true))])])
         }
         return changed ? .object([(key: "map", value: .array(entries))]) : self
+    }
+}
+
+extension JSONValue {
+    /// A set's member as a device's set compares members: a number by its value, whatever its
+    /// kind (`{"int": 1}`, `{"double": 1}` and `{"decimal": "1.0"}` are one member of a set of
+    /// `AnyValue`s; within a set of one kind, each value is its own), any other value as it is.
+    var setMemberKey: JSONValue {
+        guard case .object(let members) = self, members.count == 1, let (kind, payload) = members.first,
+            ["int", "float", "double", "decimal"].contains(kind)
+        else { return self }
+        let text: String
+        switch payload {
+        case .number(let number): text = number.text
+        case .string(let string) where kind == "decimal": text = string
+        default: return self  // a number that is not finite
+        }
+        guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else {
+            return self
+        }
+        return .object([(key: "number", value: .string(value.description))])
     }
 }

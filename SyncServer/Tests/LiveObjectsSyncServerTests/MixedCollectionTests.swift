@@ -94,11 +94,35 @@ struct MixedCollectionTests {
             panel.marks.remove("old")
         }
         try await syncAll(devices)
-        // The list ["x"], added on both, is held once; 1 and 1.0 are two members.
-        let expected: Set<AnyValue> = [7, 1, 1.0, .list(["x"])]
+        // The list ["x"], added on both, is held once; so are 1 and 1.0, one number (the first
+        // pushed stays), on the server as on the devices.
+        let expected: Set<AnyValue> = [7, 1, .list(["x"])]
         for device in devices { #expect(try await device.mixedCollections.marks == expected) }
         let marks = try JSONValue(parsing: Array(try await stored(server, "marks").utf8))
-        #expect(marks["list"]?.arrayValue?.count == 4, "\(marks)")
+        #expect(marks["list"]?.arrayValue?.count == 3, "\(marks)")
+        #expect(marks["list"]?.arrayValue?.contains(.object([(key: "int", value: .int(1))])) == true, "\(marks)")
+    }
+
+    /// A set's merge holds one member per number, whatever its kind, as a device's set does;
+    /// other values of different kinds stay apart.
+    @Test func aSetMergeHoldsANumberOnceWhateverItsKind() throws {
+        func list(_ text: String) throws -> JSONValue { try JSONValue(parsing: Array(text.utf8)) }
+        let merged = SyncStore.mergedList(
+            base: try list(#"{"list": [{"int": 7}]}"#),
+            edited: try list(
+                #"{"list": [{"int": 7}, {"double": 1}, {"decimal": "0.10"}, {"string": "1"}, {"bool": true}]}"#),
+            current: try list(#"{"list": [{"int": 7}, {"int": 1}, {"double": 0.1}, {"double": "NaN"}]}"#),
+            isSet: true)
+        #expect(
+            merged
+                == (try list(
+                    #"{"list": [{"int": 7}, {"int": 1}, {"double": 0.1}, {"double": "NaN"}, {"string": "1"}, {"bool": true}]}"#
+                )))
+        // A list keeps both: only sets compare numbers across kinds.
+        let appended = SyncStore.mergedList(
+            base: try list(#"{"list": []}"#), edited: try list(#"{"list": [{"double": 1}]}"#),
+            current: try list(#"{"list": [{"int": 1}]}"#))
+        #expect(appended == (try list(#"{"list": [{"int": 1}, {"double": 1}]}"#)))
     }
 
     @Test(arguments: [true, false])
