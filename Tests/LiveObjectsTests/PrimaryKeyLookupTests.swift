@@ -79,4 +79,116 @@ import Testing
             }
         }
     }
+
+    /// A model class that no realm of these tests is opened with.
+    private final class Stray: Object {
+        @Persisted(primaryKey: true) var id = 0
+    }
+
+    /// Lookups find the object of the type asked for, among types whose integer keys overlap
+    /// (a lookup in the wrong table would find an object of another type's key), and by a
+    /// string key, through creates, deletes, changes and writes rolled back, in random order
+    /// (seeded: `LIVEOBJECTS_READ_SEED` replays a run; the seed and operations are printed on
+    /// failure). A type the realm was not opened with is found nowhere, and the read that
+    /// asked throws `unknownType`.
+    @Test func lookupsFindTheTypeAskedFor() async throws {
+        let realm = try await openPets("pk-types")
+        let failure = try await SeededRun.run(
+            "lookupsFindTheTypeAskedFor", variable: "LIVEOBJECTS_READ_SEED", seed: 0x9E4D, steps: (200, 1_000)
+        ) { steps, rng, log in
+            var model = KeyedPets()
+            for step in 0..<steps {
+                try await model.step(realm, &rng, &log)
+                if let mismatch = try await model.mismatch(in: realm) { return "step \(step): \(mismatch) disagrees" }
+            }
+            return nil
+        }
+        #expect(failure == nil)
+        let error = await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { realm in #expect(realm.object(ofType: Stray.self, forPrimaryKey: 1) == nil) }
+        }
+        #expect(error?.code == .unknownType)
+    }
+}
+
+/// What a realm of the pet models holds by primary key, for ``PrimaryKeyLookupTests``: people,
+/// dogs and toys by the same integer keys, clubs by name.
+private struct KeyedPets {
+    struct Rollback: Error {}
+    var people: [Int: String] = [:]
+    var dogs: [Int: String] = [:]
+    var toys: [Int: String] = [:]
+    var clubs: Set<String> = []
+
+    /// One random write, applied to the realm and to the model.
+    mutating func step(_ realm: Realm, _ rng: inout SeededRandomNumberGenerator, _ log: inout [String]) async throws {
+        let id = Int(rng.next() % 24)
+        let club = "c\(rng.next() % 12)"
+        switch rng.next() % 6 {
+        case 0:
+            guard people[id] == nil, dogs[id] == nil, toys[id] == nil else { return }
+            try await realm.write { realm in
+                _ = try realm.create(Person.self, value: ["id": id, "name": "p\(id)"])
+                _ = try realm.create(Dog.self, value: ["id": id, "name": "d\(id)"])
+                _ = try realm.create(DogToy.self, value: ["id": id, "name": "t\(id)"])
+            }
+            (people[id], dogs[id], toys[id]) = ("p\(id)", "d\(id)", "t\(id)")
+            log.append("create \(id) of each type")
+        case 1:
+            guard dogs[id] != nil else { return }
+            try await realm.write { try $0.delete($0.object(ofType: Dog.self, forPrimaryKey: id)!) }
+            dogs[id] = nil
+            log.append("delete dog \(id)")
+        case 2:
+            guard let name = people[id] else { return }
+            try await realm.write { $0.object(ofType: Person.self, forPrimaryKey: id)!.name = name + "'" }
+            people[id] = name + "'"
+            log.append("rename person \(id)")
+        case 3:
+            guard !clubs.contains(club) else { return }
+            try await realm.write { _ = try $0.create(DogClub.self, value: ["name": club]) }
+            clubs.insert(club)
+            log.append("create club \(club)")
+        case 4:
+            guard clubs.contains(club) else { return }
+            try await realm.write { try $0.delete($0.object(ofType: DogClub.self, forPrimaryKey: club)!) }
+            clubs.remove(club)
+            log.append("delete club \(club)")
+        default:
+            // Creates and deletes of several types, then a throw: nothing stays.
+            let (hasPerson, hasClub) = (people[id] != nil, clubs.contains(club))
+            await #expect(throws: Rollback.self) {
+                try await realm.write { realm in
+                    if !hasPerson { _ = try realm.create(Person.self, value: ["id": id, "name": "ghost"]) }
+                    if let toy = realm.object(ofType: DogToy.self, forPrimaryKey: id) { try realm.delete(toy) }
+                    if !hasClub { _ = try realm.create(DogClub.self, value: ["name": club]) }
+                    throw Rollback()
+                }
+            }
+            log.append("create person \(id), delete toy \(id), create club \(club), roll back")
+        }
+    }
+
+    /// The first lookup whose answer is not the model's, if any.
+    func mismatch(in realm: Realm) async throws -> String? {
+        let expected = self
+        return try await realm.read { realm -> String? in
+            for id in -2..<26 {
+                if realm.object(ofType: Person.self, forPrimaryKey: id)?.name != expected.people[id] {
+                    return "person \(id)"
+                }
+                if realm.object(ofType: Dog.self, forPrimaryKey: id)?.name != expected.dogs[id] { return "dog \(id)" }
+                if realm.object(ofType: DogToy.self, forPrimaryKey: id)?.name != expected.toys[id] {
+                    return "toy \(id)"
+                }
+            }
+            for n in 0..<12
+            where (realm.object(ofType: DogClub.self, forPrimaryKey: "c\(n)")?.name == "c\(n)")
+                != expected.clubs.contains("c\(n)")
+            {
+                return "club c\(n)"
+            }
+            return nil
+        }
+    }
 }

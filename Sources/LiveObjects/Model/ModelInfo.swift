@@ -138,6 +138,21 @@ extension Store {
         tablesByType[ObjectIdentifier(type)] = table
     }
 
+    /// The table of a model class, not retained (nil for a class that is not part of the
+    /// realm): for lookups that use the table within the call, where the store keeps it alive,
+    /// without the retain and release that returning it strongly costs.
+    func unretainedTable(for type: Object.Type) -> Unmanaged<Table>? {
+        tables.withUnsafeBufferPointer { tables in
+            for i in tables.indices {
+                let found = Unmanaged.passUnretained(tables[i])._withUnsafeGuaranteedRef { table in
+                    table.model.map { unsafeDowncast($0, to: ModelInfo.self).type == type } ?? false
+                }
+                if found { return Unmanaged.passUnretained(tables[i]) }
+            }
+            return nil
+        }
+    }
+
     /// The table of a model class.
     package func table(for type: Object.Type) throws(LiveObjectsError) -> Table {
         for table in tables where table.objectType == type { return table }

@@ -39,7 +39,7 @@ open class Object: CustomStringConvertible, Hashable {
     /// The access context of the property stored by the `@Persisted` wrapper at the given
     /// offset in the object. Unresolved the first time a type's property is used; not usable
     /// when the object was deleted (the caller decides what that means for a read or a write).
-    @usableFromInline
+    @inlinable @inline(__always)
     final func _context(forField field: Int) -> _AccessContext {
         let handle = _handle!
         // Borrowed, not retained: the handle's store and table outlive any access through it,

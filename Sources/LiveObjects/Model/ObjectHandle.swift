@@ -7,13 +7,13 @@ package struct ObjectHandle {
     // store and tables) is alive; frozen handles live inside their frozen store's lock. Strong
     // references would cost two reference-count operations per copy, and a handle is copied
     // on every property access.
-    package unowned(unsafe) let store: Store
-    package unowned(unsafe) let table: Table
-    package let row: Int32
-    package let generation: UInt32
+    @usableFromInline package unowned(unsafe) let store: Store
+    @usableFromInline package unowned(unsafe) let table: Table
+    @usableFromInline package let row: Int32
+    @usableFromInline package let generation: UInt32
     /// The store's mutation count when the handle was last known valid: while it has not
     /// changed, nothing was deleted and the slot-state check can be skipped.
-    var validAt: UInt64
+    @usableFromInline var validAt: UInt64
 
     package init(store: Store, table: Table, row: Int32, generation: UInt32, validAt: UInt64 = .max) {
         self.store = store
@@ -24,7 +24,7 @@ package struct ObjectHandle {
     }
 
     /// Whether the object still exists.
-    @inline(__always)
+    @inlinable @inline(__always)
     package var isValid: Bool { table.isValid(row, generation: generation) }
 
     /// The row, if the object still exists.
@@ -48,8 +48,8 @@ public struct _AccessContext {
     @usableFromInline package let handle: ObjectHandle
     @usableFromInline package let property: Int
 
-    static var unresolved: Int { -1 }
-    static var invalid: Int { -2 }
+    @usableFromInline static var unresolved: Int { -1 }
+    @usableFromInline static var invalid: Int { -2 }
 
     /// Whether the property is known (not yet known the first time a type's property is used).
     @inlinable var isResolved: Bool { property != -1 }
@@ -67,17 +67,17 @@ public struct _AccessContext {
         if let error = error as? LiveObjectsError { store.recordError(error) }
     }
 
-    package init(handle: ObjectHandle, property: Int) {
+    @usableFromInline package init(handle: ObjectHandle, property: Int) {
         self.handle = handle
         self.property = property
     }
 
     /// The stored value of the property.
-    var storedValue: PropertyValue { handle.table.value(handle.row, property) }
+    @usableFromInline var storedValue: PropertyValue { handle.table.value(handle.row, property) }
 
     /// The stored value of a non-optional scalar property read straight from its column, or
     /// nil when the column is not of that kind.
-    @inline(__always)
+    @inlinable @inline(__always)
     func scalar<T: ColumnElement>(_ type: T.Type, _ kind: ScalarKind) -> T? {
         let row = Int(handle.row)
         guard let column = handle.table.unretainedColumns[property] else { return nil }

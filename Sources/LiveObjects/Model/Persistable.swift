@@ -24,6 +24,7 @@ public protocol _Persistable {
 }
 
 extension _Persistable {
+    @inlinable @inline(__always)
     public static func _get(_ context: _AccessContext) -> Self {
         _decode(context.storedValue, context)
     }
@@ -57,6 +58,7 @@ extension _PrimitivePersistable {
 }
 
 extension Bool: _PrimitivePersistable {
+    @inlinable @inline(__always)
     public static func _get(_ context: _AccessContext) -> Bool {
         context.scalar(Bool.self, .bool) ?? _decode(context.storedValue, context)
     }
@@ -74,6 +76,7 @@ public protocol _IntegerPersistable: _PrimitivePersistable, FixedWidthInteger {}
 
 extension _IntegerPersistable {
     public static var _defaultValue: Self { 0 }
+    @inlinable @inline(__always)
     public static func _get(_ context: _AccessContext) -> Self {
         if let value = context.scalar(Int64.self, .int) { return Self(truncatingIfNeeded: value) }
         return _decode(context.storedValue, context)
@@ -92,6 +95,7 @@ extension Int32: _IntegerPersistable { public static var _type: PropertyType { .
 extension Int64: _IntegerPersistable { public static var _type: PropertyType { .int64 } }
 
 extension Float: _PrimitivePersistable {
+    @inlinable @inline(__always)
     public static func _get(_ context: _AccessContext) -> Float {
         context.scalar(Float.self, .float) ?? _decode(context.storedValue, context)
     }
@@ -105,6 +109,7 @@ extension Float: _PrimitivePersistable {
 }
 
 extension Double: _PrimitivePersistable {
+    @inlinable @inline(__always)
     public static func _get(_ context: _AccessContext) -> Double {
         context.scalar(Double.self, .double) ?? _decode(context.storedValue, context)
     }
@@ -118,6 +123,7 @@ extension Double: _PrimitivePersistable {
 }
 
 extension String: _PrimitivePersistable {
+    @inlinable @inline(__always)
     public static func _get(_ context: _AccessContext) -> String {
         context.scalar(String.self, .string) ?? _decode(context.storedValue, context)
     }
@@ -131,6 +137,7 @@ extension String: _PrimitivePersistable {
 }
 
 extension Date: _PrimitivePersistable {
+    @inlinable @inline(__always)
     public static func _get(_ context: _AccessContext) -> Date {
         context.scalar(Date.self, .date) ?? _decode(context.storedValue, context)
     }

@@ -133,24 +133,34 @@ extension Realm {
     public func object<T: Object, Key: _PrimitivePersistable>(ofType type: T.Type, forPrimaryKey key: Key)
         -> T?
     {
-        guard let table = try? store.table(for: type) else {
+        // The table borrowed, not retained: a retain and a release are atomic operations,
+        // which wait for the loads in flight (the row's values asked for ahead among them).
+        guard let table = store.unretainedTable(for: type) else {
             store.recordError(
                 LiveObjectsError(.unknownType, "the type is not part of this realm", objectType: T.className))
             return nil
         }
-        let object = T()
-        if case .int(let k) = key._propertyValue {
-            // The index holds the generation too: no slot-state read, and the handle is known
-            // valid until the store changes.
-            guard let (row, generation) = table.entry(forPrimaryKey: k) else { return nil }
-            table.prefetch(row: row)
-            object._handle = ObjectHandle(
-                store: store, table: table, row: row, generation: generation, validAt: store.mutationCount)
-            return object
+        return table._withUnsafeGuaranteedRef { table in
+            if case .int(let k) = key._propertyValue {
+                // The index holds the generation too: no slot-state read, and the handle is
+                // known valid until the store changes.
+                guard let (row, generation) = table.entry(forPrimaryKey: k) else { return nil }
+                table.prefetch(row: row)
+                return Self.object(T.self, store, table, row, generation)
+            }
+            guard let row = table.row(forPrimaryKey: key._propertyValue) else { return nil }
+            return Self.object(T.self, store, table, row, table.generation(row))
         }
-        guard let row = table.row(forPrimaryKey: key._propertyValue) else { return nil }
+    }
+
+    /// A managed object of a live row, its handle known valid at the store's mutation count.
+    @inline(__always)
+    private static func object<T: Object>(
+        _ type: T.Type, _ store: Store, _ table: Table, _ row: Int32, _ generation: UInt32
+    ) -> T {
+        let object = T()
         object._handle = ObjectHandle(
-            store: store, table: table, row: row, generation: table.generation(row), validAt: store.mutationCount)
+            store: store, table: table, row: row, generation: generation, validAt: store.mutationCount)
         return object
     }
 

@@ -200,16 +200,23 @@ package final class ValueIndex {
 
     /// Whether span `s` holds a value: whether its first row's value is the value (read typed
     /// from a string or integer column, without making a dynamic value of it).
+    ///
+    /// The column is borrowed, not retained: a retain and a release are atomic operations,
+    /// which wait for the loads in flight (a lookup's are the slot, the span and the column).
     @usableFromInline func holds(_ s: Int, _ value: PropertyValue) -> Bool {
         let row = Int(_spans[s].first)
         if let table {
-            let column = table.column(property)
-            switch (column.scalarKind, value) {
-            case (.string?, .string(let string)):
-                return unsafeDowncast(column, to: ScalarColumn<String>.self).values.element(at: row) == string
-            case (.int?, .int(let int)):
-                return unsafeDowncast(column, to: ScalarColumn<Int64>.self).values.element(at: row) == int
-            default: return column.value(at: row) == value
+            guard let column = table.unretainedColumns[property] else {
+                return table.column(property).value(at: row) == value
+            }
+            return column._withUnsafeGuaranteedRef { column in
+                switch (column.scalarKind, value) {
+                case (.string?, .string(let string)):
+                    return unsafeDowncast(column, to: ScalarColumn<String>.self).values.element(at: row) == string
+                case (.int?, .int(let int)):
+                    return unsafeDowncast(column, to: ScalarColumn<Int64>.self).values.element(at: row) == int
+                default: return column.value(at: row) == value
+                }
             }
         }
         return rowValue!(Int32(row)) == value

@@ -192,13 +192,26 @@ struct ColumnScan {
     private func scan<T>(_ values: ChunkedArray<T>, _ candidates: [Int32]?, _ test: (T) -> Bool) -> [Int32] {
         var result: [Int32] = []
         if let candidates {
-            for row in candidates where test(values[Int(row)]) { result.append(row) }
+            candidates.withUnsafeBufferPointer { candidates in
+                RowGather.gather(into: &result, count: candidates.count) {
+                    candidates[$0]
+                } passing: {
+                    test(values[Int(candidates[$0])])
+                }
+            }
             return result
         }
         let allLive = table.liveCount == values.count
         values.forEachChunk { base, buffer in
-            for i in 0..<buffer.count
-            where (allLive || table.isLive(Int32(truncatingIfNeeded: base + i))) && test(buffer[i]) {
+            if allLive {
+                RowGather.gather(into: &result, count: buffer.count) {
+                    Int32(truncatingIfNeeded: base + $0)
+                } passing: {
+                    test(buffer[$0])
+                }
+                return
+            }
+            for i in 0..<buffer.count where table.isLive(Int32(truncatingIfNeeded: base + i)) && test(buffer[i]) {
                 result.append(Int32(truncatingIfNeeded: base + i))
             }
         }
@@ -210,7 +223,13 @@ struct ColumnScan {
     private func scan(_ values: PackedIntArray, _ candidates: [Int32]?, _ test: (Int64) -> Bool) -> [Int32] {
         var result: [Int32] = []
         if let candidates {
-            for row in candidates where test(values.element(at: Int(row))) { result.append(row) }
+            candidates.withUnsafeBufferPointer { candidates in
+                RowGather.gather(into: &result, count: candidates.count) {
+                    candidates[$0]
+                } passing: {
+                    test(values.element(at: Int(candidates[$0])))
+                }
+            }
             return result
         }
         let allLive = table.liveCount == values.count
@@ -276,8 +295,15 @@ struct ColumnScan {
     private func collect<W>(
         _ base: Int, _ buffer: UnsafeBufferPointer<W>, _ allLive: Bool, _ result: inout [Int32], _ test: (W) -> Bool
     ) {
-        for i in 0..<buffer.count
-        where (allLive || table.isLive(Int32(truncatingIfNeeded: base + i))) && test(buffer[i]) {
+        if allLive {
+            RowGather.gather(into: &result, count: buffer.count) {
+                Int32(truncatingIfNeeded: base + $0)
+            } passing: {
+                test(buffer[$0])
+            }
+            return
+        }
+        for i in 0..<buffer.count where table.isLive(Int32(truncatingIfNeeded: base + i)) && test(buffer[i]) {
             result.append(Int32(truncatingIfNeeded: base + i))
         }
     }
@@ -286,15 +312,58 @@ struct ColumnScan {
     private func scanIndices(count: Int, _ candidates: [Int32]?, _ test: (Int) -> Bool) -> [Int32] {
         var result: [Int32] = []
         if let candidates {
-            for row in candidates where test(Int(row)) { result.append(row) }
+            candidates.withUnsafeBufferPointer { candidates in
+                RowGather.gather(into: &result, count: candidates.count) {
+                    candidates[$0]
+                } passing: {
+                    test(Int(candidates[$0]))
+                }
+            }
         } else if table.liveCount == count {
-            for row in 0..<count where test(row) { result.append(Int32(truncatingIfNeeded: row)) }
+            RowGather.gather(into: &result, count: count) {
+                Int32(truncatingIfNeeded: $0)
+            } passing: {
+                test($0)
+            }
         } else {
             for row in 0..<count where table.isLive(Int32(truncatingIfNeeded: row)) && test(row) {
                 result.append(Int32(truncatingIfNeeded: row))
             }
         }
         return result
+    }
+}
+
+/// Gathers the rows that pass a test without branching on the answer: each row is written to
+/// a block on the stack, whose end moves on by one when the row passes, and full blocks are
+/// appended to the result. A test that passes about half the time (an age above a bound, a
+/// name holding a letter) would otherwise send the processor down the wrong branch every
+/// other row, and each append checks the array's uniqueness and room.
+enum RowGather {
+    /// The rows in a block on the stack (16 KB).
+    static var block: Int { 4096 }
+
+    /// Appends `row(i)`, for each `i` in `0..<count` for which `passing(i)` holds, in order.
+    @inline(__always)
+    static func gather(
+        into result: inout [Int32], count: Int, _ row: (Int) -> Int32, passing: (Int) -> Bool
+    ) {
+        guard count > 0 else { return }
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: Swift.min(count, block)) { scratch in
+            let base = scratch.baseAddress!
+            var i = 0
+            while i < count {
+                let end = Swift.min(i + scratch.count, count)
+                var n = 0
+                while i < end {
+                    // Written whether or not it passes: the next row overwrites a failed one.
+                    (base + n).initialize(to: row(i))
+                    n &+= passing(i) ? 1 : 0
+                    i &+= 1
+                }
+                result.append(contentsOf: UnsafeBufferPointer(start: base, count: n))
+            }
+        }
     }
 }
 
