@@ -29,14 +29,14 @@ import Testing
     /// properties changed and that stayed members.
     struct Subscribed {
         let ascending: Bool
-        var iterator: ChangeStream<CollectionChange<Dog>>.AsyncIterator
+        var iterator: CollectionChanges<Dog>.AsyncIterator
         var keys: [ObjectKey]
     }
 
     static func run(steps: Int, _ rng: inout SeededRandomNumberGenerator, _ log: inout [String]) async throws
         -> String?
     {
-        let realm = try await openFreshRealm(objectTypes: [Dog.self, Person.self, DogToy.self, DogClub.self])
+        let realm = try await openFreshRealm(objectTypes: [Dog.self, Person.self, DogToy.self, DogClub.self, Address.self])
         // The reference: each dog's name and age, by id.
         var model: [Int: (name: String, age: Int)] = [:]
         var nextID = 0
@@ -47,7 +47,7 @@ import Testing
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             nextID += 1
         }
-        try await realm.write { r in
+        try await realm.write { [initial] r in
             for (id, name, age) in initial { _ = try r.create(Dog.self, value: ["id": id, "name": name, "age": age]) }
         }
         for (id, name, age) in initial { model[id] = (name, age) }
@@ -110,7 +110,7 @@ import Testing
                 "step \(step): edits \(edits.map { "\($0.id) \($0.name ?? "-")/\($0.age.map(String.init) ?? "-")" }), "
                     + "inserts \(inserts), deletes \(deletes)\(fails ? ", then fail" : "")")
             do {
-                try await realm.write { r in
+                try await realm.write { [edits, inserts, deletes, fails] r in
                     for edit in edits {
                         let dog = r.object(ofType: Dog.self, forPrimaryKey: edit.id)!
                         if let name = edit.name { dog.name = name }
@@ -161,8 +161,20 @@ import Testing
         guard sub.keys != newKeys || !modified.isEmpty else { return nil }
         guard let change = await sub.iterator.next() else { return "the sequence ended" }
         let observation = CollectionObservation(change, schema: realm.schema["Dog"]!)
+        // The snapshot's objects the change set names hold the reference's values (the other
+        // properties, lists and links, as read).
+        var values: [ObjectKey: [String: PropertyValue]] = [:]
+        for (position, read) in observation.values where position < fresh.count {
+            let id = fresh[position].id
+            guard let reference = model[id] else { continue }
+            var expected = read
+            expected["id"] = .int(Int64(id))
+            expected["name"] = .string(reference.name)
+            expected["age"] = .int(Int64(reference.age))
+            values[fresh[position].key] = expected
+        }
         let failures = NotificationChecker.checkCollectionChange(
-            observation, old: sub.keys, new: newKeys, modified: modified, values: [:], unique: true)
+            observation, old: sub.keys, new: newKeys, modified: modified, values: values, unique: true)
         sub.keys = change.snapshot.keys
         return failures.isEmpty ? nil : failures.joined(separator: "; ")
     }

@@ -661,9 +661,9 @@ import Testing
                 got = nil
             }
             guard got == expected else {
-                Issue.record(
-                    "seed \(seed), round \(round): \(text): read \(got.map(String.init) ?? "an error"), "
-                        + "expected \(expected.map(String.init) ?? "an error")")
+                let gotText = got.map { String($0) } ?? "an error"
+                let expectedText = expected.map { String($0) } ?? "an error"
+                Issue.record("seed \(seed), round \(round): \(text): read \(gotText), expected \(expectedText)")
                 return
             }
             if got == nil { refused += 1 } else { read += 1 }
