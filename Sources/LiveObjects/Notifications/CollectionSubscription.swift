@@ -33,10 +33,17 @@ final class CollectionSubscription<Element: Object>: Subscription {
 
     private var rows = RowList()
     /// The sort keys each member row had when it was placed (to find it again by binary search
-    /// after its values changed): `keyWidth` keys per row of the table, those of row `r` from
-    /// `r * keyWidth`, so that a probe of the search reads one place rather than a dictionary's
-    /// bucket and an array of its own (the keys of a row that is not a member are left over).
+    /// after its values changed): `keyWidth` keys per member, those of row `r` from
+    /// `keySlots[r] * keyWidth`, so that a probe of the search reads two arrays rather than a
+    /// dictionary's bucket and an array of the row's own. A member that leaves frees its place
+    /// for the next one (`freeKeySlots`): the keys take room for the members, and 4 bytes per
+    /// row of the table for `keySlots`.
     private var placedKeys: [RowSorter.Key] = []
+    /// For each row of the table, the place of its keys in `placedKeys` (in units of
+    /// `keyWidth`), or -1 when it is not a member.
+    private var keySlots: [Int32] = []
+    /// Places in `placedKeys` that members left.
+    private var freeKeySlots: [Int32] = []
     /// The number of sort fields (0 for unsorted results).
     private let keyWidth: Int
     private var members: [Bool] = []
@@ -114,8 +121,11 @@ final class CollectionSubscription<Element: Object>: Subscription {
         }
         rows = RowList(current)
         placedKeys = []
+        keySlots = []
+        freeKeySlots = []
         if case .query(_, let sorter?) = source, keyWidth > 0 {
-            placedKeys = Array(repeating: .null, count: table.rowCount * keyWidth)
+            keySlots = Array(repeating: -1, count: table.rowCount)
+            placedKeys.reserveCapacity(rows.count * keyWidth)
             for row in rows { place(row, sorter.keys(for: row)) }
         }
         members = Array(repeating: false, count: table.rowCount)
@@ -235,16 +245,39 @@ final class CollectionSubscription<Element: Object>: Subscription {
         } else {
             for removal in ordered.reversed() { rows.remove(at: removal.index) }
         }
-        for removal in removals { members[Int(removal.row)] = false }
+        for removal in removals {
+            members[Int(removal.row)] = false
+            if keyWidth > 0, Int(removal.row) < keySlots.count, keySlots[Int(removal.row)] >= 0 {
+                freeKeySlots.append(keySlots[Int(removal.row)])
+                keySlots[Int(removal.row)] = -1
+            }
+        }
     }
 
-    /// Keeps a member row's sort keys, in its place of `placedKeys`.
+    /// Keeps a member row's sort keys: in its place of `placedKeys` if it has one, else in a
+    /// place a member left, else in a new one.
     private func place(_ row: Int32, _ keys: [RowSorter.Key]) {
-        let base = Int(row) * keyWidth
-        if base + keyWidth > placedKeys.count {
-            placedKeys.append(contentsOf: repeatElement(.null, count: base + keyWidth - placedKeys.count))
+        if Int(row) >= keySlots.count {
+            keySlots.append(contentsOf: repeatElement(-1, count: Int(row) + 1 - keySlots.count))
         }
+        var slot = keySlots[Int(row)]
+        if slot < 0 {
+            if let free = freeKeySlots.popLast() {
+                slot = free
+            } else {
+                slot = Int32(placedKeys.count / keyWidth)
+                placedKeys.append(contentsOf: repeatElement(.null, count: keyWidth))
+            }
+            keySlots[Int(row)] = slot
+        }
+        let base = Int(slot) * keyWidth
         for (f, key) in keys.enumerated() { placedKeys[base + f] = key }
+    }
+
+    /// Where a member row's keys start in `placedKeys`.
+    @inline(__always)
+    private func keyBase(_ row: Int32, _ slots: UnsafeBufferPointer<Int32>) -> Int {
+        Int(slots[Int(row)]) * keyWidth
     }
 
     /// Puts rows into the results at their sorted places, in place or, in `bulk`, by merging
@@ -278,10 +311,12 @@ final class CollectionSubscription<Element: Object>: Subscription {
                 let index = insertionIndex(additions[i].row, additions[i].keys, sorter)
                 rows.insert(additions[i].row, at: index)
                 indices[i] = index
+                // The next addition's search compares with this row.
+                if sorter != nil { place(additions[i].row, additions[i].keys) }
             }
         }
         for addition in additions {
-            if sorter != nil { place(addition.row, addition.keys) }
+            if bulk && sorter != nil { place(addition.row, addition.keys) }
             members[Int(addition.row)] = true
         }
         return indices
@@ -439,7 +474,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
     /// The index of a member row: binary search by its stored sort keys (or by slot).
     private func locate(_ row: Int32, _ sorter: RowSorter?) -> Int {
         guard let sorter else { return rows.partitionPoint { $0 < row } }
-        let base = Int(row) * keyWidth
+        let base = keySlots.withUnsafeBufferPointer { keyBase(row, $0) }
         return insertionIndex(row, Array(placedKeys[base..<base + keyWidth]), sorter)
     }
 
@@ -447,8 +482,10 @@ final class CollectionSubscription<Element: Object>: Subscription {
     private func insertionIndex(_ row: Int32, _ keys: [RowSorter.Key], _ sorter: RowSorter?) -> Int {
         guard let sorter else { return rows.partitionPoint { $0 < row } }
         return placedKeys.withUnsafeBufferPointer { placed in
-            rows.partitionPoint { other in
-                sorter.compare(placed, from: Int(other) * keyWidth, other, keys, row) < 0
+            keySlots.withUnsafeBufferPointer { slots in
+                rows.partitionPoint { other in
+                    sorter.compare(placed, from: keyBase(other, slots), other, keys, row) < 0
+                }
             }
         }
     }
@@ -456,7 +493,9 @@ final class CollectionSubscription<Element: Object>: Subscription {
     /// Orders a member row, by the keys it was placed with, against a row with these keys.
     private func compare(placedAt member: Int32, _ keys: [RowSorter.Key], _ row: Int32, _ sorter: RowSorter) -> Int {
         placedKeys.withUnsafeBufferPointer { placed in
-            -sorter.compare(placed, from: Int(member) * keyWidth, member, keys, row)
+            keySlots.withUnsafeBufferPointer { slots in
+                -sorter.compare(placed, from: keyBase(member, slots), member, keys, row)
+            }
         }
     }
 
