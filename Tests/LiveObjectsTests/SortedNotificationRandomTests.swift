@@ -25,8 +25,7 @@ import Testing
 
     static let initialCount = 5000
 
-    /// One subscription's view of a write: the keys before and after, and the objects whose
-    /// properties changed and that stayed members.
+    /// One subscription: its order, its iterator, and the keys of the last element it gave.
     struct Subscribed {
         let ascending: Bool
         var iterator: CollectionChanges<Dog>.AsyncIterator
@@ -36,7 +35,9 @@ import Testing
     static func run(steps: Int, _ rng: inout SeededRandomNumberGenerator, _ log: inout [String]) async throws
         -> String?
     {
-        let realm = try await openFreshRealm(objectTypes: [Dog.self, Person.self, DogToy.self, DogClub.self, Address.self])
+        let realm = try await openFreshRealm(objectTypes: [
+            Dog.self, Person.self, DogToy.self, DogClub.self, Address.self,
+        ])
         // The reference: each dog's name and age, by id.
         var model: [Int: (name: String, age: Int)] = [:]
         var nextID = 0
