@@ -125,7 +125,9 @@ final class CollectionSubscription<Element: Object>: Subscription {
         freeKeySlots = []
         if case .query(_, let sorter?) = source, keyWidth > 0 {
             keySlots = Array(repeating: -1, count: table.rowCount)
-            placedKeys.reserveCapacity(rows.count * keyWidth)
+            // Room for an eighth more members: the first rows added after subscribing would
+            // otherwise copy every key into a larger array, in one update's time.
+            placedKeys.reserveCapacity((rows.count + rows.count / 8 + 64) * keyWidth)
             for row in rows { place(row, sorter.keys(for: row)) }
         }
         members = Array(repeating: false, count: table.rowCount)
