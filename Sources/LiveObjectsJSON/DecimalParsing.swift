@@ -55,6 +55,37 @@ func valueOfEightDigits(_ v: UInt64) -> UInt64 {
     return (a &+ b) >> 32
 }
 
+/// The number of ASCII digits (0 to 8) that 8 bytes loaded little-endian start with.
+///
+/// A byte is a digit when its high nibble is 3 and adding 6 to it leaves the high nibble at 3.
+/// Adding or subtracting across the word carries only out of a byte that is not a digit, into
+/// the bytes after it, so the bytes before the first one that is not a digit are judged right.
+@inlinable @inline(__always)
+func leadingDigitCount(_ v: UInt64) -> Int {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let high = v & (0xF0 &* ones)
+    let shifted = (v &+ 0x06 &* ones) & (0xF0 &* ones)
+    let notDigit = (high ^ (0x30 &* ones)) | (shifted ^ (0x30 &* ones))
+    return notDigit == 0 ? 8 : notDigit.trailingZeroBitCount >> 3
+}
+
+/// The value of the first `count` (1 to 8) bytes of 8 loaded little-endian, when they are
+/// ASCII digits (the first digit in the lowest byte): the digits moved to the top of the word,
+/// below them zeros, and the eight valued as one number.
+@inlinable @inline(__always)
+func valueOfLeadingDigits(_ v: UInt64, count: Int) -> UInt64 {
+    // Subtracting '0' from every byte borrows only out of bytes past the digits; the shift
+    // drops those bytes.
+    var x = (v &- 0x3030_3030_3030_3030) << UInt64(truncatingIfNeeded: 64 - 8 * count)
+    // Each even byte becomes the two-digit number of itself and the next byte.
+    x = x &* 10 &+ x >> 8
+    // Bytes 0 and 4 weigh 10^6 and 10^2, bytes 2 and 6 weigh 10^4 and 1; the sum lands in the
+    // high 32 bits.
+    let a = (x & 0x0000_00FF_0000_00FF) &* (100 &+ 1_000_000 << 32)
+    let b = (x >> 16 & 0x0000_00FF_0000_00FF) &* (1 &+ 10_000 << 32)
+    return (a &+ b) >> 32
+}
+
 /// Loads 8 bytes at `p` as a little-endian integer.
 @inlinable @inline(__always)
 func loadEightBytes(_ p: UnsafePointer<UInt8>) -> UInt64 {

@@ -618,4 +618,56 @@ import Testing
             }
         }
     }
+
+    /// Integers of every length from 1 to 20 digits, signed or not, with leading zeros, at the
+    /// Int64 limits, followed by what ends them or makes them another number, placed so that
+    /// their digits end within eight bytes of the text's end or further from it: `readInt64()`
+    /// (which reads eight bytes at a time where it can) gives the number the digits spell, or
+    /// refuses exactly those that are not JSON integers in Int64's range (seeded:
+    /// `LIVEOBJECTS_JSON_SEED` replays one; the seed and the text are in the message).
+    @Test(arguments: seeds)
+    func integersReadEightBytesAtATimeAsTheirDigitsSpell(seed: UInt64) {
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        let limits = ["9223372036854775807", "9223372036854775808", "99999999", "100000000", "12345678", "0"]
+        let endings = ["", "]", ", 1]", " ]", ".5]", "e3]", "E+1]", "x]", "-]", "\"]", "        ]", "}"]
+        var (read, refused) = (0, 0)
+        for round in 0..<4000 {
+            let negative = rng.below(4) == 0
+            var digits: String
+            if rng.below(8) == 0 {
+                digits = limits[rng.below(limits.count)]
+            } else {
+                let count = 1 + rng.below(20)
+                digits = String(
+                    (0..<count).map { i in
+                        Character(String(i == 0 && rng.below(6) > 0 ? 1 + rng.below(9) : rng.below(10)))
+                    })
+            }
+            let token = (negative ? "-" : "") + digits
+            let ending = endings[rng.below(endings.count)]
+            let lead = String(repeating: " ", count: rng.below(10))
+            let text = lead + token + ending
+            // A JSON integer: no leading zero, not followed by a fraction or an exponent, in range.
+            let isInteger =
+                (digits.count == 1 || digits.first != "0") && !ending.hasPrefix(".") && !ending.hasPrefix("e")
+                && !ending.hasPrefix("E")
+            let expected = isInteger ? Int64(token) : nil
+            let got: Int64?
+            do {
+                got = try JSONReader.withReader(Array(text.utf8)) { (reader) throws(LiveObjectsError) in
+                    try reader.readInt64()
+                }
+            } catch {
+                got = nil
+            }
+            guard got == expected else {
+                let gotText = got.map { String($0) } ?? "an error"
+                let expectedText = expected.map { String($0) } ?? "an error"
+                Issue.record("seed \(seed), round \(round): \(text): read \(gotText), expected \(expectedText)")
+                return
+            }
+            if got == nil { refused += 1 } else { read += 1 }
+        }
+        #expect(read > 1000 && refused > 1000, "seed \(seed): \(read) read, \(refused) refused")
+    }
 }

@@ -33,8 +33,19 @@ final class CollectionSubscription<Element: Object>: Subscription {
 
     private var rows = RowList()
     /// The sort keys each member row had when it was placed (to find it again by binary search
-    /// after its values changed).
-    private var keysByRow: [Int32: [RowSorter.Key]] = [:]
+    /// after its values changed): `keyWidth` keys per member, those of row `r` from
+    /// `keySlots[r] * keyWidth`, so that a probe of the search reads two arrays rather than a
+    /// dictionary's bucket and an array of the row's own. A member that leaves frees its place
+    /// for the next one (`freeKeySlots`): the keys take room for the members, and 4 bytes per
+    /// row of the table for `keySlots`.
+    private var placedKeys: [RowSorter.Key] = []
+    /// For each row of the table, the place of its keys in `placedKeys` (in units of
+    /// `keyWidth`), or -1 when it is not a member.
+    private var keySlots: [Int32] = []
+    /// Places in `placedKeys` that members left.
+    private var freeKeySlots: [Int32] = []
+    /// The number of sort fields (0 for unsorted results).
+    private let keyWidth: Int
     private var members: [Bool] = []
 
     init(
@@ -48,6 +59,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
         self.observedPaths = observedPaths
         self.membershipPaths = membershipPaths
         self.filtered = filtered
+        if case .query(_, let sorter?) = source { keyWidth = sorter.fields.count } else { keyWidth = 0 }
         var tables: Set<Int> = [table.index]
         for path in observedPaths + membershipPaths {
             for step in path.steps {
@@ -108,9 +120,15 @@ final class CollectionSubscription<Element: Object>: Subscription {
             current = []
         }
         rows = RowList(current)
-        keysByRow = [:]
-        if case .query(_, let sorter?) = source {
-            for row in rows { keysByRow[row] = sorter.keys(for: row) }
+        placedKeys = []
+        keySlots = []
+        freeKeySlots = []
+        if case .query(_, let sorter?) = source, keyWidth > 0 {
+            keySlots = Array(repeating: -1, count: table.rowCount)
+            // Room for an eighth more members: the first rows added after subscribing would
+            // otherwise copy every key into a larger array, in one update's time.
+            placedKeys.reserveCapacity((rows.count + rows.count / 8 + 64) * keyWidth)
+            for row in rows { place(row, sorter.keys(for: row)) }
         }
         members = Array(repeating: false, count: table.rowCount)
         for row in rows { members[Int(row)] = true }
@@ -230,40 +248,80 @@ final class CollectionSubscription<Element: Object>: Subscription {
             for removal in ordered.reversed() { rows.remove(at: removal.index) }
         }
         for removal in removals {
-            keysByRow[removal.row] = nil
             members[Int(removal.row)] = false
+            if keyWidth > 0, Int(removal.row) < keySlots.count, keySlots[Int(removal.row)] >= 0 {
+                freeKeySlots.append(keySlots[Int(removal.row)])
+                keySlots[Int(removal.row)] = -1
+            }
         }
     }
 
-    /// Puts rows into the results at their sorted places, in place or, in `bulk`, by merging
-    /// the ordered additions with the runs of rows between them.
-    private func insertRows(_ additions: [(row: Int32, keys: [RowSorter.Key])], _ sorter: RowSorter?, bulk: Bool) {
-        let ordered = additions.sorted { a, b in
-            sorter.map { $0.compare(a.keys, a.row, b.keys, b.row) < 0 } ?? (a.row < b.row)
+    /// Keeps a member row's sort keys: in its place of `placedKeys` if it has one, else in a
+    /// place a member left, else in a new one.
+    private func place(_ row: Int32, _ keys: [RowSorter.Key]) {
+        if Int(row) >= keySlots.count {
+            keySlots.append(contentsOf: repeatElement(-1, count: Int(row) + 1 - keySlots.count))
         }
+        var slot = keySlots[Int(row)]
+        if slot < 0 {
+            if let free = freeKeySlots.popLast() {
+                slot = free
+            } else {
+                slot = Int32(placedKeys.count / keyWidth)
+                placedKeys.append(contentsOf: repeatElement(.null, count: keyWidth))
+            }
+            keySlots[Int(row)] = slot
+        }
+        let base = Int(slot) * keyWidth
+        for (f, key) in keys.enumerated() { placedKeys[base + f] = key }
+    }
+
+    /// Where a member row's keys start in `placedKeys`.
+    @inline(__always)
+    private func keyBase(_ row: Int32, _ slots: UnsafeBufferPointer<Int32>) -> Int {
+        Int(slots[Int(row)]) * keyWidth
+    }
+
+    /// Puts rows into the results at their sorted places, in place or, in `bulk`, by merging
+    /// the ordered additions with the runs of rows between them. Returns the new index of each
+    /// addition (in `additions`' order): taken in sorted order, each goes in after the earlier
+    /// ones, so the index it is put in at is its index afterwards.
+    private func insertRows(_ additions: [(row: Int32, keys: [RowSorter.Key])], _ sorter: RowSorter?, bulk: Bool)
+        -> [Int]
+    {
+        let order = additions.indices.sorted { i, j in
+            let (a, b) = (additions[i], additions[j])
+            return sorter.map { $0.compare(a.keys, a.row, b.keys, b.row) < 0 } ?? (a.row < b.row)
+        }
+        var indices = [Int](repeating: 0, count: additions.count)
         if bulk {
             let current = Array(rows)
             var merged: [Int32] = []
             merged.reserveCapacity(current.count + additions.count)
             var start = 0
-            for addition in ordered {
-                let index = insertionIndex(addition.row, addition.keys, sorter)
+            for i in order {
+                let index = insertionIndex(additions[i].row, additions[i].keys, sorter)
                 merged.append(contentsOf: current[start..<index])
-                merged.append(addition.row)
+                indices[i] = merged.count
+                merged.append(additions[i].row)
                 start = index
             }
             merged.append(contentsOf: current[start...])
             rows = RowList(merged)
         } else {
-            for addition in ordered {
-                rows.insert(addition.row, at: insertionIndex(addition.row, addition.keys, sorter))
-                if sorter != nil { keysByRow[addition.row] = addition.keys }
+            for i in order {
+                let index = insertionIndex(additions[i].row, additions[i].keys, sorter)
+                rows.insert(additions[i].row, at: index)
+                indices[i] = index
+                // The next addition's search compares with this row.
+                if sorter != nil { place(additions[i].row, additions[i].keys) }
             }
         }
         for addition in additions {
-            if sorter != nil { keysByRow[addition.row] = addition.keys }
+            if bulk && sorter != nil { place(addition.row, addition.keys) }
             members[Int(addition.row)] = true
         }
+        return indices
     }
 
     /// Filtered and sorted results: re-test and re-position only the candidate rows (rows whose
@@ -307,7 +365,7 @@ final class CollectionSubscription<Element: Object>: Subscription {
                     removals.append((index, row))
                 } else if let sorter {
                     let keys = sorter.keys(for: row)
-                    if sorter.compare(keys, row, keysByRow[row]!, row) != 0 {
+                    if compare(placedAt: row, keys, row, sorter) != 0 {
                         removals.append((index, row))
                         additions.append((row, keys))
                         resorted.insert(row)
@@ -330,15 +388,14 @@ final class CollectionSubscription<Element: Object>: Subscription {
         // untouched chunks); many rebuild it in one pass, so that bulk changes stay linear.
         let bulk = removals.count + additions.count > Self.bulkChangeCount
         if !removals.isEmpty { removeRows(removals, bulk: bulk, adding: additions.count) }
-        if !additions.isEmpty { insertRows(additions, sorter, bulk: bulk) }
+        let addedAt = additions.isEmpty ? [] : insertRows(additions, sorter, bulk: bulk)
         var deletions: [Int] = []
         var insertions: [Int] = []
         var modifications: [(Int, Int)] = []
         for removal in removals where !resorted.contains(removal.row) { deletions.append(removal.index) }
         var resortedPositions: [(row: Int32, from: Int, to: Int)] = []
         var addedIndices: [Int] = []
-        for addition in additions {
-            let index = locate(addition.row, sorter)
+        for (addition, index) in zip(additions, addedAt) {
             addedIndices.append(index)
             if let from = oldIndexOfResorted[addition.row] {
                 resortedPositions.append((addition.row, from, index))
@@ -418,15 +475,30 @@ final class CollectionSubscription<Element: Object>: Subscription {
 
     /// The index of a member row: binary search by its stored sort keys (or by slot).
     private func locate(_ row: Int32, _ sorter: RowSorter?) -> Int {
-        insertionIndex(row, keysByRow[row] ?? [], sorter)
+        guard let sorter else { return rows.partitionPoint { $0 < row } }
+        let base = keySlots.withUnsafeBufferPointer { keyBase(row, $0) }
+        return insertionIndex(row, Array(placedKeys[base..<base + keyWidth]), sorter)
     }
 
     /// Where a row with these keys belongs (its index, if it is a member).
     private func insertionIndex(_ row: Int32, _ keys: [RowSorter.Key], _ sorter: RowSorter?) -> Int {
-        if let sorter {
-            return rows.partitionPoint { other in sorter.compare(keysByRow[other]!, other, keys, row) < 0 }
+        guard let sorter else { return rows.partitionPoint { $0 < row } }
+        return placedKeys.withUnsafeBufferPointer { placed in
+            keySlots.withUnsafeBufferPointer { slots in
+                rows.partitionPoint { other in
+                    sorter.compare(placed, from: keyBase(other, slots), other, keys, row) < 0
+                }
+            }
         }
-        return rows.partitionPoint { $0 < row }
+    }
+
+    /// Orders a member row, by the keys it was placed with, against a row with these keys.
+    private func compare(placedAt member: Int32, _ keys: [RowSorter.Key], _ row: Int32, _ sorter: RowSorter) -> Int {
+        placedKeys.withUnsafeBufferPointer { placed in
+            keySlots.withUnsafeBufferPointer { slots in
+                -sorter.compare(placed, from: keyBase(member, slots), member, keys, row)
+            }
+        }
     }
 
     /// Lists, `LinkingObjects` and sliced results: compare the old and new keys. `changed`: the

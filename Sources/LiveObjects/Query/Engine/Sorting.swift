@@ -124,6 +124,18 @@ struct RowSorter {
         return rowA < rowB ? -1 : (rowA == rowB ? 0 : 1)
     }
 
+    /// Orders two rows as ``compare(_:_:_:_:)``, the first one's keys read from `stored`, from
+    /// `offset` on (a subscription's keys of every row in one array).
+    func compare(
+        _ stored: UnsafeBufferPointer<Key>, from offset: Int, _ rowA: Int32, _ b: [Key], _ rowB: Int32
+    ) -> Int {
+        for (f, field) in fields.enumerated() {
+            let c = Self.compare(stored[offset + f], b[f])
+            if c != 0 { return field.ascending ? c : -c }
+        }
+        return rowA < rowB ? -1 : (rowA == rowB ? 0 : 1)
+    }
+
     func sort(_ rows: [Int32]) -> [Int32] {
         guard !fields.isEmpty, rows.count > 1 else { return rows }
         // Keys once per row and field.
