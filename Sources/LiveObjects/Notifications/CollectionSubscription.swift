@@ -32,6 +32,8 @@ final class CollectionSubscription<Element: Object>: Subscription {
     let observedTables: Set<Int>
 
     private var rows = RowList()
+    /// The store's mutation count when the rows were last evaluated in full (nil after a failure).
+    private var computedAt: UInt64?
     /// The sort keys each member row had when it was placed (to find it again by binary search
     /// after its values changed): `keyWidth` keys per member, those of row `r` from
     /// `keySlots[r] * keyWidth`, so that a probe of the search reads two arrays rather than a
@@ -114,10 +116,12 @@ final class CollectionSubscription<Element: Object>: Subscription {
         let current: [Int32]
         do {
             current = try currentRows()
+            computedAt = store.mutationCount
         } catch {
             // When subscribing: the enclosing realm call throws, as past the most subscriptions.
             stop(recording: error)
             current = []
+            computedAt = nil
         }
         rows = RowList(current)
         placedKeys = []
@@ -139,7 +143,9 @@ final class CollectionSubscription<Element: Object>: Subscription {
     }
 
     func deliverInitial() {
-        computeAll()
+        // Evaluated when subscribing: again only if the store changed since (a sort of many rows
+        // is not repeated for nothing).
+        if computedAt != store.mutationCount { computeAll() }
         continuation.yield(
             CollectionChange(
                 version: store.version, isInitial: true, deletions: [], insertions: [], modifications: [],
