@@ -146,18 +146,25 @@ final class ServerHarness: Sendable {
         return "no space"
     }
 
-    /// Row counts and version totals of the whole database (every space), to show that a
-    /// refused request changed nothing anywhere.
+    /// Row counts and version totals of every space and user of this test (named with its
+    /// space's unique name: the space itself, others it makes, their users and tokens), to show
+    /// that a refused request changed nothing of them.
     func databaseTotals() async throws -> String {
+        // Only this test's rows: every space and user it makes is named with its space's unique
+        // name, and the suites running beside it change the rest of the database meanwhile.
+        let mine = space
         let rows = try await client.query(
             """
-            SELECT 'spaces ' || (SELECT count(*) FROM spaces)::text
-                || ' versions ' || (SELECT coalesce(sum(version), 0) FROM spaces)::text
-                || ' objects ' || (SELECT count(*) FROM objects)::text
-                || ' object versions ' || (SELECT coalesce(sum(version), 0) FROM objects)::text
-                || ' keys ' || (SELECT count(*) FROM applied_changes)::text
-                || ' users ' || (SELECT count(*) FROM users)::text
-                || ' tokens ' || (SELECT count(*) FROM tokens)::text
+            WITH my_spaces AS (SELECT id, version FROM spaces WHERE strpos(name, \(mine)) > 0),
+                my_users AS (SELECT id FROM users WHERE strpos(name, \(mine)) > 0)
+            SELECT 'spaces ' || (SELECT count(*) FROM my_spaces)::text
+                || ' versions ' || (SELECT coalesce(sum(version), 0) FROM my_spaces)::text
+                || ' objects ' || (SELECT count(*) FROM objects WHERE space_id IN (SELECT id FROM my_spaces))::text
+                || ' object versions '
+                || (SELECT coalesce(sum(version), 0) FROM objects WHERE space_id IN (SELECT id FROM my_spaces))::text
+                || ' keys ' || (SELECT count(*) FROM applied_changes WHERE space_id IN (SELECT id FROM my_spaces))::text
+                || ' users ' || (SELECT count(*) FROM my_users)::text
+                || ' tokens ' || (SELECT count(*) FROM tokens WHERE user_id IN (SELECT id FROM my_users))::text
             """)
         for try await (text) in rows.decode(String.self) { return text }
         return "nothing"
