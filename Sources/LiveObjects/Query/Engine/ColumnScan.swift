@@ -202,19 +202,7 @@ struct ColumnScan {
             return result
         }
         let allLive = table.liveCount == values.count
-        values.forEachChunk { base, buffer in
-            if allLive {
-                RowGather.gather(into: &result, count: buffer.count) {
-                    Int32(truncatingIfNeeded: base + $0)
-                } passing: {
-                    test(buffer[$0])
-                }
-                return
-            }
-            for i in 0..<buffer.count where table.isLive(Int32(truncatingIfNeeded: base + i)) && test(buffer[i]) {
-                result.append(Int32(truncatingIfNeeded: base + i))
-            }
-        }
+        values.forEachChunk { base, buffer in collect(base, buffer, allLive, &result, test) }
         return result
     }
 
