@@ -66,6 +66,31 @@ import Testing
         #expect(Self.figures(unmanaged) == Self.expected, "\(Self.figures(unmanaged))")
     }
 
+    @Test func containsAnyMatchesAnElementOfAListSetOrMapAndSortedTakesADirection() async throws {
+        let realm = try await Realm.open(.init(identifier: "containsAny", objectTypes: [Stats.self]))
+        let found = try await realm.write { realm in
+            for id in 1...3 {
+                let stats = try realm.create(Stats.self, value: ["id": id])
+                stats.scores.append(objectsIn: [id, id * 10])
+                stats.weights.insert(Double(id) / 2)
+                stats.counts["k\(id)"] = id * 100
+            }
+            let all = realm.objects(Stats.self).sorted(by: \.id)
+            return [
+                all.where { $0.scores.containsAny(in: [2, 30, 99]) }.map(\.id),
+                all.where { $0.weights.containsAny(in: [0.5, 1.5]) }.map(\.id),
+                all.where { $0.counts.containsAny(in: [200]) }.map(\.id),
+                all.where { $0.scores.containsAny(in: [Int]()) }.map(\.id),
+                all.where { !$0.scores.containsAny(in: [1]) }.map(\.id),
+                realm.object(ofType: Stats.self, forPrimaryKey: 3)!.scores.sorted(ascending: false),
+            ]
+        }
+        #expect(found == [[2, 3], [1, 3], [2], [], [2, 3], [30, 3]], "\(found)")
+        let set = MutableSet<String>()
+        set.insert(objectsIn: ["b", "c", "a"])
+        #expect(set.sorted(ascending: false) == ["c", "b", "a"] && set.sorted(ascending: true) == ["a", "b", "c"])
+    }
+
     @Test func anyValueReadsEachKindOnlyAsItself() {
         let id = ObjectID()
         let date = Date(timeIntervalSince1970: 1_000)

@@ -1,9 +1,26 @@
 import Foundation
 import LiveObjectsStore
 
-// Realm's aggregates of collections of values: `scores.sum()`, `scores.average()`,
-// `prices.max()` on a `List` or `MutableSet` of numbers, and over a `Map`'s values. `min()` and
-// `max()` of a list or set are the standard library's (their elements are `Comparable`).
+// Realm's reads of collections of values: `scores.sum()`, `scores.average()`, `prices.max()` on
+// a `List` or `MutableSet` of numbers and over a `Map`'s values, `tags.sorted(ascending:)`.
+// `min()` and `max()` of a list or set are the standard library's (their elements are
+// `Comparable`).
+
+extension List where Element: Comparable {
+    /// The elements sorted, smallest first unless `ascending` is false (Realm's
+    /// `sorted(ascending:)`; `sorted()` is the standard library's).
+    ///
+    /// - Complexity: O(n log n).
+    public func sorted(ascending: Bool) -> [Element] { ascending ? sorted(by: <) : sorted(by: >) }
+}
+
+extension MutableSet where Element: Comparable {
+    /// The members sorted, smallest first unless `ascending` is false (Realm's
+    /// `sorted(ascending:)`; `sorted()` is the standard library's).
+    ///
+    /// - Complexity: O(n log n).
+    public func sorted(ascending: Bool) -> [Element] { ascending ? sorted(by: <) : sorted(by: >) }
+}
 
 extension List where Element: AdditiveArithmetic {
     /// The sum of the elements (zero for an empty list).
