@@ -4,15 +4,16 @@ import LiveObjectsTestSupport
 import Testing
 
 /// Random queries over sets, lists and maps of values (`ANY labels ==[c] 'red'`, `'x' IN
-/// labels`, `scores.@sum > 3`, `ANY settings.@keys == 'font'`, `settings['theme'] == 'dark'`,
+/// labels`, `scores.@sum > 3`, `ANY settings.@keys == 'font'`, `settings['theme'] == 'dark'`, `ANY prices == 0.10`,
 /// quantifiers, `NOT`, `AND`, `OR`), as query text and as typed queries, against a plain Swift
-/// evaluation of the same data, through random writes seen by live results.
+/// evaluation of the same data, after each round of random writes.
 @Suite struct ValueCollectionQueryTests {
     final class Bag: Object {
         @Persisted(primaryKey: true) var id = 0
         @Persisted var labels: MutableSet<String>
         @Persisted var scores: List<Int>
         @Persisted var settings: Map<String, String>
+        @Persisted var prices: MutableSet<Decimal>
     }
 
     /// A bag's values, as the reference reads them.
@@ -21,10 +22,13 @@ import Testing
         var labels: [String]
         var scores: [Int]
         var settings: [String: String]
+        var prices: [Decimal] = []
     }
 
     static let words = ["red", "Red", "blue", "café", "cafe", "green", "", "bluer"]
     static let keys = ["theme", "font", "lang"]
+    /// Decimals written differently that are equal (`0.1` and `0.10`), and others.
+    static let decimals = ["0.1", "0.10", "0.2", "1", "1.00", "-3.5", "0.30000000000000000001"]
 
     enum Quantifier: String, CaseIterable, Sendable { case any = "ANY", all = "ALL", none = "NONE" }
     enum StringOp: String, CaseIterable, Sendable {
@@ -43,6 +47,7 @@ import Testing
         case scores(Quantifier, NumberOp, Int)
         case scoreSum(NumberOp, Int)
         case setting(String, String)
+        case prices(Quantifier, NumberOp, String)
         case not(Predicate)
         case and(Predicate, Predicate)
         case or(Predicate, Predicate)
@@ -56,6 +61,7 @@ import Testing
             case .scores(let q, let op, let n): "\(q.rawValue) scores \(op.rawValue) \(n)"
             case .scoreSum(let op, let n): "scores.@sum \(op.rawValue) \(n)"
             case .setting(let k, let w): "settings['\(k)'] == '\(w)'"
+            case .prices(let q, let op, let d): "\(q.rawValue) prices \(op.rawValue) \(d)"
             case .not(let p): "NOT (\(p))"
             case .and(let a, let b): "(\(a)) AND (\(b))"
             case .or(let a, let b): "(\(a)) OR (\(b))"
@@ -81,7 +87,7 @@ import Testing
         }
     }
 
-    static func holds(_ op: NumberOp, _ value: Int, _ n: Int) -> Bool {
+    static func holds<N: Comparable>(_ op: NumberOp, _ value: N, _ n: N) -> Bool {
         switch op {
         case .equal: value == n
         case .less: value < n
@@ -114,6 +120,7 @@ import Testing
         case .scores(let q, let op, let n): quantify(q, bag.scores) { holds(op, $0, n) }
         case .scoreSum(let op, let n): holds(op, bag.scores.reduce(0, +), n)
         case .setting(let k, let w): bag.settings[k] == w
+        case .prices(let q, let op, let d): quantify(q, bag.prices) { holds(op, $0, Decimal(string: d)!) }
         case .not(let inner): !evaluate(inner, bag)
         case .and(let a, let b): evaluate(a, bag) && evaluate(b, bag)
         case .or(let a, let b): evaluate(a, bag) || evaluate(b, bag)
@@ -131,6 +138,7 @@ import Testing
         case .count(.keys, .greater, let n): return q.settings.count >= n
         case .scores(.any, .equal, let n): return q.scores.contains(n)
         case .setting(let k, let w): return q.settings[k] == w
+        case .prices(.any, .equal, let d): return q.prices.contains(Decimal(string: d)!)
         case .not(let inner): return typed(inner, q).map { !$0 }
         case .and(let a, let b):
             guard let a = typed(a, q), let b = typed(b, q) else { return nil }
@@ -163,7 +171,12 @@ import Testing
                     Quantifier.allCases.randomElement(using: &rng)!, NumberOp.allCases.randomElement(using: &rng)!,
                     Int.random(in: -2...4, using: &rng))
                 : .scoreSum(NumberOp.allCases.randomElement(using: &rng)!, Int.random(in: -3...8, using: &rng))
-        case 5: return .setting(keys.randomElement(using: &rng)!, word(&rng))
+        case 5:
+            return Bool.random(using: &rng)
+                ? .setting(keys.randomElement(using: &rng)!, word(&rng))
+                : .prices(
+                    Quantifier.allCases.randomElement(using: &rng)!, NumberOp.allCases.randomElement(using: &rng)!,
+                    decimals.randomElement(using: &rng)!)
         case 6: return .not(randomPredicate(&rng, depth: depth + 1))
         case 7: return .and(randomPredicate(&rng, depth: depth + 1), randomPredicate(&rng, depth: depth + 1))
         default: return .or(randomPredicate(&rng, depth: depth + 1), randomPredicate(&rng, depth: depth + 1))
@@ -179,7 +192,12 @@ import Testing
         var settings: [String: String] = [:]
         for key in keys where Bool.random(using: &rng) { settings[key] = words.randomElement(using: &rng)! }
         let scores = (0..<Int.random(in: 0...4, using: &rng)).map { _ in Int.random(in: -2...4, using: &rng) }
-        return Plain(id: id, labels: labels, scores: scores, settings: settings)
+        var prices: [Decimal] = []
+        for _ in 0..<Int.random(in: 0...3, using: &rng) {
+            let price = Decimal(string: decimals.randomElement(using: &rng)!)!
+            if !prices.contains(price) { prices.append(price) }
+        }
+        return Plain(id: id, labels: labels, scores: scores, settings: settings, prices: prices)
     }
 
     static func write(_ plain: Plain, to bag: Bag) {
@@ -189,6 +207,8 @@ import Testing
         bag.scores.append(objectsIn: plain.scores)
         bag.settings.removeAll()
         for (key, value) in plain.settings { bag.settings[key] = value }
+        bag.prices.removeAll()
+        bag.prices.insert(objectsIn: plain.prices)
     }
 
     @Test func randomQueriesAgreeWithTheReferenceThroughWrites() async throws {
