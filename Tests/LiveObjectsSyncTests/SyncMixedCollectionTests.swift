@@ -20,16 +20,20 @@ extension SyncTestDevice where Root == Panel {
 }
 
 extension FakeServer {
-    /// A list or set of AnyValues as the server stores it, nil when it is not one.
+    /// A list or set of AnyValues as the server stores it, nil when it is not one or when an
+    /// element holds a link.
     func mixedList(_ id: SyncObjectID, _ property: String) -> [AnyValue]? {
         guard case .mixedList(let elements)? = records[id]?.values[property] else { return nil }
-        return elements
+        let values = elements.compactMap(\.anyValue)
+        return values.count == elements.count ? values : nil
     }
 
-    /// A map of AnyValues as the server stores it, nil when it is not one.
+    /// A map of AnyValues as the server stores it, nil when it is not one or when a value holds
+    /// a link.
     func mixedMap(_ id: SyncObjectID, _ property: String) -> [String: AnyValue]? {
         guard case .mixedMap(let entries)? = records[id]?.values[property] else { return nil }
-        return entries
+        let values = entries.compactMapValues(\.anyValue)
+        return values.count == entries.count ? values : nil
     }
 }
 
@@ -72,14 +76,15 @@ struct SyncMixedCollectionTests {
         let elements = SyncMixedTests.everyKind
         let entries = Dictionary(uniqueKeysWithValues: elements.enumerated().map { ("k\($0.offset)", $0.element) })
         // The engine reads a pulled value by the property's type.
-        let list = try WireSyncValue(.mixedList(elements)).json().jsonBytes()
+        let list = try WireSyncValue(.mixedList(elements.synced)).json().jsonBytes()
         let listRead = try WireSyncValue(json: JSONValue(parsing: list)).value
-        #expect(listRead.mixedListElements == elements, "\(String(decoding: list, as: UTF8.self)) read as \(listRead)")
-        let map = try WireSyncValue(.mixedMap(entries)).json().jsonBytes()
+        #expect(
+            listRead.mixedListElements == elements.synced, "\(String(decoding: list, as: UTF8.self)) read as \(listRead)")
+        let map = try WireSyncValue(.mixedMap(entries.synced)).json().jsonBytes()
         let mapRead = try WireSyncValue(json: JSONValue(parsing: map)).value
-        #expect(mapRead.mixedMapEntries == entries, "\(String(decoding: map, as: UTF8.self)) read as \(mapRead)")
+        #expect(mapRead.mixedMapEntries == entries.synced, "\(String(decoding: map, as: UTF8.self)) read as \(mapRead)")
         // Only scalars and flat lists: the wire cannot tell it from a map of values.
-        let flat: [String: AnyValue] = ["a": 1, "b": 1.0, "c": ["x", nil]]
+        let flat: [String: SyncMixedValue] = ["a": 1, "b": 1.0, "c": ["x", nil]]
         let flatRead = try WireSyncValue(json: JSONValue(parsing: WireSyncValue(.mixedMap(flat)).json().jsonBytes()))
         #expect(flatRead.value.mixedMapEntries == flat)
         // The elements are in the form of an AnyValue property's value.
@@ -218,7 +223,7 @@ struct SyncMixedCollectionTests {
         // property cannot hold it.
         var deep: AnyValue = 1
         for _ in 0..<101 { deep = .list([deep]) }
-        await server.edit(Self.panel, ["items": .mixedList(["kept"]), "style": .mixed(deep)])
+        await server.edit(Self.panel, ["items": .mixedList(["kept"]), "style": .mixed(deep.synced)])
         let deepReport = try await devices[1].sync()
         #expect(deepReport.unreadable[Self.panel]?.property == "style", "\(deepReport)")
     }
@@ -252,7 +257,7 @@ struct SyncMixedCollectionTests {
         await server.edit(
             Self.panel,
             [
-                "items": .mixedList([nested, .objectID(ObjectID(hex: "507f1f77bcf86cd799439011")!)]),
+                "items": .mixedList([nested.synced, .objectID(ObjectID(hex: "507f1f77bcf86cd799439011")!)]),
                 "extras": .mixedMap(["a": [1, 2.5], "b": .decimal(Decimal(string: "0.10")!)]),
             ])
         _ = try await first.sync()
@@ -269,7 +274,7 @@ struct SyncMixedCollectionTests {
         await server.edit(
             Self.panel,
             [
-                "items": .mixedList(stored + ["theirs"]),
+                "items": .mixedList((stored + ["theirs"]).synced),
                 "extras": .mixedMap(["a": [1, 2.5], "b": .decimal(Decimal(string: "0.10")!), "c": 3]),
             ])
         realm = try await Realm.open(configuration)
