@@ -157,14 +157,14 @@ extension SyncValue {
 
     /// The value of an `AnyValue` property that this value sets: a mixed value as it is, a
     /// plain one read as the mixed value of its kind (a list as a nested list), a link as a
-    /// reference (nil as ``SyncMixedValue/null``); nil for a map, a list of links, or a plain
-    /// value no `AnyValue` holds.
+    /// reference; nil for a map, a nil link (an `AnyValue`'s nil is a plain null), a list of
+    /// links, or a plain value no `AnyValue` holds.
     package var mixedValue: SyncMixedValue? {
         switch self {
         case .mixed(let value): value
         case .value(let plain): AnyValue(wirePlain: plain).flatMap(SyncMixedValue.init)
-        case .reference(let target): target.map(SyncMixedValue.reference) ?? .null
-        case .map, .references, .referenceMap, .mixedList, .mixedMap: nil
+        case .reference(let target?): .reference(target)
+        case .map, .reference(nil), .references, .referenceMap, .mixedList, .mixedMap: nil
         }
     }
 

@@ -161,10 +161,14 @@ struct SyncMixedLinkTests {
         try await syncAll(devices)
         try await devices[0].realm.write { r in try r.delete(r.object(ofType: Holder.self, forPrimaryKey: "h0")!) }
         try await syncAll(devices)
+        // As each store keeps it: a link made null, a set's member gone.
         let expected = NamedMixedValues(
-            style: ["x", nil, ["by": "→h1"]], items: ["→h1", 1, [nil]], marks: [nil, "m"],
+            style: ["x", nil, ["by": "→h1"]], items: ["→h1", 1, [nil]], marks: ["m"],
             extras: ["lead": "→h1", "nested": ["k": nil], "n": 2])
-        for device in devices { #expect(try await NamedMixedValues.of(device.realm) == expected) }
+        for device in devices {
+            let values = try await NamedMixedValues.of(device.realm)
+            #expect(values == expected, "\(String(describing: values))")
+        }
     }
 
     @Test(arguments: ["style", "items", "extras"])
