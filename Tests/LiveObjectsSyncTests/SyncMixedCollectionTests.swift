@@ -8,32 +8,55 @@ import LiveObjectsTestSupport
 import Testing
 
 extension SyncTestDevice where Root == Panel {
-    /// The panel's items, marks and extras (empty before the panel reached this device).
+    /// The panel's items, marks and extras (empty before the panel reached this device), each
+    /// link as the string `→id` of its holder (``NamedMixedValues``).
     var mixedCollections: (items: [AnyValue], marks: Set<AnyValue>, extras: [String: AnyValue]) {
         get async throws {
-            try await read { panel in
-                guard let panel else { return ([], [], [:]) }
-                return (Array(panel.items), Set(panel.marks), panel.extras.dictionary)
-            }
+            guard let named = try await NamedMixedValues.of(realm, rootID) else { return ([], [], [:]) }
+            return (named.items, named.marks, named.extras)
         }
     }
 }
 
 extension FakeServer {
-    /// A list or set of AnyValues as the server stores it, nil when it is not one or when an
-    /// element holds a link.
+    /// A list or set of AnyValues as the server stores it, each link as the string `→id` of its
+    /// target; nil when it is not one.
     func mixedList(_ id: SyncObjectID, _ property: String) -> [AnyValue]? {
         guard case .mixedList(let elements)? = records[id]?.values[property] else { return nil }
-        let values = elements.compactMap(\.anyValue)
-        return values.count == elements.count ? values : nil
+        return elements.map(\.named)
     }
 
-    /// A map of AnyValues as the server stores it, nil when it is not one or when a value holds
-    /// a link.
+    /// A map of AnyValues as the server stores it, each link as the string `→id` of its target;
+    /// nil when it is not one.
     func mixedMap(_ id: SyncObjectID, _ property: String) -> [String: AnyValue]? {
         guard case .mixedMap(let entries)? = records[id]?.values[property] else { return nil }
-        let values = entries.compactMapValues(\.anyValue)
-        return values.count == entries.count ? values : nil
+        return entries.mapValues(\.named)
+    }
+}
+
+extension SyncMixedValue {
+    /// The value with each link as the string `→id` of its target, as ``NamedMixedValues``
+    /// names a device's links.
+    var named: AnyValue {
+        switch self {
+        case .reference(let target): .string("→" + (target.object.primaryKey.stringValue ?? "?"))
+        case .list(let items): .list(items.map(\.named))
+        case .dictionary(let entries): .dictionary(entries.mapValues(\.named))
+        default: anyValue ?? .null
+        }
+    }
+}
+
+extension AnyValue {
+    /// The value with each string `→id` made a link to the holder of that id (the inverse of
+    /// ``NamedMixedValues``' naming), on a device.
+    func linked(_ holder: (String) -> Holder) throws -> AnyValue {
+        switch self {
+        case .string(let text) where text.hasPrefix("→"): try .object(holder(String(text.dropFirst())))
+        case .list(let items): .list(try items.map { try $0.linked(holder) })
+        case .dictionary(let entries): .dictionary(try entries.mapValues { try $0.linked(holder) })
+        default: self
+        }
     }
 }
 
@@ -299,12 +322,15 @@ struct MixedCollectionModel {
     private mutating func newValue(_ random: inout SeededRandomNumberGenerator) -> AnyValue {
         counter += 1
         let n = counter
-        switch random.below(6) {
+        switch random.below(8) {
         case 0: return .int(n)
         case 1: return .double(Double(n))
         case 2: return .string("v\(n)")
         case 3: return .list([.int(n), .decimal(Decimal(n) / 100), .null])
         case 4: return .dictionary(["n": .int(n), "at": .date(Date(timeIntervalSinceReferenceDate: Double(n) / 4))])
+        // Links to the holders h0, h1 and h2, written as `→id` (each device links its own copy).
+        case 5: return .list([.int(n), .string("→h\(n % 3)")])
+        case 6: return .dictionary(["n": .int(n), "to": .string("→h\(n % 3)"), "in": [.string("→h\((n + 1) % 3)")]])
         default: return .data(Data([UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF)]))
         }
     }
@@ -327,18 +353,18 @@ struct MixedCollectionModel {
             }
             let value = newValue(&random)
             appended.append(value)
-            try await device.edit { panel, _ in panel.items.append(value) }
+            try await device.edit { panel, holder in panel.items.append(try value.linked(holder)) }
             return "device \(d) appends item \(value)"
         case 1:
-            let pool: [AnyValue] = [1, 1.0, "1", .list([1]), .dictionary(["k": 1]), nil]
+            let pool: [AnyValue] = [1, 1.0, "1", .list([1]), .dictionary(["k": 1]), nil, "→h0", ["→h1"]]
             let member = pool[random.below(pool.count)]
             if current.marks.contains(member) && random.chance(40) {
                 removedMarks.insert(member.propertyValue.mixedMemberKey)
-                try await device.edit { panel, _ in panel.marks.remove(member) }
+                try await device.edit { panel, holder in panel.marks.remove(try member.linked(holder)) }
                 return "device \(d) removes mark \(member)"
             }
             inserted.insert(member.propertyValue.mixedMemberKey)
-            try await device.edit { panel, _ in panel.marks.insert(member) }
+            try await device.edit { panel, holder in panel.marks.insert(try member.linked(holder)) }
             return "device \(d) inserts mark \(member)"
         default:
             let key = "x\(random.below(8))"
@@ -349,7 +375,7 @@ struct MixedCollectionModel {
             }
             let value = newValue(&random)
             givenExtras[key, default: []].append(value)
-            try await device.edit { panel, _ in panel.extras[key] = value }
+            try await device.edit { panel, holder in panel.extras[key] = try value.linked(holder) }
             return "device \(d) sets extra \(key) to \(value)"
         }
     }
