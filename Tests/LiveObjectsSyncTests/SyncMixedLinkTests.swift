@@ -109,17 +109,20 @@ struct SyncMixedLinkTests {
         #expect(pushed.contains { $0.linkTargetIDs == [Self.holder("h1"), Self.holder("h0")] }, "\(pushed)")
     }
 
-    @Test func aHolderCreatedWithItsTargetsInOneRoundIsPushedAfterThem() async throws {
+    @Test func aValueCreatedWithItsTargetInOneRoundIsPushedAfterIt() async throws {
         let server = FakeServer()
         let device = try await MapDevice("a", server)
+        // p1 changed last before p2: read in that order, it links to p2, which goes first.
+        try await device.realm.write { r in _ = try r.create(Panel.self, value: ["id": "p1"]) }
+        try await device.realm.write { r in _ = try r.create(Panel.self, value: ["id": "p2"]) }
         try await device.realm.write { r in
-            let h = try r.create(Holder.self, value: ["id": "h0", "name": "Zero"])
-            let panel = try r.create(Panel.self, value: ["id": "p1"])
-            panel.style = try .object(h)
+            let p2 = r.object(ofType: Panel.self, forPrimaryKey: "p2")!
+            r.object(ofType: Panel.self, forPrimaryKey: "p1")!.items.append(.list([try .object(p2)]))
         }
+        try await device.realm.write { r in r.object(ofType: Panel.self, forPrimaryKey: "p2")!.style = "late" }
         try await device.sync()
         let order = await server.applied.map(\.object)
-        #expect(order == [Self.holder("h0"), Self.panel], "\(order)")
+        #expect(order == [SyncObjectID(Panel.self, .string("p2")), Self.panel], "\(order)")
     }
 
     @Test func aTargetArrivingAfterTheHolderIsNullUntilItArrives() async throws {
