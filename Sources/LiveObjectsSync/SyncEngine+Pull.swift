@@ -405,7 +405,8 @@ extension SyncEngine {
             // An element linking to an object not here is null until it arrives.
             return .mixedList(try elements.map { try $0.mappingReferences { try exists($0, in: realm) ? $0 : nil } })
         case .mixedMap(let entries):
-            return .mixedMap(try entries.mapValues { try $0.mappingReferences { try exists($0, in: realm) ? $0 : nil } })
+            return .mixedMap(
+                try entries.mapValues { try $0.mappingReferences { try exists($0, in: realm) ? $0 : nil } })
         default:
             return value
         }

@@ -627,5 +627,3 @@ extension SyncEngine {
         }
     }
 }
-
-

@@ -204,8 +204,9 @@ extension SyncEngine {
         for state in record.links ?? [] {
             let key = PendingLink(object: state.object.id, property: state.property)
             if let mixed = state.mixed?.value {
-                pendingLinks[key] = types[key.object.typeName]?.readingMixedCollections([key.property: mixed])[
-                    key.property]
+                // Read by the property's type, as a pulled value is.
+                let read = types[key.object.typeName]?.readingMixedCollections([key.property: mixed])
+                pendingLinks[key] = read?[key.property]
             } else if let map = state.map?.value {
                 pendingLinks[key] = map.readAsMapOfObjects
             } else if let targets = state.targets {

@@ -102,7 +102,8 @@ struct SyncMixedCollectionTests {
         let list = try WireSyncValue(.mixedList(elements.synced)).json().jsonBytes()
         let listRead = try WireSyncValue(json: JSONValue(parsing: list)).value
         #expect(
-            listRead.mixedListElements == elements.synced, "\(String(decoding: list, as: UTF8.self)) read as \(listRead)")
+            listRead.mixedListElements == elements.synced,
+            "\(String(decoding: list, as: UTF8.self)) read as \(listRead)")
         let map = try WireSyncValue(.mixedMap(entries.synced)).json().jsonBytes()
         let mapRead = try WireSyncValue(json: JSONValue(parsing: map)).value
         #expect(mapRead.mixedMapEntries == entries.synced, "\(String(decoding: map, as: UTF8.self)) read as \(mapRead)")

@@ -29,7 +29,8 @@ struct NamedMixedValues: Equatable, CustomStringConvertible {
             guard let panel = r.object(ofType: Panel.self, forPrimaryKey: id) else { return nil }
             return NamedMixedValues(
                 style: named(panel.style, r), items: Array(panel.items).map { named($0, r) },
-                marks: Set(panel.marks.map { named($0, r) }), extras: panel.extras.dictionary.mapValues { named($0, r) })
+                marks: Set(panel.marks.map { named($0, r) }), extras: panel.extras.dictionary.mapValues { named($0, r) }
+            )
         }
     }
 

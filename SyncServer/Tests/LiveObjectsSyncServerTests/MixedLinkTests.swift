@@ -101,8 +101,11 @@ struct MixedLinkTests {
         ("style", #"{"list": [{"ref": {"type": "Coupon", "id": {"string": "c1"}}}]}"#, "not a type of the schema"),
         ("style", #"{"ref": {"type": "Holder", "id": {"int": 3}}}"#, "by an id that"),
         ("items", #"{"list": [{"ref": {"type": "Holder", "id": {"int": 3}}}]}"#, "by an id that"),
-        ("extras", #"{"map": [["k", {"dictionary": [["to", {"ref": {"type": "Coupon", "id": {"string": "c"}}}]]}]]}"#,
-         "not a type of the schema"),
+        (
+            "extras",
+            #"{"map": [["k", {"dictionary": [["to", {"ref": {"type": "Coupon", "id": {"string": "c"}}}]]}]]}"#,
+            "not a type of the schema"
+        ),
         ("style", #"{"list": [{"ref": {"type": "Holder"}}]}"#, "is not a reference"),
         ("items", #"{"list": [{"dictionary": [["k", {"ref": {"id": {"string": "h0"}}}]]}]}"#, "is not a reference"),
         ("style", #"{"list": [{"ref": null}]}"#, "the nil of an AnyValue"),
@@ -130,7 +133,8 @@ struct MixedLinkTests {
             #expect(good?["outcome"]?.stringValue == "applied", "schema \(schema): \(answer)")
             // Without a schema the server checks the shape only: a well-formed link is stored
             // (a top-level one is a link of its own), a malformed one refused.
-            let checkedWithoutSchema = !["not a type of the schema", "by an id that"].contains(reason)
+            let checkedWithoutSchema =
+                !["not a type of the schema", "by an id that"].contains(reason)
                 && !value.hasPrefix(#"{"ref""#) && !(property == "extras")
             guard schema || checkedWithoutSchema else {
                 #expect(bad?["outcome"]?.stringValue == "applied", "schema \(schema): \(answer)")
@@ -176,11 +180,13 @@ struct MixedLinkTests {
         #expect(merged == (try value(#"{"list": [\#(known)]}"#)), "\(String(describing: merged))")
         // A removal of a nested link, sent without the server id the stored one carries.
         let removed = SyncStore.mergedList(
-            base: try value(#"{"list": [{"list": [\#(bare)]}, {"int": 1}]}"#), edited: try value(#"{"list": [{"int": 1}]}"#),
+            base: try value(#"{"list": [{"list": [\#(bare)]}, {"int": 1}]}"#),
+            edited: try value(#"{"list": [{"int": 1}]}"#),
             current: try value(#"{"list": [{"list": [\#(known)]}, {"int": 1}]}"#))
         #expect(removed == (try value(#"{"list": [{"int": 1}]}"#)), "\(String(describing: removed))")
         let map = SyncStore.mergedMap(
-            base: try value(#"{"map": [["a", \#(bare)]]}"#), edited: try value(#"{"map": [["a", \#(bare)], ["b", {"int": 2}]]}"#),
+            base: try value(#"{"map": [["a", \#(bare)]]}"#),
+            edited: try value(#"{"map": [["a", \#(bare)], ["b", {"int": 2}]]}"#),
             current: try value(#"{"map": [["a", \#(known)]]}"#))
         #expect(map == (try value(#"{"map": [["a", \#(known)], ["b", {"int": 2}]]}"#)), "\(String(describing: map))")
     }
