@@ -20,16 +20,25 @@ import LiveObjects
 public enum SyncMixedValue: Hashable, Sendable, CustomStringConvertible {
     /// No value.
     case null
+    /// A `Bool`.
     case bool(Bool)
+    /// An integer.
     case int(Int)
+    /// A `Float`.
     case float(Float)
+    /// A `Double`.
     case double(Double)
+    /// A `String`.
     case string(String)
+    /// A `Date`.
     case date(Date)
+    /// A `Data`.
     case data(Data)
+    /// A `UUID`.
     case uuid(UUID)
     /// A Foundation `Decimal`, kept exact.
     case decimal(Decimal)
+    /// An `ObjectID`.
     case objectID(ObjectID)
     /// A list of values, each of any kind (a list or a dictionary too).
     indirect case list([SyncMixedValue])
@@ -58,6 +67,7 @@ public enum SyncMixedValue: Hashable, Sendable, CustomStringConvertible {
         return found
     }
 
+    /// The value as `AnyValue` describes one, a link as `ref` and its target.
     public var description: String {
         switch self {
         case .reference(let target): "ref \(target.object)"
@@ -150,14 +160,20 @@ private struct LinkFound: Error {}
 extension SyncMixedValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
+    /// A list.
     public init(arrayLiteral elements: SyncMixedValue...) { self = .list(elements) }
     /// A dictionary; a key given twice keeps its last value.
     public init(dictionaryLiteral elements: (String, SyncMixedValue)...) {
         self = .dictionary(Dictionary(elements, uniquingKeysWith: { $1 }))
     }
+    /// ``null``.
     public init(nilLiteral: ()) { self = .null }
+    /// A `Bool`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An integer.
     public init(integerLiteral value: Int) { self = .int(value) }
+    /// A `Double`.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// A `String`.
     public init(stringLiteral value: String) { self = .string(value) }
 }
