@@ -154,6 +154,35 @@ public enum SyncMixedValue: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension AnyValue {
+    /// The links in the stored value of an `AnyValue` property, or of a list, set or map of
+    /// them, at any depth.
+    static func links(inStored stored: PropertyValue, of property: Property) -> [AnyValue.Link] {
+        var found: [AnyValue.Link] = []
+        func collect(_ value: AnyValue) {
+            switch value {
+            case .link(let link): found.append(link)
+            case .list(let items): items.forEach(collect)
+            case .dictionary(let entries): entries.values.forEach(collect)
+            default: break
+            }
+        }
+        guard property.isList, case .list(let items) = stored else {
+            AnyValue(stored).map(collect)
+            return found
+        }
+        for item in items {
+            if property.isMap {
+                guard case .list(let entry) = item, entry.count == 2 else { continue }
+                AnyValue(entry[1]).map(collect)
+            } else {
+                AnyValue(item).map(collect)
+            }
+        }
+        return found
+    }
+}
+
 /// Thrown to stop a conversion at the first link or reference.
 private struct LinkFound: Error {}
 

@@ -94,6 +94,26 @@ struct MixedLinkTests {
         #expect(marks.components(separatedBy: #""h1""#).count == 2, "\(marks)")
     }
 
+    /// A device that subscribes to the panels fetches the holders their AnyValues link to, and
+    /// keeps them: a link inside an AnyValue keeps its target in the device's view, as a link
+    /// property does.
+    @Test func aSubscribedDeviceKeepsTheTargetsOfLinksInsideAnyValues() async throws {
+        let (server, devices) = try await start()
+        defer { Task { await server.stop() } }
+        try await devices[0].edit { panel, holder in
+            panel.style = .dictionary(["by": try .object(holder("h0"))])
+            panel.extras["lead"] = try .object(holder("h1"))
+        }
+        try await devices[0].checkedSync()
+        let carol = try await PanelDevice("carol", server, token: try await server.user("carol", .admin))
+        try await carol.engine.subscribe(SyncSubscription(name: "panels", Panel.self))
+        for _ in 0..<2 { try await carol.checkedSync() }
+        let values = try await named(carol)
+        #expect(values["style"] == ["by": "→h0"] && values["extras"] == ["lead": "→h1"], "\(values)")
+        let holders = try await carol.realm.read { r in Set(r.objects(Holder.self).map(\.id)) }
+        #expect(holders == ["h0", "h1"])
+    }
+
     /// A link inside a mixed value, pushed by hand beside a good change: refused per change with
     /// a schema when it names a type the space does not declare or an id of another kind, with
     /// or without one when it is not a reference; the good change is applied.
