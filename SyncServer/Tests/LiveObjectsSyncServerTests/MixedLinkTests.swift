@@ -85,7 +85,9 @@ struct MixedLinkTests {
         // The link is stored as a plain link's reference.
         let style = try await stored(server, "style")
         #expect(style.hasPrefix(#"{"list": [{"string": "x"}, {"ref": {"id": {"string": "h0"}, "#), "\(style)")
-        // Both devices add the same holder to the marks: one member (compared by its target).
+        // Both devices add the same holder to the marks: one member (compared by its target;
+        // a space without a schema merges a set as a list, see Sets).
+        guard schema else { return }
         try await devices[1].edit { panel, holder in panel.marks.insert(try .object(holder("h1"))) }
         try await devices[0].edit { panel, holder in panel.marks.insert(try .object(holder("h1"))) }
         for _ in 0..<2 { for device in devices { try await device.checkedSync() } }
@@ -220,11 +222,11 @@ struct MixedLinkTests {
         let style = try JSONValue.canonical(
             parsing: #"{"ref": {"type": "Holder", "id": {"string": "ann"}}}"#, "a style")
         let holder: [String: JSONValue] = ["name": .object([(key: "string", value: .string("ann"))])]
-        #expect(try rules.mayRead("Panel", ["style": style], user: "ann", resolve: { _ in holder }))
-        #expect(try !equalOnly.mayRead("Panel", ["style": style], user: "ann", resolve: { _ in holder }))
-        #expect(try equalOnly.mayRead("Panel", ["style": style], user: "ann", resolve: { _ in nil }))
+        #expect(rules.mayRead("Panel", ["style": style], user: "ann", resolve: { _ in holder }))
+        #expect(!equalOnly.mayRead("Panel", ["style": style], user: "ann", resolve: { _ in holder }))
+        #expect(equalOnly.mayRead("Panel", ["style": style], user: "ann", resolve: { _ in nil }))
         let items = try SpaceRules.parse(Data(#"{"Panel": {"read": "ANY items == 'ann' OR ANY items == nil"}}"#.utf8))
         let list = try JSONValue.canonical(parsing: #"{"list": [\#(style.text)]}"#, "items")
-        #expect(try !items.mayRead("Panel", ["items": list], user: "ann", resolve: { _ in holder }))
+        #expect(!items.mayRead("Panel", ["items": list], user: "ann", resolve: { _ in holder }))
     }
 }
