@@ -203,6 +203,27 @@ struct SyncMixedLinkTests {
         #expect(await server.records[Self.panel] == nil)
     }
 
+    /// A pulled link to a type this device does not sync, or by an id of another kind, is a
+    /// state the model cannot read: reported, the object left as it was.
+    @Test func aPulledLinkToAnUnsyncedTypeOrByAnIdOfAnotherKindIsUnreadable() async throws {
+        let (server, devices) = try await devices()
+        try await devices[0].edit { panel, _ in panel.style = "kept" }
+        try await syncAll(devices)
+        let card = SyncMixedValue.reference(SyncReference(object: SyncObjectID(Card.self, .string("c1"))))
+        let byInt = SyncMixedValue.reference(SyncReference(object: SyncObjectID(Holder.self, .int(3))))
+        let others: [SyncObjectID: [String: SyncValue]] = [
+            Self.panel: ["style": .mixed(["x", card]), "settings": .map(["k": .string("v")])],
+            SyncObjectID(Panel.self, .string("p2")): ["items": .mixedList([1, byInt])],
+        ]
+        for (id, values) in others { await server.edit(id, values) }
+        let report = try await devices[1].sync()
+        #expect(Set(report.unreadable.keys) == Set(others.keys), "\(report.unreadable)")
+        #expect(report.unreadable.values.allSatisfy { $0.code == .typeMismatch }, "\(report.unreadable)")
+        // Never half applied: the settings of the unreadable state are not set either.
+        #expect(try await devices[1].style == "kept")
+        #expect(try await devices[1].entries.settings == [:])
+    }
+
     @Test func aLinkInAnAnyValueHasThePlainLinksFormOnTheWire() throws {
         let target = SyncMixedValue.reference(SyncReference(object: Self.holder("h1"), serverID: "17"))
         let text = String(decoding: try WireSyncValue(.mixed(["x", target])).json().jsonBytes(), as: UTF8.self)
