@@ -16,7 +16,8 @@ import Testing
     static let schemaText =
         #"[{"name": "Item", "properties": [{"name": "id", "type": "int", "primaryKey": true}, "#
         + #"{"name": "name", "type": "string", "indexed": true}, {"name": "count", "type": "int", "optional": true}, "#
-        + #"{"name": "level", "type": "int"}, {"name": "note", "type": "string"}]}, "#
+        + #"{"name": "level", "type": "int"}, {"name": "note", "type": "string"}, "#
+        + #"{"name": "next", "type": "object", "optional": true, "objectType": "Item"}]}, "#
         + #"{"name": "Tag", "properties": [{"name": "label", "type": "string"}, {"name": "weight", "type": "int"}]}]"#
 
     /// What a record gives (nil: the member is left out, and the property's default loads).
@@ -27,12 +28,14 @@ import Testing
         var count: Int64??
         var level: Int64?
         var note: String?
+        /// The slot of the object linked to, or null.
+        var next: Int??
 
-        /// The values the object loads with, by property.
+        /// The values the object loads with, by property, its link as the linked slot.
         var loaded: [PropertyValue] {
             [
                 .int(id), .string(name ?? ""), (count ?? nil).map { .int($0) } ?? .null, .int(level ?? 0),
-                .string(note ?? ""),
+                .string(note ?? ""), (next ?? nil).map { .int(Int64($0)) } ?? .null,
             ]
         }
     }
@@ -80,6 +83,7 @@ import Testing
         if let count = r.count { members.append(#""count": \#(count.map(String.init) ?? "null")"#) }
         if let level = r.level { members.append(#""level": \#(level)"#) }
         if let note = r.note { members.append(#""note": \#(quoted(note))"#) }
+        if let next = r.next { members.append(#""next": \#(next.map(String.init) ?? "null")"#) }
         if rng.below(6) == 0 { members.shuffle(using: &rng) }
         let id = #""$id": \#(r.slot)"#
         if rng.below(40) == 0 {
@@ -105,6 +109,10 @@ import Testing
                     slot: slot, id: Int64(i) * 7 - 5_000, name: maybe(draw(&rng)), count: maybe(count),
                     level: maybe(drawInt(&rng)), note: maybe(draw(&rng))))
             slot += 1
+        }
+        // Links to objects placed before and after.
+        for i in records.indices where rng.below(3) > 0 {
+            records[i].next = rng.below(5) == 0 ? .some(nil) : records[rng.below(records.count)].slot
         }
         for i in records.indices.reversed() where rng.below(50) == 0 && i + 1 < records.count {
             let record = records.remove(at: i)
@@ -144,7 +152,8 @@ import Testing
         #expect(table.liveCount == records.count, "\(context(0))")
         for (i, record) in records.enumerated() {
             let row = Int32(record.slot)
-            let values = (0..<5).map { table.value(row, $0) }
+            var values = (0..<5).map { table.value(row, $0) }
+            values.append(table.value(row, 5).objectKey.map { .int(Int64($0.row)) } ?? .null)
             guard values == record.loaded, table.row(forPrimaryKey: .int(record.id)) == row else {
                 Issue.record("row \(row): \(values), expected \(record.loaded); \(context(i))")
                 return

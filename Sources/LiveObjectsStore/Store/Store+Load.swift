@@ -596,8 +596,11 @@ extension Column {
     package func appendLoaded(contentsOf values: UnsafeBufferPointer<String>) {
         unsafeDowncast(self, to: ScalarColumn<String>.self).values.append(contentsOf: values)
     }
-    /// Appends a nil link to a `.link` column (set later with ``Store/loadLinks(_:_:_:)``).
-    package func appendLoadedNilLink() { unsafeDowncast(self, to: LinkColumn.self).targets.append(-1) }
+    /// Appends `count` nil links to a `.link` column, a chunk at a time (set later with
+    /// ``Store/loadLinks(_:_:_:)``).
+    package func appendLoadedNilLinks(count: Int) {
+        unsafeDowncast(self, to: LinkColumn.self).targets.append(repeating: -1, count: count)
+    }
     /// Appends an empty list to a `.linkList` column (set later with
     /// ``Store/loadList(_:_:_:to:)``).
     package func appendLoadedEmptyList() {

@@ -8,7 +8,8 @@ import LiveObjectsJSON
 ///
 /// The values of integer and string columns are gathered first, up to ``pendingCapacity`` per
 /// column, and appended a chunk at a time (``flush()``): one check of the column's storage per
-/// chunk rather than per value. So such a column lags behind the table's slots until the next
+/// chunk rather than per value. The nil links a link column gets for each record (its links are
+/// set once every object is placed) are counted and appended at once the same way. So such a column lags behind the table's slots until the next
 /// flush, which must come before anything reads or changes the column another way (the loader
 /// flushes before indexing primary keys, before placing a record by row or adding free slots,
 /// before a property given twice, before a default appended, and at the end of the table).
@@ -31,6 +32,8 @@ final class ColumnTargets {
         /// For `.int` and `.string`: the values read and not appended yet (``pendingCapacity``
         /// of room, `pendingCount` of them initialized); nil for the other kinds.
         var pending: UnsafeMutableRawPointer? = nil
+        /// For `.int` and `.string`, the number of values in `pending`; for `.link`, the
+        /// number of nil links not appended yet.
         var pendingCount = 0
     }
 
@@ -121,17 +124,26 @@ final class ColumnTargets {
         if n + 1 == Self.pendingCapacity { flush(p) }
     }
 
+    /// Counts a nil link for the `.link` column of property `p`.
+    @inline(__always)
+    func appendNilLink(to p: Int) {
+        targets[p].pendingCount += 1
+    }
+
     /// Appends the values gathered for property `p` to its column.
     func flush(_ p: Int) {
         let n = targets[p].pendingCount
-        guard n > 0, let pending = targets[p].pending, let column = targets[p].column else { return }
+        guard n > 0, let column = targets[p].column else { return }
         targets[p].pendingCount = 0
+        let pending = targets[p].pending
         switch targets[p].kind {
+        case .link:
+            column._withUnsafeGuaranteedRef { $0.appendLoadedNilLinks(count: n) }
         case .int:
-            let values = UnsafeBufferPointer(start: pending.assumingMemoryBound(to: Int64.self), count: n)
+            let values = UnsafeBufferPointer(start: pending!.assumingMemoryBound(to: Int64.self), count: n)
             column._withUnsafeGuaranteedRef { $0.appendLoaded(contentsOf: values) }
         case .string:
-            let strings = pending.assumingMemoryBound(to: String.self)
+            let strings = pending!.assumingMemoryBound(to: String.self)
             column._withUnsafeGuaranteedRef {
                 $0.appendLoaded(contentsOf: UnsafeBufferPointer(start: strings, count: n))
             }
@@ -339,7 +351,7 @@ extension SnapshotDecoder {
             let v = try readPlainValue(table, plan, p)
             column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .link:
-            column!._withUnsafeGuaranteedRef { $0.appendLoadedNilLink() }
+            targets.appendNilLink(to: p)
             try readLink(table, plan, p, row: row)
         case .linkList:
             column!._withUnsafeGuaranteedRef { $0.appendLoadedEmptyList() }
