@@ -106,6 +106,39 @@ import Testing
         return nil
     }
 
+    /// Appending a buffer at once (as a load does) gives what appending its values one by one
+    /// gives, chunk widths included, for packed and plain chunked arrays, whatever the lengths
+    /// of the buffers and where they start in a chunk (seeded; the seed and the lengths are in
+    /// the message).
+    @Test(arguments: [1, 2, 3, 4, 5, 6])
+    func bufferAppendsAgreeWithSingleAppends(seed: UInt64) {
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        var bulk = PackedIntArray()
+        var single = PackedIntArray()
+        var strings = ChunkedArray<String>()
+        var model: [Int64] = []
+        var lengths: [Int] = []
+        for _ in 0..<40 {
+            let n = [0, 1, rng.below(100), rng.below(5_000), 4_096 - model.count % 4_096][rng.below(5)]
+            let narrow = rng.below(2) == 0
+            let values = (0..<n).map { _ in narrow ? Int64(rng.int(in: -100...100)) : Self.draw(&rng) }
+            lengths.append(n)
+            values.withUnsafeBufferPointer { bulk.append(contentsOf: $0) }
+            for v in values { single.append(v) }
+            values.map { "s\($0)" }.withUnsafeBufferPointer { strings.append(contentsOf: $0) }
+            model += values
+            let widths = (bulk.chunks.map(\.widthShift), single.chunks.map(\.widthShift))
+            guard bulk.count == model.count, widths.0 == widths.1, Self.disagreement(bulk, model) == nil,
+                strings.count == model.count, strings.chunks.allSatisfy({ $0.count <= 4_096 }),
+                strings.elementsEqual(model.lazy.map { "s\($0)" })
+            else {
+                Issue.record(
+                    "seed \(seed), buffers of \(lengths): \(Self.disagreement(bulk, model) ?? "") widths \(widths)")
+                return
+            }
+        }
+    }
+
     /// A chunk filled by appends takes the width its widest value needs, no more.
     @Test func appendedChunksTakeTheWidthTheirValuesNeed() {
         var packed = PackedIntArray()

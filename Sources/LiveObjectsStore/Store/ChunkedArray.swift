@@ -132,6 +132,24 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection,
         for element in elements { append(element) }
     }
 
+    /// Appends the elements of a buffer, as ``append(_:)`` for each in order would, filling the
+    /// last chunk and then whole new ones: one check of the chunk's uniqueness and capacity per
+    /// chunk rather than per element (how a load appends the values it has gathered).
+    @usableFromInline package mutating func append(contentsOf elements: UnsafeBufferPointer<Element>) {
+        var i = 0
+        while i < elements.count {
+            if count & Self.mask == 0 {
+                var chunk: [Element] = []
+                chunk.reserveCapacity(Self.chunkSize)
+                chunks.append(chunk)
+            }
+            let n = Swift.min(elements.count - i, Self.chunkSize - count & Self.mask)
+            chunks[chunks.count - 1].append(contentsOf: UnsafeBufferPointer(rebasing: elements[i..<i + n]))
+            count += n
+            i += n
+        }
+    }
+
     @usableFromInline package mutating func removeLast() {
         chunks[chunks.count - 1].removeLast()
         if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }

@@ -78,6 +78,24 @@ package struct PackedIntArray: ColumnStorage {
         for value in values { append(value) }
     }
 
+    /// Appends the values of a buffer, as ``append(_:)`` for each in order would (each chunk
+    /// ends at the width of the widest value it holds), a chunk at a time: one check of the
+    /// chunk's uniqueness and width per chunk rather than per value.
+    @usableFromInline package mutating func append(contentsOf values: UnsafeBufferPointer<Int64>) {
+        var i = 0
+        while i < values.count {
+            let offset = count & Self.mask
+            let n = Swift.min(values.count - i, Self.chunkSize - offset)
+            let part = UnsafeBufferPointer(rebasing: values[i..<i + n])
+            if offset == 0 {
+                chunks.append(PackedIntChunk(widthShift: PackedIntChunk.widthShift(of: part[0])))
+            }
+            chunks[chunks.count - 1].set(part, at: offset)
+            count += n
+            i += n
+        }
+    }
+
     @usableFromInline package mutating func removeLast() {
         precondition(count > 0, "removeLast on an empty array")
         count -= 1
@@ -181,6 +199,32 @@ package struct PackedIntChunk {
         let needed = Self.widthShift(of: value)
         if needed > widthShift { widen(to: needed) }
         Self.store(value, at: offset, widthShift: widthShift, into: &bytes)
+    }
+
+    /// Writes values from an offset on, widening the chunk first, once, if one of them does
+    /// not fit.
+    @usableFromInline
+    mutating func set(_ values: UnsafeBufferPointer<Int64>, at offset: Int) {
+        var needed = 0
+        for value in values { needed = Swift.max(needed, Self.widthShift(of: value)) }
+        if needed > widthShift { widen(to: needed) }
+        bytes.withUnsafeMutableBytes { raw in
+            switch widthShift {
+            case 0: Self.store(values, as: Int8.self, from: offset, into: raw)
+            case 1: Self.store(values, as: Int16.self, from: offset, into: raw)
+            case 2: Self.store(values, as: Int32.self, from: offset, into: raw)
+            default: Self.store(values, as: Int64.self, from: offset, into: raw)
+            }
+        }
+    }
+
+    /// Stores values, each of which fits `T`, at `T`'s width from an offset on.
+    @inline(__always)
+    private static func store<T: FixedWidthInteger>(
+        _ values: UnsafeBufferPointer<Int64>, as type: T.Type, from offset: Int, into raw: UnsafeMutableRawBufferPointer
+    ) {
+        let typed = raw.bindMemory(to: T.self)
+        for (j, value) in values.enumerated() { typed[offset + j] = T(truncatingIfNeeded: value) }
     }
 
     private mutating func widen(to newShift: Int) {

@@ -586,8 +586,21 @@ extension Column {
     package func appendLoaded(_ value: Bool?) {
         unsafeDowncast(self, to: ScalarColumn<Bool?>.self).values.append(value)
     }
-    /// Appends a nil link to a `.link` column (set later with ``Store/loadLinks(_:_:_:)``).
-    package func appendLoadedNilLink() { unsafeDowncast(self, to: LinkColumn.self).targets.append(-1) }
+    /// Appends values to an `.int` column, as ``appendLoaded(_:)-(Int64)`` for each in order
+    /// would, a chunk at a time.
+    package func appendLoaded(contentsOf values: UnsafeBufferPointer<Int64>) {
+        unsafeDowncast(self, to: ScalarColumn<Int64>.self).values.append(contentsOf: values)
+    }
+    /// Appends values to a `.string` column, as ``appendLoaded(_:)-(String)`` for each in order
+    /// would, a chunk at a time.
+    package func appendLoaded(contentsOf values: UnsafeBufferPointer<String>) {
+        unsafeDowncast(self, to: ScalarColumn<String>.self).values.append(contentsOf: values)
+    }
+    /// Appends `count` nil links to a `.link` column, a chunk at a time (set later with
+    /// ``Store/loadLinks(_:_:_:)``).
+    package func appendLoadedNilLinks(count: Int) {
+        unsafeDowncast(self, to: LinkColumn.self).targets.append(repeating: -1, count: count)
+    }
     /// Appends an empty list to a `.linkList` column (set later with
     /// ``Store/loadList(_:_:_:to:)``).
     package func appendLoadedEmptyList() {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The rows of one link property pointing into a table, grouped by target row: the backlink
 /// index that serves `LinkingObjects` and deletions.
@@ -852,6 +853,9 @@ package final class Table {
     }
 
     deinit {
+        // A build still running reads this table's columns (through the indexes' unowned
+        // reference to it): it must end before they go.
+        valueIndexBuild?.wait()
         unretainedColumns.deallocate()
         fieldKeys.deallocate()
     }
@@ -893,10 +897,14 @@ final class ValueIndexBuild: @unchecked Sendable {
     private let indexes: [(index: ValueIndex, column: Column)]
     private let rows: [Int32]
     private let finished = DispatchSemaphore(value: 0)
+    /// The number of rows of each build whose thread has not finished filling its indexes, for
+    /// tests: a table let go waits for its build.
+    package static let unfinished = Mutex<[Int]>([])
 
     init(indexes: [(index: ValueIndex, column: Column)], rows: [Int32]) {
         self.indexes = indexes
         self.rows = rows
+        Self.unfinished.withLock { $0.append(rows.count) }
         // A thread of its own rather than a dispatch queue: the waiting thread may be one of
         // the concurrency runtime's, which a queue's work could be waiting for.
         Thread.detachNewThread { [self] in run() }
@@ -904,6 +912,7 @@ final class ValueIndexBuild: @unchecked Sendable {
 
     private func run() {
         for (index, column) in indexes { index.insertAll(column, rows: rows) }
+        Self.unfinished.withLock { _ = $0.remove(at: $0.firstIndex(of: rows.count)!) }
         finished.signal()
     }
 

@@ -377,6 +377,9 @@ struct SnapshotDecoder {
     var pendingMaps: [(table: Int32, row: Int32, property: Int32, pairs: PropertyValue, offset: Int)] = []
     /// Objects appended straight to their columns whose primary keys are not indexed yet.
     var unindexed = UnindexedObjects()
+    /// The columns of the table being read, whose values may be gathered and not yet appended
+    /// (``ColumnTargets``).
+    var gathering: ColumnTargets?
 
     /// A decoder of `bytes`, which must stay valid and unchanged while it is used: a whole
     /// snapshot, or a journal line starting at `startOffset` on line `startLine` of its file.

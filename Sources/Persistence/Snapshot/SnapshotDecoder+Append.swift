@@ -5,6 +5,14 @@ import LiveObjectsJSON
 /// property's column, with no row of `PropertyValue`s in between: one target per property, in a
 /// buffer of plain values (the columns held unretained, kept alive by `columns`), so that
 /// reading a target for every value costs no reference counting.
+///
+/// The values of integer and string columns are gathered first, up to ``pendingCapacity`` per
+/// column, and appended a chunk at a time (``flush()``): one check of the column's storage per
+/// chunk rather than per value. The nil links a link column gets for each record (its links are
+/// set once every object is placed) are counted and appended at once the same way. So such a column lags behind the table's slots until the next
+/// flush, which must come before anything reads or changes the column another way (the loader
+/// flushes before indexing primary keys, before placing a record by row or adding free slots,
+/// before a property given twice, before a default appended, and at the end of the table).
 final class ColumnTargets {
     struct Target {
         enum Kind: UInt8 {
@@ -21,7 +29,16 @@ final class ColumnTargets {
 
         var kind: Kind
         var column: Unmanaged<Column>?
+        /// For `.int` and `.string`: the values read and not appended yet (``pendingCapacity``
+        /// of room, `pendingCount` of them initialized); nil for the other kinds.
+        var pending: UnsafeMutableRawPointer? = nil
+        /// For `.int` and `.string`, the number of values in `pending`; for `.link`, the
+        /// number of nil links not appended yet.
+        var pendingCount = 0
     }
+
+    /// How many values of a column are gathered before they are appended.
+    static let pendingCapacity = 1024
 
     let targets: UnsafeMutableBufferPointer<Target>
     /// Whether the table has a primary key, indexed in batches after its objects are appended.
@@ -58,7 +75,17 @@ final class ColumnTargets {
                 }
             }
             guard kind == .computed || column != nil else { return nil }
-            targets.append(Target(kind: kind, column: column.map { Unmanaged.passUnretained($0) }))
+            var target = Target(kind: kind, column: column.map { Unmanaged.passUnretained($0) })
+            switch kind {
+            case .int:
+                target.pending = UnsafeMutableRawPointer(
+                    UnsafeMutablePointer<Int64>.allocate(capacity: Self.pendingCapacity))
+            case .string:
+                target.pending = UnsafeMutableRawPointer(
+                    UnsafeMutablePointer<String>.allocate(capacity: Self.pendingCapacity))
+            default: break
+            }
+            targets.append(target)
         }
         self.targets = .allocate(capacity: targets.count)
         _ = self.targets.initialize(from: targets)
@@ -66,7 +93,69 @@ final class ColumnTargets {
         columns = table.columns
     }
 
-    deinit { targets.deallocate() }
+    deinit {
+        for p in targets.indices {
+            guard let pending = targets[p].pending else { continue }
+            if targets[p].kind == .string {
+                pending.assumingMemoryBound(to: String.self).deinitialize(count: targets[p].pendingCount)
+            }
+            pending.deallocate()
+        }
+        targets.deallocate()
+    }
+
+    /// Gathers a value of the `.int` column of property `p`, appending the values gathered when
+    /// there is no room for more.
+    @inline(__always)
+    func append(_ value: Int64, to p: Int) {
+        let n = targets[p].pendingCount
+        targets[p].pending.unsafelyUnwrapped.assumingMemoryBound(to: Int64.self)[n] = value
+        targets[p].pendingCount = n + 1
+        if n + 1 == Self.pendingCapacity { flush(p) }
+    }
+
+    /// Gathers a value of the `.string` column of property `p`, appending the values gathered
+    /// when there is no room for more.
+    @inline(__always)
+    func append(_ value: String, to p: Int) {
+        let n = targets[p].pendingCount
+        (targets[p].pending.unsafelyUnwrapped.assumingMemoryBound(to: String.self) + n).initialize(to: value)
+        targets[p].pendingCount = n + 1
+        if n + 1 == Self.pendingCapacity { flush(p) }
+    }
+
+    /// Counts a nil link for the `.link` column of property `p`.
+    @inline(__always)
+    func appendNilLink(to p: Int) {
+        targets[p].pendingCount += 1
+    }
+
+    /// Appends the values gathered for property `p` to its column.
+    func flush(_ p: Int) {
+        let n = targets[p].pendingCount
+        guard n > 0, let column = targets[p].column else { return }
+        targets[p].pendingCount = 0
+        let pending = targets[p].pending
+        switch targets[p].kind {
+        case .link:
+            column._withUnsafeGuaranteedRef { $0.appendLoadedNilLinks(count: n) }
+        case .int:
+            let values = UnsafeBufferPointer(start: pending!.assumingMemoryBound(to: Int64.self), count: n)
+            column._withUnsafeGuaranteedRef { $0.appendLoaded(contentsOf: values) }
+        case .string:
+            let strings = pending!.assumingMemoryBound(to: String.self)
+            column._withUnsafeGuaranteedRef {
+                $0.appendLoaded(contentsOf: UnsafeBufferPointer(start: strings, count: n))
+            }
+            strings.deinitialize(count: n)
+        default: break
+        }
+    }
+
+    /// Appends the values gathered for every property to their columns.
+    func flush() {
+        for p in targets.indices where targets[p].pendingCount > 0 { flush(p) }
+    }
 }
 
 /// Objects appended to their columns whose primary keys are not in the index yet: they are
@@ -100,6 +189,7 @@ extension SnapshotDecoder {
         }
         let keys = plan.keys
         let start = reader.offset
+        gathering = targets
         while try reader.nextElement() {
             try reader.beginObject()
             guard let first = try reader.nextKey(in: keys) else {
@@ -111,7 +201,8 @@ extension SnapshotDecoder {
                     try appendRecord(table, plan, keys, targets, id: id, start: start, store: store)
                     continue
                 }
-                // Placing by row checks the primary key at once: the earlier ones must be there.
+                // Placing by row checks the primary key at once: the earlier ones must be there
+                // (indexing them appends the values gathered first).
                 try indexPrimaryKeys(store)
                 _ = try readMembers(table, store: store, depth: 0, firstKey: nil, id: id)
             } else {
@@ -119,6 +210,13 @@ extension SnapshotDecoder {
                 _ = try readMembers(table, store: store, depth: 0, firstKey: first, id: nil)
             }
         }
+        flushGathered()
+    }
+
+    /// Appends the values gathered for the table being read to their columns (see
+    /// ``ColumnTargets``).
+    mutating func flushGathered() {
+        gathering?.flush()
     }
 
     /// Reads the rest of a record (after its `$id`) whose slot is at or past the end of its
@@ -127,7 +225,11 @@ extension SnapshotDecoder {
         _ table: Table, _ plan: RecordPlan, _ keys: JSONKeySet, _ targets: ColumnTargets, id: ObjectKey,
         start: Int, store: Store
     ) throws(LiveObjectsError) {
-        store.loadFreeSlots(table, upTo: Int(id.row))
+        if Int(id.row) > table.rowCount {
+            // Free slots are appended to every column.
+            targets.flush()
+            store.loadFreeSlots(table, upTo: Int(id.row))
+        }
         let row = Int32(id.row)
         let count = targets.targets.count
         // Properties before `next` have their value in the columns; records list them in schema
@@ -147,18 +249,19 @@ extension SnapshotDecoder {
             }
             seen[p >> 6] |= bit
             if p < next {
+                targets.flush(p)
                 try setValue(table, plan, targets.targets[p], p, row: row)
                 continue
             }
             while next < p {
-                appendDefault(plan, targets.targets[next], next)
+                appendDefault(plan, targets, next)
                 next += 1
             }
-            try appendValue(table, plan, targets.targets[p], p, row: row)
+            try appendValue(table, plan, targets, p, row: row)
             next = p + 1
         }
         while next < count {
-            appendDefault(plan, targets.targets[next], next)
+            appendDefault(plan, targets, next)
             next += 1
         }
         for w in 0..<plan.seenWordCount { seen[w] = 0 }
@@ -178,6 +281,7 @@ extension SnapshotDecoder {
     ///
     /// - Throws: `corruptFile` for the first object whose primary key an earlier one has.
     mutating func indexPrimaryKeys(_ store: Store) throws(LiveObjectsError) {
+        flushGathered()
         guard let table = unindexed.table, !unindexed.rows.isEmpty else { return }
         if unindexed.rows.count == UnindexedObjects.batchSize && table.primaryKeyIndex?.count == 0 {
             // The first batch of many: size the index once for as many objects as the rest of
@@ -201,14 +305,14 @@ extension SnapshotDecoder {
     /// Reads a value and appends it to its column.
     @inline(__always)
     private mutating func appendValue(
-        _ table: Table, _ plan: RecordPlan, _ target: ColumnTargets.Target, _ p: Int, row: Int32
+        _ table: Table, _ plan: RecordPlan, _ targets: ColumnTargets, _ p: Int, row: Int32
     ) throws(LiveObjectsError) {
+        let target = targets.targets[p]
         let column = target.column
         switch target.kind {
         case .int:
             try refuseNull(table, p)
-            let v = try reader.readInt64()
-            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
+            targets.append(try reader.readInt64(), to: p)
         case .optionalInt:
             let v: Int64? = try reader.readNull() ? nil : try reader.readInt64()
             column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
@@ -229,7 +333,7 @@ extension SnapshotDecoder {
             if v.utf8.count > Realm.Limits.maximumStringLength {
                 throw ValueCoding.stringTooLong(v, reader, table: table.name, property: table.schema.properties[p].name)
             }
-            column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
+            targets.append(v, to: p)
         case .optionalString:
             let v: String? = try reader.readNull() ? nil : try reader.readString()
             if let v, v.utf8.count > Realm.Limits.maximumStringLength {
@@ -247,7 +351,7 @@ extension SnapshotDecoder {
             let v = try readPlainValue(table, plan, p)
             column!._withUnsafeGuaranteedRef { $0.appendLoaded(v) }
         case .link:
-            column!._withUnsafeGuaranteedRef { $0.appendLoadedNilLink() }
+            targets.appendNilLink(to: p)
             try readLink(table, plan, p, row: row)
         case .linkList:
             column!._withUnsafeGuaranteedRef { $0.appendLoadedEmptyList() }
@@ -273,10 +377,12 @@ extension SnapshotDecoder {
         }
     }
 
-    /// Appends the value of a property that the record does not give.
+    /// Appends the value of a property that the record does not give (after the values
+    /// gathered for its column).
     @inline(__always)
-    private func appendDefault(_ plan: RecordPlan, _ target: ColumnTargets.Target, _ p: Int) {
-        guard let column = target.column else { return }
+    private func appendDefault(_ plan: RecordPlan, _ targets: ColumnTargets, _ p: Int) {
+        guard let column = targets.targets[p].column else { return }
+        targets.flush(p)
         column._withUnsafeGuaranteedRef { $0.appendLoaded(plan.defaults[p]) }
     }
 
