@@ -650,9 +650,7 @@ extension ResultsCache {
                 var bound: BoundQuery?
                 if let property = built.property, QueryCompiler.canLookUp(property: property, value: value, in: table) {
                     // The usual lookup on all objects of a type: its results made directly.
-                    if isAll {
-                        return ResultsCache(store: store, table: table, lookup: property, key: value)
-                    }
+                    if isAll { return lookup(property, value) }
                     bound = QueryCompiler.indexedEquality(property: property, value: value, in: table)
                 }
                 return try adding(QuerySpec.Filter(equality: built.components[0], value: value), bound: bound)
