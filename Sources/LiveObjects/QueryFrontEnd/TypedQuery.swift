@@ -161,6 +161,10 @@ struct QueryCore {
             context.fail("a key path can only follow a property")
             return QueryCore(context, .predicate(.constant(false)))
         }
+        // The usual path, `$0.name`, traced before: its property without copying the names.
+        if isTestedObject, let (property, target) = context.recentProperty(keyPath, fromTable: tableIndex) {
+            return QueryCore(context: context, property: property, of: tableIndex, leadingTo: target)
+        }
         guard let traced = context.trace(keyPath, root: root, fromTable: tableIndex) else { return self }
         if isTestedObject {
             // One property of the object being tested: held by its position.
@@ -222,6 +226,14 @@ struct QueryContext {
 
     func names<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table) -> [String] {
         trace(keyPath, root: Root.self, fromTable: table.index)?.names ?? []
+    }
+
+    /// For a key path traced recently from table `table` that reads one of its properties:
+    /// the property's position and the table it leads to (nil for anything else: then
+    /// ``trace(_:root:fromTable:)``).
+    func recentProperty(_ keyPath: AnyKeyPath, fromTable table: Int) -> (property: Int, target: Int)? {
+        let id = ObjectIdentifier(keyPath)
+        return store.withQueries { $0.recentProperty(id, table: table) }
     }
 
     /// The names a key path reads and the table they lead to; nil (and the error noted) when
