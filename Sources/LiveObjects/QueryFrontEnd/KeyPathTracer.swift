@@ -39,8 +39,8 @@ extension Store {
         try trace(keyPath, root: root, fromTable: table.index)
     }
 
-    /// ``trace(_:root:from:)`` from the table at position `t` in ``tables``, which a key path
-    /// traced before does not read (typed queries hold their tables by position).
+    /// ``trace(_:root:from:)`` from the table at position `t` in ``tables`` (typed queries hold
+    /// their tables by position; the table itself is read only for a key path not traced yet).
     func trace(_ keyPath: AnyKeyPath, root: Object.Type, fromTable t: Int) throws(LiveObjectsError) -> TracedKeyPath {
         let id = ObjectIdentifier(keyPath)
         if let traced = withQueries({ $0.recent(id, table: t) }) { return traced }
