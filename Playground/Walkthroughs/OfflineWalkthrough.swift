@@ -167,11 +167,15 @@ enum OfflineWalkthrough: Walkthrough {
                             entries.sorted { $0.key < $1.key }.map {
                                 .list([.string($0.key), $0.value?.object.primaryKey ?? .null])
                             })
-                    case .mixed(let mixed): row[name] = mixed.propertyValue
-                    case .mixedList(let elements): row[name] = .list(elements.map(\.propertyValue))
+                    // This walkthrough's AnyValues hold no links: each is the AnyValue it stores.
+                    case .mixed(let mixed): row[name] = mixed.anyValue?.propertyValue ?? .null
+                    case .mixedList(let elements):
+                        row[name] = .list(elements.map { $0.anyValue?.propertyValue ?? .null })
                     case .mixedMap(let entries):
                         row[name] = .list(
-                            entries.sorted { $0.key < $1.key }.map { .list([.string($0.key), $0.value.propertyValue]) })
+                            entries.sorted { $0.key < $1.key }.map {
+                                .list([.string($0.key), $0.value.anyValue?.propertyValue ?? .null])
+                            })
                     }
                 }
                 result[id] = row

@@ -88,7 +88,8 @@ extension Shell {
             print(table(columns: columns, rows: rows), json: .array(rows))
             return
         }
-        // Sections in the order of their first object, as `Results.sectioned(by:)` makes them.
+        // Sections in the order of their first object, as `Results.sectioned(by:sortDescriptors:)` with a
+        // function makes them (the query's sort decides).
         var order: [JSONValue] = []
         var members: [JSONValue: [JSONValue]] = [:]
         for (key, row) in zip(keys, rows) {

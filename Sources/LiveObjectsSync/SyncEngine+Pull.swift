@@ -389,7 +389,8 @@ extension SyncEngine {
     }
 
     /// A list of links as set: the targets present; a map of objects as set: nil for a key
-    /// whose target is not here.
+    /// whose target is not here; a list or map of `AnyValue`s as set: null for a link whose
+    /// target is not here.
     private static func present(_ value: SyncValue, in realm: isolated Realm) throws -> SyncValue {
         switch value {
         case .references(let targets):
@@ -400,6 +401,12 @@ extension SyncEngine {
                 present[key] = .some(try target.flatMap { try exists($0, in: realm) ? $0 : nil })
             }
             return .referenceMap(present)
+        case .mixedList(let elements):
+            // An element linking to an object not here is null until it arrives.
+            return .mixedList(try elements.map { try $0.mappingReferences { try exists($0, in: realm) ? $0 : nil } })
+        case .mixedMap(let entries):
+            return .mixedMap(
+                try entries.mapValues { try $0.mappingReferences { try exists($0, in: realm) ? $0 : nil } })
         default:
             return value
         }
@@ -416,8 +423,10 @@ extension SyncEngine {
         in realm: isolated Realm
     ) throws -> Bool {
         switch value {
-        case .value, .map, .mixed, .mixedList, .mixedMap:
+        case .value, .map:
             return true
+        case .mixed, .mixedList, .mixedMap:
+            return try setMixed(object, name, value, in: realm)
         case .reference(let target):
             let current = try object.linkedObject(name).map { primaryKey(of: $0, types) }
             guard let target else {
@@ -455,6 +464,35 @@ extension SyncEngine {
             if current != pairs { try object.set(name, to: .list(pairs)) }
             return isComplete
         }
+    }
+
+    /// Sets an `AnyValue`, or a list, set or map of them, with each reference made a link to
+    /// its target, or null while the target is not here; returns whether every target is.
+    private static func setMixed(
+        _ object: DynamicObject, _ name: String, _ value: SyncValue, in realm: isolated Realm
+    ) throws -> Bool {
+        var isComplete = true
+        func resolved(_ mixed: SyncMixedValue) throws -> PropertyValue {
+            try mixed.anyValue { target in
+                guard
+                    let linked = try realm.dynamicObject(
+                        ofType: target.object.typeName, forPrimaryKey: target.object.primaryKey)
+                else {
+                    isComplete = false
+                    return nil
+                }
+                return AnyValue.Link(objectType: linked.typeName, key: linked.key)
+            }.propertyValue
+        }
+        let stored: PropertyValue
+        switch value {
+        case .mixed(let mixed): stored = try resolved(mixed)
+        case .mixedList(let elements): stored = .list(try elements.map(resolved))
+        case .mixedMap(let entries): stored = SyncValue.mapValue(try entries.mapValues(resolved))
+        default: return true
+        }
+        if object[name] != stored { try object.set(name, to: stored) }
+        return isComplete
     }
 
     private static func primaryKey(of object: DynamicObject, _ types: [String: SyncedType]) -> PropertyValue {
@@ -500,10 +538,14 @@ struct PulledLink {
 }
 
 extension SyncValue {
-    /// Whether the value is a plain value, a list of them or a map of them (not a link).
+    /// Whether the value is a plain value, a list of them or a map of them (not a link, nor a
+    /// mixed value holding one).
     var isPlain: Bool {
         switch self {
-        case .value, .map, .mixed, .mixedList, .mixedMap: true
+        case .value, .map: true
+        case .mixed(let value): !value.holdsReference
+        case .mixedList(let elements): !elements.contains { $0.holdsReference }
+        case .mixedMap(let entries): !entries.values.contains { $0.holdsReference }
         case .reference, .references, .referenceMap: false
         }
     }
@@ -522,10 +564,11 @@ extension SyncedType {
     func sends(_ name: String) -> Bool { sentNames.contains(name) }
 
     /// The value to set a pulled property to: an `AnyValue` property's by its kind
-    /// (``SyncValue/mixedValue``), any other's plain value; nil for a link.
+    /// (``SyncValue/mixedValue``), any other's plain value; nil for a link, or a mixed value
+    /// holding one (set with the links).
     func storedValue(_ value: SyncValue, for name: String) -> PropertyValue? {
         guard mixedNames.contains(name) else { return value.plainValue }
-        return value.mixedValue
+        return value.mixedValue?.anyValue?.propertyValue
     }
 
     /// A pulled state with each map of objects whose values are all nil (the wire cannot tell
@@ -540,13 +583,17 @@ extension SyncedType {
         return change
     }
 
-    /// Values with each list, set or map of `AnyValue`s read as ``SyncValue/mixedList(_:)`` or
+    /// Values with each `AnyValue` read as ``SyncValue/mixed(_:)`` (from a plain value or a
+    /// link), each list, set or map of `AnyValue`s as ``SyncValue/mixedList(_:)`` or
     /// ``SyncValue/mixedMap(_:)`` from the forms the wire gives it (a list of plain values, a
-    /// nested list, a map of plain values); a value of another shape is left as it is, for
+    /// nested list, a map of plain values or of objects); a value of another shape is left as it is, for
     /// ``checkShape(of:_:)`` to refuse.
     func readingMixedCollections(_ values: [String: SyncValue]) -> [String: SyncValue] {
-        guard !mixedListNames.isEmpty || !mixedMapNames.isEmpty else { return values }
+        guard !mixedNames.isEmpty || !mixedListNames.isEmpty || !mixedMapNames.isEmpty else { return values }
         var values = values
+        for name in mixedNames {
+            if let value = values[name]?.mixedValue { values[name] = .mixed(value) }
+        }
         for name in mixedListNames {
             if let elements = values[name]?.mixedListElements { values[name] = .mixedList(elements) }
         }
@@ -575,14 +622,20 @@ extension SyncedType {
             }
             if property.type == .mixed {
                 switch value {
-                case .mixedList where property.isList && !property.isMap, .mixedMap where property.isMap: continue
+                case .mixedList where property.isList && !property.isMap, .mixedMap where property.isMap: break
                 case _ where property.isList:
                     let model = property.isMap ? "a Map of AnyValues" : "a list of AnyValues"
                     throw mismatch("\(value) where the model has \(model)")
                 default:
                     guard value.mixedValue != nil else { throw mismatch("\(value) where the model has an AnyValue") }
-                    continue
                 }
+                // A link in an AnyValue names an object of a synced type by an id of its key's kind.
+                for target in value.linkTargets {
+                    guard let type = types[target.object.typeName],
+                        Self.isKey(target.object.primaryKey, of: type.primaryKeyType)
+                    else { throw mismatch("an AnyValue links to \(target.object), which is not a synced object") }
+                }
+                continue
             }
             guard property.type == .object else {
                 switch value {

@@ -70,7 +70,7 @@ extension SyncEngine {
             let serverID = recreate.contains(id) ? nil : (object[type.serverIDProperty].stringValue ?? serverIDs[id])
             let sent = try objectChanges(
                 type, object, id: id, kind: kind, properties: properties, key: key, serverID: serverID,
-                base: bases[id] ?? [:], byName, serverIDs)
+                base: bases[id] ?? [:], byName, serverIDs, in: realm)
             for (change, large) in sent { add(change, large: large) }
         }
 
@@ -177,7 +177,7 @@ extension SyncEngine {
     private static func objectChanges(
         _ type: SyncedType, _ object: DynamicObject, id: SyncObjectID, kind: SyncChange.Kind,
         properties: Set<String>?, key: String, serverID: String?, base: [String: SyncValue],
-        _ byName: [String: SyncedType], _ serverIDs: [SyncObjectID: String]
+        _ byName: [String: SyncedType], _ serverIDs: [SyncObjectID: String], in realm: isolated Realm
     ) throws -> [(change: SyncChange, large: Bool)] {
         let names = type.sentProperties.map(\.name).filter { properties?.contains($0) ?? true }
         func isLarge(_ name: String) -> Bool {
@@ -194,7 +194,7 @@ extension SyncEngine {
         let large = names.filter(isLarge)
         var changes: [(change: SyncChange, large: Bool)] = []
         if kind == .create || !normal.isEmpty {
-            let sent = try values(of: object, type, normal, byName, serverIDs)
+            let sent = try values(of: object, type, normal, byName, serverIDs, in: realm)
             // The server merges the difference between a list's base and the list sent.
             let listBases =
                 kind == .update ? base.filter { sent[$0.key] != nil && !type.mixedNames.contains($0.key) } : [:]
@@ -210,7 +210,7 @@ extension SyncEngine {
                 (
                     SyncChange(
                         idempotencyKey: key + "/large", object: id, serverID: serverID, kind: .update,
-                        values: try values(of: object, type, large, byName, serverIDs)),
+                        values: try values(of: object, type, large, byName, serverIDs, in: realm)),
                     true
                 ))
         }
@@ -238,12 +238,24 @@ extension SyncEngine {
     /// The values of some properties of an object, links as references.
     static func values(
         of object: DynamicObject, _ type: SyncedType, _ names: [String], _ types: [String: SyncedType],
-        _ serverIDs: [SyncObjectID: String]
+        _ serverIDs: [SyncObjectID: String], in realm: isolated Realm
     ) throws -> [String: SyncValue] {
         func reference(_ target: DynamicObject) -> SyncReference? {
             guard let targetType = types[target.typeName] else { return nil }
             let id = SyncObjectID(typeName: target.typeName, primaryKey: target[targetType.primaryKey])
             return SyncReference(object: id, serverID: target[targetType.serverIDProperty].stringValue ?? serverIDs[id])
+        }
+        // A link inside an AnyValue names its target by type and primary key; one to an object
+        // of a type that is not synced is refused (docs/SYNC-PROTOCOL.md, "Mixed values").
+        func mixedReference(_ link: AnyValue.Link, _ property: Property) throws -> SyncMixedValue {
+            guard types[link.objectType] != nil else {
+                throw LiveObjectsError(
+                    .typeMismatch, "an AnyValue links to a \(link.objectType), a type that is not synced",
+                    objectType: type.name, property: property.name)
+            }
+            // A link to a deleted object reads as null, as the store holds it.
+            guard let target = try realm.dynamicObject(ofType: link.objectType, key: link.key) else { return .null }
+            return reference(target).map(SyncMixedValue.reference) ?? .null
         }
         var values: [String: SyncValue] = [:]
         for property in type.sentProperties where names.contains(property.name) {
@@ -260,20 +272,11 @@ extension SyncEngine {
                 } else {
                     values[property.name] = .reference(try object.linkedObject(property.name).flatMap(reference))
                 }
-            } else if property.type == .mixed && property.isList {
-                values[property.name] = try mixedCollection(try object.value(property.name), property, type)
+            } else if property.type == .mixed {
+                values[property.name] = try mixedValue(
+                    try object.value(property.name), property, type, references: mixedReference)
             } else if property.isMap {
                 values[property.name] = .map(pairs: try object.value(property.name))
-            } else if property.type == .mixed {
-                // A link in an AnyValue is refused until the protocol carries one
-                // (docs/SYNC-PROTOCOL.md, "Mixed values").
-                let stored = try object.value(property.name)
-                guard let mixed = AnyValue(stored), !mixed.holdsLink else {
-                    throw LiveObjectsError(
-                        .typeMismatch, "a link inside an AnyValue is not synced yet", objectType: type.name,
-                        property: property.name)
-                }
-                values[property.name] = .mixed(mixed)
             } else {
                 values[property.name] = .value(try object.value(property.name))
             }
@@ -281,23 +284,25 @@ extension SyncEngine {
         return values
     }
 
-    /// The value of a `List<AnyValue>`, `MutableSet<AnyValue>` or `Map<String, AnyValue>` from
-    /// the store's: its elements (a map's by key), each refused when it holds a link, as an
-    /// `AnyValue` property's value is.
-    private static func mixedCollection(
-        _ stored: PropertyValue, _ property: Property, _ type: SyncedType
+    /// The value of an `AnyValue`, `List<AnyValue>`, `MutableSet<AnyValue>` or
+    /// `Map<String, AnyValue>` property from the store's: its value, elements or entries, each
+    /// link named by `references`.
+    private static func mixedValue(
+        _ stored: PropertyValue, _ property: Property, _ type: SyncedType,
+        references: (AnyValue.Link, Property) throws -> SyncMixedValue
     ) throws -> SyncValue {
-        func element(_ stored: PropertyValue) throws -> AnyValue {
-            guard let mixed = AnyValue(stored), !mixed.holdsLink else {
+        func element(_ stored: PropertyValue) throws -> SyncMixedValue {
+            guard let mixed = AnyValue(stored) else {
                 throw LiveObjectsError(
-                    .typeMismatch, "a link inside an AnyValue is not synced yet", objectType: type.name,
+                    .typeMismatch, "the stored value is not an AnyValue", objectType: type.name,
                     property: property.name)
             }
-            return mixed
+            return try SyncMixedValue(mixed) { try references($0, property) }
         }
+        guard property.isList else { return .mixed(try element(stored)) }
         guard case .list(let items) = stored else { return property.isMap ? .mixedMap([:]) : .mixedList([]) }
         guard property.isMap else { return .mixedList(try items.map(element)) }
-        var entries: [String: AnyValue] = [:]
+        var entries: [String: SyncMixedValue] = [:]
         for pair in items {
             guard case .list(let entry) = pair, entry.count == 2, case .string(let key) = entry[0] else { continue }
             entries[key] = try element(entry[1])
@@ -619,18 +624,6 @@ extension SyncEngine {
                 else { continue }
                 try local.set(type.serverIDProperty, to: .string(serverID))
             }
-        }
-    }
-}
-
-extension AnyValue {
-    /// Whether the value is a link or holds one at any depth.
-    var holdsLink: Bool {
-        switch self {
-        case .link: true
-        case .list(let elements): elements.contains { $0.holdsLink }
-        case .dictionary(let entries): entries.values.contains { $0.holdsLink }
-        default: false
         }
     }
 }

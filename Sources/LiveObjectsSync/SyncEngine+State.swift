@@ -81,6 +81,9 @@ struct SyncStateRecord {
         /// A map of objects waiting for targets: the server's map, `{"map": [[key, {"ref": …}
         /// or {"null": true}], …]}` (format 4; `targets` is then nil).
         var map: WireSyncValue?
+        /// An `AnyValue`, or a list, set or map of them, waiting for the targets of its links:
+        /// the server's value, its links as `{"ref": …}` (format 5; `targets` is then nil).
+        var mixed: WireSyncValue?
     }
 
     struct RejectedState {
@@ -100,7 +103,8 @@ struct SyncStateRecord {
 
     static let formatName = "LiveObjects sync state"
     /// 2: pending links and refused changes. 3: subscriptions. 4: pending maps of objects.
-    static let formatVersion = 4
+    /// 5: pending links inside `AnyValue`s.
+    static let formatVersion = 5
 }
 
 /// What the engine has changed in its state since it last wrote it.
@@ -199,7 +203,11 @@ extension SyncEngine {
         }
         for state in record.links ?? [] {
             let key = PendingLink(object: state.object.id, property: state.property)
-            if let map = state.map?.value {
+            if let mixed = state.mixed?.value {
+                // Read by the property's type, as a pulled value is.
+                let read = types[key.object.typeName]?.readingMixedCollections([key.property: mixed])
+                pendingLinks[key] = read?[key.property]
+            } else if let map = state.map?.value {
                 pendingLinks[key] = map.readAsMapOfObjects
             } else if let targets = state.targets {
                 let ids = targets.map(\.id)
@@ -320,7 +328,9 @@ extension SyncEngine {
             state.targets = targets.map { .init($0.object) }
         case .referenceMap:
             state.map = pendingLinks[key].map(WireSyncValue.init)
-        case .value, .map, .mixed, .mixedList, .mixedMap, nil:
+        case .mixed, .mixedList, .mixedMap:
+            state.mixed = pendingLinks[key].map(WireSyncValue.init)
+        case .value, .map, nil:
             break
         }
         return state

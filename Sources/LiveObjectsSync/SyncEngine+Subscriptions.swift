@@ -260,6 +260,15 @@ extension SyncEngine {
                         queue.append(SyncObjectID(typeName: target.typeName, primaryKey: target[targetType.primaryKey]))
                     }
                 }
+                // Links inside AnyValues keep their targets too.
+                for property in type.sentProperties where property.type == .mixed {
+                    for link in AnyValue.links(inStored: try object.value(property.name), of: property) {
+                        guard let targetType = types[link.objectType],
+                            let target = try realm.dynamicObject(ofType: link.objectType, key: link.key)
+                        else { continue }
+                        queue.append(SyncObjectID(typeName: link.objectType, primaryKey: target[targetType.primaryKey]))
+                    }
+                }
                 for target in links[id] ?? [] { queue.append(target) }
             }
             var present = Set<SyncObjectID>()

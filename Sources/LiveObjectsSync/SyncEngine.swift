@@ -392,7 +392,7 @@ public actor SyncEngine {
                         ofType: change.object.typeName, forPrimaryKey: change.object.primaryKey)
                 {
                     let names = type.sentProperties.map(\.name).filter { change.properties?.contains($0) ?? true }
-                    values = try Self.values(of: object, type, names, types, serverIDs)
+                    values = try Self.values(of: object, type, names, types, serverIDs, in: realm)
                 }
                 return SyncRejectedChange(
                     object: change.object, kind: change.kind, rejection: change.rejection, isRetrying: change.retry,

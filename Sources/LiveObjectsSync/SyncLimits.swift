@@ -121,6 +121,14 @@ extension SyncEngine {
             64 + 6 * reference.object.typeName.utf8.count + bound(reference.object.primaryKey)
                 + 6 * (reference.serverID?.utf8.count ?? 0)
         }
+        func bound(_ mixed: SyncMixedValue) -> Int {
+            switch mixed {
+            case .reference(let target): bound(target)
+            case .list(let items): items.reduce(16) { $0 + 1 + bound($1) }
+            case .dictionary(let entries): entries.reduce(24) { $0 + 8 + 6 * $1.key.utf8.count + bound($1.value) }
+            default: bound(mixed.anyValue?.propertyValue ?? .null)
+            }
+        }
         var estimate = 128 + 6 * (change.idempotencyKey.utf8.count + change.object.typeName.utf8.count)
         estimate += bound(change.object.primaryKey) + 6 * (change.serverID?.utf8.count ?? 0)
         for (name, value) in change.values {
@@ -133,10 +141,10 @@ extension SyncEngine {
                 estimate += entries.reduce(16) { $0 + 8 + 6 * $1.key.utf8.count + ($1.value.map(bound) ?? 16) }
             case .map(let entries):
                 estimate += entries.reduce(16) { $0 + 8 + 6 * $1.key.utf8.count + bound($1.value) }
-            case .mixed(let mixed): estimate += bound(mixed.propertyValue)
-            case .mixedList(let elements): estimate += elements.reduce(16) { $0 + 1 + bound($1.propertyValue) }
+            case .mixed(let mixed): estimate += bound(mixed)
+            case .mixedList(let elements): estimate += elements.reduce(16) { $0 + 1 + bound($1) }
             case .mixedMap(let entries):
-                estimate += entries.reduce(16) { $0 + 8 + 6 * $1.key.utf8.count + bound($1.value.propertyValue) }
+                estimate += entries.reduce(16) { $0 + 8 + 6 * $1.key.utf8.count + bound($1.value) }
             }
         }
         guard estimate > 64 << 10 else { return estimate }
@@ -156,6 +164,15 @@ extension SyncEngine {
         func has(_ reference: SyncReference) -> Bool {
             has(reference.object.typeName) || has(reference.object.primaryKey) || has(reference.serverID ?? "")
         }
+        func has(_ mixed: SyncMixedValue) -> Bool {
+            switch mixed {
+            case .reference(let target): has(target)
+            case .list(let items): items.contains(where: has)
+            case .dictionary(let entries): entries.contains { has($0.key) || has($0.value) }
+            case .string(let text): has(text)
+            default: false
+            }
+        }
         if has(change.object.typeName) || has(change.object.primaryKey) { return "its id" }
         for (name, value) in change.values.sorted(by: { $0.key < $1.key }) {
             if has(name) { return "a property name" }
@@ -167,11 +184,11 @@ extension SyncEngine {
                 if entries.contains(where: { has($0.key) || $0.value.map(has) == true }) { return "the links \(name)" }
             case .map(let entries):
                 if entries.contains(where: { has($0.key) || has($0.value) }) { return "the value of \(name)" }
-            case .mixed(let mixed): if has(mixed.propertyValue) { return "the value of \(name)" }
+            case .mixed(let mixed): if has(mixed) { return "the value of \(name)" }
             case .mixedList(let elements):
-                if elements.contains(where: { has($0.propertyValue) }) { return "the value of \(name)" }
+                if elements.contains(where: has) { return "the value of \(name)" }
             case .mixedMap(let entries):
-                if entries.contains(where: { has($0.key) || has($0.value.propertyValue) }) {
+                if entries.contains(where: { has($0.key) || has($0.value) }) {
                     return "the value of \(name)"
                 }
             }

@@ -174,11 +174,13 @@ extension SyncStateRecord.LinkState {
         list = try object.optionalBool("list")
         targets = try SyncStateRecord.list(object, "targets", SyncStateRecord.ObjectRef.init(json:))
         map = try object["map"].map { (value) throws(SyncWireFormatError) in try WireSyncValue(json: value) }
+        mixed = try object["mixed"].map { (value) throws(SyncWireFormatError) in try WireSyncValue(json: value) }
     }
 
     func json() throws(SyncWireFormatError) -> JSONValue {
         .members([
-            ("list", list.map(JSONValue.bool)), ("map", try map?.json()), ("object", try object.json()),
+            ("list", list.map(JSONValue.bool)), ("map", try map?.json()), ("mixed", try mixed?.json()),
+            ("object", try object.json()),
             ("property", .string(property)),
             ("targets", try SyncStateRecord.json(targets) { (ref) throws(SyncWireFormatError) in try ref.json() }),
         ])

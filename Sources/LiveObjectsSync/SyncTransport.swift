@@ -70,21 +70,22 @@ public enum SyncValue: Sendable, Hashable {
     /// "Maps"). A key whose target is not on the device yet is nil there until it arrives.
     case referenceMap([String: SyncReference?])
     /// The value of an `AnyValue` property: any kind, nested lists and dictionaries included,
-    /// replaced whole (the later push wins, as for a plain property). Pulled from a server over
-    /// HTTP, a scalar or a flat list may come as ``value(_:)`` instead: the engine reads it by
-    /// the property's type (docs/SYNC-PROTOCOL.md, "Mixed values").
-    case mixed(AnyValue)
+    /// a link as a ``SyncMixedValue/reference(_:)`` to its target; replaced whole (the later
+    /// push wins, as for a plain property). Pulled from a server over HTTP, a scalar or a flat
+    /// list may come as ``value(_:)`` instead, and a link as ``reference(_:)``: the engine reads
+    /// it by the property's type (docs/SYNC-PROTOCOL.md, "Mixed values").
+    case mixed(SyncMixedValue)
     /// The elements of a `List<AnyValue>` or a `MutableSet<AnyValue>`, each of any kind (nested
     /// lists and dictionaries included); merged on the server as a list of values, per
     /// operation, and a set per member (docs/SYNC-PROTOCOL.md, "Collections of mixed values").
     /// Pulled from a server over HTTP, it may come as ``value(_:)`` or ``mixed(_:)`` (a list):
     /// the engine reads it by the property's type.
-    case mixedList([AnyValue])
+    case mixedList([SyncMixedValue])
     /// The entries of a `Map<String, AnyValue>`, by key; merged on the server per key, as
     /// ``map(_:)`` (docs/SYNC-PROTOCOL.md, "Collections of mixed values"). Pulled from a server
-    /// over HTTP, a map of scalars and flat lists may come as ``map(_:)``: the engine reads it
-    /// by the property's type.
-    case mixedMap([String: AnyValue])
+    /// over HTTP, a map of scalars and flat lists may come as ``map(_:)``, and one of links and
+    /// nulls as ``referenceMap(_:)``: the engine reads it by the property's type.
+    case mixedMap([String: SyncMixedValue])
 }
 
 extension SyncValue {
@@ -110,11 +111,25 @@ extension SyncValue {
         switch self {
         case .value(let plain): plain
         case .map(let entries): Self.mapValue(entries)
-        case .mixed(let value): value.propertyValue
-        case .mixedList(let elements): .list(elements.map(\.propertyValue))
-        case .mixedMap(let entries): Self.mapValue(entries.mapValues(\.propertyValue))
+        case .mixed(let value): value.anyValue?.propertyValue
+        case .mixedList(let elements): Self.anyValues(elements).map { .list($0.map(\.propertyValue)) }
+        case .mixedMap(let entries):
+            Self.anyValues(Array(entries.values)).map { _ in
+                Self.mapValue(entries.mapValues { $0.anyValue!.propertyValue })
+            }
         case .reference, .references, .referenceMap: nil
         }
+    }
+
+    /// The `AnyValue`s of mixed values, or nil when one holds a reference.
+    private static func anyValues(_ values: [SyncMixedValue]) -> [AnyValue]? {
+        var result: [AnyValue] = []
+        result.reserveCapacity(values.count)
+        for value in values {
+            guard let plain = value.anyValue else { return nil }
+            result.append(plain)
+        }
+        return result
     }
 
     /// A map whose values are all nil (the wire cannot tell it from a map of plain values) as a
@@ -128,7 +143,11 @@ extension SyncValue {
     /// its keys); none for a plain value.
     package var linkTargets: [SyncReference] {
         switch self {
-        case .value, .map, .mixed, .mixedList, .mixedMap: []
+        case .value, .map: []
+        case .mixed(let value): value.references
+        case .mixedList(let elements): elements.flatMap(\.references)
+        case .mixedMap(let entries):
+            entries.sorted { ListMerge.mapKeyPrecedes($0.key, $1.key) }.flatMap(\.value.references)
         case .reference(let target): target.map { [$0] } ?? []
         case .references(let list): list
         case .referenceMap(let entries):
@@ -136,29 +155,31 @@ extension SyncValue {
         }
     }
 
-    /// The stored value of an `AnyValue` property that this value sets: a mixed value as it
-    /// is, a plain one read as the mixed value of its kind (a list as a nested list); nil for a
-    /// link, a map, or a plain value no `AnyValue` holds.
-    package var mixedValue: PropertyValue? {
+    /// The value of an `AnyValue` property that this value sets: a mixed value as it is, a
+    /// plain one read as the mixed value of its kind (a list as a nested list), a link as a
+    /// reference; nil for a map, a nil link (an `AnyValue`'s nil is a plain null), a list of
+    /// links, or a plain value no `AnyValue` holds.
+    package var mixedValue: SyncMixedValue? {
         switch self {
-        case .mixed(let value): value.propertyValue
-        case .value(let plain): AnyValue(wirePlain: plain)?.propertyValue
-        case .map, .reference, .references, .referenceMap, .mixedList, .mixedMap: nil
+        case .mixed(let value): value
+        case .value(let plain): AnyValue(wirePlain: plain).flatMap(SyncMixedValue.init)
+        case .reference(let target?): .reference(target)
+        case .map, .reference(nil), .references, .referenceMap, .mixedList, .mixedMap: nil
         }
     }
 
     /// The elements of a `List<AnyValue>` or `MutableSet<AnyValue>` that this value sets, as
     /// the wire may carry them (``mixedList(_:)``, a nested list, or a list of plain values
     /// read as mixed values); nil for any other value.
-    package var mixedListElements: [AnyValue]? {
+    package var mixedListElements: [SyncMixedValue]? {
         switch self {
         case .mixedList(let elements): return elements
         case .mixed(.list(let elements)): return elements
         case .value(.list(let items)):
-            var elements: [AnyValue] = []
+            var elements: [SyncMixedValue] = []
             elements.reserveCapacity(items.count)
             for item in items {
-                guard let element = AnyValue(wirePlain: item) else { return nil }
+                guard let element = AnyValue(wirePlain: item).flatMap(SyncMixedValue.init) else { return nil }
                 elements.append(element)
             }
             return elements
@@ -167,20 +188,21 @@ extension SyncValue {
     }
 
     /// The entries of a `Map<String, AnyValue>` that this value sets, as the wire may carry
-    /// them (``mixedMap(_:)``, or a map of plain values read as mixed values; a map whose
-    /// values are all nil read as a map of objects); nil for any other value.
-    package var mixedMapEntries: [String: AnyValue]? {
+    /// them (``mixedMap(_:)``, a map of plain values read as mixed values, or a map of
+    /// objects: one whose values are all links or nil, each read as a reference or null); nil
+    /// for any other value.
+    package var mixedMapEntries: [String: SyncMixedValue]? {
         switch self {
         case .mixedMap(let entries): return entries
         case .map(let entries):
-            var mixed: [String: AnyValue] = [:]
+            var mixed: [String: SyncMixedValue] = [:]
             for (key, value) in entries {
-                guard let element = AnyValue(wirePlain: value) else { return nil }
+                guard let element = AnyValue(wirePlain: value).flatMap(SyncMixedValue.init) else { return nil }
                 mixed[key] = element
             }
             return mixed
-        case .referenceMap(let entries) where entries.values.allSatisfy({ $0 == nil }):
-            return entries.mapValues { _ in .null }
+        case .referenceMap(let entries):
+            return entries.mapValues { $0.map(SyncMixedValue.reference) ?? .null }
         default: return nil
         }
     }

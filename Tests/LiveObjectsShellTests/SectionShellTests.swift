@@ -4,7 +4,7 @@ import LiveObjectsShell
 import Testing
 
 /// `query … section by KEYPATH`: objects grouped by the value of a to-one key path, sections in
-/// the order of their first object, as `Results.sectioned(by:)` groups them.
+/// the order of their first object (the query's sort decides).
 @Suite struct SectionShellTests {
     @Test func sectionsFollowTheFirstObjectOfEach() async {
         let run = await liveobj(["--demo", "-c", "query Dog where age < 4 sort by age section by owner.name"])

@@ -34,10 +34,10 @@ extension FakeServer {
             case (.mixedList(let b), .mixedList(let e), .mixedList(let c)):
                 values[name] = .mixedList(
                     isSet
-                        ? ListMerge.mergeSet(base: b, edited: e, current: c, key: { $0.propertyValue.mixedMemberKey })
-                        : ListMerge.merge(base: b, edited: e, current: c, key: { $0 }))
+                        ? ListMerge.mergeSet(base: b, edited: e, current: c, key: \.memberKey)
+                        : ListMerge.merge(base: b, edited: e, current: c, key: \.withoutServerIDs))
             case (.mixedMap(let b), .mixedMap(let e), .mixedMap(let c)) where !mapsWhole:
-                values[name] = .mixedMap(ListMerge.mergeMap(base: b, edited: e, current: c))
+                values[name] = .mixedMap(ListMerge.mergeMap(base: b, edited: e, current: c, key: \.withoutServerIDs))
             case (.map(let b), .map(let e), .map(let c)) where !mapsWhole:
                 values[name] = .map(ListMerge.mergeMap(base: b, edited: e, current: c))
             case (.referenceMap(let b), .referenceMap(let e), .referenceMap(let c)) where !mapsWhole:
@@ -60,4 +60,32 @@ extension FakeServer {
         }
         return values
     }
+}
+
+extension SyncMixedValue {
+    /// The value with its links naming their targets only, as the server compares them (not
+    /// by the server ids they carry).
+    var withoutServerIDs: SyncMixedValue { mappingReferences { SyncReference(object: $0.object) } }
+
+    /// A set's member as the server compares it: a number whatever its kind, a link by its
+    /// target.
+    var memberKey: AnyHashable {
+        guard let plain = anyValue else { return AnyHashable(withoutServerIDs) }
+        return AnyHashable(plain.propertyValue.mixedMemberKey)
+    }
+}
+
+extension AnyValue {
+    /// The value on the sync side: an AnyValue of a test, which holds no link.
+    var synced: SyncMixedValue { SyncMixedValue(self)! }
+}
+
+extension Array where Element == AnyValue {
+    /// The values on the sync side.
+    var synced: [SyncMixedValue] { map(\.synced) }
+}
+
+extension Dictionary where Value == AnyValue {
+    /// The values on the sync side.
+    var synced: [Key: SyncMixedValue] { mapValues(\.synced) }
 }

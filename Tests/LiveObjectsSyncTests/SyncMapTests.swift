@@ -330,7 +330,7 @@ struct SyncMapTests {
             found.append("device \(d)'s limits are not device 0's \(limits)")
         }
         let style = try await devices[0].read { $0?.style }
-        if await server.records[Self.panel]?.values["style"]?.mixedValue != style?.propertyValue {
+        if await server.records[Self.panel]?.values["style"]?.mixedValue != style.flatMap(SyncMixedValue.init) {
             found.append("the server's style is not device 0's \(String(describing: style))")
         }
         for (d, device) in devices.enumerated() where try await device.read({ $0?.style }) != style {

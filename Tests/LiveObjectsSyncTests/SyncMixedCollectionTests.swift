@@ -8,28 +8,55 @@ import LiveObjectsTestSupport
 import Testing
 
 extension SyncTestDevice where Root == Panel {
-    /// The panel's items, marks and extras (empty before the panel reached this device).
+    /// The panel's items, marks and extras (empty before the panel reached this device), each
+    /// link as the string `→id` of its holder (``NamedMixedValues``).
     var mixedCollections: (items: [AnyValue], marks: Set<AnyValue>, extras: [String: AnyValue]) {
         get async throws {
-            try await read { panel in
-                guard let panel else { return ([], [], [:]) }
-                return (Array(panel.items), Set(panel.marks), panel.extras.dictionary)
-            }
+            guard let named = try await NamedMixedValues.of(realm, rootID) else { return ([], [], [:]) }
+            return (named.items, named.marks, named.extras)
         }
     }
 }
 
 extension FakeServer {
-    /// A list or set of AnyValues as the server stores it, nil when it is not one.
+    /// A list or set of AnyValues as the server stores it, each link as the string `→id` of its
+    /// target; nil when it is not one.
     func mixedList(_ id: SyncObjectID, _ property: String) -> [AnyValue]? {
         guard case .mixedList(let elements)? = records[id]?.values[property] else { return nil }
-        return elements
+        return elements.map(\.named)
     }
 
-    /// A map of AnyValues as the server stores it, nil when it is not one.
+    /// A map of AnyValues as the server stores it, each link as the string `→id` of its target;
+    /// nil when it is not one.
     func mixedMap(_ id: SyncObjectID, _ property: String) -> [String: AnyValue]? {
         guard case .mixedMap(let entries)? = records[id]?.values[property] else { return nil }
-        return entries
+        return entries.mapValues(\.named)
+    }
+}
+
+extension SyncMixedValue {
+    /// The value with each link as the string `→id` of its target, as ``NamedMixedValues``
+    /// names a device's links.
+    var named: AnyValue {
+        switch self {
+        case .reference(let target): .string("→" + (target.object.primaryKey.stringValue ?? "?"))
+        case .list(let items): .list(items.map(\.named))
+        case .dictionary(let entries): .dictionary(entries.mapValues(\.named))
+        default: anyValue ?? .null
+        }
+    }
+}
+
+extension AnyValue {
+    /// The value with each string `→id` made a link to the holder of that id (the inverse of
+    /// ``NamedMixedValues``' naming), on a device.
+    func linked(_ holder: (String) -> Holder) throws -> AnyValue {
+        switch self {
+        case .string(let text) where text.hasPrefix("→"): try .object(holder(String(text.dropFirst())))
+        case .list(let items): .list(try items.map { try $0.linked(holder) })
+        case .dictionary(let entries): .dictionary(try entries.mapValues { try $0.linked(holder) })
+        default: self
+        }
     }
 }
 
@@ -72,14 +99,16 @@ struct SyncMixedCollectionTests {
         let elements = SyncMixedTests.everyKind
         let entries = Dictionary(uniqueKeysWithValues: elements.enumerated().map { ("k\($0.offset)", $0.element) })
         // The engine reads a pulled value by the property's type.
-        let list = try WireSyncValue(.mixedList(elements)).json().jsonBytes()
+        let list = try WireSyncValue(.mixedList(elements.synced)).json().jsonBytes()
         let listRead = try WireSyncValue(json: JSONValue(parsing: list)).value
-        #expect(listRead.mixedListElements == elements, "\(String(decoding: list, as: UTF8.self)) read as \(listRead)")
-        let map = try WireSyncValue(.mixedMap(entries)).json().jsonBytes()
+        #expect(
+            listRead.mixedListElements == elements.synced,
+            "\(String(decoding: list, as: UTF8.self)) read as \(listRead)")
+        let map = try WireSyncValue(.mixedMap(entries.synced)).json().jsonBytes()
         let mapRead = try WireSyncValue(json: JSONValue(parsing: map)).value
-        #expect(mapRead.mixedMapEntries == entries, "\(String(decoding: map, as: UTF8.self)) read as \(mapRead)")
+        #expect(mapRead.mixedMapEntries == entries.synced, "\(String(decoding: map, as: UTF8.self)) read as \(mapRead)")
         // Only scalars and flat lists: the wire cannot tell it from a map of values.
-        let flat: [String: AnyValue] = ["a": 1, "b": 1.0, "c": ["x", nil]]
+        let flat: [String: SyncMixedValue] = ["a": 1, "b": 1.0, "c": ["x", nil]]
         let flatRead = try WireSyncValue(json: JSONValue(parsing: WireSyncValue(.mixedMap(flat)).json().jsonBytes()))
         #expect(flatRead.value.mixedMapEntries == flat)
         // The elements are in the form of an AnyValue property's value.
@@ -178,32 +207,6 @@ struct SyncMixedCollectionTests {
         for device in devices { #expect(try await device.mixedCollections.extras == expected) }
     }
 
-    @Test func aLinkInAnElementIsNotPushed() async throws {
-        let (server, devices) = try await devices()
-        let pushes = await server.applied.count
-        for edit in [
-            { @Sendable (panel: Panel) in panel.items.append(.list(["x", try .object(panel)])) },
-            { @Sendable (panel: Panel) in panel.extras["self"] = try .object(panel) },
-        ] {
-            try await devices[0].edit { panel, _ in try edit(panel) }
-            do {
-                try await devices[0].sync()
-                Issue.record("an element holding a link was pushed")
-            } catch let error as LiveObjectsError {
-                #expect(error.code == .typeMismatch && ["items", "extras"].contains(error.property), "\(error)")
-            }
-            try await devices[0].edit { panel, _ in
-                panel.items.removeAll()
-                panel.extras.removeAll()
-            }
-        }
-        // Nothing holding a link reached the server (the last edit, emptying both, may have).
-        let items = await server.mixedList(Self.panel, "items") ?? []
-        let extras = await server.mixedMap(Self.panel, "extras") ?? [:]
-        #expect(items.isEmpty && extras.isEmpty, "\(items) \(extras)")
-        #expect(await server.applied.count >= pushes)
-    }
-
     @Test func aPulledValueOfAnotherShapeIsUnreadableAndChangesNothing() async throws {
         let (server, devices) = try await devices(items: ["kept"])
         for other in [SyncValue.map(["a": .int(1)]), .reference(nil), .mixed(.dictionary([:]))] {
@@ -218,7 +221,7 @@ struct SyncMixedCollectionTests {
         // property cannot hold it.
         var deep: AnyValue = 1
         for _ in 0..<101 { deep = .list([deep]) }
-        await server.edit(Self.panel, ["items": .mixedList(["kept"]), "style": .mixed(deep)])
+        await server.edit(Self.panel, ["items": .mixedList(["kept"]), "style": .mixed(deep.synced)])
         let deepReport = try await devices[1].sync()
         #expect(deepReport.unreadable[Self.panel]?.property == "style", "\(deepReport)")
     }
@@ -252,7 +255,7 @@ struct SyncMixedCollectionTests {
         await server.edit(
             Self.panel,
             [
-                "items": .mixedList([nested, .objectID(ObjectID(hex: "507f1f77bcf86cd799439011")!)]),
+                "items": .mixedList([nested.synced, .objectID(ObjectID(hex: "507f1f77bcf86cd799439011")!)]),
                 "extras": .mixedMap(["a": [1, 2.5], "b": .decimal(Decimal(string: "0.10")!)]),
             ])
         _ = try await first.sync()
@@ -269,7 +272,7 @@ struct SyncMixedCollectionTests {
         await server.edit(
             Self.panel,
             [
-                "items": .mixedList(stored + ["theirs"]),
+                "items": .mixedList((stored + ["theirs"]).synced),
                 "extras": .mixedMap(["a": [1, 2.5], "b": .decimal(Decimal(string: "0.10")!), "c": 3]),
             ])
         realm = try await Realm.open(configuration)
@@ -320,12 +323,15 @@ struct MixedCollectionModel {
     private mutating func newValue(_ random: inout SeededRandomNumberGenerator) -> AnyValue {
         counter += 1
         let n = counter
-        switch random.below(6) {
+        switch random.below(8) {
         case 0: return .int(n)
         case 1: return .double(Double(n))
         case 2: return .string("v\(n)")
         case 3: return .list([.int(n), .decimal(Decimal(n) / 100), .null])
         case 4: return .dictionary(["n": .int(n), "at": .date(Date(timeIntervalSinceReferenceDate: Double(n) / 4))])
+        // Links to the holders h0, h1 and h2, written as `→id` (each device links its own copy).
+        case 5: return .list([.int(n), .string("→h\(n % 3)")])
+        case 6: return .dictionary(["n": .int(n), "to": .string("→h\(n % 3)"), "in": [.string("→h\((n + 1) % 3)")]])
         default: return .data(Data([UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF)]))
         }
     }
@@ -348,18 +354,18 @@ struct MixedCollectionModel {
             }
             let value = newValue(&random)
             appended.append(value)
-            try await device.edit { panel, _ in panel.items.append(value) }
+            try await device.edit { panel, holder in panel.items.append(try value.linked(holder)) }
             return "device \(d) appends item \(value)"
         case 1:
-            let pool: [AnyValue] = [1, 1.0, "1", .list([1]), .dictionary(["k": 1]), nil]
+            let pool: [AnyValue] = [1, 1.0, "1", .list([1]), .dictionary(["k": 1]), nil, "→h0", ["→h1"]]
             let member = pool[random.below(pool.count)]
             if current.marks.contains(member) && random.chance(40) {
                 removedMarks.insert(member.propertyValue.mixedMemberKey)
-                try await device.edit { panel, _ in panel.marks.remove(member) }
+                try await device.edit { panel, holder in panel.marks.remove(try member.linked(holder)) }
                 return "device \(d) removes mark \(member)"
             }
             inserted.insert(member.propertyValue.mixedMemberKey)
-            try await device.edit { panel, _ in panel.marks.insert(member) }
+            try await device.edit { panel, holder in panel.marks.insert(try member.linked(holder)) }
             return "device \(d) inserts mark \(member)"
         default:
             let key = "x\(random.below(8))"
@@ -370,7 +376,7 @@ struct MixedCollectionModel {
             }
             let value = newValue(&random)
             givenExtras[key, default: []].append(value)
-            try await device.edit { panel, _ in panel.extras[key] = value }
+            try await device.edit { panel, holder in panel.extras[key] = try value.linked(holder) }
             return "device \(d) sets extra \(key) to \(value)"
         }
     }

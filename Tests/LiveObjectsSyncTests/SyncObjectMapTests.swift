@@ -161,9 +161,11 @@ struct SyncObjectMapTests {
         // model.
         let nils = try JSONValue(parsing: Array(#"{"map":[["a",{"null":true}]]}"#.utf8))
         #expect(try WireSyncValue(json: nils).value.readAsMapOfObjects == .referenceMap(["a": Self.noReference]))
-        // A reference beside a plain value is no map of either kind.
+        // A reference beside a plain value is a Map<String, AnyValue>'s, a link inside an AnyValue.
         let mixed = #"{"map":[["a",{"int":1}],["b",{"ref":{"id":{"string":"h1"},"type":"Holder"}}]]}"#
-        #expect(throws: SyncWireFormatError.self) { try WireSyncValue(json: try JSONValue(parsing: Array(mixed.utf8))) }
+        #expect(
+            try WireSyncValue(json: try JSONValue(parsing: Array(mixed.utf8))).value
+                == .mixedMap(["a": 1, "b": .reference(SyncReference(object: Self.holder("h1")))]))
     }
 
     @Test func aPulledMapOfObjectsTheModelCannotHoldIsUnreadable() async throws {

@@ -16,6 +16,27 @@ import Testing
         #expect(count > 0)
     }
 
+    /// The compiler lets a member of a property's value through a typed query
+    /// (`$0.payload.isNull`, `$0.string.isEmpty`): a key path rooted at that value's type, which
+    /// read on a model object crashed. It is an error that names the key path.
+    @Test func aMemberOfAValueIsAnErrorNotACrash() async throws {
+        let realm = try await openFoundationRealm()
+        let errors = await [
+            #expect(throws: LiveObjectsError.self) {
+                try await realm.read { r in _ = r.objects(QPItem.self).where { $0.payload.isNull == false }.count }
+            },
+            #expect(throws: LiveObjectsError.self) {
+                try await realm.read { r in _ = r.objects(QPItem.self).where { $0.string.isEmpty == true }.count }
+            },
+        ]
+        for error in errors {
+            #expect(error?.code == .invalidQuery, "\(String(describing: error))")
+            #expect(error?.message.contains("does not start at a QPItem") == true, "\(String(describing: error))")
+        }
+        let count = try await realm.read { r in r.objects(QPItem.self).where { $0.int > -1000 }.count }
+        #expect(count > 0)
+    }
+
     @Test func aConditionBuiltInsideAnotherKeepsItsOwnState() async throws {
         let realm = try await openFoundationRealm()
         let all = try await realm.read { r in r.objects(QPItem.self).count }

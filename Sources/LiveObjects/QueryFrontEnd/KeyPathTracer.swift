@@ -52,6 +52,17 @@ extension Store {
             return traced
         }
         let table = tables[t]
+        // A key path that does not start at a model class (`$0.payload.isNull`, a member of an
+        // `AnyValue`, which the compiler lets through a typed query in some closures) would read
+        // an object as another type.
+        guard let start = type(of: keyPath).rootType as? Object.Type, ObjectIdentifier(start) == ObjectIdentifier(root)
+        else {
+            throw LiveObjectsError(
+                .invalidQuery,
+                "the key path \(keyPath) does not start at a \(table.name): a query follows persisted properties, "
+                    + "not members of their values",
+                objectType: table.name)
+        }
         let probe = try makeProbeStore()
         let probeTable = probe.tables[t]
         let object = root.init()

@@ -1,41 +1,112 @@
 import Foundation
 
 extension Results {
-    /// The results grouped into sections by the value of a key path, for a list with section
-    /// headers: live as results are, with change sets of sections and rows.
+    /// The results sorted by a key path and grouped into sections by its value, for a list with
+    /// section headers: live as results are, with change sets of sections and rows.
     ///
     /// ```swift
-    /// let byOwner = realm.objects(Dog.self).sorted(by: \.name).sectioned(by: \.ownerName)
-    /// for section in byOwner {
+    /// let byAge = realm.objects(Dog.self).sorted(by: \.name).sectioned(by: \.age)
+    /// for section in byAge {
     ///     print(section.key, section.map(\.name))
     /// }
     /// ```
     ///
-    /// Sections come in the order of their first element in the results, and each holds its
-    /// elements in the results' order: sort the results by the key first for sections in key
-    /// order (`.sorted(by: \.ownerName).sorted(by: \.name)` sorts by name within an owner
-    /// only when the sort is stable; sort by both fields for a sure order).
+    /// As Realm's `sectioned(by:ascending:)`: the sections come in the key's order (ascending
+    /// unless `ascending` is false), and a sort the results already had orders the elements
+    /// within a section (above: by name within an age). The key path names a persisted property
+    /// (through to-one links: `\.owner?.name`), or is a computed property that the sort reads
+    /// through the first persisted property it reads (`var initial: String { String(name.prefix(1)) }`
+    /// sorts by `name`); one that reads none makes the enclosing realm call throw
+    /// `invalidQuery`. For any other key, use ``sectioned(by:sortDescriptors:)-((Element)->Key,_)``.
     ///
     /// - Complexity: O(n) to group the n results, once per change of the realm.
-    public func sectioned<Key: Hashable & Sendable>(by keyPath: KeyPath<Element, Key> & Sendable)
-        -> SectionedResults<Key, Element>
-    {
-        SectionedResults(results: self, keyPath: keyPath)
+    public func sectioned<Key: Hashable & Sendable>(
+        by keyPath: KeyPath<Element, Key> & Sendable, ascending: Bool = true
+    ) -> SectionedResults<Key, Element> {
+        var sorted = self
+        if let table {
+            do {
+                let name = try store.propertyNames(of: keyPath, from: table).joined(separator: ".")
+                let earlier = query.sorts.filter { $0.keyPath != name }
+                sorted = try self.sorted(by: [SortField(name, ascending: ascending)] + earlier)
+            } catch {
+                store.recordError(error)
+            }
+        }
+        return SectionedResults(results: sorted) { $0[keyPath: keyPath] }
+    }
+
+    /// The results sorted by `sortDescriptors` and grouped into sections by a key path's
+    /// value, as Realm's `sectioned(by:sortDescriptors:)`: the first sort field must be the key
+    /// path's (the sections would otherwise split), else the enclosing realm call throws
+    /// `invalidQuery`.
+    public func sectioned<Key: Hashable & Sendable>(
+        by keyPath: KeyPath<Element, Key> & Sendable, sortDescriptors: [SortField]
+    ) -> SectionedResults<Key, Element> {
+        var sorted = self
+        if let table {
+            do throws(LiveObjectsError) {
+                let name = try store.propertyNames(of: keyPath, from: table).joined(separator: ".")
+                guard sortDescriptors.first?.keyPath == name else {
+                    throw LiveObjectsError(
+                        .invalidQuery,
+                        "sections by '\(name)' need '\(name)' as the first sort field, not "
+                            + (sortDescriptors.first.map { "'\($0.keyPath)'" } ?? "none"),
+                        objectType: table.name)
+                }
+                sorted = try self.sorted(by: sortDescriptors)
+            } catch {
+                store.recordError(error)
+            }
+        }
+        return SectionedResults(results: sorted) { $0[keyPath: keyPath] }
+    }
+
+    /// The results sorted by `sortDescriptors` and grouped into sections by the key a function
+    /// gives each element (a computed value: the first letter of a name, a month of a date),
+    /// as Realm's `sectioned(by:sortDescriptors:)` with a block.
+    ///
+    /// ```swift
+    /// let byInitial = realm.objects(Dog.self).sectioned(by: { String($0.name.prefix(1)) },
+    ///                                                   sortDescriptors: [SortField("name")])
+    /// ```
+    ///
+    /// Sections come in the order of their first element, so the sort should order the keys
+    /// (above: names sorted sort their first letters); with no sort field the results keep
+    /// their order. The function runs on the realm's actor for live sections and on a frozen
+    /// copy of each element for ``SectionedResults/changes()``: it must read only the element.
+    /// A sort field that names no property makes the enclosing realm call throw.
+    public func sectioned<Key: Hashable & Sendable>(
+        by sectionKey: @escaping @Sendable (Element) -> Key, sortDescriptors: [SortField]
+    ) -> SectionedResults<Key, Element> {
+        var sorted = self
+        if !sortDescriptors.isEmpty {
+            do { sorted = try self.sorted(by: sortDescriptors) } catch { store.recordError(error) }
+        }
+        return SectionedResults(results: sorted, sectionKey: sectionKey)
+    }
+
+    /// ``sectioned(by:sortDescriptors:)-((Element)->Key,_)`` with the function last, as Realm's
+    /// `sectioned(sortDescriptors:_:)`.
+    public func sectioned<Key: Hashable & Sendable>(
+        sortDescriptors: [SortField], _ sectionKey: @escaping @Sendable (Element) -> Key
+    ) -> SectionedResults<Key, Element> {
+        sectioned(by: sectionKey, sortDescriptors: sortDescriptors)
     }
 }
 
 /// Results grouped into sections by the value of a key path: a live collection of
-/// ``ResultsSection``s (see ``Results/sectioned(by:)``).
+/// ``ResultsSection``s (see ``Results/sectioned(by:ascending:)``).
 public struct SectionedResults<Key: Hashable & Sendable, Element: Object>: RandomAccessCollection {
-    /// The results grouped.
+    /// The results grouped, in the order the sections were asked for.
     public let results: Results<Element>
-    /// The key path whose value names an element's section.
-    public let keyPath: KeyPath<Element, Key> & Sendable
+    /// The key of an element's section.
+    let sectionKey: @Sendable (Element) -> Key
     private let cache = SectionCache<Key>()
 
-    init(results: Results<Element>, keyPath: KeyPath<Element, Key> & Sendable) {
+    init(results: Results<Element>, sectionKey: @escaping @Sendable (Element) -> Key) {
         self.results = results
-        self.keyPath = keyPath
+        self.sectionKey = sectionKey
     }
 
     /// The sections now: recomputed when the realm changed since the last read.
@@ -46,7 +117,7 @@ public struct SectionedResults<Key: Hashable & Sendable, Element: Object>: Rando
         var order: [Key] = []
         var positions: [Key: [Int]] = [:]
         for (position, element) in results.enumerated() {
-            let key = element[keyPath: keyPath]
+            let key = sectionKey(element)
             if positions[key] == nil { order.append(key) }
             positions[key, default: []].append(position)
         }
@@ -90,7 +161,7 @@ public struct SectionedResults<Key: Hashable & Sendable, Element: Object>: Rando
     /// - Complexity: per commit that changes the results, O(n log n) for n results, reading
     ///   the key of the inserted and modified elements only.
     public func changes() -> SectionedResultsChanges<Key, Element> {
-        SectionedResultsChanges(changes: results.changes(), keyPath: keyPath)
+        SectionedResultsChanges(changes: results.changes(), sectionKey: sectionKey)
     }
 }
 
@@ -147,13 +218,13 @@ public struct SectionedResultsChange<Key: Hashable & Sendable>: Sendable, Hashab
 /// ``SectionedResultsChange``s.
 public struct SectionedResultsChanges<Key: Hashable & Sendable, Element: Object>: AsyncSequence, Sendable {
     let changes: CollectionChanges<Element>
-    let keyPath: KeyPath<Element, Key> & Sendable
+    let sectionKey: @Sendable (Element) -> Key
 
     /// Names the subscription, for ``Realm/write(withoutNotifying:_:)``.
     public var token: SubscriptionToken { changes.token }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(changes: changes.makeAsyncIterator(), grouping: SectionGrouping(keyPath: keyPath))
+        Iterator(changes: changes.makeAsyncIterator(), grouping: SectionGrouping(sectionKey: sectionKey))
     }
 
     /// Reads the results' change sets and turns each into a change of the sections.
@@ -171,14 +242,14 @@ public struct SectionedResultsChanges<Key: Hashable & Sendable, Element: Object>
 /// The sections of the elements last seen by a subscription, by object key, and the diff of
 /// one change set against them.
 struct SectionGrouping<Key: Hashable & Sendable, Element: Object>: Sendable {
-    let keyPath: KeyPath<Element, Key> & Sendable
+    let sectionKey: @Sendable (Element) -> Key
     /// The sections: their keys and the object keys of their rows, in order.
     var sections: [(key: Key, rows: [ObjectKey])] = []
     /// The section key of each object.
     var keys: [ObjectKey: Key] = [:]
 
-    init(keyPath: KeyPath<Element, Key> & Sendable) {
-        self.keyPath = keyPath
+    init(sectionKey: @escaping @Sendable (Element) -> Key) {
+        self.sectionKey = sectionKey
     }
 
     /// Groups the snapshot of a change, reading the key of the elements not seen before and
@@ -197,7 +268,7 @@ struct SectionGrouping<Key: Hashable & Sendable, Element: Object>: Sendable {
             if !change.isInitial, !reread.contains(position), let known = keys[object] {
                 key = known
             } else {
-                key = snapshot[position][dynamicMember: keyPath]
+                key = snapshot[position].reading(sectionKey)
             }
             newKeys[object] = key
             if rows[key] == nil { order.append(key) }

@@ -41,6 +41,9 @@ public struct FrozenObject<Element: Object>: Sendable, CustomStringConvertible, 
         }
     }
 
+    /// What `body` reads from the object at this version (a section's key from its function).
+    func reading<T>(_ body: (Element) -> T) -> T { read(body) }
+
     /// A persisted property.
     public subscript<V: Sendable>(dynamicMember keyPath: KeyPath<Element, V>) -> V {
         read { $0[keyPath: keyPath] }

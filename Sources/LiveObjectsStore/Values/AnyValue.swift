@@ -103,6 +103,78 @@ public enum AnyValue: Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// The boolean, if the value is a ``bool(_:)`` (Realm's `boolValue`).
+    public var boolValue: Bool? {
+        if case .bool(let v) = self { return v }
+        return nil
+    }
+
+    /// The integer, if the value is an ``int(_:)``: a double is not converted.
+    public var intValue: Int? {
+        if case .int(let v) = self { return v }
+        return nil
+    }
+
+    /// The float, if the value is a ``float(_:)``.
+    public var floatValue: Float? {
+        if case .float(let v) = self { return v }
+        return nil
+    }
+
+    /// The double, if the value is a ``double(_:)``: an integer is not converted.
+    public var doubleValue: Double? {
+        if case .double(let v) = self { return v }
+        return nil
+    }
+
+    /// The string, if the value is a ``string(_:)``.
+    public var stringValue: String? {
+        if case .string(let v) = self { return v }
+        return nil
+    }
+
+    /// The date, if the value is a ``date(_:)``.
+    public var dateValue: Date? {
+        if case .date(let v) = self { return v }
+        return nil
+    }
+
+    /// The bytes, if the value is a ``data(_:)``.
+    public var dataValue: Data? {
+        if case .data(let v) = self { return v }
+        return nil
+    }
+
+    /// The UUID, if the value is a ``uuid(_:)``.
+    public var uuidValue: UUID? {
+        if case .uuid(let v) = self { return v }
+        return nil
+    }
+
+    /// The decimal, if the value is a ``decimal(_:)`` (Realm's `decimal128Value`).
+    public var decimalValue: Decimal? {
+        if case .decimal(let v) = self { return v }
+        return nil
+    }
+
+    /// The object id, if the value is an ``objectID(_:)`` (Realm's `objectIdValue`).
+    public var objectIDValue: ObjectID? {
+        if case .objectID(let v) = self { return v }
+        return nil
+    }
+
+    /// The elements, if the value is a ``list(_:)``.
+    public var listValue: [AnyValue]? {
+        if case .list(let v) = self { return v }
+        return nil
+    }
+
+    /// The entries, if the value is a ``dictionary(_:)``.
+    public var dictionaryValue: [String: AnyValue]? {
+        if case .dictionary(let v) = self { return v }
+        return nil
+    }
+
     public var description: String {
         switch self {
         case .string(let v): "\"\(v)\""

@@ -115,11 +115,12 @@ package struct WireValue: Hashable, Sendable, WireJSONConvertible {
 
 /// The value of an `AnyValue` property: a scalar as the plain value of its kind, a nested
 /// list as `{"list": […]}` of such values, a nested dictionary as
-/// `{"dictionary": [[key, value], …]}` (the keys in increasing order of their Unicode scalars).
+/// `{"dictionary": [[key, value], …]}` (the keys in increasing order of their Unicode scalars),
+/// a link as `{"ref": reference}`, written as a plain link's.
 package struct WireMixedValue: Hashable, Sendable, WireJSONConvertible {
-    package var value: AnyValue
+    package var value: SyncMixedValue
 
-    package init(_ value: AnyValue) { self.value = value }
+    package init(_ value: SyncMixedValue) { self.value = value }
 
     package init(json: JSONValue) throws(SyncWireFormatError) {
         try self.init(json: json, depth: 0)
@@ -127,10 +128,19 @@ package struct WireMixedValue: Hashable, Sendable, WireJSONConvertible {
 
     private init(json: JSONValue, depth: Int) throws(SyncWireFormatError) {
         let object = try WireObject(json, "an AnyValue")
+        if object.contains("ref") {
+            guard let target = object["ref"], target != .null else {
+                throw SyncWireFormatError("the null of an AnyValue is {\"null\": true}, not {\"ref\": null}")
+            }
+            value = .reference(try WireReference(json: target).reference)
+            return
+        }
         let isList = object.contains("list")
         guard isList || object.contains("dictionary") else {
             let plain = try WireValue(json: json).value
-            guard let scalar = AnyValue(plain) else { throw SyncWireFormatError("\(json) is not an AnyValue") }
+            guard let scalar = AnyValue(plain).flatMap(SyncMixedValue.init) else {
+                throw SyncWireFormatError("\(json) is not an AnyValue")
+            }
             value = scalar
             return
         }
@@ -139,14 +149,14 @@ package struct WireMixedValue: Hashable, Sendable, WireJSONConvertible {
                 "an AnyValue nests lists and dictionaries at most \(SyncProtocolLimits.maximumMixedNestingDepth) deep")
         }
         if isList {
-            var elements: [AnyValue] = []
+            var elements: [SyncMixedValue] = []
             for element in try object.array("list") {
                 elements.append(try WireMixedValue(json: element, depth: depth + 1).value)
             }
             value = .list(elements)
             return
         }
-        var entries: [String: AnyValue] = [:]
+        var entries: [String: SyncMixedValue] = [:]
         for pair in try object.array("dictionary") {
             guard let items = pair.arrayValue, items.count == 2, let key = items[0].stringValue else {
                 throw SyncWireFormatError("an entry of an AnyValue dictionary is not a [key, value] pair: \(pair)")
@@ -173,22 +183,23 @@ package struct WireMixedValue: Hashable, Sendable, WireJSONConvertible {
                 pairs.append(.array([.string(key), try WireMixedValue(element).json()]))
             }
             return .object([(key: "dictionary", value: .array(pairs))])
-        case .link:
-            throw SyncWireFormatError("a link inside an AnyValue is not synced yet")
+        case .reference(let target):
+            return .object([(key: "ref", value: try WireReference(target).json())])
         default:
-            return try WireValue(value.propertyValue).json()
+            return try WireValue(value.anyValue?.propertyValue ?? .null).json()
         }
     }
 
     /// Whether a value of the wire can only be an `AnyValue`'s: a dictionary, or a list
-    /// holding a list or a dictionary.
+    /// holding a list, a dictionary or a link.
     static func isMixedOnly(_ json: JSONValue) -> Bool {
         guard case .object(let members) = json else { return false }
         for member in members {
             if member.key == "dictionary" { return true }
             if member.key == "list", let items = member.value.arrayValue {
                 return items.contains { item in
-                    item.objectValue?.contains { $0.key == "list" || $0.key == "dictionary" } == true
+                    item.objectValue?.contains { $0.key == "list" || $0.key == "dictionary" || $0.key == "ref" }
+                        == true
                 }
             }
         }
@@ -273,7 +284,7 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
         } else if WireMixedValue.isMixedOnly(json), object.contains("list") {
             // The list of an AnyValue property, or of a List<AnyValue>: each element nests as
             // deep as an AnyValue of its own may (the property's model says which it is).
-            var elements: [AnyValue] = []
+            var elements: [SyncMixedValue] = []
             for element in try object.array("list") { elements.append(try WireMixedValue(json: element).value) }
             value = .mixed(.list(elements))
         } else if WireMixedValue.isMixedOnly(json) {
@@ -296,10 +307,14 @@ package struct WireSyncValue: Hashable, Sendable, WireJSONConvertible {
             // the members of an object.
             if seen.insert(key).inserted { entries.append((key, elements[1])) }
         }
-        let isOfObjects = entries.contains { $0.value.objectValue?.contains { $0.key == "ref" } == true }
-        if !isOfObjects, entries.contains(where: { WireMixedValue.isMixedOnly($0.value) }) {
-            // A Map<String, AnyValue> holding a dictionary or a nested list in a list.
-            var values: [String: AnyValue] = [:]
+        func isLink(_ value: JSONValue) -> Bool { value.objectValue?.contains { $0.key == "ref" } == true }
+        func isNull(_ value: JSONValue) -> Bool { value.objectValue?.contains { $0.key == "null" } == true }
+        let hasLinks = entries.contains { isLink($0.value) }
+        let isOfObjects = hasLinks && entries.allSatisfy { isLink($0.value) || isNull($0.value) }
+        if !isOfObjects, hasLinks || entries.contains(where: { WireMixedValue.isMixedOnly($0.value) }) {
+            // A Map<String, AnyValue> holding a dictionary, a nested list in a list, or a link
+            // beside a value that is neither a link nor null.
+            var values: [String: SyncMixedValue] = [:]
             for (key, value) in entries { values[key] = try WireMixedValue(json: value).value }
             return .mixedMap(values)
         }

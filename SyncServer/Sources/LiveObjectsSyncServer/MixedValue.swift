@@ -2,8 +2,8 @@ import LiveObjectsJSON
 import LiveObjectsSyncProtocol
 
 // The value of an `AnyValue` (mixed) property on the wire (docs/SYNC-PROTOCOL.md, "Mixed
-// values"): a plain value of any kind, `{"list": [value, …]}` or
-// `{"dictionary": [[key, value], …]}`, nested at most `maximumMixedNestingDepth` deep. The
+// values"): a plain value of any kind, `{"list": [value, …]}`, `{"dictionary": [[key, value], …]}`
+// or a link, `{"ref": reference}` as a plain link's, nested at most `maximumMixedNestingDepth` deep. The
 // shape check of a whole push lets a list of objects and a dictionary through (only their outer
 // shape); what is inside is checked per change, so that one bad mixed value refuses its change
 // only.
@@ -28,9 +28,12 @@ extension PushedChange {
     /// `SyncProtocolLimits.maximumMixedNestingDepth` (a top-level one at depth 0, as
     /// `AnyValue.maximumNestingDepth` counts), an entry of a dictionary that is not a
     /// `[key, value]` pair, a key given twice (as a device's `String` compares keys: canonically
-    /// equivalent spellings are one key), or a link (`"ref"`: links inside an `AnyValue` are not
-    /// synced yet).
-    static func mixedProblem(_ value: JSONValue, depth: Int = 0) -> String? {
+    /// equivalent spellings are one key), a link that is not a reference (`{"ref": null}`
+    /// included: an AnyValue's nil is `{"null": true}`), or one `referenceProblem` refuses (a
+    /// space's schema: a type it declares, an id of its key's kind).
+    static func mixedProblem(
+        _ value: JSONValue, depth: Int = 0, referenceProblem: (JSONValue) -> String? = { _ in nil }
+    ) -> String? {
         guard case .object(let members) = value, members.count == 1, let (tag, payload) = members.first else {
             return "an AnyValue is an object with exactly one member naming its kind"
         }
@@ -45,7 +48,9 @@ extension PushedChange {
                 // A loop, not `lazy.compactMap(…).first`, which evaluates an element twice: a
                 // recursion through it would take 2^depth steps.
                 for item in items {
-                    if let problem = mixedProblem(item, depth: depth + 1) { return problem }
+                    if let problem = mixedProblem(item, depth: depth + 1, referenceProblem: referenceProblem) {
+                        return problem
+                    }
                 }
                 return nil
             }
@@ -57,11 +62,19 @@ extension PushedChange {
                 guard seen.insert(key).inserted else {
                     return "an AnyValue dictionary holds the key \(JSONValue.string(key).text) twice"
                 }
-                if let problem = mixedProblem(pair[1], depth: depth + 1) { return problem }
+                if let problem = mixedProblem(pair[1], depth: depth + 1, referenceProblem: referenceProblem) {
+                    return problem
+                }
             }
             return nil
-        case "ref", "refs":
-            return "a link inside an AnyValue is not synced yet"
+        case "ref":
+            if payload == .null { return "the nil of an AnyValue is {\"null\": true}, not {\"ref\": null}" }
+            guard isReference(payload) else {
+                return "a link inside an AnyValue is not a reference (an object with a type and a plain id)"
+            }
+            return referenceProblem(payload).map { "a link inside an AnyValue \($0)" }
+        case "refs":
+            return "{\"refs\": …} is no AnyValue: a list holding links is {\"list\": [{\"ref\": …}, …]}"
         case "null", "bool", "int", "float", "double", "string", "date", "data", "uuid", "decimal", "objectID":
             return isPlainValue(value) ? nil : "{\"\(tag)\": \(payload.text)} is not a value of its kind"
         default:

@@ -246,6 +246,17 @@ extension PushedChange {
         return significant.count <= 38
     }
 
+    /// A link's target: an object with a `type` string, a plain `id` and an optional `serverID`
+    /// string (or null), nothing else.
+    static func isReference(_ value: JSONValue) -> Bool {
+        guard let fields = value.fields, case .string = fields["type"], let id = fields["id"], isPlainValue(id)
+        else { return false }
+        switch fields["serverID"] {
+        case nil, .null?, .string?: return Set(fields.keys).isSubset(of: ["type", "id", "serverID"])
+        default: return false
+        }
+    }
+
     /// A plain value, `{"ref": reference-or-null}`, `{"refs": [reference]}`,
     /// `{"map": [[key, plain value, {"ref": reference} or the outer shape of a mixed list or
     /// dictionary], …]}` (a key given twice is refused by a space's schema; a device reads the
@@ -254,15 +265,6 @@ extension PushedChange {
     static func isSyncValue(_ value: JSONValue) -> Bool {
         guard case .object(let members) = value, members.count == 1, let (name, payload) = members.first else {
             return false
-        }
-        func isReference(_ value: JSONValue) -> Bool {
-            guard let fields = value.fields, case .string = fields["type"], let id = fields["id"],
-                isPlainValue(id)
-            else { return false }
-            switch fields["serverID"] {
-            case nil, .null?, .string?: return Set(fields.keys).isSubset(of: ["type", "id", "serverID"])
-            default: return false
-            }
         }
         switch (name, payload) {
         case ("ref", .null): return true

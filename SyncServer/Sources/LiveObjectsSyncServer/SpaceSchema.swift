@@ -429,22 +429,33 @@ extension SpaceSchema {
     /// What is wrong with the value of a `mixed` property, or nil: a single AnyValue's as
     /// ``PushedChange/mixedProblem(_:depth:)`` says; each element of a list, set or map of
     /// them checked as one (from depth 0: an element nests as deep as an AnyValue property may),
-    /// a set's members once each (compared as ``ListMerge`` compares them: by their JSON), a
-    /// map's keys as a map's.
+    /// a set's members once each (compared as ``ListMerge`` compares them: by their JSON, a
+    /// link by its target), a map's keys as a map's. A link inside names a type of the schema
+    /// by an id of its primary key's kind.
     private func mixedProblem(of value: JSONValue, _ property: Property) -> String? {
-        guard property.isList || property.isMap else { return PushedChange.mixedProblem(value) }
+        func referenceProblem(_ reference: JSONValue) -> String? {
+            guard case .string(let type)? = reference["type"], let id = reference["id"] else { return "is malformed" }
+            guard let targetType = self[type] else {
+                return "links to \(type), which is not a type of the schema: it has \(typeList)"
+            }
+            return Self.idProblem(id, targetType.primaryKey.type).map { "links to \(type) by an id that \($0)" }
+        }
+        func problem(_ value: JSONValue) -> String? {
+            PushedChange.mixedProblem(value, referenceProblem: referenceProblem)
+        }
+        guard property.isList || property.isMap else { return problem(value) }
         guard case .object(let members) = value, members.count == 1, let (tag, payload) = members.first else {
             return "not a value"
         }
         if property.isMap {
             guard tag == "map", case .array(let pairs) = payload else { return "not {\"map\": [[key, value], …]}" }
-            return mapProblem(pairs, property) { PushedChange.mixedProblem($0) }
+            return mapProblem(pairs, property, valueProblem: problem)
         }
         guard tag == "list", case .array(let items) = payload else { return "not {\"list\": […]}" }
         for item in items {
-            if let problem = PushedChange.mixedProblem(item) { return "an element: \(problem)" }
+            if let problem = problem(item) { return "an element: \(problem)" }
         }
-        return property.isSet ? Self.repeatedMember(items) : nil
+        return property.isSet ? Self.repeatedMember(items.map(\.withReferenceKeys)) : nil
     }
 
     /// What is wrong with a map's entries, or nil: each a `[key, value]` pair, the key not empty,

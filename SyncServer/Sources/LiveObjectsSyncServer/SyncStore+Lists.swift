@@ -18,7 +18,9 @@ extension SyncStore {
             case .array(let baseList)? = b[tag], case .array(let editedList)? = e[tag],
             case .array(let currentList)? = c[tag]
         else { return nil }
-        let key: (JSONValue) -> JSONValue = { tag == "refs" ? $0.referenceKey : isSet ? $0.setMemberKey : $0 }
+        let key: (JSONValue) -> JSONValue = {
+            tag == "refs" ? $0.referenceKey : isSet ? $0.setMemberKey : $0.withReferenceKeys
+        }
         let merged =
             isSet
             ? ListMerge.mergeSet(base: baseList, edited: editedList, current: currentList, key: key)
@@ -42,8 +44,9 @@ extension SyncStore {
             return entries
         }
         guard let b = entries(base), let e = entries(edited), let c = entries(current) else { return nil }
-        // A map of objects' values compare by their targets (not the server ids they carry).
-        let merged = ListMerge.mergeMap(base: b, edited: e, current: c) { $0["ref"]?.referenceKey ?? $0 }
+        // A map of objects' values, and links in AnyValues, compare by their targets (not the
+        // server ids they carry).
+        let merged = ListMerge.mergeMap(base: b, edited: e, current: c) { $0.withReferenceKeys }
         let pairs = merged.sorted { ListMerge.mapKeyPrecedes($0.key, $1.key) }.map {
             JSONValue.array([.string($0.key), $0.value])
         }
@@ -164,13 +167,36 @@ extension JSONValue {
 }
 
 extension JSONValue {
+    /// A value with each link in it (`{"ref": reference}`, at any depth of an AnyValue's lists
+    /// and dictionaries) naming its target only (``referenceKey``): as the merges compare
+    /// values. A value that holds no link is itself.
+    var withReferenceKeys: JSONValue {
+        guard case .object(let members) = self, members.count == 1, let (kind, payload) = members.first else {
+            return self
+        }
+        switch (kind, payload) {
+        case ("ref", .object): return .object([(key: "ref", value: payload.referenceKey)])
+        case ("list", .array(let items)):
+            let keyed = items.map(\.withReferenceKeys)
+            return keyed == items ? self : .object([(key: "list", value: .array(keyed))])
+        case ("dictionary", .array(let pairs)):
+            let keyed = pairs.map { pair -> JSONValue in
+                guard case .array(let entry) = pair, entry.count == 2 else { return pair }
+                return .array([entry[0], entry[1].withReferenceKeys])
+            }
+            return keyed == pairs ? self : .object([(key: "dictionary", value: .array(keyed))])
+        default: return self
+        }
+    }
+
     /// A set's member as a device's set compares members: a number by its value, whatever its
     /// kind (`{"int": 1}`, `{"double": 1}` and `{"decimal": "1.0"}` are one member of a set of
-    /// `AnyValue`s; within a set of one kind, each value is its own), any other value as it is.
+    /// `AnyValue`s; within a set of one kind, each value is its own), a link by its target
+    /// (``withReferenceKeys``), any other value as it is.
     var setMemberKey: JSONValue {
         guard case .object(let members) = self, members.count == 1, let (kind, payload) = members.first,
             ["int", "float", "double", "decimal"].contains(kind)
-        else { return self }
+        else { return withReferenceKeys }
         let text: String
         switch payload {
         case .number(let number): text = number.text
