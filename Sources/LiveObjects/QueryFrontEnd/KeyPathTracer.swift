@@ -36,8 +36,13 @@ extension Store {
     /// ``trace(_:from:)`` for a key path whose root is `root` (not generic, so that typed
     /// queries built in other modules call it directly).
     func trace(_ keyPath: AnyKeyPath, root: Object.Type, from table: Table) throws(LiveObjectsError) -> TracedKeyPath {
+        try trace(keyPath, root: root, fromTable: table.index)
+    }
+
+    /// ``trace(_:root:from:)`` from the table at position `t` in ``tables`` (typed queries hold
+    /// their tables by position; the table itself is read only for a key path not traced yet).
+    func trace(_ keyPath: AnyKeyPath, root: Object.Type, fromTable t: Int) throws(LiveObjectsError) -> TracedKeyPath {
         let id = ObjectIdentifier(keyPath)
-        let t = table.index
         if let traced = withQueries({ $0.recent(id, table: t) }) { return traced }
         if let traced = withQueries({ queries -> TracedKeyPath? in
             guard let traced = queries.tracedKeyPaths[t][keyPath] else { return nil }
@@ -46,6 +51,7 @@ extension Store {
         }) {
             return traced
         }
+        let table = tables[t]
         // A key path that does not start at a model class (`$0.payload.isNull`, a member of an
         // `AnyValue`, which the compiler lets through a typed query in some closures) would read
         // an object as another type.
@@ -58,7 +64,7 @@ extension Store {
                 objectType: table.name)
         }
         let probe = try makeProbeStore()
-        let probeTable = probe.tables[table.index]
+        let probeTable = probe.tables[t]
         let object = root.init()
         object._handle = ObjectHandle(store: probe, table: probeTable, row: 0, generation: 0)
         let tracer = KeyPathTracer()

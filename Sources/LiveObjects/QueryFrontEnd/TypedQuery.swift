@@ -43,20 +43,28 @@ public struct Query<Value> {
 /// A typed query expression without its phantom type (see ``Query``).
 ///
 /// A key path (`$0.owner.name`) is held in fields of its own, which building the next step
-/// reads in place; anything else in ``form``.
+/// reads in place; anything else in ``form``. The store is its one reference: tables are held
+/// by position and a path of one property of the object being tested by that property's
+/// position, so that making and dropping one (several per condition built) costs one retain
+/// and one release, not one per field.
 @usableFromInline
 struct QueryCore {
     let context: QueryContext
-    /// For a key path: the table it leads to. Nil for anything else.
-    let table: Table?
-    /// For a key path: the property names, link by link (none for the object itself).
-    let components: [String]
+    /// For a key path: the position in the store of the table it leads to. -1 for anything else.
+    let tableIndex: Int
+    /// For a key path: the property names, link by link (none for the object itself, and none
+    /// held for one property of the object being tested: see ``components``).
+    private let storedComponents: [String]
     /// For a key path from a subquery variable: the variable (nil: the object being tested).
     let variable: String?
     /// For a path that is one property of the object being tested (`$0.name`), and for that
     /// property's equality with a value (the usual lookup), the property's position in its
     /// table: what binding the lookup needs, without looking at its predicate.
     let property: Int?
+    /// For a path that is one property of the object being tested, and for its equality with a
+    /// value: the position of the tested object's table, whose schema names the property. -1
+    /// for anything else.
+    private let root: Int
     /// What the expression is when it is not a key path.
     let form: Form?
 
@@ -70,33 +78,60 @@ struct QueryCore {
     }
 
     /// A key path.
-    init(context: QueryContext, variable: String?, components: [String], table: Table, property: Int? = nil) {
+    init(context: QueryContext, variable: String?, components: [String], table: Int) {
         self.context = context
-        self.table = table
-        self.components = components
+        tableIndex = table
+        storedComponents = components
         self.variable = variable
+        property = nil
+        root = -1
+        form = nil
+    }
+
+    /// Property `property` of the object being tested, an object of table `root`, leading to
+    /// table `table` (`root` itself unless the property is a link).
+    private init(context: QueryContext, property: Int, of root: Int, leadingTo table: Int) {
+        self.context = context
+        tableIndex = table
+        storedComponents = []
+        variable = nil
         self.property = property
+        self.root = root
         form = nil
     }
 
     init(_ context: QueryContext, _ form: Form) {
         self.context = context
-        table = nil
-        components = []
+        tableIndex = -1
+        storedComponents = []
         variable = nil
         property = nil
+        root = -1
         self.form = form
     }
 
-    /// `components[0] == value`, the usual lookup on property `property`.
-    private init(context: QueryContext, equality value: PropertyValue, components: [String], property: Int) {
+    /// `components[0] == value`, the usual lookup on property `property` of table `root`.
+    private init(context: QueryContext, equality value: PropertyValue, property: Int, of root: Int) {
         self.context = context
-        table = nil
-        self.components = components
+        tableIndex = -1
+        storedComponents = []
         variable = nil
         self.property = property
+        self.root = root
         form = .equality(value)
     }
+
+    /// For a key path: the table it leads to. Nil for anything else.
+    var table: Table? { tableIndex >= 0 ? context.store.tables[tableIndex] : nil }
+
+    /// For a key path: the property names, link by link (none for the object itself).
+    var components: [String] {
+        guard root >= 0, let property else { return storedComponents }
+        return [context.store.tables[root].schema.properties[property].name]
+    }
+
+    /// Whether this is the object being tested itself (the root of the condition).
+    private var isTestedObject: Bool { tableIndex >= 0 && root < 0 && variable == nil && storedComponents.isEmpty }
 
     var expression: ExpressionSyntax {
         switch form {
@@ -122,27 +157,33 @@ struct QueryCore {
     /// A persisted property of the object the path leads to, read by a key path from `root`.
     @usableFromInline
     func member(_ keyPath: AnyKeyPath, root: Object.Type) -> QueryCore {
-        guard let table else {
+        guard tableIndex >= 0 else {
             context.fail("a key path can only follow a property")
             return QueryCore(context, .predicate(.constant(false)))
         }
-        guard let traced = context.trace(keyPath, root: root, from: table) else { return self }
-        let target = traced.target == table.index ? table : context.store.tables[traced.target]
-        // A property of the object being tested: the traced names as they are, not a copy.
-        if variable == nil, components.isEmpty {
-            return QueryCore(
-                context: context, variable: nil, components: traced.names, table: target,
-                property: traced.names.count == 1 ? traced.firstProperty : nil)
+        // The usual path, `$0.name`, traced before: its property without copying the names.
+        if isTestedObject, let (property, target) = context.recentProperty(keyPath, fromTable: tableIndex) {
+            return QueryCore(context: context, property: property, of: tableIndex, leadingTo: target)
         }
-        return QueryCore(context: context, variable: variable, components: components + traced.names, table: target)
+        guard let traced = context.trace(keyPath, root: root, fromTable: tableIndex) else { return self }
+        if isTestedObject {
+            // One property of the object being tested: held by its position.
+            if traced.names.count == 1, let property = traced.firstProperty {
+                return QueryCore(context: context, property: property, of: tableIndex, leadingTo: traced.target)
+            }
+            // A longer path: the traced names as they are, not a copy.
+            return QueryCore(context: context, variable: nil, components: traced.names, table: traced.target)
+        }
+        return QueryCore(
+            context: context, variable: variable, components: components + traced.names, table: traced.target)
     }
 
     /// `self == value`. A property of the object itself compared with a value is the usual
     /// lookup, built without making its predicate.
     @usableFromInline
     func equal(_ value: PropertyValue) -> QueryCore {
-        if let property, form == nil, components.count == 1 {
-            return QueryCore(context: context, equality: value, components: components, property: property)
+        if let property, form == nil, self.root >= 0 {
+            return QueryCore(context: context, equality: value, property: property, of: self.root)
         }
         return comparison(.equal, .value(value))
     }
@@ -184,14 +225,22 @@ struct QueryContext {
     }
 
     func names<Root: Object>(_ keyPath: PartialKeyPath<Root>, from table: Table) -> [String] {
-        trace(keyPath, root: Root.self, from: table)?.names ?? []
+        trace(keyPath, root: Root.self, fromTable: table.index)?.names ?? []
+    }
+
+    /// For a key path traced recently from table `table` that reads one of its properties:
+    /// the property's position and the table it leads to (nil for anything else: then
+    /// ``trace(_:root:fromTable:)``).
+    func recentProperty(_ keyPath: AnyKeyPath, fromTable table: Int) -> (property: Int, target: Int)? {
+        let id = ObjectIdentifier(keyPath)
+        return store.withQueries { $0.recentProperty(id, table: table) }
     }
 
     /// The names a key path reads and the table they lead to; nil (and the error noted) when
     /// it reads no persisted property.
-    func trace(_ keyPath: AnyKeyPath, root: Object.Type, from table: Table) -> TracedKeyPath? {
+    func trace(_ keyPath: AnyKeyPath, root: Object.Type, fromTable table: Int) -> TracedKeyPath? {
         do {
-            return try store.trace(keyPath, root: root, from: table)
+            return try store.trace(keyPath, root: root, fromTable: table)
         } catch {
             note(error)
             return nil
@@ -290,14 +339,14 @@ extension Query where Value: _ObjectCollection {
 
     /// The elements that match a condition, to count: `$0.dogs.where { $0.age > 3 }.count > 1`.
     public func `where`(_ condition: (Query<Value._Element>) -> Query<Bool>) -> QuerySubquery {
-        guard let table else {
+        guard core.tableIndex >= 0 else {
             context.fail("where(_:) needs a list property")
             return QuerySubquery(context: context, expression: .value(.int(0)))
         }
         let (variable, components) = (core.variable, core.components)
         let name = context.newVariable()
         let element = Query<Value._Element>(
-            QueryCore(context: context, variable: name, components: [], table: table))
+            QueryCore(context: context, variable: name, components: [], table: core.tableIndex))
         let predicate = condition(element).predicate
         let expression = ExpressionSyntax.collectionOperation(
             .count,
@@ -365,13 +414,14 @@ extension Query where Value: _QueryMap {
     public var values: Query<List<Value._MapValue>> { mapStep("@values") }
 
     func mapStep<V>(_ component: String) -> Query<V> {
-        guard let table, core.form == nil else {
+        guard core.tableIndex >= 0, core.form == nil else {
             context.fail("a map's key, keys or values can only follow a map property")
             return Query<V>(context, .predicate(.constant(false)))
         }
         return Query<V>(
             QueryCore(
-                context: context, variable: core.variable, components: core.components + [component], table: table))
+                context: context, variable: core.variable, components: core.components + [component],
+                table: core.tableIndex))
     }
 }
 
@@ -399,14 +449,14 @@ extension Query where Value == AnyValue {
     /// it with a kind name, or `"numeric"` for the four kinds of numbers
     /// (`$0.payload.kind == "string"`, `$0.payload.kind.in(["int", "date"])`).
     public var kind: Query<String> {
-        guard let table, core.form == nil else {
+        guard core.tableIndex >= 0, core.form == nil else {
             context.fail("kind can only follow an AnyValue property")
             return Query<String>(context, .predicate(.constant(false)))
         }
         return Query<String>(
             QueryCore(
                 context: context, variable: core.variable, components: core.components + [KeyPathSyntax.typeStep],
-                table: table))
+                table: core.tableIndex))
     }
 
     /// The element at a position of a nested list (`payload[0]`), null when the value is no
@@ -435,13 +485,14 @@ extension Query where Value == AnyValue {
     }
 
     private func subscriptStep<V>(_ component: String) -> Query<V> {
-        guard let table, core.form == nil, core.components.last != KeyPathSyntax.typeStep else {
+        guard core.tableIndex >= 0, core.form == nil, core.components.last != KeyPathSyntax.typeStep else {
             context.fail("a subscript can only follow an AnyValue property")
             return Query<V>(context, .predicate(.constant(false)))
         }
         return Query<V>(
             QueryCore(
-                context: context, variable: core.variable, components: core.components + [component], table: table))
+                context: context, variable: core.variable, components: core.components + [component],
+                table: core.tableIndex))
     }
 }
 
@@ -589,7 +640,7 @@ extension ResultsCache {
     func beginCondition() -> QueryCore {
         store.beginTypedQuery()
         guard let table else { return QueryCore(QueryContext(store: store), .predicate(.constant(false))) }
-        return QueryCore(context: QueryContext(store: store), variable: nil, components: [], table: table)
+        return QueryCore(context: QueryContext(store: store), variable: nil, components: [], table: table.index)
     }
 
     /// These results refined by the typed condition built since ``beginCondition()``.
@@ -611,9 +662,7 @@ extension ResultsCache {
                 var bound: BoundQuery?
                 if let property = built.property, QueryCompiler.canLookUp(property: property, value: value, in: table) {
                     // The usual lookup on all objects of a type: its results made directly.
-                    if isAll {
-                        return ResultsCache(store: store, table: table, lookup: property, key: value)
-                    }
+                    if isAll { return lookup(property, value) }
                     bound = QueryCompiler.indexedEquality(property: property, value: value, in: table)
                 }
                 return try adding(QuerySpec.Filter(equality: built.components[0], value: value), bound: bound)

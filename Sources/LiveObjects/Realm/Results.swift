@@ -266,13 +266,16 @@ final class ResultsCache {
     /// primary key) equals a value: the property's position (-1 for other results) and the
     /// value, which counting and reading the results use directly. Its query and binding are
     /// made only when something else needs them.
-    let lookupProperty: Int
-    let lookupKey: PropertyValue
+    private(set) var lookupProperty: Int
+    private(set) var lookupKey: PropertyValue
     /// The last evaluation, and the realm's mutation count it was made at.
     var evaluatedRows: [Int32]?
     var mutationCount: UInt64 = 0
     var bound: BoundQuery?
     var sorter: RowSorter?
+    /// For results of all objects of a type: the last results of a lookup made from them
+    /// (``lookup(_:_:)``), taken again by the next lookup once nothing else holds them.
+    private var spareLookup: ResultsCache?
 
     init(store: Store, table: Table?, query: QuerySpec, bound: BoundQuery? = nil) {
         self.store = store
@@ -294,6 +297,29 @@ final class ResultsCache {
     }
 
     var isLookup: Bool { lookupProperty >= 0 }
+
+    /// The results of a lookup on these results of all objects of a type, which the caller has
+    /// checked can use an index (``QueryCompiler/canLookUp(property:value:in:)``).
+    ///
+    /// Counting matches in a loop (`dogs.where { $0.name == name }.count`) makes results per
+    /// lookup and drops them at once: the last ones made are kept, and taken again when nothing
+    /// else holds them (no `Results`, iterator or subscription: a reference count of one, which
+    /// only this realm's isolation can change), instead of allocating new ones and retaining
+    /// and releasing the store and the table for them.
+    func lookup(_ property: Int, _ key: PropertyValue) -> ResultsCache {
+        guard isKnownUniquelyReferenced(&spareLookup), let spare = spareLookup else {
+            let made = ResultsCache(store: store, table: table!, lookup: property, key: key)
+            spareLookup = made
+            return made
+        }
+        spare.lookupProperty = property
+        spare.lookupKey = key
+        spare.evaluatedRows = nil
+        spare.mutationCount = 0
+        spare.bound = nil
+        spare.sorter = nil
+        return spare
+    }
 
     /// What the results ask for.
     var query: QuerySpec {

@@ -337,6 +337,10 @@ package final class Table {
     /// The secondary index of each property, nil where there is none: `valueIndexes` by
     /// position, for lookups without hashing.
     package let valueIndexByProperty: [ValueIndex?]
+    /// `valueIndexByProperty` again, without the references counted: reading an index from the
+    /// array retains and releases it, atomic operations that keep a lookup's cache misses from
+    /// overlapping the next one's. Valid for the table's lifetime (the array is never changed).
+    @usableFromInline package let unretainedValueIndexes: UnsafeMutableBufferPointer<Unmanaged<ValueIndex>?>
     /// Indexes of properties that the layers above build from a column (a full-text index:
     /// the store cannot split text into words) and the store keeps in step with the live rows,
     /// as it keeps ``valueIndexes``. Dropped when the indexes are rebuilt wholesale (a load, a
@@ -469,6 +473,8 @@ package final class Table {
         }
         valueIndexes = indexes
         valueIndexByProperty = schema.properties.indices.map { indexes[$0] }
+        unretainedValueIndexes = .allocate(capacity: valueIndexByProperty.count)
+        _ = unretainedValueIndexes.initialize(from: valueIndexByProperty.map { $0.map(Unmanaged.passUnretained) })
         for (p, index) in indexes { index.attach(to: self, property: p) }
     }
 
@@ -852,11 +858,19 @@ package final class Table {
         _ = unretainedColumns.initialize(from: columns.map { $0.map(Unmanaged.passUnretained) })
     }
 
+    /// The secondary index of property `p`, borrowed for `body` (nil when there is none).
+    @inlinable @inline(__always)
+    package func withValueIndex<Result>(_ p: Int, _ body: (ValueIndex) -> Result) -> Result? {
+        guard let index = unretainedValueIndexes[p] else { return nil }
+        return index._withUnsafeGuaranteedRef(body)
+    }
+
     deinit {
         // A build still running reads this table's columns (through the indexes' unowned
         // reference to it): it must end before they go.
         valueIndexBuild?.wait()
         unretainedColumns.deallocate()
+        unretainedValueIndexes.deallocate()
         fieldKeys.deallocate()
     }
     /// Attaches what the layer above knows of the model class, and the defaults of its

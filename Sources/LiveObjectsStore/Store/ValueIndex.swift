@@ -67,9 +67,12 @@ package final class ValueIndex {
     /// Rows inserted (as live rows whose column holds their value) but not yet in their spans.
     @exclusivity(unchecked) @usableFromInline var pendingRun: Range<Int32> = 0..<0
     /// The table whose column holds the indexed values.
-    @usableFromInline unowned(unsafe) var table: Table?
+    var table: Table? { unretainedTable?.takeUnretainedValue() }
+    /// ``table``, not counted: a lookup borrows it (reading an `unowned(unsafe)` reference into
+    /// a strong one retains and releases it, atomic operations that wait for the loads in flight).
+    @exclusivity(unchecked) @usableFromInline var unretainedTable: Unmanaged<Table>?
     /// The indexed property.
-    @usableFromInline var property = 0
+    @exclusivity(unchecked) @usableFromInline var property = 0
     /// The value of a row, for an index without a table (tests).
     package var rowValue: ((Int32) -> PropertyValue)?
 
@@ -84,7 +87,7 @@ package final class ValueIndex {
 
     /// Gives the index the column it reads values from.
     func attach(to table: Table, property: Int) {
-        self.table = table
+        unretainedTable = Unmanaged.passUnretained(table)
         self.property = property
     }
 
@@ -205,9 +208,10 @@ package final class ValueIndex {
     /// which wait for the loads in flight (a lookup's are the slot, the span and the column).
     @usableFromInline func holds(_ s: Int, _ value: PropertyValue) -> Bool {
         let row = Int(_spans[s].first)
-        if let table {
-            guard let column = table.unretainedColumns[property] else {
-                return table.column(property).value(at: row) == value
+        if let unretainedTable {
+            let column = unretainedTable._withUnsafeGuaranteedRef { $0.unretainedColumns[property] }
+            guard let column else {
+                return unretainedTable.takeUnretainedValue().column(property).value(at: row) == value
             }
             return column._withUnsafeGuaranteedRef { column in
                 switch (column.scalarKind, value) {

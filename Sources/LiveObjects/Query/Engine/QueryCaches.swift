@@ -60,6 +60,18 @@ final class QueryCaches {
         return nil
     }
 
+    /// For a recent key path that reads one property of the table it starts at: that property's
+    /// position and the table it leads to, read in place (copying the traced key path would
+    /// retain and release its names).
+    func recentProperty(_ id: ObjectIdentifier, table: Int) -> (property: Int, target: Int)? {
+        for i in recentKeyPaths.indices where recentKeyPaths[i].id == id && recentKeyPaths[i].table == table {
+            guard recentKeyPaths[i].traced.names.count == 1, let property = recentKeyPaths[i].traced.firstProperty
+            else { return nil }
+            return (property, recentKeyPaths[i].traced.target)
+        }
+        return nil
+    }
+
     /// Keeps a traced key path, already among `tracedKeyPaths`, among the few found by identity
     /// (the oldest makes room).
     func rememberRecent(_ keyPath: AnyKeyPath, _ traced: TracedKeyPath, table: Int) {

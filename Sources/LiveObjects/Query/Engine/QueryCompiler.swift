@@ -72,7 +72,7 @@ struct QueryCompiler {
         // which checking against the property leaves as it is. The check could only refuse a
         // string or data longer than allowed, which no stored value is: the general path then
         // looks up no key, and looking it up finds nothing, the same empty result.
-        !value.isNull && (table.valueIndexByProperty[p] != nil || p == table.primaryKeyProperty)
+        !value.isNull && (table.unretainedValueIndexes[p] != nil || p == table.primaryKeyProperty)
             && table.accepts(value, p)
     }
 
@@ -566,7 +566,7 @@ extension Table {
     /// without collecting them.
     func lookUpCount(_ p: Int, _ key: PropertyValue) -> Int {
         ensureIndexes()
-        if let index = valueIndexByProperty[p] { return index.count(of: key) }
+        if let count = withValueIndex(p, { $0.count(of: key) }) { return count }
         return p == primaryKeyProperty && row(forPrimaryKey: key) != nil ? 1 : 0
     }
 }
