@@ -438,7 +438,7 @@ extension SpaceSchema {
             guard let targetType = self[type] else {
                 return "links to \(type), which is not a type of the schema: it has \(typeList)"
             }
-            return Self.idProblem(id, targetType.primaryKey.type).map { "links to \(type) by an id that \($0)" }
+            return Self.idProblem(id, targetType.primaryKey.type).map { "links to \(type) by an id: \($0)" }
         }
         func problem(_ value: JSONValue) -> String? {
             PushedChange.mixedProblem(value, referenceProblem: referenceProblem)
