@@ -21,6 +21,10 @@ enum Snapshot {
     static let checksumKey = "checksum"
     /// How the checksum's value starts: the algorithm, then 8 lowercase hexadecimal digits.
     static let checksumPrefix = "crc32c:"
+    /// Snapshots of at least this many bytes have their checksum computed on another thread
+    /// while their objects are read (``BackgroundChecksum``); smaller ones first, at once (a
+    /// thread costs more than it would save).
+    static let backgroundChecksumSize = 4 << 20
     /// How deep embedded objects may nest inside one another in a file.
     static let maxEmbeddedDepth = 100
 
@@ -356,6 +360,9 @@ struct SnapshotDecoder {
     let verifiesChecksum: Bool
     /// The snapshot's checksum member, found from the end of the file when it is checked.
     private var checksum: Snapshot.ChecksumMember?
+    /// The snapshot's checksum being computed on another thread, when ``readHeader(checksumInBackground:)``
+    /// started it: compared with the recorded one by ``settleChecksum()``.
+    private var backgroundChecksum: BackgroundChecksum?
     /// The snapshot's format version, once read.
     private(set) var formatVersion: Int64 = 0
     /// What the loader needs of each table, by table index; made on first use.
@@ -405,11 +412,21 @@ struct SnapshotDecoder {
 
     // MARK: Snapshot
 
-    /// Checks the snapshot's checksum, if it has one: before anything is read.
-    private mutating func checkChecksum() throws(LiveObjectsError) {
+    /// Checks the snapshot's checksum, if it has one: before anything is read. In the
+    /// background, only starts computing it.
+    private mutating func checkChecksum(inBackground: Bool) throws(LiveObjectsError) {
         guard let member = Snapshot.checksumMember(bytes) else { return }
         checksum = member
-        let actual = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<member.covered]))
+        let covered = UnsafeRawBufferPointer(rebasing: bytes[..<member.covered])
+        if inBackground {
+            backgroundChecksum = BackgroundChecksum(covered)
+        } else {
+            try compareChecksum(CRC32C.checksum(covered), member)
+        }
+    }
+
+    /// Throws unless `actual` is the checksum the file records.
+    private func compareChecksum(_ actual: UInt32, _ member: Snapshot.ChecksumMember) throws(LiveObjectsError) {
         guard actual == member.recorded else {
             let hex = { (v: UInt32) in Snapshot.checksumPrefix + String(decoding: CRC32C.hex(v), as: UTF8.self) }
             var error = reader.loadError(
@@ -421,10 +438,34 @@ struct SnapshotDecoder {
         }
     }
 
+    /// Waits for the checksum that ``readHeader(checksumInBackground:)`` started computing, if
+    /// any, and throws the error of a checksum other than the recorded one. Call it before
+    /// acting on the header otherwise than by reading the objects (``readObjects(into:)``
+    /// settles it itself, before it sets any link, and before any error it throws).
+    mutating func settleChecksum() throws(LiveObjectsError) {
+        guard let background = backgroundChecksum, let checksum else { return }
+        backgroundChecksum = nil
+        try compareChecksum(background.value(), checksum)
+    }
+
     /// Reads the members before `objects`, leaving the reader at the value of `objects`. With
-    /// ``verifiesChecksum``, checks the checksum first.
-    mutating func readHeader() throws(LiveObjectsError) -> SnapshotHeader {
-        if verifiesChecksum { try checkChecksum() }
+    /// ``verifiesChecksum``, checks the checksum first; or, `checksumInBackground`, starts
+    /// computing it on another thread while the rest is read, to be compared by
+    /// ``settleChecksum()`` (which every error thrown here and by ``readObjects(into:)`` comes
+    /// after: a damaged file is still refused as damaged, whatever its damage made the reader
+    /// find first).
+    mutating func readHeader(checksumInBackground: Bool = false) throws(LiveObjectsError) -> SnapshotHeader {
+        if verifiesChecksum { try checkChecksum(inBackground: checksumInBackground) }
+        do throws(LiveObjectsError) {
+            return try readHeaderMembers()
+        } catch {
+            try settleChecksum()
+            throw error
+        }
+    }
+
+    /// ``readHeader(checksumInBackground:)`` after the checksum.
+    private mutating func readHeaderMembers() throws(LiveObjectsError) -> SnapshotHeader {
         var format: String?
         var formatVersion: Int64?
         var schemaVersion: Int64?
@@ -492,8 +533,30 @@ struct SnapshotDecoder {
         corrupt("the member '\(key)' is given twice", type: type, property: property)
     }
 
-    /// Reads the objects (after ``readHeader()``) into an empty store of the file's schema.
+    /// Reads the objects (after ``readHeader(checksumInBackground:)``) into an empty store of
+    /// the file's schema.
     mutating func readObjects(into store: Store) throws(LiveObjectsError) {
+        do throws(LiveObjectsError) {
+            try readObjectMembers(into: store)
+        } catch {
+            // A checksum computed in the background: a damaged file is refused as such.
+            try settleChecksum()
+            throw error
+        }
+        try settleChecksum()
+        do throws(LiveObjectsError) {
+            try applyPendingLinks(store)
+        } catch {
+            throw locateLinkError(error, schema: store.schema)
+        }
+        // Every link in a mixed value names an object that exists.
+        try store.checkLoadedMixedLinks()
+        // Every embedded object has its one parent (it is written inside it).
+        store.finishLoading()
+    }
+
+    /// Reads the members from `objects` to the end of the file.
+    private mutating func readObjectMembers(into store: Store) throws(LiveObjectsError) {
         do throws(LiveObjectsError) {
             try readTables(into: store)
         } catch {
@@ -548,15 +611,6 @@ struct SnapshotDecoder {
             throw corrupt("the file has no checksum as its last member")
         }
         try reader.finish()
-        do throws(LiveObjectsError) {
-            try applyPendingLinks(store)
-        } catch {
-            throw locateLinkError(error, schema: store.schema)
-        }
-        // Every link in a mixed value names an object that exists.
-        try store.checkLoadedMixedLinks()
-        // Every embedded object has its one parent (it is written inside it).
-        store.finishLoading()
     }
 
     private mutating func readTables(into store: Store) throws(LiveObjectsError) {

@@ -11,16 +11,25 @@ extension FileStorage {
     ///
     /// - Throws: ``LiveObjectsError`` with code `corruptFile` or `limitExceeded`, as opening
     ///   would for the same bytes.
-    package static func decode(snapshot: [UInt8], journal: [UInt8]?, verifiesChecksum: Bool = true)
-        throws(LiveObjectsError) -> (store: Store, schemaVersion: UInt64, commit: UInt64)
-    {
+    /// With `checksumInBackground`, the snapshot's checksum is computed on another thread while
+    /// the objects are read, as opening a large file does.
+    package static func decode(
+        snapshot: [UInt8], journal: [UInt8]?, verifiesChecksum: Bool = true, checksumInBackground: Bool = false
+    ) throws(LiveObjectsError) -> (store: Store, schemaVersion: UInt64, commit: UInt64) {
         let storage = FileStorage(
             url: URL(fileURLWithPath: "/snapshot"), options: .init(verifiesChecksum: verifiesChecksum))
         return try snapshot.withUnsafeBytesTyped {
             (raw) throws(LiveObjectsError) -> (store: Store, schemaVersion: UInt64, commit: UInt64) in
             var decoder = SnapshotDecoder(raw, fileName: "snapshot", verifiesChecksum: verifiesChecksum)
-            let header = try decoder.readHeader()
-            let store = try Store(schema: header.schema)
+            let header = try decoder.readHeader(checksumInBackground: checksumInBackground)
+            let store: Store
+            do throws(LiveObjectsError) {
+                store = try Store(schema: header.schema)
+            } catch {
+                // A schema a damaged file gives: refused as damage.
+                try decoder.settleChecksum()
+                throw error
+            }
             try decoder.readObjects(into: store)
             let session = Session(store: store, schemaVersion: header.schemaVersion, commit: header.commit)
             _ = try storage.replayJournal(journal, into: store, header: header, session: session)

@@ -484,15 +484,18 @@ public final class FileStorage: StorageBackend, CommitListener, @unchecked Senda
             let journal =
                 FileIO.exists(journalPath) ? try FileIO.read(journalPath, maximumSize: options.maximumFileSize) : nil
             var decoder = SnapshotDecoder(raw, fileName: path, verifiesChecksum: options.verifiesChecksum)
-            let header = try decoder.readHeader()
+            let header = try decoder.readHeader(checksumInBackground: raw.count >= Snapshot.backgroundChecksumSize)
+            let diff = SchemaDiff(from: header.schema, to: store.schema)
+            let readsAsIs = diff.isEmpty && header.schemaVersion == version
+            // Anything but reading the objects acts on the header: its checksum first.
+            if !readsAsIs { try decoder.settleChecksum() }
             if header.schemaVersion > version {
                 throw LiveObjectsError(
                     .schemaVersionMismatch,
                     "the file has schema version \(header.schemaVersion), higher than the \(version) asked for; versions only go up",
                     file: path)
             }
-            let diff = SchemaDiff(from: header.schema, to: store.schema)
-            if diff.isEmpty && header.schemaVersion == version {
+            if readsAsIs {
                 try decoder.readObjects(into: store)
                 let session = Session(store: store, schemaVersion: version, commit: header.commit)
                 let replayed = try replayJournal(journal, into: store, header: header, session: session)
