@@ -8,7 +8,8 @@ import Testing
 /// time (`ColumnTargets`): whatever else happens between two appends of a column (a property
 /// missing or given out of order, a free slot, a record placed by row, a primary key indexed,
 /// the end of a table), every row ends with its own values, as in a plain Swift model of the
-/// records (seeded; the seed and the records around a difference are in the message).
+/// records, and every slot (gathered too, added a run at a time) with its object's generation,
+/// live (seeded; the seed and the records around a difference are in the message).
 @Suite struct GatheredColumnLoadTests {
     /// The seeds; `LIVEOBJECTS_LOAD_SEED` replays one.
     static let seeds: [UInt64] = TestEnvironment.seed("LIVEOBJECTS_LOAD_SEED").map { [$0] } ?? [1, 2, 3, 4, 5, 6]
@@ -23,15 +24,20 @@ import Testing
     /// What a record gives (nil: the member is left out, and the property's default loads).
     struct Record {
         var slot: Int
+        /// The generation of the object's key (not 0 for an object in a reused slot).
+        var generation: UInt32 = 0
         var id: Int64
         var name: String?
         var count: Int64??
         var level: Int64?
         var note: String?
-        /// The slot of the object linked to, or null.
-        var next: Int??
+        /// The id of the object linked to, or null.
+        var next: Int64??
 
-        /// The values the object loads with, by property, its link as the linked slot.
+        /// The object's id: its generation and slot.
+        var objectID: Int64 { Int64(generation) << 32 | Int64(slot) }
+
+        /// The values the object loads with, by property, its link as the linked object's id.
         var loaded: [PropertyValue] {
             [
                 .int(id), .string(name ?? ""), (count ?? nil).map { .int($0) } ?? .null, .int(level ?? 0),
@@ -85,7 +91,7 @@ import Testing
         if let note = r.note { members.append(#""note": \#(quoted(note))"#) }
         if let next = r.next { members.append(#""next": \#(next.map(String.init) ?? "null")"#) }
         if rng.below(6) == 0 { members.shuffle(using: &rng) }
-        let id = #""$id": \#(r.slot)"#
+        let id = #""$id": \#(r.objectID)"#
         if rng.below(40) == 0 {
             members.insert(id, at: rng.below(members.count + 1))
         } else {
@@ -106,13 +112,14 @@ import Testing
             let count: Int64? = rng.below(3) == 0 ? nil : drawInt(&rng)
             records.append(
                 Record(
-                    slot: slot, id: Int64(i) * 7 - 5_000, name: maybe(draw(&rng)), count: maybe(count),
+                    slot: slot, generation: rng.below(8) == 0 ? UInt32(rng.int(in: 1...70_000)) : 0,
+                    id: Int64(i) * 7 - 5_000, name: maybe(draw(&rng)), count: maybe(count),
                     level: maybe(drawInt(&rng)), note: maybe(draw(&rng))))
             slot += 1
         }
         // Links to objects placed before and after.
         for i in records.indices where rng.below(3) > 0 {
-            records[i].next = rng.below(5) == 0 ? .some(nil) : records[rng.below(records.count)].slot
+            records[i].next = rng.below(5) == 0 ? .some(nil) : records[rng.below(records.count)].objectID
         }
         for i in records.indices.reversed() where rng.below(50) == 0 && i + 1 < records.count {
             let record = records.remove(at: i)
@@ -153,12 +160,20 @@ import Testing
         for (i, record) in records.enumerated() {
             let row = Int32(record.slot)
             var values = (0..<5).map { table.value(row, $0) }
-            values.append(table.value(row, 5).objectKey.map { .int(Int64($0.row)) } ?? .null)
+            values.append(
+                table.value(row, 5).objectKey.map { .int(Int64($0.generation) << 32 | Int64($0.row)) } ?? .null)
             guard values == record.loaded, table.row(forPrimaryKey: .int(record.id)) == row else {
                 Issue.record("row \(row): \(values), expected \(record.loaded); \(context(i))")
                 return
             }
+            let key = ObjectKey(row: UInt32(record.slot), generation: record.generation)
+            guard table.isLive(row), table.key(row) == key, table.row(for: key) == row else {
+                Issue.record(
+                    "slot \(row): live \(table.isLive(row)), key \(table.key(row)), expected \(key); \(context(i))")
+                return
+            }
         }
+        #expect(table.slotBookkeepingIsConsistent, "\(context(0))")
         let slots = Set(records.map(\.slot))
         let free = (0..<(slots.max()! + 1)).filter { !slots.contains($0) }.map(Int32.init)
         #expect(table.freeRows.sorted() == free, "\(context(0))")

@@ -67,6 +67,13 @@ extension Store {
         return table.appendLoadedSlot(generation: generation)
     }
 
+    /// ``appendLoadedObject(_:generation:)`` for a run of objects at the end of a table, with
+    /// their generations in row order: faster than one at a time.
+    package func appendLoadedObjects(_ table: Table, generations: UnsafeBufferPointer<UInt32>) {
+        mutationCount &+= UInt64(generations.count)
+        table.appendLoadedSlots(generations: generations)
+    }
+
     /// Makes room in a table's primary-key index for `capacity` keys in all, while loading.
     package func reservePrimaryKeys(_ table: Table, _ capacity: Int) {
         guard let pk = table.primaryKeyProperty else { return }

@@ -772,6 +772,34 @@ package final class Table {
         return row
     }
 
+    /// ``appendLoadedSlot(generation:)`` for a run of objects: their slots' states appended a
+    /// chunk at a time and their live bits a word at a time.
+    func appendLoadedSlots(generations: UnsafeBufferPointer<UInt32>) {
+        let start = slotStates.count
+        let end = start + generations.count
+        var later = 0
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: generations.count) { states in
+            for (i, generation) in generations.enumerated() {
+                states[i] = generation << 1 | 1
+                later += generation == 0 ? 0 : 1
+            }
+            slotStates.append(contentsOf: UnsafeBufferPointer(states))
+        }
+        var row = start
+        while row < end {
+            if row & 63 == 0 { liveBits.append(0) }
+            let last = min(end, (row | 63) + 1)
+            // The bits of rows `row..<last`, all in the word of `row`.
+            let width = UInt64(last - row)
+            let bits: UInt64 = (width == 64 ? ~0 : (1 << width) - 1) << UInt64(row & 63)
+            liveBits[row >> 6] |= bits
+            row = last
+        }
+        liveLaterGenerations += later
+        liveCount += generations.count
+        structureVersion &+= 1
+    }
+
     /// Gives every incoming backlink column an empty entry for each slot it lacks one for
     /// (those added by ``appendLoadedSlot(generation:)``).
     func fillIncomingRows() {

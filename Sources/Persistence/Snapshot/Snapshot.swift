@@ -1058,7 +1058,7 @@ final class RecordPlan {
         seenWordCount = max(1, (properties.count + 63) / 64)
         seen = .allocate(capacity: seenWordCount)
         seen.initialize(repeating: 0, count: seenWordCount)
-        columnTargets = ColumnTargets(table, kinds: kinds)
+        columnTargets = ColumnTargets(table, store: store, kinds: kinds)
     }
 
     deinit { seen.deallocate() }

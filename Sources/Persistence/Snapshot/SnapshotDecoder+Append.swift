@@ -8,7 +8,8 @@ import LiveObjectsJSON
 ///
 /// The values of integer and string columns are gathered first, up to ``pendingCapacity`` per
 /// column, and appended a chunk at a time (``flush()``): one check of the column's storage per
-/// chunk rather than per value. The nil links a link column gets for each record (its links are
+/// chunk rather than per value. The objects' slots are gathered too (their generations) and
+/// added a run at a time, after their values. The nil links a link column gets for each record (its links are
 /// set once every object is placed) are counted and appended at once the same way. So such a column lags behind the table's slots until the next
 /// flush, which must come before anything reads or changes the column another way (the loader
 /// flushes before indexing primary keys, before placing a record by row or adding free slots,
@@ -44,11 +45,19 @@ final class ColumnTargets {
     /// Whether the table has a primary key, indexed in batches after its objects are appended.
     let hasPrimaryKey: Bool
     private let columns: [Column?]
+    private let table: Table
+    private let store: Store
+    /// The generations of the objects whose values are appended (or gathered) and whose slots
+    /// are not added yet (``pendingCapacity`` of room, ``pendingSlotCount`` of them set).
+    private let pendingGenerations: UnsafeMutablePointer<UInt32>
+    /// The number of objects whose slots are not added yet: the table has
+    /// `table.rowCount + pendingSlotCount` rows for the loader.
+    private(set) var pendingSlotCount = 0
 
     /// The targets of a table's properties; nil when its records cannot be appended this way
     /// (an embedded table, whose objects are placed inside their parent's record, or a table
     /// with embedded objects inside).
-    init?(_ table: Table, kinds: [RecordPlan.Kind]) {
+    init?(_ table: Table, store: Store, kinds: [RecordPlan.Kind]) {
         guard !table.schema.isEmbedded else { return nil }
         var targets: [Target] = []
         for (p, property) in table.schema.properties.enumerated() {
@@ -91,6 +100,9 @@ final class ColumnTargets {
         _ = self.targets.initialize(from: targets)
         hasPrimaryKey = table.primaryKeyProperty != nil
         columns = table.columns
+        self.table = table
+        self.store = store
+        pendingGenerations = .allocate(capacity: Self.pendingCapacity)
     }
 
     deinit {
@@ -102,6 +114,7 @@ final class ColumnTargets {
             pending.deallocate()
         }
         targets.deallocate()
+        pendingGenerations.deallocate()
     }
 
     /// Gathers a value of the `.int` column of property `p`, appending the values gathered when
@@ -122,6 +135,23 @@ final class ColumnTargets {
         (targets[p].pending.unsafelyUnwrapped.assumingMemoryBound(to: String.self) + n).initialize(to: value)
         targets[p].pendingCount = n + 1
         if n + 1 == Self.pendingCapacity { flush(p) }
+    }
+
+    /// Gathers the slot of an object whose values are all appended (or gathered), adding the
+    /// slots gathered when there is no room for more.
+    @inline(__always)
+    func appendSlot(generation: UInt32) {
+        pendingGenerations[pendingSlotCount] = generation
+        pendingSlotCount += 1
+        if pendingSlotCount == Self.pendingCapacity { flushSlots() }
+    }
+
+    /// Adds the slots gathered to the table.
+    private func flushSlots() {
+        guard pendingSlotCount > 0 else { return }
+        store.appendLoadedObjects(
+            table, generations: UnsafeBufferPointer(start: pendingGenerations, count: pendingSlotCount))
+        pendingSlotCount = 0
     }
 
     /// Counts a nil link for the `.link` column of property `p`.
@@ -152,9 +182,11 @@ final class ColumnTargets {
         }
     }
 
-    /// Appends the values gathered for every property to their columns.
+    /// Appends the values gathered for every property to their columns, and the slots gathered
+    /// to the table.
     func flush() {
         for p in targets.indices where targets[p].pendingCount > 0 { flush(p) }
+        flushSlots()
     }
 }
 
@@ -197,7 +229,7 @@ extension SnapshotDecoder {
             }
             if first == 0 {
                 let id = try ValueCoding.readID(&reader, maxRow: maxRow, table: table.name)
-                if Int(id.row) >= table.rowCount {
+                if Int(id.row) >= table.rowCount + targets.pendingSlotCount {
                     try appendRecord(table, plan, keys, targets, id: id, start: start, store: store)
                     continue
                 }
@@ -225,7 +257,7 @@ extension SnapshotDecoder {
         _ table: Table, _ plan: RecordPlan, _ keys: JSONKeySet, _ targets: ColumnTargets, id: ObjectKey,
         start: Int, store: Store
     ) throws(LiveObjectsError) {
-        if Int(id.row) > table.rowCount {
+        if Int(id.row) > table.rowCount + targets.pendingSlotCount {
             // Free slots are appended to every column.
             targets.flush()
             store.loadFreeSlots(table, upTo: Int(id.row))
@@ -265,7 +297,7 @@ extension SnapshotDecoder {
             next += 1
         }
         for w in 0..<plan.seenWordCount { seen[w] = 0 }
-        _ = store.appendLoadedObject(table, generation: id.generation)
+        targets.appendSlot(generation: id.generation)
         if targets.hasPrimaryKey {
             if unindexed.table !== table || unindexed.rows.count >= UnindexedObjects.batchSize {
                 try indexPrimaryKeys(store)
