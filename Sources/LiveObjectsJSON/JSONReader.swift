@@ -371,6 +371,19 @@ package struct JSONReader<Failure: JSONReadingError> {
         var i = offset
         if b == 0x2D { i += 1 }
         let digitsStart = i
+        // Fewer than eight digits with eight bytes to read (most integers of a record): the
+        // byte after them is in the word loaded, and checked there.
+        if end - i >= 8 {
+            let word = loadEightBytes(base + i)
+            let n = leadingDigitCount(word)
+            let after = UInt8(truncatingIfNeeded: word >> UInt64(truncatingIfNeeded: 8 * n & 63))
+            if n > 0 && n < 8 && (n == 1 || word & 0xFF != 0x30) && after != 0x2E && after | 0x20 != 0x65 {
+                offset = i + n
+                valueDone()
+                let value = Int64(valueOfLeadingDigits(word, count: n))
+                return b == 0x2D ? -value : value
+            }
+        }
         var magnitude: UInt64 = 0
         // Eight bytes at a time while eight can be read: the digits among them counted and
         // valued at once, with no branch per digit (most integers of a record end inside the
