@@ -83,6 +83,10 @@ package struct JSONReader<Failure: JSONReadingError> {
     @usableFromInline package internal(set) var depth: Int = 0
     /// Bit `d` is set when the container at depth `d + 1` is an object.
     @usableFromInline var objectBits: [UInt64]
+    /// The state after a complete value at the current depth: `.objectNext` or `.arrayNext` as
+    /// the innermost container is an object or an array, `.afterDocument` outside any. Kept as
+    /// containers open and close, so that a value's end reads no bit of ``objectBits``.
+    @usableFromInline var stateAfterValue: State = .afterDocument
     /// For strings with escapes.
     private var scratch: [UInt8] = []
     /// The index in a ``JSONKeySet`` to try first: the one after the last match.
@@ -606,12 +610,7 @@ package struct JSONReader<Failure: JSONReadingError> {
     /// The state after a complete value.
     @inlinable @inline(__always)
     mutating func valueDone() {
-        if depth == 0 {
-            state = .afterDocument
-        } else {
-            let d = depth - 1
-            state = objectBits[d >> 6] >> UInt64(d & 63) & 1 == 1 ? .objectNext : .arrayNext
-        }
+        state = stateAfterValue
     }
 
     @inlinable @inline(__always)
@@ -624,6 +623,7 @@ package struct JSONReader<Failure: JSONReadingError> {
             objectBits[depth >> 6] &= ~bit
         }
         depth += 1
+        stateAfterValue = isObject ? .objectNext : .arrayNext
     }
 
     /// Consumes the closing byte at `offset`.
@@ -631,6 +631,12 @@ package struct JSONReader<Failure: JSONReadingError> {
     mutating func closeContainer() {
         offset += 1
         depth -= 1
+        if depth == 0 {
+            stateAfterValue = .afterDocument
+        } else {
+            let d = depth - 1
+            stateAfterValue = objectBits[d >> 6] >> UInt64(d & 63) & 1 == 1 ? .objectNext : .arrayNext
+        }
         valueDone()
     }
 
