@@ -136,6 +136,23 @@ import Testing
             }
         }
         #expect(error?.code == .invalidQuery, "\(String(describing: error))")
+        // An expression of the outer condition made inside an inner condition's closure (the
+        // outer one is not the one being built then) and returned to the outer one.
+        let nested = await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { r in
+                r.objects(QPItem.self).where { item in
+                    var made: Query<Bool>?
+                    _ =
+                        r.objects(QPTag.self).where { tag in
+                            made = item.int > -1000
+                            return tag.weight > 1
+                        }.count
+                    return made!
+                }.count
+            }
+        }
+        #expect(nested?.code == .invalidQuery, "\(String(describing: nested))")
+        #expect(nested?.message.contains("inside the where(_:)") == true, "\(String(describing: nested))")
         // The next condition is clean, and gives what it gave before.
         let again = try await realm.read { r in r.objects(QPItem.self).where { $0.int > -1000 }.count }
         #expect(again == all)

@@ -89,9 +89,21 @@ struct QueryCore {
         case equality(PropertyValue)
     }
 
+    /// The object being tested, an object of table `table`, as a condition begins (its
+    /// context is the condition's own).
+    init(root context: QueryContext, table: Int) {
+        self.context = context
+        tableIndex = table
+        storedComponents = []
+        variable = nil
+        property = nil
+        root = -1
+        form = nil
+    }
+
     /// A key path.
     init(context: QueryContext, variable: String?, components: [String], table: Int) {
-        self.context = context
+        self.context = context.checked
         tableIndex = table
         storedComponents = components
         self.variable = variable
@@ -101,7 +113,8 @@ struct QueryCore {
     }
 
     /// Property `property` of the object being tested, an object of table `root`, leading to
-    /// table `table` (`root` itself unless the property is a link).
+    /// table `table` (`root` itself unless the property is a link), found through `context`'s
+    /// store (so while its condition is the one being built).
     private init(context: QueryContext, property: Int, of root: Int, leadingTo table: Int) {
         self.context = context
         tableIndex = table
@@ -113,7 +126,7 @@ struct QueryCore {
     }
 
     init(_ context: QueryContext, _ form: Form) {
-        self.context = context
+        self.context = context.checked
         tableIndex = -1
         storedComponents = []
         variable = nil
@@ -122,7 +135,8 @@ struct QueryCore {
         self.form = form
     }
 
-    /// `components[0] == value`, the usual lookup on property `property` of table `root`.
+    /// `components[0] == value`, the usual lookup on property `property` of table `root` (made
+    /// from positions alone, without the store, so right whatever condition is being built).
     private init(context: QueryContext, equality value: PropertyValue, property: Int, of root: Int) {
         self.context = context
         tableIndex = -1
@@ -188,7 +202,10 @@ struct QueryCore {
         if isTestedObject, let (property, target) = context.recentProperty(keyPath, fromTable: tableIndex) {
             return QueryCore(context: context, property: property, of: tableIndex, leadingTo: target)
         }
-        guard let traced = context.trace(keyPath, root: root, fromTable: tableIndex) else { return self }
+        guard let traced = context.trace(keyPath, root: root, fromTable: tableIndex) else {
+            // The error noted; or no store, outside the condition being built.
+            return context.isCurrent ? self : QueryCore(context.detached, .predicate(.constant(false)))
+        }
         if isTestedObject {
             // One property of the object being tested: held by its position.
             if traced.names.count == 1, let property = traced.firstProperty {
@@ -251,6 +268,13 @@ struct QueryContext {
     var detached: QueryContext {
         QueryContext(unmanagedStore: unmanagedStore, condition: 0)
     }
+
+    /// This context for an expression made now: itself while its condition is the one being
+    /// built, else ``detached``. An expression made from one of a condition that is not being
+    /// built (kept past it, or used inside the closure of a `where(_:)` built within it) read
+    /// no store, so what it holds may be wrong: it must belong to no condition.
+    @inline(__always)
+    var checked: QueryContext { isCurrent ? self : detached }
 
     private init(unmanagedStore: Unmanaged<Store>, condition: UInt) {
         self.unmanagedStore = unmanagedStore
@@ -778,7 +802,7 @@ extension ResultsCache {
     func beginCondition() -> QueryCore {
         let context = QueryContext(store: store, condition: store.beginTypedQuery())
         guard let table else { return QueryCore(context, .predicate(.constant(false))) }
-        return QueryCore(context: context, variable: nil, components: [], table: table.index)
+        return QueryCore(root: context, table: table.index)
     }
 
     /// These results refined by the typed condition built since ``beginCondition()``.
