@@ -19,8 +19,9 @@ import Synchronization
 ///
 /// An expression belongs to the `where(_:)` whose closure it was made in. One kept in a
 /// variable past that closure and used again, alone or with another condition's expressions,
-/// builds nothing: the condition it ends up in gives no results and makes the enclosing realm
-/// call throw `invalidQuery`.
+/// or extended inside the closure of another `where(_:)` run within its own, builds nothing:
+/// the condition it ends up in gives no results and makes the enclosing realm call throw
+/// `invalidQuery`.
 @dynamicMemberLookup
 public struct Query<Value> {
     /// What the expression holds: the same for every `Value`, so that building one runs in
