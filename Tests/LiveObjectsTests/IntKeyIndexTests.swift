@@ -2,8 +2,17 @@ import LiveObjectsTestSupport
 import Testing
 
 @testable import LiveObjects
+@testable import LiveObjectsStore
 
 @Suite struct IntKeyIndexTests {
+    /// Indexes made one after the other (as a frozen copy makes one per table) get seeds of
+    /// their own, odd, as the hash's multiplication needs.
+    @Test func indexesGetSeedsOfTheirOwn() {
+        let seeds = (0..<1_000).map { _ in IntKeyIndex().seed }
+        #expect(Set(seeds).count == seeds.count)
+        #expect(seeds.allSatisfy { $0 & 1 == 1 })
+    }
+
     /// Random inserts and removals agree with a Dictionary (seeded; the seed is in the message).
     @Test(arguments: [1, 2, 3, 4, 5])
     func agreesWithDictionary(seed: UInt64) {

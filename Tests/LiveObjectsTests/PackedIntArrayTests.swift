@@ -33,7 +33,25 @@ import Testing
         }
         for step in 0..<600 {
             switch rng.below(20) {
-            case 0...8:
+            case 0...2:
+                // A run of consecutive values (as auto-incremented keys), continuing the last
+                // value or not, one by one or as a buffer, sometimes past a chunk's end, now
+                // and then up to Int64.max.
+                let n = rng.below(rng.below(4) == 0 ? 9_000 : 60) + 1
+                let first =
+                    rng.below(3) == 0
+                    ? (model.last ?? 0) &+ 1
+                    : rng.below(8) == 0 ? Int64.max - Int64(rng.below(5_000)) : Int64(rng.int(in: -200...5_000_000))
+                let values = (0..<Int64(n)).map { first.addingReportingOverflow($0).partialValue }
+                let buffered = rng.below(2) == 0
+                operations.append("sequence \(n) from \(first)\(buffered ? " buffered" : "")")
+                if buffered {
+                    values.withUnsafeBufferPointer { packed.append(contentsOf: $0) }
+                } else {
+                    for v in values { packed.append(v) }
+                }
+                model += values
+            case 3...8:
                 // A run of appends, sometimes past a chunk's end.
                 let n = rng.below(rng.below(8) == 0 ? 5_000 : 50)
                 let narrow = rng.below(2) == 0
@@ -45,7 +63,8 @@ import Testing
                 }
             case 9...15 where !model.isEmpty:
                 let i = rng.below(model.count)
-                let v = Self.draw(&rng)
+                // Sometimes the value the position's neighbour in a run would give it.
+                let v = rng.below(3) == 0 && i > 0 ? model[i - 1] &+ 1 : Self.draw(&rng)
                 operations.append("set [\(i)] = \(v)")
                 packed[i] = v
                 model[i] = v
@@ -121,7 +140,13 @@ import Testing
         for _ in 0..<40 {
             let n = [0, 1, rng.below(100), rng.below(5_000), 4_096 - model.count % 4_096][rng.below(5)]
             let narrow = rng.below(2) == 0
-            let values = (0..<n).map { _ in narrow ? Int64(rng.int(in: -100...100)) : Self.draw(&rng) }
+            var values = (0..<n).map { _ in narrow ? Int64(rng.int(in: -100...100)) : Self.draw(&rng) }
+            if rng.below(3) == 0 {
+                // Consecutive values, continuing the last one or not, sometimes broken once.
+                let first = rng.below(2) == 0 ? (model.last ?? 0) &+ 1 : Int64(rng.int(in: -300...300))
+                values = (0..<n).map { first &+ Int64($0) }
+                if n > 1 && rng.below(2) == 0 { values[rng.below(n)] = Self.draw(&rng) }
+            }
             lengths.append(n)
             values.withUnsafeBufferPointer { bulk.append(contentsOf: $0) }
             for v in values { single.append(v) }
@@ -158,6 +183,31 @@ import Testing
     /// `prefetch` reads a chunk's width beside its storage address: the layout it assumes.
     @Test func chunkLayoutIsWhatPrefetchReads() {
         #expect(MemoryLayout<PackedIntChunk>.offset(of: \PackedIntChunk.widthShift) == MemoryLayout<Int>.stride)
-        #expect(MemoryLayout<PackedIntChunk>.stride == 2 * MemoryLayout<Int>.stride)
+        #expect(MemoryLayout<PackedIntChunk>.stride == 3 * MemoryLayout<Int>.stride)
+    }
+
+    /// Consecutive values keep no bytes until one breaks the run; then the chunk takes the
+    /// width its values need, not the width the run would have reached by the chunk's end.
+    @Test func consecutiveValuesKeepNoBytes() {
+        var packed = PackedIntArray()
+        for k in Int64(1)...10_000 { packed.append(k) }
+        #expect(packed.chunks.allSatisfy { $0.isSequence && $0.bytes.isEmpty })
+        #expect(packed[0] == 1 && packed[4_096] == 4_097 && packed[9_999] == 10_000)
+        // A value equal to what the run holds there changes nothing.
+        packed[5_000] = 5_001
+        #expect(packed.chunks[1].isSequence)
+        // One that breaks the run writes the chunk out: values 4,097...8,192 need two bytes.
+        packed[5_000] = 7
+        #expect(!packed.chunks[1].isSequence && packed.chunks[1].widthShift == 1)
+        #expect(packed[5_000] == 7 && packed[5_001] == 5_002 && packed[4_096] == 4_097)
+        #expect(packed.chunks[0].isSequence && packed.chunks[2].isSequence)
+        // Small values in a run broken early stay one byte wide (the run would reach 4,195).
+        var ages = PackedIntArray()
+        for a: Int64 in [100, 101, 102, 3] { ages.append(a) }
+        #expect(ages.chunks[0].widthShift == 0 && Array((0..<4).map { ages[$0] }) == [100, 101, 102, 3])
+        // A run that would pass Int64.max within its chunk is stored as bytes.
+        var top = PackedIntArray()
+        top.append(.max - 10)
+        #expect(!top.chunks[0].isSequence && top[0] == .max - 10)
     }
 }

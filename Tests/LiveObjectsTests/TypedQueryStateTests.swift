@@ -92,4 +92,99 @@ import Testing
         }
         #expect(count == all)
     }
+    /// An expression kept past its `where(_:)` holds no reference to the store (typed
+    /// conditions build without retaining it): used again, alone or in another condition, it
+    /// builds nothing, and a condition that ends with it, or mixes it with its own
+    /// expressions, gives no results and `invalidQuery`.
+    @Test func anExpressionKeptPastItsConditionIsAnErrorInTheNextOne() async throws {
+        let realm = try await openFoundationRealm()
+        let kept = KeptQuery()
+        let all = try await realm.read { r in
+            r.objects(QPItem.self).where { item in
+                kept.item = item
+                return item.int > -1000
+            }.count
+        }
+        #expect(all > 0)
+        let conditions: [(String, @Sendable (Query<QPItem>) -> Query<Bool>)] = [
+            ("alone", { _ in kept.item!.int > -1000 }),
+            ("and", { $0.int > -1000 && kept.item!.int > -1000 }),
+            ("or", { kept.item!.int > -1000 || $0.int > -1000 }),
+            ("compared", { $0.int == kept.item!.int }),
+            ("equality", { _ in kept.item!.string == "apple" }),
+            ("negated", { _ in !(kept.item!.int > 1000) }),
+        ]
+        for (name, condition) in conditions {
+            let error = await #expect(throws: LiveObjectsError.self, "\(name)") {
+                try await realm.read { r in r.objects(QPItem.self).where(condition).count }
+            }
+            #expect(error?.code == .invalidQuery, "\(name): \(String(describing: error))")
+            #expect(error?.message.contains("inside the where(_:)") == true, "\(name): \(String(describing: error))")
+        }
+        // A subquery's element kept past its condition, used in the next one's subquery.
+        _ = try await realm.read { r in
+            r.objects(QPItem.self).where {
+                $0.tags.where { tag in
+                    kept.tag = tag
+                    return tag.weight > 1
+                }.count > 0
+            }.count
+        }
+        let error = await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { r in
+                r.objects(QPItem.self).where { $0.tags.where { _ in kept.tag!.weight > 1 }.count > 0 }.count
+            }
+        }
+        #expect(error?.code == .invalidQuery, "\(String(describing: error))")
+        // An expression of the outer condition made inside an inner condition's closure (the
+        // outer one is not the one being built then) and returned to the outer one.
+        let nested = await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { r in
+                r.objects(QPItem.self).where { item in
+                    var made: Query<Bool>?
+                    _ =
+                        r.objects(QPTag.self).where { tag in
+                            made = item.int > -1000
+                            return tag.weight > 1
+                        }.count
+                    return made!
+                }.count
+            }
+        }
+        #expect(nested?.code == .invalidQuery, "\(String(describing: nested))")
+        #expect(nested?.message.contains("inside the where(_:)") == true, "\(String(describing: nested))")
+        // The next condition is clean, and gives what it gave before.
+        let again = try await realm.read { r in r.objects(QPItem.self).where { $0.int > -1000 }.count }
+        #expect(again == all)
+    }
+
+    /// An expression kept past its realm's life is used without reaching the store it was
+    /// made on, which is gone.
+    @Test func anExpressionKeptPastItsRealmIsAnErrorNotACrash() async throws {
+        let kept = KeptQuery()
+        do {
+            let gone = try await openFoundationRealm()
+            _ = try await gone.read { r in
+                r.objects(QPItem.self).where {
+                    kept.item = $0
+                    return $0.int > 0
+                }.count
+            }
+            try await gone.close()
+        }
+        let realm = try await openFoundationRealm()
+        let error = await #expect(throws: LiveObjectsError.self) {
+            try await realm.read { r in
+                r.objects(QPItem.self).where { $0.int > 0 && kept.item!.owner.name == "Ann" }.count
+            }
+        }
+        #expect(error?.code == .invalidQuery, "\(String(describing: error))")
+    }
+}
+
+/// Holds expressions of a typed condition past it, for the tests that use them later (what a
+/// caller keeping one in a variable outside the closure does).
+private final class KeptQuery: @unchecked Sendable {  // Set and read by one test at a time, one await after another.
+    var item: Query<QPItem>?
+    var tag: Query<QPTag>?
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LiveObjectsStore
+import Synchronization
 
 /// A typed, key-path based query expression, for ``Results/where(_:)``.
 ///
@@ -15,6 +16,12 @@ import LiveObjectsStore
 /// Member access follows persisted properties, through optional links (`$0.owner.name`) and
 /// lists (`$0.dogs.age`, which holds when any element matches). A `Query<Bool>` combines with
 /// `&&`, `||` and `!`.
+///
+/// An expression belongs to the `where(_:)` whose closure it was made in. One kept in a
+/// variable past that closure and used again, alone or with another condition's expressions,
+/// or extended inside the closure of another `where(_:)` run within its own, builds nothing:
+/// the condition it ends up in gives no results and makes the enclosing realm call throw
+/// `invalidQuery`.
 @dynamicMemberLookup
 public struct Query<Value> {
     /// What the expression holds: the same for every `Value`, so that building one runs in
@@ -38,15 +45,21 @@ public struct Query<Value> {
     func comparison<V>(_ op: ComparisonOperator, _ rhs: ExpressionSyntax, options: ComparisonOptions = []) -> Query<V> {
         Query<V>(core.comparison(op, rhs, options: options))
     }
+
+    /// A comparison with another expression, which must belong to the same condition.
+    func comparison<V, W>(_ op: ComparisonOperator, _ rhs: Query<W>) -> Query<V> {
+        Query<V>(core.comparison(op, rhs.expression).detached(from: rhs.context))
+    }
 }
 
 /// A typed query expression without its phantom type (see ``Query``).
 ///
 /// A key path (`$0.owner.name`) is held in fields of its own, which building the next step
-/// reads in place; anything else in ``form``. The store is its one reference: tables are held
+/// reads in place; anything else in ``form``. It holds no counted reference for a path of one
+/// property: the store is reached through its ``QueryContext`` (not retained), tables are held
 /// by position and a path of one property of the object being tested by that property's
-/// position, so that making and dropping one (several per condition built) costs one retain
-/// and one release, not one per field.
+/// position, so that making and dropping one (several per condition built) costs no retain
+/// or release.
 @usableFromInline
 struct QueryCore {
     let context: QueryContext
@@ -77,9 +90,21 @@ struct QueryCore {
         case equality(PropertyValue)
     }
 
+    /// The object being tested, an object of table `table`, as a condition begins (its
+    /// context is the condition's own).
+    init(root context: QueryContext, table: Int) {
+        self.context = context
+        tableIndex = table
+        storedComponents = []
+        variable = nil
+        property = nil
+        root = -1
+        form = nil
+    }
+
     /// A key path.
     init(context: QueryContext, variable: String?, components: [String], table: Int) {
-        self.context = context
+        self.context = context.checked
         tableIndex = table
         storedComponents = components
         self.variable = variable
@@ -89,7 +114,8 @@ struct QueryCore {
     }
 
     /// Property `property` of the object being tested, an object of table `root`, leading to
-    /// table `table` (`root` itself unless the property is a link).
+    /// table `table` (`root` itself unless the property is a link), found through `context`'s
+    /// store (so while its condition is the one being built).
     private init(context: QueryContext, property: Int, of root: Int, leadingTo table: Int) {
         self.context = context
         tableIndex = table
@@ -101,7 +127,7 @@ struct QueryCore {
     }
 
     init(_ context: QueryContext, _ form: Form) {
-        self.context = context
+        self.context = context.checked
         tableIndex = -1
         storedComponents = []
         variable = nil
@@ -110,7 +136,8 @@ struct QueryCore {
         self.form = form
     }
 
-    /// `components[0] == value`, the usual lookup on property `property` of table `root`.
+    /// `components[0] == value`, the usual lookup on property `property` of table `root` (made
+    /// from positions alone, without the store, so right whatever condition is being built).
     private init(context: QueryContext, equality value: PropertyValue, property: Int, of root: Int) {
         self.context = context
         tableIndex = -1
@@ -121,13 +148,24 @@ struct QueryCore {
         form = .equality(value)
     }
 
-    /// For a key path: the table it leads to. Nil for anything else.
-    var table: Table? { tableIndex >= 0 ? context.store.tables[tableIndex] : nil }
+    /// For a key path: the table it leads to. Nil for anything else, and for an expression
+    /// used outside the condition it was made for.
+    var table: Table? {
+        guard tableIndex >= 0 else { return nil }
+        return context.withStore { $0.tables[tableIndex] }
+    }
 
-    /// For a key path: the property names, link by link (none for the object itself).
+    /// For a key path: the property names, link by link (none for the object itself, and none
+    /// for a property of an expression used outside the condition it was made for).
     var components: [String] {
         guard root >= 0, let property else { return storedComponents }
-        return [context.store.tables[root].schema.properties[property].name]
+        return context.withStore { [$0.tables[root].schema.properties[property].name] } ?? []
+    }
+
+    /// This expression, marked as belonging to no condition: what combining it with an
+    /// expression of another condition gives (``QueryContext/detached``).
+    func detached(from other: QueryContext) -> QueryCore {
+        other.condition == context.condition ? self : QueryCore(context.detached, .predicate(.constant(false)))
     }
 
     /// Whether this is the object being tested itself (the root of the condition).
@@ -165,7 +203,10 @@ struct QueryCore {
         if isTestedObject, let (property, target) = context.recentProperty(keyPath, fromTable: tableIndex) {
             return QueryCore(context: context, property: property, of: tableIndex, leadingTo: target)
         }
-        guard let traced = context.trace(keyPath, root: root, fromTable: tableIndex) else { return self }
+        guard let traced = context.trace(keyPath, root: root, fromTable: tableIndex) else {
+            // The error noted; or no store, outside the condition being built.
+            return context.isCurrent ? self : QueryCore(context.detached, .predicate(.constant(false)))
+        }
         if isTestedObject {
             // One property of the object being tested: held by its position.
             if traced.names.count == 1, let property = traced.firstProperty {
@@ -190,12 +231,12 @@ struct QueryCore {
 
     @usableFromInline
     func and(_ other: QueryCore) -> QueryCore {
-        QueryCore(context, .predicate(.and([predicate, other.predicate])))
+        QueryCore(context, .predicate(.and([predicate, other.predicate]))).detached(from: other.context)
     }
 
     @usableFromInline
     func or(_ other: QueryCore) -> QueryCore {
-        QueryCore(context, .predicate(.or([predicate, other.predicate])))
+        QueryCore(context, .predicate(.or([predicate, other.predicate]))).detached(from: other.context)
     }
 
     @usableFromInline
@@ -206,17 +247,58 @@ struct QueryCore {
 
 /// Where a typed query is built: the store, which traces key paths and holds the state of
 /// the condition being built (``TypedQueryState``), so that building one allocates nothing.
+///
+/// The store is not retained (a retain and a release per expression made and dropped were
+/// most of a typed lookup's cost): a context reaches it only while its condition is the one
+/// being built on the current thread (``TypedCondition``), when the results building it hold
+/// the store. An expression kept past its `where(_:)`, or used in another condition, finds no
+/// store: it builds nothing, and a condition that ends with it gives no results and the error
+/// `invalidQuery`.
 struct QueryContext {
-    let store: Store
+    /// The store, not counted: read only while ``condition`` is being built on this thread.
+    private let unmanagedStore: Unmanaged<Store>
+    /// The condition this context belongs to (``TypedCondition``); 0 for none.
+    let condition: UInt
 
-    init(store: Store) {
-        self.store = store
+    init(store: Store, condition: UInt) {
+        unmanagedStore = Unmanaged.passUnretained(store)
+        self.condition = condition
+    }
+
+    /// This context, belonging to no condition: for an expression made of two conditions'.
+    var detached: QueryContext {
+        QueryContext(unmanagedStore: unmanagedStore, condition: 0)
+    }
+
+    /// This context for an expression made now: itself while its condition is the one being
+    /// built, else ``detached``. An expression made from one of a condition that is not being
+    /// built (kept past it, or used inside the closure of a `where(_:)` built within it) read
+    /// no store, so what it holds may be wrong: it must belong to no condition.
+    @inline(__always)
+    var checked: QueryContext { isCurrent ? self : detached }
+
+    private init(unmanagedStore: Unmanaged<Store>, condition: UInt) {
+        self.unmanagedStore = unmanagedStore
+        self.condition = condition
+    }
+
+    /// Whether this context's condition is the one being built on this thread.
+    var isCurrent: Bool { condition != 0 && TypedCondition.current == condition }
+
+    /// Runs `body` with the store, borrowed, when this context's condition is the one being
+    /// built on this thread; nil (and `body` not run) otherwise.
+    @inline(__always)
+    func withStore<Result>(_ body: (Store) -> Result) -> Result? {
+        guard isCurrent else { return nil }
+        return unmanagedStore._withUnsafeGuaranteedRef(body)
     }
 
     /// Notes an error, unless one was met before.
     func note(_ error: LiveObjectsError) {
-        store.withQueries { queries in
-            if queries.typedQueryState.errors.isEmpty { queries.typedQueryState.errors.append(error) }
+        withStore { store in
+            store.withQueries { queries in
+                if queries.typedQueryState.errors.isEmpty { queries.typedQueryState.errors.append(error) }
+            }
         }
     }
 
@@ -233,49 +315,100 @@ struct QueryContext {
     /// ``trace(_:root:fromTable:)``).
     func recentProperty(_ keyPath: AnyKeyPath, fromTable table: Int) -> (property: Int, target: Int)? {
         let id = ObjectIdentifier(keyPath)
-        return store.withQueries { $0.recentProperty(id, table: table) }
+        return withStore { $0.withQueries { $0.recentProperty(id, table: table) } } ?? nil
     }
 
     /// The names a key path reads and the table they lead to; nil (and the error noted) when
     /// it reads no persisted property.
     func trace(_ keyPath: AnyKeyPath, root: Object.Type, fromTable table: Int) -> TracedKeyPath? {
-        do {
-            return try store.trace(keyPath, root: root, fromTable: table)
-        } catch {
+        let traced = withStore { store -> Result<TracedKeyPath, LiveObjectsError> in
+            do throws(LiveObjectsError) {
+                return .success(try store.trace(keyPath, root: root, fromTable: table))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch traced {
+        case .success(let traced)?: return traced
+        case .failure(let error)?:
             note(error)
             return nil
+        case nil: return nil
         }
     }
 
     func newVariable() -> String {
-        let count = store.withQueries { queries in
-            queries.typedQueryState.variableCount += 1
-            return queries.typedQueryState.variableCount
+        let count = withStore { store in
+            store.withQueries { queries in
+                queries.typedQueryState.variableCount += 1
+                return queries.typedQueryState.variableCount
+            }
         }
-        return "v\(count)"
+        return "v\(count ?? 0)"
+    }
+}
+
+/// Which typed condition is being built on the current thread: the number of the innermost
+/// `where(_:)` whose closure runs, 0 outside all.
+///
+/// A ``QueryContext`` holds its condition's number and reaches its store only while that
+/// number is this thread's: the store is then held by the results whose `where(_:)` runs, so
+/// the context needs no reference of its own. Numbers come from one counter for the process,
+/// so that an expression kept past its condition never matches a later one, on any thread
+/// and for any store.
+enum TypedCondition {
+    /// The thread-specific slot holding the number.
+    private static let slot: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "no thread-specific slot for typed conditions (error \(status))")
+        return key
+    }()
+    /// The last number given.
+    private static let numbers = Atomic<UInt>(0)
+
+    /// The number of the condition being built on this thread (0 for none).
+    @inline(__always)
+    static var current: UInt { UInt(bitPattern: pthread_getspecific(slot)) }
+
+    /// Makes a new condition this thread's: returns its number and the one it replaces, which
+    /// ``end(restoring:)`` gives back.
+    static func begin() -> (condition: UInt, outer: UInt) {
+        let outer = current
+        let condition = numbers.wrappingAdd(1, ordering: .relaxed).newValue
+        pthread_setspecific(slot, UnsafeRawPointer(bitPattern: condition))
+        return (condition, outer)
+    }
+
+    /// Gives the thread back the condition that ``begin()`` replaced.
+    static func end(restoring outer: UInt) {
+        pthread_setspecific(slot, UnsafeRawPointer(bitPattern: outer))
     }
 }
 
 extension Store {
     /// Starts building a typed condition: afresh, keeping the state of any condition being
-    /// built around it.
-    func beginTypedQuery() {
+    /// built around it. Returns the new condition's number (``TypedCondition``).
+    func beginTypedQuery() -> UInt {
+        let (condition, outer) = TypedCondition.begin()
         withQueries { queries in
             if queries.typedQueryDepth > 0 {
                 queries.outerTypedQueryStates.append(queries.typedQueryState)
                 queries.typedQueryState = TypedQueryState()
             } else if !queries.typedQueryState.errors.isEmpty || queries.typedQueryState.variableCount != 0 {
-                // Left by a query expression used after its condition was built.
                 queries.typedQueryState = TypedQueryState()
             }
+            queries.typedQueryState.outerCondition = outer
             queries.typedQueryDepth += 1
         }
+        return condition
     }
 
     /// Ends building a typed condition: the state of the condition around it comes back
-    /// (outside all, a fresh state).
+    /// (outside all, a fresh state), and the thread's condition with it.
     func endTypedQuery() {
         withQueries { queries in
+            TypedCondition.end(restoring: queries.typedQueryState.outerCondition)
             queries.typedQueryDepth -= 1
             if queries.typedQueryDepth > 0 {
                 queries.typedQueryState = queries.outerTypedQueryStates.removeLast()
@@ -347,7 +480,11 @@ extension Query where Value: _ObjectCollection {
         let name = context.newVariable()
         let element = Query<Value._Element>(
             QueryCore(context: context, variable: name, components: [], table: core.tableIndex))
-        let predicate = condition(element).predicate
+        let built = condition(element).core
+        guard built.context.condition == context.condition else {
+            return QuerySubquery(context: context.detached, expression: .value(.int(0)))
+        }
+        let predicate = built.predicate
         let expression = ExpressionSyntax.collectionOperation(
             .count,
             collection: .subquery(
@@ -541,15 +678,15 @@ extension Query {
     public static func <= <V: _QueryValue>(lhs: Query, rhs: V) -> Query<Bool> {
         lhs.comparison(.lessThanOrEqual, .value(rhs._queryValue))
     }
-    public static func == <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.equal, rhs.expression) }
-    public static func != <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.notEqual, rhs.expression) }
-    public static func > <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.greaterThan, rhs.expression) }
+    public static func == <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.equal, rhs) }
+    public static func != <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.notEqual, rhs) }
+    public static func > <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.greaterThan, rhs) }
     public static func >= <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> {
-        lhs.comparison(.greaterThanOrEqual, rhs.expression)
+        lhs.comparison(.greaterThanOrEqual, rhs)
     }
-    public static func < <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.lessThan, rhs.expression) }
+    public static func < <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> { lhs.comparison(.lessThan, rhs) }
     public static func <= <V>(lhs: Query, rhs: Query<V>) -> Query<Bool> {
-        lhs.comparison(.lessThanOrEqual, rhs.expression)
+        lhs.comparison(.lessThanOrEqual, rhs)
     }
 
     /// Whether the value is one of `values`.
@@ -633,30 +770,59 @@ extension Results {
 }
 
 extension ResultsCache {
+    /// For the usual lookup, `all.where { $0.name == name }` on an indexed property or the
+    /// primary key, built without an error: the condition ended and its results
+    /// (``lookup(_:_:)``), with the table and the store borrowed, not retained (a retain and a
+    /// release each, atomic operations, were a tenth of a typed lookup). Nil for any other
+    /// condition, which ``endCondition(_:)`` ends.
+    private func endLookup(_ built: borrowing QueryCore) -> ResultsCache? {
+        guard isAll, case .equality(let value)? = built.form, let property = built.property,
+            built.context.isCurrent, let table = unretainedTable
+        else { return nil }
+        return table._withUnsafeGuaranteedRef { table -> ResultsCache? in
+            guard QueryCompiler.canLookUp(property: property, value: value, in: table) else { return nil }
+            return unretainedStore._withUnsafeGuaranteedRef { store -> ResultsCache? in
+                guard store.withQueries({ $0.typedQueryState.errors.isEmpty }) else { return nil }
+                store.endTypedQuery()
+                return lookup(property, value)
+            }
+        }
+    }
+
+    /// The error of a condition that ends with an expression of another condition (one kept
+    /// past its `where(_:)`, or made in another one).
+    static var foreignExpression: LiveObjectsError {
+        LiveObjectsError(
+            .invalidQuery, "a query expression can only be used inside the where(_:) whose closure it was given to")
+    }
+
     /// Starts building a typed condition on these results: its root, the object being tested
     /// (for results of no table, whose type is not in the schema, a condition that refuses
     /// every member). ``endCondition(_:)`` ends it.
     @usableFromInline
     func beginCondition() -> QueryCore {
-        store.beginTypedQuery()
-        guard let table else { return QueryCore(QueryContext(store: store), .predicate(.constant(false))) }
-        return QueryCore(context: QueryContext(store: store), variable: nil, components: [], table: table.index)
+        let context = QueryContext(store: store, condition: store.beginTypedQuery())
+        guard let table else { return QueryCore(context, .predicate(.constant(false))) }
+        return QueryCore(root: context, table: table.index)
     }
 
     /// These results refined by the typed condition built since ``beginCondition()``.
     @usableFromInline
     func endCondition(_ built: consuming QueryCore) -> ResultsCache {
+        if let lookup = endLookup(built) { return lookup }
         // Results of no table stay as they are (their type's error is already recorded).
         guard let table else {
             store.endTypedQuery()
             return self
         }
-        if let error = store.withQueries({ $0.typedQueryState.errors.first }) {
-            store.endTypedQuery()
+        // Ended last: until then the condition's expressions reach the store (its predicate
+        // and the name of an equality's property are read from them below).
+        defer { store.endTypedQuery() }
+        let foreign = built.context.isCurrent ? nil : Self.foreignExpression
+        if let error = store.withQueries({ $0.typedQueryState.errors.first }) ?? foreign {
             store.recordError(error)
             return (try? adding(QuerySpec.Filter(syntax: .constant(false), text: nil), bound: nil)) ?? self
         }
-        store.endTypedQuery()
         do {
             if case .equality(let value)? = built.form {
                 var bound: BoundQuery?

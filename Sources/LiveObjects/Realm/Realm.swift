@@ -317,7 +317,10 @@ public actor Realm {
     /// with other processes takes its write lock and applies their commits first, so that the
     /// write's body sees the latest state).
     private func openWrite() throws(LiveObjectsError) {
-        if !store.isInWrite && !store.isClosed { try configuration.storage.backend?.willBeginWrite(store) }
+        if !store.isInWrite && !store.isClosed {
+            try configuration.storage.backend?.willBeginWrite(store)
+            store.releaseUnsharedFrozenCopy()
+        }
         try store.beginWrite()
     }
 

@@ -260,6 +260,12 @@ extension QuerySpec {
 final class ResultsCache {
     let store: Store
     let table: Table?
+    /// ``store`` and ``table`` again, not counted, for the paths that only borrow them (a
+    /// lookup's count and the end of its condition): a strong reference read from a field is
+    /// retained and released around its use, atomic operations that wait for the loads in
+    /// flight.
+    let unretainedStore: Unmanaged<Store>
+    let unretainedTable: Unmanaged<Table>?
     /// What the results ask for, unless they are a lookup.
     private let spec: QuerySpec
     /// For the usual lookup, results of all objects of a type whose indexed property (or
@@ -280,6 +286,8 @@ final class ResultsCache {
     init(store: Store, table: Table?, query: QuerySpec, bound: BoundQuery? = nil) {
         self.store = store
         self.table = table
+        unretainedStore = Unmanaged.passUnretained(store)
+        unretainedTable = table.map(Unmanaged.passUnretained)
         self.spec = query
         lookupProperty = -1
         lookupKey = .null
@@ -291,6 +299,8 @@ final class ResultsCache {
     init(store: Store, table: Table, lookup property: Int, key: PropertyValue) {
         self.store = store
         self.table = table
+        unretainedStore = Unmanaged.passUnretained(store)
+        unretainedTable = Unmanaged.passUnretained(table)
         self.spec = QuerySpec()
         lookupProperty = property
         lookupKey = key
@@ -355,8 +365,10 @@ final class ResultsCache {
 
     /// The number of results: from the index for a lookup of one value.
     var count: Int {
+        if isLookup, let table = unretainedTable {
+            return table._withUnsafeGuaranteedRef { $0.lookUpCount(lookupProperty, lookupKey) }
+        }
         guard let table else { return 0 }
-        if isLookup { return table.lookUpCount(lookupProperty, lookupKey) }
         if spec.isEmpty { return table.liveCount }
         if let evaluatedRows, mutationCount == store.mutationCount { return evaluatedRows.count }
         if spec.isOneFilter, let count = bound?.indexCount() { return count }

@@ -311,4 +311,24 @@ extension Store {
         frozenCache = (mutationCount, frozen)
         return frozen
     }
+
+    /// Lets go of the last frozen copy (``frozenCache``) when nothing but the store holds it:
+    /// called when a write opens.
+    ///
+    /// While the copy shares the columns, the write's first change of a column copies the
+    /// column's list of chunks (a retain per chunk: O(rows / 4,096)), and the commit's new copy
+    /// then frees the old one, releasing them all again. Let go before the write, the copy
+    /// releases one reference per array and the write changes the columns in place. A copy that
+    /// a frozen object or result still holds stays the cache: sharing with it is needed anyway,
+    /// and a write that changes nothing leaves it current.
+    func releaseUnsharedFrozenCopy() {
+        // Taken out of the store and cast without a copy left behind, so that the check counts
+        // only the other holders (the check needs the class; an `AnyObject` is never unique).
+        var taken: (mutationCount: UInt64, frozen: AnyObject)?
+        swap(&taken, &frozenCache)
+        guard let mutationCount = taken?.mutationCount else { return }
+        var frozen = taken.map { unsafeDowncast($0.frozen, to: FrozenStore.self) }
+        taken = nil
+        if !isKnownUniquelyReferenced(&frozen), let frozen { frozenCache = (mutationCount, frozen) }
+    }
 }

@@ -8,7 +8,7 @@ extension Store {
     /// - Parameter committed: During a write, copy the state before it: the copy undoes the
     ///   open write (O(changes so far)).
     func frozenCopy(committed: Bool = false) -> FrozenStore {
-        let copy = try! Store(schema: schema)
+        let copy = Store(validatedSchema: schema)
         for (i, table) in tables.enumerated() {
             copy.tables[i].copyState(from: table, in: copy)
         }

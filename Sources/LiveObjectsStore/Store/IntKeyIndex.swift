@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A map from `Int64` keys to rows and generations: the primary-key index of tables whose
 /// primary key is an integer.
 ///
@@ -22,6 +24,11 @@
 /// by arithmetic, so the index keeps one bit per key value (whether the key is there) and the
 /// generations that are not zero (a row used again), 1/64 of the slots' bytes. The first key
 /// placed at another row writes the slots out (``materializeSlots()``), for good.
+/// The random part of every ``IntKeyIndex``'s seed, drawn once per process.
+private let intKeyIndexSeedBase = UInt64.random(in: 0...UInt64.max)
+/// The number of ``IntKeyIndex``es made, for their seeds.
+private let intKeyIndexCount = Atomic<UInt64>(0)
+
 @usableFromInline
 package struct IntKeyIndex {
     @usableFromInline
@@ -65,7 +72,19 @@ package struct IntKeyIndex {
     @usableFromInline private(set) var keyOffset: Int64 = 0
 
     package init() {
-        seed = UInt64.random(in: 1...UInt64.max) | 1
+        seed = Self.nextSeed()
+    }
+
+    /// A seed for a new index: the process's random value mixed with the number of indexes made
+    /// before (so that seeds differ from index to index, and copying the keys of one index into
+    /// another does not fill one run of its slots), instead of a draw
+    /// from the system's random source per index, a system call that a frozen copy of a store
+    /// (one per commit with subscribers) paid for every table.
+    static func nextSeed() -> UInt64 {
+        var z = intKeyIndexSeedBase &+ intKeyIndexCount.add(1, ordering: .relaxed).newValue &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return (z ^ (z >> 31)) | 1
     }
 
     private static func size(for capacity: Int) -> Int {

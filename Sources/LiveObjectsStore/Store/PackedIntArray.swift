@@ -9,9 +9,14 @@ import CPrefetch
 /// rolled-back write may leave a chunk wider than its values need. Chunks are copy-on-write
 /// like ``ChunkedArray``'s: a copy (a frozen store) shares them until one side changes one.
 ///
+/// A chunk whose values so far are consecutive integers (`k`, `k + 1`, `k + 2`, …, as
+/// auto-incremented primary keys in row order are) keeps no bytes at all, only its first value:
+/// a *sequence* chunk. The first value that breaks the run writes the chunk out at the width
+/// its values need (``PackedIntChunk/materialize(filled:)``), for good.
+///
 /// A read is a switch on its chunk's width and one load: as many dependent loads as a
 /// ``ChunkedArray`` read (the list of chunks, the chunk, the value), the width sitting beside
-/// the chunk's address in the list.
+/// the chunk's address in the list (a sequence chunk's read is an addition instead of the load).
 @usableFromInline
 package struct PackedIntArray: ColumnStorage {
     @inlinable package static var shift: Int { ChunkedArray<Int64>.shift }
@@ -29,7 +34,13 @@ package struct PackedIntArray: ColumnStorage {
         get { element(at: position) }
         set {
             precondition(UInt(bitPattern: position) < UInt(bitPattern: count), "position out of range")
-            chunks[position >> Self.shift].set(newValue, at: position & Self.mask)
+            let c = position >> Self.shift
+            let offset = position & Self.mask
+            if chunks[c].isSequence {
+                if chunks[c].start &+ Int64(offset) == newValue { return }
+                chunks[c].materialize(filled: Swift.min(Self.chunkSize, count - c << Self.shift))
+            }
+            chunks[c].set(newValue, at: offset)
         }
     }
 
@@ -64,9 +75,19 @@ package struct PackedIntArray: ColumnStorage {
     @usableFromInline package mutating func append(_ value: Int64) {
         let offset = count & Self.mask
         if offset == 0 {
-            chunks.append(PackedIntChunk(widthShift: PackedIntChunk.widthShift(of: value)))
+            chunks.append(PackedIntChunk(first: value))
+            count += 1
+            return
         }
-        chunks[chunks.count - 1].set(value, at: offset)
+        let last = chunks.count - 1
+        if chunks[last].isSequence {
+            if chunks[last].start &+ Int64(offset) == value {
+                count += 1
+                return
+            }
+            chunks[last].materialize(filled: offset)
+        }
+        chunks[last].set(value, at: offset)
         count += 1
     }
 
@@ -87,10 +108,15 @@ package struct PackedIntArray: ColumnStorage {
             let offset = count & Self.mask
             let n = Swift.min(values.count - i, Self.chunkSize - offset)
             let part = UnsafeBufferPointer(rebasing: values[i..<i + n])
-            if offset == 0 {
-                chunks.append(PackedIntChunk(widthShift: PackedIntChunk.widthShift(of: part[0])))
+            if offset == 0 { chunks.append(PackedIntChunk(first: part[0])) }
+            let last = chunks.count - 1
+            if chunks[last].isSequence {
+                let start = chunks[last].start &+ Int64(offset)
+                var j = 0
+                while j < n && part[j] == start &+ Int64(j) { j += 1 }
+                if j < n { chunks[last].materialize(filled: offset) }
             }
-            chunks[chunks.count - 1].set(part, at: offset)
+            if !chunks[last].isSequence { chunks[last].set(part, at: offset) }
             count += n
             i += n
         }
@@ -122,6 +148,15 @@ package struct PackedIntArray: ColumnStorage {
         for (c, chunk) in chunks.enumerated() {
             let base = c << Self.shift
             let n = Swift.min(Self.chunkSize, count - base)
+            if chunk.isSequence {
+                // Written out for the scan: a reader of sequence chunks is rare (a filter on
+                // an auto-incremented key), and each reader then needs no case of its own.
+                try withUnsafeTemporaryAllocation(of: Int64.self, capacity: n) { values in
+                    for j in 0..<n { values[j] = chunk.start &+ Int64(j) }
+                    try body(base, .int64(UnsafeBufferPointer(values)))
+                }
+                continue
+            }
             try chunk.bytes.withUnsafeBytes { raw in
                 switch chunk.widthShift {
                 case 0:
@@ -149,27 +184,56 @@ package struct PackedIntArray: ColumnStorage {
         if packed.widthShift == 3 {
             return try packed.bytes.withUnsafeBytes { try body($0.bindMemory(to: Int64.self)) }
         }
-        let wide = (0..<Self.chunkSize).map { packed.value(at: $0) }
+        let filled = Swift.min(Self.chunkSize, count - chunk << Self.shift)
+        let wide = (0..<Self.chunkSize).map { $0 < filled ? packed.value(at: $0) : 0 }
         return try wide.withUnsafeBufferPointer(body)
     }
 }
 
-/// One chunk of a ``PackedIntArray``: room for 4,096 values of `1 << widthShift` bytes.
+/// One chunk of a ``PackedIntArray``: room for 4,096 values of `1 << widthShift` bytes, or, for
+/// a sequence chunk, no bytes: value `i` is `start + i`.
 ///
 /// The order of the stored properties is part of the layout ``PackedIntArray/prefetch(_:)``
 /// reads: the byte array's storage address first, then the width.
 @usableFromInline
 package struct PackedIntChunk {
-    /// The values, native byte order, two's complement at the chunk's width.
+    /// The values, native byte order, two's complement at the chunk's width; empty for a
+    /// sequence chunk.
     @usableFromInline package private(set) var bytes: [UInt8]
-    /// The base-2 logarithm of the width in bytes: 0 (1 byte) to 3 (8 bytes).
+    /// The base-2 logarithm of the width in bytes: 0 (1 byte) to 3 (8 bytes); 4
+    /// (``sequenceShift``) for a sequence chunk.
     @usableFromInline package private(set) var widthShift: Int
+    /// A sequence chunk's first value (0 for another chunk).
+    @usableFromInline package private(set) var start: Int64
+
+    /// The ``widthShift`` of a sequence chunk.
+    @usableFromInline static let sequenceShift = 4
 
     @usableFromInline
     init(widthShift: Int) {
         self.bytes = [UInt8](repeating: 0, count: PackedIntArray.chunkSize << widthShift)
         self.widthShift = widthShift
+        self.start = 0
     }
+
+    /// A chunk whose first value is `first`: a sequence chunk, unless the sequence would pass
+    /// `Int64.max` within the chunk.
+    @usableFromInline
+    init(first: Int64) {
+        start = 0
+        if first <= Int64.max - Int64(PackedIntArray.chunkSize) {
+            bytes = []
+            widthShift = Self.sequenceShift
+            start = first
+        } else {
+            widthShift = Self.widthShift(of: first)
+            bytes = [UInt8](repeating: 0, count: PackedIntArray.chunkSize << widthShift)
+            Self.store(first, at: 0, widthShift: widthShift, into: &bytes)
+        }
+    }
+
+    /// Whether this is a sequence chunk: its values are `start`, `start + 1`, ….
+    @inlinable package var isSequence: Bool { widthShift == Self.sequenceShift }
 
     /// The value at an offset in the chunk (0..<4,096).
     @inlinable @inline(__always)
@@ -179,9 +243,26 @@ package struct PackedIntChunk {
             case 0: Int64(raw.load(fromByteOffset: offset, as: Int8.self))
             case 1: Int64(raw.load(fromByteOffset: offset << 1, as: Int16.self))
             case 2: Int64(raw.load(fromByteOffset: offset << 2, as: Int32.self))
-            default: raw.load(fromByteOffset: offset << 3, as: Int64.self)
+            case 3: raw.load(fromByteOffset: offset << 3, as: Int64.self)
+            default: start &+ Int64(offset)
             }
         }
+    }
+
+    /// Writes a sequence chunk's values out as bytes, the first `filled` of them (the others
+    /// zero), at the width they need (with none filled, the width of its first value, about
+    /// to be written): a sequence chunk turns into a plain one before a value that breaks its
+    /// run is written.
+    @usableFromInline
+    mutating func materialize(filled: Int) {
+        precondition(isSequence, "materialize: not a sequence chunk")
+        let last = start &+ Int64(Swift.max(filled - 1, 0))
+        let shift = Swift.max(Self.widthShift(of: start), Self.widthShift(of: last))
+        var written = [UInt8](repeating: 0, count: PackedIntArray.chunkSize << shift)
+        for offset in 0..<filled { Self.store(start &+ Int64(offset), at: offset, widthShift: shift, into: &written) }
+        bytes = written
+        widthShift = shift
+        start = 0
     }
 
     /// The width (as ``widthShift``) a value needs.
@@ -196,6 +277,7 @@ package struct PackedIntChunk {
     /// Writes the value at an offset, widening the chunk first if the value does not fit.
     @usableFromInline
     mutating func set(_ value: Int64, at offset: Int) {
+        precondition(!isSequence, "set: a sequence chunk is materialized first")
         let needed = Self.widthShift(of: value)
         if needed > widthShift { widen(to: needed) }
         Self.store(value, at: offset, widthShift: widthShift, into: &bytes)
@@ -205,6 +287,7 @@ package struct PackedIntChunk {
     /// not fit.
     @usableFromInline
     mutating func set(_ values: UnsafeBufferPointer<Int64>, at offset: Int) {
+        precondition(!isSequence, "set: a sequence chunk is materialized first")
         var needed = 0
         for value in values { needed = Swift.max(needed, Self.widthShift(of: value)) }
         if needed > widthShift { widen(to: needed) }

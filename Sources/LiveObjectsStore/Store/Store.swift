@@ -170,9 +170,18 @@ package final class Store {
     /// The members of the set last looked up in, by position (`Store+Write.swift`).
     var setMembers: SetMembers?
 
-    /// Creates an empty store for a validated schema.
-    package init(schema: Schema) throws(LiveObjectsError) {
+    /// Creates an empty store for a schema, after validating it.
+    ///
+    /// - Throws: what ``Schema/validate()`` throws.
+    package convenience init(schema: Schema) throws(LiveObjectsError) {
         try schema.validate()
+        self.init(validatedSchema: schema)
+    }
+
+    /// Creates an empty store for a schema another store already has (a frozen copy's), without
+    /// validating it again: a commit with a subscription makes such a copy, and validating took
+    /// about a fifth of it.
+    package init(validatedSchema schema: Schema) {
         self.schema = schema
         var tables: [Table] = []
         var byName: [String: Table] = [:]

@@ -112,6 +112,9 @@ struct TypedQueryState {
     /// optional error).
     var errors: [LiveObjectsError] = []
     var variableCount = 0
+    /// The thread's condition before this one began (``TypedCondition``), given back when it
+    /// ends.
+    var outerCondition: UInt = 0
 }
 
 /// What tracing a key path found: the property names it reads, and where they lead.
