@@ -40,8 +40,17 @@ final class PseudoTerminal {
         var slave: Int32 = -1
         guard openpty(&master, &slave, nil, nil, &size) == 0 else { throw Failure(description: "openpty failed") }
         self.master = master
-        let slavePath = String(cString: ttyname(slave))
+        // ttyname_r, not ttyname: ttyname fills one buffer for the whole process, and tests on
+        // other threads open terminals at the same time (a half-written "/dev/pts/" made the
+        // child's open fail with EISDIR).
+        var name = [CChar](repeating: 0, count: 256)
+        let named = ttyname_r(slave, &name, name.count)
         close(slave)
+        guard named == 0 else {
+            close(master)
+            throw Failure(description: "ttyname_r failed: \(named)")
+        }
+        let slavePath = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -81,7 +90,10 @@ final class PseudoTerminal {
         }
         var child: pid_t = 0
         let status = posix_spawn(&child, binary.path, &actions, &attributes, argv, envp)
-        guard status == 0 else { throw Failure(description: "posix_spawn failed: \(status)") }
+        guard status == 0 else {
+            close(master)
+            throw Failure(description: "posix_spawn failed: \(status) (terminal \(slavePath))")
+        }
         pid = child
         screen = TerminalScreen(columns: columns)
         mark = transcript.startIndex
