@@ -134,19 +134,19 @@ enum ValueAggregate {
 
     /// An integer average, summed as doubles (a sum of `Int`s may not fit an `Int`).
     static func average<S: Sequence>(_ values: S) -> Double? where S.Element: BinaryInteger {
-        var count = 0
-        let total = values.reduce(0.0) { total, value in
-            count += 1
-            return total + Double(value)
-        }
-        return count == 0 ? nil : total / Double(count)
+        mean(values) { Double($0) }
     }
 
     static func average<S: Sequence>(_ values: S) -> Double? where S.Element: BinaryFloatingPoint {
+        mean(values) { Double($0) }
+    }
+
+    /// The average of the values as doubles, or nil for none.
+    private static func mean<S: Sequence>(_ values: S, _ double: (S.Element) -> Double) -> Double? {
         var count = 0
         let total = values.reduce(0.0) { total, value in
             count += 1
-            return total + Double(value)
+            return total + double(value)
         }
         return count == 0 ? nil : total / Double(count)
     }

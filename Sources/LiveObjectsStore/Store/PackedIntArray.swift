@@ -36,10 +36,8 @@ package struct PackedIntArray: ColumnStorage {
             precondition(UInt(bitPattern: position) < UInt(bitPattern: count), "position out of range")
             let c = position >> Self.shift
             let offset = position & Self.mask
-            if chunks[c].isSequence {
-                if chunks[c].start &+ Int64(offset) == newValue { return }
-                chunks[c].materialize(filled: Swift.min(Self.chunkSize, count - c << Self.shift))
-            }
+            let filled = Swift.min(Self.chunkSize, count - c << Self.shift)
+            if chunks[c].keepsRun(newValue, at: offset, filled: filled) { return }
             chunks[c].set(newValue, at: offset)
         }
     }
@@ -80,14 +78,7 @@ package struct PackedIntArray: ColumnStorage {
             return
         }
         let last = chunks.count - 1
-        if chunks[last].isSequence {
-            if chunks[last].start &+ Int64(offset) == value {
-                count += 1
-                return
-            }
-            chunks[last].materialize(filled: offset)
-        }
-        chunks[last].set(value, at: offset)
+        if !chunks[last].keepsRun(value, at: offset, filled: offset) { chunks[last].set(value, at: offset) }
         count += 1
     }
 
@@ -247,6 +238,18 @@ package struct PackedIntChunk {
             default: start &+ Int64(offset)
             }
         }
+    }
+
+    /// Whether writing `value` at `offset` leaves a sequence chunk as it is (the value is the
+    /// one its run has there): then there is nothing to write. Otherwise a sequence chunk is
+    /// written out (``materialize(filled:)``, its first `filled` values) for the caller to
+    /// write the value, and a plain chunk is left as it is.
+    @usableFromInline
+    mutating func keepsRun(_ value: Int64, at offset: Int, filled: Int) -> Bool {
+        guard isSequence else { return false }
+        if start &+ Int64(offset) == value { return true }
+        materialize(filled: filled)
+        return false
     }
 
     /// Writes a sequence chunk's values out as bytes, the first `filled` of them (the others
