@@ -33,6 +33,9 @@ package final class ScriptedHTTPServer: Sendable {
         case send([UInt8])
         /// Waits (woken early by ``ScriptedHTTPServer/stop()``).
         case pause(Duration)
+        /// Sends nothing more until the client closes the connection (or the server stops); a
+        /// close seen this way is counted in ``ScriptedHTTPServer/closesSeen``.
+        case awaitClientClose
         /// Closes the connection (the end of the steps closes it too).
         case close
     }
@@ -47,9 +50,13 @@ package final class ScriptedHTTPServer: Sendable {
     private let handler: Handler
     private let received = Locked<[Request]>([])
     private let stopped = Locked(false)
+    private let clientCloses = Locked(0)
 
     /// The requests read so far.
     package var requests: [Request] { received.withLock { $0 } }
+
+    /// How many connections the client closed while an ``Step/awaitClientClose`` waited.
+    package var closesSeen: Int { clientCloses.withLock { $0 } }
 
     /// Starts a server on a free loopback port.
     package init(handler: @escaping Handler) throws {
@@ -156,9 +163,29 @@ package final class ScriptedHTTPServer: Sendable {
                 let (seconds, attoseconds) = duration.components
                 var fds = [pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
                 _ = poll(&fds, 1, Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+            case .awaitClientClose:
+                if awaitClientClose(on: connection) { clientCloses.withLock { $0 += 1 } }
+                return
             case .close:
                 return
             }
+        }
+    }
+
+    /// Reads and drops what the client sends until it closes the connection (true) or the
+    /// server stops (false).
+    private func awaitClientClose(on connection: Int32) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4 << 10)
+        while true {
+            var fds = [
+                pollfd(fd: connection, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0),
+            ]
+            guard poll(&fds, 2, -1) > 0 else { continue }
+            if fds[1].revents != 0 { return false }
+            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            if count == 0 { return true }
+            if count < 0, errno != EINTR, errno != EAGAIN { return true }
         }
     }
 

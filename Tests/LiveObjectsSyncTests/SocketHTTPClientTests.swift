@@ -86,7 +86,7 @@ struct SocketHTTPClientTests {
     }
 
     @Test func aSlowServerTimesOut() async throws {
-        let server = try ScriptedHTTPServer { _ in [.pause(.seconds(30)), .send(ScriptedHTTPServer.answer("{}"))] }
+        let server = try ScriptedHTTPServer { _ in [.awaitClientClose] }
         defer { server.stop() }
         let error = await Self.sendExpectingError(Self.request(server, timeout: .milliseconds(200)))
         #expect(error?.code == .network)
@@ -158,14 +158,18 @@ struct SocketHTTPClientTests {
     }
 
     @Test func cancellingTheTaskEndsTheRequest() async throws {
-        let server = try ScriptedHTTPServer { _ in [.pause(.seconds(60)), .send(ScriptedHTTPServer.answer("{}"))] }
+        // The server answers nothing until the client closes the connection, so only the
+        // cancellation can end the request (no race with a pause however slow the machine is;
+        // without it the request would end by its timeout, a different error).
+        let server = try ScriptedHTTPServer { _ in [.awaitClientClose] }
         defer { server.stop() }
-        let request = Self.request(server, timeout: .seconds(120))
+        let request = Self.request(server, timeout: .seconds(600))
         let task = Task { try await SocketHTTPClient().send(request, name: "GET test") }
         #expect(await eventually { server.requests.count == 1 })
         task.cancel()
         let result = await task.result
         #expect(throws: CancellationError.self) { try result.get() }
+        #expect(await eventually { server.closesSeen == 1 })
     }
 
     @Test(arguments: [HTTPSyncTransport.Configuration.Client.sockets, .urlSession])
