@@ -91,14 +91,16 @@ struct ColumnScan {
                 return table.fullTextMatches(property, query, candidates: candidates)
             }
             let folded = table.foldedColumn(property, options: matcher.options)
-            return folded.bytes.withUnsafeBufferPointer { bytes in
-                folded.offsets.withUnsafeBufferPointer { offsets in
+            // Every array and the pattern taken once: reading them from the column object per
+            // row retained and released each.
+            return folded.withBuffers { bytes, offsets, isASCII, isNull in
+                matcher.withPattern { pattern in
                     scanIndices(count: offsets.count - 1, candidates) { r in
                         let start = Int(offsets[r])
                         let end = Int(offsets[r + 1])
-                        if start == end && folded.isNull[r] { return negated }
+                        if start == end && isNull[r] { return negated }
                         let slice = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                        return matcher.matches(folded: slice, isASCII: folded.isASCII[r]) != negated
+                        return matcher.matches(folded: slice, isASCII: isASCII[r], pattern: pattern) != negated
                     }
                 }
             }
@@ -392,6 +394,22 @@ final class FoldedColumn {
         self.offsets = offsets
         self.isASCII = ascii
         self.isNull = nulls
+    }
+
+    /// Calls `body` with the bytes, offsets, ASCII flags and null flags.
+    @inline(__always)
+    func withBuffers<Result>(
+        _ body: (
+            UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<Int32>, UnsafeBufferPointer<Bool>, UnsafeBufferPointer<Bool>
+        ) -> Result
+    ) -> Result {
+        bytes.withUnsafeBufferPointer { bytes in
+            offsets.withUnsafeBufferPointer { offsets in
+                isASCII.withUnsafeBufferPointer { ascii in
+                    isNull.withUnsafeBufferPointer { nulls in body(bytes, offsets, ascii, nulls) }
+                }
+            }
+        }
     }
 }
 

@@ -93,24 +93,53 @@ package struct StringMatcher: Sendable {
     /// Whether the UTF-8 bytes of a string folded with ``options`` match; `isASCII` tells
     /// whether those bytes are all ASCII without a CR LF pair (``FoldedString/isASCII``).
     package func matches(folded haystack: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> Bool {
-        var boundaries = CharacterBoundaries(haystack, isASCII: isASCII)
-        return pattern.utf8.withUnsafeBufferPointer { needle in
+        withPattern { matches(folded: haystack, isASCII: isASCII, pattern: $0) }
+    }
+
+    /// Calls `body` with the folded pattern's bytes, for ``matches(folded:isASCII:pattern:)``:
+    /// a scan takes them once, not per row.
+    package func withPattern<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        pattern.utf8.withUnsafeBufferPointer(body)
+    }
+
+    /// ``matches(folded:isASCII:)`` with the pattern's bytes given (``withPattern(_:)``).
+    @inline(__always)
+    package func matches(
+        folded haystack: UnsafeBufferPointer<UInt8>, isASCII: Bool, pattern needle: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        if isASCII {
+            // Every offset of plain ASCII without CR LF starts a character: no boundary checks
+            // (and no boundary state to make and drop per string a scan tests).
             switch operation {
             case .equal:
                 return haystack.count == needle.count && Self.equal(haystack, 0, needle)
             case .beginsWith:
                 return needle.count <= haystack.count && Self.equal(haystack, 0, needle)
-                    && boundaries.isBoundary(needle.count)
             case .endsWith:
                 let start = haystack.count - needle.count
-                return start >= 0 && Self.equal(haystack, start, needle) && boundaries.isBoundary(start)
+                return start >= 0 && Self.equal(haystack, start, needle)
             case .contains:
-                return contains(needle, in: haystack, &boundaries)
-            case .like:
-                return like(haystack, &boundaries)
-            case .fullText:
-                return fullText?.matches(words: FullTextTokenizer.words(folded: haystack, isASCII: isASCII)) ?? false
+                return Self.contains(needle, in: haystack)
+            case .like, .fullText:
+                break
             }
+        }
+        var boundaries = CharacterBoundaries(haystack, isASCII: isASCII)
+        switch operation {
+        case .equal:
+            return haystack.count == needle.count && Self.equal(haystack, 0, needle)
+        case .beginsWith:
+            return needle.count <= haystack.count && Self.equal(haystack, 0, needle)
+                && boundaries.isBoundary(needle.count)
+        case .endsWith:
+            let start = haystack.count - needle.count
+            return start >= 0 && Self.equal(haystack, start, needle) && boundaries.isBoundary(start)
+        case .contains:
+            return contains(needle, in: haystack, &boundaries)
+        case .like:
+            return like(haystack, &boundaries)
+        case .fullText:
+            return fullText?.matches(words: FullTextTokenizer.words(folded: haystack, isASCII: isASCII)) ?? false
         }
     }
 
@@ -127,6 +156,22 @@ package struct StringMatcher: Sendable {
             i += 1
         }
         return true
+    }
+
+    /// Whether `needle` occurs anywhere in `haystack`, byte for byte.
+    @inline(__always)
+    private static func contains(_ needle: UnsafeBufferPointer<UInt8>, in haystack: UnsafeBufferPointer<UInt8>) -> Bool
+    {
+        let m = needle.count
+        guard m > 0 else { return true }
+        guard m <= haystack.count else { return false }
+        let first = needle[0]
+        var i = 0
+        while i <= haystack.count - m {
+            if haystack[i] == first && equal(haystack, i, needle) { return true }
+            i &+= 1
+        }
+        return false
     }
 
     private func contains(
