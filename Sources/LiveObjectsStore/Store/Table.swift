@@ -104,7 +104,19 @@ package final class BacklinkColumn {
         for t in counts.indices where counts[t] > 0 {
             storage[t].reserveCapacity(storage[t].count + Int(counts[t]))
         }
+        // Each link waits for its target's list (a random one of many): the place of the list
+        // of the link some rows ahead is asked for, and the list itself half as far ahead,
+        // once that place is in the cache.
+        let distance: Int32 = 16
         for s in run {
+            if s + distance < run.upperBound {
+                let ahead = link.targets[Int(s + distance)]
+                if ahead >= 0 { storage.prefetch(Int(ahead)) }
+            }
+            if s + distance / 2 < run.upperBound {
+                let near = link.targets[Int(s + distance / 2)]
+                if near >= 0 { storage.prefetchStorage(ofArrayAt: Int(near)) }
+            }
             let t = Int(link.targets[Int(s)])
             guard t >= 0 else { continue }
             if storage[t].last.map({ $0 <= s }) ?? true {
