@@ -108,31 +108,45 @@ extension Store {
         // Nil links and empty lists: nothing to set on a new object, but they clear the links
         // of an existing one.
         var emptyLinks: [(Int, Input)] = []
+        // The fields read in place (a copy of a field's description retains its strings).
         withExtendedLifetime(object) {
             let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-            for field in info.fields {
-                let p = field.propertyIndex
-                switch table.storage[p] {
-                case .computed:
-                    continue
-                case .link:
-                    let input = field.accessor._input(at: base + field.offset)
-                    switch input {
-                    case .value(.null): emptyLinks.append((p, input))
-                    case .array(let items) where items.isEmpty: emptyLinks.append((p, input))
-                    // An empty map of objects.
-                    case .dictionary(let entries) where entries.isEmpty: emptyLinks.append((p, input))
-                    case .object(let target) where !table.schema.properties[p].isList:
-                        // A link to an object already in this realm goes into the row directly.
+            info.fields.withUnsafeBufferPointer { fields in
+                for i in fields.indices {
+                    let p = fields[i].propertyIndex
+                    switch table.storage[p] {
+                    case .computed:
+                        continue
+                    case .link where fields[i].isToOneLink:
+                        // The linked object read as the reference it is, not through an `Input`.
+                        guard let target = fields[i].linkedObject(in: base) else {
+                            emptyLinks.append((p, .value(.null)))
+                            continue
+                        }
                         if let key = managedKey(target, property: p, of: table) {
                             values[p] = .object(key)
                         } else {
-                            links.append((p, input))
+                            links.append((p, .object(target)))
                         }
-                    default: links.append((p, input))
+                    case .link:
+                        let input = fields[i].accessor._input(at: base + fields[i].offset)
+                        switch input {
+                        case .value(.null): emptyLinks.append((p, input))
+                        case .array(let items) where items.isEmpty: emptyLinks.append((p, input))
+                        // An empty map of objects.
+                        case .dictionary(let entries) where entries.isEmpty: emptyLinks.append((p, input))
+                        case .object(let target) where !table.schema.properties[p].isList:
+                            // A link to an object already in this realm goes into the row directly.
+                            if let key = managedKey(target, property: p, of: table) {
+                                values[p] = .object(key)
+                            } else {
+                                links.append((p, input))
+                            }
+                        default: links.append((p, input))
+                        }
+                    case .value:
+                        values[p] = fields[i].accessor._unmanagedValue(at: base + fields[i].offset)
                     }
-                case .value:
-                    values[p] = field.accessor._unmanagedValue(at: base + field.offset)
                 }
             }
         }
