@@ -12,6 +12,16 @@ final class ModelInfo: @unchecked Sendable {
         let propertyIndex: Int
         let offset: Int
         let accessor: any PersistedField.Type
+        /// Whether the field is a to-one link (`Persisted<T?>` with `T` a model class), whose
+        /// value is then one object reference, or nil, at the field's offset: adding an object
+        /// reads it as such (``linkedObject(in:)``) instead of through the accessor.
+        let isToOneLink: Bool
+
+        /// The object a to-one link field of `object` holds, or nil; only for a field whose
+        /// ``isToOneLink`` is true.
+        func linkedObject(in object: UnsafeRawPointer) -> Object? {
+            (object + offset).load(as: Object?.self)
+        }
     }
 
     /// A property of a ``PersistableEnum`` type (or a list of one): the values it may hold.
@@ -98,8 +108,15 @@ final class ModelInfo: @unchecked Sendable {
                             propertyIndex: properties.count, accepts: accepts,
                             typeName: template.customTypeName ?? "value of the property's type"))
                 }
+                // A to-one link's wrapper holds an optional reference to a model class first.
+                let isToOneLink =
+                    template.type == .object && !template.isList && !template.isMap && !template.isSet
+                    && accessor._linkedType != nil
+                    && accessor._storageOffset == 0
                 fields.append(
-                    Field(property: property, propertyIndex: properties.count, offset: offset, accessor: accessor))
+                    Field(
+                        property: property, propertyIndex: properties.count, offset: offset, accessor: accessor,
+                        isToOneLink: isToOneLink))
                 properties.append(property)
                 let value = accessor._unmanagedValue(at: base + offset)
                 defaults.append(property.type == .object ? property.zeroValue : value)

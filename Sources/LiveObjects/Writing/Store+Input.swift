@@ -102,36 +102,51 @@ extension Store {
             throw LiveObjectsError(.unknownType, "not a model type of this realm", objectType: table.name)
         }
         // Fast path: read plain values straight into a row; links are set after the insert.
-        var values = table.defaults
+        // The row's values go in the table's reused array, not one made per object.
+        var values = table.takeRowValues()
         var links: [(Int, Input)] = []
         // Nil links and empty lists: nothing to set on a new object, but they clear the links
         // of an existing one.
         var emptyLinks: [(Int, Input)] = []
+        // The fields read in place (a copy of a field's description retains its strings).
         withExtendedLifetime(object) {
             let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-            for field in info.fields {
-                let p = field.propertyIndex
-                switch table.storage[p] {
-                case .computed:
-                    continue
-                case .link:
-                    let input = field.accessor._input(at: base + field.offset)
-                    switch input {
-                    case .value(.null): emptyLinks.append((p, input))
-                    case .array(let items) where items.isEmpty: emptyLinks.append((p, input))
-                    // An empty map of objects.
-                    case .dictionary(let entries) where entries.isEmpty: emptyLinks.append((p, input))
-                    case .object(let target) where !table.schema.properties[p].isList:
-                        // A link to an object already in this realm goes into the row directly.
+            info.fields.withUnsafeBufferPointer { fields in
+                for i in fields.indices {
+                    let p = fields[i].propertyIndex
+                    switch table.storage[p] {
+                    case .computed:
+                        continue
+                    case .link where fields[i].isToOneLink:
+                        // The linked object read as the reference it is, not through an `Input`.
+                        guard let target = fields[i].linkedObject(in: base) else {
+                            emptyLinks.append((p, .value(.null)))
+                            continue
+                        }
                         if let key = managedKey(target, property: p, of: table) {
                             values[p] = .object(key)
                         } else {
-                            links.append((p, input))
+                            links.append((p, .object(target)))
                         }
-                    default: links.append((p, input))
+                    case .link:
+                        let input = fields[i].accessor._input(at: base + fields[i].offset)
+                        switch input {
+                        case .value(.null): emptyLinks.append((p, input))
+                        case .array(let items) where items.isEmpty: emptyLinks.append((p, input))
+                        // An empty map of objects.
+                        case .dictionary(let entries) where entries.isEmpty: emptyLinks.append((p, input))
+                        case .object(let target) where !table.schema.properties[p].isList:
+                            // A link to an object already in this realm goes into the row directly.
+                            if let key = managedKey(target, property: p, of: table) {
+                                values[p] = .object(key)
+                            } else {
+                                links.append((p, input))
+                            }
+                        default: links.append((p, input))
+                        }
+                    case .value:
+                        values[p] = fields[i].accessor._unmanagedValue(at: base + fields[i].offset)
                     }
-                case .value:
-                    values[p] = field.accessor._unmanagedValue(at: base + field.offset)
                 }
             }
         }
@@ -149,6 +164,7 @@ extension Store {
             return try createRow(table, given: given, context: context, object: object)
         }
         let row = insertRow(table, values: values)
+        table.giveBackRowValues(&values)
         if !links.isEmpty {
             context.rows[ObjectIdentifier(object)] = (table, row)
             for (p, input) in links { try set(input, table, row, p, context: context, force: false) }
@@ -160,12 +176,18 @@ extension Store {
 
     /// The key of a managed, live, non-embedded object of this store that a link property of
     /// `table` may point to.
+    ///
+    /// The target's table is borrowed, not retained (a retain and a release per link are atomic
+    /// operations), and whether the target is live is read from its table's live bits or counts
+    /// rather than its slot's state: the targets of a bulk insert's links come in random order,
+    /// and the state of each was a cache miss.
     private func managedKey(_ object: Object, property p: Int, of table: Table) -> ObjectKey? {
-        guard let handle = object._handle, handle.store === self, handle.isValid,
-            !handle.table.schema.isEmbedded,
-            handle.table.name == table.schema.properties[p].objectType
-        else { return nil }
-        return handle.key
+        guard let handle = object._handle, handle.store === self else { return nil }
+        let isLinkable = Unmanaged.passUnretained(handle.table)._withUnsafeGuaranteedRef { target in
+            target.isValidFromLiveBits(handle.row, generation: handle.generation)
+                && !target.schema.isEmbedded && target.name == table.schema.properties[p].objectType
+        }
+        return isLinkable ? handle.key : nil
     }
 
     private func createRow(

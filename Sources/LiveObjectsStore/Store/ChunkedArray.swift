@@ -97,6 +97,25 @@ package struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection,
             chunk + Self.arrayHeaderSize + (position & Self.mask) * MemoryLayout<Element>.stride)
     }
 
+    /// Starts loading the storage of the array at a position (its count and first elements)
+    /// into the cache, without waiting for it, for a chunked array of arrays: the array's
+    /// address is read from its chunk as a plain word, as ``prefetch(_:)`` computes it, so the
+    /// element itself should be in the cache already (asked for by ``prefetch(_:)`` some
+    /// elements before), or this waits for it.
+    @inline(__always)
+    func prefetchStorage<T>(ofArrayAt position: Int) where Element == [T] {
+        guard UInt(bitPattern: position) < UInt(bitPattern: count) else { return }
+        let outer = unsafeBitCast(chunks, to: UnsafeRawPointer.self)
+        let chunk = outer.load(
+            fromByteOffset: Self.arrayHeaderSize + (position >> Self.shift) * MemoryLayout<UnsafeRawPointer>.stride,
+            as: UnsafeRawPointer.self)
+        let array = chunk.load(
+            fromByteOffset: Self.arrayHeaderSize + (position & Self.mask) * MemoryLayout<Element>.stride,
+            as: UnsafeRawPointer.self)
+        liveobjects_prefetch(array)
+        liveobjects_prefetch(array + 64)
+    }
+
     /// Where an array's elements start in its storage object: the object header (two words)
     /// and the count and capacity (two words).
     @inlinable @inline(__always)

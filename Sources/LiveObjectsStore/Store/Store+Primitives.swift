@@ -228,16 +228,19 @@ extension Store {
     }
 
     /// Calls `body` with the backlink column and target of every link a row holds.
+    ///
+    /// The columns are borrowed, not retained (two atomic operations per link property and
+    /// row, on every insert and delete).
     private func forEachOutgoingLink(_ table: Table, _ row: Int32, _ body: (BacklinkColumn, Int32) -> Void) {
         for (p, backlinks) in table.outgoing {
-            switch table.columns[p] {
-            case let link as LinkColumn:
-                let t = link.targets[Int(row)]
-                if t >= 0 { body(backlinks, t) }
-            case let list as LinkListColumn:
-                for t in list.lists[Int(row)] where t >= 0 { body(backlinks, t) }
-            default:
-                break
+            guard let column = table.unretainedColumns[p] else { continue }
+            column._withUnsafeGuaranteedRef { column in
+                if column.isLinkColumn {
+                    let t = unsafeDowncast(column, to: LinkColumn.self).targets[Int(row)]
+                    if t >= 0 { body(backlinks, t) }
+                } else if let list = column as? LinkListColumn {
+                    for t in list.lists[Int(row)] where t >= 0 { body(backlinks, t) }
+                }
             }
         }
     }
