@@ -25,7 +25,14 @@ import Testing
         let people = [0: "Ann", 1: "Bob", 2: "Ann", 3: "Cy"]
     }
 
-    static let names = ["Rex", "Fido", "Émile", "a longer name than fits inline", "Дружок"]
+    /// Names in ASCII and not, and canonically equivalent spellings, which `==` calls equal and
+    /// the index must find together: "\u{212A}ay" (KELVIN SIGN) is "Kay", "Ren\u{E9}e" (é
+    /// precomposed) is "Rene\u{301}e" (e and a combining acute), and a name past 16 bytes with
+    /// a GREEK QUESTION MARK is the same name with ";".
+    static let names = [
+        "Rex", "Fido", "Émile", "a longer name than fits inline", "Дружок", "Kay", "\u{212A}ay", "Ren\u{E9}e",
+        "Rene\u{301}e", "a name past sixteen bytes;", "a name past sixteen bytes\u{037E}",
+    ]
     /// The name the subscription and the frozen copies watch.
     static let watched = "Rex"
 
@@ -99,7 +106,7 @@ import Testing
         switch rng.int(0...9) {
         case 0...3:
             let new = (nextID..<nextID + rng.int(1...6)).map {
-                ($0, DogRow(name: names[$0 % 5], age: ($0 * 7) % 10, owner: owner))
+                ($0, DogRow(name: names[$0 % names.count], age: ($0 * 7) % 10, owner: owner))
             }
             nextID += new.count
             try await realm.write { realm in
@@ -126,7 +133,7 @@ import Testing
             // Created, renamed and checked inside the write, then thrown away.
             var changed = model
             changed.dogs[nextID] = DogRow(name: name, age: age, owner: owner)
-            if let picked { changed.dogs[picked]?.name = names[(names.firstIndex(of: name)! + 1) % 5] }
+            if let picked { changed.dogs[picked]?.name = names[(names.firstIndex(of: name)! + 1) % names.count] }
             let (id, renamed, checked, probe) = (
                 nextID, changed.dogs[picked ?? -2]?.name, changed, rng.int(-2...nextID)
             )
