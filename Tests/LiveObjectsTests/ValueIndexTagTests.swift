@@ -84,9 +84,15 @@ import Testing
         for value in UInt32(0x80)...0x10_FFFF {
             guard let scalar = Unicode.Scalar(value) else { continue }
             let string = String(scalar)
-            if ascii.contains(string) { found[value] = string }
+            // The ASCII spelling the set holds, which `==` calls equal to the scalar's.
+            if let i = ascii.firstIndex(of: string) { found[value] = ascii[i] }
         }
         #expect(found == [0x037E: ";", 0x1FEF: "`", 0x212A: "K"])
+        for (value, string) in found {
+            #expect(
+                ValueIndex.asciiEquivalent(of: Unicode.Scalar(value)!) == string.utf8.first,
+                "U+\(String(value, radix: 16)) is \(string) but not replaced by it")
+        }
         for value in UInt32(0x80)...0x10_FFFF {
             guard let scalar = Unicode.Scalar(value), let byte = ValueIndex.asciiEquivalent(of: scalar) else {
                 continue
