@@ -203,14 +203,22 @@ import Testing
             let rows = expected { $0.owner.flatMap { model.people[$0] } == person }
             if found != rows { return "owner.name == \(person): rows \(found), not \(rows)" }
         }
-        // A lookup held while others are made and dropped keeps its own value and rows.
+        // A lookup held while others are made and dropped keeps its own value and rows, and
+        // objects kept from a lookup's `values` stay on their rows while later lookups' `values`
+        // read on an object of their own.
         let held = dogs.where { $0.name == names[0] }
         let heldRows = expected { $0.name == names[0] }
+        let kept = dogs.where { $0.name == names[0] }.values { $0 }
         for name in names.dropFirst() {
             let found = ids(dogs.where { $0.name == name })
             if found != expected({ $0.name == name }) { return "name == \(name), \(names[0]) held: rows \(found)" }
+            let names = dogs.where { $0.name == name }.values(\.name)
+            if names.count != found.count || names.contains(where: { $0 != name }) {
+                return "name == \(name): values(\\.name) \(names)"
+            }
         }
         if held.count != heldRows.count || ids(held) != heldRows { return "a held lookup reads \(ids(held))" }
+        if kept.map(\.id).sorted() != heldRows { return "objects kept from values { $0 } moved to \(kept.map(\.id))" }
         let byKey = dogs.where { $0.id == probe }
         if byKey.count != (model.dogs[probe] == nil ? 0 : 1) || ids(byKey) != (model.dogs[probe] == nil ? [] : [probe])
         {
