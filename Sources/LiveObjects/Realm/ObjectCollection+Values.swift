@@ -119,7 +119,7 @@ extension List where Element: Object {
 /// The first element is read while the store records which properties of the table the read
 /// touches (``startRecording()``, ``finishRecording()``); from then on the values of those
 /// properties start loading ``distance`` elements ahead of the one read, so that their cache
-/// misses overlap. Not generic, so that the inlined, specialized loop of `values` calls it
+/// misses overlap. Short results (``shortResults``) are read without either. Not generic, so that the inlined, specialized loop of `values` calls it
 /// without looking up generic metadata.
 ///
 /// A cursor of results (``ResultsCache``) takes the object it reads on and its recorder from
@@ -143,6 +143,10 @@ struct ElementCursor {
 
     /// How many elements ahead of the one read values start loading.
     private static var distance: Int { 4 }
+    /// Results of at most this many elements are read without recording or loading ahead:
+    /// the recorder's setting up and its retains and releases (atomic operations, which wait
+    /// for the loads in flight) cost more than the few loads it would overlap.
+    private static var shortResults: Int { 16 }
 
     init(store: Store, table: Table, rows: [Int32], cache: ResultsCache? = nil) {
         self.store = store
@@ -201,6 +205,7 @@ struct ElementCursor {
     /// Starts recording the properties that reading an element touches.
     @usableFromInline
     mutating func startRecording() {
+        guard rows.count > Self.shortResults else { return }
         let recorder: ColumnReadRecorder
         if let spare = cache?.spareRecorder, spare.table === table {
             cache?.spareRecorder = nil
@@ -217,9 +222,9 @@ struct ElementCursor {
     /// Stops recording, and starts loading the recorded properties of the next elements.
     @usableFromInline
     mutating func finishRecording() {
+        guard let recorder else { return }
         store.readRecorder = outer
         outer = nil
-        guard let recorder else { return }
         self.recorder = nil
         let properties = recorder.properties
         cache?.spareRecorder = recorder
