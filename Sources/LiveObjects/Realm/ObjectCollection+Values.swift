@@ -119,8 +119,8 @@ extension List where Element: Object {
 /// The first element is read while the store records which properties of the table the read
 /// touches (``startRecording()``, ``finishRecording()``); from then on the values of those
 /// properties start loading ``distance`` elements ahead of the one read, so that their cache
-/// misses overlap. Short results (``shortResults``) are read without either. Not generic, so that the inlined, specialized loop of `values` calls it
-/// without looking up generic metadata.
+/// misses overlap. Short results (``shortResults``) are read without either. Not generic, so
+/// that the inlined, specialized loop of `values` calls it without looking up generic metadata.
 ///
 /// A cursor of results (``ResultsCache``) takes the object it reads on and its recorder from
 /// the results' last `values` call and gives them back at the end: reading a few elements of
