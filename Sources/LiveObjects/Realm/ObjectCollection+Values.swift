@@ -85,7 +85,7 @@ extension Results {
     @usableFromInline
     func elementCursor() -> ElementCursor? {
         guard let table else { return nil }
-        return ElementCursor(store: store, table: table, rows: rows, cache: cache)
+        return ElementCursor(store: store, table: table, rows: rows)
     }
 }
 
@@ -121,11 +121,6 @@ extension List where Element: Object {
 /// properties start loading ``distance`` elements ahead of the one read, so that their cache
 /// misses overlap. Short results (``shortResults``) are read without either. Not generic, so
 /// that the inlined, specialized loop of `values` calls it without looking up generic metadata.
-///
-/// A cursor of results (``ResultsCache``) takes the object it reads on and its recorder from
-/// the results' last `values` call and gives them back at the end: reading a few elements of
-/// each of many lookups (`dogs.where { $0.name == name }.values(\.id)`) then allocates and
-/// frees neither per call.
 @usableFromInline
 struct ElementCursor {
     // Unowned: a cursor lives inside one call, in the realm's isolation, where the store and
@@ -137,9 +132,6 @@ struct ElementCursor {
     private var read: (Int, Int, Int, Int) = (-1, -1, -1, -1)
     private var recorder: ColumnReadRecorder?
     private var outer: (any PropertyReadRecorder)?
-    /// The results whose spare object and recorder the cursor takes and gives back (nil for
-    /// the elements of a list or of linking objects). Unowned: the results outlive the call.
-    private unowned(unsafe) let cache: ResultsCache?
 
     /// How many elements ahead of the one read values start loading.
     private static var distance: Int { 4 }
@@ -148,29 +140,10 @@ struct ElementCursor {
     /// for the loads in flight) cost more than the few loads it would overlap.
     private static var shortResults: Int { 16 }
 
-    init(store: Store, table: Table, rows: [Int32], cache: ResultsCache? = nil) {
+    init(store: Store, table: Table, rows: [Int32]) {
         self.store = store
         self.table = table
         self.rows = rows
-        self.cache = cache
-    }
-
-    /// The object the results' last `values` call read on, if it is of type `type` and nothing
-    /// else holds it (taken from the results, so that this call holds it alone).
-    @usableFromInline
-    func takeSpareAccessor<Element: Object>(_ type: Element.Type) -> Element? {
-        guard let cache, let spare = cache.spareAccessor,
-            ObjectIdentifier(Swift.type(of: spare)) == ObjectIdentifier(type)
-        else { return nil }
-        cache.spareAccessor = nil
-        return unsafeDowncast(spare, to: type)
-    }
-
-    /// Gives the results the object read on, for their next `values` call: only an object
-    /// that nothing else holds and that has no Observation registrar (the caller checks).
-    @usableFromInline
-    func keepSpareAccessor(_ accessor: Object) {
-        cache?.spareAccessor = accessor
     }
 
     /// The number of elements.
@@ -206,14 +179,7 @@ struct ElementCursor {
     @usableFromInline
     mutating func startRecording() {
         guard rows.count > Self.shortResults else { return }
-        let recorder: ColumnReadRecorder
-        if let spare = cache?.spareRecorder, spare.table === table {
-            cache?.spareRecorder = nil
-            spare.properties.removeAll(keepingCapacity: true)
-            recorder = spare
-        } else {
-            recorder = ColumnReadRecorder(table: table)
-        }
+        let recorder = ColumnReadRecorder(table: table)
         self.recorder = recorder
         outer = store.readRecorder
         store.readRecorder = outer.map { ChainedReadRecorder(first: recorder, then: $0) } ?? recorder
@@ -227,7 +193,6 @@ struct ElementCursor {
         outer = nil
         self.recorder = nil
         let properties = recorder.properties
-        cache?.spareRecorder = recorder
         func at(_ i: Int) -> Int { i < properties.count ? properties[i] : -1 }
         read = (at(0), at(1), at(2), at(3))
         guard read.0 >= 0 else { return }
@@ -246,7 +211,7 @@ struct ElementCursor {
         var cursor = self
         var values: [Value] = []
         values.reserveCapacity(count)
-        var accessor = cursor.takeSpareAccessor(Element.self) ?? Element()
+        var accessor = Element()
         accessor._handle = cursor.handle(at: 0)
         cursor.startRecording()
         do {
@@ -265,7 +230,6 @@ struct ElementCursor {
             accessor._handle = cursor.handle(at: i)
             values.append(try read(accessor))
         }
-        if isKnownUniquelyReferenced(&accessor) && accessor._observation == nil { cursor.keepSpareAccessor(accessor) }
         return values
     }
 }

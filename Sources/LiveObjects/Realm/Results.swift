@@ -282,10 +282,6 @@ final class ResultsCache {
     /// For results of all objects of a type: the last results of a lookup made from them
     /// (``lookup(_:_:)``), taken again by the next lookup once nothing else holds them.
     private var spareLookup: ResultsCache?
-    /// The object the last `values(_:)` of these results read on and the recorder of the
-    /// properties its first read touched, kept for the next call (``ElementCursor``).
-    var spareAccessor: Object?
-    var spareRecorder: ColumnReadRecorder?
 
     init(store: Store, table: Table?, query: QuerySpec, bound: BoundQuery? = nil) {
         self.store = store
