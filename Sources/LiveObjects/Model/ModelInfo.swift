@@ -141,6 +141,7 @@ extension Store {
     /// The table of a model class, not retained (nil for a class that is not part of the
     /// realm): for lookups that use the table within the call, where the store keeps it alive,
     /// without the retain and release that returning it strongly costs.
+    @usableFromInline
     func unretainedTable(for type: Object.Type) -> Unmanaged<Table>? {
         tables.withUnsafeBufferPointer { tables in
             for i in tables.indices {

@@ -15,6 +15,7 @@ package struct ObjectHandle {
     /// changed, nothing was deleted and the slot-state check can be skipped.
     @usableFromInline var validAt: UInt64
 
+    @inlinable
     package init(store: Store, table: Table, row: Int32, generation: UInt32, validAt: UInt64 = .max) {
         self.store = store
         self.table = table

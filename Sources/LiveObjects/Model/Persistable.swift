@@ -85,7 +85,7 @@ extension _IntegerPersistable {
         guard case .int(let v) = value, let i = Self(exactly: v) else { return nil }
         self = i
     }
-    public var _propertyValue: PropertyValue { .int(Int64(self)) }
+    @inlinable public var _propertyValue: PropertyValue { .int(Int64(self)) }
 }
 
 extension Int: _IntegerPersistable { public static var _type: PropertyType { .int } }

@@ -130,32 +130,56 @@ extension Realm {
     /// properties, so that reading them right after does not wait for each in turn.
     ///
     /// - Complexity: O(1).
+    @inlinable
     public func object<T: Object, Key: _PrimitivePersistable>(ofType type: T.Type, forPrimaryKey key: Key)
         -> T?
     {
+        Self._object(type, forPrimaryKey: key, in: store)
+    }
+
+    /// The lookup of ``object(ofType:forPrimaryKey:)``, compiled into the caller with its types
+    /// known: no generic calls through witness tables, and, as a static function of the actor,
+    /// not isolated, so that the closure it hands the borrowed table to carries no check of the
+    /// executor it runs on (the caller is inside the realm's isolation already).
+    @inlinable @inline(__always)
+    static func _object<T: Object, Key: _PrimitivePersistable>(
+        _ type: T.Type, forPrimaryKey key: Key, in store: Store
+    ) -> T? {
         // The table borrowed, not retained: a retain and a release are atomic operations,
         // which wait for the loads in flight (the row's values asked for ahead among them).
         guard let table = store.unretainedTable(for: type) else {
-            store.recordError(
-                LiveObjectsError(.unknownType, "the type is not part of this realm", objectType: T.className))
+            _unknownType(T.self, in: store)
             return nil
         }
         return table._withUnsafeGuaranteedRef { table in
-            if case .int(let k) = key._propertyValue {
-                // The index holds the generation too: no slot-state read, and the handle is
-                // known valid until the store changes.
-                guard let (row, generation) = table.entry(forPrimaryKey: k) else { return nil }
-                table.prefetch(row: row)
-                return Self.object(T.self, store, table, row, generation)
+            guard case .int(let k) = key._propertyValue else {
+                guard let row = _row(forPrimaryKey: key, in: table) else { return nil }
+                return _object(T.self, store, table, row, table.generation(row))
             }
-            guard let row = table.row(forPrimaryKey: key._propertyValue) else { return nil }
-            return Self.object(T.self, store, table, row, table.generation(row))
+            // The index holds the generation too: no slot-state read, and the handle is known
+            // valid until the store changes.
+            guard let (row, generation) = table.entry(forPrimaryKey: k) else { return nil }
+            table.prefetch(row: row)
+            return _object(T.self, store, table, row, generation)
         }
     }
 
+    /// The row of a key that is not an integer (a string, a UUID, an object ID).
+    @usableFromInline
+    static func _row<Key: _PrimitivePersistable>(forPrimaryKey key: Key, in table: Table) -> Int32? {
+        table.row(forPrimaryKey: key._propertyValue)
+    }
+
+    /// Records `unknownType` for a lookup of a type the realm was not opened with.
+    @usableFromInline @inline(never)
+    static func _unknownType(_ type: Object.Type, in store: Store) {
+        store.recordError(
+            LiveObjectsError(.unknownType, "the type is not part of this realm", objectType: type.className))
+    }
+
     /// A managed object of a live row, its handle known valid at the store's mutation count.
-    @inline(__always)
-    private static func object<T: Object>(
+    @inlinable @inline(__always)
+    static func _object<T: Object>(
         _ type: T.Type, _ store: Store, _ table: Table, _ row: Int32, _ generation: UInt32
     ) -> T {
         let object = T()

@@ -22,7 +22,7 @@ public actor Realm {
     public nonisolated let configuration: Configuration
     /// The realm's schema.
     public nonisolated let schema: Schema
-    package let store: Store
+    @usableFromInline package let store: Store
     /// The change history, when the configuration keeps one (a listener of the store's
     /// commits).
     let history: HistoryLog?
