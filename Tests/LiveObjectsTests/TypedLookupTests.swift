@@ -25,7 +25,14 @@ import Testing
         let people = [0: "Ann", 1: "Bob", 2: "Ann", 3: "Cy"]
     }
 
-    static let names = ["Rex", "Fido", "Émile", "a longer name than fits inline", "Дружок"]
+    /// Names in ASCII and not, and canonically equivalent spellings, which `==` calls equal and
+    /// the index must find together: "\u{212A}ay" (KELVIN SIGN) is "Kay", "Ren\u{E9}e" (é
+    /// precomposed) is "Rene\u{301}e" (e and a combining acute), and a name past 16 bytes with
+    /// a GREEK QUESTION MARK is the same name with ";".
+    static let names = [
+        "Rex", "Fido", "Émile", "a longer name than fits inline", "Дружок", "Kay", "\u{212A}ay", "Ren\u{E9}e",
+        "Rene\u{301}e", "a name past sixteen bytes;", "a name past sixteen bytes\u{037E}",
+    ]
     /// The name the subscription and the frozen copies watch.
     static let watched = "Rex"
 
@@ -99,7 +106,7 @@ import Testing
         switch rng.int(0...9) {
         case 0...3:
             let new = (nextID..<nextID + rng.int(1...6)).map {
-                ($0, DogRow(name: names[$0 % 5], age: ($0 * 7) % 10, owner: owner))
+                ($0, DogRow(name: names[$0 % names.count], age: ($0 * 7) % 10, owner: owner))
             }
             nextID += new.count
             try await realm.write { realm in
@@ -126,7 +133,7 @@ import Testing
             // Created, renamed and checked inside the write, then thrown away.
             var changed = model
             changed.dogs[nextID] = DogRow(name: name, age: age, owner: owner)
-            if let picked { changed.dogs[picked]?.name = names[(names.firstIndex(of: name)! + 1) % 5] }
+            if let picked { changed.dogs[picked]?.name = names[(names.firstIndex(of: name)! + 1) % names.count] }
             let (id, renamed, checked, probe) = (
                 nextID, changed.dogs[picked ?? -2]?.name, changed, rng.int(-2...nextID)
             )
@@ -196,14 +203,22 @@ import Testing
             let rows = expected { $0.owner.flatMap { model.people[$0] } == person }
             if found != rows { return "owner.name == \(person): rows \(found), not \(rows)" }
         }
-        // A lookup held while others are made and dropped keeps its own value and rows.
+        // A lookup held while others are made and dropped keeps its own value and rows, and
+        // objects kept from a lookup's `values` stay on their rows while later lookups' `values`
+        // read on an object of their own.
         let held = dogs.where { $0.name == names[0] }
         let heldRows = expected { $0.name == names[0] }
+        let kept = dogs.where { $0.name == names[0] }.values { $0 }
         for name in names.dropFirst() {
             let found = ids(dogs.where { $0.name == name })
             if found != expected({ $0.name == name }) { return "name == \(name), \(names[0]) held: rows \(found)" }
+            let names = dogs.where { $0.name == name }.values(\.name)
+            if names.count != found.count || names.contains(where: { $0 != name }) {
+                return "name == \(name): values(\\.name) \(names)"
+            }
         }
         if held.count != heldRows.count || ids(held) != heldRows { return "a held lookup reads \(ids(held))" }
+        if kept.map(\.id).sorted() != heldRows { return "objects kept from values { $0 } moved to \(kept.map(\.id))" }
         let byKey = dogs.where { $0.id == probe }
         if byKey.count != (model.dogs[probe] == nil ? 0 : 1) || ids(byKey) != (model.dogs[probe] == nil ? [] : [probe])
         {

@@ -28,9 +28,15 @@ final class IndexedName: Object {
     /// The seeds the tests run; `LIVEOBJECTS_INDEX_SEED` replays one.
     static let seeds: [UInt64] = TestEnvironment.seed("LIVEOBJECTS_INDEX_SEED").map { [$0] } ?? [1, 2, 3]
 
-    /// A name from a small pool (so that values repeat) with case variants, or a new one.
+    /// A name from a small pool (so that values repeat) with case variants and canonically
+    /// equivalent spellings ("\u{212A}ira" with a KELVIN SIGN is "Kira", "Zo\u{EB}" is "Zoe\u{308}"),
+    /// or a new one.
     static func draw(_ rng: inout SeededRandomNumberGenerator) -> String {
-        let pool = ["Bamo", "bamo", "BAMOKU", "Zed", "zedo", "Kira", "kirako", "", "a", "Tamasu", "Ab"]
+        let pool = [
+            "Bamo", "bamo", "BAMOKU", "Zed", "zedo", "Kira", "kirako", "", "a", "Tamasu", "Ab", "\u{212A}ira",
+            "Zo\u{EB}",
+            "Zoe\u{308}",
+        ]
         if rng.below(5) > 0 { return pool[rng.below(pool.count)] }
         let letters = Array("abdkmosuzAZ")
         return String((0..<rng.int(in: 1...9)).map { _ in letters[rng.below(letters.count)] })

@@ -119,8 +119,8 @@ extension List where Element: Object {
 /// The first element is read while the store records which properties of the table the read
 /// touches (``startRecording()``, ``finishRecording()``); from then on the values of those
 /// properties start loading ``distance`` elements ahead of the one read, so that their cache
-/// misses overlap. Not generic, so that the inlined, specialized loop of `values` calls it
-/// without looking up generic metadata.
+/// misses overlap. Short results (``shortResults``) are read without either. Not generic, so
+/// that the inlined, specialized loop of `values` calls it without looking up generic metadata.
 @usableFromInline
 struct ElementCursor {
     // Unowned: a cursor lives inside one call, in the realm's isolation, where the store and
@@ -135,6 +135,10 @@ struct ElementCursor {
 
     /// How many elements ahead of the one read values start loading.
     private static var distance: Int { 4 }
+    /// Results of at most this many elements are read without recording or loading ahead:
+    /// the recorder's setting up and its retains and releases (atomic operations, which wait
+    /// for the loads in flight) cost more than the few loads it would overlap.
+    private static var shortResults: Int { 16 }
 
     init(store: Store, table: Table, rows: [Int32]) {
         self.store = store
@@ -174,6 +178,7 @@ struct ElementCursor {
     /// Starts recording the properties that reading an element touches.
     @usableFromInline
     mutating func startRecording() {
+        guard rows.count > Self.shortResults else { return }
         let recorder = ColumnReadRecorder(table: table)
         self.recorder = recorder
         outer = store.readRecorder
@@ -183,10 +188,11 @@ struct ElementCursor {
     /// Stops recording, and starts loading the recorded properties of the next elements.
     @usableFromInline
     mutating func finishRecording() {
+        guard let recorder else { return }
         store.readRecorder = outer
         outer = nil
-        guard let properties = recorder?.properties else { return }
-        recorder = nil
+        self.recorder = nil
+        let properties = recorder.properties
         func at(_ i: Int) -> Int { i < properties.count ? properties[i] : -1 }
         read = (at(0), at(1), at(2), at(3))
         guard read.0 >= 0 else { return }

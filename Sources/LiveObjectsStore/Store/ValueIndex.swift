@@ -57,8 +57,8 @@ package final class ValueIndex {
     /// the last one).
     @exclusivity(unchecked) @usableFromInline var _spans: [Span] = []
     /// The hash table (open addressing, linear probing, at most three quarters full): 0 for an
-    /// empty slot, else the low 32 bits of the value's hash (high half) and its span's
-    /// position + 1 (low half).
+    /// empty slot, else the value's tag, 32 bits of its hash (high half, `tag(_:)`),
+    /// and its span's position + 1 (low half).
     @exclusivity(unchecked) @usableFromInline var slots: [UInt64] = []
     /// The rows of every value, span after span, with the room of the spans and garbage between.
     @exclusivity(unchecked) @usableFromInline var _store: [Int32] = []
@@ -75,6 +75,9 @@ package final class ValueIndex {
     @exclusivity(unchecked) @usableFromInline var property = 0
     /// The value of a row, for an index without a table (tests).
     package var rowValue: ((Int32) -> PropertyValue)?
+    /// The key of the string hash behind the tags (`tag(_:)`): the process's, or a
+    /// test's, set while the index is empty. Nothing stored depends on it.
+    @exclusivity(unchecked) @usableFromInline package var seed = ValueIndex.processSeed
 
     /// A run at least this long (and at least an eighth of the rows indexed) writes the store
     /// anew; a shorter one is inserted row by row.
@@ -186,9 +189,6 @@ package final class ValueIndex {
 
     // MARK: The hash table
 
-    /// The bits of a value's hash that the table keeps.
-    @inlinable static func tag(_ value: PropertyValue) -> UInt32 { UInt32(truncatingIfNeeded: value.hashValue) }
-
     /// The value of a row, as its column holds it.
     @usableFromInline func value(ofRow row: Int32) -> PropertyValue {
         if let table { return table.column(property).value(at: Int(row)) }
@@ -229,7 +229,7 @@ package final class ValueIndex {
     /// The span of a value, if the index holds it, and the slot that leads to it (or where one
     /// would go; -1 when the table is empty).
     @usableFromInline func find(_ value: PropertyValue) -> (span: Int?, slot: Int) {
-        find(tag: Self.tag(value)) { holds($0, value) }
+        find(tag: self.tag(value)) { holds($0, value) }
     }
 
     /// The span whose value has hash bits `tag` and for which `isValue` holds, and the slot that
@@ -258,7 +258,7 @@ package final class ValueIndex {
     /// Adds a span for a value that the index does not hold, at the slot ``find(_:)`` gave.
     @discardableResult
     private func makeSpan(_ value: PropertyValue, slot: Int, _ span: Span) -> Int {
-        makeSpan(tag: Self.tag(value), slot: slot, span)
+        makeSpan(tag: self.tag(value), slot: slot, span)
     }
 
     /// Adds a span for a value with hash bits `tag` that the index does not hold, at the slot
@@ -309,7 +309,7 @@ package final class ValueIndex {
         slots[hole] = 0
         let last = _spans.count - 1
         if s != last {
-            let tag = Self.tag(key(last))
+            let tag = self.tag(key(last))
             var j = Int(tag) & mask
             while UInt32(truncatingIfNeeded: slots[j]) != UInt32(last + 1) {
                 precondition(slots[j] != 0, "a span missing from its index's hash table")
@@ -472,7 +472,7 @@ package final class ValueIndex {
         // it leads to: the slots of the rows some places ahead are asked for while a row is
         // searched (their values and hashes kept in a ring), and the span values of rows half
         // as far ahead, whose slots are in by then.
-        let hash = { (value: Value) in Self.tag(dynamic(value)) }
+        let hash = { (value: Value) in self.tag(dynamic(value)) }
         var ahead = SlotPrefetcher(run: run, read, hash)
         for row in run {
             let (tag, value) = ahead.next(slots, read, hash, span: { s in prefetch(spanValues, s) }, placed: { _ in })
