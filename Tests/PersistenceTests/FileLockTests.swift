@@ -181,7 +181,9 @@ extension FileLockTests {
         let options = FileStorage.Options(writeLockTimeout: .milliseconds(50))
         let realm = try await Realm.open(configuration(url, options))
         try await realm.write { try CrashWorkload.step(1, in: $0) }
-        let holder = open(url.path + ".write-lock", O_RDWR)
+        // Close-on-exec, as the library's own descriptors: a child another test spawns meanwhile
+        // would otherwise inherit the descriptor, and its lock with it, past the close below.
+        let holder = open(url.path + ".write-lock", O_RDWR | O_CLOEXEC)
         #expect(holder >= 0)
         #expect(flock(holder, LOCK_EX) == 0)
         let journal = fileBytes(URL(fileURLWithPath: url.path + ".journal"))
